@@ -1,0 +1,348 @@
+"""Opening the history database: where it lives, and bringing its schema up to date safely.
+
+Start-up cost matters (the GUI opens the database before its first window), so a current
+schema is recognised with one plain query and Alembic is imported only when a migration is
+due. SQLite files are probed read-only first, so a corrupt file or one from a newer
+Stripewise is reported before anything writes to it, and they are backed up before migrating.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import create_engine, event, text
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.pool import NullPool, StaticPool
+
+from stripewise.history import sqlitefile
+from stripewise.history.errors import (
+    CorruptDatabaseError,
+    DatabaseError,
+    DatabaseUnreachableError,
+    ForeignDatabaseError,
+    MigrationError,
+    NewerSchemaError,
+    RunNotFoundError,
+    one_line,
+)
+from stripewise.history.sqlitefile import move_aside
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy.orm import Session, sessionmaker
+
+__all__ = [
+    "ENV_VAR",
+    "HEAD_REVISION",
+    "KNOWN_REVISIONS",
+    "CorruptDatabaseError",
+    "Database",
+    "DatabaseError",
+    "DatabaseUnreachableError",
+    "ForeignDatabaseError",
+    "MigrationError",
+    "NewerSchemaError",
+    "RunNotFoundError",
+    "alembic_config",
+    "default_database_url",
+    "move_aside",
+    "open_database",
+    "path_to_url",
+    "resolve_database_url",
+]
+
+# Kept in step with migrations/versions by a test, so the fast path needs no Alembic import.
+HEAD_REVISION = "0002"
+KNOWN_REVISIONS = ("0001", "0002")
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+ENV_VAR = "STRIPEWISE_DB"
+BUSY_TIMEOUT_MS = 5000
+
+
+class Database:
+    """An open history database. `close()` releases its connections."""
+
+    def __init__(
+        self,
+        url: URL,
+        engine: Engine,
+        schema_revision: str | None,
+        sqlite_path: Path | None,
+        backup_path: Path | None,
+    ) -> None:
+        self.url = url.render_as_string(hide_password=False)
+        self.display_url = display_url(url)
+        self.engine = engine
+        self.schema_revision = schema_revision
+        self.sqlite_path = sqlite_path
+        self.backup_path = backup_path
+        self._sessions: sessionmaker[Session] | None = None
+
+    @property
+    def location(self) -> str:
+        """How messages name this database: the file path, or the URL without password."""
+        return str(self.sqlite_path) if self.sqlite_path else self.display_url
+
+    @property
+    def needs_migration(self) -> bool:
+        """True only when opened with `migrate=False` on an older schema."""
+        return self.schema_revision != HEAD_REVISION
+
+    def session(self) -> Session:
+        """An ORM session; use as `with db.session() as s:`. The ORM loads on first use."""
+        if self._sessions is None:
+            from sqlalchemy.orm import sessionmaker
+
+            self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        return self._sessions()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Database({self.display_url!r}, revision={self.schema_revision!r})"
+
+
+def path_to_url(path: str | os.PathLike[str]) -> str:
+    """A SQLite URL for a file path, with characters such as `?` and `#` escaped."""
+    absolute = Path(path).expanduser().absolute()
+    return URL.create("sqlite", database=str(absolute)).render_as_string(hide_password=False)
+
+
+def default_database_url() -> str:
+    """`history.db` in the per-user data folder (created if missing)."""
+    from platformdirs import user_data_dir
+
+    folder = Path(user_data_dir("stripewise"))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseUnreachableError(
+            str(folder), f"cannot create folder: {exc.strerror}"
+        ) from exc
+    return path_to_url(folder / "history.db")
+
+
+def resolve_database_url(cli_url: str | None, environ: Mapping[str, str] = os.environ) -> str:
+    """`--db` wins over `STRIPEWISE_DB`, which wins over the default; paths become URLs."""
+    for candidate in (cli_url, environ.get(ENV_VAR)):
+        if candidate and candidate.strip():
+            value = candidate.strip()
+            return value if "://" in value else path_to_url(value)
+    return default_database_url()
+
+
+def display_url(url: URL | str) -> str:
+    """The URL for messages: password replaced by `***`, even if the URL does not parse."""
+    if isinstance(url, URL):
+        return url.render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (sa_exc.ArgumentError, ValueError):
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
+    """Alembic configured from code: the scripts ship inside the package, no alembic.ini."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def open_database(url: str, *, migrate: bool = True) -> Database:
+    """Open (creating if needed) and, unless `migrate=False`, upgrade the schema to head."""
+    if "://" not in url:
+        url = path_to_url(url)
+    try:
+        parsed = make_url(url)
+    except (sa_exc.ArgumentError, ValueError) as exc:
+        raise DatabaseUnreachableError(display_url(url), f"not a database URL ({exc})") from exc
+    if parsed.get_backend_name() == "sqlite":
+        path = _sqlite_file(parsed)
+        if path is not None:
+            return _open_sqlite_file(parsed, path, migrate)
+    return _open_with_engine(parsed, migrate)
+
+
+def sqlite_path_of(url: str) -> Path | None:
+    """The file behind a SQLite URL (or plain path); None for other databases or bad URLs."""
+    if "://" not in url:
+        url = path_to_url(url)
+    try:
+        parsed = make_url(url)
+    except (sa_exc.ArgumentError, ValueError):
+        return None
+    return _sqlite_file(parsed) if parsed.get_backend_name() == "sqlite" else None
+
+
+def _sqlite_file(url: URL) -> Path | None:
+    database = url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database).absolute()
+
+
+def _check_known(revision: str | None, location: str) -> None:
+    if revision is not None and revision not in KNOWN_REVISIONS:
+        raise NewerSchemaError(location, revision, HEAD_REVISION)
+
+
+def _open_sqlite_file(url: URL, path: Path, migrate: bool) -> Database:
+    location = str(path)  # names the file in messages about its content
+    where = display_url(url)  # names the URL in "cannot open" messages
+    found = sqlitefile.probe(path, where)
+    _check_known(found.revision, location)
+    if found.revision is None and found.tables:
+        raise ForeignDatabaseError(location, sorted(found.tables))
+    revision = found.revision
+    backup: Path | None = None
+    if migrate and revision != HEAD_REVISION:
+        if not found.blank:
+            sqlitefile.quick_check(path, where)
+            backup = sqlitefile.backup(path, revision)
+        # Foreign keys off while migrating: SQLite batch operations recreate tables, and
+        # dropping a parent table with enforcement on would cascade-delete child rows.
+        migrator = _sqlite_engine(url, foreign_keys=False, atomic=True)
+        try:
+            _connect_check(migrator, where)
+            _upgrade(migrator, location, revision, backup)
+        finally:
+            migrator.dispose()
+        revision = HEAD_REVISION
+    engine = _sqlite_engine(url, foreign_keys=True)
+    _connect_check(engine, where)
+    return Database(url, engine, revision, path, backup)
+
+
+def _sqlite_engine(url: URL, *, foreign_keys: bool, atomic: bool = False) -> Engine:
+    """Engine whose every connection has WAL, a busy timeout and foreign keys set.
+
+    `atomic` makes DDL transactional: the sqlite3 module would otherwise commit before each
+    CREATE/ALTER, and a migration failing half-way would leave a half-built schema.
+    """
+    memory = _sqlite_file(url) is None
+    if memory:
+        engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+    else:
+        engine = create_engine(url, poolclass=NullPool) if atomic else create_engine(url)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        if atomic:
+            dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
+        finally:
+            cursor.close()
+
+    if atomic:
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(connection: Connection) -> None:
+            # IMMEDIATE: a second instance migrating at the same time waits, then finds head.
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def _connect_check(engine: Engine, location: str) -> None:
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+    except sa_exc.DBAPIError as exc:
+        engine.dispose()
+        raise DatabaseUnreachableError(location, _driver_message(exc, engine.url)) from None
+
+
+def _driver_message(exc: sa_exc.DBAPIError, url: URL) -> str:
+    message = str(exc.orig) if exc.orig is not None else str(exc)
+    if url.password:
+        message = message.replace(str(url.password), "***")
+    return one_line(message)
+
+
+def _upgrade(engine: Engine, location: str, revision: str | None, backup: Path | None) -> None:
+    """Run Alembic to head in one transaction; Alembic is imported only here."""
+    from alembic import command
+
+    try:
+        with engine.begin() as conn:
+            command.upgrade(alembic_config(connection=conn), "head")
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        reason = _driver_message(exc, engine.url) if isinstance(exc, sa_exc.DBAPIError) else exc
+        raise MigrationError(location, revision, str(reason), backup) from exc
+
+
+def _open_with_engine(url: URL, migrate: bool) -> Database:
+    """Servers (PostgreSQL) and in-memory SQLite: no file to probe or back up."""
+    location = display_url(url)
+    if url.get_backend_name() == "sqlite":
+        engine = _sqlite_engine(url, foreign_keys=True)
+    else:
+        engine = _server_engine(url, location)
+    try:
+        with engine.connect() as conn:
+            revision = _read_revision(conn)
+    except sa_exc.DBAPIError as exc:
+        engine.dispose()
+        raise DatabaseUnreachableError(location, _driver_message(exc, url)) from None
+    try:
+        _check_known(revision, location)
+        if migrate and revision != HEAD_REVISION:
+            # PostgreSQL DDL is transactional: a failed upgrade changes nothing.
+            _upgrade(engine, location, revision, None)
+            revision = HEAD_REVISION
+    except DatabaseError:
+        engine.dispose()
+        raise
+    return Database(url, engine, revision, None, None)
+
+
+def _server_engine(url: URL, location: str) -> Engine:
+    try:
+        return create_engine(url, pool_pre_ping=True)
+    except sa_exc.NoSuchModuleError:
+        raise DatabaseUnreachableError(
+            location, f"unknown database type {url.drivername!r}; use sqlite or postgresql"
+        ) from None
+    except ImportError as exc:
+        raise DatabaseUnreachableError(
+            location, f"its driver is not installed ({exc}); install it or use a SQLite file"
+        ) from None
+    except (sa_exc.ArgumentError, TypeError, ValueError) as exc:
+        raise DatabaseUnreachableError(location, f"invalid URL ({exc})") from None
+
+
+def _read_revision(conn: Connection) -> str | None:
+    if not conn.dialect.has_table(conn, "alembic_version"):
+        return None
+    row = conn.execute(text("SELECT version_num FROM alembic_version")).first()
+    return None if row is None else str(row[0])

@@ -1,0 +1,187 @@
+"""SQLAlchemy tables of the run history.
+
+The store reads and writes these through Core statements and hands out `stripewise.model`
+dataclasses, so nothing outside `history` ever holds an ORM object. The migrations in
+`migrations/versions` are written by hand to match; a test compares them with this module.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+    false,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Named constraints let SQLite batch migrations find and alter them later.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+RUN_STATUSES = ("running", "complete", "cancelled", "failed", "aborted")
+RUN_SOURCES = ("measured", "imported")
+
+
+def _in_list(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores aware datetimes as UTC; SQLite hands them back naive, so they are made aware."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value.isoformat()}: pass a timezone-aware one")
+        value = value.astimezone(UTC)
+        # SQLite keeps the text as given; dropping the offset keeps its sort order right.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else as_utc(value)
+
+
+def as_utc(value: datetime) -> datetime:
+    """Naive values from the database are UTC; aware ones are converted to UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {  # noqa: RUF012 - SQLAlchemy reads this class attribute
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON(),
+        list[str]: JSON(),
+    }
+
+
+class Host(Base):
+    __tablename__ = "hosts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    hostname: Mapped[str] = mapped_column(String(255))
+    machine_id: Mapped[str] = mapped_column(String(255), unique=True)
+    kernel: Mapped[str] = mapped_column(String(255), default="")
+    cpu_model: Mapped[str] = mapped_column(String(255), default="")
+    cpu_count: Mapped[int] = mapped_column(Integer, default=0)
+    ram_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    first_seen: Mapped[datetime] = mapped_column(default=utc_now)
+    last_seen: Mapped[datetime] = mapped_column(default=utc_now)
+
+
+class Run(Base):
+    __tablename__ = "runs"
+    __table_args__ = (
+        CheckConstraint(_in_list("status", RUN_STATUSES), name="status"),
+        CheckConstraint(_in_list("source", RUN_SOURCES), name="source"),
+        Index("ix_runs_started_at", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uuid: Mapped[str] = mapped_column(String(36), unique=True)
+    host_id: Mapped[int] = mapped_column(ForeignKey("hosts.id"))
+    name: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16))
+    engine: Mapped[str] = mapped_column(String(64))
+    engine_version: Mapped[str] = mapped_column(String(64), default="")
+    target: Mapped[str] = mapped_column(Text)
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+    spec: Mapped[dict[str, Any]]
+    context: Mapped[dict[str, Any]]
+    tags: Mapped[list[str]] = mapped_column(default=list)
+    notes: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(String(16), default="measured")
+    baseline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+
+class Sample(Base):
+    __tablename__ = "samples"
+    __table_args__ = (Index("ix_samples_run_id_seq", "run_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    t_s: Mapped[float] = mapped_column(Float)
+    phase: Mapped[str] = mapped_column(String(64))
+    repetition: Mapped[int] = mapped_column(Integer, default=0)
+    data: Mapped[dict[str, Any]]
+
+
+class Result(Base):
+    __tablename__ = "results"
+    __table_args__ = (Index("ix_results_run_id", "run_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    phase: Mapped[str] = mapped_column(String(64))
+    metric: Mapped[str] = mapped_column(String(64))
+    unit: Mapped[str] = mapped_column(String(32))
+    value: Mapped[float | None] = mapped_column(Float)
+    min_value: Mapped[float | None] = mapped_column(Float)
+    max_value: Mapped[float | None] = mapped_column(Float)
+    repetitions: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class TuningSnapshot(Base):
+    __tablename__ = "tuning_snapshots"
+    __table_args__ = (Index("ix_tuning_snapshots_run_id", "run_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    host_id: Mapped[int] = mapped_column(ForeignKey("hosts.id"))
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
+    taken_at: Mapped[datetime] = mapped_column(default=utc_now)
+    kind: Mapped[str] = mapped_column(String(32))
+    label: Mapped[str] = mapped_column(String(255), default="")
+    values: Mapped[dict[str, Any]]
+
+
+class ArrayPlanRow(Base):
+    __tablename__ = "array_plans"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    updated_at: Mapped[datetime] = mapped_column(default=utc_now)
+    format_version: Mapped[int] = mapped_column(Integer, default=1)
+    plan: Mapped[dict[str, Any]]
+
+
+hosts: Table = Base.metadata.tables["hosts"]
+runs: Table = Base.metadata.tables["runs"]
+samples: Table = Base.metadata.tables["samples"]
+results: Table = Base.metadata.tables["results"]
+tuning_snapshots: Table = Base.metadata.tables["tuning_snapshots"]
+array_plans: Table = Base.metadata.tables["array_plans"]

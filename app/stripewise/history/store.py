@@ -1,0 +1,377 @@
+"""The run history as the rest of the program uses it: plain dataclasses in and out.
+
+Core statements rather than ORM objects: listing is one joined query whatever the number
+of runs, samples go in with one executemany, and no lazy-loading object escapes a session.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, func, insert, select, update
+from sqlalchemy import exc as sa_exc
+
+from stripewise.history.database import Database
+from stripewise.history.errors import CorruptDatabaseError, DatabaseError, RunNotFoundError
+from stripewise.history.hostinfo import HostInfo
+from stripewise.history.models import RUN_SOURCES, hosts, results, runs, samples, utc_now
+from stripewise.model.run import ResultValue, RunDetail, RunStatus, RunSummary
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """One stored sample: `data` maps a series name (e.g. `write_MBps`) to its value."""
+
+    seq: int
+    t_s: float
+    phase: str
+    repetition: int
+    data: dict[str, float | None]
+
+
+_SUMMARY_COLUMNS = (
+    runs.c.id,
+    runs.c.name,
+    runs.c.status,
+    hosts.c.hostname,
+    runs.c.target,
+    runs.c.engine,
+    runs.c.engine_version,
+    runs.c.started_at,
+    runs.c.finished_at,
+    runs.c.tags,
+)
+
+
+class HistoryStore:
+    """Repository over one open `Database`; safe to share between threads."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._engine = db.engine
+
+    # -- hosts -------------------------------------------------------------------------
+
+    def ensure_host(self, info: HostInfo) -> int:
+        """Id of the host with this machine id, inserting it or refreshing its details."""
+        now = utc_now()
+        details = {
+            "hostname": info.hostname,
+            "kernel": info.kernel,
+            "cpu_model": info.cpu_model,
+            "cpu_count": info.cpu_count,
+            "ram_bytes": info.ram_bytes,
+            "last_seen": now,
+        }
+        by_machine = select(hosts.c.id).where(hosts.c.machine_id == info.machine_id)
+
+        def upsert() -> int:
+            with self._write() as conn:
+                host_id = conn.execute(by_machine).scalar_one_or_none()
+                if host_id is not None:
+                    conn.execute(update(hosts).where(hosts.c.id == host_id).values(details))
+                    return int(host_id)
+                row = {**details, "machine_id": info.machine_id, "first_seen": now}
+                return int(conn.execute(insert(hosts), row).inserted_primary_key[0])
+
+        try:
+            return upsert()
+        except sa_exc.IntegrityError:
+            return upsert()  # another process inserted it between our select and insert
+
+    # -- writing a run -----------------------------------------------------------------
+
+    def create_run(
+        self,
+        host_id: int,
+        *,
+        name: str,
+        target: str,
+        engine: str,
+        engine_version: str,
+        spec: Mapping[str, Any],
+        context: Mapping[str, Any],
+        started_at: datetime | None = None,
+        source: str = "measured",
+        status: RunStatus = RunStatus.RUNNING,
+        tags: Sequence[str] = (),
+        notes: str = "",
+    ) -> int:
+        if source not in RUN_SOURCES:
+            raise ValueError(f"run source must be one of {RUN_SOURCES}, not {source!r}")
+        row = {
+            "uuid": str(uuid.uuid4()),
+            "host_id": host_id,
+            "name": name,
+            "status": RunStatus(status).value,
+            "engine": engine,
+            "engine_version": engine_version,
+            "target": target,
+            "started_at": _aware(started_at, "started_at") or utc_now(),
+            "finished_at": None,
+            "spec": json_safe(dict(spec)),
+            "context": json_safe(dict(context)),
+            "tags": list(tags),
+            "notes": notes,
+            "source": source,
+            "baseline": False,
+        }
+        try:
+            with self._write() as conn:
+                return int(conn.execute(insert(runs), row).inserted_primary_key[0])
+        except sa_exc.IntegrityError as exc:
+            raise DatabaseError(
+                f"cannot record run {name!r} in {self._db.location}: no host with id {host_id}"
+            ) from exc
+
+    def add_samples(self, run_id: int, rows: Sequence[SampleRow]) -> None:
+        """One executemany for the whole batch; non-finite numbers are stored as null."""
+        if not rows:
+            return
+        params = [
+            {
+                "run_id": run_id,
+                "seq": r.seq,
+                "t_s": r.t_s,
+                "phase": r.phase,
+                "repetition": r.repetition,
+                "data": {k: _finite(v) for k, v in r.data.items()},
+            }
+            for r in rows
+        ]
+        self._insert_for_run(run_id, samples, params)
+
+    def add_results(self, run_id: int, values: Sequence[ResultValue]) -> None:
+        """Missing figures stay NULL: `None` never turns into 0."""
+        if not values:
+            return
+        params = [
+            {
+                "run_id": run_id,
+                "phase": v.phase,
+                "metric": v.metric,
+                "unit": v.unit,
+                "value": _finite(v.value),
+                "min_value": _finite(v.min_value),
+                "max_value": _finite(v.max_value),
+                "repetitions": v.repetitions,
+            }
+            for v in values
+        ]
+        self._insert_for_run(run_id, results, params)
+
+    def finish_run(
+        self, run_id: int, status: RunStatus, finished_at: datetime | None = None
+    ) -> None:
+        if not RunStatus(status).finished:
+            raise ValueError(f"finish_run needs a final status, not {status!r}")
+        stmt = (
+            update(runs)
+            .where(runs.c.id == run_id)
+            .values(
+                status=RunStatus(status).value,
+                finished_at=_aware(finished_at, "finished_at") or utc_now(),
+            )
+        )
+        with self._write() as conn:
+            if conn.execute(stmt).rowcount == 0:
+                raise RunNotFoundError(run_id, self._db.location)
+
+    def mark_abandoned_runs_aborted(self) -> list[int]:
+        """Runs left `running` by a crash become `aborted`; their samples are kept.
+
+        Call once at start-up, before this process starts a run of its own.
+        """
+        running = runs.c.status == RunStatus.RUNNING.value
+        with self._write() as conn:
+            ids = [int(i) for i in conn.execute(select(runs.c.id).where(running)).scalars()]
+            if ids:
+                conn.execute(
+                    update(runs)
+                    .where(runs.c.id.in_(ids), running)
+                    .values(status=RunStatus.ABORTED.value)
+                )
+        return sorted(ids)
+
+    def delete_run(self, run_id: int) -> None:
+        """Removes the run with its samples and results (foreign keys cascade)."""
+        with self._write() as conn:
+            if conn.execute(runs.delete().where(runs.c.id == run_id)).rowcount == 0:
+                raise RunNotFoundError(run_id, self._db.location)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def list_runs(self, limit: int | None = None) -> list[RunSummary]:
+        """Newest first, in one query joined with hosts; spec and context are not loaded."""
+        stmt = (
+            select(*_SUMMARY_COLUMNS)
+            .select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
+            .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+        )
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with self._read() as conn:
+            return [_summary(row) for row in conn.execute(stmt)]
+
+    def get_run(self, run_id: int) -> RunDetail:
+        run_stmt = (
+            select(
+                *_SUMMARY_COLUMNS,
+                runs.c.uuid,
+                runs.c.spec,
+                runs.c.context,
+                runs.c.notes,
+                runs.c.source,
+                runs.c.baseline,
+                hosts.c.machine_id,
+                hosts.c.kernel,
+                hosts.c.cpu_model,
+                hosts.c.cpu_count,
+                hosts.c.ram_bytes,
+            )
+            .select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
+            .where(runs.c.id == run_id)
+        )
+        result_stmt = select(results).where(results.c.run_id == run_id).order_by(results.c.id)
+        count_stmt = select(func.count()).select_from(samples).where(samples.c.run_id == run_id)
+        with self._read() as conn:
+            row = conn.execute(run_stmt).first()
+            if row is None:
+                raise RunNotFoundError(run_id, self._db.location)
+            result_rows = conn.execute(result_stmt).all()
+            sample_count = int(conn.execute(count_stmt).scalar_one())
+        host = {
+            "hostname": row.hostname,
+            "machine_id": row.machine_id,
+            "kernel": row.kernel,
+            "cpu_model": row.cpu_model,
+            "cpu_count": row.cpu_count,
+            "ram_bytes": row.ram_bytes,
+        }
+        return RunDetail(
+            summary=_summary(row),
+            spec=dict(row.spec or {}),
+            context=dict(row.context or {}),
+            results=tuple(
+                ResultValue(
+                    phase=r.phase,
+                    metric=r.metric,
+                    unit=r.unit,
+                    value=r.value,
+                    min_value=r.min_value,
+                    max_value=r.max_value,
+                    repetitions=r.repetitions,
+                )
+                for r in result_rows
+            ),
+            sample_count=sample_count,
+            notes=row.notes,
+            source=row.source,
+            extra={"uuid": row.uuid, "baseline": bool(row.baseline), "host_info": host},
+        )
+
+    def samples(self, run_id: int) -> list[SampleRow]:
+        stmt = (
+            select(
+                samples.c.seq, samples.c.t_s, samples.c.phase, samples.c.repetition, samples.c.data
+            )
+            .where(samples.c.run_id == run_id)
+            .order_by(samples.c.seq, samples.c.id)
+        )
+        with self._read() as conn:
+            rows = [
+                SampleRow(r.seq, r.t_s, r.phase, r.repetition, dict(r.data))
+                for r in conn.execute(stmt)
+            ]
+            if not rows:
+                self._require_run(conn, run_id)
+        return rows
+
+    def count_runs(self) -> int:
+        with self._read() as conn:
+            return int(conn.execute(select(func.count()).select_from(runs)).scalar_one())
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def _require_run(self, conn: Connection, run_id: int) -> None:
+        if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is None:
+            raise RunNotFoundError(run_id, self._db.location)
+
+    def _insert_for_run(self, run_id: int, table: Any, params: list[dict[str, Any]]) -> None:
+        try:
+            with self._write() as conn:
+                conn.execute(insert(table), params)
+        except sa_exc.IntegrityError as exc:
+            with self._read() as conn:
+                self._require_run(conn, run_id)
+            raise DatabaseError(
+                f"cannot store {table.name} of run {run_id} in {self._db.location}: {exc.orig}"
+            ) from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        with self._translated(), self._engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self._translated(), self._engine.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Driver errors become DatabaseError naming the file; integrity errors pass through."""
+        try:
+            yield
+        except sa_exc.IntegrityError:
+            raise
+        except sa_exc.DBAPIError as exc:
+            message = str(exc.orig)
+            path = self._db.sqlite_path
+            if path is not None and ("malformed" in message or "not a database" in message):
+                raise CorruptDatabaseError(path, message) from exc
+            raise DatabaseError(f"{self._db.location}: {' '.join(message.split())}") from exc
+
+
+def _aware(value: datetime | None, name: str) -> datetime | None:
+    """A naive time is ambiguous (local? UTC?) and would sort wrongly: refuse it early."""
+    if value is not None and value.tzinfo is None:
+        raise ValueError(f"{name} {value.isoformat()} has no time zone; pass an aware datetime")
+    return value
+
+
+def json_safe(value: Any) -> Any:
+    """Non-finite floats become null at any depth: PostgreSQL rejects NaN in JSON."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return _finite(value)
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities are not valid JSON nor portable SQL: store them as missing."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _summary(row: Row[Any]) -> RunSummary:
+    return RunSummary(
+        id=row.id,
+        name=row.name,
+        status=RunStatus(row.status),
+        host=row.hostname,
+        target=row.target,
+        engine=row.engine,
+        engine_version=row.engine_version,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        tags=tuple(row.tags or ()),
+    )

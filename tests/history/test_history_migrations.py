@@ -1,0 +1,255 @@
+"""Schema creation and upgrades on real SQLite files; PostgreSQL via rendered SQL."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from stripewise.history.database import (
+    HEAD_REVISION,
+    KNOWN_REVISIONS,
+    MigrationError,
+    alembic_config,
+    open_database,
+    path_to_url,
+)
+from stripewise.history.models import Base
+from stripewise.history.store import HistoryStore
+
+ALL_TABLES = {
+    "alembic_version",
+    "hosts",
+    "runs",
+    "samples",
+    "results",
+    "tuning_snapshots",
+    "array_plans",
+}
+
+
+def _tables(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    conn.close()
+    return {name for (name,) in rows}
+
+
+def _revision(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return str(conn.execute("SELECT version_num FROM alembic_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_new_database_gets_all_tables_wal_and_no_backup(db_path: Path) -> None:
+    db = open_database(path_to_url(db_path))
+    try:
+        assert db.schema_revision == HEAD_REVISION
+        assert db.backup_path is None
+        assert db.sqlite_path == db_path
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 5000
+    finally:
+        db.close()
+    assert _tables(db_path) == ALL_TABLES
+    assert _revision(db_path) == HEAD_REVISION
+    # journal_mode=WAL is persistent: a plain sqlite3 connection sees it in the file.
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    assert sorted(p.name for p in db_path.parent.iterdir() if ".backup-" in p.name) == []
+
+
+def test_head_revision_constant_matches_alembic_scripts() -> None:
+    scripts = ScriptDirectory.from_config(alembic_config())
+    assert scripts.get_current_head() == HEAD_REVISION
+    in_order = tuple(reversed([s.revision for s in scripts.walk_revisions()]))
+    assert in_order == KNOWN_REVISIONS
+
+
+def test_models_match_what_migrations_build(db_path: Path) -> None:
+    db = open_database(path_to_url(db_path))
+    try:
+        with db.engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    finally:
+        db.close()
+    assert diff == []
+
+
+def test_upgrade_from_0001_backs_up_first_and_keeps_runs(
+    db_path: Path, legacy_db: Callable[[str], int]
+) -> None:
+    run_id = legacy_db("before-upgrade")
+    assert _revision(db_path) == "0001"
+    assert "tuning_snapshots" not in _tables(db_path)
+
+    db = open_database(path_to_url(db_path))
+    try:
+        assert db.schema_revision == HEAD_REVISION
+        backup = db.backup_path
+        assert backup is not None
+        assert backup.parent == db_path.parent
+        assert backup.name.startswith("history.backup-0001-")
+        assert backup.name.endswith(".db")
+        detail = HistoryStore(db).get_run(run_id)
+    finally:
+        db.close()
+
+    assert detail.summary.name == "before-upgrade"
+    assert detail.summary.host == "old-host"
+    assert detail.results[0].value == 512.5
+    assert detail.summary.started_at.tzinfo is not None
+    assert _tables(db_path) == ALL_TABLES
+    # The backup is a self-contained SQLite file holding the old schema and the old run.
+    with sqlite3.connect(backup) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001"
+        assert conn.execute("SELECT name FROM runs").fetchall() == [("before-upgrade",)]
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
+    assert "tuning_snapshots" not in _tables(backup)
+
+
+def test_open_without_migrate_leaves_old_schema(
+    db_path: Path, legacy_db: Callable[[str], int]
+) -> None:
+    legacy_db("old")
+    db = open_database(path_to_url(db_path), migrate=False)
+    try:
+        assert db.schema_revision == "0001"
+        assert db.needs_migration
+        assert db.backup_path is None
+    finally:
+        db.close()
+    assert _revision(db_path) == "0001"
+    assert "tuning_snapshots" not in _tables(db_path)
+
+
+def test_failed_upgrade_changes_nothing_and_names_the_backup(
+    db_path: Path, legacy_db: Callable[[str], int]
+) -> None:
+    legacy_db("old")
+    # A stray table makes 0002's second CREATE fail after its first one succeeded.
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("CREATE TABLE array_plans (x INTEGER)")
+    conn.close()
+
+    with pytest.raises(MigrationError) as caught:
+        open_database(path_to_url(db_path))
+
+    backup = caught.value.backup_path
+    assert backup is not None and backup.exists()
+    assert str(backup) in str(caught.value)
+    assert str(db_path) in str(caught.value)
+    assert _revision(db_path) == "0001"
+    assert "tuning_snapshots" not in _tables(db_path)  # rolled back, not half-built
+
+
+def test_current_schema_opens_without_importing_alembic_or_the_orm(db_path: Path) -> None:
+    open_database(path_to_url(db_path)).close()
+    code = (
+        "import sys\n"
+        "from stripewise.history.database import open_database\n"
+        f"db = open_database({str(db_path)!r})\n"
+        "assert db.schema_revision == '0002', db.schema_revision\n"
+        "db.close()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'"
+        " or m.startswith('sqlalchemy.orm')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def _postgresql_sql() -> str:
+    config = alembic_config("postgresql://")
+    config.output_buffer = io.StringIO()
+    command.upgrade(config, "head", sql=True)
+    return config.output_buffer.getvalue()
+
+
+def test_migrations_render_for_postgresql() -> None:
+    sql = _postgresql_sql()
+    for table in ("hosts", "runs", "samples", "results", "tuning_snapshots", "array_plans"):
+        assert f"CREATE TABLE {table} (" in sql
+    assert "TIMESTAMP WITH TIME ZONE" in sql
+    assert "ON DELETE CASCADE" in sql
+    assert "ON DELETE SET NULL" in sql
+    assert "PRAGMA" not in sql
+    assert "UPDATE alembic_version SET version_num='0002'" in sql
+
+
+def _postgres_server_tools() -> dict[str, str] | None:
+    tools = {name: shutil.which(name) for name in ("initdb", "pg_ctl", "psql")}
+    if not all(tools.values()):
+        return None
+    if os.geteuid() == 0 and shutil.which("runuser") is None:
+        return None
+    return {k: v for k, v in tools.items() if v}
+
+
+@pytest.mark.skipif(_postgres_server_tools() is None, reason="PostgreSQL server not installed")
+def test_migrations_apply_on_a_real_postgresql_server() -> None:
+    """Runs the rendered SQL in a throw-away cluster: no Python driver needed."""
+    tools = _postgres_server_tools()
+    assert tools is not None
+    base = Path(tempfile.mkdtemp(prefix="stripewise-pg-"))
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        shutil.chown(base, "postgres")
+        prefix = ["runuser", "-u", "postgres", "--"]
+    data, sql_file = base / "data", base / "schema.sql"
+    sql_file.write_text(_postgresql_sql())
+    if prefix:
+        shutil.chown(sql_file, "postgres")
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [*prefix, *args], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    try:
+        run(tools["initdb"], "-D", str(data), "-U", "postgres", "--auth=trust")
+        server_options = f"-k {base} -c listen_addresses=''"
+        run(
+            tools["pg_ctl"],
+            "-D",
+            str(data),
+            "-w",
+            "-l",
+            str(base / "log"),
+            "-o",
+            server_options,
+            "start",
+        )
+        try:
+            psql = [tools["psql"], "-h", str(base), "-U", "postgres", "-v", "ON_ERROR_STOP=1"]
+            run(*psql, "-q", "-f", str(sql_file))
+            query = "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+            tables = run(*psql, "-At", "-c", query)
+            assert set(tables.split()) == ALL_TABLES
+            revision = run(*psql, "-At", "-c", "SELECT version_num FROM alembic_version")
+            assert revision.strip() == HEAD_REVISION
+        finally:
+            run(tools["pg_ctl"], "-D", str(data), "-m", "immediate", "stop")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,55 @@
+"""Which database is used: `--db`, then STRIPEWISE_DB, then the per-user default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from stripewise.history.database import (
+    default_database_url,
+    open_database,
+    path_to_url,
+    resolve_database_url,
+)
+
+
+def test_cli_url_wins_over_environment(tmp_path: Path) -> None:
+    env = {"STRIPEWISE_DB": "sqlite:////from/env.db"}
+    assert resolve_database_url("sqlite:////from/cli.db", env) == "sqlite:////from/cli.db"
+    assert resolve_database_url(None, env) == "sqlite:////from/env.db"
+    assert resolve_database_url("  ", env) == "sqlite:////from/env.db"
+
+
+def test_default_is_history_db_in_user_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    expected = tmp_path / "data" / "stripewise" / "history.db"
+    for url in (resolve_database_url(None, {}), resolve_database_url(None, {"STRIPEWISE_DB": ""})):
+        assert make_url(url).database == str(expected)
+    assert expected.parent.is_dir()  # created, so SQLite can make the file
+    assert default_database_url() == path_to_url(expected)
+
+
+@pytest.mark.parametrize("name", ["history.db", "odd name #1?.db", "100%.db"])
+def test_plain_paths_become_sqlite_urls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    url = resolve_database_url(name, {})
+    assert make_url(url).get_backend_name() == "sqlite"
+    assert make_url(url).database == str(tmp_path / name)
+    assert make_url(resolve_database_url(None, {"STRIPEWISE_DB": name})).database == str(
+        tmp_path / name
+    )
+    with open_database(url) as db:
+        assert db.sqlite_path == tmp_path / name
+    assert (tmp_path / name).is_file()
+
+
+def test_open_database_accepts_a_plain_path(tmp_path: Path) -> None:
+    with open_database(str(tmp_path / "plain.db")) as db:
+        assert db.sqlite_path == tmp_path / "plain.db"
+        assert db.schema_revision == "0002"
