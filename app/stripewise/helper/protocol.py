@@ -1,0 +1,75 @@
+"""Versioned JSON-lines messages between the GUI/CLI and the privileged helper.
+
+Every line is one JSON object. Requests carry `id` (positive int), `verb` and `args`; replies
+echo `id` with `ok` and either `result` or `error`; events carry `event` and no `id`.
+Both sides import this module, so the limits below are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+PROTOCOL_VERSION = 1
+MAX_LINE_BYTES = 64 * 1024
+_VERB_PATTERN = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_]*)?$")
+_MAX_ID = 2**53 - 1
+
+
+class ProtocolError(ValueError):
+    """A message that breaks the protocol; `code` is stable for programs, the text for people."""
+
+    def __init__(self, code: str, message: str, request_id: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.request_id = request_id
+
+
+@dataclass(frozen=True)
+class Request:
+    id: int
+    verb: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_request(line: bytes) -> Request:
+    """Validate one request line: size, JSON, shape, id range and verb spelling."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError("too_large", f"request longer than {MAX_LINE_BYTES} bytes")
+    try:
+        message = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProtocolError("bad_json", f"request is not JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("bad_request", "request must be a JSON object")
+    request_id = message.get("id")
+    if type(request_id) is not int or not 1 <= request_id <= _MAX_ID:
+        raise ProtocolError("bad_request", "request needs an integer id from 1 to 2^53-1")
+    verb = message.get("verb")
+    if not isinstance(verb, str) or not _VERB_PATTERN.match(verb):
+        raise ProtocolError("bad_request", "request needs a verb such as 'hello'", request_id)
+    args = message.get("args", {})
+    if not isinstance(args, dict):
+        raise ProtocolError("bad_request", "args must be a JSON object", request_id)
+    unknown = set(message) - {"id", "verb", "args"}
+    if unknown:
+        raise ProtocolError("bad_request", f"unknown fields: {sorted(unknown)}", request_id)
+    return Request(request_id, verb, args)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+
+
+def reply(request_id: int, result: dict[str, Any]) -> bytes:
+    return encode({"id": request_id, "ok": True, "result": result})
+
+
+def error_reply(request_id: int | None, code: str, message: str) -> bytes:
+    return encode({"id": request_id, "ok": False, "error": {"code": code, "message": message}})
+
+
+def hello_request(request_id: int = 1) -> bytes:
+    return encode({"id": request_id, "verb": "hello", "args": {"protocol": PROTOCOL_VERSION}})

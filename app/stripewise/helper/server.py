@@ -1,0 +1,79 @@
+"""`stripewise-helper`: the privileged side, serving one client over stdin/stdout.
+
+It exits when stdin closes, so it never outlives the GUI or CLI that started it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+
+from stripewise import __version__
+from stripewise.helper import protocol
+from stripewise.helper.protocol import ProtocolError, Request
+
+Handler = Callable[[Request], dict[str, Any]]
+
+
+def handle_hello(request: Request) -> dict[str, Any]:
+    wanted = request.args.get("protocol")
+    if wanted != protocol.PROTOCOL_VERSION:
+        raise ProtocolError(
+            "protocol_mismatch",
+            f"client speaks protocol {wanted!r}, helper {protocol.PROTOCOL_VERSION}: "
+            "install matching versions of Stripewise",
+            request.id,
+        )
+    return {
+        "protocol": protocol.PROTOCOL_VERSION,
+        "version": __version__,
+        "pid": os.getpid(),
+        "euid": os.geteuid(),
+    }
+
+
+HANDLERS: dict[str, Handler] = {"hello": handle_hello}
+
+
+def read_lines(stdin: BinaryIO) -> Iterator[bytes]:
+    """Lines of at most MAX_LINE_BYTES (+1 so parse_request sees the excess and refuses it);
+    the rest of an oversized line is skipped without being held in memory."""
+    limit = protocol.MAX_LINE_BYTES + 1
+    while line := stdin.readline(limit):
+        if not line.endswith(b"\n"):
+            rest = line
+            while rest and not rest.endswith(b"\n"):
+                rest = stdin.readline(limit)
+        yield line.rstrip(b"\n")
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Answer requests in order until stdin closes. `hello` must come first."""
+    greeted = False
+    for line in read_lines(stdin):
+        if not line.strip():
+            continue
+        try:
+            request = protocol.parse_request(line)
+            if not greeted and request.verb != "hello":
+                raise ProtocolError("hello_first", "the first request must be hello", request.id)
+            handler = HANDLERS.get(request.verb)
+            if handler is None:
+                raise ProtocolError("unknown_verb", f"unknown verb {request.verb!r}", request.id)
+            answer = protocol.reply(request.id, handler(request))
+            greeted = True
+        except ProtocolError as exc:
+            answer = protocol.error_reply(exc.request_id, exc.code, str(exc))
+        stdout.write(answer)
+        stdout.flush()
+    return 0
+
+
+def main() -> int:
+    return serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
