@@ -1,0 +1,197 @@
+"""Entry point `stripewise`: the GUI by default, headless subcommands otherwise.
+
+Imports are deferred into the command functions so each command loads only what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from stripewise import __version__
+from stripewise.gui import VIEW_NAMES
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A problem the user can act on: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line instead of argparse's usage block: scripts read the message."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _add_db_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        default=None if top else argparse.SUPPRESS,
+        help="history database: any SQLAlchemy URL or a SQLite file path "
+        "(default: $STRIPEWISE_DB, else history.db in the user's data directory)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="stripewise",
+        description="Storage-tuning assistant: hardware map, array planner, tuning, benchmarks.",
+    )
+    parser.add_argument("--version", action="version", version=f"stripewise {__version__}")
+    _add_db_option(parser, top=True)
+    parser.add_argument("--screenshot", metavar="FILE", type=Path, help="render the window to PNG")
+    parser.add_argument(
+        "--view", choices=VIEW_NAMES, default=None, help="page to open (default: the last one)"
+    )
+    parser.add_argument(
+        "--theme",
+        choices=("system", "light", "dark"),
+        default="system",
+        help="colour scheme (default: follow the system)",
+    )
+    parser.add_argument("--bench-startup", action="store_true", help=argparse.SUPPRESS)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    doctor = commands.add_parser("doctor", help="check what Stripewise can do on this machine")
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_db_option(doctor, top=False)
+
+    history = commands.add_parser("history", help="list, show and export recorded runs")
+    history_commands = history.add_subparsers(
+        dest="history_command", metavar="ACTION", required=True, parser_class=_Parser
+    )
+    listing = history_commands.add_parser("list", help="runs, newest first")
+    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--limit", type=_positive_int, default=None, metavar="N")
+    _add_db_option(listing, top=False)
+    show = history_commands.add_parser("show", help="one run with its results")
+    show.add_argument("run_id", type=_positive_int, metavar="ID")
+    show.add_argument("--json", action="store_true")
+    _add_db_option(show, top=False)
+    export = history_commands.add_parser("export", help="write a run as CSV or JSON")
+    export.add_argument("run_id", type=_positive_int, metavar="ID")
+    export.add_argument("--format", choices=("csv", "json"), required=True)
+    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
+    _add_db_option(export, top=False)
+
+    db = commands.add_parser("db", help="the history database itself")
+    db_commands = db.add_subparsers(
+        dest="db_command", metavar="ACTION", required=True, parser_class=_Parser
+    )
+    info = db_commands.add_parser("info", help="URL, schema revision and run count")
+    _add_db_option(info, top=False)
+    aside = db_commands.add_parser(
+        "move-aside", help="rename an unreadable SQLite file so a fresh one is created"
+    )
+    _add_db_option(aside, top=False)
+
+    desktop = commands.add_parser(
+        "install-desktop-entry", help="add Stripewise to the desktop's application menu"
+    )
+    desktop.add_argument(
+        "--prefix",
+        type=Path,
+        default=None,
+        help="data directory to install into (default: $XDG_DATA_HOME or ~/.local/share)",
+    )
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command is None:
+            from stripewise.gui.app import run_gui
+
+            return run_gui(args)
+        if args.command == "doctor":
+            return _doctor(args)
+        if args.command == "history":
+            from stripewise import cli_history
+
+            return cli_history.run(args, _database_url(args))
+        if args.command == "db":
+            return _db(args)
+        if args.command == "install-desktop-entry":
+            from stripewise.desktop_entry import install_desktop_entry
+
+            for path in install_desktop_entry(args.prefix):
+                print(path)
+            return EXIT_OK
+    except CliError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+def _fail(message: str) -> int:
+    print(f"stripewise: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _database_url(args: argparse.Namespace) -> str:
+    from stripewise.history.database import resolve_database_url
+
+    return resolve_database_url(args.db)
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from stripewise import doctor
+
+    checks = doctor.run_checks(_database_url(args))
+    if args.json:
+        print(json.dumps(doctor.as_json(checks), indent=2))
+    else:
+        print("\n".join(doctor.format_lines(checks)))
+    return EXIT_OK if doctor.can_run(checks) else EXIT_FAILED
+
+
+def _db(args: argparse.Namespace) -> int:
+    from stripewise.history import database
+
+    url = _database_url(args)
+    if args.db_command == "move-aside":
+        path = database.sqlite_path_of(url)
+        if path is None:
+            raise CliError(f"{database.display_url(url)} is not a SQLite file: nothing to move")
+        if not path.exists():
+            raise CliError(f"{path} does not exist: nothing to move")
+        moved = database.move_aside(path)
+        print(f"moved {path} to {moved}; a fresh database is created at the next start")
+        return EXIT_OK
+    try:
+        db = database.open_database(url, migrate=False)
+    except database.DatabaseError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        print(f"url:      {database.display_url(url)}")
+        print(f"schema:   {db.schema_revision or 'empty'} (this version: {database.HEAD_REVISION})")
+        if db.schema_revision == database.HEAD_REVISION:
+            from stripewise.history.store import HistoryStore
+
+            print(f"runs:     {HistoryStore(db).count_runs()}")
+    finally:
+        db.close()
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

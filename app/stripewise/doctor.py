@@ -1,0 +1,186 @@
+"""`stripewise doctor`: can Stripewise run here, and what will it be able to do?"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from stripewise import __version__, environment
+
+_QT_PROBE_TIMEOUT_S = 20.0
+_QT_PROBE = (
+    "import sys\n"
+    "from PySide6 import __version__ as v\n"
+    "from PySide6.QtGui import QGuiApplication\n"
+    "app = QGuiApplication(sys.argv[:1])\n"
+    "print(v, app.platformName())\n"
+)
+
+
+class Status(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    summary: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def check_python() -> Check:
+    version = platform.python_version()
+    ok = sys.version_info >= (3, 11)
+    return Check(
+        "python",
+        Status.OK if ok else Status.FAIL,
+        f"{version} ({sys.executable})" + ("" if ok else ": Stripewise needs Python 3.11 or newer"),
+        {"version": version, "executable": sys.executable},
+    )
+
+
+def check_qt_platform() -> Check:
+    """Start a QGuiApplication in a child process: the only honest test that windows can open."""
+    requested = os.environ.get("QT_QPA_PLATFORM", "")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _QT_PROBE],
+            capture_output=True,
+            text=True,
+            timeout=_QT_PROBE_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Check("qt", Status.FAIL, "Qt did not start within 20 s")
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        reason = lines[-1] if lines else f"exit code {done.returncode}"
+        hint = ""
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            hint = " (no DISPLAY or WAYLAND_DISPLAY: start from a desktop session)"
+        return Check("qt", Status.FAIL, f"cannot open windows: {reason}{hint}")
+    pyside_version, platform_name = done.stdout.split()[:2]
+    return Check(
+        "qt",
+        Status.OK,
+        f"PySide6 {pyside_version}, platform {platform_name}",
+        {"pyside6": pyside_version, "platform": platform_name, "requested": requested or None},
+    )
+
+
+def check_tool(tool: environment.Tool, missing_means: str) -> Check:
+    if not tool.present:
+        return Check(tool.name, Status.WARN, f"not installed: {missing_means}", {"path": None})
+    version = f" {tool.version}" if tool.version else ""
+    return Check(
+        tool.name,
+        Status.OK,
+        f"{tool.name}{version} at {tool.path}",
+        {"path": str(tool.path), "version": tool.version},
+    )
+
+
+def check_privileges() -> Check:
+    priv = environment.probe_privileges()
+    return Check(
+        "privileges",
+        Status.OK if priv.available else Status.WARN,
+        priv.explanation,
+        {"mode": priv.mode.value},
+    )
+
+
+def check_udev() -> Check:
+    """pyudev needs libudev; the udev database may be missing in containers (sysfs fallback)."""
+    try:
+        import pyudev
+
+        context = pyudev.Context()
+        disks = sum(1 for _ in context.list_devices(subsystem="block", DEVTYPE="disk"))
+    except Exception as exc:  # libudev missing or unreadable: report, do not crash
+        return Check("udev", Status.WARN, f"libudev unavailable ({exc}): reading sysfs directly")
+    database = Path("/run/udev/data")
+    if not database.is_dir():
+        return Check(
+            "udev",
+            Status.WARN,
+            f"libudev sees {disks} disks but there is no udev database ({database}): "
+            "serials and by-path names are read from sysfs where possible",
+            {"disks": disks, "database": False},
+        )
+    return Check(
+        "udev",
+        Status.OK,
+        f"udev database readable, {disks} disks",
+        {"disks": disks, "database": True},
+    )
+
+
+def check_database(url: str) -> Check:
+    from stripewise.history import database
+
+    shown = database.display_url(url)
+    sqlite_path = database.sqlite_path_of(url)
+    if sqlite_path is not None and not sqlite_path.exists():
+        return Check(
+            "database",
+            Status.OK,
+            f"{shown}: not created yet (created at first start)",
+            {"url": shown, "schema": None, "head": database.HEAD_REVISION},
+        )
+    try:
+        db = database.open_database(url, migrate=False)
+    except database.DatabaseError as exc:
+        return Check("database", Status.FAIL, str(exc), {"url": shown})
+    try:
+        revision = db.schema_revision
+        if revision == database.HEAD_REVISION:
+            state = f"schema {revision} (current)"
+        else:
+            state = f"schema {revision or 'empty'}, upgraded to {database.HEAD_REVISION} at start"
+        return Check(
+            "database",
+            Status.OK,
+            f"{shown}: {state}",
+            {"url": shown, "schema": revision, "head": database.HEAD_REVISION},
+        )
+    finally:
+        db.close()
+
+
+def run_checks(database_url: str) -> list[Check]:
+    return [
+        check_python(),
+        check_qt_platform(),
+        check_tool(environment.probe_fio(), "benchmarks use the built-in engine"),
+        check_tool(environment.probe_bonnie(), "bonnie++ comparison runs are unavailable"),
+        check_privileges(),
+        check_udev(),
+        check_database(database_url),
+    ]
+
+
+def can_run(checks: list[Check]) -> bool:
+    return all(check.status is not Status.FAIL for check in checks)
+
+
+def as_json(checks: list[Check]) -> dict[str, Any]:
+    return {
+        "stripewise": __version__,
+        "ok": can_run(checks),
+        "checks": [asdict(check) | {"status": check.status.value} for check in checks],
+    }
+
+
+def format_lines(checks: list[Check]) -> list[str]:
+    width = max(len(check.name) for check in checks)
+    return [f"{check.status.value:<4}  {check.name:<{width}}  {check.summary}" for check in checks]

@@ -1,0 +1,119 @@
+"""What this machine offers Stripewise: external tools and a way to run the helper as root.
+
+Plain functions with no Qt: used by `stripewise doctor`, and by the GUI through `services`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+POLKIT_ACTION_ID = "org.stripewise.helper"
+POLKIT_POLICY_PATH = Path("/usr/share/polkit-1/actions") / f"{POLKIT_ACTION_ID}.policy"
+_PROBE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Tool:
+    """An external program: where it is and what version it reports (None when unknown)."""
+
+    name: str
+    path: Path | None
+    version: str | None = None
+
+    @property
+    def present(self) -> bool:
+        return self.path is not None
+
+
+def find_tool(name: str) -> Path | None:
+    """Look on PATH and in the sbin directories a user PATH often lacks (bonnie++ is there)."""
+    search = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/local/sbin"])
+    found = shutil.which(name, path=search)
+    return Path(found) if found else None
+
+
+def _run_quietly(argv: list[str]) -> str | None:
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (done.stdout or done.stderr).strip()
+
+
+def probe_fio() -> Tool:
+    path = find_tool("fio")
+    if path is None:
+        return Tool("fio", None)
+    out = _run_quietly([str(path), "--version"]) or ""
+    match = re.search(r"fio-([\w.\-]+)", out)
+    return Tool("fio", path, match.group(1) if match else None)
+
+
+def probe_bonnie() -> Tool:
+    """bonnie++ has no --version; its usage text names none either, so only presence is known."""
+    return Tool("bonnie++", find_tool("bonnie++"))
+
+
+class PrivilegeMode(StrEnum):
+    ROOT = "root"
+    PKEXEC = "pkexec"
+    SUDO = "sudo"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Privileges:
+    """How the privileged helper would be started, and why (for doctor and the status bar)."""
+
+    mode: PrivilegeMode
+    explanation: str
+
+    @property
+    def available(self) -> bool:
+        return self.mode is not PrivilegeMode.NONE
+
+
+def probe_privileges() -> Privileges:
+    """Same order as the helper launcher: root, then pkexec with our policy, then `sudo -n`."""
+    if os.geteuid() == 0:
+        return Privileges(PrivilegeMode.ROOT, "running as root: the helper runs directly")
+    pkexec = find_tool("pkexec")
+    if pkexec is not None and POLKIT_POLICY_PATH.is_file():
+        return Privileges(
+            PrivilegeMode.PKEXEC,
+            f"pkexec with polkit action {POLKIT_ACTION_ID} (asks once per session)",
+        )
+    sudo = find_tool("sudo")
+    if sudo is not None:
+        try:
+            ok = (
+                subprocess.run(
+                    [str(sudo), "-n", "true"],
+                    capture_output=True,
+                    timeout=_PROBE_TIMEOUT_S,
+                    check=False,
+                ).returncode
+                == 0
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        if ok:
+            return Privileges(PrivilegeMode.SUDO, "sudo -n works without a password")
+    missing = []
+    if pkexec is None:
+        missing.append("pkexec is not installed")
+    elif not POLKIT_POLICY_PATH.is_file():
+        missing.append(f"polkit policy {POLKIT_POLICY_PATH} is not installed")
+    missing.append("sudo -n is not allowed")
+    return Privileges(
+        PrivilegeMode.NONE,
+        "no privileged actions: " + "; ".join(missing) + " (unprivileged benchmarks still run)",
+    )
