@@ -1,0 +1,180 @@
+"""Start the GUI: application object, theme, history, main window; also --screenshot mode."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from stripewise import APP_ID, APP_NAME
+from stripewise.gui.main_window import MainWindow
+from stripewise.gui.theme import ThemeController
+from stripewise.resources import resource
+from stripewise.services import history as history_service
+from stripewise.services.system_info import SystemInfoService
+from stripewise.services.tasks import wait_for_background_tasks
+
+EXIT_USAGE = 2
+SCREENSHOT_TIMEOUT_MS = 30_000
+
+
+def app_icon() -> QIcon:
+    svg = resource("icons", f"{APP_ID}.svg").read_bytes()
+    pixmap = QPixmap()
+    pixmap.loadFromData(svg, "SVG")
+    return QIcon.fromTheme(APP_ID, QIcon(pixmap))
+
+
+def create_application(argv: list[str] | None = None) -> QApplication:
+    existing = QApplication.instance()
+    if isinstance(existing, QApplication):
+        return existing
+    app = QApplication(argv or sys.argv[:1])
+    app.setApplicationName("stripewise")
+    app.setApplicationDisplayName(APP_NAME)
+    app.setOrganizationName("stripewise")
+    app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(app_icon())
+    return app
+
+
+def user_settings() -> QSettings:
+    """~/.config/stripewise/stripewise.ini (XDG_CONFIG_HOME honoured)."""
+    return QSettings(
+        QSettings.Format.IniFormat, QSettings.Scope.UserScope, "stripewise", "stripewise"
+    )
+
+
+def _error(message: str) -> None:
+    print(f"stripewise: error: {message}", file=sys.stderr)
+
+
+def open_history(url: str, interactive: bool) -> history_service.HistoryService | None:
+    """Open the database, explaining failures; offers to move a corrupt SQLite file aside."""
+    while True:
+        try:
+            return history_service.HistoryService.open(url)
+        except history_service.CorruptDatabaseError as exc:
+            _error(str(exc))
+            if not interactive or not _offer_move_aside(exc):
+                return None
+        except history_service.DatabaseError as exc:
+            _error(str(exc))
+            if interactive:
+                QMessageBox.critical(None, "Stripewise cannot open its history", str(exc))
+            return None
+
+
+def _offer_move_aside(exc: history_service.CorruptDatabaseError) -> bool:
+    box = QMessageBox(QMessageBox.Icon.Critical, "History database unreadable", str(exc))
+    box.setInformativeText(
+        "Stripewise can rename the file (nothing is deleted) and start with an empty history."
+    )
+    move = box.addButton("Move Aside and Start Fresh", QMessageBox.ButtonRole.DestructiveRole)
+    box.addButton(QMessageBox.StandardButton.Close)
+    box.exec()
+    if box.clickedButton() is not move:
+        return False
+    moved = history_service.move_aside(exc.path)
+    QMessageBox.information(None, "History moved aside", f"The old file is kept as {moved}.")
+    return True
+
+
+def run_gui(args: argparse.Namespace) -> int:
+    headless = args.screenshot is not None or args.bench_startup
+    if args.screenshot is not None and not (
+        os.environ.get("QT_QPA_PLATFORM")
+        or os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    app = create_application()
+    theme = ThemeController(app, args.theme)
+    history = open_history(history_service.resolve_url(args.db), interactive=not headless)
+    if history is None:
+        return EXIT_USAGE
+    with tempfile.TemporaryDirectory(prefix="stripewise-") as scratch:
+        # Screenshots and bench runs start from default geometry and never touch saved state.
+        settings = (
+            QSettings(str(Path(scratch) / "headless.ini"), QSettings.Format.IniFormat)
+            if headless
+            else user_settings()
+        )
+        window = MainWindow(history, SystemInfoService(), settings, initial_view=args.view)
+        window.theme = theme  # type: ignore[attr-defined]  # keeps the controller alive
+        if args.screenshot is not None:
+            outcome = _Screenshot(window, args.screenshot)
+        elif args.bench_startup:
+            _report_first_frame(window)
+        window.show()
+        window.start_loading()
+        code = app.exec()
+        wait_for_background_tasks()
+        history.close()
+    if args.screenshot is not None:
+        return outcome.exit_code
+    return code
+
+
+class _Screenshot(QObject):
+    """Waits for the window to finish loading, grabs it, writes the PNG and quits."""
+
+    def __init__(self, window: MainWindow, path: Path) -> None:
+        super().__init__(window)
+        self.window = window
+        self.path = path
+        self.exit_code = EXIT_USAGE
+        window.loaded.connect(lambda: QTimer.singleShot(100, self.grab))
+        QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, self._timeout)
+
+    def grab(self) -> None:
+        if self.exit_code == 0:
+            return
+        if self.window.grab().save(str(self.path), "PNG"):
+            self.exit_code = 0
+        else:
+            _error(f"cannot write screenshot {self.path}")
+        self.window.close()
+        QApplication.quit()
+
+    def _timeout(self) -> None:
+        _error("the window did not finish loading within 30 s; screenshot taken anyway")
+        self.grab()
+
+
+class _FirstFrame(QObject):
+    """For bench/: prints the CLOCK_MONOTONIC time at which the window was first exposed."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self._done = False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            not self._done
+            and event.type() == QEvent.Type.Expose
+            and watched is self._window.windowHandle()
+        ):
+            self._done = True
+            QTimer.singleShot(0, self._report)
+        return False
+
+    def _report(self) -> None:
+        print(f"first-frame {time.monotonic():.6f}", flush=True)
+        self._window.close()
+        QApplication.quit()
+
+
+def _report_first_frame(window: MainWindow) -> None:
+    watcher = _FirstFrame(window)
+    app = QApplication.instance()
+    assert app is not None
+    app.installEventFilter(watcher)

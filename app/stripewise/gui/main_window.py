@@ -1,0 +1,242 @@
+"""The main window: navigation between the five pages, menus, status bar, remembered state."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QWidget,
+)
+
+from stripewise import APP_NAME
+from stripewise.gui import VIEW_NAMES
+from stripewise.gui.about import AboutDialog, version_rows
+from stripewise.gui.history_page import HistoryPage
+from stripewise.gui.icons import line_icon
+from stripewise.gui.pages import PAGES, UpcomingPage
+from stripewise.services.history import HistoryService
+from stripewise.services.system_info import SystemInfoService, SystemReport
+
+MINIMUM_SIZE = QSize(900, 600)  # comfortably inside a 1024x768 console
+DEFAULT_SIZE = QSize(1180, 780)
+
+
+class MainWindow(QMainWindow):
+    """Views get their services in the constructor; the window knows no database or process."""
+
+    viewChanged = Signal(str)
+    loaded = Signal()  # every start-up background task has reported
+
+    def __init__(
+        self,
+        history: HistoryService,
+        system: SystemInfoService,
+        settings: QSettings,
+        initial_view: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.history = history
+        self.system = system
+        self.settings = settings
+        self._pending = {"system", "history"}
+        self.setObjectName("MainWindow")
+        self.setWindowTitle(APP_NAME)
+        self.setMinimumSize(MINIMUM_SIZE)
+        self.resize(DEFAULT_SIZE)
+
+        self.nav = QListWidget()
+        self.nav.setObjectName("navigation")
+        self.nav.setAccessibleName("Navigation")
+        self.nav.setIconSize(QSize(22, 22))
+        self.nav.setMinimumWidth(150)
+        self.nav.setMaximumWidth(220)
+        self.pages = QStackedWidget()
+        self.page_widgets: dict[str, QWidget] = {}
+        for name in VIEW_NAMES:
+            page = HistoryPage(history) if name == "history" else UpcomingPage(PAGES[name])
+            self.page_widgets[name] = page
+            self.pages.addWidget(page)
+            item = QListWidgetItem(name.capitalize())
+            item.setData(Qt.ItemDataRole.UserRole, name)
+            self.nav.addItem(item)
+        self.nav.currentRowChanged.connect(self._on_nav_row)
+        self._paint_nav_icons()
+
+        splitter = QSplitter()
+        splitter.setObjectName("mainSplitter")
+        splitter.addWidget(self.nav)
+        splitter.addWidget(self.pages)
+        splitter.setStretchFactor(1, 1)
+        splitter.setChildrenCollapsible(False)
+        self.splitter = splitter
+        self.setCentralWidget(splitter)
+
+        self._build_menus()
+        self._build_status_bar()
+        self._restore_state(initial_view)
+
+        system.probed.connect(self._on_system_report)
+        system.failed.connect(self._on_system_failed)
+        history.runsLoaded.connect(self._on_runs_loaded)
+        history.failed.connect(self._on_history_failed)
+
+    # --- navigation -------------------------------------------------------------------------
+    @property
+    def current_view(self) -> str:
+        return VIEW_NAMES[self.pages.currentIndex()]
+
+    def show_view(self, name: str) -> None:
+        if name not in VIEW_NAMES:
+            raise ValueError(f"unknown view {name!r}; choose one of {', '.join(VIEW_NAMES)}")
+        self.nav.setCurrentRow(VIEW_NAMES.index(name))
+
+    def _on_nav_row(self, row: int) -> None:
+        if row < 0:
+            return
+        self.pages.setCurrentIndex(row)
+        name = VIEW_NAMES[row]
+        self.view_actions[name].setChecked(True)
+        self.viewChanged.emit(name)
+
+    def _paint_nav_icons(self) -> None:
+        for row, name in enumerate(VIEW_NAMES):
+            self.nav.item(row).setIcon(line_icon(f"nav-{name}", self.palette()))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._paint_nav_icons()  # light <-> dark: icons follow the text colour
+        super().changeEvent(event)
+
+    # --- menus ------------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+
+        view_menu = self.menuBar().addMenu("&View")
+        group = QActionGroup(self)
+        self.view_actions: dict[str, QAction] = {}
+        for number, name in enumerate(VIEW_NAMES, start=1):
+            action = QAction(f"&{name.capitalize()}", self)
+            action.setCheckable(True)
+            action.setShortcut(QKeySequence(f"Ctrl+{number}"))
+            action.triggered.connect(lambda _checked=False, n=name: self.show_view(n))
+            group.addAction(action)
+            view_menu.addAction(action)
+            self.view_actions[name] = action
+        view_menu.addSeparator()
+        focus_nav = QAction("Focus &Navigation", self)
+        focus_nav.setShortcut(QKeySequence("F6"))
+        focus_nav.triggered.connect(lambda: self.nav.setFocus(Qt.FocusReason.ShortcutFocusReason))
+        view_menu.addAction(focus_nav)
+
+        help_menu = self.menuBar().addMenu("&Help")
+        about = QAction("&About Stripewise", self)
+        about.triggered.connect(self.show_about)
+        help_menu.addAction(about)
+        about_qt = QAction("About &Qt", self)
+        about_qt.triggered.connect(QApplication.aboutQt)
+        help_menu.addAction(about_qt)
+
+    def about_dialog(self) -> AboutDialog:
+        rows = version_rows(
+            self.system.report, self.history.display_url, self.history.schema_revision
+        )
+        return AboutDialog(rows, self)
+
+    def show_about(self) -> None:
+        self.about_dialog().exec()
+
+    # --- status bar -------------------------------------------------------------------------
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.database_label = QLabel(f"History: {self.history.display_url}")
+        self.database_label.setObjectName("databaseStatus")
+        self.privilege_label = QLabel("Privileges: checking...")
+        self.privilege_label.setObjectName("privilegeStatus")
+        self.fio_label = QLabel("fio: checking...")
+        self.fio_label.setObjectName("fioStatus")
+        for label in (self.database_label, self.privilege_label, self.fio_label):
+            label.setContentsMargins(10, 0, 10, 0)
+            bar.addPermanentWidget(label)
+        if self.history.backup_path is not None:
+            bar.showMessage(f"History upgraded; backup kept at {self.history.backup_path}")
+        else:
+            bar.showMessage("Ready")
+
+    def _on_system_report(self, report: SystemReport) -> None:
+        priv = report.privileges
+        self.privilege_label.setText(f"Privileges: {priv.mode.value}")
+        self.privilege_label.setToolTip(priv.explanation)
+        if report.fio.present:
+            self.fio_label.setText(f"fio {report.fio.version or '(version unknown)'}")
+            self.fio_label.setToolTip(str(report.fio.path))
+        else:
+            self.fio_label.setText("fio: not installed")
+            self.fio_label.setToolTip("Benchmarks use the built-in engine")
+        self._task_done("system")
+
+    def _on_system_failed(self, message: str) -> None:
+        self.statusBar().showMessage(message)
+        self._task_done("system")
+
+    def _on_runs_loaded(self, runs: list[object]) -> None:
+        noun = "run" if len(runs) == 1 else "runs"
+        self.database_label.setText(f"History: {len(runs)} {noun}")
+        self.database_label.setToolTip(self.history.display_url)
+        self._task_done("history")
+
+    def _on_history_failed(self, message: str) -> None:
+        self.statusBar().showMessage(message)
+        self._task_done("history")
+
+    def _task_done(self, name: str) -> None:
+        if name in self._pending:
+            self._pending.discard(name)
+            if not self._pending:
+                self.loaded.emit()
+
+    @property
+    def is_loaded(self) -> bool:
+        return not self._pending
+
+    def start_loading(self) -> None:
+        self.system.probe()
+        self.history.load_runs()
+
+    # --- remembered state -------------------------------------------------------------------
+    def _restore_state(self, initial_view: str | None) -> None:
+        geometry = self.settings.value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        state = self.settings.value("window/state")
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+        splitter = self.settings.value("window/splitter")
+        if isinstance(splitter, QByteArray):
+            self.splitter.restoreState(splitter)
+        else:
+            self.splitter.setSizes([170, DEFAULT_SIZE.width() - 170])
+        remembered = self.settings.value("window/view")
+        view = initial_view or (remembered if remembered in VIEW_NAMES else VIEW_NAMES[0])
+        self.show_view(str(view))
+
+    def save_state(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.setValue("window/splitter", self.splitter.saveState())
+        self.settings.setValue("window/view", self.current_view)
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_state()
+        super().closeEvent(event)

@@ -1,0 +1,99 @@
+"""Pages whose real content arrives in later releases: each says plainly what will be there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    name: str
+    title: str
+    tagline: str
+    upcoming: tuple[str, ...]
+
+
+PAGES: dict[str, PageInfo] = {
+    "hardware": PageInfo(
+        "hardware",
+        "Hardware",
+        "Which disk sits in which slot of which controller on which bus.",
+        (
+            "Controllers grouped by PCI root and bus, with their link speed in MB/s",
+            "Every slot in physical port order, empty slots included",
+            "Disks by stable identity (serial, WWN, by-path), with system and in-use disks marked",
+            "Slot labels you name yourself, locate LEDs, hot-plug updates",
+        ),
+    ),
+    "planner": PageInfo(
+        "planner",
+        "Planner",
+        "Drag disks into proposed arrays before touching a single one.",
+        (
+            "RAID 0, 1, 5, 6, 10, 50, 60 and JBOD with chunk size and hot spares",
+            "Capacity, fault tolerance and a predicted MB/s range with its bottleneck named",
+            "A spread score and one-click rebalancing across controllers and buses",
+            "Planning for hardware you have not bought yet, with cost per usable TB",
+        ),
+    ),
+    "tuning": PageInfo(
+        "tuning",
+        "Tuning",
+        "Readahead, scheduler and writeback, changed visibly and reversibly.",
+        (
+            "Presets with a current -> new preview in explicit units (KiB, sectors, %)",
+            "Apply, verify and revert through the privileged helper, journaled",
+            "ext4 stride / stripe_width and XFS su / sw advice for each array",
+            "Benchmark with and without a preset, with noise shown as noise",
+        ),
+    ),
+    "benchmark": PageInfo(
+        "benchmark",
+        "Benchmark",
+        "Throughput and CPU together, live, with the context recorded.",
+        (
+            "fio and a built-in engine through the privileged helper",
+            "Live MB/s, IOPS and CPU user/system/iowait plots with progress and ETA",
+            "A bonnie++-style results table with spread over repetitions",
+            "Every run saved to the history with its hardware and tuning context",
+        ),
+    ),
+}
+
+
+class UpcomingPage(QWidget):
+    """Title, one line of purpose and the list of what the page will hold."""
+
+    def __init__(self, info: PageInfo, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.info = info
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(32, 28, 32, 28)
+        layout.setSpacing(10)
+        layout.addWidget(page_title(info.title))
+        tagline = QLabel(info.tagline)
+        tagline.setWordWrap(True)
+        layout.addWidget(tagline)
+        items = "".join(f"<li>{item}</li>" for item in info.upcoming)
+        body = QLabel(
+            "<p>This page is not built yet. It will show:</p>"
+            f"<ul style='margin-left:-18px'>{items}</ul>"
+        )
+        body.setTextFormat(Qt.TextFormat.RichText)
+        body.setWordWrap(True)
+        body.setObjectName("upcomingList")
+        layout.addWidget(body)
+        layout.addStretch(1)
+
+
+def page_title(text: str) -> QLabel:
+    label = QLabel(text)
+    font = label.font()
+    font.setPointSizeF(font.pointSizeF() * 1.6)
+    font.setBold(True)
+    label.setFont(font)
+    label.setAccessibleName(f"{text} page")
+    return label

@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QApplication, QLabel
+
+from stripewise.gui import VIEW_NAMES
+from stripewise.gui.main_window import MainWindow
+from stripewise.gui.pages import UpcomingPage
+from stripewise.gui.theme import ThemeController, is_dark
+
+
+def test_every_view_has_a_page_and_a_navigation_entry(main_window: MainWindow) -> None:
+    assert main_window.nav.count() == len(VIEW_NAMES) == main_window.pages.count()
+    for name in VIEW_NAMES:
+        main_window.show_view(name)
+        assert main_window.current_view == name
+        assert main_window.pages.currentWidget() is main_window.page_widgets[name]
+        assert main_window.view_actions[name].isChecked()
+
+
+def test_placeholder_pages_say_what_will_be_there(main_window: MainWindow) -> None:
+    for name in ("hardware", "planner", "tuning", "benchmark"):
+        page = main_window.page_widgets[name]
+        assert isinstance(page, UpcomingPage)
+        text = page.findChild(QLabel, "upcomingList").text()
+        assert "not built yet" in text
+        assert all(item in text for item in page.info.upcoming)
+
+
+def test_ctrl_number_shortcuts_switch_views(qtbot, main_window: MainWindow) -> None:
+    main_window.activateWindow()
+    for number, name in reversed(list(enumerate(VIEW_NAMES, start=1))):
+        qtbot.keyClick(
+            main_window, Qt.Key(Qt.Key.Key_0 + number), Qt.KeyboardModifier.ControlModifier
+        )
+        assert main_window.current_view == name
+
+
+def test_arrow_keys_in_navigation_change_the_page(qtbot, main_window: MainWindow) -> None:
+    main_window.show_view("hardware")
+    main_window.nav.setFocus()
+    qtbot.keyClick(main_window.nav, Qt.Key.Key_Down)
+    assert main_window.current_view == "planner"
+    qtbot.keyClick(main_window.nav, Qt.Key.Key_End)
+    assert main_window.current_view == "history"
+
+
+def test_window_fits_a_1024x768_console(main_window: MainWindow) -> None:
+    assert main_window.minimumSize().width() <= 1024
+    assert main_window.minimumSize().height() <= 768 - 40  # room for a panel
+    hint = main_window.minimumSizeHint()
+    assert hint.width() <= 1024 and hint.height() <= 728
+    main_window.resize(QSize(1024, 700))
+    QApplication.processEvents()
+    assert main_window.size() == QSize(1024, 700)
+    nav = main_window.nav
+    last = nav.visualItemRect(nav.item(nav.count() - 1))
+    assert nav.viewport().rect().contains(last), "navigation entries clipped at 1024x768"
+
+
+def test_window_state_and_view_are_remembered(make_window, settings_path: Path) -> None:
+    first = make_window()
+    first.resize(QSize(1000, 700))
+    first.show_view("tuning")
+    first.close()
+    assert settings_path.exists()
+    second = make_window()
+    assert second.current_view == "tuning"
+    assert second.size() == QSize(1000, 700)
+
+
+def test_requested_view_wins_over_remembered_one(make_window) -> None:
+    first = make_window()
+    first.show_view("tuning")
+    first.close()
+    assert make_window(view="history").current_view == "history"
+
+
+def test_status_bar_reports_privileges_and_fio(main_window: MainWindow) -> None:
+    report = main_window.system.report
+    assert report is not None
+    assert main_window.privilege_label.text() == f"Privileges: {report.privileges.mode.value}"
+    if report.fio.present:
+        assert report.fio.version and report.fio.version in main_window.fio_label.text()
+    else:
+        assert main_window.fio_label.text() == "fio: not installed"
+    assert main_window.database_label.text() == "History: 0 runs"
+
+
+def test_about_dialog_lists_versions(qtbot, main_window: MainWindow) -> None:
+    from PySide6 import __version__ as pyside_version
+    from PySide6.QtCore import qVersion
+
+    dialog = main_window.about_dialog()
+    qtbot.addWidget(dialog)
+    rows = dict(dialog.rows)
+    assert rows["Qt"] == qVersion()
+    assert rows["PySide6"] == pyside_version
+    assert rows["Stripewise"]
+    fio = main_window.system.report.fio
+    assert rows["fio"] == (
+        fio.version if fio.present else "not installed (the built-in engine is used)"
+    )
+    assert "history.db" in rows["History"]
+
+
+def test_history_page_lists_recorded_runs(make_window, seeded_db_url: str) -> None:
+    window = make_window(url=seeded_db_url, view="history")
+    page = window.page_widgets["history"]
+    assert page.model.rowCount() == 3
+    assert page.stack.currentWidget() is page.table
+    # newest first
+    assert page.model.index(0, 0).data() == "3"
+    assert window.database_label.text() == "History: 3 runs"
+
+
+def test_empty_history_says_so(main_window: MainWindow) -> None:
+    page = main_window.page_widgets["history"]
+    assert page.stack.currentWidget() is page.empty
+
+
+@pytest.mark.parametrize("preference, dark", [("dark", True), ("light", False)])
+def test_forced_colour_scheme(qapp, preference: str, dark: bool) -> None:
+    original = qapp.palette()
+    try:
+        ThemeController(qapp, preference)
+        assert is_dark(qapp.palette()) is dark
+    finally:
+        qapp.setPalette(original)
+
+
+def test_system_scheme_change_is_followed(qapp) -> None:
+    original = qapp.palette()
+    try:
+        controller = ThemeController(qapp, "system")
+        controller._on_system_change(Qt.ColorScheme.Dark)  # what the style hints signal delivers
+        assert is_dark(qapp.palette()) is controller.dark
+        controller.preference = "dark"
+        controller.apply()
+        assert is_dark(qapp.palette())
+    finally:
+        qapp.setPalette(original)
