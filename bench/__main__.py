@@ -1,0 +1,145 @@
+"""Performance harness: `python -m bench` prints a table of figures (medians), never pass/fail.
+
+Figures:
+  startup   process start -> first frame of the main window, real X11 window under Xvfb
+  history   `stripewise history list` on a database of 1,000 runs: the store query in-process
+            and the whole command as a user runs it
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.fixtures import seed_history, start_xvfb
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    samples_ms: list[float]
+    target_ms: float | None = None
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.samples_ms)
+
+    def row(self) -> str:
+        low, high = min(self.samples_ms), max(self.samples_ms)
+        target = f"< {self.target_ms:,.0f} ms" if self.target_ms is not None else ""
+        verdict = (
+            ""
+            if self.target_ms is None
+            else ("met" if self.median_ms < self.target_ms else "MISSED")
+        )
+        return (
+            f"{self.name:<44} {self.median_ms:>9.1f} {low:>9.1f} {high:>9.1f} "
+            f"{len(self.samples_ms):>4}  {target:<11} {verdict}"
+        )
+
+
+def _stripewise() -> list[str]:
+    script = Path(sys.executable).parent / "stripewise"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "stripewise"]
+
+
+def measure_startup(runs: int, db_url: str) -> Figure:
+    display = start_xvfb()
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+        env |= {"DISPLAY": display.name, "QT_QPA_PLATFORM": "xcb"}
+        samples = []
+        for _ in range(runs + 1):  # the first run warms the page cache and is dropped
+            started = time.monotonic()
+            done = subprocess.run(
+                [*_stripewise(), "--db", db_url, "--bench-startup"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+                check=True,
+            )
+            line = next(x for x in done.stdout.splitlines() if x.startswith("first-frame "))
+            samples.append((float(line.split()[1]) - started) * 1000)
+        return Figure("start to first window frame (Xvfb)", samples[1:], 1500)
+    finally:
+        display.stop()
+
+
+def _time_ms(work: Callable[[], object], runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def measure_history(runs: int, db_url: str) -> list[Figure]:
+    from stripewise.history.database import open_database
+    from stripewise.history.store import HistoryStore
+
+    db = open_database(db_url)
+    try:
+        store = HistoryStore(db)
+        store.list_runs()  # warm
+        in_process = _time_ms(store.list_runs, runs * 4)
+    finally:
+        db.close()
+
+    def command(*extra: str) -> Callable[[], object]:
+        argv = [*_stripewise(), "--db", db_url, "history", "list", *extra]
+        return lambda: subprocess.run(argv, capture_output=True, check=True, timeout=60)
+
+    command()()  # warm
+    return [
+        Figure("history list, 1,000 runs: store query", in_process, 100),
+        Figure("history list, 1,000 runs: whole command", _time_ms(command(), runs), 100),
+        Figure("history list --json, 1,000 runs: whole cmd", _time_ms(command("--json"), runs)),
+        Figure(
+            "python -c pass (interpreter floor)",
+            _time_ms(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), runs),
+        ),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
+    parser.add_argument("--only", choices=("startup", "history"), default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="stripewise-bench-") as scratch:
+        empty_db = f"sqlite:///{scratch}/empty.db"
+        big_db = f"sqlite:///{scratch}/runs-1000.db"
+        figures: list[Figure] = []
+        if args.only in (None, "startup"):
+            if shutil.which("Xvfb") is None:
+                print("Xvfb is not installed: skipping the start-up figure", file=sys.stderr)
+            else:
+                figures.append(measure_startup(args.runs, empty_db))
+        if args.only in (None, "history"):
+            seed_history(big_db, runs=1000)
+            figures.extend(measure_history(args.runs, big_db))
+    print(
+        f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}, kernel {platform.release()}"
+    )
+    print(f"{'figure':<44} {'median':>9} {'min':>9} {'max':>9} {'n':>4}  target")
+    print(f"{'':<44} {'ms':>9} {'ms':>9} {'ms':>9}")
+    for figure in figures:
+        print(figure.row())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
