@@ -148,9 +148,13 @@ def _fail(message: str) -> int:
 
 
 def _database_url(args: argparse.Namespace) -> str:
-    from stripewise.history.database import resolve_database_url
+    from stripewise.history.errors import DatabaseError
+    from stripewise.history.location import resolve_database_url
 
-    return resolve_database_url(args.db)
+    try:
+        return resolve_database_url(args.db)
+    except DatabaseError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _doctor(args: argparse.Namespace) -> int:

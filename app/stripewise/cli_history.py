@@ -14,6 +14,14 @@ from stripewise.model.run import ResultValue, RunDetail, RunSummary
 
 def run(args: argparse.Namespace, url: str) -> int:
     from stripewise.cli import CliError
+
+    if args.history_command == "list":
+        from stripewise.history import quicklist
+
+        runs = quicklist.list_runs(url, limit=args.limit)
+        if runs is not None:
+            _print_runs(runs, as_json=args.json)
+            return 0
     from stripewise.history import database
     from stripewise.history.store import HistoryStore
 
@@ -24,11 +32,7 @@ def run(args: argparse.Namespace, url: str) -> int:
     try:
         store = HistoryStore(db)
         if args.history_command == "list":
-            runs = store.list_runs(limit=args.limit)
-            if args.json:
-                print(json.dumps({"runs": [summary_json(r) for r in runs]}, indent=2))
-            else:
-                print(format_run_table(runs))
+            _print_runs(store.list_runs(limit=args.limit), as_json=args.json)
             return 0
         try:
             detail = store.get_run(args.run_id)
@@ -43,6 +47,13 @@ def run(args: argparse.Namespace, url: str) -> int:
         return _export(args, store, detail)
     finally:
         db.close()
+
+
+def _print_runs(runs: list[RunSummary], *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"runs": [summary_json(r) for r in runs]}, indent=2))
+    else:
+        print(format_run_table(runs))
 
 
 def _export(args: argparse.Namespace, store: Any, detail: RunDetail) -> int:

@@ -8,9 +8,7 @@ Stripewise is reported before anything writes to it, and they are backed up befo
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -31,6 +29,13 @@ from stripewise.history.errors import (
     RunNotFoundError,
     one_line,
 )
+from stripewise.history.location import (
+    ENV_VAR,
+    default_database_url,
+    path_to_url,
+    resolve_database_url,
+)
+from stripewise.history.revisions import HEAD_REVISION, KNOWN_REVISIONS
 from stripewise.history.sqlitefile import move_aside
 
 if TYPE_CHECKING:
@@ -55,13 +60,10 @@ __all__ = [
     "open_database",
     "path_to_url",
     "resolve_database_url",
+    "sqlite_path_of",
 ]
 
-# Kept in step with migrations/versions by a test, so the fast path needs no Alembic import.
-HEAD_REVISION = "0002"
-KNOWN_REVISIONS = ("0001", "0002")
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
-ENV_VAR = "STRIPEWISE_DB"
 BUSY_TIMEOUT_MS = 5000
 
 
@@ -118,35 +120,6 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({self.display_url!r}, revision={self.schema_revision!r})"
-
-
-def path_to_url(path: str | os.PathLike[str]) -> str:
-    """A SQLite URL for a file path, with characters such as `?` and `#` escaped."""
-    absolute = Path(path).expanduser().absolute()
-    return URL.create("sqlite", database=str(absolute)).render_as_string(hide_password=False)
-
-
-def default_database_url() -> str:
-    """`history.db` in the per-user data folder (created if missing)."""
-    from platformdirs import user_data_dir
-
-    folder = Path(user_data_dir("stripewise"))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DatabaseUnreachableError(
-            str(folder), f"cannot create folder: {exc.strerror}"
-        ) from exc
-    return path_to_url(folder / "history.db")
-
-
-def resolve_database_url(cli_url: str | None, environ: Mapping[str, str] = os.environ) -> str:
-    """`--db` wins over `STRIPEWISE_DB`, which wins over the default; paths become URLs."""
-    for candidate in (cli_url, environ.get(ENV_VAR)):
-        if candidate and candidate.strip():
-            value = candidate.strip()
-            return value if "://" in value else path_to_url(value)
-    return default_database_url()
 
 
 def display_url(url: URL | str) -> str:

@@ -30,6 +30,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from stripewise.history.rows import as_utc
+
 # Named constraints let SQLite batch migrations find and alter them later.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -64,13 +66,6 @@ class UTCDateTime(TypeDecorator[datetime]):
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         return None if value is None else as_utc(value)
-
-
-def as_utc(value: datetime) -> datetime:
-    """Naive values from the database are UTC; aware ones are converted to UTC."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
 
 
 def utc_now() -> datetime:

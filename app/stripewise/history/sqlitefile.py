@@ -54,7 +54,7 @@ def _has_pending_wal(path: Path) -> bool:
         return False
 
 
-def _probe_uri(path: Path) -> str:
+def read_uri(path: Path) -> str:
     """Read-only, and `immutable` when no WAL is pending.
 
     A read-only connection to a WAL database still creates -wal and -shm files; `immutable`
@@ -79,7 +79,7 @@ def probe(path: Path, location: str) -> Probe:
         return Probe(exists=True, revision=None, tables=frozenset())
     _check_header(path, size, location)
     try:
-        conn = sqlite3.connect(_probe_uri(path), uri=True, timeout=5)
+        conn = sqlite3.connect(read_uri(path), uri=True, timeout=5)
     except sqlite3.Error as exc:
         raise classify(exc, path, location) from exc
     try:

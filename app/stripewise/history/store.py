@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, func, insert, select, update
+from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 
 from stripewise.history.database import Database
 from stripewise.history.errors import CorruptDatabaseError, DatabaseError, RunNotFoundError
 from stripewise.history.hostinfo import HostInfo
 from stripewise.history.models import RUN_SOURCES, hosts, results, runs, samples, utc_now
+from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
 from stripewise.model.run import ResultValue, RunDetail, RunStatus, RunSummary
 
 
@@ -35,17 +36,8 @@ class SampleRow:
     data: dict[str, float | None]
 
 
-_SUMMARY_COLUMNS = (
-    runs.c.id,
-    runs.c.name,
-    runs.c.status,
-    hosts.c.hostname,
-    runs.c.target,
-    runs.c.engine,
-    runs.c.engine_version,
-    runs.c.started_at,
-    runs.c.finished_at,
-    runs.c.tags,
+_SUMMARY_COLUMNS = tuple(
+    hosts.c.hostname if field == "hostname" else runs.c[field] for field in SUMMARY_FIELDS
 )
 
 
@@ -217,7 +209,7 @@ class HistoryStore:
         if limit is not None:
             stmt = stmt.limit(limit)
         with self._read() as conn:
-            return [_summary(row) for row in conn.execute(stmt)]
+            return [summary_from_row(row) for row in conn.execute(stmt)]
 
     def get_run(self, run_id: int) -> RunDetail:
         run_stmt = (
@@ -255,7 +247,7 @@ class HistoryStore:
             "ram_bytes": row.ram_bytes,
         }
         return RunDetail(
-            summary=_summary(row),
+            summary=summary_from_row(row),
             spec=dict(row.spec or {}),
             context=dict(row.context or {}),
             results=tuple(
@@ -360,18 +352,3 @@ def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-def _summary(row: Row[Any]) -> RunSummary:
-    return RunSummary(
-        id=row.id,
-        name=row.name,
-        status=RunStatus(row.status),
-        host=row.hostname,
-        target=row.target,
-        engine=row.engine,
-        engine_version=row.engine_version,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        tags=tuple(row.tags or ()),
-    )

@@ -1,0 +1,59 @@
+"""Which database to use: `--db`, then `STRIPEWISE_DB`, then the per-user SQLite file.
+
+Standard library only (plus platformdirs): the CLI resolves the URL before deciding whether it
+needs SQLAlchemy at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from stripewise.history.errors import DatabaseUnreachableError
+
+ENV_VAR = "STRIPEWISE_DB"
+_PLAIN_SQLITE = re.compile(r"^sqlite(\+pysqlite)?:///(?P<path>[^?]+)$")
+
+
+def path_to_url(path: str | os.PathLike[str]) -> str:
+    """A SQLite URL for a file path, with characters such as `?` and `#` escaped."""
+    absolute = Path(path).expanduser().absolute()
+    return "sqlite:///" + quote(str(absolute), safe=" /")
+
+
+def default_database_url() -> str:
+    """`history.db` in the per-user data folder (created if missing)."""
+    from platformdirs import user_data_dir
+
+    folder = Path(user_data_dir("stripewise"))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseUnreachableError(
+            str(folder), f"cannot create folder: {exc.strerror}"
+        ) from exc
+    return path_to_url(folder / "history.db")
+
+
+def resolve_database_url(cli_url: str | None, environ: Mapping[str, str] = os.environ) -> str:
+    """`--db` wins over `STRIPEWISE_DB`, which wins over the default; paths become URLs."""
+    for candidate in (cli_url, environ.get(ENV_VAR)):
+        if candidate and candidate.strip():
+            value = candidate.strip()
+            return value if "://" in value else path_to_url(value)
+    return default_database_url()
+
+
+def plain_sqlite_path(url: str) -> Path | None:
+    """The file of a plain `sqlite:///PATH` URL; None for anything with options or another
+    backend, which only SQLAlchemy should interpret."""
+    match = _PLAIN_SQLITE.match(url)
+    if match is None:
+        return None
+    path = unquote(match.group("path"))
+    if path == ":memory:" or path.startswith("file:"):
+        return None
+    return Path(path).absolute()

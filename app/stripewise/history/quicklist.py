@@ -1,0 +1,74 @@
+"""`history list` on a current SQLite history with the standard library alone.
+
+Importing SQLAlchemy costs several hundred milliseconds on a small server, more than the whole
+listing is allowed to take. When the file is a plain SQLite file at the current schema, it is
+read here, read-only, with the same columns and row mapping as `HistoryStore.list_runs`; in
+every other case (another backend, an older or newer schema, any error) the caller takes the
+full path, which migrates and explains problems.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
+
+from stripewise.history import sqlitefile
+from stripewise.history.errors import DatabaseError
+from stripewise.history.location import plain_sqlite_path
+from stripewise.history.revisions import HEAD_REVISION
+from stripewise.history.rows import SUMMARY_FIELDS, as_utc, summary_from_row
+from stripewise.model.run import RunSummary
+
+_COLUMNS = {
+    "id": "runs.id",
+    "name": "runs.name",
+    "status": "runs.status",
+    "hostname": "hosts.hostname",
+    "target": "runs.target",
+    "engine": "runs.engine",
+    "engine_version": "runs.engine_version",
+    "started_at": "runs.started_at",
+    "finished_at": "runs.finished_at",
+    "tags": "runs.tags",
+}
+LIST_RUNS_SQL = (
+    f"SELECT {', '.join(_COLUMNS[field] for field in SUMMARY_FIELDS)} "
+    "FROM runs JOIN hosts ON runs.host_id = hosts.id "
+    "ORDER BY runs.started_at DESC, runs.id DESC LIMIT ?"
+)
+
+
+def _time(text: str | None) -> datetime | None:
+    return None if text is None else as_utc(datetime.fromisoformat(text))
+
+
+def _row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> SimpleNamespace:
+    row = SimpleNamespace(**dict(zip(SUMMARY_FIELDS, values, strict=True)))
+    row.started_at = _time(row.started_at)
+    row.finished_at = _time(row.finished_at)
+    row.tags = json.loads(row.tags) if row.tags else ()
+    return row
+
+
+def list_runs(url: str, limit: int | None = None) -> list[RunSummary] | None:
+    """Runs newest first, or None when this shortcut does not apply."""
+    path = plain_sqlite_path(url)
+    if path is None or not path.is_file():
+        return None
+    try:
+        if sqlitefile.probe(path, url).revision != HEAD_REVISION:
+            return None
+        conn = sqlite3.connect(sqlitefile.read_uri(path), uri=True, timeout=5)
+    except (DatabaseError, sqlite3.Error):
+        return None
+    try:
+        conn.row_factory = _row
+        rows = conn.execute(LIST_RUNS_SQL, (-1 if limit is None else limit,)).fetchall()
+        return [summary_from_row(row) for row in rows]
+    except (sqlite3.Error, ValueError):
+        return None
+    finally:
+        conn.close()

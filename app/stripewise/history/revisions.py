@@ -1,0 +1,9 @@
+"""Schema revisions this version knows, kept in step with migrations/versions by a test.
+
+A module of its own so that readers which never migrate need neither Alembic nor SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+HEAD_REVISION = "0002"
+KNOWN_REVISIONS = ("0001", "0002")

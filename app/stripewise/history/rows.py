@@ -1,0 +1,58 @@
+"""Database rows to model values, shared by the SQLAlchemy store and the quick SQLite reader."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from stripewise.model.run import RunStatus, RunSummary
+
+# The listing's columns, in order; both readers select exactly these.
+SUMMARY_FIELDS = (
+    "id",
+    "name",
+    "status",
+    "hostname",
+    "target",
+    "engine",
+    "engine_version",
+    "started_at",
+    "finished_at",
+    "tags",
+)
+
+
+class SummaryRow(Protocol):
+    id: int
+    name: str
+    status: str
+    hostname: str
+    target: str
+    engine: str
+    engine_version: str
+    started_at: datetime
+    finished_at: datetime | None
+    tags: Sequence[str] | None
+
+
+def as_utc(value: datetime) -> datetime:
+    """Naive values from the database are UTC; aware ones are converted to UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def summary_from_row(row: SummaryRow | Any) -> RunSummary:
+    return RunSummary(
+        id=row.id,
+        name=row.name,
+        status=RunStatus(row.status),
+        host=row.hostname,
+        target=row.target,
+        engine=row.engine,
+        engine_version=row.engine_version,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        tags=tuple(row.tags or ()),
+    )
