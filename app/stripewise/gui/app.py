@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -115,12 +116,26 @@ def run_gui(args: argparse.Namespace) -> int:
             _report_first_frame(window)
         window.show()
         window.start_loading()
+        _close_on_signals(window)
         code = app.exec()
         wait_for_background_tasks()
         history.close()
     if args.screenshot is not None:
         return outcome.exit_code
     return code
+
+
+def _close_on_signals(window: MainWindow) -> None:
+    """Ctrl+C or SIGTERM close the window the normal way, so its state is saved.
+
+    Python runs signal handlers only between bytecodes; a short idle timer gives it the chance
+    while Qt's event loop is waiting.
+    """
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda _n, _f: window.close())
+    wake = QTimer(window)
+    wake.timeout.connect(lambda: None)
+    wake.start(250)
 
 
 class _Screenshot(QObject):
