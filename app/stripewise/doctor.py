@@ -114,7 +114,7 @@ def check_udev() -> Check:
             "udev",
             Status.WARN,
             f"libudev sees {disks} disks but there is no udev database ({database}): "
-            "serials and by-path names are read from sysfs where possible",
+            "serials, WWNs and by-path names may be missing",
             {"disks": disks, "database": False},
         )
     return Check(

@@ -125,21 +125,29 @@ def test_empty_history_says_so(main_window: MainWindow) -> None:
 @pytest.mark.parametrize("preference, dark", [("dark", True), ("light", False)])
 def test_forced_colour_scheme(qapp, preference: str, dark: bool) -> None:
     original = qapp.palette()
+    controller = ThemeController(qapp, preference)
     try:
-        ThemeController(qapp, preference)
         assert is_dark(qapp.palette()) is dark
     finally:
+        controller.detach()
         qapp.setPalette(original)
 
 
-def test_system_scheme_change_is_followed(qapp) -> None:
+def test_system_scheme_changes_are_followed_unless_forced(qapp) -> None:
+    """The desktop switching light/dark arrives as QStyleHints.colorSchemeChanged."""
     original = qapp.palette()
+    desktop = {"scheme": Qt.ColorScheme.Light}
+    hints = qapp.styleHints()
     try:
-        controller = ThemeController(qapp, "system")
-        controller._on_system_change(Qt.ColorScheme.Dark)  # what the style hints signal delivers
-        assert is_dark(qapp.palette()) is controller.dark
-        controller.preference = "dark"
-        controller.apply()
+        follows = ThemeController(qapp, "system", lambda: desktop["scheme"])
+        assert not is_dark(qapp.palette())
+        desktop["scheme"] = Qt.ColorScheme.Dark
+        hints.colorSchemeChanged.emit(Qt.ColorScheme.Dark)
         assert is_dark(qapp.palette())
+        follows.preference = "light"
+        follows.apply()
+        hints.colorSchemeChanged.emit(Qt.ColorScheme.Dark)
+        assert not is_dark(qapp.palette()), "a forced scheme must ignore the desktop"
     finally:
+        follows.detach()
         qapp.setPalette(original)

@@ -6,6 +6,8 @@ from Qt's style hints (desktop portal, GNOME or KDE settings) unless the user fo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
@@ -48,8 +50,8 @@ def dark_palette() -> QPalette:
     return palette
 
 
-def system_prefers_dark() -> bool:
-    return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+def system_color_scheme() -> Qt.ColorScheme:
+    return QGuiApplication.styleHints().colorScheme()
 
 
 def is_dark(palette: QPalette) -> bool:
@@ -59,9 +61,15 @@ def is_dark(palette: QPalette) -> bool:
 class ThemeController:
     """Applies `preference` ("system", "light" or "dark") now and whenever the system changes."""
 
-    def __init__(self, app: QApplication, preference: str = "system") -> None:
+    def __init__(
+        self,
+        app: QApplication,
+        preference: str = "system",
+        system_scheme: Callable[[], Qt.ColorScheme] = system_color_scheme,
+    ) -> None:
         self._app = app
         self.preference = preference
+        self._system_scheme = system_scheme
         app.setStyle("Fusion")
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_system_change)
         self.apply()
@@ -69,12 +77,16 @@ class ThemeController:
     @property
     def dark(self) -> bool:
         if self.preference == "system":
-            return system_prefers_dark()
+            return self._system_scheme() == Qt.ColorScheme.Dark
         return self.preference == "dark"
 
     def apply(self) -> None:
         style = self._app.style()
         self._app.setPalette(dark_palette() if self.dark else style.standardPalette())
+
+    def detach(self) -> None:
+        """Stop following the desktop (the palette stays as it is)."""
+        QGuiApplication.styleHints().colorSchemeChanged.disconnect(self._on_system_change)
 
     def _on_system_change(self, _scheme: Qt.ColorScheme) -> None:
         if self.preference == "system":
