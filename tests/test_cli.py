@@ -245,3 +245,12 @@ def test_install_desktop_entry(tmp_path: Path, capsys) -> None:
             [validate, str(desktop)], capture_output=True, text=True, check=False
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_uncreatable_data_folder_is_a_one_line_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should go")
+    for args in (["history", "list"], ["--screenshot", str(tmp_path / "x.png")]):
+        done = run_cli(*args, env={"XDG_DATA_HOME": str(blocker)})
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and str(blocker) in done.stderr, done.stderr

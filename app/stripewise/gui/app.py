@@ -57,11 +57,11 @@ def _error(message: str) -> None:
     print(f"stripewise: error: {message}", file=sys.stderr)
 
 
-def open_history(url: str, interactive: bool) -> history_service.HistoryService | None:
+def open_history(cli_url: str | None, interactive: bool) -> history_service.HistoryService | None:
     """Open the database, explaining failures; offers to move a corrupt SQLite file aside."""
     while True:
         try:
-            return history_service.HistoryService.open(url)
+            return history_service.HistoryService.open(history_service.resolve_url(cli_url))
         except history_service.CorruptDatabaseError as exc:
             _error(str(exc))
             if not interactive or not _offer_move_aside(exc):
@@ -97,8 +97,8 @@ def run_gui(args: argparse.Namespace) -> int:
     ):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = create_application()
-    theme = ThemeController(app, args.theme)
-    history = open_history(history_service.resolve_url(args.db), interactive=not headless)
+    _theme = ThemeController(app, args.theme)  # follows the desktop for the whole session
+    history = open_history(args.db, interactive=not headless)
     if history is None:
         return EXIT_USAGE
     with tempfile.TemporaryDirectory(prefix="stripewise-") as scratch:
@@ -109,7 +109,6 @@ def run_gui(args: argparse.Namespace) -> int:
             else user_settings()
         )
         window = MainWindow(history, SystemInfoService(), settings, initial_view=args.view)
-        window.theme = theme  # type: ignore[attr-defined]  # keeps the controller alive
         if args.screenshot is not None:
             outcome = _Screenshot(window, args.screenshot)
         elif args.bench_startup:
