@@ -81,6 +81,19 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
     _add_db_option(export, top=False)
 
+    inventory = commands.add_parser(
+        "inventory", help="controllers, slots and disks (live, or from a snapshot or udev dump)"
+    )
+    inventory.add_argument("--json", action="store_true", help="print the snapshot JSON")
+    inventory.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="FILE",
+        help="a saved snapshot, `udevadm info --export-db` output, or a umockdev recording",
+    )
+    inventory.add_argument("--save", type=Path, metavar="FILE", help="write a snapshot file")
+
     db = commands.add_parser("db", help="the history database itself")
     db_commands = db.add_subparsers(
         dest="db_command", metavar="ACTION", required=True, parser_class=_Parser
@@ -127,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
             from stripewise import cli_history
 
             return cli_history.run(args, _database_url(args))
+        if args.command == "inventory":
+            from stripewise import cli_inventory
+
+            return cli_inventory.run(args)
         if args.command == "db":
             return _db(args)
         if args.command == "install-desktop-entry":

@@ -1,1 +1,55 @@
+"""Reading hardware into `model.topology`: live from udev/sysfs, or from saved files."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from stripewise.model.topology import Inventory
+
+__all__ = ["InventoryError", "load_inventory", "read_live"]
+
+
+class InventoryError(ValueError):
+    """A file that cannot be read as an inventory; the message names the file and line/field."""
+
+
+def read_live(labels: Mapping[str, str] | None = None) -> Inventory:
+    """This machine now (or the umockdev testbed the process runs in)."""
+    from stripewise.inventory.build import build_inventory
+    from stripewise.inventory.sources import UdevSource
+
+    return build_inventory(UdevSource(), labels)
+
+
+def load_inventory(path: Path, labels: Mapping[str, str] | None = None) -> Inventory:
+    """A snapshot (JSON), `udevadm info --export-db` text, or a umockdev recording."""
+    from stripewise.inventory.build import build_inventory
+    from stripewise.inventory.snapshot import SnapshotError, loads
+    from stripewise.inventory.udevdump import DumpFormatError, DumpSource
+
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InventoryError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InventoryError(f"{path}: not a text file (byte {exc.start} is not UTF-8)") from None
+    try:
+        if text.lstrip().startswith("{"):
+            inventory = loads(text, str(path))
+            return _relabel(inventory, labels) if labels else inventory
+        return build_inventory(DumpSource(text, str(path)), labels)
+    except (SnapshotError, DumpFormatError) as exc:
+        raise InventoryError(str(exc)) from None
+
+
+def _relabel(inventory: Inventory, labels: Mapping[str, str]) -> Inventory:
+    from dataclasses import replace
+
+    controllers = tuple(
+        replace(c, slots=tuple(replace(s, label=labels.get(s.key, s.label)) for s in c.slots))
+        for c in inventory.controllers
+    )
+    return replace(inventory, controllers=controllers)

@@ -1,0 +1,102 @@
+"""`stripewise inventory`: the hardware map in a terminal, as JSON, or saved as a snapshot."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from stripewise.model.topology import Controller, Disk, Inventory
+
+
+def run(args: argparse.Namespace) -> int:
+    from stripewise.cli import CliError
+    from stripewise.inventory import InventoryError, load_inventory, read_live
+    from stripewise.inventory.snapshot import dumps
+
+    try:
+        inventory = load_inventory(args.source) if args.source else read_live()
+    except InventoryError as exc:
+        raise CliError(str(exc)) from None
+    text = dumps(inventory)
+    if args.save:
+        _write_atomically(args.save, text)
+        print(f"inventory saved to {args.save}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(text)
+    elif not args.save:
+        print(format_inventory(inventory))
+    return 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    from stripewise.cli import CliError
+
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", dir=path.parent or Path("."), prefix=f".{path.name}.", delete=False
+        ) as handle:
+            handle.write(text)
+        os.replace(handle.name, path)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def human_size(size: int | None) -> str:
+    """Decimal units, as disks are sold: 500.1 GB, 1.9 TB."""
+    if size is None:
+        return "size unknown"
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size:,} B"
+
+
+def _controller_line(controller: Controller) -> str:
+    model = controller.model or "unknown controller"
+    link = controller.pci.link.describe() if controller.pci and controller.pci.link else None
+    ports = f"{controller.port_count} ports" if controller.port_count is not None else None
+    extras = ", ".join(x for x in (controller.driver, link, ports) if x)
+    return f"{controller.id}  {model}" + (f"  ({extras})" if extras else "")
+
+
+def _disk_cells(disk: Disk) -> str:
+    state = disk.state.value.replace("_", " ")
+    serial = f"s/n {disk.serial}" if disk.serial else "s/n unknown"
+    return (
+        f"{disk.name:<9} {human_size(disk.size_bytes):>12}  {disk.model or 'model unknown'}  "
+        f"{serial}  [{state}]"
+    )
+
+
+def format_inventory(inventory: Inventory) -> str:
+    host = inventory.host.hostname or "unknown host"
+    lines = [
+        f"{host}: {len(inventory.disks)} disks on {len(inventory.controllers)} controllers"
+        f" (from {inventory.source})"
+    ]
+    lines += [f"warning: {w}" for w in inventory.warnings]
+    for root, controllers in inventory.roots().items():
+        lines.append("")
+        lines.append(root)
+        for controller in controllers:
+            behind = f" behind {' > '.join(controller.bridges)}" if controller.bridges else ""
+            lines.append(f"  {_controller_line(controller)}{behind}")
+            for slot in controller.slots:
+                label = f"{slot.title:<14}"
+                cell = _disk_cells(slot.disk) if slot.disk else "(empty)"
+                lines.append(f"    {label} {cell}")
+    if inventory.arrays:
+        lines.append("")
+        lines.append("Arrays and volumes")
+        for array in inventory.arrays:
+            members = " ".join(array.members) or "members unknown"
+            lines.append(f"  {array.name:<8} {array.level or '?':<8} {members}")
+    used_virtual = [d for d in inventory.virtual if d.size_bytes]
+    if used_virtual:
+        lines.append("")
+        lines.append("Virtual")
+        lines += [f"  {_disk_cells(d)}" for d in used_virtual]
+    return "\n".join(lines)

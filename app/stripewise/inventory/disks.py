@@ -1,0 +1,107 @@
+"""One block device's facts: identity, geometry, tuning values, what is on it."""
+
+from __future__ import annotations
+
+import re
+
+from stripewise.inventory.sources import DeviceRecord, DeviceSource
+from stripewise.model.topology import SECTOR_BYTES
+
+_WWN_PREFIXES = ("naa.", "eui.", "nguid.", "0x")
+
+
+def decode_udev(text: str | None) -> str | None:
+    """ID_MODEL_ENC style `\\x20` escapes; blank means unknown."""
+    if text is None:
+        return None
+    decoded = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
+    cleaned = " ".join(decoded.split())
+    return cleaned or None
+
+
+def int_attr(source: DeviceSource, path: str, name: str) -> int | None:
+    text = source.attribute(path, name)
+    try:
+        return int(text.strip()) if text is not None else None
+    except ValueError:
+        return None
+
+
+def size_bytes(source: DeviceSource, record: DeviceRecord) -> int | None:
+    sectors = int_attr(source, record.path, "size")
+    if sectors is None and record.prop("ID_PART_ENTRY_SIZE"):
+        try:
+            sectors = int(record.properties["ID_PART_ENTRY_SIZE"])
+        except ValueError:
+            sectors = None
+    return sectors * SECTOR_BYTES if sectors is not None and sectors >= 0 else None
+
+
+def scheduler(source: DeviceSource, path: str) -> tuple[str | None, tuple[str, ...]]:
+    """`none [mq-deadline] kyber bfq` -> ("mq-deadline", all four)."""
+    text = source.attribute(path, "queue/scheduler")
+    if not text:
+        return None, ()
+    names = tuple(n.strip("[]") for n in text.split())
+    active = next((n.strip("[]") for n in text.split() if n.startswith("[")), None)
+    return active, names
+
+
+def serial(source: DeviceSource, record: DeviceRecord, controller_path: str | None) -> str | None:
+    for key in ("ID_SERIAL_SHORT", "ID_SCSI_SERIAL"):
+        if record.prop(key):
+            return record.properties[key].strip()
+    for name in ("serial", "device/serial"):
+        text = source.attribute(record.path, name)
+        if text and text.strip():
+            return text.strip()
+    if controller_path and record.name.startswith("nvme"):
+        text = source.attribute(controller_path, "serial")
+        if text and text.strip():
+            return text.strip()
+    return record.prop("ID_SERIAL")
+
+
+def wwn(source: DeviceSource, record: DeviceRecord) -> str | None:
+    value = record.prop("ID_WWN_WITH_EXTENSION") or record.prop("ID_WWN")
+    if value:
+        return value
+    for name in ("wwid", "device/wwid"):
+        text = (source.attribute(record.path, name) or "").strip()
+        if text.startswith(_WWN_PREFIXES):
+            return text
+    return None
+
+
+def model_and_vendor(source: DeviceSource, record: DeviceRecord) -> tuple[str | None, str | None]:
+    model = decode_udev(record.prop("ID_MODEL_ENC")) or decode_udev(record.prop("ID_MODEL"))
+    vendor = decode_udev(record.prop("ID_VENDOR_ENC")) or decode_udev(record.prop("ID_VENDOR"))
+    if model is None:
+        model = decode_udev(
+            source.attribute(record.path, "device/model") or source.attribute(record.path, "model")
+        )
+    if vendor is None:
+        vendor = decode_udev(source.attribute(record.path, "device/vendor"))
+    if model and model.replace("_", " ") != model and " " not in model:
+        model = model.replace("_", " ")  # ID_MODEL replaces spaces with underscores
+    if vendor in ("ATA", "NVMe"):  # a transport, not a maker
+        vendor = None
+    return model, vendor
+
+
+def rotational(source: DeviceSource, record: DeviceRecord) -> bool | None:
+    text = source.attribute(record.path, "queue/rotational")
+    if text in ("0", "1"):
+        return text == "1"
+    rpm = record.prop("ID_ATA_ROTATION_RATE_RPM")
+    if rpm is not None:
+        return rpm != "0"
+    return None
+
+
+def devno(source: DeviceSource, record: DeviceRecord) -> str | None:
+    major, minor = record.prop("MAJOR"), record.prop("MINOR")
+    if major and minor:
+        return f"{major}:{minor}"
+    text = source.attribute(record.path, "dev")
+    return text.strip() if text else None

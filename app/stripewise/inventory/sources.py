@@ -1,0 +1,181 @@
+"""Where device facts come from: the live system (pyudev + sysfs) or a saved udev dump.
+
+The builder asks a `DeviceSource` for block devices, parent devices by path, sysfs attributes,
+directory entries and links; a dump answers what it recorded and None for the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import subprocess
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stripewise.inventory.mounts import MountTable, read_mount_table
+from stripewise.model.topology import HostIdentity
+
+_MAX_ATTR_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class DeviceRecord:
+    """One device as udev describes it. `path` is the devpath: /devices/..."""
+
+    path: str
+    subsystem: str | None = None
+    devtype: str | None = None
+    driver: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+    links: tuple[str, ...] = ()  # relative to /dev, e.g. disk/by-id/wwn-0x5000...
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    def prop(self, key: str) -> str | None:
+        value = self.properties.get(key)
+        return value if value not in (None, "") else None
+
+
+class DeviceSource(ABC):
+    kind: str
+    host: HostIdentity
+    mounts: MountTable
+    mounts_known: bool = True  # False for dumps: nothing says what is mounted
+
+    @abstractmethod
+    def block_devices(self) -> list[DeviceRecord]: ...
+
+    @abstractmethod
+    def device(self, path: str) -> DeviceRecord | None: ...
+
+    @abstractmethod
+    def devices_of(self, subsystem: str) -> list[DeviceRecord]: ...
+
+    @abstractmethod
+    def attribute(self, path: str, name: str) -> str | None:
+        """The attribute's text without the trailing newline; None when unknown."""
+
+    @abstractmethod
+    def entries(self, path: str) -> list[str]:
+        """Names inside a device's directory (child devices, attribute groups)."""
+
+    @abstractmethod
+    def link_target(self, path: str, name: str) -> str | None:
+        """The devpath a link inside a device directory points to (holders/x, device)."""
+
+    def probe_fs_type(self, record: DeviceRecord, devno: str | None) -> str | None:
+        """A signature udev did not record: what it is mounted as, if it is."""
+        return self.mounts.fs_type(record.name, devno)
+
+
+class UdevSource(DeviceSource):
+    """The running system, or a umockdev testbed, through libudev and /sys."""
+
+    def __init__(self, context: Any = None, mounts: MountTable | None = None) -> None:
+        import pyudev
+
+        self._pyudev = pyudev
+        self._context = context or pyudev.Context()
+        self._sys = str(self._context.sys_path)
+        self._cache: dict[str, DeviceRecord | None] = {}
+        self.mounts = mounts if mounts is not None else read_mount_table()
+        self.kind = "udev" if self._has_udev_database() else "sysfs"
+        self.host = HostIdentity(
+            hostname=socket.gethostname(), machine_id=_machine_id(), kernel=platform.release()
+        )
+
+    def probe_fs_type(self, record: DeviceRecord, devno: str | None) -> str | None:
+        """Without a udev database, ask blkid (needs read access to the device: root)."""
+        mounted = super().probe_fs_type(record, devno)
+        if mounted or self.kind == "udev":
+            return mounted
+        return blkid_type(record.prop("DEVNAME") or f"/dev/{record.name}")
+
+    def _has_udev_database(self) -> bool:
+        """umockdev testbeds carry udev properties; a container often has no database at all."""
+        return bool(os.environ.get("UMOCKDEV_DIR")) or Path("/run/udev/data").is_dir()
+
+    def _record(self, device: Any) -> DeviceRecord:
+        return DeviceRecord(
+            path=device.device_path,
+            subsystem=device.subsystem,
+            devtype=device.device_type,
+            driver=device.driver,
+            properties={str(k): str(v) for k, v in device.properties.items()},
+            links=tuple(link.removeprefix("/dev/") for link in device.device_links),
+        )
+
+    def block_devices(self) -> list[DeviceRecord]:
+        records = [self._record(d) for d in self._context.list_devices(subsystem="block")]
+        self._cache.update((r.path, r) for r in records)
+        return records
+
+    def device(self, path: str) -> DeviceRecord | None:
+        if path not in self._cache:
+            try:
+                found = self._pyudev.Devices.from_sys_path(self._context, self._sys + path)
+                self._cache[path] = self._record(found)
+            except Exception:  # not a device (plain directory) or vanished: both are normal
+                self._cache[path] = None
+        return self._cache[path]
+
+    def devices_of(self, subsystem: str) -> list[DeviceRecord]:
+        return [self._record(d) for d in self._context.list_devices(subsystem=subsystem)]
+
+    def attribute(self, path: str, name: str) -> str | None:
+        try:
+            with open(f"{self._sys}{path}/{name}", "rb") as handle:
+                data = handle.read(_MAX_ATTR_BYTES)
+        except OSError:
+            return None
+        return data.decode("utf-8", "replace").rstrip("\n")
+
+    def entries(self, path: str) -> list[str]:
+        try:
+            return sorted(os.listdir(f"{self._sys}{path}"))
+        except OSError:
+            return []
+
+    def link_target(self, path: str, name: str) -> str | None:
+        link = f"{self._sys}{path}/{name}"
+        try:
+            target = os.readlink(link)
+        except OSError:
+            return None
+        resolved = os.path.normpath(os.path.join(os.path.dirname(link), target))
+        return resolved.removeprefix(self._sys) if resolved.startswith(self._sys) else None
+
+
+def blkid_type(devnode: str) -> str | None:
+    """`blkid -p` low-level probe; None when not permitted, absent, or nothing found."""
+    try:
+        done = subprocess.run(
+            ["blkid", "-p", "-o", "export", "--", devnode],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key == "TYPE" and value:
+            return value
+    return None
+
+
+def _machine_id() -> str | None:
+    for candidate in (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id")):
+        try:
+            text = candidate.read_text().strip()
+        except OSError:
+            continue
+        if text:
+            return text
+    return None
