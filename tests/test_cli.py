@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from stripewise.cli import main
+from stripewise.history.revisions import HEAD_REVISION
 
 STRIPEWISE = [sys.executable, "-m", "stripewise"]
 
@@ -204,7 +205,7 @@ def test_doctor_text_one_line_per_check(seeded_db_url: str) -> None:
     lines = done.stdout.splitlines()
     assert len(lines) == 7
     database = next(line for line in lines if line.split()[1] == "database")
-    assert "schema 0002 (current)" in database
+    assert f"schema {HEAD_REVISION} (current)" in database
 
 
 def test_doctor_fails_on_a_corrupt_database(tmp_path: Path) -> None:

@@ -56,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="system",
         help="colour scheme (default: follow the system)",
     )
+    parser.add_argument(
+        "--inventory",
+        type=Path,
+        metavar="FILE",
+        help="show a saved snapshot, `udevadm info --export-db` or umockdev file "
+        "instead of this machine's hardware",
+    )
     parser.add_argument("--bench-startup", action="store_true", help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from stripewise.model.topology import Controller, Disk, Inventory
+from stripewise.model.units import human_size
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,16 +43,6 @@ def _write_atomically(path: Path, text: str) -> None:
         os.replace(handle.name, path)
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror}") from None
-
-
-def human_size(size: int | None) -> str:
-    """Decimal units, as disks are sold: 500.1 GB, 1.9 TB."""
-    if size is None:
-        return "size unknown"
-    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size:,} B"
 
 
 def _controller_line(controller: Controller) -> str:

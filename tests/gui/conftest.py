@@ -10,6 +10,8 @@ from PySide6.QtCore import QSettings, QThreadPool
 from PySide6.QtWidgets import QApplication
 
 from stripewise.gui.main_window import MainWindow
+from stripewise.services.hardware import HardwareService
+from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.system_info import SystemInfoService
 
@@ -27,10 +29,23 @@ def make_window(qtbot, db_url: str, settings_path: Path) -> Iterator[WindowFacto
     before = set(QApplication.topLevelWidgets())
     opened: list[tuple[MainWindow, HistoryService]] = []
 
-    def factory(url: str | None = None, view: str | None = None, load: bool = True) -> MainWindow:
+    def factory(
+        url: str | None = None,
+        view: str | None = None,
+        load: bool = True,
+        inventory: Path | None = None,
+    ) -> MainWindow:
         history = HistoryService.open(url or db_url)
         settings = QSettings(str(settings_path), QSettings.Format.IniFormat)
-        window = MainWindow(history, SystemInfoService(), settings, initial_view=view)
+        window = MainWindow(
+            history,
+            SystemInfoService(),
+            settings,
+            initial_view=view,
+            hardware=HardwareService(history),
+            helper=HelperClient(),
+            inventory_file=inventory,
+        )
         opened.append((window, history))
         window.show()
         qtbot.waitExposed(window)

@@ -37,6 +37,7 @@ ALL_TABLES = {
     "results",
     "tuning_snapshots",
     "array_plans",
+    "slot_labels",
 }
 
 
@@ -165,9 +166,9 @@ def test_current_schema_opens_without_importing_alembic_or_the_orm(db_path: Path
     open_database(path_to_url(db_path)).close()
     code = (
         "import sys\n"
-        "from stripewise.history.database import open_database\n"
+        "from stripewise.history.database import HEAD_REVISION as HEAD, open_database\n"
         f"db = open_database({str(db_path)!r})\n"
-        "assert db.schema_revision == '0002', db.schema_revision\n"
+        "assert db.schema_revision == HEAD, db.schema_revision\n"
         "db.close()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'"
         " or m.startswith('sqlalchemy.orm')))\n"
@@ -187,13 +188,22 @@ def _postgresql_sql() -> str:
 
 def test_migrations_render_for_postgresql() -> None:
     sql = _postgresql_sql()
-    for table in ("hosts", "runs", "samples", "results", "tuning_snapshots", "array_plans"):
+    tables = (
+        "hosts",
+        "runs",
+        "samples",
+        "results",
+        "tuning_snapshots",
+        "array_plans",
+        "slot_labels",
+    )
+    for table in tables:
         assert f"CREATE TABLE {table} (" in sql
     assert "TIMESTAMP WITH TIME ZONE" in sql
     assert "ON DELETE CASCADE" in sql
     assert "ON DELETE SET NULL" in sql
     assert "PRAGMA" not in sql
-    assert "UPDATE alembic_version SET version_num='0002'" in sql
+    assert f"UPDATE alembic_version SET version_num='{HEAD_REVISION}'" in sql
 
 
 def _postgres_server_tools() -> dict[str, str] | None:

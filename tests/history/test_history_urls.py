@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from stripewise.history.database import (
+    HEAD_REVISION,
     default_database_url,
     open_database,
     path_to_url,
@@ -52,4 +53,4 @@ def test_plain_paths_become_sqlite_urls(
 def test_open_database_accepts_a_plain_path(tmp_path: Path) -> None:
     with open_database(str(tmp_path / "plain.db")) as db:
         assert db.sqlite_path == tmp_path / "plain.db"
-        assert db.schema_revision == "0002"
+        assert db.schema_revision == HEAD_REVISION

@@ -19,6 +19,8 @@ from stripewise.gui.main_window import MainWindow
 from stripewise.gui.theme import ThemeController
 from stripewise.resources import resource
 from stripewise.services import history as history_service
+from stripewise.services.hardware import HardwareService
+from stripewise.services.helper_client import HelperClient
 from stripewise.services.system_info import SystemInfoService
 from stripewise.services.tasks import wait_for_background_tasks
 
@@ -108,7 +110,15 @@ def run_gui(args: argparse.Namespace) -> int:
             if headless
             else user_settings()
         )
-        window = MainWindow(history, SystemInfoService(), settings, initial_view=args.view)
+        window = MainWindow(
+            history,
+            SystemInfoService(),
+            settings,
+            initial_view=args.view,
+            hardware=HardwareService(history),
+            helper=HelperClient(),
+            inventory_file=args.inventory,
+        )
         if args.screenshot is not None:
             outcome = _Screenshot(window, args.screenshot)
         elif args.bench_startup:

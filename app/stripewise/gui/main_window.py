@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
@@ -18,9 +20,12 @@ from PySide6.QtWidgets import (
 from stripewise import APP_NAME
 from stripewise.gui import VIEW_NAMES
 from stripewise.gui.about import AboutDialog, version_rows
+from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
 from stripewise.gui.pages import PAGES, UpcomingPage
+from stripewise.services.hardware import HardwareService
+from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.system_info import SystemInfoService, SystemReport
 
@@ -40,12 +45,19 @@ class MainWindow(QMainWindow):
         system: SystemInfoService,
         settings: QSettings,
         initial_view: str | None = None,
+        *,
+        hardware: HardwareService,
+        helper: HelperClient,
+        inventory_file: Path | None = None,
     ) -> None:
         super().__init__()
         self.history = history
         self.system = system
         self.settings = settings
-        self._pending = {"system", "history"}
+        self.hardware = hardware
+        self.helper = helper
+        self.inventory_file = inventory_file
+        self._pending = {"system", "history", "hardware"}
         self.setObjectName("MainWindow")
         self.setWindowTitle(APP_NAME)
         self.setMinimumSize(MINIMUM_SIZE)
@@ -60,7 +72,7 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget()
         self.page_widgets: dict[str, QWidget] = {}
         for name in VIEW_NAMES:
-            page = HistoryPage(history) if name == "history" else UpcomingPage(PAGES[name])
+            page = self._make_page(name)
             self.page_widgets[name] = page
             self.pages.addWidget(page)
             item = QListWidgetItem(name.capitalize())
@@ -86,6 +98,17 @@ class MainWindow(QMainWindow):
         system.failed.connect(self._on_system_failed)
         history.runsLoaded.connect(self._on_runs_loaded)
         history.failed.connect(self._on_history_failed)
+        hardware.inventoryChanged.connect(lambda _inventory: self._task_done("hardware"))
+        hardware.failed.connect(lambda _message: self._task_done("hardware"))
+
+    def _make_page(self, name: str) -> QWidget:
+        if name == "history":
+            return HistoryPage(self.history)
+        if name == "hardware":
+            page = HardwarePage(self.hardware, self.helper)
+            page.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+            return page
+        return UpcomingPage(PAGES[name])
 
     # --- navigation -------------------------------------------------------------------------
     @property
@@ -175,6 +198,7 @@ class MainWindow(QMainWindow):
 
     def _on_system_report(self, report: SystemReport) -> None:
         priv = report.privileges
+        self.helper.set_privileges(priv)
         self.privilege_label.setText(f"Privileges: {priv.mode.value}")
         self.privilege_label.setToolTip(priv.explanation)
         if report.fio.present:
@@ -212,6 +236,11 @@ class MainWindow(QMainWindow):
     def start_loading(self) -> None:
         self.system.probe()
         self.history.load_runs()
+        if self.inventory_file is not None:
+            self.hardware.load_file(self.inventory_file)
+        else:
+            self.hardware.load_live()
+            self.hardware.start_monitoring()
 
     # --- remembered state -------------------------------------------------------------------
     def _restore_state(self, initial_view: str | None) -> None:
@@ -239,4 +268,6 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
+        self.hardware.stop_monitoring()
+        self.helper.stop()
         super().closeEvent(event)

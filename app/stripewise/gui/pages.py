@@ -17,17 +17,6 @@ class PageInfo:
 
 
 PAGES: dict[str, PageInfo] = {
-    "hardware": PageInfo(
-        "hardware",
-        "Hardware",
-        "Which disk sits in which slot of which controller on which bus.",
-        (
-            "Controllers grouped by PCI root and bus, with their link speed in MB/s",
-            "Every slot in physical port order, empty slots included",
-            "Disks by stable identity (serial, WWN, by-path), with system and in-use disks marked",
-            "Slot labels you name yourself, locate LEDs, hot-plug updates",
-        ),
-    ),
     "planner": PageInfo(
         "planner",
         "Planner",

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 
 from stripewise import __version__
 from stripewise.helper import protocol
+from stripewise.helper.enclosure import handle_locate
 from stripewise.helper.protocol import ProtocolError, Request
 
 Handler = Callable[[Request], dict[str, Any]]
@@ -34,7 +35,10 @@ def handle_hello(request: Request) -> dict[str, Any]:
     }
 
 
-HANDLERS: dict[str, Handler] = {"hello": handle_hello}
+HANDLERS: dict[str, Handler] = {
+    "hello": handle_hello,
+    "enclosure.locate": handle_locate,
+}
 
 
 def read_lines(stdin: BinaryIO) -> Iterator[bytes]:

@@ -174,9 +174,21 @@ class ArrayPlanRow(Base):
     plan: Mapped[dict[str, Any]]
 
 
+class SlotLabelRow(Base):
+    """Keyed by host (machine id) and slot (controller + port), not by kernel disk name."""
+
+    __tablename__ = "slot_labels"
+
+    host_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    slot_key: Mapped[str] = mapped_column(String(512), primary_key=True)
+    label: Mapped[str] = mapped_column(String(255))
+    updated_at: Mapped[datetime] = mapped_column(default=utc_now)
+
+
 hosts: Table = Base.metadata.tables["hosts"]
 runs: Table = Base.metadata.tables["runs"]
 samples: Table = Base.metadata.tables["samples"]
 results: Table = Base.metadata.tables["results"]
 tuning_snapshots: Table = Base.metadata.tables["tuning_snapshots"]
 array_plans: Table = Base.metadata.tables["array_plans"]
+slot_labels: Table = Base.metadata.tables["slot_labels"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from stripewise.model.topology import Inventory
 
-__all__ = ["InventoryError", "load_inventory", "read_live"]
+__all__ = ["InventoryError", "load_inventory", "read_live", "with_labels"]
 
 
 class InventoryError(ValueError):
@@ -45,11 +45,21 @@ def load_inventory(path: Path, labels: Mapping[str, str] | None = None) -> Inven
         raise InventoryError(str(exc)) from None
 
 
-def _relabel(inventory: Inventory, labels: Mapping[str, str]) -> Inventory:
+def with_labels(inventory: Inventory, labels: Mapping[str, str]) -> Inventory:
+    """The same map with the admin's slot labels (a missing key clears a label)."""
+    return _relabel(inventory, labels, clear=True)
+
+
+def _relabel(inventory: Inventory, labels: Mapping[str, str], clear: bool = False) -> Inventory:
     from dataclasses import replace
 
     controllers = tuple(
-        replace(c, slots=tuple(replace(s, label=labels.get(s.key, s.label)) for s in c.slots))
+        replace(
+            c,
+            slots=tuple(
+                replace(s, label=labels.get(s.key, None if clear else s.label)) for s in c.slots
+            ),
+        )
         for c in inventory.controllers
     )
     return replace(inventory, controllers=controllers)

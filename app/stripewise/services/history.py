@@ -77,5 +77,16 @@ class HistoryService(QObject):
     def _on_failure(self, exc: Exception) -> None:
         self.failed.emit(f"reading the history failed: {exc}")
 
+    def slot_labels(self, host_key: str) -> dict[str, str]:
+        """Small and indexed: read on the worker that builds the inventory."""
+        from stripewise.history.labels import SlotLabelStore
+
+        return SlotLabelStore(self._db).labels(host_key)
+
+    def set_slot_label(self, host_key: str, slot_key: str, label: str | None) -> None:
+        from stripewise.history.labels import SlotLabelStore
+
+        SlotLabelStore(self._db).set_label(host_key, slot_key, label)
+
     def close(self) -> None:
         self._db.close()

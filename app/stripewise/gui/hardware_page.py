@@ -1,0 +1,256 @@
+"""Hardware page: the map of controllers and slots, search, details, labels and Locate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui.disk_colors import STATE_COLORS, STATE_NAMES
+from stripewise.gui.hardware_details import DetailsPanel
+from stripewise.gui.hardware_map import HardwareMap
+from stripewise.gui.pages import page_title
+from stripewise.model.topology import Controller, Inventory, Slot
+from stripewise.model.units import human_size
+from stripewise.services.hardware import HardwareService
+from stripewise.services.helper_client import HelperClient
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def legend() -> QLabel:
+    chips = " &nbsp; ".join(
+        f"<span style='color:{STATE_COLORS[key].name()}'>&#9632;</span> {name}"
+        for key, name in STATE_NAMES.items()
+    )
+    label = QLabel(chips)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setWordWrap(True)
+    return label
+
+
+class HardwarePage(QWidget):
+    statusMessage = Signal(str)
+
+    def __init__(
+        self, hardware: HardwareService, helper: HelperClient, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.hardware = hardware
+        self.helper = helper
+        self.inventory: Inventory | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 20, 24, 12)
+        layout.setSpacing(8)
+        layout.addWidget(page_title("Hardware"))
+        self.caption = QLabel("Reading hardware...")
+        self.caption.setWordWrap(True)
+        layout.addWidget(self.caption)
+
+        bar = QHBoxLayout()
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Filter by name, serial, WWN, model or slot label")
+        self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName("Filter disks")
+        self.search.textChanged.connect(self._filter)
+        bar.addWidget(self.search, 1)
+        self.matches = QLabel()
+        bar.addWidget(self.matches)
+        self.refresh = QPushButton("&Refresh")
+        self.refresh.setToolTip("Read the hardware again (F5)")
+        self.refresh.clicked.connect(hardware.reload)
+        self.open_file = QPushButton("&Open…")
+        self.open_file.setToolTip(
+            "Show a saved snapshot, `udevadm info --export-db` or umockdev file"
+        )
+        self.open_file.clicked.connect(self._open)
+        self.save = QPushButton("&Save Snapshot…")
+        self.save.clicked.connect(self._save)
+        self.this_machine = QPushButton("&This Machine")
+        self.this_machine.clicked.connect(hardware.load_live)
+        for button in (self.refresh, self.open_file, self.save, self.this_machine):
+            bar.addWidget(button)
+        layout.addLayout(bar)
+        layout.addWidget(legend())
+
+        self.map = HardwareMap()
+        self.map.slotSelected.connect(self._show_slot)
+        self.extras = QLabel()
+        self.extras.setTextFormat(Qt.TextFormat.RichText)
+        self.extras.setWordWrap(True)
+        content = QWidget()
+        content_layout = QVBoxLayout(content)
+        content_layout.setContentsMargins(0, 0, 8, 0)
+        content_layout.addWidget(self.map)
+        content_layout.addWidget(self.extras)
+        content_layout.addStretch(1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(content)
+        self.details = DetailsPanel()
+        self.details.renameRequested.connect(self._rename)
+        self.details.locateRequested.connect(self._locate)
+        self.splitter = QSplitter()
+        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(self.details)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setSizes([700, 300])
+        self.splitter.setChildrenCollapsible(False)
+        layout.addWidget(self.splitter, 1)
+
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Refresh), self, hardware.reload)
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self, self.search.setFocus)
+        hardware.inventoryChanged.connect(self.show_inventory)
+        hardware.failed.connect(self._failed)
+        hardware.busyChanged.connect(self._busy)
+        hardware.hotplugged.connect(lambda text: self.statusMessage.emit(f"Hotplug: {text}"))
+        hardware.notice.connect(self.statusMessage.emit)
+        self._busy(hardware.busy)
+
+    # --- showing -------------------------------------------------------------------------------
+    def show_inventory(self, inventory: Inventory) -> None:
+        selected = self.details.slot.key if self.details.slot else None
+        self.inventory = inventory
+        self.map.set_inventory(inventory)
+        self.caption.setText(self._caption(inventory))
+        self.extras.setText(self._extras(inventory))
+        self.this_machine.setVisible(not self.hardware.origin.live)
+        self.save.setEnabled(True)
+        self._filter(self.search.text())
+        if not (selected and self.map.select_key(selected)):
+            self.details.show_nothing()
+
+    def _caption(self, inventory: Inventory) -> str:
+        origin = self.hardware.origin
+        host = inventory.host.hostname or "unknown host"
+        where = f"This machine ({host})" if origin.live else f"{origin.path.name} (host {host})"
+        how = {
+            "udev": "read through udev",
+            "sysfs": "read from sysfs (no udev database: some identities may be missing)",
+            "snapshot": "saved snapshot",
+            "udev-dump": "udev database dump (no sizes, no mount state)",
+            "umockdev-file": "umockdev recording (no mount state)",
+        }.get(inventory.source, inventory.source)
+        disks = inventory.disks
+        total = sum(d.size_bytes or 0 for d in disks)
+        count = len(inventory.controllers)
+        text = (
+            f"{where}: {plural(len(disks), 'disk')}, {human_size(total)} raw, on "
+            f"{plural(count, 'controller')} · {how}"
+        )
+        return text + "".join(f"\nNote: {w}" for w in inventory.warnings)
+
+    def _extras(self, inventory: Inventory) -> str:
+        parts = []
+        if inventory.arrays:
+            rows = "".join(
+                f"<li><b>{a.name}</b> {a.level or 'unknown level'}"
+                + (f", chunk {a.chunk_kib} KiB" if a.chunk_kib else "")
+                + (f", {human_size(a.size_bytes)}" if a.size_bytes else "")
+                + f": {' '.join(a.members) or 'members unknown'}"
+                + (f" (on {', '.join(a.mountpoints)})" if a.mountpoints else "")
+                + "</li>"
+                for a in inventory.arrays
+            )
+            parts.append(f"<b>Existing arrays and volumes</b><ul>{rows}</ul>")
+        used = [d for d in inventory.virtual if d.size_bytes]
+        idle = len(inventory.virtual) - len(used)
+        if inventory.virtual:
+            rows = "".join(
+                f"<li>{d.name}: {human_size(d.size_bytes)}"
+                + (f" on {', '.join(d.all_mountpoints)}" if d.all_mountpoints else "")
+                + (" (swap)" if d.swap else "")
+                + "</li>"
+                for d in used
+            )
+            note = (
+                f"<p>{plural(idle, 'device')} of size 0 not listed (loop devices without a "
+                "backing file, unconfigured zram)</p>"
+                if idle
+                else ""
+            )
+            parts.append(f"<b>Virtual devices</b><ul>{rows}</ul>{note}")
+        return "".join(parts)
+
+    def _filter(self, text: str) -> None:
+        count = self.map.apply_filter(text)
+        total = len(self.inventory.disks) if self.inventory else 0
+        self.matches.setText(f"{count} of {total} disks" if text.strip() else "")
+
+    def _show_slot(self, controller: Controller, slot: Slot) -> None:
+        self.details.show_slot(
+            controller,
+            slot,
+            can_label=self.inventory is not None,
+            locate_reason=self.helper.unavailable_reason,
+        )
+
+    def _busy(self, busy: bool) -> None:
+        self.refresh.setEnabled(not busy)
+        if busy and self.inventory is None:
+            self.caption.setText("Reading hardware...")
+
+    def _failed(self, message: str) -> None:
+        self.statusMessage.emit(message)
+        if self.inventory is None:
+            self.caption.setText(message)
+
+    # --- actions -------------------------------------------------------------------------------
+    def _open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open Inventory", "", "Inventories (*.json *.txt *.umockdev *.db);;All files (*)"
+        )
+        if path:
+            self.hardware.load_file(Path(path))
+
+    def _save(self) -> None:
+        host = (self.inventory.host.hostname if self.inventory else None) or "inventory"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save Inventory Snapshot", f"{host}-inventory.json", "JSON (*.json)"
+        )
+        if path:
+            self.hardware.save_snapshot(Path(path))
+
+    def _rename(self, slot: Slot) -> None:
+        label, ok = QInputDialog.getText(
+            self,
+            "Label Slot",
+            f"Your name for {slot.port} (empty to clear):",
+            text=slot.label or "",
+        )
+        if ok:
+            self.hardware.set_label(slot.key, label)
+
+    def _locate(self, slot: Slot, on: bool) -> None:
+        bay = slot.enclosure
+        if bay is None:
+            return
+        self.helper.request(
+            "enclosure.locate",
+            {"enclosure": bay.enclosure, "bay": bay.name, "on": on},
+            lambda result: self.statusMessage.emit(
+                f"Locate LED of {bay.name} {'on' if result.get('on') else 'off'}"
+            ),
+            lambda error: self._locate_failed(bay.name, error),
+        )
+
+    def _locate_failed(self, bay: str, error: str) -> None:
+        self.statusMessage.emit(f"Locate {bay}: {error}")
+        self.details.locate.blockSignals(True)
+        self.details.locate.setChecked(False)
+        self.details.locate.blockSignals(False)

@@ -1,0 +1,23 @@
+"""Formatting sizes and rates with explicit units."""
+
+from __future__ import annotations
+
+
+def human_size(size: int | None) -> str:
+    """Decimal units, as disks are sold: 500.1 GB, 1.9 TB."""
+    if size is None:
+        return "size unknown"
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size:,} B"
+
+
+def binary_size(size: int) -> str:
+    """Binary units for what the kernel counts in KiB/MiB/GiB."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")

@@ -1,0 +1,181 @@
+"""The hardware map behind the Hardware page: read off the GUI thread, kept fresh on hotplug."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
+
+from stripewise.inventory import InventoryError, load_inventory, read_live, with_labels
+from stripewise.inventory.snapshot import dumps
+from stripewise.model.topology import Inventory
+from stripewise.services.history import HistoryService
+from stripewise.services.tasks import run_in_background
+
+HOTPLUG_SETTLE_MS = 400  # a disk arrives as a burst of events (disk, partitions, holders)
+
+
+@dataclass(frozen=True)
+class HardwareOrigin:
+    """Where the map on screen came from: this machine, or a file."""
+
+    path: Path | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.path is None
+
+    def describe(self) -> str:
+        return "this machine" if self.path is None else str(self.path)
+
+
+class HardwareService(QObject):
+    inventoryChanged = Signal(object)  # Inventory
+    failed = Signal(str)
+    busyChanged = Signal(bool)
+    hotplugged = Signal(str)  # "sdc added"
+    labelSaved = Signal(str, str)  # slot key, label
+    notice = Signal(str)  # something done, for the status bar
+
+    def __init__(self, history: HistoryService | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self._history = history
+        self.origin = HardwareOrigin()
+        self.inventory: Inventory | None = None
+        self._busy = False
+        self._again = False
+        self._monitor: Any = None
+        self._notifier: QSocketNotifier | None = None
+        self._events: list[str] = []
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(HOTPLUG_SETTLE_MS)
+        self._settle.timeout.connect(self._after_hotplug)
+
+    # --- loading -----------------------------------------------------------------------------
+    def load_live(self) -> None:
+        self.origin = HardwareOrigin()
+        self.reload()
+
+    def load_file(self, path: Path) -> None:
+        self.origin = HardwareOrigin(path)
+        self.reload()
+
+    def reload(self) -> None:
+        if self._busy:
+            self._again = True  # one more read once this one lands: never two at once
+            return
+        self._set_busy(True)
+        origin = self.origin
+        run_in_background(lambda: self._read(origin), self._on_read, self._on_error)
+
+    def _read(self, origin: HardwareOrigin) -> Inventory:
+        inventory = read_live() if origin.live else load_inventory(origin.path)  # type: ignore[arg-type]
+        if self._history is None:
+            return inventory
+        return with_labels(inventory, self._history.slot_labels(inventory.host.key))
+
+    def _on_read(self, inventory: Inventory) -> None:
+        self.inventory = inventory
+        self._set_busy(False)
+        self.inventoryChanged.emit(inventory)
+        self._read_again_if_asked()
+
+    def _on_error(self, exc: Exception) -> None:
+        self._set_busy(False)
+        message = str(exc) if isinstance(exc, InventoryError) else f"reading hardware failed: {exc}"
+        self.failed.emit(message)
+        self._read_again_if_asked()
+
+    def _read_again_if_asked(self) -> None:
+        if self._again:
+            self._again = False
+            self.reload()
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self.busyChanged.emit(busy)
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    # --- hotplug -----------------------------------------------------------------------------
+    def start_monitoring(self) -> bool:
+        """Listen for block and enclosure uevents; False when netlink is not available."""
+        if self._monitor is not None:
+            return True
+        try:
+            import os
+
+            import pyudev
+
+            context = pyudev.Context()
+            has_udevd = bool(os.environ.get("UMOCKDEV_DIR")) or Path("/run/udev/data").is_dir()
+            # Without udevd nobody re-broadcasts events: listen to the kernel's own.
+            monitor = pyudev.Monitor.from_netlink(context, source="udev" if has_udevd else "kernel")
+            monitor.filter_by("block")
+            monitor.filter_by("enclosure")
+            monitor.start()
+        except Exception as exc:  # no netlink in this sandbox: the Refresh button still works
+            self.failed.emit(f"hotplug updates unavailable: {exc}")
+            return False
+        self._monitor = monitor
+        self._notifier = QSocketNotifier(monitor.fileno(), QSocketNotifier.Type.Read, self)
+        self._notifier.activated.connect(self._drain_events)
+        return True
+
+    def stop_monitoring(self) -> None:
+        if self._notifier is not None:
+            self._notifier.setEnabled(False)
+            self._notifier.deleteLater()
+        self._notifier = None
+        self._monitor = None
+
+    def _drain_events(self) -> None:
+        while self._monitor is not None:
+            device = self._monitor.poll(timeout=0)
+            if device is None:
+                break
+            action = {"add": "added", "remove": "removed"}.get(device.action or "", "changed")
+            self._events.append(f"{device.sys_name} {action}")
+        if self._events and self.origin.live:
+            self._settle.start()
+
+    def _after_hotplug(self) -> None:
+        events, self._events = self._events, []
+        if events:
+            self.hotplugged.emit(", ".join(dict.fromkeys(events)))
+            self.reload()
+
+    # --- labels and snapshots ----------------------------------------------------------------
+    def set_label(self, slot_key: str, label: str) -> None:
+        """Saved per host in the history database, then shown without re-reading hardware."""
+        if self.inventory is None or self._history is None:
+            return
+        host_key = self.inventory.host.key
+        history = self._history
+
+        def save() -> dict[str, str]:
+            history.set_slot_label(host_key, slot_key, label)
+            return history.slot_labels(host_key)
+
+        def saved(labels: dict[str, str]) -> None:
+            if self.inventory is not None and self.inventory.host.key == host_key:
+                self.inventory = with_labels(self.inventory, labels)
+                self.inventoryChanged.emit(self.inventory)
+            self.labelSaved.emit(slot_key, labels.get(slot_key, ""))
+
+        run_in_background(save, saved, lambda exc: self.failed.emit(f"label not saved: {exc}"))
+
+    def save_snapshot(self, path: Path) -> None:
+        if self.inventory is None:
+            return
+        text = dumps(self.inventory)
+        run_in_background(
+            lambda: path.write_text(text, encoding="utf-8"),
+            lambda _: self.notice.emit(f"snapshot saved to {path}"),
+            lambda exc: self.failed.emit(f"cannot save snapshot {path}: {exc}"),
+        )
