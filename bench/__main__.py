@@ -4,6 +4,7 @@ Figures:
   startup   process start -> first frame of the main window, real X11 window under Xvfb
   history   `stripewise history list` on a database of 1,000 runs: the store query in-process
             and the whole command as a user runs it
+  hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map
 """
 
 from __future__ import annotations
@@ -113,10 +114,44 @@ def measure_history(runs: int, db_url: str) -> list[Figure]:
     ]
 
 
+def measure_hardware_map(runs: int, scratch: str) -> list[Figure]:
+    """The X4500 testbed through the real libudev (umockdev), read and drawn `runs` times."""
+    import json
+
+    from tests.fixtures.machines import sun_x4500
+
+    device_file = Path(scratch) / "x4500.umockdev"
+    device_file.write_text(sun_x4500().umockdev())
+    done = subprocess.run(
+        [
+            "umockdev-run",
+            "--device",
+            str(device_file),
+            "--",
+            sys.executable,
+            "-m",
+            "bench.hardware_map",
+            str(runs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    disks = result["disks"]
+    return [
+        Figure(f"hardware map, {disks} disks: inventory + draw", result["total_ms"], 300),
+        Figure(f"hardware map, {disks} disks: inventory only", result["inventory_ms"]),
+        Figure(f"hardware map, {disks} disks: draw only", result["draw_ms"]),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
-    parser.add_argument("--only", choices=("startup", "history"), default=None)
+    parser.add_argument("--only", choices=("startup", "history", "hardware"), default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="stripewise-bench-") as scratch:
         empty_db = f"sqlite:///{scratch}/empty.db"
@@ -130,6 +165,11 @@ def main() -> int:
         if args.only in (None, "history"):
             seed_history(big_db, runs=1000)
             figures.extend(measure_history(args.runs, big_db))
+        if args.only in (None, "hardware"):
+            if shutil.which("umockdev-run") is None:
+                print("umockdev is not installed: skipping the hardware map", file=sys.stderr)
+            else:
+                figures.extend(measure_hardware_map(args.runs, scratch))
     print(
         f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, kernel {platform.release()}"

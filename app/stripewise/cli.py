@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="show a saved snapshot, `udevadm info --export-db` or umockdev file "
         "instead of this machine's hardware",
     )
+    parser.add_argument(
+        "--window-size",
+        type=_window_size,
+        metavar="WxH",
+        help="window size in pixels, e.g. 1600x1000 (useful with --screenshot)",
+    )
     parser.add_argument("--bench-startup", action="store_true", help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -122,6 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="data directory to install into (default: $XDG_DATA_HOME or ~/.local/share)",
     )
     return parser
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    width, sep, height = text.lower().partition("x")
+    if not sep or not width.isdigit() or not height.isdigit():
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1600x1000: {text!r}")
+    size = int(width), int(height)
+    if not (640 <= size[0] <= 7680 and 480 <= size[1] <= 4320):
+        raise argparse.ArgumentTypeError(f"window size out of range 640x480..7680x4320: {text}")
+    return size
 
 
 def _positive_int(text: str) -> int:

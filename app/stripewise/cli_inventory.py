@@ -48,7 +48,8 @@ def _write_atomically(path: Path, text: str) -> None:
 def _controller_line(controller: Controller) -> str:
     model = controller.model or "unknown controller"
     link = controller.pci.link.describe() if controller.pci and controller.pci.link else None
-    ports = f"{controller.port_count} ports" if controller.port_count is not None else None
+    count = controller.port_count
+    ports = None if count is None else f"{count} port" + ("" if count == 1 else "s")
     extras = ", ".join(x for x in (controller.driver, link, ports) if x)
     return f"{controller.id}  {model}" + (f"  ({extras})" if extras else "")
 
@@ -77,7 +78,7 @@ def format_inventory(inventory: Inventory) -> str:
             lines.append(f"  {_controller_line(controller)}{behind}")
             for slot in controller.slots:
                 label = f"{slot.title:<14}"
-                cell = _disk_cells(slot.disk) if slot.disk else "(empty)"
+                cell = _disk_cells(slot.disk) if slot.disk else f"({slot.note or 'empty'})"
                 lines.append(f"    {label} {cell}")
     if inventory.arrays:
         lines.append("")

@@ -119,6 +119,8 @@ def run_gui(args: argparse.Namespace) -> int:
             helper=HelperClient(),
             inventory_file=args.inventory,
         )
+        if args.window_size is not None:
+            window.resize(*args.window_size)
         if args.screenshot is not None:
             outcome = _Screenshot(window, args.screenshot)
         elif args.bench_startup:

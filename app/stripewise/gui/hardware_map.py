@@ -21,7 +21,7 @@ from stripewise.gui.flow_layout import FlowLayout
 from stripewise.model.topology import Controller, Inventory, Slot
 from stripewise.model.units import human_size
 
-TILE_SIZE = QSize(128, 66)
+TILE_SIZE = QSize(120, 64)
 
 
 def slot_matches(slot: Slot, needle: str) -> bool:
@@ -69,7 +69,7 @@ class SlotTile(QWidget):
     def _tooltip(self) -> str:
         disk = self.slot.disk
         if disk is None:
-            return f"{self.slot.title} ({self.slot.port}): empty"
+            return f"{self.slot.title} ({self.slot.port}): {self.slot.note or 'empty'}"
         lines = [
             f"{disk.name} in {self.slot.title} ({self.slot.port})",
             f"{disk.model or 'model unknown'}, {human_size(disk.size_bytes)}",
@@ -98,7 +98,13 @@ class SlotTile(QWidget):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(box, 6, 6)
             self._text(painter, QRect(10, 6, self.width() - 14, 16), self.slot.title, small=True)
-            self._text(painter, QRect(10, 26, self.width() - 14, 18), "empty", dim=True)
+            self._text(
+                painter,
+                QRect(10, 26, self.width() - 14, 34),
+                self.slot.note or "empty",
+                dim=True,
+                small=bool(self.slot.note),
+            )
         else:
             painter.setPen(QPen(border, 1))
             painter.setBrush(palette.color(QPalette.ColorRole.Base))

@@ -137,8 +137,11 @@ class HardwarePage(QWidget):
 
     def _caption(self, inventory: Inventory) -> str:
         origin = self.hardware.origin
-        host = inventory.host.hostname or "unknown host"
-        where = f"This machine ({host})" if origin.live else f"{origin.path.name} (host {host})"
+        host = inventory.host.hostname
+        if origin.live:
+            where = f"This machine ({host or 'unknown host name'})"
+        else:
+            where = origin.path.name + (f" (host {host})" if host else "")
         how = {
             "udev": "read through udev",
             "sysfs": "read from sysfs (no udev database: some identities may be missing)",

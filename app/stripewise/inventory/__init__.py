@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from stripewise.model.topology import Inventory
@@ -40,7 +41,9 @@ def load_inventory(path: Path, labels: Mapping[str, str] | None = None) -> Inven
         if text.lstrip().startswith("{"):
             inventory = loads(text, str(path))
             return _relabel(inventory, labels) if labels else inventory
-        return build_inventory(DumpSource(text, str(path)), labels)
+        source = DumpSource(text, str(path))
+        source.host = replace(source.host, source_file=path.name)
+        return build_inventory(source, labels)
     except (SnapshotError, DumpFormatError) as exc:
         raise InventoryError(str(exc)) from None
 
@@ -51,8 +54,6 @@ def with_labels(inventory: Inventory, labels: Mapping[str, str]) -> Inventory:
 
 
 def _relabel(inventory: Inventory, labels: Mapping[str, str], clear: bool = False) -> Inventory:
-    from dataclasses import replace
-
     controllers = tuple(
         replace(
             c,

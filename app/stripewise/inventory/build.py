@@ -60,7 +60,7 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
     for record in records:
         if _is_partition(record) or record.devtype not in (None, "disk"):
             continue
-        if record.prop("ID_CDROM") == "1" or record.name.startswith("sr"):
+        if _not_a_disk(source, record):
             continue
         kind = _kind(record)
         port = ports.locate(source, record) if kind is DiskKind.DISK else None
@@ -84,6 +84,17 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
         warnings=tuple(warnings),
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+_NOT_DISKS = re.compile(r"^(sr\d+|fd\d+|mmcblk\d+(boot\d+|rpmb)|nvme\d+c\d+n\d+)$")
+
+
+def _not_a_disk(source: DeviceSource, record: DeviceRecord) -> bool:
+    """Optical drives, floppies, eMMC boot/RPMB areas, and the hidden per-path devices of a
+    multipathed NVMe namespace (the namespace itself is listed once)."""
+    if record.prop("ID_CDROM") == "1" or _NOT_DISKS.match(record.name):
+        return True
+    return source.attribute(record.path, "hidden") == "1"
 
 
 def _is_partition(record: DeviceRecord) -> bool:
@@ -288,6 +299,8 @@ def _controller(
         model_name = (record.prop("ID_MODEL_FROM_DATABASE") if record else None) or db_model
         if model_name is None and vendor_id:
             model_name = f"PCI device {vendor_id}:{device_id or '????'}"
+    elif record is not None and record.driver:
+        model_name = f"{record.driver} controller ({record.subsystem or 'platform'} device)"
     kinds = {port.kind for _disk, port in members}
     driver = record.driver if record else None
     kind = driver or (kinds.pop() if len(kinds) == 1 else "unknown")
@@ -333,6 +346,8 @@ def _slots(
             entries[key] = ((0, *bays.order(bay)), slot)
         else:
             key = f"{controller_id}/{port.key}"
+            if key in entries:  # two disks the port scheme cannot tell apart: keep both
+                key = f"{key}/{disk.name}"
             entries[key] = ((1, *port.order), Slot(0, port.port, key, disk))
     port_count: int | None = None
     kinds = {port.kind for _disk, port in members}
@@ -345,13 +360,12 @@ def _slots(
                 entries[key] = ((1, number, 0, 0), Slot(0, f"port {number - 1}", key))
     phys = ports.sas_phys(source, path)
     if phys and kinds <= {"sas"}:
-        direct = [p for _d, p in members if p.key.startswith("phy-")]
-        if direct or not members:
-            port_count = len(phys)
-            for phy in phys:
-                key = f"{controller_id}/phy-{phy}"
-                if key not in entries:
-                    entries[key] = ((1, 0, phy), Slot(0, f"phy {phy}", key))
+        port_count = len(phys)
+        for phy, expander in phys.items():
+            key = f"{controller_id}/phy-{phy}"
+            if key not in entries:
+                note = f"cable to expander {expander}" if expander else None
+                entries[key] = ((1, 0, phy), Slot(0, f"phy {phy}", key, note=note))
     for bay in bays.bays_under(path):
         key = f"{bay.enclosure}/{bay.name}"
         if key not in entries:

@@ -55,6 +55,11 @@ def serial(source: DeviceSource, record: DeviceRecord, controller_path: str | No
         text = source.attribute(record.path, name)
         if text and text.strip():
             return text.strip()
+    page = source.attribute(record.path, "device/vpd_pg80")  # SCSI unit serial number page
+    if page and len(page) > 4:
+        text = "".join(ch for ch in page[4:] if ch.isprintable()).strip()
+        if text:
+            return text
     if controller_path and record.name.startswith("nvme"):
         text = source.attribute(controller_path, "serial")
         if text and text.strip():

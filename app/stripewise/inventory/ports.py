@@ -87,7 +87,7 @@ def locate(source: DeviceSource, disk: DeviceRecord) -> PortInfo | None:
     if any(_END_DEVICE.match(p) for p in parts):
         return _sas_port(source, disk, parts, hctl)
     for index, part in enumerate(parts):
-        if re.match(r"^virtio\d+$", part):
+        if re.match(r"^virtio\d+$", part) and hctl is None:  # virtio-blk; virtio-scsi has HCTL
             return PortInfo(
                 controller_prefix(parts, index),
                 "virtio",
@@ -219,15 +219,25 @@ def _sas_port(
     )
 
 
-def sas_phys(source: DeviceSource, ctrl: str) -> list[int]:
-    """Phy numbers of the HBA's own phys: its directly attached ports, occupied or not."""
-    phys = []
+def sas_phys(source: DeviceSource, ctrl: str) -> dict[int, str | None]:
+    """The HBA's own phys -> the expander its port leads to (a wide-port cable), or None."""
+    phys: dict[int, str | None] = {}
     for host in (e for e in source.entries(ctrl) if _HOST.match(e)):
-        for entry in source.entries(f"{ctrl}/{host}"):
+        host_path = f"{ctrl}/{host}"
+        for entry in source.entries(host_path):
             match = _PHY.match(entry)
             if match:
-                phys.append(int(match.group(1)))
-    return sorted(set(phys))
+                phys.setdefault(int(match.group(1)), None)
+        for port in (e for e in source.entries(host_path) if e.startswith("port-")):
+            inside = source.entries(f"{host_path}/{port}")
+            expander = next((m.group(1) for e in inside if (m := _EXPANDER.match(e))), None)
+            if expander is None:
+                continue
+            for entry in inside:
+                match = _PHY.match(entry)
+                if match:
+                    phys[int(match.group(1))] = expander
+    return dict(sorted(phys.items()))
 
 
 def _usb_port(parts: list[str], index: int, hctl: str | None) -> PortInfo:
@@ -254,8 +264,10 @@ def _scsi_port(parts: list[str], hctl: str | None) -> PortInfo:
         if "/session" in f"/{path}"
         else Transport.SCSI
     )
-    if hctl is None:
-        return PortInfo(ctrl, "scsi", parts[-1], parts[-1], (999,), transport)
+    if hctl is None:  # legacy IDE (ide0/0.1), or something this version does not know
+        above = parts[parts.index("block") - 1] if "block" in parts[1:] else parts[-1]
+        kind = "ide" if re.match(r"^\d+\.\d+$", above) else "unknown"
+        return PortInfo(ctrl, kind, above, f"{kind}-{above}", (999,), transport)
     _host, channel, target, lun = (int(x) for x in hctl.split(":"))
     shown = (
         f"target {target}"

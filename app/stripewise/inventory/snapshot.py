@@ -98,6 +98,7 @@ def _slot_json(slot: Slot) -> dict[str, Any]:
         "port": slot.port,
         "key": slot.key,
         "title": slot.title,
+        "note": slot.note,
         "enclosure": None
         if bay is None
         else {
@@ -155,6 +156,7 @@ def to_json(inventory: Inventory) -> dict[str, Any]:
             "hostname": inventory.host.hostname,
             "machine_id": inventory.host.machine_id,
             "kernel": inventory.host.kernel,
+            "source_file": inventory.host.source_file,
         },
         "source": inventory.source,
         "taken_at": inventory.taken_at,
@@ -301,6 +303,7 @@ def _read_slot(r: _Reader) -> Slot:
             locate_on=bay.get("locate_on", bool),
         ),
         label=r.get("label", str),
+        note=r.get("note", str),
     )
 
 
@@ -363,6 +366,7 @@ def from_json(data: object) -> Inventory:
             hostname=host.get("hostname", str) if host else None,
             machine_id=host.get("machine_id", str) if host else None,
             kernel=host.get("kernel", str) if host else None,
+            source_file=host.get("source_file", str) if host else None,
         ),
         source="snapshot",
         controllers=top.objects("controllers", _read_controller),

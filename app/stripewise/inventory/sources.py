@@ -101,13 +101,15 @@ class UdevSource(DeviceSource):
         return bool(os.environ.get("UMOCKDEV_DIR")) or Path("/run/udev/data").is_dir()
 
     def _record(self, device: Any) -> DeviceRecord:
+        properties = {str(k): str(v) for k, v in device.properties.items()}
+        links = list(device.device_links) or properties.get("DEVLINKS", "").split()
         return DeviceRecord(
             path=device.device_path,
             subsystem=device.subsystem,
             devtype=device.device_type,
             driver=device.driver,
-            properties={str(k): str(v) for k, v in device.properties.items()},
-            links=tuple(link.removeprefix("/dev/") for link in device.device_links),
+            properties=properties,
+            links=tuple(link.removeprefix("/dev/") for link in links),
         )
 
     def block_devices(self) -> list[DeviceRecord]:

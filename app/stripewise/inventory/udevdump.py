@@ -108,7 +108,8 @@ class DumpSource(DeviceSource):
                 devtype=block.devtype or props.get("DEVTYPE"),
                 driver=props.get("DRIVER") or _basename(block.sys_links.get("driver")),
                 properties=props,
-                links=tuple(block.links),
+                links=tuple(block.links)
+                or tuple(link.removeprefix("/dev/") for link in props.get("DEVLINKS", "").split()),
             )
             self._attributes[block.path] = block.attributes
             self._links[block.path] = block.sys_links

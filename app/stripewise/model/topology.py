@@ -184,6 +184,7 @@ class Slot:
     disk: Disk | None = None
     enclosure: EnclosureSlot | None = None
     label: str | None = None  # the admin's own name for it ("Bay 12"), if any
+    note: str | None = None  # what occupies a slot without a disk ("cable to expander 0:0")
 
     @property
     def title(self) -> str:
@@ -261,13 +262,16 @@ class HostIdentity:
     hostname: str | None = None
     machine_id: str | None = None
     kernel: str | None = None
+    source_file: str | None = None  # the dump it was read from, when nothing else names it
 
     @property
     def key(self) -> str:
         """What per-host settings (slot labels) are filed under."""
         if self.machine_id:
             return f"machine:{self.machine_id}"
-        return f"host:{self.hostname or 'unknown'}"
+        if self.hostname:
+            return f"host:{self.hostname}"
+        return f"file:{self.source_file or 'unknown'}"
 
 
 @dataclass(frozen=True)
