@@ -140,19 +140,35 @@ class DumpSource(DeviceSource):
     def devices_of(self, subsystem: str) -> list[DeviceRecord]:
         return [r for r in self._records.values() if r.subsystem == subsystem]
 
+    def _owner(self, path: str, name: str) -> tuple[str, str]:
+        """Attributes of plain directories (enclosure bays, queue/) are recorded on the
+        nearest device above them, under a name with a slash: find that device."""
+        owner, rest = path, name
+        while owner not in self._records and "/" in owner[1:]:
+            owner, _, below = owner.rpartition("/")
+            rest = f"{below}/{rest}"
+        return owner, rest
+
     def attribute(self, path: str, name: str) -> str | None:
-        return self._attributes.get(path, {}).get(name)
+        owner, rest = self._owner(path, name)
+        return self._attributes.get(owner, {}).get(rest)
 
     def entries(self, path: str) -> list[str]:
-        return sorted(self._children.get(path, ()))
+        if path in self._children or path in self._records:
+            return sorted(self._children.get(path, ()))
+        owner, rest = self._owner(path, "")
+        prefix = rest.rstrip("/") + "/"
+        names = [*self._attributes.get(owner, {}), *self._links.get(owner, {})]
+        return sorted({n[len(prefix) :].split("/", 1)[0] for n in names if n.startswith(prefix)})
 
     def link_target(self, path: str, name: str) -> str | None:
-        target = self._links.get(path, {}).get(name)
+        owner, rest = self._owner(path, name)
+        target = self._links.get(owner, {}).get(rest)
         if target is None:
             return None
         if target.startswith("/sys/"):
             return target.removeprefix("/sys")
-        return os.path.normpath(os.path.join(path, os.path.dirname(name), target))
+        return os.path.normpath(os.path.join(owner, os.path.dirname(rest), target))
 
 
 def _basename(link: str | None) -> str | None:

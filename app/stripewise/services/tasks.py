@@ -17,24 +17,43 @@ class BackgroundTask(QObject):
     succeeded = Signal(object)
     failed = Signal(object)
     finished = Signal()
+    _outcome = Signal(object, bool)  # from the worker: (result or exception, ok)
 
-    # Keeps handles alive until their outcome arrives.
+    # Keeps handles alive until their outcome has been delivered.
     _running: ClassVar[set[BackgroundTask]] = set()
 
-    def __init__(self, work: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        work: Callable[[], Any],
+        on_success: Callable[[Any], None] | None = None,
+        on_failure: Callable[[Exception], None] | None = None,
+    ) -> None:
         super().__init__()
         self._work = work
-        self.succeeded.connect(self._done)
-        self.failed.connect(self._done)
+        self._on_success = on_success
+        self._on_failure = on_failure
+        # One queued hop to this object's thread; the callbacks run inside it, so the task
+        # cannot be released before they have run.
+        self._outcome.connect(self._deliver)
 
     def start(self) -> BackgroundTask:
         BackgroundTask._running.add(self)
         QThreadPool.globalInstance().start(_Runner(self))
         return self
 
-    def _done(self, _outcome: object) -> None:
-        BackgroundTask._running.discard(self)
-        self.finished.emit()
+    def _deliver(self, outcome: object, ok: bool) -> None:
+        try:
+            if ok:
+                if self._on_success is not None:
+                    self._on_success(outcome)
+                self.succeeded.emit(outcome)
+            else:
+                if self._on_failure is not None:
+                    self._on_failure(outcome)  # type: ignore[arg-type]
+                self.failed.emit(outcome)
+        finally:
+            BackgroundTask._running.discard(self)
+            self.finished.emit()
 
 
 class _Runner(QRunnable):
@@ -46,9 +65,9 @@ class _Runner(QRunnable):
         try:
             result = self._task._work()
         except Exception as exc:  # delivered to on_failure, never lost in the pool
-            self._task.failed.emit(exc)
+            self._task._outcome.emit(exc, False)
         else:
-            self._task.succeeded.emit(result)
+            self._task._outcome.emit(result, True)
 
 
 def run_in_background(
@@ -56,11 +75,7 @@ def run_in_background(
     on_success: Callable[[Any], None],
     on_failure: Callable[[Exception], None] | None = None,
 ) -> BackgroundTask:
-    task = BackgroundTask(work)
-    task.succeeded.connect(on_success)
-    if on_failure is not None:
-        task.failed.connect(on_failure)
-    return task.start()
+    return BackgroundTask(work, on_success, on_failure).start()
 
 
 def wait_for_background_tasks(timeout_ms: int = 10_000) -> bool:
