@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from stripewise.model.topology import Controller, Disk, Inventory
+from stripewise.model.topology import Controller, Disk, Inventory, link_text
 from stripewise.model.units import human_size
 
 
@@ -47,7 +47,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def _controller_line(controller: Controller) -> str:
     model = controller.model or "unknown controller"
-    link = controller.pci.link.describe() if controller.pci and controller.pci.link else None
+    link = link_text(controller) if controller.pci and controller.pci.link else None
     count = controller.port_count
     ports = None if count is None else f"{count} port" + ("" if count == 1 else "s")
     extras = ", ".join(x for x in (controller.driver, link, ports) if x)

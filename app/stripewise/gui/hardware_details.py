@@ -92,7 +92,7 @@ def disk_html(controller: Controller, slot: Slot) -> str:
     ]
     usage = [
         ("Partition table", disk.partition_table or ("none" if disk.usage_known else None)),
-        ("Signature", disk.fs_type),
+        ("Signature", disk.fs_type or ("none on the whole disk" if disk.partition_table else None)),
         ("Mounted at", disk.all_mountpoints or ("not mounted" if disk.usage_known else None)),
         ("Held by", disk.all_holders or ("nothing" if disk.usage_known else None)),
         ("Swap", disk.swap if disk.usage_known else None),

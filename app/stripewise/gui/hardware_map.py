@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.gui.flow_layout import FlowLayout
-from stripewise.model.topology import Controller, Inventory, Slot
+from stripewise.model.topology import Controller, Inventory, Slot, link_text
 from stripewise.model.units import human_size
 
 TILE_SIZE = QSize(120, 64)
@@ -94,7 +94,8 @@ class SlotTile(QWidget):
         disk = self.slot.disk
         border = palette.color(QPalette.ColorRole.Mid)
         if disk is None:
-            painter.setPen(QPen(border, 1.2, Qt.PenStyle.DashLine))
+            dashes = palette.color(QPalette.ColorRole.PlaceholderText)
+            painter.setPen(QPen(dashes, 1.2, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(box, 6, 6)
             self._text(painter, QRect(10, 6, self.width() - 14, 16), self.slot.title, small=True)
@@ -116,19 +117,12 @@ class SlotTile(QWidget):
             width = self.width() - 18
             self._text(painter, QRect(13, 4, width, 15), self.slot.title, small=True)
             self._text(painter, QRect(13, 19, width, 18), disk.name, bold=True)
-            self._text(
-                painter,
-                QRect(13, 19, width, 18),
-                human_size(disk.size_bytes),
-                right=True,
-                small=True,
-            )
+            size = human_size(disk.size_bytes).replace("size unknown", "size ?")
             self._text(
                 painter,
                 QRect(13, 40, width, 18),
-                disk.model or "model unknown",
+                f"{size} · {disk.model or 'model unknown'}",
                 small=True,
-                dim=disk.model is None,
             )
         if self.selected or self.hasFocus():
             pen = QPen(palette.color(QPalette.ColorRole.Highlight), 2.5 if self.selected else 1.5)
@@ -147,7 +141,8 @@ class SlotTile(QWidget):
         small: bool = False,
         dim: bool = False,
         right: bool = False,
-    ) -> None:
+    ) -> int:
+        """Draws `text` elided to `rect`; returns the width it took."""
         font = QFont(self.font())
         if small:
             font.setPointSizeF(font.pointSizeF() * 0.85)
@@ -158,6 +153,7 @@ class SlotTile(QWidget):
         elided = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
         align = Qt.AlignmentFlag.AlignRight if right else Qt.AlignmentFlag.AlignLeft
         painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), elided)
+        return painter.fontMetrics().horizontalAdvance(elided)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
@@ -212,8 +208,7 @@ def controller_header(controller: Controller) -> str:
     if controller.port_count is not None:
         used = len(controller.disks)
         facts.append(f"{used} of {controller.port_count} ports used")
-    link = controller.pci.link if controller.pci else None
-    facts.append(link.describe() if link else "link speed not reported")
+    facts.append(link_text(controller))
     return f"<b>{title}</b><br><span style='font-size:small'>{' · '.join(facts)}</span>"
 
 

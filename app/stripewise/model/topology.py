@@ -241,6 +241,19 @@ class Controller:
         return tuple(slot.disk for slot in self.slots if slot.disk is not None)
 
 
+def link_text(controller: Controller) -> str:
+    """The link as trained, and what the device could do when it runs below that."""
+    pci = controller.pci
+    if pci is None or pci.link is None:
+        return "link speed not reported"
+    text = pci.link.describe()
+    best = pci.max_link
+    if best is not None and best.mb_s > pci.link.mb_s:
+        generation = f"PCIe {best.generation}.0 " if best.generation else ""
+        text += f", capable of {generation}x{best.width} = {best.mb_s:,} MB/s"
+    return text
+
+
 @dataclass(frozen=True)
 class Array:
     """An existing md array or dm volume and the devices it is built from."""
