@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 from stripewise import __version__
 from stripewise.helper import protocol
 from stripewise.helper.enclosure import handle_locate
+from stripewise.helper.mdcreate import handle_create
 from stripewise.helper.protocol import ProtocolError, Request
 
 Handler = Callable[[Request], dict[str, Any]]
@@ -38,6 +39,7 @@ def handle_hello(request: Request) -> dict[str, Any]:
 HANDLERS: dict[str, Handler] = {
     "hello": handle_hello,
     "enclosure.locate": handle_locate,
+    "array.create": handle_create,
 }
 
 

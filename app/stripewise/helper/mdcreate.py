@@ -1,0 +1,155 @@
+"""`array.create`: build an md array, only on whole, unused disks whose serials the admin typed.
+
+Every device is re-identified here, as root, from sysfs/udev: the typed serial must match the
+serial the helper reads itself, the disk must be a whole disk, unmounted, unheld and not swap.
+mdadm is started with an argument list; its exit status and messages are returned.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from typing import Any
+
+from stripewise.helper.protocol import ProtocolError, Request
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
+_BY_ID = re.compile(r"^/dev/disk/by-id/[A-Za-z0-9_.:+@-]{1,200}$")
+_KERNEL = re.compile(r"^/dev/(sd[a-z]{1,3}|vd[a-z]{1,2}|xvd[a-z]{1,2}|hd[a-z]|nvme\d+n\d+)$")
+LEVELS = {"raid0": "0", "raid1": "1", "raid4": "4", "raid5": "5", "raid6": "6", "raid10": "10"}
+MIN_DEVICES = {"raid0": 2, "raid1": 2, "raid4": 3, "raid5": 3, "raid6": 4, "raid10": 4}
+MAX_DEVICES = 64
+MDADM_TIMEOUT_S = 120
+
+
+def _fail(code: str, message: str, request: Request) -> ProtocolError:
+    return ProtocolError(code, message, request.id)
+
+
+def _resolve(device: object, request: Request) -> str:
+    """A by-id or kernel path -> the kernel name of a whole disk."""
+    from stripewise.inventory.sources import UdevSource
+
+    if not isinstance(device, str) or not (_BY_ID.match(device) or _KERNEL.match(device)):
+        raise _fail(
+            "bad_args", f"{device!r}: give /dev/disk/by-id/... or a whole-disk /dev name", request
+        )
+    if _KERNEL.match(device):
+        return device.removeprefix("/dev/")
+    source = UdevSource()
+    for record in source.block_devices():
+        if device.removeprefix("/dev/") in record.links and record.devtype == "disk":
+            return record.name
+    raise _fail("not_found", f"{device} names no disk on this machine", request)
+
+
+def _check_disk(name: str, typed_serial: object, request: Request) -> None:
+    from stripewise.inventory.disks import serial
+    from stripewise.inventory.mounts import read_mount_table
+    from stripewise.inventory.sources import UdevSource
+
+    if not isinstance(typed_serial, str) or not typed_serial.strip():
+        raise _fail("bad_args", f"type the serial number printed on {name}", request)
+    base = f"/sys/class/block/{name}"
+    if not os.path.isdir(base):
+        raise _fail("not_found", f"/dev/{name} does not exist", request)
+    if os.path.exists(f"{base}/partition"):
+        raise _fail(
+            "refused", f"/dev/{name} is a partition: arrays are built on whole disks", request
+        )
+    source = UdevSource()
+    record = next((r for r in source.block_devices() if r.name == name), None)
+    if record is None:
+        raise _fail("not_found", f"/dev/{name} is not a block device udev knows", request)
+    actual = serial(source, record, None)
+    if actual is None or typed_serial.strip() != actual:
+        raise _fail(
+            "serial_mismatch",
+            f"the serial typed for /dev/{name} does not match the disk: nothing was changed",
+            request,
+        )
+    mounts = read_mount_table()
+    parts = [name, *(e for e in source.entries(record.path) if e.startswith(name))]
+    for part in parts:
+        path = record.path if part == name else f"{record.path}/{part}"
+        number = source.attribute(path, "dev")
+        if mounts.mountpoints(part, number.strip() if number else None):
+            raise _fail("refused", f"/dev/{part} is mounted: refused", request)
+        if mounts.is_swap(part):
+            raise _fail("refused", f"/dev/{part} is active swap: refused", request)
+        if source.entries(f"{path}/holders"):
+            raise _fail(
+                "refused", f"/dev/{part} is held by {source.entries(f'{path}/holders')}", request
+            )
+
+
+def mdadm_argv(
+    name: str, level: str, chunk_kib: int | None, devices: list[str], spares: list[str]
+) -> list[str]:
+    argv = [
+        "mdadm",
+        "--create",
+        f"/dev/md/{name}",
+        "--run",
+        "--metadata=1.2",
+        f"--level={LEVELS[level]}",
+        f"--raid-devices={len(devices)}",
+    ]
+    if chunk_kib is not None and level != "raid1":
+        argv.append(f"--chunk={chunk_kib}K")
+    if level == "raid10":
+        argv.append("--layout=n2")
+    if spares:
+        argv.append(f"--spare-devices={len(spares)}")
+    return argv + [f"/dev/{d}" for d in devices + spares]
+
+
+def handle_create(request: Request) -> dict[str, Any]:
+    args = request.args
+    unknown = set(args) - {"name", "level", "chunk_kib", "members", "spares"}
+    if unknown:
+        raise _fail("bad_args", f"unknown arguments: {sorted(unknown)}", request)
+    name, level, chunk = args.get("name"), args.get("level"), args.get("chunk_kib")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise _fail("bad_args", "name: letters, digits, _ and -, at most 32", request)
+    if level not in LEVELS:
+        raise _fail("bad_args", f"level must be one of {', '.join(LEVELS)}", request)
+    if chunk is not None and (type(chunk) is not int or chunk not in [2**n for n in range(2, 12)]):
+        raise _fail("bad_args", "chunk_kib must be a power of two from 4 to 2048", request)
+    members, spares = args.get("members"), args.get("spares", [])
+    if not isinstance(members, list) or not isinstance(spares, list):
+        raise _fail("bad_args", "members and spares are lists of {device, serial}", request)
+    if not MIN_DEVICES[level] <= len(members) <= MAX_DEVICES or len(spares) > 8:
+        raise _fail(
+            "bad_args", f"{level} needs {MIN_DEVICES[level]} to {MAX_DEVICES} members", request
+        )
+    disks: list[str] = []
+    for entry in members + spares:
+        if not isinstance(entry, dict) or set(entry) != {"device", "serial"}:
+            raise _fail("bad_args", "each member is {device, serial}", request)
+        disk = _resolve(entry["device"], request)
+        if disk in disks:
+            raise _fail("bad_args", f"/dev/{disk} is listed twice", request)
+        _check_disk(disk, entry["serial"], request)
+        disks.append(disk)
+    argv = mdadm_argv(name, level, chunk, disks[: len(members)], disks[len(members) :])
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=MDADM_TIMEOUT_S,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        raise _fail(
+            "unavailable", "mdadm is not installed (apt-get install mdadm)", request
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise _fail("command_failed", "mdadm did not finish within 120 s", request) from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        raise _fail("command_failed", f"mdadm failed: {last}", request)
+    return {"argv": argv, "stdout": done.stdout, "stderr": done.stderr}
