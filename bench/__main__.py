@@ -5,6 +5,7 @@ Figures:
   history   `stripewise history list` on a database of 1,000 runs: the store query in-process
             and the whole command as a user runs it
   hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map
+  planner   recomputing every figure and spread score of a 48-disk plan after a drop
 """
 
 from __future__ import annotations
@@ -151,7 +152,9 @@ def measure_hardware_map(runs: int, scratch: str) -> list[Figure]:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
-    parser.add_argument("--only", choices=("startup", "history", "hardware"), default=None)
+    parser.add_argument(
+        "--only", choices=("startup", "history", "hardware", "planner"), default=None
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="stripewise-bench-") as scratch:
         empty_db = f"sqlite:///{scratch}/empty.db"
@@ -170,6 +173,10 @@ def main() -> int:
                 print("umockdev is not installed: skipping the hardware map", file=sys.stderr)
             else:
                 figures.extend(measure_hardware_map(args.runs, scratch))
+        if args.only in (None, "planner"):
+            from bench.planner_recompute import measure
+
+            figures.append(Figure("planner, 48 disks: recompute after a drop", measure(), 16))
     print(
         f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, kernel {platform.release()}"

@@ -107,6 +107,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inventory.add_argument("--save", type=Path, metavar="FILE", help="write a snapshot file")
 
+    plan = commands.add_parser("plan", help="evaluate an array plan file and write its commands")
+    plan.add_argument("file", type=Path, metavar="FILE", help="a plan file (TOML)")
+    plan.add_argument("--json", action="store_true", help="machine-readable output")
+    plan.add_argument(
+        "--inventory",
+        type=Path,
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="the machine's snapshot, udev dump or umockdev file: its disks may then be named "
+        "by kernel name or serial without [[disk]] tables",
+    )
+    plan.add_argument(
+        "--script", type=Path, metavar="FILE", help="write the commented shell script"
+    )
+
     db = commands.add_parser("db", help="the history database itself")
     db_commands = db.add_subparsers(
         dest="db_command", metavar="ACTION", required=True, parser_class=_Parser
@@ -167,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
             from stripewise import cli_inventory
 
             return cli_inventory.run(args)
+        if args.command == "plan":
+            from stripewise import cli_plan
+
+            return cli_plan.run(args)
         if args.command == "db":
             return _db(args)
         if args.command == "install-desktop-entry":

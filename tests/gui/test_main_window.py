@@ -22,7 +22,7 @@ def test_every_view_has_a_page_and_a_navigation_entry(main_window: MainWindow) -
 
 
 def test_placeholder_pages_say_what_will_be_there(main_window: MainWindow) -> None:
-    for name in ("planner", "tuning", "benchmark"):
+    for name in ("tuning", "benchmark"):
         page = main_window.page_widgets[name]
         assert isinstance(page, UpcomingPage)
         text = page.findChild(QLabel, "upcomingList").text()

@@ -24,9 +24,11 @@ from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
 from stripewise.gui.pages import PAGES, UpcomingPage
+from stripewise.gui.planner_page import PlannerPage
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
+from stripewise.services.planner import PlannerService
 from stripewise.services.system_info import SystemInfoService, SystemReport
 
 MINIMUM_SIZE = QSize(900, 600)  # comfortably inside a 1024x768 console
@@ -48,6 +50,7 @@ class MainWindow(QMainWindow):
         *,
         hardware: HardwareService,
         helper: HelperClient,
+        planner: PlannerService | None = None,
         inventory_file: Path | None = None,
     ) -> None:
         super().__init__()
@@ -56,6 +59,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.hardware = hardware
         self.helper = helper
+        self.planner = planner or PlannerService(self)
         self.inventory_file = inventory_file
         self._pending = {"system", "history", "hardware"}
         self.setObjectName("MainWindow")
@@ -107,7 +111,16 @@ class MainWindow(QMainWindow):
         if name == "hardware":
             page = HardwarePage(self.hardware, self.helper)
             page.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+            self.planner.planChanged.connect(
+                lambda plan, _report: page.map.set_planned(set(plan.assigned()))
+            )
             return page
+        if name == "planner":
+            planner_page = PlannerPage(self.planner, self.hardware, self.helper)
+            planner_page.statusMessage.connect(
+                lambda text: self.statusBar().showMessage(text, 15_000)
+            )
+            return planner_page
         return UpcomingPage(PAGES[name])
 
     # --- navigation -------------------------------------------------------------------------

@@ -17,17 +17,6 @@ class PageInfo:
 
 
 PAGES: dict[str, PageInfo] = {
-    "planner": PageInfo(
-        "planner",
-        "Planner",
-        "Drag disks into proposed arrays before touching a single one.",
-        (
-            "RAID 0, 1, 5, 6, 10, 50, 60 and JBOD with chunk size and hot spares",
-            "Capacity, fault tolerance and a predicted MB/s range with its bottleneck named",
-            "A spread score and one-click rebalancing across controllers and buses",
-            "Planning for hardware you have not bought yet, with cost per usable TB",
-        ),
-    ),
     "tuning": PageInfo(
         "tuning",
         "Tuning",

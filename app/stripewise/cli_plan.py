@@ -1,0 +1,86 @@
+"""`stripewise plan FILE`: evaluate a plan file, print it (or its JSON), write its script.
+
+A file that cannot be read as a plan exits 2 with one line naming file, table and key; a
+valid plan whose arrays have problems exits 0 and lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from stripewise.model.evaluate import PlanReport
+from stripewise.model.plan import Plan
+from stripewise.model.topology import Inventory
+
+
+def run(args: argparse.Namespace) -> int:
+    from stripewise.cli import CliError
+    from stripewise.model.evaluate import evaluate
+    from stripewise.planner.plan_file import PlanFileError, load_plan
+    from stripewise.planner.report_json import format_plan, plan_json
+
+    inventory = _inventory(getattr(args, "inventory", None))
+    try:
+        plan = load_plan(args.file, inventory)
+    except PlanFileError as exc:
+        raise CliError(str(exc)) from None
+    report = evaluate(plan)
+    host = homehost(plan, inventory)
+    status = 0
+    if args.script is not None:
+        status = _write_script(args.script, plan, report, host)
+    if args.json:
+        print(json.dumps(plan_json(plan, report, host), indent=2))
+    else:
+        print(format_plan(plan, report))
+        if args.script is None and any(a.ok and a.array.members for a in report.arrays):
+            print(f"commands: stripewise plan {args.file} --script FILE")
+    return status
+
+
+def homehost(plan: Plan, inventory: Inventory | None) -> str:
+    """The host name mdadm records in the arrays (`--homehost`), when known."""
+    if inventory is not None and inventory.host.hostname:
+        return inventory.host.hostname
+    if plan.host and plan.host.startswith("host:"):
+        return plan.host.removeprefix("host:")
+    return ""
+
+
+def _inventory(path: Path | None) -> Inventory | None:
+    from stripewise.cli import CliError
+    from stripewise.inventory import InventoryError, load_inventory
+
+    if path is None:
+        return None
+    try:
+        return load_inventory(path)
+    except InventoryError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _write_script(path: Path, plan: Plan, report: PlanReport, host: str) -> int:
+    from stripewise.cli import EXIT_FAILED, CliError
+    from stripewise.planner.commands import PlanNotReady, shell_script
+
+    try:
+        script = shell_script(plan, report.arrays, host)
+    except PlanNotReady as exc:
+        print(f"stripewise: no script written: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", dir=path.parent, prefix=f".{path.name}.", delete=False, encoding="utf-8"
+        ) as handle:
+            handle.write(script)
+        os.chmod(handle.name, 0o700)
+        os.replace(handle.name, path)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+    print(f"script written to {path}: read it, then run it as root", file=sys.stderr)
+    return 0

@@ -1,0 +1,280 @@
+"""One proposed array: its settings, its members (a drop target) and its live figures."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui.flow_layout import FlowLayout
+from stripewise.gui.planner_chips import DiskChip, disks_from_mime, start_drag
+from stripewise.model.evaluate import ArrayReport
+from stripewise.model.plan import (
+    BLOCK_CHOICES_KIB,
+    CHUNK_CHOICES_KIB,
+    Filesystem,
+    Plan,
+    RaidLevel,
+)
+from stripewise.model.units import human_size
+
+LEVEL_NAMES = {
+    RaidLevel.RAID0: "RAID 0 (stripe)",
+    RaidLevel.RAID1: "RAID 1 (mirror)",
+    RaidLevel.RAID5: "RAID 5",
+    RaidLevel.RAID6: "RAID 6",
+    RaidLevel.RAID10: "RAID 10",
+    RaidLevel.RAID50: "RAID 50",
+    RaidLevel.RAID60: "RAID 60",
+    RaidLevel.JBOD: "JBOD (linear)",
+}
+
+
+def _chunk_label(kib: int) -> str:
+    return f"{kib // 1024} MiB" if kib >= 1024 else f"{kib} KiB"
+
+
+def figures_html(report: ArrayReport, plan: Plan) -> str:
+    g = report.geometry
+    rows = [
+        (
+            "Capacity",
+            f"{human_size(g.usable_bytes)} usable of {human_size(g.raw_bytes)} raw "
+            f"({g.efficiency:.0%})",
+        ),
+        (
+            "Data disks",
+            f"{g.data_disks} of {g.members}"
+            + (f" in {g.groups} groups of {g.group_size}" if g.groups > 1 else ""),
+        ),
+        (
+            "Tolerates",
+            f"{g.fault_tolerance} failed disk{'s' if g.fault_tolerance != 1 else ''}"
+            + (f" ({g.failures_per_group} per group)" if g.groups > 1 else ""),
+        ),
+    ]
+    prediction = report.prediction
+    if prediction is None:
+        rows.append(("Predicted", "unknown: a member's speed is not known"))
+    else:
+        read, write = prediction.read_mb_s, prediction.write_mb_s
+        rows.append(
+            (
+                "Read",
+                f"{read.low:,.0f} – {read.high:,.0f} MB/s "
+                f"(inner to outer tracks; limited by {prediction.read_bottleneck})",
+            )
+        )
+        rows.append(
+            (
+                "Write",
+                f"{write.low:,.0f} – {write.high:,.0f} MB/s "
+                f"(limited by {prediction.write_bottleneck})",
+            )
+        )
+    per_controller = ", ".join(
+        f"{count} on {cid}" for cid, count in report.spread.per_controller.items()
+    )
+    rows.append(("Controllers", per_controller or "no members yet"))
+    if report.fs is not None:
+        rows.append(("mkfs", " ".join(report.fs.mkfs_args()) or "no stripe options"))
+    if report.cost is not None:
+        rows.append(("Cost", f"{report.cost:,.0f} {plan.currency}"))
+    cells = "".join(
+        f"<tr><td style='padding-right:8px' valign='top'><b>{escape(k)}</b></td>"
+        f"<td>{escape(v)}</td></tr>"
+        for k, v in rows
+    )
+    return f"<table cellspacing='0'>{cells}</table>"
+
+
+def problems_html(report: ArrayReport) -> str:
+    items = "".join(
+        f"<li style='color:{'#d64541' if p.error else '#c27c0e'}'>{escape(p.message)}</li>"
+        for p in report.problems
+    )
+    return f"<ul style='margin-left:-20px'>{items}</ul>" if items else ""
+
+
+class ArrayCard(QFrame):
+    renamed = Signal(str, str)
+    changed = Signal(str, dict)  # array name, field changes
+    disksDropped = Signal(str, tuple)  # array name, disk ids
+    hovered = Signal(object)  # array name while a drag is over it, None when it leaves
+    spreadRequested = Signal(str)
+    commandsRequested = Signal(str)
+    deleteRequested = Signal(str)
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.setAcceptDrops(True)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setObjectName("arrayCard")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 10)
+
+        top = QHBoxLayout()
+        self.name_edit = QLineEdit(name)
+        self.name_edit.setAccessibleName("Array name")
+        self.name_edit.editingFinished.connect(self._rename)
+        self.level = QComboBox()
+        for level, text in LEVEL_NAMES.items():
+            self.level.addItem(text, level)
+        self.level.currentIndexChanged.connect(
+            lambda: self.changed.emit(self.name, {"level": self.level.currentData()})
+        )
+        self.delete = QPushButton("Delete")
+        self.delete.clicked.connect(lambda: self.deleteRequested.emit(self.name))
+        top.addWidget(self.name_edit, 1)
+        top.addWidget(self.level)
+        top.addWidget(self.delete)
+        layout.addLayout(top)
+
+        options = QFormLayout()
+        options.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        row = QHBoxLayout()
+        self.chunk = QComboBox()
+        for kib in CHUNK_CHOICES_KIB:
+            self.chunk.addItem(_chunk_label(kib), kib)
+        self.chunk.currentIndexChanged.connect(
+            lambda: self.changed.emit(self.name, {"chunk_kib": self.chunk.currentData()})
+        )
+        self.group = QSpinBox()
+        self.group.setRange(3, 32)
+        self.group.setPrefix("groups of ")
+        self.group.valueChanged.connect(
+            lambda value: self.changed.emit(self.name, {"group_size": value})
+        )
+        self.filesystem = QComboBox()
+        self.filesystem.addItem("no filesystem", None)
+        for fs in Filesystem:
+            self.filesystem.addItem(fs.value, fs)
+        self.filesystem.currentIndexChanged.connect(
+            lambda: self.changed.emit(self.name, {"filesystem": self.filesystem.currentData()})
+        )
+        self.block = QComboBox()
+        for kib in BLOCK_CHOICES_KIB:
+            self.block.addItem(f"{kib} KiB blocks", kib)
+        self.block.currentIndexChanged.connect(
+            lambda: self.changed.emit(self.name, {"block_kib": self.block.currentData()})
+        )
+        for widget in (QLabel("Chunk"), self.chunk, self.group, self.filesystem, self.block):
+            row.addWidget(widget)
+        row.addStretch(1)
+        options.addRow(row)
+        layout.addLayout(options)
+
+        self.members = QWidget()
+        self.members.setMinimumHeight(58)
+        self.member_flow = FlowLayout(self.members, spacing=5)
+        self.members_hint = QLabel("Drag disks here")
+        self.members_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(self.members_hint)
+        layout.addWidget(self.members)
+        self.chips: list[DiskChip] = []
+
+        spread_row = QHBoxLayout()
+        self.score = QProgressBar()
+        self.score.setRange(0, 100)
+        self.score.setFormat("spread %v / 100")
+        self.spread_button = QPushButton("Spread…")
+        self.spread_button.setToolTip("Swap members for free disks on other controllers")
+        self.spread_button.clicked.connect(lambda: self.spreadRequested.emit(self.name))
+        self.commands_button = QPushButton("Commands…")
+        self.commands_button.clicked.connect(lambda: self.commandsRequested.emit(self.name))
+        spread_row.addWidget(self.score, 1)
+        spread_row.addWidget(self.spread_button)
+        spread_row.addWidget(self.commands_button)
+        layout.addLayout(spread_row)
+        self.spread_text = QLabel()
+        self.spread_text.setWordWrap(True)
+        layout.addWidget(self.spread_text)
+        self.figures = QLabel()
+        self.figures.setTextFormat(Qt.TextFormat.RichText)
+        self.figures.setWordWrap(True)
+        self.figures.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.figures)
+        self.problems = QLabel()
+        self.problems.setTextFormat(Qt.TextFormat.RichText)
+        self.problems.setWordWrap(True)
+        layout.addWidget(self.problems)
+
+    # --- showing -------------------------------------------------------------------------------
+    def show_report(self, report: ArrayReport, plan: Plan) -> None:
+        array = report.array
+        self.name = array.name
+        for widget, value in (
+            (self.level, array.level),
+            (self.chunk, array.chunk_kib),
+            (self.filesystem, array.filesystem),
+            (self.block, array.block_kib),
+        ):
+            widget.blockSignals(True)
+            widget.setCurrentIndex(max(0, widget.findData(value)))
+            widget.blockSignals(False)
+        if not self.name_edit.hasFocus():
+            self.name_edit.setText(array.name)
+        self.group.blockSignals(True)
+        self.group.setVisible(array.level.nested)
+        self.group.setValue(array.group_size or (4 if array.level == RaidLevel.RAID50 else 6))
+        self.group.blockSignals(False)
+        self._show_members(plan, array.members)
+        self.score.setValue(report.spread.score)
+        self.spread_text.setText(" ".join(report.spread.explanation))
+        self.spread_button.setEnabled(len(array.members) > 1)
+        self.commands_button.setEnabled(report.ok and bool(array.members))
+        self.commands_button.setToolTip("" if report.ok else "Fix the problems listed first")
+        self.figures.setText(figures_html(report, plan))
+        self.problems.setText(problems_html(report))
+
+    def _show_members(self, plan: Plan, members: tuple[str, ...]) -> None:
+        while (item := self.member_flow.takeAt(0)) is not None:
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.chips = []
+        for disk_id in members:
+            disk = plan.disk(disk_id)
+            if disk is None:
+                continue
+            chip = DiskChip(disk, self.name)
+            chip.dragRequested.connect(lambda c: start_drag(c, [c.disk.id]))
+            self.chips.append(chip)
+            self.member_flow.addWidget(chip)
+        self.members_hint.setVisible(not members)
+        self.members.updateGeometry()
+
+    def _rename(self) -> None:
+        text = self.name_edit.text().strip()
+        if text != self.name:
+            self.renamed.emit(self.name, text)
+
+    # --- drops ---------------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if disks_from_mime(event.mimeData()):
+            event.acceptProposedAction()
+            self.hovered.emit(self.name)
+
+    def dragLeaveEvent(self, _event: QDragLeaveEvent) -> None:
+        self.hovered.emit(None)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        ids = disks_from_mime(event.mimeData())
+        self.hovered.emit(None)
+        if ids:
+            event.acceptProposedAction()
+            self.disksDropped.emit(self.name, ids)

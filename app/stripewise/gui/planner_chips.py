@@ -1,0 +1,147 @@
+"""Disk chips for the planner: selectable, draggable between the pool and array cards."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QMimeData, QPoint, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QDrag, QFont, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QWidget
+
+from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
+from stripewise.model.plan import PlanDisk
+from stripewise.model.units import human_size
+
+DISK_MIME = "application/x-stripewise-disks"
+CHIP_SIZE = QSize(112, 52)
+
+
+def disks_mime(disk_ids: list[str]) -> QMimeData:
+    mime = QMimeData()
+    mime.setData(DISK_MIME, json.dumps(disk_ids).encode())
+    mime.setText(" ".join(disk_ids))
+    return mime
+
+
+def disks_from_mime(mime: QMimeData) -> tuple[str, ...]:
+    if not mime.hasFormat(DISK_MIME):
+        return ()
+    try:
+        value = json.loads(bytes(mime.data(DISK_MIME).data()))
+    except (ValueError, UnicodeDecodeError):
+        return ()
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+class DiskChip(QWidget):
+    """One disk. Click selects, Ctrl-click adds, Shift-click extends; drag carries the selection."""
+
+    pressed = Signal(object, object)  # DiskChip, Qt.KeyboardModifier
+    dragRequested = Signal(object)  # DiskChip
+
+    def __init__(self, disk: PlanDisk, array: str | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.disk = disk
+        self.array = array
+        self.selected = False
+        self.highlighted = False  # would improve the spread of the array being dragged onto
+        self._press: QPoint | None = None
+        self.setFixedSize(CHIP_SIZE)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName(f"{disk.id} {human_size(disk.capacity_bytes)}")
+        where = f" in {array}" if array else ""
+        self.setToolTip(
+            f"{disk.id}{where}: {disk.model or 'model unknown'}, {human_size(disk.capacity_bytes)}"
+            + (f", {disk.seq_read_mb_s:g} MB/s read (outer)" if disk.seq_read_mb_s else "")
+            + (f"\n{disk.slot}" if disk.slot else "")
+            + ("" if disk.usable else f"\nnot free: {disk.state.replace('_', ' ')}")
+        )
+
+    @property
+    def draggable(self) -> bool:
+        return self.disk.usable
+
+    def colour(self) -> QColor:
+        key = PLANNED if self.array else self.disk.state
+        return STATE_COLORS.get(key, STATE_COLORS["unknown"])
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        palette = self.palette()
+        box = QRectF(self.rect()).adjusted(1.5, 1.5, -1.5, -1.5)
+        if not self.draggable:
+            painter.setOpacity(0.55)
+        base = palette.color(QPalette.ColorRole.Base)
+        if self.highlighted:
+            base = (
+                QColor(STATE_COLORS[PLANNED]).lighter(185)
+                if base.lightness() > 128
+                else (QColor(STATE_COLORS[PLANNED]).darker(220))
+            )
+        painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1))
+        painter.setBrush(base)
+        painter.drawRoundedRect(box, 5, 5)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(self.colour())
+        painter.drawRoundedRect(QRectF(box.x(), box.y(), 6, box.height()), 3, 3)
+        self._text(painter, QRect(11, 3, self.width() - 15, 18), self.disk.id, bold=True)
+        detail = human_size(self.disk.capacity_bytes)
+        if self.disk.hypothetical:
+            detail += " · to buy"
+        self._text(painter, QRect(11, 20, self.width() - 15, 14), detail, small=True)
+        self._text(
+            painter,
+            QRect(11, 34, self.width() - 15, 14),
+            self.disk.model or "model unknown",
+            small=True,
+        )
+        if self.selected or self.hasFocus():
+            painter.setOpacity(1.0)
+            painter.setPen(
+                QPen(palette.color(QPalette.ColorRole.Highlight), 2.5 if self.selected else 1.2)
+            )
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(box, 5, 5)
+        painter.end()
+
+    def _text(
+        self, painter: QPainter, rect: QRect, text: str, *, bold: bool = False, small: bool = False
+    ) -> None:
+        font = QFont(self.font())
+        font.setBold(bold)
+        if small:
+            font.setPointSizeF(font.pointSizeF() * 0.82)
+        painter.setFont(font)
+        role = QPalette.ColorRole.PlaceholderText if small else QPalette.ColorRole.Text
+        painter.setPen(self.palette().color(role))
+        elided = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
+        painter.drawText(
+            rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), elided
+        )
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._press = event.position().toPoint()
+            self.setFocus(Qt.FocusReason.MouseFocusReason)
+            self.pressed.emit(self, event.modifiers())
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._press is None or not self.draggable:
+            return
+        moved = (event.position().toPoint() - self._press).manhattanLength()
+        if moved >= QApplication.startDragDistance():
+            self._press = None
+            self.dragRequested.emit(self)
+
+    def mouseReleaseEvent(self, _event: QMouseEvent) -> None:
+        self._press = None
+
+
+def start_drag(source: QWidget, disk_ids: list[str]) -> Qt.DropAction:
+    drag = QDrag(source)
+    drag.setMimeData(disks_mime(disk_ids))
+    pixmap = source.grab()
+    drag.setPixmap(pixmap)
+    drag.setHotSpot(QPoint(pixmap.width() // 2, pixmap.height() // 2))
+    return drag.exec(Qt.DropAction.MoveAction)

@@ -1,0 +1,162 @@
+"""Planner dialogs: the proposed Spread swaps, generated commands, comparing plans."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.model.evaluate import evaluate
+from stripewise.model.placement import Swap
+from stripewise.model.plan import Plan
+from stripewise.model.units import human_size
+
+
+class SpreadDialog(QDialog):
+    """Shows each swap and the score before and after; nothing changes until Apply."""
+
+    def __init__(
+        self,
+        array: str,
+        swaps: tuple[Swap, ...],
+        before: int,
+        after: int,
+        plan: Plan,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Spread {array}")
+        layout = QVBoxLayout(self)
+        if not swaps:
+            layout.addWidget(
+                QLabel(f"{array} is as well spread as the free disks allow (score {before}).")
+            )
+        else:
+
+            def where(disk_id: str) -> str:
+                disk = plan.disk(disk_id)
+                return f"{disk_id} ({disk.controller})" if disk else disk_id
+
+            rows = "".join(
+                f"<tr><td>{escape(where(s.out_disk))}</td><td>&rarr;</td>"
+                f"<td>{escape(where(s.in_disk))}</td><td>{escape(s.reason)}</td></tr>"
+                for s in swaps
+            )
+            text = QLabel(
+                f"<p>Spread score {before} &rarr; <b>{after}</b> with "
+                f"{len(swaps)} swap{'s' if len(swaps) != 1 else ''}:</p>"
+                f"<table cellspacing='6'>{rows}</table>"
+            )
+            text.setTextFormat(Qt.TextFormat.RichText)
+            layout.addWidget(text)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        if swaps:
+            self.apply = buttons.addButton("Apply Swaps", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+
+class CommandsDialog(QDialog):
+    """The commands to build the array: copy them, or save them as a commented script."""
+
+    def __init__(self, title: str, script: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.resize(820, 520)
+        layout = QVBoxLayout(self)
+        note = QLabel(
+            "These commands destroy data on the listed disks. Check every serial "
+            "number against the label on the drive before running them."
+        )
+        note.setWordWrap(True)
+        layout.addWidget(note)
+        self.text = QPlainTextEdit(script)
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        font = self.text.font()
+        font.setFamily("monospace")
+        self.text.setFont(font)
+        layout.addWidget(self.text, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        copy = QPushButton("&Copy")
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(script))
+        self.save = QPushButton("&Save Script…")
+        buttons.addButton(copy, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.save, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+
+def comparison_rows(plans: list[tuple[str, Plan]]) -> tuple[list[str], list[list[str]]]:
+    """Per plan: capacity, worst tolerance, predicted speeds, cost, cost per TB."""
+    header = [
+        "Plan",
+        "Arrays",
+        "Usable",
+        "Tolerates",
+        "Read MB/s",
+        "Write MB/s",
+        "Cost",
+        "Cost / usable TB",
+    ]
+    rows = []
+    for name, plan in plans:
+        report = evaluate(plan)
+        arrays = [a for a in report.arrays if a.array.members]
+        tolerance = min((a.geometry.fault_tolerance for a in arrays), default=0)
+        predicted = [a.prediction for a in arrays if a.prediction is not None]
+        read = sum(p.read_mb_s.low for p in predicted), sum(p.read_mb_s.high for p in predicted)
+        write = sum(p.write_mb_s.low for p in predicted), sum(p.write_mb_s.high for p in predicted)
+        known = len(predicted) == len(arrays) and arrays
+        rows.append(
+            [
+                name,
+                str(len(arrays)),
+                human_size(report.usable_bytes),
+                f"{tolerance} disk{'s' if tolerance != 1 else ''} (worst array)",
+                f"{read[0]:,.0f} – {read[1]:,.0f}" if known else "unknown",
+                f"{write[0]:,.0f} – {write[1]:,.0f}" if known else "unknown",
+                f"{report.total_cost:,.0f} {plan.currency}"
+                if report.total_cost is not None
+                else "unknown",
+                f"{report.cost_per_usable_tb:,.0f} {plan.currency}"
+                if report.cost_per_usable_tb is not None
+                else "unknown",
+            ]
+        )
+    return header, rows
+
+
+class CompareDialog(QDialog):
+    def __init__(self, plans: list[tuple[str, Plan]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compare Plans")
+        self.resize(900, 300)
+        header, rows = comparison_rows(plans)
+        layout = QVBoxLayout(self)
+        self.table = QTableWidget(len(rows), len(header))
+        self.table.setHorizontalHeaderLabels(header)
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                self.table.setItem(r, c, QTableWidgetItem(value))
+        self.table.resizeColumnsToContents()
+        self.table.verticalHeader().hide()
+        layout.addWidget(self.table)
+        note = QLabel("Speeds are summed over a plan's arrays, each read or written alone.")
+        layout.addWidget(note)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)

@@ -1,0 +1,240 @@
+"""Planner page: disks on the left, proposed arrays on the right, figures after every drop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
+from stripewise.gui.pages import page_title
+from stripewise.gui.planner_card import LEVEL_NAMES, ArrayCard
+from stripewise.gui.planner_dialogs import CompareDialog, SpreadDialog
+from stripewise.gui.planner_pool import DiskPool
+from stripewise.model.evaluate import PlanReport
+from stripewise.model.placement import spread, spread_improvers, suggest_spread
+from stripewise.model.plan import Plan, RaidLevel
+from stripewise.model.units import human_size
+from stripewise.services.hardware import HardwareService
+from stripewise.services.helper_client import HelperClient
+from stripewise.services.planner import PlannerService
+
+
+class PlannerPage(QWidget):
+    statusMessage = Signal(str)
+
+    def __init__(
+        self,
+        planner: PlannerService,
+        hardware: HardwareService,
+        helper: HelperClient | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.planner = planner
+        self.hardware = hardware
+        self.helper = helper
+        self.cards: dict[str, ArrayCard] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 20, 24, 12)
+        layout.setSpacing(8)
+        layout.addWidget(page_title("Planner"))
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+
+        bar = QHBoxLayout()
+        self.from_machine = QPushButton("Plan &This Machine")
+        self.from_machine.setToolTip("Start a plan on the disks of the Hardware page")
+        self.from_machine.clicked.connect(self._plan_machine)
+        self.purchase = QPushButton("New &Purchase Plan")
+        self.purchase.clicked.connect(planner.new_purchase_plan)
+        self.open_plan = QPushButton("&Open…")
+        self.open_plan.clicked.connect(self._open)
+        self.save_plan = QPushButton("&Save…")
+        self.save_plan.clicked.connect(self._save)
+        self.compare = QPushButton("Co&mpare…")
+        self.compare.clicked.connect(self._compare)
+        self.add_hardware = QPushButton("Add &Hardware…")
+        self.add_hardware.clicked.connect(self._add_hardware)
+        for button in (
+            self.from_machine,
+            self.purchase,
+            self.open_plan,
+            self.save_plan,
+            self.compare,
+            self.add_hardware,
+        ):
+            bar.addWidget(button)
+        bar.addStretch(1)
+        layout.addLayout(bar)
+        legend = QLabel(
+            f"<span style='color:{STATE_COLORS[PLANNED].name()}'>&#9632;</span> in a planned "
+            f"array &nbsp; <span style='color:{STATE_COLORS['free'].name()}'>&#9632;</span> free"
+            " &nbsp; faded: not free (system, mounted or in an array) &nbsp; "
+            "Drag disks onto an array; Ctrl-click or Shift-click to take several."
+        )
+        legend.setTextFormat(Qt.TextFormat.RichText)
+        legend.setWordWrap(True)
+        layout.addWidget(legend)
+
+        self.pool = DiskPool()
+        self.pool.disksDropped.connect(lambda ids: planner.move_disks(ids, None))
+        pool_scroll = QScrollArea()
+        pool_scroll.setWidgetResizable(True)
+        pool_scroll.setWidget(self.pool)
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        add_row = QHBoxLayout()
+        self.new_level = QComboBox()
+        for level, text in LEVEL_NAMES.items():
+            self.new_level.addItem(text, level)
+        self.new_level.setCurrentIndex(self.new_level.findData(RaidLevel.RAID6))
+        self.new_array = QPushButton("&New Array")
+        self.new_array.setToolTip("A new array, with the disks selected on the left")
+        self.new_array.clicked.connect(self._new_array)
+        add_row.addWidget(self.new_level)
+        add_row.addWidget(self.new_array)
+        add_row.addStretch(1)
+        right_layout.addLayout(add_row)
+        self.cards_box = QWidget()
+        self.cards_layout = QVBoxLayout(self.cards_box)
+        self.cards_layout.setContentsMargins(0, 0, 6, 0)
+        self.cards_layout.addStretch(1)
+        cards_scroll = QScrollArea()
+        cards_scroll.setWidgetResizable(True)
+        cards_scroll.setWidget(self.cards_box)
+        right_layout.addWidget(cards_scroll, 1)
+
+        splitter = QSplitter()
+        splitter.addWidget(pool_scroll)
+        splitter.addWidget(right)
+        splitter.setSizes([520, 520])
+        splitter.setChildrenCollapsible(False)
+        layout.addWidget(splitter, 1)
+
+        planner.planChanged.connect(self.show_plan)
+        planner.failed.connect(self.statusMessage.emit)
+        planner.notice.connect(self.statusMessage.emit)
+        self.show_plan(planner.plan, planner.report)
+
+    # --- showing -------------------------------------------------------------------------------
+    def show_plan(self, plan: Plan, report: PlanReport) -> None:
+        self.pool.set_plan(plan)
+        reports = {r.array.name: r for r in report.arrays}
+        for name in list(self.cards):
+            if name not in reports:
+                self.cards.pop(name).deleteLater()
+        for index, array in enumerate(plan.arrays):
+            card = self.cards.get(array.name) or self._card(array.name)
+            self.cards_layout.removeWidget(card)
+            self.cards_layout.insertWidget(index, card)
+            card.show_report(reports[array.name], plan)
+        self.summary.setText(self._summary(plan, report))
+        self.save_plan.setEnabled(bool(plan.disks))
+
+    def _summary(self, plan: Plan, report: PlanReport) -> str:
+        used = sum(1 for d in plan.disks if d.id in plan.assigned())
+        text = (
+            f"{plan.name}: {len(plan.arrays)} array{'s' if len(plan.arrays) != 1 else ''}, "
+            f"{used} of {len(plan.disks)} disks used, {human_size(report.usable_bytes)} usable"
+        )
+        if report.total_cost is not None:
+            text += f", {report.total_cost:,.0f} {plan.currency}"
+            if report.cost_per_usable_tb is not None:
+                text += f" ({report.cost_per_usable_tb:,.0f} {plan.currency} per usable TB)"
+        errors = [p.message for p in report.problems if p.error]
+        return text + "".join(f"\n{e}" for e in errors)
+
+    def _card(self, name: str) -> ArrayCard:
+        card = ArrayCard(name)
+        card.renamed.connect(self._renamed)
+        card.changed.connect(lambda array, changes: self.planner.update_array(array, **changes))
+        card.disksDropped.connect(lambda array, ids: self.planner.move_disks(ids, array))
+        card.hovered.connect(self._hover)
+        card.spreadRequested.connect(self._spread)
+        card.commandsRequested.connect(self._commands)
+        card.deleteRequested.connect(self.planner.delete_array)
+        self.cards[name] = card
+        return card
+
+    def _renamed(self, old: str, new: str) -> None:
+        card = self.cards.pop(old, None)
+        if self.planner.rename_array(old, new) and card is not None:
+            self.cards[new] = card
+        elif card is not None:
+            self.cards[old] = card
+            card.name_edit.setText(old)
+
+    def _hover(self, name: str | None) -> None:
+        """While disks are dragged over an array, light up free disks that improve its spread."""
+        array = self.planner.plan.array(name) if name else None
+        self.pool.highlight(spread_improvers(array, self.planner.plan) if array else frozenset())
+
+    # --- actions -------------------------------------------------------------------------------
+    def _new_array(self) -> None:
+        chosen = tuple(self.pool.selected_ids())
+        self.planner.add_array(self.new_level.currentData(), chosen)
+
+    def _plan_machine(self) -> None:
+        if self.hardware.inventory is None:
+            self.statusMessage.emit("The hardware has not been read yet")
+            return
+        self.planner.plan_on_inventory(self.hardware.inventory)
+
+    def _spread(self, name: str) -> None:
+        plan = self.planner.plan
+        array = plan.array(name)
+        if array is None:
+            return
+        from stripewise.model.placement import apply_swaps
+
+        swaps = suggest_spread(array, plan)
+        before = spread(array, plan).score
+        after_plan = apply_swaps(plan, name, swaps)
+        after_array = after_plan.array(name)
+        after = spread(after_array, after_plan).score if after_array else before
+        dialog = SpreadDialog(name, swaps, before, after, plan, self)
+        if dialog.exec() and swaps:
+            self.planner.apply_swaps(name, swaps)
+            self.statusMessage.emit(f"{name}: spread {before} -> {after}")
+
+    def _commands(self, name: str) -> None:
+        from stripewise.gui.planner_commands import show_commands
+
+        show_commands(self, self.planner, name, self.helper)
+
+    def _open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open Plan", "", "Plans (*.toml)")
+        if path:
+            self.planner.load(Path(path))
+
+    def _save(self) -> None:
+        default = self.planner.path or Path(f"{self.planner.plan.name}.toml".replace(" ", "-"))
+        path, _ = QFileDialog.getSaveFileName(self, "Save Plan", str(default), "Plans (*.toml)")
+        if path:
+            self.planner.save(Path(path))
+
+    def _compare(self) -> None:
+        plans = list(self.planner.saved_plans)
+        if not any(p is self.planner.plan for _n, p in plans):
+            plans.append((f"{self.planner.plan.name} (current)", self.planner.plan))
+        CompareDialog(plans, self).exec()
+
+    def _add_hardware(self) -> None:
+        from stripewise.gui.planner_catalog import CatalogDialog
+
+        CatalogDialog(self.planner, self).exec()

@@ -1,0 +1,368 @@
+"""How well an array's members are spread over controllers and buses, and swaps that improve it.
+
+The score (0-100, docs/prediction-model.md) compares the members' layout with the most even one
+the plan's suitable disks allow, so 100 means "as good as this hardware gets", not "perfect":
+
+    score = 70 × controller balance + 30 × bus balance − 30 if one controller can take the array
+            down although a layout exists where none could
+
+A balance is the share of member pairs that sit apart, relative to the best achievable share:
+(P_all − P_same) / (P_all − P_same_best), where P_same counts pairs of members on one controller
+(or bus). Pairs are what matter twice over: two members on one link split its bandwidth, and
+two members in one failure domain fail together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import NamedTuple
+
+from stripewise.model.arrays import PlanIndex, normalized, sizes_match
+from stripewise.model.plan import Plan, PlanDisk, PlannedArray, RaidLevel
+
+CONTROLLER_WEIGHT = 70.0
+BUS_WEIGHT = 30.0
+FAILURE_DOMAIN_PENALTY = 30.0  # one controller failure loses the array, and that was avoidable
+_EPSILON = 1e-9
+_TOLERANCE: dict[RaidLevel, int] = {
+    RaidLevel.RAID0: 0,
+    RaidLevel.JBOD: 0,
+    RaidLevel.RAID5: 1,
+    RaidLevel.RAID6: 2,
+}
+
+
+@dataclass(frozen=True)
+class Spread:
+    score: int
+    per_controller: dict[str, int]
+    per_bus: dict[str, int]
+    explanation: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Swap:
+    out_disk: str
+    in_disk: str
+    reason: str
+
+
+class _Layout(NamedTuple):
+    """The numbers behind a score, without the words."""
+
+    score: float  # not clamped below 0, so hill-climbing still sees progress there
+    per_controller: dict[str, int]
+    per_bus: dict[str, int]
+    controller_room: dict[str, int]  # suitable disks per controller (members included)
+    controller_balance: float
+    bus_balance: float
+    exposed: tuple[str, ...]  # what one controller failure would take down, in words
+    avoidable: bool
+
+
+def _pairs(counts: Iterable[int]) -> int:
+    return sum(c * (c - 1) // 2 for c in counts)
+
+
+@lru_cache(maxsize=4096)
+def _best_pairs(room: tuple[int, ...], n: int) -> tuple[int, int]:
+    """Fewest same-place pairs (and the largest load) when n members fill places of the given
+    room as evenly as possible: water-filling, which minimises the sum of squares."""
+    load = [0] * len(room)
+    for _ in range(n):
+        free = [i for i in range(len(room)) if load[i] < room[i]]
+        if not free:
+            break
+        i = min(free, key=lambda j: load[j])
+        load[i] += 1
+    return _pairs(load), max(load, default=0)
+
+
+def _balance(counts: dict[str, int], room: dict[str, int], n: int) -> tuple[float, int]:
+    """Balance 0..1 against the best layout, and the best layout's largest load."""
+    total = n * (n - 1) // 2
+    best, best_max = _best_pairs(tuple(sorted(room.values())), n)
+    if total - best <= 0:
+        return 1.0, best_max
+    return max(0.0, min(1.0, (total - _pairs(counts.values())) / (total - best))), best_max
+
+
+class _Context:
+    """What stays fixed while members are swapped: the plan index and the candidate disks."""
+
+    def __init__(self, array: PlannedArray, index: PlanIndex) -> None:
+        array = normalized(array)
+        self.array = array
+        self.index = index
+        own = set(array.members) | set(array.spares)
+        # Free disks may join; the array's own usable members stay candidates if swapped out.
+        self.candidates: tuple[PlanDisk, ...] = tuple(
+            d for d in index.plan.disks if d.usable and (d.id in own or d.id not in index.assigned)
+        )
+        self.free_ids = frozenset(d.id for d in self.candidates if d.id not in own)
+        self.spares = own - set(array.members)
+
+    def layout(self, members: Sequence[str]) -> _Layout:
+        index = self.index
+        disks = [index.disks[m] for m in members if m in index.disks]
+        n = len(disks)
+        per_controller: dict[str, int] = {}
+        per_bus: dict[str, int] = {}
+        for d in disks:
+            per_controller[d.controller] = per_controller.get(d.controller, 0) + 1
+            bus = index.bus(d.controller)
+            per_bus[bus] = per_bus.get(bus, 0) + 1
+        room = dict(per_controller)
+        sizes = {d.capacity_bytes for d in disks}
+        chosen = {d.id for d in disks}
+        for d in self.candidates:
+            if d.id in chosen or d.id in self.spares:
+                continue
+            if not sizes or any(sizes_match(d.capacity_bytes, s) for s in sizes):
+                room[d.controller] = room.get(d.controller, 0) + 1
+        bus_room: dict[str, int] = {}
+        for controller, count in room.items():
+            bus = index.bus(controller)
+            bus_room[bus] = bus_room.get(bus, 0) + count
+        controller_balance, best_max = _balance(per_controller, room, n)
+        bus_balance, _ = _balance(per_bus, bus_room, n)
+        exposed, avoidable = _exposure(self.array, disks, per_controller, room, best_max)
+        score = CONTROLLER_WEIGHT * controller_balance + BUS_WEIGHT * bus_balance
+        if exposed and avoidable:
+            score -= FAILURE_DOMAIN_PENALTY
+        return _Layout(
+            score=min(100.0, score) if n > 1 else 100.0,
+            per_controller=per_controller,
+            per_bus=per_bus,
+            controller_room=room,
+            controller_balance=controller_balance,
+            bus_balance=bus_balance,
+            exposed=exposed,
+            avoidable=avoidable,
+        )
+
+
+def _exposure(
+    array: PlannedArray,
+    disks: list[PlanDisk],
+    per_controller: dict[str, int],
+    room: dict[str, int],
+    best_max: int,
+) -> tuple[tuple[str, ...], bool]:
+    """Which controllers one failure of would lose the array, and whether a layout of the
+    suitable disks exists where no single controller could (approximate for 50/60)."""
+    n = len(disks)
+    level = array.level
+    if n < 2:
+        return (), False
+    if level is RaidLevel.RAID10:
+        found = []
+        for a, b in zip(disks[0::2], disks[1::2], strict=False):
+            if a.controller == b.controller:
+                found.append(f"mirror pair {a.id} + {b.id} on controller {a.controller}")
+        return tuple(found), best_max <= n // 2
+    if level.nested:
+        size = array.group_size or 0
+        if size < 2 or n % size:
+            return (), False  # no sets yet: check_array reports the group size
+        tolerance = 1 if level is RaidLevel.RAID50 else 2
+        found = []
+        for start in range(0, n, size):
+            group: dict[str, int] = {}
+            for d in disks[start : start + size]:
+                group[d.controller] = group.get(d.controller, 0) + 1
+            for controller, count in group.items():
+                if count > tolerance:
+                    found.append(
+                        f"{count} members of set {start // size + 1} on controller {controller}"
+                    )
+        places = sum(1 for r in room.values() if r > 0)
+        groups = max(1, n // size)
+        return tuple(found), -(-size // tolerance) <= places and best_max <= groups * tolerance
+    tolerance = n - 1 if level is RaidLevel.RAID1 else _TOLERANCE[level]
+    found = [
+        f"{count} of {n} members on controller {controller}"
+        for controller, count in per_controller.items()
+        if count > tolerance
+    ]
+    return tuple(found), best_max <= tolerance
+
+
+def spread(array: PlannedArray, plan: Plan, index: PlanIndex | None = None) -> Spread:
+    """Score and explain how the members sit on controllers and buses."""
+    index = index or PlanIndex.of(plan)
+    context = _Context(array, index)
+    layout = context.layout(array.members)
+    return Spread(
+        score=max(0, round(layout.score)),
+        per_controller=_ordered(layout.per_controller, index),
+        per_bus=layout.per_bus,
+        explanation=_explain(context.array, layout, index),
+    )
+
+
+def _ordered(counts: dict[str, int], index: PlanIndex) -> dict[str, int]:
+    """Controllers in plan order, unknown ones after."""
+    known = {c: counts[c] for c in index.controllers if c in counts}
+    return known | {c: v for c, v in counts.items() if c not in known}
+
+
+def _explain(array: PlannedArray, layout: _Layout, index: PlanIndex) -> tuple[str, ...]:
+    n = sum(layout.per_controller.values())
+    if n == 0:
+        return ("No members yet.",)
+    if n == 1:
+        return ("One member: nothing to spread yet.",)
+    lines = []
+    used = _ordered(layout.per_controller, index)
+    possible = sum(1 for r in layout.controller_room.values() if r > 0)
+    lines.append(
+        f"{n} members on {len(used)} of the {possible} controllers with suitable disks: "
+        + ", ".join(f"{c} {k}" for c, k in used.items())
+        + "."
+    )
+    if array.level in (RaidLevel.RAID0, RaidLevel.JBOD):
+        lines.append(
+            f"{'RAID 0' if array.level is RaidLevel.RAID0 else 'JBOD'} has no "
+            "redundancy: losing any controller loses the array; spreading still shares "
+            "the bandwidth."
+        )
+    elif layout.exposed:
+        tolerates = _tolerance_words(array, n)
+        what = "; ".join(layout.exposed)
+        which = "one controller failure" if len(layout.exposed) == 1 else "any one of them failing"
+        lines.append(f"{what[0].upper()}{what[1:]}: {which} takes the array down ({tolerates}).")
+        if array.level is RaidLevel.RAID10:
+            lines.append(
+                "mdadm pairs members in the order given (1st with 2nd, 3rd with 4th, "
+                "...): reorder them or swap in disks from other controllers."
+            )
+    busiest, count = max(used.items(), key=lambda kv: kv[1])
+    cap = index.controller_cap_mb_s(busiest)
+    if cap and count > 1:
+        lines.append(
+            f"{count} of {n} members share controller {busiest}'s {cap:,.0f} MB/s "
+            f"link: {cap / count:,.0f} MB/s each, reads at most "
+            f"{cap * n / count:,.0f} MB/s."
+        )
+    if layout.bus_balance < 1.0 and len(layout.per_bus) > 0:
+        lines.append(
+            "Buses: "
+            + ", ".join(f"{b} {k}" for b, k in layout.per_bus.items())
+            + ": members could share buses more evenly."
+        )
+    if layout.score >= 100.0 - _EPSILON:
+        lines.append("As evenly spread as the suitable disks allow.")
+    else:
+        lines.append("A more even spread is possible with the free disks (Suggest spread).")
+    return tuple(lines)
+
+
+def _tolerance_words(array: PlannedArray, n: int) -> str:
+    if array.level is RaidLevel.RAID10:
+        return "it survives one failed disk per mirror pair"
+    if array.level.nested:
+        per = 1 if array.level is RaidLevel.RAID50 else 2
+        return f"each set tolerates {per} failed disk{'s' if per > 1 else ''}"
+    tolerance = n - 1 if array.level is RaidLevel.RAID1 else _TOLERANCE[array.level]
+    return f"it tolerates {tolerance} failed disk{'s' if tolerance != 1 else ''}"
+
+
+def suggest_spread(
+    array: PlannedArray, plan: Plan, index: PlanIndex | None = None
+) -> tuple[Swap, ...]:
+    """Swaps of members for free usable disks of matching size (within 1 %) that raise the
+    score: hill-climbing, best single swap first, until no swap helps. Deterministic: ties go
+    to the closest size, then to member order and plan disk order."""
+    index = index or PlanIndex.of(plan)
+    context = _Context(array, index)
+    current = list(array.members)
+    score = context.layout(current).score
+    incoming = [d for d in context.candidates if d.id in context.free_ids]
+    for _ in range(len(current) * max(1, len(incoming)) + 1):
+        best: tuple[float, float, int, str] | None = None
+        in_use = set(current)
+        for position, member in enumerate(current):
+            out = index.disks.get(member)
+            if out is None:
+                continue
+            tried: set[tuple[str, int]] = set()  # disks alike in controller and size score alike
+            for disk in incoming:
+                alike = (disk.controller, disk.capacity_bytes)
+                if disk.id in in_use or alike in tried:
+                    continue
+                if not sizes_match(disk.capacity_bytes, out.capacity_bytes):
+                    continue
+                tried.add(alike)
+                trial = current.copy()
+                trial[position] = disk.id
+                trial_score = context.layout(trial).score
+                closeness = -abs(disk.capacity_bytes - out.capacity_bytes)
+                if best is None or (trial_score, closeness) > best[:2]:
+                    best = (trial_score, closeness, position, disk.id)
+        if best is None or best[0] <= score + _EPSILON:
+            break
+        score, current[best[2]] = best[0], best[3]
+    return tuple(
+        _swap(old, new, array, index)
+        for old, new in zip(array.members, current, strict=True)
+        if old != new
+    )
+
+
+def _swap(old: str, new: str, array: PlannedArray, index: PlanIndex) -> Swap:
+    was = index.disks[old].controller
+    now = index.disks[new].controller
+    on_was = sum(1 for m in array.members if m in index.disks and index.disks[m].controller == was)
+    on_now = sum(1 for m in array.members if m in index.disks and index.disks[m].controller == now)
+    reason = (
+        f"{old} on controller {was} ({on_was} member{'s' if on_was != 1 else ''} there) "
+        f"→ {new} on controller {now} ({on_now} before)"
+    )
+    if index.bus(was) != index.bus(now):
+        reason += ", on another bus"
+    return Swap(out_disk=old, in_disk=new, reason=reason + ".")
+
+
+def apply_swaps(plan: Plan, array_name: str, swaps: Iterable[Swap]) -> Plan:
+    """Replace members in place (member order matters to md), leaving spares alone."""
+    array = plan.array(array_name)
+    if array is None:
+        raise ValueError(f"The plan has no array named {array_name}.")
+    members = list(array.members)
+    for swap in swaps:
+        if swap.out_disk not in members:
+            raise ValueError(f"{swap.out_disk} is not a member of {array_name}.")
+        if swap.in_disk in members:
+            raise ValueError(f"{swap.in_disk} is already a member of {array_name}.")
+        members[members.index(swap.out_disk)] = swap.in_disk
+    return plan.with_array(replace(array, members=tuple(members)))
+
+
+def spread_improvers(
+    array: PlannedArray, plan: Plan, index: PlanIndex | None = None
+) -> frozenset[str]:
+    """Free disks (matching the members' sizes) whose addition raises the score, or keeps a
+    perfect score perfect, so the GUI can show where the next disk belongs. One evaluation per
+    controller: every free disk on a controller changes the layout the same way."""
+    index = index or PlanIndex.of(plan)
+    context = _Context(array, index)
+    members = tuple(array.members)
+    current = context.layout(members).score
+    sizes = {index.disks[m].capacity_bytes for m in members if m in index.disks}
+    by_controller: dict[str, list[str]] = {}
+    for disk in context.candidates:
+        if disk.id not in context.free_ids:
+            continue
+        if sizes and not any(sizes_match(disk.capacity_bytes, s) for s in sizes):
+            continue
+        by_controller.setdefault(disk.controller, []).append(disk.id)
+    found: set[str] = set()
+    for ids in by_controller.values():
+        after = context.layout((*members, ids[0])).score
+        perfect = current >= 100.0 - _EPSILON and after >= 100.0 - _EPSILON
+        if perfect or after > current + _EPSILON:
+            found.update(ids)
+    return frozenset(found)

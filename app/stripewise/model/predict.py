@@ -1,0 +1,266 @@
+"""Sequential single-stream throughput of a planned array, as a range with the bottleneck named.
+
+A deliberately small model (docs/prediction-model.md): disks at their outer and inner tracks,
+data disks per level, a parity write factor, and the ceilings of the controllers and buses the
+members share. It exists to rank plans and explain them, not to promise numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from stripewise.model.arrays import Geometry, PlanIndex, normalized
+from stripewise.model.plan import Plan, PlannedArray, RaidLevel
+
+# Links deliver 70-100 % of their nominal rate: protocol overhead (PCIe TLP headers, PCI bus
+# arbitration) and other traffic. The seeds' two 3ware cards sharing one 266 MB/s PCI bus read
+# 189-198 MB/s, 71-74 % of nominal.
+LINK_EFFICIENCY_LOW = 0.7
+# md streams full stripes well but not perfectly: parity computation, stripe-cache pressure and
+# partial stripes that need read-modify-write. Full-stripe streaming reaches about 90 % of the
+# data disks' rate; partial or unaligned writes fall to about 60 %.
+PARITY_WRITE_HIGH = 0.9
+PARITY_WRITE_LOW = 0.6
+PARITY_LEVELS = frozenset({RaidLevel.RAID5, RaidLevel.RAID6, RaidLevel.RAID50, RaidLevel.RAID60})
+BOTTLENECKS = ("disks", "parity", "controller", "bus")  # ties go to the first
+_LIMITS = {
+    "disks": "the disks",
+    "parity": "parity (computation and partial stripes)",
+    "controller": "a controller",
+    "bus": "a bus",
+}
+
+
+@dataclass(frozen=True)
+class Range:
+    """Decimal MB/s, low (inner tracks, real-world links) to high (outer tracks, nominal)."""
+
+    low: float
+    high: float
+
+    def overlaps(self, low: float, high: float) -> bool:
+        return self.low <= high and low <= self.high
+
+    def __str__(self) -> str:
+        return f"{self.low:,.0f}-{self.high:,.0f} MB/s"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """`bottleneck` is the side (read or write) that keeps furthest below the members' summed
+    raw speed; ties name the read side."""
+
+    read_mb_s: Range
+    write_mb_s: Range
+    bottleneck: str
+    read_bottleneck: str
+    write_bottleneck: str
+    explanation: tuple[str, ...]
+
+
+class _Member(NamedTuple):
+    id: str
+    controller: str
+    bus: str
+    outer_mb_s: float
+    inner_mb_s: float
+
+
+class _Side(NamedTuple):
+    range: Range
+    bottleneck: str
+    lines: tuple[str, ...]
+
+
+class _Term(NamedTuple):
+    name: str
+    high: float
+    low: float
+    text: str
+
+
+def _mb(value: float) -> str:
+    return f"{value:,.0f} MB/s"
+
+
+def predict(
+    array: PlannedArray, plan: Plan, geometry: Geometry, index: PlanIndex | None = None
+) -> Prediction | None:
+    """None when there is nothing honest to say: no members, an unknown disk or speed, or an
+    array that cannot be built as planned."""
+    index = index or PlanIndex.of(plan)
+    array = normalized(array)
+    disks = [index.disks.get(m) for m in array.members]
+    if not disks or not geometry.valid:
+        return None
+    reads: list[_Member] = []
+    writes: list[_Member] = []
+    assumed: list[str] = []
+    for disk in disks:
+        if disk is None or (disk.seq_read_mb_s is None and disk.seq_write_mb_s is None):
+            return None
+        read = disk.seq_read_mb_s if disk.seq_read_mb_s is not None else disk.seq_write_mb_s
+        write = disk.seq_write_mb_s if disk.seq_write_mb_s is not None else disk.seq_read_mb_s
+        assert read is not None and write is not None
+        if disk.seq_read_mb_s is None or disk.seq_write_mb_s is None:
+            assumed.append(disk.id)
+        ratio = min(max(disk.inner_ratio, 0.0), 1.0)
+        bus = index.bus(disk.controller)
+        reads.append(_Member(disk.id, disk.controller, bus, read, read * ratio))
+        writes.append(_Member(disk.id, disk.controller, bus, write, write * ratio))
+
+    level = array.level
+    n = len(reads)
+    if level in (RaidLevel.RAID1, RaidLevel.JBOD):
+        read_side = _one_at_a_time("Reads", reads, index)
+    else:
+        read_side = _striped("Reads", reads, geometry.data_disks, 1.0, False, index)
+    if level is RaidLevel.JBOD:
+        write_side = _one_at_a_time("Writes", writes, index)
+    else:
+        # Every member receives its share of data plus parity or mirror copies.
+        traffic = n / geometry.data_disks
+        write_side = _striped(
+            "Writes", writes, geometry.data_disks, traffic, level in PARITY_LEVELS, index
+        )
+
+    read_ratio = read_side.range.high / sum(m.outer_mb_s for m in reads)
+    write_ratio = write_side.range.high / sum(m.outer_mb_s for m in writes)
+    overall = read_side.bottleneck if read_ratio <= write_ratio else write_side.bottleneck
+    notes = list(read_side.lines + write_side.lines)
+    notes += _level_notes(level, reads, geometry)
+    if assumed:
+        notes.append(
+            f"Only one of read/write speed known for {', '.join(assumed)}: "
+            "assumed the same both ways."
+        )
+    notes.append(
+        f"Low end: inner tracks and links at {LINK_EFFICIENCY_LOW:.0%} of nominal; "
+        "high end: outer tracks at full link speed. Single stream, no CPU limit."
+    )
+    return Prediction(
+        read_mb_s=read_side.range,
+        write_mb_s=write_side.range,
+        bottleneck=overall,
+        read_bottleneck=read_side.bottleneck,
+        write_bottleneck=write_side.bottleneck,
+        explanation=tuple(notes),
+    )
+
+
+def _striped(
+    verb: str,
+    members: list[_Member],
+    data_disks: int,
+    traffic: float,
+    parity: bool,
+    index: PlanIndex,
+) -> _Side:
+    """Striping makes every member deliver the same share, so the slowest member sets the
+    pace: data disks x the slowest member, unless a shared link runs out first. A link
+    carrying k of n members carries k/n of the array's traffic (x traffic for copies/parity).
+    """
+    n = len(members)
+    outer = min(m.outer_mb_s for m in members)
+    inner = min(m.inner_mb_s for m in members)
+    disks_high, disks_low = data_disks * outer, data_disks * inner
+    disk_text = (
+        f"{verb}: {data_disks} data disk{'s' if data_disks > 1 else ''} × "
+        f"{_mb(inner)} (inner tracks) to {_mb(outer)} (outer) = "
+        f"{Range(disks_low, disks_high)} from the disks."
+    )
+    if parity:
+        terms = [
+            _Term(
+                "parity",
+                disks_high * PARITY_WRITE_HIGH,
+                disks_low * PARITY_WRITE_LOW,
+                f"{disk_text[:-1]}; parity RAID writes full stripes at about "
+                f"{PARITY_WRITE_HIGH:.0%} of that and partial stripes (read-modify-write) "
+                f"at about {PARITY_WRITE_LOW:.0%}.",
+            )
+        ]
+    else:
+        terms = [_Term("disks", disks_high, disks_low, disk_text)]
+    demand = terms[0].high * traffic / n  # what each member moves when the disks set the pace
+    carried = "parity" if parity else "mirror copies"
+    extra = f" (writes carry {traffic:.2g}× the data with {carried})" if traffic > 1 else ""
+    for kind, key, count, cap in _links(members, index):
+        each = cap / count
+        high = cap * n / (count * traffic)
+        where = f"controller {key}" if kind == "controller" else f"bus {key}"
+        whose = "its" if kind == "controller" else "the"
+        text = (
+            f"{count} of {n} members on {where} share {whose} {_mb(cap)}: {_mb(each)} "
+            f"each{', less than the ' + _mb(demand) + ' each would move' if each < demand else ''}"
+            f"{extra}; {verb.lower()} at most {_mb(high)}."
+        )
+        terms.append(_Term(kind, high, high * LINK_EFFICIENCY_LOW, text))
+    limit = min(terms, key=lambda t: (t.high, BOTTLENECKS.index(t.name)))
+    result = Range(float(min(t.low for t in terms)), float(limit.high))
+    lines = [terms[0].text]
+    lines += [t.text for t in terms[1:] if t.high < disks_high]
+    if limit.name != "disks":
+        lines.append(f"{verb} limited by {_LIMITS[limit.name]}: {result}.")
+    return _Side(result, limit.name, tuple(lines))
+
+
+def _links(members: list[_Member], index: PlanIndex) -> list[tuple[str, str, int, float]]:
+    """(kind, id, members on it, ceiling) for every capped controller and named bus."""
+    per_controller: dict[str, int] = {}
+    per_bus: dict[str, int] = {}
+    for m in members:
+        per_controller[m.controller] = per_controller.get(m.controller, 0) + 1
+        per_bus[m.bus] = per_bus.get(m.bus, 0) + 1
+    links = []
+    for controller, count in per_controller.items():
+        cap = index.controller_cap_mb_s(controller)
+        if cap is not None and cap > 0:
+            links.append(("controller", controller, count, cap))
+    for bus, count in per_bus.items():
+        bus_cap = index.bus_cap_mb_s.get(bus)
+        if bus_cap is not None and bus_cap > 0:
+            links.append(("bus", bus, count, bus_cap))
+    return links
+
+
+def _one_at_a_time(verb: str, members: list[_Member], index: PlanIndex) -> _Side:
+    """One member active at a time (RAID 1 single-stream reads, JBOD): it has its controller
+    and bus to itself, and the range spans the slowest to the fastest member."""
+    best: tuple[float, str] = (0.0, "disks")
+    low = float("inf")
+    for m in members:
+        terms = [("disks", m.outer_mb_s, m.inner_mb_s)]
+        cap = index.controller_cap_mb_s(m.controller)
+        if cap:
+            terms.append(("controller", cap, cap * LINK_EFFICIENCY_LOW))
+        bus_cap = index.bus_cap_mb_s.get(m.bus)
+        if bus_cap:
+            terms.append(("bus", bus_cap, bus_cap * LINK_EFFICIENCY_LOW))
+        name, high, _ = min(terms, key=lambda t: (t[1], BOTTLENECKS.index(t[0])))
+        low = min(low, min(t[2] for t in terms))
+        if high > best[0]:
+            best = (high, name)
+    result = Range(float(min(low, best[0])), float(best[0]))
+    text = f"{verb}: one member at a time, {result}"
+    if best[1] != "disks":
+        text += f" (limited by its {best[1]})"
+    return _Side(result, best[1], (text + ".",))
+
+
+def _level_notes(level: RaidLevel, reads: list[_Member], geometry: Geometry) -> list[str]:
+    n = len(reads)
+    if level is RaidLevel.RAID1:
+        return [
+            f"RAID 1: a single stream reads one mirror; {n} parallel readers can use "
+            f"every mirror (up to {_mb(sum(m.outer_mb_s for m in reads))} together)."
+        ]
+    if level is RaidLevel.RAID10:
+        return [
+            f"RAID 10 near layout: one stream reads {geometry.data_disks} disks' worth; the "
+            f"far layout (--layout=f2) or parallel streams can approach all {n}."
+        ]
+    if level is RaidLevel.JBOD:
+        return ["JBOD (linear) fills one disk after another: one disk's speed at a time."]
+    return []

@@ -1,0 +1,402 @@
+"""The commands that build a planned array: mdadm, mkfs with the array's geometry, the
+mdadm.conf and fstab lines, and a guarded shell script with all of them.
+
+Nothing here runs a command. Disks are named by their stable /dev/disk/by-id paths, because
+kernel names change when disks or controllers move; disks not bought yet appear as
+placeholders and make the commands a template.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from stripewise.model.arrays import LEVEL_NAMES
+from stripewise.model.evaluate import ArrayReport
+from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, Problem, RaidLevel
+
+CONFIRM_FLAG = "--i-have-checked-the-serials"
+MDADM_CONF = "/etc/mdadm/mdadm.conf"
+FSTAB = "/etc/fstab"
+LABEL_MAX = {Filesystem.EXT4: 16, Filesystem.XFS: 12}  # bytes mkfs accepts for a label
+_MD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+_MDADM_LEVEL = {
+    RaidLevel.RAID0: "0",
+    RaidLevel.RAID1: "1",
+    RaidLevel.RAID5: "5",
+    RaidLevel.RAID6: "6",
+    RaidLevel.RAID10: "10",
+    RaidLevel.JBOD: "linear",
+}
+
+
+@dataclass(frozen=True)
+class Command:
+    """One step: `argv` to run (empty for a hint that is only a comment), what it does, and
+    optionally a file its output is appended to (`argv >> append_to`)."""
+
+    title: str
+    argv: tuple[str, ...]
+    comment: str
+    append_to: str | None = None
+
+    @property
+    def shell(self) -> str:
+        """The command line as a shell would take it; empty for a comment-only hint."""
+        if not self.argv:
+            return ""
+        line = shlex.join(self.argv)
+        return f"{line} >> {shlex.quote(self.append_to)}" if self.append_to else line
+
+
+class PlanNotReady(ValueError):
+    """The array has errors: no commands until they are fixed."""
+
+    def __init__(self, array: str, problems: tuple[Problem, ...]) -> None:
+        listed = "; ".join(p.message for p in problems)
+        super().__init__(f"array {array!r} cannot be built yet: {listed}")
+        self.array = array
+        self.problems = problems
+
+
+def md_device(name: str) -> str:
+    return f"/dev/md/{name}"
+
+
+def device_paths(plan: Plan, disk_ids: Iterable[str]) -> tuple[tuple[str, str | None], ...]:
+    """(path, warning) per disk: the stable path, a placeholder for a disk still to buy, or
+    /dev/NAME with a warning when the disk has no stable name."""
+    out: list[tuple[str, str | None]] = []
+    counts: dict[str, int] = {}
+    for disk_id in disk_ids:
+        disk = plan.disk(disk_id)
+        if disk is None:
+            raise PlanNotReady(disk_id, (Problem("unknown_disk", f"unknown disk {disk_id!r}"),))
+        out.append(_device_path(disk, counts))
+    return tuple(out)
+
+
+def _device_path(disk: PlanDisk, counts: dict[str, int]) -> tuple[str, str | None]:
+    if disk.hypothetical:
+        model = disk.model or "new disk"
+        counts[model] = counts.get(model, 0) + 1
+        return f"/dev/disk/by-id/<{model} #{counts[model]}>", "placeholder"
+    if disk.stable_path:
+        return disk.stable_path, None
+    return f"/dev/{disk.id}", f"{disk.id} has no stable name: check it is the right disk"
+
+
+def commands_for(
+    array: PlannedArray, plan: Plan, report: ArrayReport, host: str = ""
+) -> tuple[Command, ...]:
+    """mdadm, mkfs, mdadm.conf and fstab for one array. Raises PlanNotReady when the array
+    has error problems or a name md cannot use."""
+    errors = tuple(p for p in report.problems if p.error)
+    if errors:
+        raise PlanNotReady(array.name, errors)
+    if not _MD_NAME.match(array.name):
+        bad = Problem("bad_name", "an md array name is up to 32 letters, digits, '-', '_', '.'")
+        raise PlanNotReady(array.name, (bad,))
+    geometry = report.geometry
+    commands = list(_create(array, plan, report, host))
+    warnings = [p.message for p in report.problems if not p.error]
+    if warnings:  # said where the disks are named, so nobody builds past them unread
+        first = commands[0]
+        notes = " ".join(f"WARNING: {w}" for w in warnings)
+        commands[0] = replace(first, comment=f"{first.comment} {notes}")
+    device = md_device(array.name)
+    created = [md_device(f"{array.name}-g{g}") for g in range(1, geometry.groups + 1)]
+    created = [*created, device] if array.level.nested else [device]
+    commands += _mkfs(array, report, device)
+    commands.append(
+        Command(
+            "Record the array in mdadm.conf",
+            ("mdadm", "--detail", "--brief", *created),
+            f"Assemble it by UUID at boot: append its ARRAY line to {MDADM_CONF} (Red Hat: "
+            f"/etc/mdadm.conf), then rebuild the initramfs (update-initramfs -u or dracut -f). "
+            f"Expect: ARRAY {device} metadata=1.2 name={host or '<host>'}:{array.name} "
+            f"UUID=<as printed>. Same as `mdadm --detail --scan`, for this array only.",
+            append_to=MDADM_CONF,
+        )
+    )
+    commands += _mount(array)
+    return tuple(commands)
+
+
+def _create(array: PlannedArray, plan: Plan, report: ArrayReport, host: str) -> list[Command]:
+    geometry = report.geometry
+    homehost = (f"--homehost={host}",) if host else ()
+    if not array.level.nested:
+        devices = device_paths(plan, (*array.members, *array.spares))
+        argv = _mdadm(
+            md_device(array.name),
+            array.name,
+            array.level,
+            len(array.members),
+            array.chunk_kib,
+            tuple(p for p, _ in devices),
+            len(array.spares),
+            homehost,
+        )
+        return [Command(f"Create {array.name}", argv, _create_comment(array, report, devices))]
+    inner = RaidLevel.RAID5 if array.level is RaidLevel.RAID50 else RaidLevel.RAID6
+    size = geometry.group_size
+    commands = []
+    for group in range(geometry.groups):
+        members = array.members[group * size : (group + 1) * size]
+        name = f"{array.name}-g{group + 1}"
+        devices = device_paths(plan, members)
+        argv = _mdadm(
+            md_device(name),
+            name,
+            inner,
+            size,
+            array.chunk_kib,
+            tuple(p for p, _ in devices),
+            0,
+            homehost,
+        )
+        comment = (
+            f"Inner {LEVEL_NAMES[inner]} set {group + 1} of {geometry.groups} of "
+            f"{LEVEL_NAMES[array.level]} {array.name}: {size} disks, "
+            f"{array.chunk_kib} KiB chunk." + _device_notes(devices)
+        )
+        commands.append(Command(f"Create {name}", argv, comment))
+    outer = geometry.outer_chunk_kib or array.chunk_kib
+    sets = tuple(md_device(f"{array.name}-g{g}") for g in range(1, geometry.groups + 1))
+    argv = _mdadm(
+        md_device(array.name), array.name, RaidLevel.RAID0, len(sets), outer, sets, 0, homehost
+    )
+    data = geometry.data_disks // geometry.groups
+    comment = (
+        f"RAID 0 over the {geometry.groups} sets. Its chunk ({outer} KiB) is one full stripe of "
+        f"a set ({array.chunk_kib} KiB x {data} data disks), so each write to the outer stripe "
+        "fills whole inner stripes."
+    )
+    if array.spares:
+        comment += " Spares: add them to a set with `mdadm --add` (one per set, or a spare-group)."
+    commands.append(Command(f"Create {array.name}", argv, comment))
+    return commands
+
+
+def _mdadm(
+    device: str,
+    name: str,
+    level: RaidLevel,
+    raid_devices: int,
+    chunk_kib: int,
+    paths: tuple[str, ...],
+    spares: int,
+    homehost: tuple[str, ...],
+) -> tuple[str, ...]:
+    argv = ["mdadm", "--create", device, f"--level={_MDADM_LEVEL[level]}"]
+    argv.append(f"--raid-devices={raid_devices}")
+    if level not in (RaidLevel.RAID1, RaidLevel.JBOD):
+        argv.append(f"--chunk={chunk_kib}K")
+    if level is RaidLevel.RAID10:
+        argv.append("--layout=n2")
+    if spares:
+        argv.append(f"--spare-devices={spares}")
+    if raid_devices == 1:
+        argv.append("--force")  # mdadm refuses one device without it
+    argv += ["--metadata=1.2", f"--name={name}", *homehost, *paths]
+    return tuple(argv)
+
+
+def _create_comment(
+    array: PlannedArray, report: ArrayReport, devices: tuple[tuple[str, str | None], ...]
+) -> str:
+    g = report.geometry
+    text = (
+        f"{LEVEL_NAMES[array.level]} of {g.members} disks: {g.data_disks} data disks, "
+        f"survives {g.fault_tolerance} failed disk{'s' if g.fault_tolerance != 1 else ''}"
+    )
+    if array.level not in (RaidLevel.RAID1, RaidLevel.JBOD):
+        text += f", {array.chunk_kib} KiB chunk, full stripe {g.stripe_kib} KiB"
+    if array.level is RaidLevel.RAID10:
+        text += ", near layout with 2 copies (n2)"
+    if array.level is RaidLevel.JBOD:
+        text += "; md 'linear' concatenates the disks (kernels 6.8-6.13 lack md-linear: use LVM)"
+    if array.spares:
+        count = len(array.spares)
+        text += (
+            "; the last disk listed is a hot spare"
+            if count == 1
+            else (f"; the last {count} disks listed are hot spares")
+        )
+    if array.level not in (RaidLevel.RAID0, RaidLevel.JBOD):
+        text += "; it resyncs in the background (cat /proc/mdstat) and is usable meanwhile"
+    return text + "." + _device_notes(devices)
+
+
+def _device_notes(devices: tuple[tuple[str, str | None], ...]) -> str:
+    notes = ""
+    if any(w == "placeholder" for _, w in devices):
+        notes += (
+            " TEMPLATE: disks marked <model #n> are not bought yet; put each one's "
+            "/dev/disk/by-id path in their place once it is installed."
+        )
+    for _, warning in devices:
+        if warning and warning != "placeholder":
+            notes += f" WARNING: {warning}."
+    return notes
+
+
+def _mkfs(array: PlannedArray, report: ArrayReport, device: str) -> list[Command]:
+    if array.filesystem is None:
+        return [
+            Command(
+                "Filesystem",
+                (),
+                f"No filesystem planned for {array.name}: choose ext4 or xfs in the plan for a "
+                "mkfs command with the array's stripe geometry.",
+            )
+        ]
+    label = array.name[: LABEL_MAX[array.filesystem]]
+    tool = f"mkfs.{array.filesystem.value}"
+    geometry_args = report.fs.mkfs_args() if report.fs is not None else ()
+    argv = (tool, "-L", label, *geometry_args, device)
+    fs = report.fs
+    if fs is None:
+        comment = f"{array.filesystem.value} with the label {label}; no stripe geometry applies."
+    elif array.filesystem is Filesystem.EXT4:
+        comment = (
+            f"ext4, {fs.block_kib} KiB blocks: stride = chunk / block = {fs.stride}, "
+            f"stripe_width = stride x data disks = {fs.stripe_width} (in blocks)."
+        )
+    else:
+        comment = f"XFS: stripe unit su = {fs.su_kib} KiB (the chunk), sw = {fs.sw} data disks."
+    return [Command(f"Make the {array.filesystem.value} filesystem", argv, comment)]
+
+
+def _mount(array: PlannedArray) -> list[Command]:
+    if array.filesystem is None:
+        return []
+    label = array.name[: LABEL_MAX[array.filesystem]]
+    fs = array.filesystem.value
+    if array.mountpoint is None:
+        return [
+            Command(
+                "Mount at boot",
+                (),
+                "No mountpoint planned. To mount it at boot add to /etc/fstab: "
+                f"LABEL={label} /MOUNTPOINT {fs} defaults,noatime 0 2",
+            )
+        ]
+    where = array.mountpoint.replace("\\", "\\134").replace(" ", "\\040").replace("\t", "\\011")
+    line = f"LABEL={label} {where} {fs} defaults,noatime 0 2"
+    return [
+        Command("Create the mountpoint", ("mkdir", "-p", array.mountpoint), ""),
+        Command(
+            "Mount at boot",
+            ("echo", line),
+            f"Adds `{line}` to {FSTAB}.",
+            append_to=FSTAB,
+        ),
+        Command("Mount it now", ("mount", array.mountpoint), ""),
+    ]
+
+
+def shell_script(plan: Plan, reports: Iterable[ArrayReport], host: str = "") -> str:
+    """A bash script that builds every array without errors, each command with its comment.
+    It destroys data, so it lists the disks with their serials and refuses to run unless
+    started with --i-have-checked-the-serials; then it checks every disk exists before the
+    first command. Raises PlanNotReady when no array can be built."""
+    ready: list[tuple[PlannedArray, tuple[Command, ...]]] = []
+    blocked: list[PlanNotReady] = []
+    for report in reports:
+        try:
+            ready.append((report.array, commands_for(report.array, plan, report, host)))
+        except PlanNotReady as exc:
+            blocked.append(exc)
+    if not ready:
+        if blocked:
+            raise blocked[0]
+        raise PlanNotReady(plan.name, (Problem("no_arrays", "the plan has no arrays"),))
+    lines = _script_header(plan, [a for a, _ in ready], blocked)
+    devices = [p for a, _ in ready for p, _ in _all_devices(plan, a)]
+    lines += _script_guard(devices)
+    lines += ["", "set -x  # show each command as it runs"]
+    for array, commands in ready:
+        lines += ["", f"# ===== {array.name}: {array.level.value} " + "=" * 40]
+        for command in commands:
+            lines += ["", f"# {command.title}"]
+            lines += [f"# {line}" for line in _wrap(command.comment)]
+            if command.argv:
+                lines.append(command.shell)
+    built = ", ".join(a.name for a, _ in ready)
+    lines += [
+        "",
+        "set +x",
+        f"echo {shlex.quote(f'done: built {built}; cat /proc/mdstat shows the resync')}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _all_devices(plan: Plan, array: PlannedArray) -> tuple[tuple[str, str | None], ...]:
+    return device_paths(plan, (*array.members, *array.spares))
+
+
+def _script_header(
+    plan: Plan, arrays: list[PlannedArray], blocked: list[PlanNotReady]
+) -> list[str]:
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# Stripewise: build the arrays of plan {plan.name!r}.",
+        "#",
+        "# WARNING: THIS DESTROYS EVERY BYTE ON THE DISKS LISTED BELOW. Compare each serial",
+        "# number with the disk's label or with `lsblk -d -o NAME,SERIAL,MODEL` first: kernel",
+        "# names (sda...) change when disks or controllers move, so commands use /dev/disk/by-id.",
+        "#",
+    ]
+    for array in arrays:
+        lines.append(f"#   {array.name} ({array.level.value}):")
+        for disk_id, (path, _) in zip(
+            (*array.members, *array.spares), _all_devices(plan, array), strict=True
+        ):
+            disk = plan.disk(disk_id)
+            assert disk is not None  # device_paths checked
+            role = " (spare)" if disk_id in array.spares else ""
+            serial = "NOT BOUGHT YET" if disk.hypothetical else (disk.serial or "serial unknown")
+            where = f"{disk.slot} on {disk.controller}" if disk.slot else f"on {disk.controller}"
+            lines.append(f"#     {disk_id:<8} serial {serial:<22} {where}{role}")
+            lines.append(f"#              {path}")
+    for exc in blocked:
+        lines += [f"#   {line}" for line in _wrap(f"left out: {exc}", 92)]
+    lines += [
+        "#",
+        "# It runs only when started as:",
+        f"#   bash {{this script}} {CONFIRM_FLAG}",
+        "# and stops at the first command that fails (set -euo pipefail). mdadm still asks",
+        "# before it overwrites a disk that holds a filesystem or an old array.",
+        "set -euo pipefail",
+    ]
+    return lines
+
+
+def _script_guard(devices: list[str]) -> list[str]:
+    quoted = " ".join(shlex.quote(d) for d in devices)
+    return [
+        "",
+        f'if [[ "${{1:-}}" != {CONFIRM_FLAG} ]]; then',
+        '    echo "This script destroys the data on the disks listed at its top." >&2',
+        f'    echo "Check their serial numbers, then run: bash $0 {CONFIRM_FLAG}" >&2',
+        "    exit 2",
+        "fi",
+        "",
+        "# Every disk must be present before anything is written (a placeholder <...> is a disk",
+        "# still to buy: put its /dev/disk/by-id path in its place).",
+        f"for device in {quoted}; do",
+        '    if [[ ! -b "$device" ]]; then',
+        '        echo "not a block device: $device (nothing was changed)" >&2',
+        "        exit 1",
+        "    fi",
+        "done",
+    ]
+
+
+def _wrap(text: str, width: int = 96) -> list[str]:
+    return textwrap.wrap(text, width) if text else []

@@ -1,0 +1,214 @@
+"""Spread score, swap suggestions and drop hints on an X4500-like box and smaller plans."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stripewise.model.arrays import sizes_match
+from stripewise.model.placement import (
+    Swap,
+    apply_swaps,
+    spread,
+    spread_improvers,
+    suggest_spread,
+)
+from stripewise.model.plan import Plan, PlanController, RaidLevel
+from tests.model import array, disk, plan_of, x4500
+
+R = RaidLevel
+ON_C0 = [f"c0d{j}" for j in range(8)]
+
+
+def score(plan: Plan, name: str = "md0") -> int:
+    a = plan.array(name)
+    assert a is not None
+    return spread(a, plan).score
+
+
+def test_raid6_piled_on_one_controller_scores_low() -> None:
+    plan = x4500(array(R.RAID6, ON_C0))
+    result = spread(plan.arrays[0], plan)
+    assert result.score < 30
+    assert result.per_controller == {"c0": 8}
+    text = " ".join(result.explanation)
+    assert "8 of 8 members on controller c0: one controller failure takes the array down" in text
+    assert "tolerates 2 failed disks" in text
+    assert "1,064 MB/s" in text
+
+
+@pytest.mark.parametrize("buses", [6, 3])
+def test_suggest_spread_fixes_it(buses: int) -> None:
+    plan = x4500(array(R.RAID6, ON_C0), buses=buses)
+    swaps = suggest_spread(plan.arrays[0], plan)
+    after = apply_swaps(plan, "md0", swaps)
+    assert score(after) >= 90
+    members = after.arrays[0].members
+    assert len(members) == 8 and len(set(members)) == 8
+    counts = spread(after.arrays[0], after).per_controller
+    assert len(counts) == 6 and max(counts.values()) == 2
+    assert all(s.in_disk not in plan.assigned() for s in swaps)
+    assert all(s.reason for s in swaps)
+    assert suggest_spread(plan.arrays[0], plan) == swaps  # deterministic
+
+
+def test_well_spread_array_scores_100_and_gets_no_swaps() -> None:
+    members = ["c0d0", "c1d0", "c2d0", "c3d0", "c4d0", "c5d0", "c0d1", "c1d1"]
+    plan = x4500(array(R.RAID6, members))
+    assert score(plan) == 100
+    assert suggest_spread(plan.arrays[0], plan) == ()
+    assert "As evenly spread" in spread(plan.arrays[0], plan).explanation[-1]
+
+
+def test_swaps_keep_sizes_within_one_percent() -> None:
+    """c1-c5 hold 1 TB disks except one 503 GB disk on c3 (0.6 % off) and one 520 GB on c4."""
+    plan = x4500(array(R.RAID5, ON_C0[:4]))
+    bigger = {f"c{i}d{j}" for i in range(1, 6) for j in range(8)} - {"c3d0", "c4d0"}
+    disks = tuple(replace(d, capacity_bytes=10**12) if d.id in bigger else d for d in plan.disks)
+    disks = tuple(replace(d, capacity_bytes=503 * 10**9) if d.id == "c3d0" else d for d in disks)
+    disks = tuple(replace(d, capacity_bytes=520 * 10**9) if d.id == "c4d0" else d for d in disks)
+    plan = replace(plan, disks=disks)
+    swaps = suggest_spread(plan.arrays[0], plan)
+    sizes = {d.id: d.capacity_bytes for d in plan.disks}
+    assert swaps == (Swap("c0d0", "c3d0", swaps[0].reason),)
+    assert all(sizes_match(sizes[s.out_disk], sizes[s.in_disk]) for s in swaps)
+
+
+def test_never_uses_disks_that_are_not_free() -> None:
+    """c1's disks belong to another array, c2's are real disks in use: only c3-c5 remain."""
+    other = array(R.RAID0, [f"c1d{j}" for j in range(8)], name="md1")
+    plan = x4500(array(R.RAID6, ON_C0), other)
+    disks = tuple(replace(d, state="in_use") if d.controller == "c2" else d for d in plan.disks)
+    plan = replace(plan, disks=disks)
+    swaps = suggest_spread(plan.arrays[0], plan)
+    assert swaps
+    assert {s.in_disk[:2] for s in swaps} <= {"c3", "c4", "c5"}
+    after = apply_swaps(plan, "md0", swaps)
+    assert max(spread(after.arrays[0], after).per_controller.values()) == 2  # 2+2+2+2
+
+
+def test_spread_improvers_point_away_from_the_pile() -> None:
+    other = array(R.RAID0, ["c1d0", "c1d1"], name="md1")
+    plan = x4500(array(R.RAID6, ON_C0[:4]), other)
+    hints = spread_improvers(plan.arrays[0], plan)
+    assert hints
+    assert not any(h.startswith("c0") for h in hints)  # more on the pile: worse
+    assert "c1d0" not in hints and "c1d2" in hints  # taken disks never; free ones may
+
+
+def test_spread_improvers_skip_wrong_sizes() -> None:
+    plan = x4500(array(R.RAID1, ["c0d0"]))
+    disks = tuple(replace(d, capacity_bytes=4 * 10**12) if d.controller == "c1" else d
+                  for d in plan.disks)  # fmt: skip
+    plan = replace(plan, disks=disks)
+    hints = spread_improvers(plan.arrays[0], plan)
+    assert hints and not any(h.startswith(("c0", "c1")) for h in hints)
+
+
+def test_spread_improvers_keep_a_perfect_spread_perfect() -> None:
+    plan = x4500(array(R.RAID10, ["c0d0", "c1d0", "c2d0", "c3d0"]))
+    hints = spread_improvers(plan.arrays[0], plan)
+    assert {h[:2] for h in hints} == {"c4", "c5"}
+
+
+def test_raid10_mirror_pairs() -> None:
+    pairs_together = x4500(array(R.RAID10, ["c0d0", "c0d1", "c1d0", "c1d1"]))
+    result = spread(pairs_together.arrays[0], pairs_together)
+    assert result.score < 50
+    assert any("Mirror pair c0d0 + c0d1 on controller c0" in line for line in result.explanation)
+    crossed = x4500(array(R.RAID10, ["c0d0", "c1d0", "c0d1", "c1d1"]))
+    assert score(crossed) > result.score
+    assert not any("mirror pair" in line for line in spread(crossed.arrays[0], crossed).explanation)
+
+
+def test_raid1_on_one_controller() -> None:
+    assert score(x4500(array(R.RAID1, ["c0d0", "c0d1"]))) < 30
+    assert score(x4500(array(R.RAID1, ["c0d0", "c1d0"]))) == 100
+
+
+def test_raid0_has_no_failure_domain_to_protect() -> None:
+    plan = x4500(array(R.RAID0, ["c0d0", "c1d0", "c2d0"]))
+    result = spread(plan.arrays[0], plan)
+    assert result.score == 100
+    assert any("no redundancy" in line for line in result.explanation)
+
+
+def test_one_controller_is_as_good_as_it_gets() -> None:
+    pool = tuple(disk(f"d{i}") for i in range(4))
+    plan = plan_of(pool, array(R.RAID5, ["d0", "d1", "d2"]))
+    assert score(plan) == 100
+    assert suggest_spread(plan.arrays[0], plan) == ()
+
+
+def test_nested_sets_spread_per_set() -> None:
+    members = ["c0d0", "c0d1", "c1d0", "c1d1", "c2d0", "c2d1", "c3d0", "c3d1"]
+    bad = x4500(array(R.RAID50, members, group_size=4))  # each set: 2 members on one controller
+    assert any("set 1" in line for line in spread(bad.arrays[0], bad).explanation)
+    good = x4500(array(R.RAID50, ["c0d0", "c1d0", "c2d0", "c3d0", "c4d0", "c5d0", "c0d1", "c1d1"],
+                       group_size=4))  # fmt: skip
+    assert score(good) == 100 > score(bad)
+
+
+def test_buses_count() -> None:
+    controllers = (
+        PlanController("a", bus="pci0"),
+        PlanController("b", bus="pci0"),
+        PlanController("c", bus="pci1"),
+        PlanController("d", bus="pci1"),
+    )
+    pool = tuple(disk(f"{c.id}{j}", c.id) for c in controllers for j in range(2))
+    same_bus = plan_of(pool, array(R.RAID5, ["a0", "b0", "a1", "b1"]), controllers=controllers)
+    both_buses = plan_of(pool, array(R.RAID5, ["a0", "b0", "c0", "d0"]), controllers=controllers)
+    assert score(both_buses) == 100 > score(same_bus)
+    assert spread(both_buses.arrays[0], both_buses).per_bus == {"pci0": 2, "pci1": 2}
+
+
+def test_small_arrays() -> None:
+    assert spread(array(R.RAID1, []), x4500()).score == 100
+    assert spread(array(R.RAID1, ["c0d0"]), x4500()).explanation == (
+        "One member: nothing to spread yet.",
+    )
+
+
+def test_apply_swaps() -> None:
+    plan = x4500(array(R.RAID5, ["c0d0", "c0d1", "c0d2"]))
+    after = apply_swaps(plan, "md0", (Swap("c0d1", "c3d3", "why"),))
+    assert after.arrays[0].members == ("c0d0", "c3d3", "c0d2")  # order kept
+    with pytest.raises(ValueError, match="no array named"):
+        apply_swaps(plan, "md9", ())
+    with pytest.raises(ValueError, match="not a member"):
+        apply_swaps(plan, "md0", (Swap("c5d5", "c3d3", "why"),))
+
+
+# --- properties ---------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    level=st.sampled_from([R.RAID0, R.RAID1, R.RAID5, R.RAID6, R.RAID10, R.RAID50]),
+    picks=st.lists(st.integers(0, 47), min_size=1, max_size=12, unique=True),
+    taken=st.lists(st.integers(0, 47), max_size=10, unique=True),
+    buses=st.sampled_from([1, 2, 3, 6]),
+)
+def test_spread_properties(level, picks, taken, buses) -> None:
+    ids = [f"c{i // 8}d{i % 8}" for i in range(48)]
+    members = [ids[i] for i in picks]
+    other = [ids[i] for i in taken if ids[i] not in members]
+    arrays = [array(level, members, group_size=3)]
+    if other:
+        arrays.append(array(R.JBOD, other, name="md1"))
+    plan = x4500(*arrays, buses=buses)
+    before = spread(plan.arrays[0], plan)
+    assert 0 <= before.score <= 100
+    assert sum(before.per_controller.values()) == len(members)
+    swaps = suggest_spread(plan.arrays[0], plan)
+    free = {d.id for d in plan.free_disks()}
+    assert all(s.in_disk in free and s.out_disk in members for s in swaps)
+    after = apply_swaps(plan, "md0", swaps)
+    assert len(after.arrays[0].members) == len(members)
+    assert spread(after.arrays[0], after).score >= before.score
+    hints = spread_improvers(plan.arrays[0], plan)
+    assert hints <= free
