@@ -358,3 +358,12 @@ def test_geometry_properties(level: RaidLevel, sizes: list[int], group: int | No
         assert not any(p.error for p in check_array(a, plan_of(pool, a)))
     else:
         assert any(p.error for p in check_array(a, plan_of(pool, a)))
+
+
+@pytest.mark.parametrize("name", ["my data", "-x", "a/b", "x" * 33, ""])
+def test_names_md_cannot_use_are_errors(name: str) -> None:
+    from dataclasses import replace
+
+    pool = (disk("a"), disk("b"))
+    a = replace(array(R.RAID1, ["a", "b"]), name=name)
+    assert "bad_name" in {p.code for p in check_array(a, plan_of(pool, a)) if p.error}

@@ -84,7 +84,7 @@ def show_commands(
     page: QWidget, planner: PlannerService, name: str, helper: HelperClient | None = None
 ) -> None:
     from stripewise.gui.planner_dialogs import CommandsDialog
-    from stripewise.planner.commands import shell_script
+    from stripewise.planner.commands import PlanNotReady, shell_script
 
     plan = planner.plan
     array = plan.array(name)
@@ -99,7 +99,11 @@ def show_commands(
         host=plan.host,
         currency=plan.currency,
     )
-    script = shell_script(single, (report,))
+    try:
+        script = shell_script(single, (report,))
+    except PlanNotReady as exc:  # the card disables the button first; this is the last guard
+        planner.failed.emit(str(exc))
+        return
     dialog = CommandsDialog(f"Commands for {name}", script, page)
     dialog.save.clicked.connect(lambda: _save_script(dialog, script, name))
     reason = creatable_reason(plan, array, helper)

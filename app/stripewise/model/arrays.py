@@ -7,6 +7,7 @@ every array after each drop in the GUI stays linear in the number of disks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import NamedTuple
@@ -305,6 +306,10 @@ _NOT_FREE: dict[str, str] = {
 }
 
 
+# What mdadm accepts in /dev/md/<name>; the command generator relies on this check.
+MD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+
+
 def check_array(
     array: PlannedArray, plan: Plan, index: PlanIndex | None = None
 ) -> tuple[Problem, ...]:
@@ -313,6 +318,14 @@ def check_array(
     array = normalized(array)
     level = LEVEL_NAMES[array.level]
     problems: list[Problem] = []
+    if not MD_NAME.match(array.name):
+        problems.append(
+            Problem(
+                "bad_name",
+                f"{array.name!r} cannot name an md array: use letters, digits, '_', '.' and "
+                "'-', at most 32, starting with a letter or digit.",
+            )
+        )
     everyone = (*array.members, *array.spares)
     unknown = tuple(dict.fromkeys(d for d in everyone if d not in index.disks))
     if unknown:

@@ -218,10 +218,9 @@ def _explain(array: PlannedArray, layout: _Layout, index: PlanIndex) -> tuple[st
     lines = []
     used = _ordered(layout.per_controller, index)
     possible = sum(1 for r in layout.controller_room.values() if r > 0)
+    where = ", ".join(f"{k} on {c}" for c, k in used.items())
     lines.append(
-        f"{n} members on {len(used)} of the {possible} controllers with suitable disks: "
-        + ", ".join(f"{c} {k}" for c, k in used.items())
-        + "."
+        f"{n} members on {len(used)} of the {possible} controllers with suitable disks ({where})."
     )
     if array.level in (RaidLevel.RAID0, RaidLevel.JBOD):
         lines.append(
@@ -243,20 +242,18 @@ def _explain(array: PlannedArray, layout: _Layout, index: PlanIndex) -> tuple[st
     cap = index.controller_cap_mb_s(busiest)
     if cap and count > 1:
         lines.append(
-            f"{count} of {n} members share controller {busiest}'s {cap:,.0f} MB/s "
-            f"link: {cap / count:,.0f} MB/s each, reads at most "
+            f"{count} of {n} members share controller {busiest}'s {cap:,.0f} MB/s link, "
+            f"{cap / count:,.0f} MB/s each at most; striping gives every member the same "
+            f"share, so the array reads at most {n} x {cap / count:,.0f} = "
             f"{cap * n / count:,.0f} MB/s."
         )
     if layout.bus_balance < 1.0 and len(layout.per_bus) > 0:
-        lines.append(
-            "Buses: "
-            + ", ".join(f"{b} {k}" for b, k in layout.per_bus.items())
-            + ": members could share buses more evenly."
-        )
+        split = ", ".join(f"{k} on bus {b}" for b, k in layout.per_bus.items())
+        lines.append(f"Members per bus: {split}; a more even split across buses is possible.")
     if layout.score >= 100.0 - _EPSILON:
         lines.append("As evenly spread as the suitable disks allow.")
     else:
-        lines.append("A more even spread is possible with the free disks (Suggest spread).")
+        lines.append("A more even spread is possible with the free disks (Spread…).")
     return tuple(lines)
 
 

@@ -8,13 +8,12 @@ placeholders and make the commands a template.
 
 from __future__ import annotations
 
-import re
 import shlex
 import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from stripewise.model.arrays import LEVEL_NAMES
+from stripewise.model.arrays import LEVEL_NAMES, MD_NAME
 from stripewise.model.evaluate import ArrayReport
 from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, Problem, RaidLevel
 
@@ -22,7 +21,7 @@ CONFIRM_FLAG = "--i-have-checked-the-serials"
 MDADM_CONF = "/etc/mdadm/mdadm.conf"
 FSTAB = "/etc/fstab"
 LABEL_MAX = {Filesystem.EXT4: 16, Filesystem.XFS: 12}  # bytes mkfs accepts for a label
-_MD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+_MD_NAME = MD_NAME
 _MDADM_LEVEL = {
     RaidLevel.RAID0: "0",
     RaidLevel.RAID1: "1",
