@@ -202,3 +202,45 @@ def test_dialog_classes_construct(qtbot, page: PlannerPage) -> None:
     dialog = SpreadDialog("md0", (), 50, 50, page.planner.plan, page)
     qtbot.addWidget(dialog)
     assert isinstance(dialog, QDialog)
+
+
+def test_measured_benchmark_shown_against_prediction(qtbot, page: PlannerPage, db_url) -> None:
+    from stripewise.history.database import open_database
+    from stripewise.history.store import HistoryStore
+    from stripewise.model.run import ResultValue, RunStatus
+    from tests.seed import HOST
+
+    page.planner.add_array(RaidLevel.RAID0, tuple(free_disks(page, 2)[:4]))
+    predicted = page.planner.report.arrays[0].prediction
+    inside = (predicted.read_mb_s.low + predicted.read_mb_s.high) / 2
+    db = open_database(db_url)
+    try:
+        store = HistoryStore(db)
+        run = store.create_run(
+            store.ensure_host(HOST),
+            name="md0 seq",
+            target="/dev/md/md0",
+            engine="fio",
+            engine_version="3.33",
+            spec={},
+            context={
+                "array": {"name": "md0", "level": "raid0"},
+                "host_key": page.planner.plan.host,
+            },
+        )
+        store.add_results(
+            run,
+            [
+                ResultValue("seq_read", "throughput", "MB/s", inside),
+                ResultValue("seq_write", "throughput", "MB/s", predicted.write_mb_s.high * 2),
+            ],
+        )
+        store.finish_run(run, RunStatus.COMPLETE)
+    finally:
+        db.close()
+    page.planner.refresh_measured()
+    qtbot.waitUntil(lambda: "run" in card(page, "md0").measured.text(), timeout=10_000)
+    text = card(page, "md0").measured.text()
+    assert f"run {run}" in text
+    assert "read" in text and "(inside the predicted range)" in text
+    assert "outside the predicted" in text  # the write was made twice the prediction

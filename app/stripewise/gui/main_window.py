@@ -59,7 +59,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.hardware = hardware
         self.helper = helper
-        self.planner = planner or PlannerService(self)
+        self.planner = planner or PlannerService(self, history)
         self.inventory_file = inventory_file
         self._pending = {"system", "history", "hardware"}
         self.setObjectName("MainWindow")

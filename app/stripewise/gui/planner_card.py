@@ -209,6 +209,10 @@ class ArrayCard(QFrame):
         self.figures.setWordWrap(True)
         self.figures.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.figures)
+        self.measured = QLabel()
+        self.measured.setWordWrap(True)
+        self.measured.setVisible(False)
+        layout.addWidget(self.measured)
         self.problems = QLabel()
         self.problems.setTextFormat(Qt.TextFormat.RichText)
         self.problems.setWordWrap(True)
@@ -241,6 +245,30 @@ class ArrayCard(QFrame):
         self.commands_button.setToolTip("" if report.ok else "Fix the problems listed first")
         self.figures.setText(figures_html(report, plan))
         self.problems.setText(problems_html(report))
+
+    def show_measured(self, measured: object | None, report: ArrayReport) -> None:
+        """The newest benchmark of the built array against what the plan predicted."""
+        self.measured.setVisible(measured is not None)
+        if measured is None:
+            return
+        parts = []
+        prediction = report.prediction
+        for label, value, predicted in (
+            ("read", measured.read_mb_s, prediction.read_mb_s if prediction else None),
+            ("write", measured.write_mb_s, prediction.write_mb_s if prediction else None),
+        ):
+            if value is None:
+                continue
+            verdict = ""
+            if predicted is not None:
+                verdict = (
+                    " (inside the predicted range)"
+                    if predicted.low <= value <= predicted.high
+                    else f" (outside the predicted {predicted.low:,.0f} – {predicted.high:,.0f})"
+                )
+            parts.append(f"{label} {value:,.0f} MB/s{verdict}")
+        when = measured.started_at.astimezone().strftime("%Y-%m-%d")
+        self.measured.setText(f"Measured in run {measured.run_id} ({when}): " + ", ".join(parts))
 
     def _show_members(self, plan: Plan, members: tuple[str, ...]) -> None:
         while (item := self.member_flow.takeAt(0)) is not None:

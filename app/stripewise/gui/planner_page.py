@@ -127,6 +127,7 @@ class PlannerPage(QWidget):
         layout.addWidget(splitter, 1)
 
         planner.planChanged.connect(self.show_plan)
+        planner.measuredChanged.connect(self._show_measured)
         planner.failed.connect(self.statusMessage.emit)
         planner.notice.connect(self.statusMessage.emit)
         self.show_plan(planner.plan, planner.report)
@@ -143,8 +144,15 @@ class PlannerPage(QWidget):
             self.cards_layout.removeWidget(card)
             self.cards_layout.insertWidget(index, card)
             card.show_report(reports[array.name], plan)
+            card.show_measured(self.planner.measured.get(array.name), reports[array.name])
         self.summary.setText(self._summary(plan, report))
         self.save_plan.setEnabled(bool(plan.disks))
+
+    def _show_measured(self, measured: dict[str, object]) -> None:
+        for report in self.planner.report.arrays:
+            card = self.cards.get(report.array.name)
+            if card is not None:
+                card.show_measured(measured.get(report.array.name), report)
 
     def _summary(self, plan: Plan, report: PlanReport) -> str:
         used = sum(1 for d in plan.disks if d.id in plan.assigned())

@@ -88,5 +88,16 @@ class HistoryService(QObject):
 
         SlotLabelStore(self._db).set_label(host_key, slot_key, label)
 
+    def measured_arrays(self, host_key: str, names: list[str], on_done: object) -> None:
+        """Newest benchmark of each planned array, looked up off the GUI thread."""
+        from stripewise.history.measured import measured_for_array
+
+        db = self._db
+        run_in_background(
+            lambda: {n: m for n in names if (m := measured_for_array(db, host_key, n))},
+            on_done,  # type: ignore[arg-type]
+            self._on_failure,
+        )
+
     def close(self) -> None:
         self._db.close()

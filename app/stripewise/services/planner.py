@@ -23,16 +23,20 @@ from stripewise.model.plan import (
     RaidLevel,
 )
 from stripewise.model.topology import Inventory
+from stripewise.services.history import HistoryService
 from stripewise.services.tasks import run_in_background
 
 
 class PlannerService(QObject):
     planChanged = Signal(object, object)  # Plan, PlanReport
+    measuredChanged = Signal(dict)  # array name -> MeasuredArray
     failed = Signal(str)
     notice = Signal(str)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, history: HistoryService | None = None):
         super().__init__(parent)
+        self.history = history
+        self.measured: dict[str, object] = {}
         self.plan = Plan(name="Untitled plan")
         self.report: PlanReport = evaluate(self.plan)
         self.path: Path | None = None
@@ -53,9 +57,26 @@ class PlannerService(QObject):
         self.set_plan(Plan(name="Purchase plan"))
 
     def _commit(self, plan: Plan) -> None:
+        names_before = [a.name for a in self.plan.arrays]
+        host_before = self.plan.host
         self.plan = plan
         self.report = evaluate(plan)
         self.planChanged.emit(plan, self.report)
+        if [a.name for a in plan.arrays] != names_before or plan.host != host_before:
+            self.refresh_measured()
+
+    def refresh_measured(self) -> None:
+        """Benchmarks of arrays that were built from this plan on this host, if any."""
+        if self.history is None or self.plan.host is None or not self.plan.arrays:
+            self._set_measured({})
+            return
+        self.history.measured_arrays(
+            self.plan.host, [a.name for a in self.plan.arrays], self._set_measured
+        )
+
+    def _set_measured(self, measured: dict[str, object]) -> None:
+        self.measured = measured
+        self.measuredChanged.emit(measured)
 
     # --- arrays --------------------------------------------------------------------------------
     def new_array_name(self) -> str:
