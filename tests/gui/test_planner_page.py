@@ -244,3 +244,64 @@ def test_measured_benchmark_shown_against_prediction(qtbot, page: PlannerPage, d
     assert f"run {run}" in text
     assert "read" in text and "(inside the predicted range)" in text
     assert "outside the predicted" in text  # the write was made twice the prediction
+
+
+def test_hot_spares_are_dropped_on_their_own_zone(page: PlannerPage) -> None:
+    disks = free_disks(page, 2)
+    page.planner.add_array(RaidLevel.RAID5, tuple(disks[:3]))
+    drop(card(page, "md0").spares, [disks[3]])
+    array = page.planner.plan.array("md0")
+    assert array.members == tuple(disks[:3]) and array.spares == (disks[3],)
+    assert disks[3] in card(page, "md0").spares.text()
+    drop(card(page, "md0"), [disks[3]])  # from spare to member
+    array = page.planner.plan.array("md0")
+    assert array.spares == () and array.members[-1] == disks[3]
+
+
+def test_purchase_plan_with_catalog_and_custom_hardware(qtbot, page: PlannerPage) -> None:
+    from stripewise.gui.planner_catalog import CatalogDialog
+
+    page.planner.new_purchase_plan()
+    dialog = CatalogDialog(page.planner, page)
+    qtbot.addWidget(dialog)
+    dialog.controller_entry.setCurrentIndex(0)  # custom
+    dialog.link.setCurrentIndex(dialog.link.findData(7876))  # PCIe 3.0 x8
+    dialog._add_controller()
+    exos = next(
+        i
+        for i in range(dialog.disk_entry.count())
+        if "18" in dialog.disk_entry.itemText(i) and "Exos" in dialog.disk_entry.itemText(i)
+    )
+    dialog.disk_entry.setCurrentIndex(exos)
+    dialog.count.setValue(6)
+    dialog._add_disks()
+    plan = page.planner.plan
+    assert plan.controllers[0].bus_mb_s == 7876 and plan.controllers[0].hypothetical
+    assert len(plan.disks) == 6 and all(d.hypothetical and d.price for d in plan.disks)
+    page.planner.add_array(RaidLevel.RAID6, tuple(d.id for d in plan.disks))
+    report = page.planner.report
+    assert report.total_cost == pytest.approx(
+        sum(d.price for d in plan.disks) + (plan.controllers[0].price or 0)
+    )
+    assert report.cost_per_usable_tb == pytest.approx(
+        report.total_cost / (report.usable_bytes / 1e12)
+    )
+    assert "per usable TB" in page.summary.text()
+
+
+def test_compare_shows_every_plan(qtbot, page: PlannerPage, tmp_path: Path) -> None:
+    from stripewise.gui.planner_dialogs import CompareDialog
+    from stripewise.planner.plan_file import load_plan
+
+    page.planner.add_array(RaidLevel.RAID6, tuple(free_disks(page, 2)[:4]))
+    path = tmp_path / "a.toml"
+    with qtbot.waitSignal(page.planner.notice, timeout=10_000):
+        page.planner.save(path)
+    other = load_plan(Path("docs/examples/x4500-raid6.toml"))
+    dialog = CompareDialog([*page.planner.saved_plans, (other.name, other)], page)
+    qtbot.addWidget(dialog)
+    assert dialog.table.rowCount() == 2
+    names = [dialog.table.item(r, 0).text() for r in range(2)]
+    assert names == [page.planner.plan.name, other.name]
+    usable = dialog.table.item(1, 2).text()
+    assert usable.endswith("TB")

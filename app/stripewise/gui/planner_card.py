@@ -110,10 +110,40 @@ def problems_html(report: ArrayReport) -> str:
     return f"<ul style='margin-left:-20px'>{items}</ul>" if items else ""
 
 
+class SparesZone(QLabel):
+    """A drop target for hot spares inside the card."""
+
+    dropped = Signal(tuple)
+
+    def __init__(self) -> None:
+        super().__init__("Hot spares: drag disks here")
+        self.setAcceptDrops(True)
+        self.setWordWrap(True)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setMinimumHeight(30)
+        self.setAccessibleName("Hot spares")
+
+    def show_spares(self, spares: tuple[str, ...]) -> None:
+        self.setText(
+            f"Hot spares: {', '.join(spares)}" if spares else "Hot spares: drag disks here"
+        )
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if disks_from_mime(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        ids = disks_from_mime(event.mimeData())
+        if ids:
+            event.acceptProposedAction()
+            self.dropped.emit(ids)
+
+
 class ArrayCard(QFrame):
     renamed = Signal(str, str)
     changed = Signal(str, dict)  # array name, field changes
     disksDropped = Signal(str, tuple)  # array name, disk ids
+    sparesDropped = Signal(str, tuple)  # array name, disk ids
     hovered = Signal(object)  # array name while a drag is over it, None when it leaves
     spreadRequested = Signal(str)
     commandsRequested = Signal(str)
@@ -186,6 +216,9 @@ class ArrayCard(QFrame):
         self.members_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout.addWidget(self.members_hint)
         layout.addWidget(self.members)
+        self.spares = SparesZone()
+        self.spares.dropped.connect(lambda ids: self.sparesDropped.emit(self.name, ids))
+        layout.addWidget(self.spares)
         self.chips: list[DiskChip] = []
 
         spread_row = QHBoxLayout()
@@ -238,6 +271,7 @@ class ArrayCard(QFrame):
         self.group.setValue(array.group_size or (4 if array.level == RaidLevel.RAID50 else 6))
         self.group.blockSignals(False)
         self._show_members(plan, array.members)
+        self.spares.show_spares(array.spares)
         self.score.setValue(report.spread.score)
         self.spread_text.setText(" ".join(report.spread.explanation))
         self.spread_button.setEnabled(len(array.members) > 1)

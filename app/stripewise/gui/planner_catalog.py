@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -17,10 +18,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from stripewise.model.plan import PlanDisk
+from stripewise.model.plan import PlanController, PlanDisk
+from stripewise.model.topology import pcie_link_mb_s
 from stripewise.planner.catalog import load_catalog
 from stripewise.planner.from_inventory import catalog_controller, catalog_disk
 from stripewise.services.planner import PlannerService
+
+PCIE_SPEEDS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}  # GT/s per lane
 
 
 class CatalogDialog(QDialog):
@@ -34,6 +38,7 @@ class CatalogDialog(QDialog):
         controllers = QGroupBox("Controller")
         form = QHBoxLayout(controllers)
         self.controller_entry = QComboBox()
+        self.controller_entry.addItem("Custom controller (ports and link below)", None)
         for entry in self.catalog.controllers:
             self.controller_entry.addItem(
                 f"{entry.title}: {entry.ports} ports, {entry.bus_mb_s:,} MB/s, "
@@ -45,6 +50,36 @@ class CatalogDialog(QDialog):
         form.addWidget(self.controller_entry, 1)
         form.addWidget(add_controller)
         layout.addWidget(controllers)
+        custom = QGroupBox("Custom controller")
+        custom_form = QHBoxLayout(custom)
+        self.ports = QSpinBox()
+        self.ports.setRange(1, 64)
+        self.ports.setValue(8)
+        self.ports.setSuffix(" ports")
+        self.link = QComboBox()
+        for generation in range(1, 7):
+            for lanes in (1, 2, 4, 8, 16):
+                speed = PCIE_SPEEDS[generation]
+                self.link.addItem(
+                    f"PCIe {generation}.0 x{lanes} ({pcie_link_mb_s(speed, lanes):,} MB/s)",
+                    pcie_link_mb_s(speed, lanes),
+                )
+        self.link.addItem("other bus: ceiling below", None)
+        self.link.setCurrentIndex(
+            self.link.findText("PCIe 3.0 x8", flags=Qt.MatchFlag.MatchStartsWith)
+        )
+        self.ceiling = QSpinBox()
+        self.ceiling.setRange(10, 200_000)
+        self.ceiling.setValue(1064)
+        self.ceiling.setSuffix(" MB/s")
+        self.ceiling.setToolTip("PCI 32-bit/33 MHz: 133; PCI-X 64-bit/133 MHz: 1,064")
+        self.controller_price = QDoubleSpinBox()
+        self.controller_price.setRange(0, 100_000)
+        self.controller_price.setValue(300)
+        self.controller_price.setSuffix(" USD")
+        for widget in (self.ports, self.link, self.ceiling, self.controller_price):
+            custom_form.addWidget(widget)
+        layout.addWidget(custom)
 
         disks = QGroupBox("Disks")
         disk_form = QFormLayout(disks)
@@ -108,10 +143,25 @@ class CatalogDialog(QDialog):
             widget.setEnabled(custom)
 
     def _add_controller(self) -> None:
-        entry = self.catalog.controller(self.controller_entry.currentData())
+        entry_id = self.controller_entry.currentData()
+        entry = self.catalog.controller(entry_id) if entry_id else None
+        controller_id = self.planner.unique_id("ctl")
         if entry is None:
+            ceiling = self.link.currentData() or self.ceiling.value()
+            controller = PlanController(
+                id=controller_id,
+                model=f"custom {self.ports.value()}-port controller",
+                bus_mb_s=float(ceiling),
+                ports=self.ports.value(),
+                hypothetical=True,
+                price=self.controller_price.value(),
+            )
+            self.planner.add_controller(controller)
+            self._refresh_targets()
+            self.target.setCurrentIndex(self.target.count() - 1)
+            self.note.setText(f"Added a custom controller as {controller_id}.")
             return
-        controller = catalog_controller(entry, self.planner.unique_id("ctl"))
+        controller = catalog_controller(entry, controller_id)
         self.planner.add_controller(controller)
         self._refresh_targets()
         self.target.setCurrentIndex(self.target.count() - 1)

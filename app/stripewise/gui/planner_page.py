@@ -172,6 +172,9 @@ class PlannerPage(QWidget):
         card.renamed.connect(self._renamed)
         card.changed.connect(lambda array, changes: self.planner.update_array(array, **changes))
         card.disksDropped.connect(lambda array, ids: self.planner.move_disks(ids, array))
+        card.sparesDropped.connect(
+            lambda array, ids: self.planner.move_disks(ids, array, as_spares=True)
+        )
         card.hovered.connect(self._hover)
         card.spreadRequested.connect(self._spread)
         card.commandsRequested.connect(self._commands)
@@ -237,10 +240,27 @@ class PlannerPage(QWidget):
             self.planner.save(Path(path))
 
     def _compare(self) -> None:
+        """This session's saved plans and the current one; more can be added from files."""
         plans = list(self.planner.saved_plans)
         if not any(p is self.planner.plan for _n, p in plans):
             plans.append((f"{self.planner.plan.name} (current)", self.planner.plan))
-        CompareDialog(plans, self).exec()
+        dialog = CompareDialog(plans, self)
+        dialog.add_file.clicked.connect(lambda: self._compare_file(dialog, plans))
+        dialog.exec()
+
+    def _compare_file(self, dialog: CompareDialog, plans: list[tuple[str, Plan]]) -> None:
+        from stripewise.planner.plan_file import PlanFileError, load_plan
+
+        path, _ = QFileDialog.getOpenFileName(self, "Add Plan to Compare", "", "Plans (*.toml)")
+        if not path:
+            return
+        try:
+            plan = load_plan(Path(path))
+        except (PlanFileError, OSError) as exc:
+            self.statusMessage.emit(str(exc))
+            return
+        plans.append((f"{plan.name} ({Path(path).name})", plan))
+        dialog.set_plans(plans)
 
     def _add_hardware(self) -> None:
         from stripewise.gui.planner_catalog import CatalogDialog

@@ -130,15 +130,19 @@ class Plan:
     def without_array(self, name: str) -> Plan:
         return replace(self, arrays=tuple(a for a in self.arrays if a.name != name))
 
-    def move_disks(self, disk_ids: tuple[str, ...], to_array: str | None) -> Plan:
-        """Take disks out of whatever array holds them and add them to `to_array` (None: back
-        to the free pool). Order of existing members is kept; new ones are appended."""
+    def move_disks(
+        self, disk_ids: tuple[str, ...], to_array: str | None, as_spares: bool = False
+    ) -> Plan:
+        """Take disks out of whatever array holds them and add them to `to_array` as members
+        (or hot spares); None puts them back in the free pool. Existing order is kept."""
         moving = set(disk_ids)
         arrays = []
         for array in self.arrays:
             members = tuple(m for m in array.members if m not in moving)
             spares = tuple(s for s in array.spares if s not in moving)
-            if array.name == to_array:
+            if array.name == to_array and as_spares:
+                spares += tuple(d for d in disk_ids if d not in spares)
+            elif array.name == to_array:
                 members += tuple(d for d in disk_ids if d not in members)
             arrays.append(replace(array, members=members, spares=spares))
         return replace(self, arrays=tuple(arrays))

@@ -115,9 +115,11 @@ class PlannerService(QObject):
             changes["filesystem"] = Filesystem(str(changes["filesystem"]))
         self._commit(self.plan.with_array(replace(array, **changes)))  # type: ignore[arg-type]
 
-    def move_disks(self, disk_ids: tuple[str, ...], to_array: str | None) -> None:
-        """A drop: onto an array card (its name) or back to the pool (None)."""
-        self._commit(self.plan.move_disks(disk_ids, to_array))
+    def move_disks(
+        self, disk_ids: tuple[str, ...], to_array: str | None, as_spares: bool = False
+    ) -> None:
+        """A drop: onto an array card's members or spares, or back to the pool (None)."""
+        self._commit(self.plan.move_disks(disk_ids, to_array, as_spares))
 
     def apply_swaps(self, name: str, swaps: tuple[Swap, ...]) -> None:
         self._commit(apply_swaps(self.plan, name, swaps))
