@@ -122,6 +122,44 @@ def build_parser() -> argparse.ArgumentParser:
         "--script", type=Path, metavar="FILE", help="write the commented shell script"
     )
 
+    bench = commands.add_parser("bench", help="run a benchmark through the helper")
+    bench.add_argument(
+        "--target",
+        required=True,
+        metavar="PATH",
+        help="a directory on a mounted filesystem, or a whole block device",
+    )
+    bench.add_argument("--size", required=True, metavar="SIZE", help="e.g. 8G, 512M")
+    bench.add_argument("--engine", choices=("fio", "builtin"), default="builtin")
+    bench.add_argument(
+        "--phases",
+        default="seq_write,rewrite,seq_read,random_read",
+        help="comma-separated: seq_write, rewrite, seq_read, random_read, random_write, mixed",
+    )
+    bench.add_argument("--block-size", default="1M", metavar="SIZE")
+    io = bench.add_mutually_exclusive_group()
+    io.add_argument("--direct", action="store_true", default=True, help="O_DIRECT (default)")
+    io.add_argument("--buffered", action="store_true", help="through the page cache")
+    bench.add_argument("--streams", type=_positive_int, default=1, metavar="N")
+    bench.add_argument("--queue-depth", type=_positive_int, default=1, metavar="N")
+    bench.add_argument("--repeat", type=_positive_int, default=1, metavar="N")
+    bench.add_argument(
+        "--rate", type=float, default=2.0, metavar="HZ", help="samples per second, 1 to 10"
+    )
+    bench.add_argument("--json", action="store_true", help="one JSON event per line")
+    bench.add_argument("--save", action="store_true", help="keep the run in the history")
+    bench.add_argument(
+        "--confirm-serial",
+        metavar="SERIAL",
+        help="required to write to a block device: its serial number",
+    )
+    bench.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="with --confirm-serial: write over a partition table or filesystem",
+    )
+    _add_db_option(bench, top=False)
+
     db = commands.add_parser("db", help="the history database itself")
     db_commands = db.add_subparsers(
         dest="db_command", metavar="ACTION", required=True, parser_class=_Parser
@@ -186,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
             from stripewise import cli_plan
 
             return cli_plan.run(args)
+        if args.command == "bench":
+            from stripewise import cli_bench
+
+            return cli_bench.run(args)
         if args.command == "db":
             return _db(args)
         if args.command == "install-desktop-entry":

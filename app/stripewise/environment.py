@@ -117,3 +117,16 @@ def probe_privileges() -> Privileges:
         PrivilegeMode.NONE,
         "no privileged actions: " + "; ".join(missing) + " (unprivileged benchmarks still run)",
     )
+
+
+def helper_command(privileges: Privileges) -> list[str]:
+    """How to start `stripewise-helper`: as root directly, through pkexec or sudo -n, or as
+    the user (then only unprivileged benchmarks run, and privileged verbs are refused)."""
+    import sys
+
+    helper = Path(sys.executable).parent / "stripewise-helper"
+    if privileges.mode is PrivilegeMode.PKEXEC:
+        return ["pkexec", str(helper)]
+    if privileges.mode is PrivilegeMode.SUDO:
+        return ["sudo", "-n", str(helper)]
+    return [sys.executable, "-m", "stripewise.helper.server"]

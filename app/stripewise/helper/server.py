@@ -15,6 +15,7 @@ from stripewise.helper import protocol
 from stripewise.helper.enclosure import handle_locate
 from stripewise.helper.mdcreate import handle_create
 from stripewise.helper.protocol import ProtocolError, Request
+from stripewise.helper.session import Session
 
 Handler = Callable[[Request], dict[str, Any]]
 
@@ -41,6 +42,12 @@ HANDLERS: dict[str, Handler] = {
     "enclosure.locate": handle_locate,
     "array.create": handle_create,
 }
+SESSION_VERBS = {
+    "capabilities": Session.capabilities,
+    "bench.start": Session.bench_start,
+    "bench.cancel": Session.bench_cancel,
+    "drop_caches": Session.drop_caches,
+}
 
 
 def read_lines(stdin: BinaryIO) -> Iterator[bytes]:
@@ -56,7 +63,17 @@ def read_lines(stdin: BinaryIO) -> Iterator[bytes]:
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
-    """Answer requests in order until stdin closes. `hello` must come first."""
+    """Answer requests in order until stdin closes. `hello` must come first. Replies and a
+    running benchmark's events share one locked writer."""
+    session = Session(stdout)
+    try:
+        _serve(stdin, session)
+    finally:
+        session.close()
+    return 0
+
+
+def _serve(stdin: BinaryIO, session: Session) -> None:
     greeted = False
     for line in read_lines(stdin):
         if not line.strip():
@@ -66,15 +83,24 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
             if not greeted and request.verb != "hello":
                 raise ProtocolError("hello_first", "the first request must be hello", request.id)
             handler = HANDLERS.get(request.verb)
-            if handler is None:
+            bound = SESSION_VERBS.get(request.verb)
+            if handler is not None:
+                answer = protocol.reply(request.id, handler(request))
+            elif bound is not None:
+                answer = protocol.reply(request.id, bound(session, request))
+            else:
                 raise ProtocolError("unknown_verb", f"unknown verb {request.verb!r}", request.id)
-            answer = protocol.reply(request.id, handler(request))
             greeted = True
         except ProtocolError as exc:
             answer = protocol.error_reply(exc.request_id, exc.code, str(exc))
-        stdout.write(answer)
-        stdout.flush()
-    return 0
+        except Exception as exc:  # a defect must not take the helper down with the client's work
+            request_id = locals().get("request")
+            answer = protocol.error_reply(
+                request_id.id if isinstance(request_id, Request) else None,
+                "internal",
+                f"{type(exc).__name__}: {exc}",
+            )
+        session.write(answer)
 
 
 def main() -> int:

@@ -8,14 +8,13 @@ QProcess signals; nothing here blocks.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, Signal
 
-from stripewise.environment import PrivilegeMode, Privileges
+from stripewise import environment
+from stripewise.environment import Privileges
 from stripewise.helper import protocol
 
 ResultCallback = Callable[[dict[str, Any]], None]
@@ -24,14 +23,7 @@ ErrorCallback = Callable[[str], None]
 
 def helper_command(privileges: Privileges) -> list[str] | None:
     """The argument list that starts the helper with root rights, or None when impossible."""
-    helper = Path(sys.executable).parent / "stripewise-helper"
-    if privileges.mode is PrivilegeMode.ROOT:
-        return [sys.executable, "-m", "stripewise.helper.server"]
-    if privileges.mode is PrivilegeMode.PKEXEC:
-        return ["pkexec", str(helper)]
-    if privileges.mode is PrivilegeMode.SUDO:
-        return ["sudo", "-n", str(helper)]
-    return None
+    return environment.helper_command(privileges) if privileges.available else None
 
 
 class HelperClient(QObject):

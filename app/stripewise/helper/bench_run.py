@@ -1,0 +1,233 @@
+"""One benchmark run inside the helper: phases x repetitions on a worker thread, streaming
+events (phase_started, sample, phase_result, warning, error, run_result) to the client."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from stripewise.helper.engines.base import Engine, EngineError, Progress
+from stripewise.model.bench import (
+    BONNIE_NAMES,
+    BenchSpec,
+    Phase,
+    PhaseOutcome,
+    PhaseResult,
+    summarize,
+)
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def make_engine(name: str) -> Engine:
+    if name == "fio":
+        from stripewise.helper.engines.fio import FioEngine
+
+        return FioEngine()
+    from stripewise.helper.engines.builtin import BuiltinEngine
+
+    return BuiltinEngine()
+
+
+def result_json(result: PhaseResult) -> dict[str, Any]:
+    data = asdict(result)
+    data["phase"] = result.phase.value
+    data["name"] = BONNIE_NAMES[result.phase]
+    return data
+
+
+class BenchRun:
+    """Owns the engine, the sampler and the test file of one run."""
+
+    def __init__(
+        self,
+        spec: BenchSpec,
+        emit: Emit,
+        *,
+        privileged: bool,
+        confirm_serial: str | None = None,
+        overwrite: bool = False,
+    ) -> None:
+        from stripewise.helper.safety import check_target
+
+        self.id = uuid.uuid4().hex
+        self.spec = spec
+        self._emit = emit
+        self.privileged = privileged
+        self.target = check_target(
+            spec, privileged=privileged, confirm_serial=confirm_serial, overwrite=overwrite
+        )  # raises TargetRefused: nothing written
+        self.engine = make_engine(spec.engine)
+        self.cancel = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"bench-{self.id}", daemon=True)
+        self.finished = threading.Event()
+
+    def emit(self, event: str, **fields: Any) -> None:
+        self._emit({"event": event, "run": self.id, **fields})
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Cancel and wait: the engine stops within 1 s, then files are removed."""
+        self.cancel.set()
+        self.thread.join(timeout)
+
+    # --- the run -------------------------------------------------------------------------------
+    def _run(self) -> None:
+        started = time.monotonic()
+        outcomes: list[PhaseOutcome] = []
+        status = "complete"
+        try:
+            self._warn_about_cache()
+            where = (
+                os.path.dirname(self.target.path)
+                if self.target.kind == "directory"
+                else self.target.path
+            )
+            self.engine.prepare(self.spec, where)
+            self._note_engine()
+            self._layout_if_read_first()
+            for repetition in range(1, self.spec.repetitions + 1):
+                for phase in self.spec.phases:
+                    if self.cancel.is_set():
+                        break
+                    outcome = self._phase(phase, repetition)
+                    outcomes.append(outcome)
+                    if outcome.error:
+                        status = "cancelled" if outcome.error == "cancelled" else "failed"
+                        break
+                if status != "complete" or self.cancel.is_set():
+                    break
+            if self.cancel.is_set() and status == "complete":
+                status = "cancelled"
+        except (EngineError, OSError) as exc:
+            status = "failed"
+            self.emit("error", message=str(exc))
+        finally:
+            self._cleanup()
+        results = [
+            summarize(p, outcomes) for p in self.spec.phases if any(o.phase is p for o in outcomes)
+        ]
+        self.emit(
+            "run_result",
+            status=status,
+            elapsed_s=round(time.monotonic() - started, 3),
+            engine=self.engine.name,
+            engine_version=self._version(),
+            results=[result_json(r) for r in results],
+        )
+        self.finished.set()
+
+    def _phase(self, phase: Phase, repetition: int) -> PhaseOutcome:
+        from stripewise.helper.sampling import Sampler
+
+        if self.privileged and repetition + len(self.spec.phases) > 1:
+            self._drop_caches()
+        planned = self.spec.size_bytes * (2 if phase is Phase.REWRITE else 1)
+        progress = Progress(planned)
+        self.emit(
+            "phase_started",
+            phase=phase.value,
+            name=BONNIE_NAMES[phase],
+            repetition=repetition,
+            planned_bytes=planned,
+        )
+        sampler = Sampler(
+            lambda: progress,
+            self.target.disks,
+            self.spec.sample_rate_hz,
+            lambda sample: self.emit("sample", phase=phase.value, repetition=repetition, **sample),
+        )
+        sampler.start()
+        try:
+            outcome = self.engine.run_phase(
+                self.spec, phase, repetition, self.target.path, progress, self.cancel
+            )
+        finally:
+            sampler.stop()
+        cpu = sampler.cpu_busy_pct()
+        if cpu is not None and outcome.cpu_busy_pct is None:
+            from dataclasses import replace
+
+            outcome = replace(outcome, cpu_busy_pct=cpu)
+        self.emit(
+            "phase_result",
+            phase=phase.value,
+            repetition=repetition,
+            elapsed_s=round(outcome.elapsed_s, 3),
+            mb_s=round(outcome.mb_s, 2),
+            iops=round(outcome.iops, 1),
+            read_bytes=outcome.read_bytes,
+            write_bytes=outcome.write_bytes,
+            lat_p50_us=outcome.lat_p50_us,
+            lat_p99_us=outcome.lat_p99_us,
+            cpu_pct=outcome.cpu_busy_pct,
+            error=outcome.error,
+        )
+        return outcome
+
+    def _note_engine(self) -> None:
+        """Say so when the engine had to fall back (e.g. buffered where O_DIRECT failed)."""
+        for note in getattr(self.engine, "notes", []):
+            self.emit("warning", code="engine", message=str(note))
+
+    def _layout_if_read_first(self) -> None:
+        """Read phases need real blocks: write the test file first if no phase writes it."""
+        first = self.spec.phases[0]
+        if self.target.kind != "directory" or first.writes:
+            return
+        from stripewise.helper.engines.builtin import BuiltinEngine
+
+        layout = getattr(self.engine, "layout", BuiltinEngine().layout)
+        self.emit(
+            "warning",
+            code="layout",
+            message=f"writing the {self.spec.size_bytes / 1e6:,.0f} MB test file first",
+        )
+        layout(self.spec, self.target.path, Progress(self.spec.size_bytes), self.cancel)
+
+    def _warn_about_cache(self) -> None:
+        import psutil
+
+        ram = psutil.virtual_memory().total
+        if not self.spec.direct and self.spec.size_bytes < 2 * ram:
+            self.emit(
+                "warning",
+                code="page_cache",
+                message=f"buffered I/O on a {self.spec.size_bytes / 1e9:.1f} GB file with "
+                f"{ram / 1e9:.1f} GB of RAM: the page cache will inflate the results "
+                "(use --direct, or a file of at least twice the RAM)",
+            )
+        if not self.privileged and not self.spec.direct:
+            self.emit(
+                "warning",
+                code="no_drop_caches",
+                message="not privileged: caches cannot be dropped between phases",
+            )
+
+    def _drop_caches(self) -> None:
+        from stripewise.helper.safety import drop_caches
+
+        try:
+            drop_caches(self.privileged)
+        except (OSError, ValueError) as exc:
+            self.emit("warning", code="drop_caches", message=f"caches not dropped: {exc}")
+
+    def _cleanup(self) -> None:
+        try:
+            self.engine.cleanup()
+        finally:
+            if self.target.kind == "directory" and os.path.exists(self.target.path):
+                os.unlink(self.target.path)
+
+    def _version(self) -> str:
+        try:
+            return self.engine.version()
+        except (OSError, EngineError):
+            return "unknown"

@@ -1,0 +1,188 @@
+"""Benchmark specs, phases and results: what both engines run and report, as plain values."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Phase(StrEnum):
+    SEQ_WRITE = "seq_write"
+    REWRITE = "rewrite"
+    SEQ_READ = "seq_read"
+    RANDOM_READ = "random_read"
+    RANDOM_WRITE = "random_write"
+    MIXED = "mixed"
+
+    @property
+    def writes(self) -> bool:
+        return self in (Phase.SEQ_WRITE, Phase.REWRITE, Phase.RANDOM_WRITE, Phase.MIXED)
+
+    @property
+    def reads(self) -> bool:
+        return self in (Phase.REWRITE, Phase.SEQ_READ, Phase.RANDOM_READ, Phase.MIXED)
+
+
+# The names admins know from bonnie++'s table.
+BONNIE_NAMES: dict[Phase, str] = {
+    Phase.SEQ_WRITE: "Sequential Output, Block",
+    Phase.REWRITE: "Sequential Output, Rewrite",
+    Phase.SEQ_READ: "Sequential Input, Block",
+    Phase.RANDOM_READ: "Random Seeks (reads)",
+    Phase.RANDOM_WRITE: "Random writes",
+    Phase.MIXED: "Mixed 70/30 read/write",
+}
+
+MIN_BLOCK = 512
+MAX_BLOCK = 64 * 2**20
+MAX_SIZE = 2**50  # 1 PiB: anything larger is a typo
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
+
+
+class SpecError(ValueError):
+    """A benchmark spec that cannot run; the message names the field."""
+
+
+def parse_size(text: str) -> int:
+    """`8G`, `512M`, `4k`, `1GiB` -> bytes (binary multiples, as fio and dd read them)."""
+    match = _SIZE.match(text)
+    if match is None:
+        raise SpecError(f"not a size: {text!r} (use e.g. 8G, 512M, 4k)")
+    number, unit = float(match.group(1)), (match.group(2) or "B").upper()
+    scale = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit[0]]
+    return int(number * scale)
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """What to measure. Sizes in bytes; `runtime_cap_s` bounds each phase."""
+
+    target: str  # a directory on a mounted filesystem, or a whole block device
+    size_bytes: int
+    block_bytes: int = 2**20
+    direct: bool = True
+    phases: tuple[Phase, ...] = (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ, Phase.RANDOM_READ)
+    queue_depth: int = 1
+    streams: int = 1
+    repetitions: int = 1
+    runtime_cap_s: float = 600.0
+    sample_rate_hz: float = 2.0
+    engine: str = "builtin"  # builtin or fio
+    random_block_bytes: int = 4096
+
+    def problems(self) -> list[str]:
+        """Everything out of bounds, each naming its field; empty when the spec may run."""
+        found = []
+        if not self.target or not self.target.startswith("/"):
+            found.append("target: an absolute path to a directory or a block device")
+        if not 1 <= self.size_bytes <= MAX_SIZE:
+            found.append("size: from 1 byte to 1 PiB")
+        for name, value in (
+            ("block_size", self.block_bytes),
+            ("random_block_size", self.random_block_bytes),
+        ):
+            if not MIN_BLOCK <= value <= MAX_BLOCK or value & (value - 1):
+                found.append(f"{name}: a power of two from 512 B to 64 MiB")
+        if self.size_bytes < self.block_bytes * self.streams:
+            found.append("size: at least one block per stream")
+        if not self.phases:
+            found.append("phases: at least one")
+        if len(set(self.phases)) != len(self.phases):
+            found.append("phases: each at most once")
+        if not 1 <= self.queue_depth <= 256:
+            found.append("queue_depth: 1 to 256")
+        if not 1 <= self.streams <= 64:
+            found.append("streams: 1 to 64")
+        if not 1 <= self.repetitions <= 100:
+            found.append("repetitions: 1 to 100")
+        if not 1 <= self.runtime_cap_s <= 86_400:
+            found.append("runtime_cap_s: 1 s to 24 h")
+        if not 1 <= self.sample_rate_hz <= 10:
+            found.append("sample_rate_hz: 1 to 10")
+        if self.engine not in ("builtin", "fio"):
+            found.append("engine: builtin or fio")
+        return found
+
+
+@dataclass(frozen=True)
+class PhaseOutcome:
+    """One repetition of one phase, as an engine measured it."""
+
+    phase: Phase
+    repetition: int
+    elapsed_s: float
+    read_bytes: int = 0
+    write_bytes: int = 0
+    read_ops: int = 0
+    write_ops: int = 0
+    lat_p50_us: float | None = None
+    lat_p99_us: float | None = None
+    cpu_busy_pct: float | None = None  # system-wide user+system+iowait... see sampler
+    error: str | None = None
+
+    @property
+    def mb_s(self) -> float:
+        """Decimal MB/s of everything moved (reads plus writes)."""
+        moved = self.read_bytes + self.write_bytes
+        return moved / self.elapsed_s / 1e6 if self.elapsed_s > 0 else 0.0
+
+    @property
+    def iops(self) -> float:
+        ops = self.read_ops + self.write_ops
+        return ops / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Spread:
+    median: float
+    low: float
+    high: float
+    n: int
+
+
+def spread_of(values: Sequence[float]) -> Spread | None:
+    if not values:
+        return None
+    return Spread(statistics.median(values), min(values), max(values), len(values))
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """A phase over all repetitions: median with min and max, as the field notes report."""
+
+    phase: Phase
+    mb_s: Spread | None
+    iops: Spread | None
+    lat_p50_us: float | None = None
+    lat_p99_us: float | None = None
+    cpu_pct: float | None = None
+    kb_s_per_cpu_pct: float | None = None  # the RAID notes' efficiency figure
+    errors: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def name(self) -> str:
+        return BONNIE_NAMES[self.phase]
+
+
+def summarize(phase: Phase, outcomes: Sequence[PhaseOutcome]) -> PhaseResult:
+    good = [o for o in outcomes if o.phase is phase and o.error is None]
+    errors = tuple(o.error for o in outcomes if o.phase is phase and o.error)
+    latencies50 = [o.lat_p50_us for o in good if o.lat_p50_us is not None]
+    latencies99 = [o.lat_p99_us for o in good if o.lat_p99_us is not None]
+    cpus = [o.cpu_busy_pct for o in good if o.cpu_busy_pct is not None]
+    mb = spread_of([o.mb_s for o in good])
+    cpu = statistics.median(cpus) if cpus else None
+    efficiency = mb.median * 1000 / cpu if mb and cpu else None  # KB/s per CPU %
+    return PhaseResult(
+        phase=phase,
+        mb_s=mb,
+        iops=spread_of([o.iops for o in good]),
+        lat_p50_us=statistics.median(latencies50) if latencies50 else None,
+        lat_p99_us=statistics.median(latencies99) if latencies99 else None,
+        cpu_pct=cpu,
+        kb_s_per_cpu_pct=efficiency,
+        errors=errors,
+    )

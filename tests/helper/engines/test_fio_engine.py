@@ -1,0 +1,421 @@
+"""FioEngine with the real fio: files, a raw loop device, ext4 on a loop device, a disk that
+fills up, cancelling; recorded failures replayed through a stand-in fio script."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from stripewise.helper.engines.base import Counters, EngineError, Progress
+from stripewise.helper.engines.builtin import logical_block_bytes
+from stripewise.helper.engines.fio import FioEngine
+from stripewise.helper.engines.fio_stream import StatusStream, totals
+from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
+
+MiB = 2**20
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "fio"
+Attach = Callable[[int], str]
+
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not all(map(shutil.which, ("losetup", "mkfs.ext4", "mount"))),
+    reason="loop devices and mounts need root, losetup and mkfs.ext4",
+)
+
+
+@pytest.fixture
+def engine() -> Iterator[FioEngine]:
+    found = FioEngine()
+    yield found
+    found.cleanup()
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
+    """Every fio run the engine starts (not its probes)."""
+    found: list[subprocess.Popen[bytes]] = []
+    real = subprocess.Popen
+
+    class Recording(real):  # type: ignore[valid-type,misc]
+        def __init__(self, args: list[str], **kwargs: object) -> None:
+            super().__init__(args, **kwargs)
+            if "--status-interval=1" in args:
+                found.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", Recording)
+    return found
+
+
+@pytest.fixture
+def attach(tmp_path: Path, request: pytest.FixtureRequest) -> Attach:
+    """Loop devices over sparse files (direct I/O on the backing file), detached afterwards."""
+
+    def attach(size: int) -> str:
+        image = tmp_path / f"loop-{len(list(tmp_path.glob('loop-*')))}.img"
+        image.touch()
+        os.truncate(image, size)
+        request.addfinalizer(image.unlink)
+        done = subprocess.run(
+            ["losetup", "-f", "--show", "--direct-io=on", str(image)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"no loop device: {done.stderr.strip()}")
+        device = done.stdout.strip()
+        request.addfinalizer(lambda: subprocess.run(["losetup", "-d", device], check=True))
+        return device
+
+    return attach
+
+
+@pytest.fixture
+def ext4(attach: Attach, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[int], Path]:
+    """ext4 on a loop device, mounted on a temporary folder; unmounted before the detach."""
+
+    def make(size: int) -> Path:
+        device = attach(size)
+        subprocess.run(["mkfs.ext4", "-q", device], check=True)
+        mountpoint = tmp_path / f"mnt-{Path(device).name}"
+        mountpoint.mkdir()
+        subprocess.run(["mount", device, str(mountpoint)], check=True)
+        request.addfinalizer(lambda: subprocess.run(["umount", str(mountpoint)], check=True))
+        return mountpoint
+
+    return make
+
+
+def run(
+    engine: FioEngine,
+    spec: BenchSpec,
+    phase: Phase,
+    path: str,
+    cancel: threading.Event | None = None,
+) -> tuple[PhaseOutcome, Progress]:
+    progress = Progress(engine.planned_bytes(spec, phase))
+    outcome = engine.run_phase(spec, phase, 1, path, progress, cancel or threading.Event())
+    label = f"{spec.target} {phase} {'direct' if spec.direct else 'buffered'}"
+    print(f"{label}: {outcome.mb_s:.0f} MB/s, {outcome.iops:.0f} IOPS, p50 {outcome.lat_p50_us} us")
+    return outcome, progress
+
+
+def counters(outcome: PhaseOutcome) -> Counters:
+    return Counters(outcome.read_bytes, outcome.write_bytes, outcome.read_ops, outcome.write_ops)
+
+
+def write_then_read(engine: FioEngine, spec: BenchSpec, path: str) -> None:
+    engine.prepare(spec, spec.target)
+    for phase, moved in ((Phase.SEQ_WRITE, "write"), (Phase.SEQ_READ, "read")):
+        outcome, progress = run(engine, spec, phase, path)
+        assert outcome.error is None
+        assert getattr(outcome, f"{moved}_bytes") == spec.size_bytes
+        assert getattr(outcome, f"{moved}_ops") == spec.size_bytes // spec.block_bytes
+        assert outcome.read_bytes + outcome.write_bytes == spec.size_bytes
+        assert progress.snapshot() == counters(outcome)
+        assert outcome.elapsed_s > 0
+        if spec.direct:
+            assert outcome.lat_p50_us is not None and outcome.lat_p99_us is not None
+            assert 0 < outcome.lat_p50_us <= outcome.lat_p99_us
+
+
+def group_members(pgid: int) -> list[str]:
+    """Process states of a process group ('Z' zombies wait for init to reap them)."""
+    out = subprocess.run(["ps", "-o", "stat=", "-g", str(pgid)], capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def fake_fio(
+    tmp_path: Path, name: str | None, returncode: int = 0, stubborn: bool = False
+) -> FioEngine:
+    """A stand-in fio printing a recording (`stubborn`: the first object, then it ignores
+    SIGINT and SIGTERM and sleeps in two processes)."""
+    script = tmp_path / "fake-fio"
+    lines = ["#!/bin/bash"]
+    if name is not None:
+        out, err = FIXTURES / f"{name}.json.txt", FIXTURES / f"{name}.stderr.txt"
+        lines.append(f"sed '/^}}$/q' {out}" if stubborn else f"cat {out}")
+        if err.exists():
+            lines.append(f"cat {err} >&2")
+    if stubborn:
+        lines += ["trap '' INT TERM", "sleep 30 &", "sleep 30"]
+    lines.append(f"exit {returncode}")
+    script.write_text("\n".join(lines) + "\n")
+    script.chmod(0o755)
+    return FioEngine(fio=str(script), ioengine="libaio")
+
+
+# --- real fio on files ---------------------------------------------------------------------
+
+
+@needs_fio
+@pytest.mark.parametrize(
+    ("direct", "ioengine"), [(True, "io_uring"), (True, "libaio"), (False, None)]
+)
+def test_file_write_then_read(tmp_path: Path, direct: bool, ioengine: str | None) -> None:
+    engine = FioEngine(ioengine=ioengine)
+    try:
+        spec = BenchSpec(str(tmp_path), 64 * MiB, direct=direct, queue_depth=4, engine="fio")
+        write_then_read(engine, spec, str(tmp_path / "stripewise.test"))
+    finally:
+        engine.cleanup()
+
+
+@needs_fio
+def test_every_phase_with_two_streams(tmp_path: Path, engine: FioEngine) -> None:
+    spec = BenchSpec(str(tmp_path), 32 * MiB, streams=2, queue_depth=4, phases=tuple(Phase))
+    path = str(tmp_path / "stripewise.test")
+    engine.prepare(spec, spec.target)
+    for phase in Phase:
+        outcome, _ = run(engine, spec, phase, path)
+        assert outcome.error is None
+        moved = outcome.read_bytes + outcome.write_bytes
+        assert moved == engine.planned_bytes(spec, phase)
+        assert bool(outcome.read_bytes) is phase.reads
+        assert bool(outcome.write_bytes) is phase.writes
+        if phase is Phase.REWRITE:  # every block read and written about once
+            assert spec.size_bytes * 0.25 < outcome.read_bytes < spec.size_bytes * 1.75
+        if phase is Phase.MIXED:
+            assert 0.6 < outcome.read_bytes / moved < 0.8
+        if phase in (Phase.RANDOM_READ, Phase.RANDOM_WRITE, Phase.MIXED):
+            assert outcome.read_ops + outcome.write_ops == moved // spec.random_block_bytes
+
+
+def small_random_reads(tmp_path: Path, engine: FioEngine, cap_s: float) -> BenchSpec:
+    """64 MiB in 512 B random reads at depth 1: over a second even on a fast NVMe disk."""
+    if logical_block_bytes(str(tmp_path)) > 512:
+        pytest.skip("the temporary folder's disk has logical blocks above 512 B")
+    spec = BenchSpec(str(tmp_path), 64 * MiB, random_block_bytes=512, runtime_cap_s=cap_s)
+    engine.prepare(spec, spec.target)
+    path = str(tmp_path / "stripewise.test")
+    engine.layout(spec, path, Progress(64 * MiB), threading.Event())
+    return spec
+
+
+@needs_fio
+def test_progress_grows_while_fio_runs(tmp_path: Path, engine: FioEngine) -> None:
+    spec = small_random_reads(tmp_path, engine, cap_s=2)
+    progress = Progress(engine.planned_bytes(spec, Phase.RANDOM_READ))
+    seen: list[int] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            seen.append(progress.snapshot().read_bytes)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        path = str(tmp_path / "stripewise.test")
+        outcome = engine.run_phase(spec, Phase.RANDOM_READ, 1, path, progress, threading.Event())
+    finally:
+        done.set()
+        sampler.join()
+    assert outcome.error is None and 1 <= outcome.elapsed_s <= 2.2  # runtime cap 2 s
+    assert seen == sorted(seen)
+    assert any(0 < moved < outcome.read_bytes for moved in seen)  # a status object mid-run
+    assert progress.snapshot().read_bytes == outcome.read_bytes
+    print(f"512 B random reads: {outcome.iops:.0f} IOPS, p99 {outcome.lat_p99_us} us")
+
+
+@needs_fio
+def test_cancel_stops_fio_within_a_second(
+    tmp_path: Path, engine: FioEngine, started: list[subprocess.Popen[bytes]]
+) -> None:
+    spec = small_random_reads(tmp_path, engine, cap_s=60)
+    progress, cancel = Progress(64 * MiB), threading.Event()
+    path = str(tmp_path / "stripewise.test")
+    outcomes: list[PhaseOutcome] = []
+    worker = threading.Thread(
+        target=lambda: outcomes.append(
+            engine.run_phase(spec, Phase.RANDOM_READ, 1, path, progress, cancel)
+        )
+    )
+    worker.start()
+    deadline = time.monotonic() + 5
+    while progress.snapshot().read_bytes == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    cancel.set()
+    asked = time.monotonic()
+    worker.join(5)
+    assert time.monotonic() - asked < 1.0
+    (outcome,) = outcomes
+    assert outcome.error == "cancelled"
+    assert outcome.read_bytes >= progress.snapshot().read_bytes > 0
+    fio = started[-1]
+    assert fio.returncode is not None
+    assert group_members(fio.pid) == []
+    job = fio.args[-1]
+    assert subprocess.run(["pgrep", "-f", job], capture_output=True).stdout == b""
+
+
+# --- real fio on loop devices ------------------------------------------------------------
+
+
+@needs_fio
+@needs_root
+def test_raw_loop_device(attach: Attach, engine: FioEngine) -> None:
+    device = attach(128 * MiB)
+    spec = BenchSpec(device, 64 * MiB, queue_depth=4, random_block_bytes=4096)
+    write_then_read(engine, spec, device)
+    outcome, _ = run(engine, spec, Phase.RANDOM_READ, device)
+    assert outcome.error is None and outcome.read_bytes == 64 * MiB
+
+
+@needs_fio
+@needs_root
+@pytest.mark.parametrize("direct", [True, False])
+def test_ext4_on_a_loop_device(
+    ext4: Callable[[int], Path], engine: FioEngine, direct: bool
+) -> None:
+    mountpoint = ext4(128 * MiB)
+    spec = BenchSpec(str(mountpoint), 64 * MiB, direct=direct, queue_depth=4)
+    write_then_read(engine, spec, str(mountpoint / "stripewise.test"))
+
+
+@needs_fio
+@needs_root
+@pytest.mark.parametrize("direct", [True, False])
+def test_a_filling_disk_is_named(
+    ext4: Callable[[int], Path], engine: FioEngine, direct: bool
+) -> None:
+    mountpoint = ext4(24 * MiB)
+    spec = BenchSpec(str(mountpoint), 64 * MiB, direct=direct, streams=2)
+    engine.prepare(spec, spec.target)
+    outcome, _ = run(engine, spec, Phase.SEQ_WRITE, str(mountpoint / "stripewise.test"))
+    assert outcome.error is not None
+    assert outcome.error.startswith("the disk filled up: ")
+    assert "No space left on device" in outcome.error
+    assert 0 < outcome.write_bytes < 24 * MiB
+
+
+# --- checks before fio runs --------------------------------------------------------------
+
+
+@needs_fio
+def test_reads_need_a_laid_out_file(tmp_path: Path, engine: FioEngine) -> None:
+    spec = BenchSpec(str(tmp_path), 8 * MiB)
+    path = tmp_path / "stripewise.test"
+    with pytest.raises(EngineError, match="lay out the test file first"):
+        run(engine, spec, Phase.SEQ_READ, str(path))
+    assert not path.exists()
+    with pytest.raises(EngineError, match="no such directory"):
+        run(engine, spec, Phase.SEQ_WRITE, str(tmp_path / "missing" / "f"))
+    assert not (tmp_path / "missing").exists()  # fio itself would have made the folder
+    path.touch()
+    os.truncate(path, 8 * MiB)  # sparse: reads would measure holes
+    with pytest.raises(EngineError, match="missing or sparse"):
+        run(engine, spec, Phase.RANDOM_READ, str(path))
+    engine.layout(spec, str(path), Progress(8 * MiB), threading.Event())
+    written = path.stat().st_mtime_ns
+    engine.layout(spec, str(path), Progress(8 * MiB), threading.Event())  # already full
+    assert path.stat().st_mtime_ns == written
+    assert run(engine, spec, Phase.SEQ_READ, str(path))[0].read_bytes == 8 * MiB
+
+
+@needs_fio
+def test_prepare(tmp_path: Path, engine: FioEngine) -> None:
+    engine.prepare(BenchSpec(str(tmp_path), 8 * MiB), str(tmp_path))
+    assert engine._ioengine in ("io_uring", "libaio")
+    (tmp_path / "plain").touch()
+    for target, message in (
+        (str(tmp_path / "missing"), "No such file"),
+        (str(tmp_path / "plain"), "neither a directory nor a block device"),
+        (f"{tmp_path}/$HOME", "cannot be given this path safely"),
+    ):
+        with pytest.raises(EngineError, match=message):
+            engine.prepare(BenchSpec(target, 8 * MiB), target)
+    with pytest.raises(EngineError, match="streams"):
+        engine.prepare(BenchSpec(str(tmp_path), 8 * MiB, streams=65), str(tmp_path))
+    tiny = BenchSpec(str(tmp_path), 8192, block_bytes=4096, random_block_bytes=65536)
+    with pytest.raises(EngineError, match="smaller than one block"):
+        engine.prepare(tiny, str(tmp_path))
+    assert list(tmp_path.iterdir()) == [tmp_path / "plain"]  # the O_DIRECT probe is gone
+
+
+@needs_fio
+def test_version_and_job_files_cleaned_up(
+    tmp_path: Path, started: list[subprocess.Popen[bytes]]
+) -> None:
+    engine = FioEngine()
+    assert re.fullmatch(r"\d+\.\d+\S*", engine.version())
+    run(engine, BenchSpec(str(tmp_path), MiB), Phase.SEQ_WRITE, str(tmp_path / "f"))
+    workdir = Path(started[-1].args[-1]).parent
+    assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
+    assert sorted(p.name for p in workdir.iterdir()) == ["seq_write-1.fio", "seq_write-1.stderr"]
+    engine.cleanup()
+    assert not workdir.exists()
+
+
+def test_fio_missing_is_an_engine_error(tmp_path: Path) -> None:
+    engine = FioEngine(fio=str(tmp_path / "no-fio"), ioengine="libaio")
+    with pytest.raises(EngineError, match="fio cannot run"):
+        engine.version()
+    with pytest.raises(EngineError, match="fio cannot run"):
+        run(engine, BenchSpec(str(tmp_path), MiB), Phase.SEQ_WRITE, str(tmp_path / "f"))
+    engine.cleanup()
+
+
+# --- recorded output through a stand-in fio ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "returncode", "error"),
+    [
+        (
+            "enospc_buffered",
+            1,
+            "the disk filled up: fio: io_u error on file /tmp/fiorec/tiny/f: "
+            "No space left on device: write offset=16777216, buflen=1048576",
+        ),
+        ("not_a_directory", 1, "fio: failed to create dir (/tmp/fiorec/plainfile/sub): Not a"),
+        ("direct_randread", 0, None),
+        ("direct_randread", 3, "fio exited with status 3"),
+        (None, 0, "fio printed no result"),
+    ],
+)
+def test_recorded_outcomes(
+    tmp_path: Path, name: str | None, returncode: int, error: str | None
+) -> None:
+    engine = fake_fio(tmp_path, name, returncode)
+    outcome, progress = run(engine, BenchSpec(str(tmp_path), MiB), Phase.SEQ_WRITE, "/tmp/x")
+    engine.cleanup()
+    assert outcome.error == error or (error and outcome.error and outcome.error.startswith(error))
+    assert progress.snapshot() == counters(outcome)
+    if name == "direct_randread":
+        assert (outcome.read_bytes, outcome.elapsed_s) == (128 * MiB, 2.029)
+        assert outcome.lat_p50_us is not None and outcome.lat_p99_us is not None
+
+
+def test_a_stubborn_fio_is_killed(tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    engine = fake_fio(tmp_path, "direct_randread", stubborn=True)
+    progress, cancel = Progress(128 * MiB), threading.Event()
+    outcomes: list[PhaseOutcome] = []
+    spec = BenchSpec(str(tmp_path), MiB)
+    worker = threading.Thread(
+        target=lambda: outcomes.append(
+            engine.run_phase(spec, Phase.SEQ_WRITE, 1, "/tmp/x", progress, cancel)
+        )
+    )
+    worker.start()
+    deadline = time.monotonic() + 5
+    while progress.snapshot().read_bytes == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    cancel.set()
+    asked = time.monotonic()
+    worker.join(5)
+    assert 0.9 < time.monotonic() - asked < 1.5  # SIGINT, SIGTERM ignored: SIGKILL at 1 s
+    engine.cleanup()
+    (outcome,) = outcomes
+    assert outcome.error == "cancelled"
+    first = StatusStream().feed((FIXTURES / "direct_randread.json.txt").read_bytes())[0]
+    assert counters(outcome) == totals(first)  # the one status object it printed
+    assert set(group_members(started[-1].pid)) <= {"Z"}  # orphans left for init to reap

@@ -1,0 +1,186 @@
+"""Benchmarks through the real helper process: events stream, cancel, cleanup, refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stripewise.helper import protocol
+
+
+class Helper:
+    def __init__(self, *prefix: str) -> None:
+        self.process = subprocess.Popen(
+            [*prefix, sys.executable, "-m", "stripewise.helper.server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+        assert self.ask("hello", {"protocol": protocol.PROTOCOL_VERSION})["ok"]
+
+    def send(self, verb: str, args: dict[str, Any]) -> int:
+        self.next_id += 1
+        assert self.process.stdin is not None
+        self.process.stdin.write(protocol.encode({"id": self.next_id, "verb": verb, "args": args}))
+        self.process.stdin.flush()
+        return self.next_id
+
+    def read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line, "the helper stopped"
+        return json.loads(line)
+
+    def ask(self, verb: str, args: dict[str, Any]) -> dict[str, Any]:
+        wanted = self.send(verb, args)
+        while True:
+            message = self.read()
+            if message.get("id") == wanted:
+                return message
+            self.events.append(message)
+
+    def until_result(self, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.events and self.events[-1].get("event") == "run_result":
+                return self.events[-1]
+            message = self.read()
+            if "event" in message:
+                self.events.append(message)
+        raise AssertionError("no run_result")
+
+    def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def helper():
+    started = Helper()
+    yield started
+    if started.process.poll() is None:
+        started.close()
+
+
+def spec(target: Path, **extra: Any) -> dict[str, Any]:
+    return {
+        "target": str(target),
+        "size": "32M",
+        "phases": ["seq_write", "seq_read"],
+        "sample_rate_hz": 10,
+        "engine": "builtin",
+        **extra,
+    }
+
+
+def test_run_streams_events_and_removes_its_file(helper: Helper, tmp_path: Path) -> None:
+    started = helper.ask(
+        "bench.start", spec(tmp_path, phases=["seq_write", "rewrite", "seq_read", "random_read"])
+    )
+    assert started["ok"], started
+    result = helper.until_result()
+    assert result["status"] == "complete"
+    kinds = [e["event"] for e in helper.events]
+    assert kinds.count("phase_started") == 4 and kinds.count("phase_result") == 4
+    samples = [e for e in helper.events if e["event"] == "sample"]
+    assert samples and all("cpu" in s and "engine_write_mb_s" in s for s in samples)
+    phases = {r["phase"]: r for r in result["results"]}
+    assert set(phases) == {"seq_write", "rewrite", "seq_read", "random_read"}
+    assert phases["seq_write"]["mb_s"]["median"] > 0
+    assert phases["random_read"]["iops"]["median"] > 0
+    assert list(tmp_path.iterdir()) == [], "the test file must be removed"
+
+
+def test_cancel_stops_within_a_second(helper: Helper, tmp_path: Path) -> None:
+    assert helper.ask("bench.start", spec(tmp_path, size="4G", phases=["seq_write"], direct=False))[
+        "ok"
+    ]
+    while not any(e["event"] == "sample" for e in helper.events):
+        helper.events.append(helper.read())
+    asked = time.monotonic()
+    assert helper.ask("bench.cancel", {})["ok"]
+    result = helper.until_result()
+    assert time.monotonic() - asked < 1.5
+    assert result["status"] == "cancelled"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stdin_closing_stops_the_run_and_cleans_up(tmp_path: Path) -> None:
+    helper = Helper()
+    assert helper.ask("bench.start", spec(tmp_path, size="4G", phases=["seq_write"], direct=False))[
+        "ok"
+    ]
+    helper.events.append(helper.read())
+    assert helper.close() == 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_run_at_a_time_and_strict_arguments(helper: Helper, tmp_path: Path) -> None:
+    assert helper.ask("bench.start", spec(tmp_path, size="1G", phases=["seq_write"], direct=False))[
+        "ok"
+    ]
+    busy = helper.ask("bench.start", spec(tmp_path))
+    assert busy["error"]["code"] == "busy"
+    helper.ask("bench.cancel", {})
+    helper.until_result()
+    for bad, words in (
+        ({"size": "lots"}, "size"),
+        ({"phases": ["seq_write", "defrag"]}, "phases"),
+        ({"sample_rate_hz": 50}, "sample_rate_hz"),
+        ({"streams": 0}, "streams"),
+        ({"block_size": "3k"}, "block_size"),
+        ({"engine": "dd"}, "engine"),
+        ({"shell": "rm -rf /"}, "unknown arguments"),
+    ):
+        refused = helper.ask("bench.start", spec(tmp_path, **bad))
+        assert refused["error"]["code"] == "bad_args" and words in refused["error"]["message"]
+    assert helper.ask("capabilities", {})["ok"], "the helper keeps serving"
+
+
+def test_garbage_and_floods_leave_the_helper_serving(helper: Helper) -> None:
+    import threading
+
+    assert helper.process.stdin is not None
+    stdin = helper.process.stdin
+
+    def flood() -> None:  # written while replies are read: neither pipe may fill up
+        stdin.write(b"{not json\n" * 500 + b"x" * 200_000 + b"\n")
+        stdin.flush()
+
+    writer = threading.Thread(target=flood)
+    writer.start()
+    errors = [helper.read() for _ in range(501)]
+    writer.join()
+    assert all(e["ok"] is False for e in errors)
+    assert errors[-1]["error"]["code"] == "too_large"
+    caps = helper.ask("capabilities", {})["result"]
+    assert "builtin" in caps["engines"] and caps["ram_bytes"] > 0
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root to start a helper as nobody",
+)
+def test_privileged_verbs_refused_when_not_root(tmp_path: Path) -> None:
+    helper = Helper("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+    try:
+        refused = helper.ask("drop_caches", {})
+        assert refused["error"]["code"] == "not_privileged"
+        assert helper.ask("capabilities", {})["result"]["privileged"] is False
+    finally:
+        helper.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping caches needs root")
+def test_drop_caches_as_root(helper: Helper) -> None:
+    assert helper.ask("drop_caches", {})["result"] == {"dropped": True}

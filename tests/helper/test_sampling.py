@@ -1,0 +1,174 @@
+"""The sampler against a real engine run, and disk resolution through loop devices and mounts."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import statistics
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stripewise.helper.engines.base import Progress
+from stripewise.helper.engines.builtin import BuiltinEngine
+from stripewise.helper.sampling import Sampler, resolve_disks
+from stripewise.model.bench import Phase
+from tests.helper.test_builtin_engine import MiB, loop_device, mounted, needs_loop, spec_for
+
+
+def collect(rate_hz: float, disks: tuple[str, ...], provider: Any, work: Any) -> tuple:
+    samples: list[dict[str, Any]] = []
+    sampler = Sampler(provider, disks, rate_hz, samples.append)
+    started = time.monotonic()
+    sampler.start()
+    try:
+        work(sampler)
+    finally:
+        sampler.stop()
+    return samples, sampler, time.monotonic() - started
+
+
+@needs_loop
+def test_samples_follow_a_real_run_at_the_chosen_rate() -> None:
+    with loop_device(64 * MiB) as loop:
+        engine, spec = BuiltinEngine(), spec_for(loop.device, size=64 * MiB, streams=1)
+        progress = Progress(100 * spec.size_bytes)  # one for all runs: the deltas stay whole
+        moved = [0]
+
+        def work(sampler: Sampler) -> None:
+            sampler.mark_phase()
+            until = time.monotonic() + 1.2
+            while time.monotonic() < until:
+                for phase in (Phase.SEQ_WRITE, Phase.SEQ_READ):
+                    outcome = engine.run_phase(
+                        spec, phase, 0, loop.device, progress, threading.Event()
+                    )
+                    moved[0] += outcome.read_bytes + outcome.write_bytes
+            busy = sampler.cpu_busy_pct()
+            assert busy is not None and 0 < busy <= 100
+
+        samples, _, elapsed = collect(10, resolve_disks(loop.device), lambda: progress, work)
+    assert abs(len(samples) - elapsed * 10) <= 2
+    times = [0.0] + [s["t_s"] for s in samples]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert 0.09 <= statistics.median(gaps) <= 0.11
+    for sample in samples:
+        assert sum(sample["cpu"].values()) == pytest.approx(100, abs=0.5)
+        assert set(sample["cpu"]) >= {"user", "system", "iowait", "idle"}
+        assert set(sample["disks"]) == {loop.name}
+        busy = sample["disks"][loop.name]["busy_pct"]
+        assert busy is None or 0 <= busy <= 100
+    # the engine's bytes, integrated over the samples, add up to what it moved
+    engine_bytes = sum(
+        (s["engine_read_mb_s"] + s["engine_write_mb_s"]) * 1e6 * gap
+        for s, gap in zip(samples, gaps, strict=True)
+    )
+    assert engine_bytes == pytest.approx(moved[0], rel=0.35)
+    # and the kernel saw the same traffic on the loop device
+    disk_bytes = sum(
+        (s["disks"][loop.name]["read_mb_s"] + s["disks"][loop.name]["write_mb_s"]) * 1e6 * gap
+        for s, gap in zip(samples, gaps, strict=True)
+    )
+    assert disk_bytes == pytest.approx(engine_bytes, rel=0.35)
+    assert max(s["engine_write_mb_s"] for s in samples) > 50
+    assert max(s["engine_read_mb_s"] for s in samples) > 50
+
+
+def test_progress_eta_and_own_cost_at_10_hz() -> None:
+    """A progress fed at a steady 200 MB/s: the ETA follows it; the sampler costs < 2 % CPU."""
+    progress, stop = Progress(10**9), threading.Event()
+
+    def feed() -> None:
+        while not stop.wait(0.01):
+            progress.add(write_bytes=2 * 10**6, write_ops=2)
+
+    def work(_sampler: Sampler) -> None:
+        feeder = threading.Thread(target=feed)
+        feeder.start()
+        time.sleep(2.0)
+        stop.set()
+        feeder.join()
+
+    samples, sampler, elapsed = collect(10, ("nosuchdisk",), lambda: progress, work)
+    late = samples[len(samples) // 2 :]
+    assert all(s["disks"] == {} for s in samples)  # unknown disks are left out, not invented
+    assert [s["progress"] for s in samples] == sorted(s["progress"] for s in samples)
+    for sample in late:
+        assert 100 < sample["engine_write_mb_s"] < 300
+        expected = (1 - sample["progress"]) * 10**9 / 200e6
+        assert sample["eta_s"] == pytest.approx(expected, rel=0.35)
+    assert sampler.own_cpu_s / elapsed < 0.02
+    assert sampler.error is None
+
+
+def test_a_new_phase_counts_from_zero_and_a_failing_emit_stops_nothing() -> None:
+    first, second = Progress(100), Progress(100)
+    first.add(read_bytes=50 * 10**6)
+    current = [first]
+    emitted: list[dict[str, Any]] = []
+
+    def emit(sample: dict[str, Any]) -> None:
+        emitted.append(sample)
+        if len(emitted) == 2:
+            raise BrokenPipeError("consumer went away")
+
+    sampler = Sampler(lambda: current[-1], (), 10, emit)
+    sampler.start()
+    time.sleep(0.25)
+    current.append(second)
+    time.sleep(0.25)
+    sampler.stop()
+    assert isinstance(sampler.error, BrokenPipeError)
+    assert len(emitted) >= 4
+    assert all(s["engine_read_mb_s"] >= 0 for s in emitted)
+    assert emitted[-1]["engine_read_mb_s"] == 0 and emitted[-1]["progress"] == 0
+
+
+def test_resolve_disks_without_a_disk_or_on_the_root_filesystem(tmp_path: Path) -> None:
+    assert resolve_disks("/proc") == ()
+    if os.path.ismount("/dev/shm"):
+        assert resolve_disks("/dev/shm") == ()
+    for name in resolve_disks(str(tmp_path)):
+        assert os.path.isdir(f"/sys/block/{name}")  # whole disks only, never partitions
+
+
+@needs_loop
+def test_resolve_disks_through_loop_devices_and_filesystems(tmp_path: Path) -> None:
+    with loop_device(64 * MiB) as loop, mounted(loop, "ext4") as mountpoint:
+        test_file = Path(mountpoint, "file")
+        test_file.write_bytes(b"x")
+        assert resolve_disks(str(test_file)) == (loop.name,)
+        assert resolve_disks(mountpoint) == (loop.name,)
+        assert resolve_disks(loop.device) == (loop.name,)  # its image lies in RAM
+
+
+@needs_loop
+def test_a_partition_resolves_to_its_disk() -> None:
+    with loop_device(16 * MiB, "-P") as loop:
+        subprocess.run(["addpart", loop.device, "1", "2048", "8192"], check=True)
+        try:
+            assert resolve_disks(f"{loop.device}p1") == (loop.name,)
+        finally:
+            subprocess.run(["delpart", loop.device, "1"], check=True)
+
+
+@needs_loop
+def test_a_loop_device_on_a_disk_file_resolves_to_the_loop_and_that_disk(tmp_path: Path) -> None:
+    disk = resolve_disks(str(tmp_path))
+    if not disk:
+        pytest.skip("the temporary directory is on no block device")
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"")
+    os.truncate(image, 8 * MiB)
+    done = subprocess.run(
+        ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+    )
+    device = done.stdout.strip()
+    try:
+        assert resolve_disks(device) == (os.path.basename(device), *disk)
+    finally:
+        subprocess.run(["losetup", "-d", device], check=True)
