@@ -6,6 +6,7 @@ Figures:
             and the whole command as a user runs it
   hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map
   planner   recomputing every figure and spread score of a 48-disk plan after a drop
+  engines   built-in engine against fio on one RAM-backed loop device; the sampler's cost
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from bench.fixtures import seed_history, start_xvfb
 @dataclass(frozen=True)
 class Figure:
     name: str
-    samples_ms: list[float]
+    samples_ms: list[float]  # in `unit`; milliseconds unless said otherwise
     target_ms: float | None = None
+    unit: str = "ms"
+    higher_is_better: bool = False
 
     @property
     def median_ms(self) -> float:
@@ -46,7 +49,7 @@ class Figure:
         )
         return (
             f"{self.name:<44} {self.median_ms:>9.1f} {low:>9.1f} {high:>9.1f} "
-            f"{len(self.samples_ms):>4}  {target:<11} {verdict}"
+            f"{len(self.samples_ms):>4}  {self.unit:<6} {target:<14} {verdict}"
         )
 
 
@@ -149,11 +152,32 @@ def measure_hardware_map(runs: int, scratch: str) -> list[Figure]:
     ]
 
 
+def measure_engines(runs: int) -> list[Figure]:
+    """Ratios are shown x1000 in the ms columns' place: 900 means 90 %."""
+    from bench.engines import builtin_vs_fio, sampler_cost
+
+    figures = []
+    measured = builtin_vs_fio(max(3, runs))
+    for phase in ("seq_write", "seq_read"):
+        if f"{phase} ratio" in measured:
+            ratio = [r * 1000 for r in measured[f"{phase} ratio"]]
+            figures.append(Figure(f"builtin/fio {phase} (x1000, RAM loop)", ratio, None))
+            figures.append(
+                Figure(f"fio {phase} MB/s (RAM loop, 1M, QD1)", measured[f"{phase} fio"])
+            )
+            figures.append(
+                Figure(f"builtin {phase} MB/s (RAM loop, 1M)", measured[f"{phase} builtin"])
+            )
+    cost = [sampler_cost(10.0, 3.0) * 1000 for _ in range(3)]
+    figures.append(Figure("sampler at 10 Hz, % of a core (x1000)", cost, 2000))
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
     parser.add_argument(
-        "--only", choices=("startup", "history", "hardware", "planner"), default=None
+        "--only", choices=("startup", "history", "hardware", "planner", "engines"), default=None
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="stripewise-bench-") as scratch:
@@ -177,12 +201,13 @@ def main() -> int:
             from bench.planner_recompute import measure
 
             figures.append(Figure("planner, 48 disks: recompute after a drop", measure(), 16))
+        if args.only in (None, "engines"):
+            figures.extend(measure_engines(args.runs))
     print(
         f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, kernel {platform.release()}"
     )
-    print(f"{'figure':<44} {'median':>9} {'min':>9} {'max':>9} {'n':>4}  target")
-    print(f"{'':<44} {'ms':>9} {'ms':>9} {'ms':>9}")
+    print(f"{'figure':<44} {'median':>9} {'min':>9} {'max':>9} {'n':>4}  unit   target")
     for figure in figures:
         print(figure.row())
     return 0
