@@ -41,15 +41,21 @@ class Figure:
 
     def row(self) -> str:
         low, high = min(self.samples_ms), max(self.samples_ms)
-        target = f"< {self.target_ms:,.0f} ms" if self.target_ms is not None else ""
-        verdict = (
-            ""
-            if self.target_ms is None
-            else ("met" if self.median_ms < self.target_ms else "MISSED")
-        )
+        digits = 3 if self.unit in ("ratio", "% core") else 1
+        verdict, target = "", ""
+        if self.target_ms is not None:
+            sign = ">=" if self.higher_is_better else "<"
+            target = f"{sign} {self.target_ms:,g} {self.unit}"
+            met = (
+                self.median_ms >= self.target_ms
+                if self.higher_is_better
+                else self.median_ms < self.target_ms
+            )
+            verdict = "met" if met else "MISSED"
         return (
-            f"{self.name:<44} {self.median_ms:>9.1f} {low:>9.1f} {high:>9.1f} "
-            f"{len(self.samples_ms):>4}  {self.unit:<6} {target:<14} {verdict}"
+            f"{self.name:<44} {self.median_ms:>9.{digits}f} {low:>9.{digits}f} "
+            f"{high:>9.{digits}f} {len(self.samples_ms):>4}  {self.unit:<6} {target:<14} "
+            f"{verdict}"
         )
 
 
@@ -153,23 +159,25 @@ def measure_hardware_map(runs: int, scratch: str) -> list[Figure]:
 
 
 def measure_engines(runs: int) -> list[Figure]:
-    """Ratios are shown x1000 in the ms columns' place: 900 means 90 %."""
     from bench.engines import builtin_vs_fio, sampler_cost
 
     figures = []
     measured = builtin_vs_fio(max(3, runs))
     for phase in ("seq_write", "seq_read"):
         if f"{phase} ratio" in measured:
-            ratio = [r * 1000 for r in measured[f"{phase} ratio"]]
-            figures.append(Figure(f"builtin/fio {phase} (x1000, RAM loop)", ratio, None))
             figures.append(
-                Figure(f"fio {phase} MB/s (RAM loop, 1M, QD1)", measured[f"{phase} fio"])
+                Figure(
+                    f"builtin / fio, {phase} (RAM loop, 1M, QD1)",
+                    measured[f"{phase} ratio"],
+                    0.9,
+                    "ratio",
+                    True,
+                )
             )
-            figures.append(
-                Figure(f"builtin {phase} MB/s (RAM loop, 1M)", measured[f"{phase} builtin"])
-            )
-    cost = [sampler_cost(10.0, 3.0) * 1000 for _ in range(3)]
-    figures.append(Figure("sampler at 10 Hz, % of a core (x1000)", cost, 2000))
+            figures.append(Figure(f"fio {phase}", measured[f"{phase} fio"], unit="MB/s"))
+            figures.append(Figure(f"builtin {phase}", measured[f"{phase} builtin"], unit="MB/s"))
+    cost = [sampler_cost(10.0, 3.0) for _ in range(3)]
+    figures.append(Figure("helper sampling at 10 Hz", cost, 2.0, "% core"))
     return figures
 
 
