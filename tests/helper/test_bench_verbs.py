@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -184,3 +185,33 @@ def test_privileged_verbs_refused_when_not_root(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping caches needs root")
 def test_drop_caches_as_root(helper: Helper) -> None:
     assert helper.ask("drop_caches", {})["result"] == {"dropped": True}
+
+
+@pytest.mark.parametrize("number", [signal.SIGHUP, signal.SIGTERM])
+def test_signals_stop_the_run_and_clean_up(tmp_path: Path, number: int) -> None:
+    """A closed terminal (SIGHUP) or a kill must not leave a multi-gigabyte file behind."""
+    helper = Helper()
+    assert helper.ask("bench.start", spec(tmp_path, size="4G", phases=["seq_write"], direct=False))[
+        "ok"
+    ]
+    while not list(tmp_path.iterdir()):
+        time.sleep(0.05)
+    helper.process.send_signal(number)
+    assert helper.process.wait(timeout=10) == 128 + number
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_client_sees_a_killed_helper_at_once(tmp_path: Path) -> None:
+    """SIGKILL cannot be caught: the client notices the closed pipe immediately."""
+    helper = Helper()
+    assert helper.ask("bench.start", spec(tmp_path, size="4G", phases=["seq_write"], direct=False))[
+        "ok"
+    ]
+    helper.process.kill()
+    killed = time.monotonic()
+    assert helper.process.stdout is not None
+    while helper.process.stdout.readline():
+        pass
+    assert time.monotonic() - killed < 1.0
+    for leftover in tmp_path.iterdir():  # SIGKILL leaves the file: remove it here
+        leftover.unlink()

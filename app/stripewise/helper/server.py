@@ -6,6 +6,7 @@ It exits when stdin closes, so it never outlives the GUI or CLI that started it.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
@@ -103,8 +104,23 @@ def _serve(stdin: BinaryIO, session: Session) -> None:
         session.write(answer)
 
 
+class _Stopped(Exception):
+    """A signal ended the session: unwind through serve()'s cleanup."""
+
+
+def _stop_on_signal(number: int, _frame: object) -> None:
+    raise _Stopped(number)
+
+
 def main() -> int:
-    return serve(sys.stdin.buffer, sys.stdout.buffer)
+    """Hang-up (terminal closed), SIGTERM and SIGINT end the session like a closed stdin:
+    the engine stops and the test files are removed before the helper exits."""
+    for number in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, _stop_on_signal)
+    try:
+        return serve(sys.stdin.buffer, sys.stdout.buffer)
+    except _Stopped as stopped:
+        return 128 + int(stopped.args[0])
 
 
 if __name__ == "__main__":
