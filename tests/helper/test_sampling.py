@@ -172,3 +172,15 @@ def test_a_loop_device_on_a_disk_file_resolves_to_the_loop_and_that_disk(tmp_pat
         assert resolve_disks(device) == (os.path.basename(device), *disk)
     finally:
         subprocess.run(["losetup", "-d", device], check=True)
+
+
+def test_a_phase_shorter_than_one_period_still_gets_a_sample() -> None:
+    progress = Progress(10**6)
+    emitted: list[dict[str, Any]] = []
+    sampler = Sampler(lambda: progress, (), 1, emitted.append)
+    sampler.start()
+    progress.add(write_bytes=10**6, write_ops=1)
+    time.sleep(0.05)
+    sampler.stop()
+    assert len(emitted) == 1 and emitted[0]["engine_write_mb_s"] > 0
+    assert emitted[0]["progress"] == 1.0

@@ -201,12 +201,12 @@ class Sampler:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop ticking, then emit one last sample for the time since the last tick, so even a
-        phase shorter than one period shows up in the live view."""
+        """Stop ticking. A phase shorter than one period gets one sample covering all of it,
+        so it still shows up in the live view; longer phases end on their last tick."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-            if time.monotonic() - self._last_t > 0.001:
+            if self.samples == 0 and time.monotonic() - self._last_t > 0.001:
                 try:
                     self._emit(self._sample())
                     self.samples += 1
