@@ -39,6 +39,7 @@ def context_of(target: str) -> dict[str, Any]:
     import platform
 
     from stripewise.history.hostinfo import HostInfo
+    from stripewise.inventory.mounts import read_mount_entries
 
     host = HostInfo.current()
     context: dict[str, Any] = {
@@ -53,18 +54,14 @@ def context_of(target: str) -> dict[str, Any]:
     try:
         st = os.stat(target)
         devno = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
-        with open("/proc/self/mountinfo") as mountinfo:
-            lines = mountinfo.read().splitlines()
-        for line in lines:
-            parts = line.split()
-            if len(parts) > 9 and parts[2] == devno:
-                dash = parts.index("-", 6)
-                context.update(
-                    mountpoint=parts[4],
-                    filesystem=parts[dash + 1],
-                    mount_options=parts[5],
-                    source=parts[dash + 2],
-                )
+        mount = next((m for m in read_mount_entries() if m.devno == devno), None)
+        if mount is not None:
+            context.update(
+                mountpoint=mount.mountpoint,
+                filesystem=mount.fstype,
+                mount_options=mount.options,
+                source=mount.source,
+            )
         vfs = os.statvfs(target)
         if vfs.f_blocks:
             context["fill_pct"] = round(100 * (1 - vfs.f_bfree / vfs.f_blocks), 1)

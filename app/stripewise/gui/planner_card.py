@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.flow_layout import FlowLayout
-from stripewise.gui.planner_chips import DiskChip, disks_from_mime, start_drag
+from stripewise.gui.planner_chips import DiskChip, accept_disks, start_drag, take_disks
 from stripewise.model.evaluate import ArrayReport
 from stripewise.model.plan import (
     BLOCK_CHOICES_KIB,
@@ -129,13 +129,10 @@ class SparesZone(QLabel):
         )
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if disks_from_mime(event.mimeData()):
-            event.acceptProposedAction()
+        accept_disks(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        ids = disks_from_mime(event.mimeData())
-        if ids:
-            event.acceptProposedAction()
+        if ids := take_disks(event):
             self.dropped.emit(ids)
 
 
@@ -327,16 +324,13 @@ class ArrayCard(QFrame):
 
     # --- drops ---------------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if disks_from_mime(event.mimeData()):
-            event.acceptProposedAction()
+        if accept_disks(event):
             self.hovered.emit(self.name)
 
     def dragLeaveEvent(self, _event: QDragLeaveEvent) -> None:
         self.hovered.emit(None)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        ids = disks_from_mime(event.mimeData())
         self.hovered.emit(None)
-        if ids:
-            event.acceptProposedAction()
+        if ids := take_disks(event):
             self.disksDropped.emit(self.name, ids)

@@ -5,7 +5,18 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import QMimeData, QPoint, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QDrag, QFont, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import (
+    QColor,
+    QDrag,
+    QDragEnterEvent,
+    QDropEvent,
+    QFont,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
 from PySide6.QtWidgets import QApplication, QWidget
 
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
@@ -31,6 +42,22 @@ def disks_from_mime(mime: QMimeData) -> tuple[str, ...]:
     except (ValueError, UnicodeDecodeError):
         return ()
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def accept_disks(event: QDragEnterEvent) -> bool:
+    """A drag of planner disks may land here; anything else is ignored."""
+    if disks_from_mime(event.mimeData()):
+        event.acceptProposedAction()
+        return True
+    return False
+
+
+def take_disks(event: QDropEvent) -> tuple[str, ...]:
+    """The disks of a drop, accepted; empty for a drop of something else."""
+    ids = disks_from_mime(event.mimeData())
+    if ids:
+        event.acceptProposedAction()
+    return ids
 
 
 class DiskChip(QWidget):

@@ -7,7 +7,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from stripewise.gui.flow_layout import FlowLayout
-from stripewise.gui.planner_chips import DiskChip, disks_from_mime, start_drag
+from stripewise.gui.planner_chips import DiskChip, accept_disks, start_drag, take_disks
 from stripewise.model.plan import Plan, PlanController
 
 
@@ -123,11 +123,8 @@ class DiskPool(QWidget):
 
     # --- drops ---------------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if disks_from_mime(event.mimeData()):
-            event.acceptProposedAction()
+        accept_disks(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        ids = disks_from_mime(event.mimeData())
-        if ids:
-            event.acceptProposedAction()
+        if ids := take_disks(event):
             self.disksDropped.emit(ids)

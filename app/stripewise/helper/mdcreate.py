@@ -27,27 +27,34 @@ def _fail(code: str, message: str, request: Request) -> ProtocolError:
     return ProtocolError(code, message, request.id)
 
 
-def _resolve(device: object, request: Request) -> str:
-    """A by-id or kernel path -> the kernel name of a whole disk."""
-    from stripewise.inventory.sources import UdevSource
+class _Machine:
+    """One look at udev and the mounts, shared by every member of one request."""
 
+    def __init__(self) -> None:
+        from stripewise.inventory.mounts import read_mount_table
+        from stripewise.inventory.sources import UdevSource
+
+        self.source = UdevSource()
+        self.records = {r.name: r for r in self.source.block_devices()}
+        self.mounts = read_mount_table()
+
+
+def _resolve(device: object, request: Request, machine: _Machine) -> str:
+    """A by-id or kernel path -> the kernel name of a whole disk."""
     if not isinstance(device, str) or not (_BY_ID.match(device) or _KERNEL.match(device)):
         raise _fail(
             "bad_args", f"{device!r}: give /dev/disk/by-id/... or a whole-disk /dev name", request
         )
     if _KERNEL.match(device):
         return device.removeprefix("/dev/")
-    source = UdevSource()
-    for record in source.block_devices():
+    for record in machine.records.values():
         if device.removeprefix("/dev/") in record.links and record.devtype == "disk":
             return record.name
     raise _fail("not_found", f"{device} names no disk on this machine", request)
 
 
-def _check_disk(name: str, typed_serial: object, request: Request) -> None:
+def _check_disk(name: str, typed_serial: object, request: Request, machine: _Machine) -> None:
     from stripewise.inventory.disks import serial
-    from stripewise.inventory.mounts import read_mount_table
-    from stripewise.inventory.sources import UdevSource
 
     if not isinstance(typed_serial, str) or not typed_serial.strip():
         raise _fail("bad_args", f"type the serial number printed on {name}", request)
@@ -58,8 +65,8 @@ def _check_disk(name: str, typed_serial: object, request: Request) -> None:
         raise _fail(
             "refused", f"/dev/{name} is a partition: arrays are built on whole disks", request
         )
-    source = UdevSource()
-    record = next((r for r in source.block_devices() if r.name == name), None)
+    source = machine.source
+    record = machine.records.get(name)
     if record is None:
         raise _fail("not_found", f"/dev/{name} is not a block device udev knows", request)
     actual = serial(source, record, None)
@@ -69,7 +76,7 @@ def _check_disk(name: str, typed_serial: object, request: Request) -> None:
             f"the serial typed for /dev/{name} does not match the disk: nothing was changed",
             request,
         )
-    mounts = read_mount_table()
+    mounts = machine.mounts
     parts = [name, *(e for e in source.entries(record.path) if e.startswith(name))]
     for part in parts:
         path = record.path if part == name else f"{record.path}/{part}"
@@ -125,13 +132,14 @@ def handle_create(request: Request) -> dict[str, Any]:
             "bad_args", f"{level} needs {MIN_DEVICES[level]} to {MAX_DEVICES} members", request
         )
     disks: list[str] = []
+    machine = _Machine()
     for entry in members + spares:
         if not isinstance(entry, dict) or set(entry) != {"device", "serial"}:
             raise _fail("bad_args", "each member is {device, serial}", request)
-        disk = _resolve(entry["device"], request)
+        disk = _resolve(entry["device"], request, machine)
         if disk in disks:
             raise _fail("bad_args", f"/dev/{disk} is listed twice", request)
-        _check_disk(disk, entry["serial"], request)
+        _check_disk(disk, entry["serial"], request, machine)
         disks.append(disk)
     argv = mdadm_argv(name, level, chunk, disks[: len(members)], disks[len(members) :])
     try:

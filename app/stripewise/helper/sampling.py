@@ -23,6 +23,7 @@ from typing import Any
 import psutil
 
 from stripewise.helper.engines.base import Counters, Progress
+from stripewise.inventory.mounts import device_name, read_mount_entries
 
 _MAX_DEPTH = 8  # loop on a file on dm on loop ...: stop before a cycle can hurt
 _ETA_WINDOW_S = 2.0  # the "current" rate behind the ETA: long enough to be steady
@@ -80,13 +81,8 @@ def _collect(name: str, found: list[str], depth: int) -> None:
 def _mount_sources() -> dict[str, str | None]:
     """MAJ:MIN as mountinfo reports it -> the /dev name the mount names (None: tmpfs etc.)."""
     sources: dict[str, str | None] = {}
-    for line in (_read("/proc/self/mountinfo") or "").splitlines():
-        parts = line.split()
-        if "-" not in parts[6:]:
-            continue
-        source = parts[parts.index("-", 6) + 2] if len(parts) > parts.index("-", 6) + 2 else ""
-        name = os.path.basename(os.path.realpath(source)) if source.startswith("/dev/") else None
-        sources.setdefault(parts[2], name)
+    for entry in read_mount_entries():
+        sources.setdefault(entry.devno, device_name(entry.source))
     return sources
 
 

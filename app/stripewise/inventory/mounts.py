@@ -51,7 +51,7 @@ class MountTable:
         return name in self.swaps
 
 
-def _device_name(source: str) -> str | None:
+def device_name(source: str) -> str | None:
     """`/dev/sda1`, `/dev/mapper/vg-root` or a by-uuid link, as a kernel name where possible."""
     if not source.startswith("/dev/"):
         return None
@@ -62,23 +62,54 @@ def _device_name(source: str) -> str | None:
     return Path(resolved).name
 
 
-def parse_mountinfo(lines: Iterable[str]) -> MountTable:
-    table = MountTable()
+@dataclass(frozen=True)
+class MountEntry:
+    """One line of /proc/self/mountinfo, unescaped."""
+
+    devno: str  # MAJ:MIN; 0:N for anonymous devices (tmpfs, btrfs subvolumes)
+    mountpoint: str
+    fstype: str
+    source: str
+    options: str
+
+
+def mount_entries(lines: Iterable[str]) -> list[MountEntry]:
+    """The one mountinfo parser: everything else asks for these entries."""
+    entries = []
     for line in lines:
         parts = line.split()
         if len(parts) < 10 or "-" not in parts[6:]:
             continue
         dash = parts.index("-", 6)
-        devno, mountpoint = parts[2], _unescape(parts[4])
-        source = _unescape(parts[dash + 2]) if len(parts) > dash + 2 else ""
-        fstype = parts[dash + 1] if len(parts) > dash + 1 else ""
-        if not devno.startswith("0:"):  # 0:N are anonymous (tmpfs, btrfs subvolumes)
-            table.by_devno.setdefault(devno, []).append(mountpoint)
-            table.fs_types.setdefault(devno, fstype)
-        name = _device_name(source)
+        entries.append(
+            MountEntry(
+                devno=parts[2],
+                mountpoint=_unescape(parts[4]),
+                fstype=parts[dash + 1] if len(parts) > dash + 1 else "",
+                source=_unescape(parts[dash + 2]) if len(parts) > dash + 2 else "",
+                options=parts[5],
+            )
+        )
+    return entries
+
+
+def read_mount_entries(proc: Path = Path("/proc")) -> list[MountEntry]:
+    try:
+        return mount_entries((proc / "self" / "mountinfo").read_text().splitlines())
+    except OSError:
+        return []
+
+
+def parse_mountinfo(lines: Iterable[str]) -> MountTable:
+    table = MountTable()
+    for entry in mount_entries(lines):
+        if not entry.devno.startswith("0:"):  # 0:N are anonymous (tmpfs, btrfs subvolumes)
+            table.by_devno.setdefault(entry.devno, []).append(entry.mountpoint)
+            table.fs_types.setdefault(entry.devno, entry.fstype)
+        name = device_name(entry.source)
         if name:
-            table.by_name.setdefault(name, []).append(mountpoint)
-            table.fs_types.setdefault(name, fstype)
+            table.by_name.setdefault(name, []).append(entry.mountpoint)
+            table.fs_types.setdefault(name, entry.fstype)
     return table
 
 
@@ -87,7 +118,7 @@ def parse_swaps(lines: Iterable[str], table: MountTable) -> None:
         parts = line.split()
         if not parts or parts[0] == "Filename" or parts[1:2] != ["partition"]:
             continue
-        name = _device_name(_unescape(parts[0]))
+        name = device_name(_unescape(parts[0]))
         if name:
             table.swaps.add(name)
 
