@@ -160,7 +160,7 @@ class PlannerPage(QWidget):
             f"{plan.name}: {len(plan.arrays)} array{'s' if len(plan.arrays) != 1 else ''}, "
             f"{used} of {len(plan.disks)} disks used, {human_size(report.usable_bytes)} usable"
         )
-        if report.total_cost is not None:
+        if report.total_cost is not None and plan.assigned():
             text += f", {report.total_cost:,.0f} {plan.currency}"
             if report.cost_per_usable_tb is not None:
                 text += f" ({report.cost_per_usable_tb:,.0f} {plan.currency} per usable TB)"
