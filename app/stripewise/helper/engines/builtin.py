@@ -1,9 +1,11 @@
 """The built-in engine: bonnie++-style phases in pure Python, an independent cross-check of fio.
 
 Speed comes from doing what fio does: O_DIRECT, one page-aligned buffer per thread (anonymous
-mmap), os.preadv/os.pwritev straight into it (no allocation, no copy per I/O), and threads for
-parallel streams and queue depth (pread/pwrite release the GIL). Where O_DIRECT is refused the
-engine falls back to buffered I/O, says so in `notes`, and fsyncs at the end of write phases.
+mmap), I/O straight into it (no allocation, no copy per I/O), and threads for parallel streams
+and queue depth (the system calls release the GIL). Direct sequential phases submit through
+Linux AIO like fio's libaio engine (`linux_aio`); the rest use os.preadv/os.pwritev. Where
+O_DIRECT is refused the engine falls back to buffered I/O, says so in `notes`, and fsyncs at
+the end of write phases.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import random
 import stat
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import stripewise
 from stripewise.helper.engines.base import EngineError, Progress
+from stripewise.helper.engines.linux_aio import AioFile, buffer_address
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
 MIXED_READ_SHARE = 0.7  # fio's randrw rwmixread=70
@@ -78,25 +82,48 @@ class _Job:
     halt: threading.Event
     latencies: _Latencies
     seed: int
+    aio: AioFile | None = None  # direct sequential phases: submit like fio's libaio
     failure: list[tuple[OSError, int]] = field(default_factory=list)
 
 
+_Transfer = Callable[[int, int], int]  # (bytes, offset) -> bytes moved
+
+
+def _transfers(job: _Job) -> tuple[_Transfer, _Transfer]:
+    """read(nbytes, offset) and write(nbytes, offset) on the job's buffer."""
+    fd, view = job.fd, job.view
+    if job.aio is not None:
+        transfer, address = job.aio.transfer, buffer_address(view.obj)
+        return (
+            lambda nbytes, offset: transfer(False, fd, address, nbytes, offset),
+            lambda nbytes, offset: transfer(True, fd, address, nbytes, offset),
+        )
+    whole, preadv, pwritev = [view], os.preadv, os.pwritev
+
+    def read(nbytes: int, offset: int) -> int:
+        return preadv(fd, whole if nbytes == len(view) else [view[:nbytes]], offset)
+
+    def write(nbytes: int, offset: int) -> int:
+        return pwritev(fd, whole if nbytes == len(view) else [view[:nbytes]], offset)
+
+    return read, write
+
+
 def _sequential(job: _Job, phase: Phase) -> None:
-    preadv, pwritev, clock, add = os.preadv, os.pwritev, time.perf_counter_ns, job.progress.add
-    record, halt, fd, view, block = job.latencies.add, job.halt.is_set, job.fd, job.view, job.block
-    buffers, offset, end = [view], job.start, job.end
-    while offset < end and not halt():
-        if end - offset < block:
-            buffers = [view[: end - offset]]
+    read, write = _transfers(job)
+    clock, add, record, halt = time.perf_counter_ns, job.progress.add, job.latencies.add, job.halt
+    view, block, offset, end = job.view, job.block, job.start, job.end
+    while offset < end and not halt.is_set():
+        size = min(block, end - offset)
         started = clock()
         if phase is Phase.SEQ_WRITE:
-            done = pwritev(fd, buffers, offset)
+            done = write(size, offset)
             record(clock() - started)
             if done == 0:
                 raise OSError(errno.ENOSPC, "no space left")
             add(write_bytes=done, write_ops=1)
         else:
-            done = preadv(fd, buffers, offset)
+            done = read(size, offset)
             record(clock() - started)
             if done == 0:
                 raise EOFError(offset)
@@ -104,7 +131,7 @@ def _sequential(job: _Job, phase: Phase) -> None:
             if phase is Phase.REWRITE:
                 view[0] ^= 0xFF  # bonnie++'s rewrite: change the block, write it back in place
                 started = clock()
-                done = pwritev(fd, buffers if done == block else [view[:done]], offset)
+                done = write(done, offset)
                 record(clock() - started)
                 add(write_bytes=done, write_ops=1)
         offset += done
@@ -300,9 +327,10 @@ class BuiltinEngine:
             os.close(fd)
 
     def _jobs(
-        self, spec: BenchSpec, phase: Phase, fd: int, usable: int, progress: Progress
+        self, spec: BenchSpec, phase: Phase, fd: int, direct: bool, usable: int, progress: Progress
     ) -> tuple[list[_Job], list[mmap.mmap]]:
-        """Disjoint regions, one per stream; random phases split each among queue-depth threads."""
+        """Disjoint regions, one per stream; random phases split each among queue-depth threads.
+        Whoever gets the jobs closes their AIO contexts before freeing the buffers."""
         sequential = phase in _SEQUENTIAL
         block = spec.block_bytes if sequential else spec.random_block_bytes
         per_stream = usable // block // spec.streams * block
@@ -323,9 +351,10 @@ class BuiltinEngine:
                 ops = slots // depth + (lane < slots % depth)
                 latencies = _Latencies(capacity, seed)
                 view = memoryview(buffer)
-                jobs.append(
-                    _Job(fd, view, start, end, block, ops, share, progress, halt, latencies, seed)
-                )
+                job = _Job(fd, view, start, end, block, ops, share, progress, halt, latencies, seed)
+                if direct and sequential:
+                    job.aio = AioFile.open()  # None: no AIO here, preadv/pwritev instead
+                jobs.append(job)
         return jobs, maps
 
     def _run(
@@ -340,7 +369,7 @@ class BuiltinEngine:
         progress: Progress,
         cancel: threading.Event,
     ) -> PhaseOutcome:
-        jobs, maps = self._jobs(spec, phase, fd, usable, progress)
+        jobs, maps = self._jobs(spec, phase, fd, direct, usable, progress)
         halt, before = jobs[0].halt, progress.snapshot()
         remaining = [len(jobs)]
         finished, lock = threading.Event(), threading.Lock()
@@ -373,6 +402,8 @@ class BuiltinEngine:
         after = progress.snapshot()
         latencies = sorted(v for j in jobs for v in j.latencies.values)
         for job in jobs:
+            if job.aio is not None:
+                job.aio.close()  # waits for an I/O still in flight before its buffer goes
             job.view.release()
         for buffer in maps:
             with contextlib.suppress(
