@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import sys
+import tempfile
 from typing import IO, Any
 
 from stripewise import environment
@@ -24,36 +25,58 @@ def run(args: argparse.Namespace) -> int:
     from stripewise.cli import CliError
 
     privileges = environment.probe_privileges()
-    argv = environment.helper_command(privileges)
+    started = _start_helper(environment.helper_command(privileges))
+    if isinstance(started, str) and privileges.available:
+        # pkexec dismissed or refused, sudo rule gone: benchmarks still run, unprivileged
+        print(f"note: {started}; continuing without privileges", file=sys.stderr)
+        unprivileged = environment.Privileges(environment.PrivilegeMode.NONE, started)
+        started = _start_helper(environment.helper_command(unprivileged))
+    elif not args.json and not privileges.available:
+        print(f"note: {privileges.explanation}", file=sys.stderr)
+    if isinstance(started, str):
+        raise CliError(started)
+    client = started
     try:
-        helper = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    except OSError as exc:
-        raise CliError(f"cannot start the helper ({' '.join(argv)}): {exc.strerror}") from None
-    assert helper.stdin is not None and helper.stdout is not None
-    client = _Client(helper)
-    try:
-        client.ask("hello", {"protocol": protocol.PROTOCOL_VERSION})
         reply = client.ask("bench.start", _start_args(args))
+        if reply is None:
+            print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
+            return 1
         if not reply.get("ok"):
             error = reply.get("error", {})
             print(f"stripewise: error: {error.get('message', 'refused')}", file=sys.stderr)
             return 2
-        if not args.json and not privileges.available:
-            print(f"note: {privileges.explanation}", file=sys.stderr)
         previous = signal.signal(signal.SIGINT, lambda *_: client.cancel())
         try:
             result = _follow(client, args)
         finally:
             signal.signal(signal.SIGINT, previous)
     finally:
-        helper.stdin.close()
-        helper.wait(timeout=30)
+        client.close()
     if result is None:
-        print("stripewise: error: the helper stopped without a result", file=sys.stderr)
+        print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
         return 1
     if args.save:
         _save(args, result, client.samples)
     return 0 if result.get("status") == "complete" else 1
+
+
+def _start_helper(argv: list[str]) -> _Client | str:
+    """A greeted helper, or why it could not be had (pkexec refused, program missing...)."""
+    # a file, not a pipe: a chatty helper never blocks; the client keeps it for stopped_reason
+    errors = tempfile.TemporaryFile()  # noqa: SIM115
+    try:
+        helper = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
+        )
+    except OSError as exc:
+        errors.close()
+        return f"cannot start the helper ({' '.join(argv)}): {exc.strerror}"
+    client = _Client(helper, errors)
+    with contextlib.suppress(BrokenPipeError):
+        if client.ask("hello", {"protocol": protocol.PROTOCOL_VERSION}) is not None:
+            return client
+    client.close()
+    return client.stopped_reason()
 
 
 def _start_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -77,8 +100,9 @@ def _start_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 class _Client:
-    def __init__(self, helper: subprocess.Popen[bytes]) -> None:
+    def __init__(self, helper: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
         self.helper = helper
+        self.errors = errors
         self.next_id = 0
         self.pending_events: list[dict[str, Any]] = []
         self.samples: list[dict[str, Any]] = []
@@ -98,14 +122,37 @@ class _Client:
         message: dict[str, Any] = json.loads(line)
         return message
 
-    def ask(self, verb: str, args: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, verb: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The reply to `verb`; None when the helper stopped first (see `stopped_reason`)."""
         wanted = self.send(verb, args)
         while (message := self.read()) is not None:
             if message.get("id") == wanted:
                 return message
             if "event" in message:
                 self.pending_events.append(message)
-        raise RuntimeError("the helper stopped unexpectedly")
+        return None
+
+    def close(self) -> None:
+        """Closing stdin makes the helper stop its run, remove its files and exit."""
+        with contextlib.suppress(BrokenPipeError, OSError):
+            assert self.helper.stdin is not None
+            self.helper.stdin.close()
+        try:
+            self.helper.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.helper.kill()
+            self.helper.wait()
+
+    def stopped_reason(self) -> str:
+        """Why the helper went away: its last line on stderr (pkexec's refusal), or its exit."""
+        self.errors.seek(0)
+        lines = self.errors.read()[-4096:].decode(errors="replace").strip().splitlines()
+        code = self.helper.poll()
+        if lines:
+            return f"the helper stopped: {lines[-1]}"
+        if code in (126, 127) and self.helper.args[0] == "pkexec":
+            return "pkexec did not authorise the helper"
+        return f"the helper stopped (exit code {code})"
 
     def cancel(self) -> None:
         with contextlib.suppress(BrokenPipeError, OSError):

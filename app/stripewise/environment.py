@@ -94,9 +94,9 @@ def probe_privileges() -> Privileges:
     sudo = find_tool("sudo")
     if sudo is not None:
         try:
-            ok = (
+            ok = (  # `sudo -n -l CMD`: may this very command run without a password?
                 subprocess.run(
-                    [str(sudo), "-n", "true"],
+                    [str(sudo), "-n", "-l", str(helper_executable())],
                     capture_output=True,
                     timeout=_PROBE_TIMEOUT_S,
                     check=False,
@@ -106,17 +106,25 @@ def probe_privileges() -> Privileges:
         except (OSError, subprocess.TimeoutExpired):
             ok = False
         if ok:
-            return Privileges(PrivilegeMode.SUDO, "sudo -n works without a password")
+            return Privileges(PrivilegeMode.SUDO, "sudo -n may start the helper without a password")
     missing = []
     if pkexec is None:
         missing.append("pkexec is not installed")
     elif not POLKIT_POLICY_PATH.is_file():
         missing.append(f"polkit policy {POLKIT_POLICY_PATH} is not installed")
-    missing.append("sudo -n is not allowed")
+    missing.append(f"sudo -n may not run {helper_executable()}")
     return Privileges(
         PrivilegeMode.NONE,
         "no privileged actions: " + "; ".join(missing) + " (unprivileged benchmarks still run)",
     )
+
+
+def helper_executable() -> Path:
+    """The `stripewise-helper` script next to this Python: what polkit's exec.path annotation
+    and a sudoers rule name."""
+    import sys
+
+    return Path(sys.executable).parent / "stripewise-helper"
 
 
 def helper_command(privileges: Privileges) -> list[str]:
@@ -124,7 +132,7 @@ def helper_command(privileges: Privileges) -> list[str]:
     the user (then only unprivileged benchmarks run, and privileged verbs are refused)."""
     import sys
 
-    helper = Path(sys.executable).parent / "stripewise-helper"
+    helper = helper_executable()
     if privileges.mode is PrivilegeMode.PKEXEC:
         return ["pkexec", str(helper)]
     if privileges.mode is PrivilegeMode.SUDO:

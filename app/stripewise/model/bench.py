@@ -125,13 +125,18 @@ class PhaseOutcome:
 
     @property
     def mb_s(self) -> float:
-        """Decimal MB/s of everything moved (reads plus writes)."""
-        moved = self.read_bytes + self.write_bytes
+        """Decimal MB/s of everything moved (reads plus writes), except rewrite: there each
+        block counts once, as it is rewritten, like bonnie++'s Rewrite column (reading it
+        back first is part of the cost, not extra throughput)."""
+        moved = (
+            self.write_bytes if self.phase is Phase.REWRITE else self.read_bytes + self.write_bytes
+        )
         return moved / self.elapsed_s / 1e6 if self.elapsed_s > 0 else 0.0
 
     @property
     def iops(self) -> float:
-        ops = self.read_ops + self.write_ops
+        """I/Os per second; for rewrite, blocks rewritten per second (see `mb_s`)."""
+        ops = self.write_ops if self.phase is Phase.REWRITE else self.read_ops + self.write_ops
         return ops / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
