@@ -7,6 +7,8 @@ Figures:
   hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map
   planner   recomputing every figure and spread score of a 48-disk plan after a drop
   engines   built-in engine against fio on one RAM-backed loop device; the sampler's cost
+  plots     the Benchmark view's live plots: one refresh and repaint with a 2-hour run at 10 Hz
+  gui       how long the GUI thread is blocked while a real benchmark streams at 10 Hz (Xvfb)
 """
 
 from __future__ import annotations
@@ -181,11 +183,28 @@ def measure_engines(runs: int) -> list[Figure]:
     return figures
 
 
+def measure_gui_lag(runs: int) -> list[Figure]:
+    """Per run (about 15 s of a real benchmark each): the longest and the 99th-percentile lag."""
+    from bench.gui_lag import measure
+
+    display = start_xvfb()
+    try:
+        figures = [measure(display.name) for _ in range(runs)]
+    finally:
+        display.stop()
+    return [
+        Figure("GUI lag during a 10 Hz run: longest", [float(f["max_ms"]) for f in figures], 50),
+        Figure("GUI lag during a 10 Hz run: p99", [float(f["p99_ms"]) for f in figures]),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
     parser.add_argument(
-        "--only", choices=("startup", "history", "hardware", "planner", "engines"), default=None
+        "--only",
+        choices=("startup", "history", "hardware", "planner", "engines", "plots", "gui"),
+        default=None,
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="stripewise-bench-") as scratch:
@@ -211,6 +230,15 @@ def main() -> int:
             figures.append(Figure("planner, 48 disks: recompute after a drop", measure(), 16))
         if args.only in (None, "engines"):
             figures.extend(measure_engines(args.runs))
+        if args.only in (None, "plots"):
+            from bench.plots import plot_refresh_ms
+
+            figures.append(Figure("plot refresh, 72,000 samples per series", plot_refresh_ms(), 10))
+        if args.only in (None, "gui"):
+            if shutil.which("Xvfb") is None:
+                print("Xvfb is not installed: skipping the GUI lag figure", file=sys.stderr)
+            else:
+                figures.extend(measure_gui_lag(max(3, args.runs // 2)))
     print(
         f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, kernel {platform.release()}"

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
         return 1
     if args.save:
-        _save(args, result, client.samples)
+        _save(args, result, client.samples, [str(d) for d in reply.get("disks") or []])
     return 0 if result.get("status") == "complete" else 1
 
 
@@ -228,9 +228,14 @@ def format_results(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _save(args: argparse.Namespace, result: dict[str, Any], samples: list[dict[str, Any]]) -> None:
+def _save(
+    args: argparse.Namespace,
+    result: dict[str, Any],
+    samples: list[dict[str, Any]],
+    disks: list[str],
+) -> None:
     from stripewise.cli import _database_url
     from stripewise.cli_bench_save import save_run
 
-    run_id = save_run(_database_url(args), args, result, samples)
+    run_id = save_run(_database_url(args), args, result, samples, disks)
     print(f"saved as run {run_id}", file=sys.stderr)

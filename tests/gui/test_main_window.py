@@ -22,7 +22,7 @@ def test_every_view_has_a_page_and_a_navigation_entry(main_window: MainWindow) -
 
 
 def test_placeholder_pages_say_what_will_be_there(main_window: MainWindow) -> None:
-    for name in ("tuning", "benchmark"):
+    for name in ("tuning",):
         page = main_window.page_widgets[name]
         assert isinstance(page, UpcomingPage)
         text = page.findChild(QLabel, "upcomingList").text()
@@ -111,10 +111,22 @@ def test_history_page_lists_recorded_runs(make_window, seeded_db_url: str) -> No
     window = make_window(url=seeded_db_url, view="history")
     page = window.page_widgets["history"]
     assert page.model.rowCount() == 3
-    assert page.stack.currentWidget() is page.table
+    assert page.stack.currentWidget() is page.split
     # newest first
     assert page.model.index(0, 0).data() == "3"
     assert window.database_label.text() == "History: 3 runs"
+
+
+def test_selecting_a_run_shows_its_results(make_window, seeded_db_url: str, qtbot) -> None:
+    window = make_window(url=seeded_db_url, view="history")
+    page = window.page_widgets["history"]
+    page.show_run(2)
+    qtbot.waitUntil(lambda: page.shown_run is not None, timeout=5_000)
+    assert page.shown_run.summary.id == 2
+    assert "Run 2" in page.detail_title.text()
+    assert page.detail_results.phases_shown() == ["seq_read"]
+    assert page.detail_results.cell_text("seq_read", 1) == "212"  # seeded 210 + run number
+    assert page.detail_results.cell_text("seq_read", 2) == "200 - 230 (n=3)"
 
 
 def test_empty_history_says_so(main_window: MainWindow) -> None:

@@ -184,3 +184,35 @@ def test_a_phase_shorter_than_one_period_still_gets_a_sample() -> None:
     sampler.stop()
     assert len(emitted) == 1 and emitted[0]["engine_write_mb_s"] > 0
     assert emitted[0]["progress"] == 1.0
+
+
+@pytest.mark.parametrize("stepped", [True, False], ids=["step-aware", "continuous"])
+def test_an_engine_updating_once_a_second_reads_as_a_steady_rate(stepped: bool) -> None:
+    """fio's totals arrive once a second: 100 MB each time is 100 MB/s, not one 1 GB/s spike
+    followed by nine zeros."""
+    from stripewise.helper.engines.base import Counters
+
+    progress = Progress(10**12)
+    if stepped:
+        progress.update_period_s = 0.5
+    stop = threading.Event()
+
+    def fio_like() -> None:
+        total = 0
+        while not stop.wait(0.5):
+            total += 50 * 10**6
+            progress.set_totals(Counters(write_bytes=total, write_ops=total // MiB))
+
+    writer = threading.Thread(target=fio_like)
+    writer.start()
+    try:
+        samples, _sampler, _ = collect(10, (), lambda: progress, lambda _s: time.sleep(3.2))
+    finally:
+        stop.set()
+        writer.join()
+    rates = [s["engine_write_mb_s"] for s in samples[7:]]  # after the first step arrived
+    steady = [r for r in rates if 60 <= r <= 140]
+    if stepped:
+        assert len(steady) >= 0.8 * len(rates)
+    else:  # what the step-unaware sampler shows: mostly zeros and spikes
+        assert len(steady) < 0.3 * len(rates)

@@ -1,4 +1,4 @@
-"""History page: the recorded runs, newest first (comparison and import come with their release)."""
+"""History page: the recorded runs, newest first; a selected run's results and context below."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QSplitter,
     QStackedWidget,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
+from stripewise.gui.bench_results import ResultsTable
 from stripewise.gui.pages import page_title
-from stripewise.model.run import RunSummary
+from stripewise.model.run import RunDetail, RunSummary
 from stripewise.services.history import HistoryService
 
 _COLUMNS = ("ID", "Started", "Status", "Host", "Target", "Engine", "Name")
@@ -32,6 +34,12 @@ class RunTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._runs = list(runs)
         self.endResetModel()
+
+    def row_of(self, run_id: int) -> int | None:
+        return next((row for row, run in enumerate(self._runs) if run.id == run_id), None)
+
+    def run_at(self, row: int) -> RunSummary:
+        return self._runs[row]
 
     def rowCount(self, parent: _AnyIndex = QModelIndex()) -> int:  # noqa: B008 (Qt signature)
         return 0 if parent.isValid() else len(self._runs)
@@ -87,14 +95,60 @@ class HistoryPage(QWidget):
         )
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.detail_title = QLabel()
+        self.detail_title.setWordWrap(True)
+        self.detail_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail_results = ResultsTable()
+        detail = QWidget()
+        detail_layout = QVBoxLayout(detail)
+        detail_layout.setContentsMargins(0, 6, 0, 0)
+        detail_layout.addWidget(self.detail_title)
+        detail_layout.addWidget(self.detail_results, 1)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.table)
+        self.split.addWidget(detail)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
-        self.stack.addWidget(self.table)
+        self.stack.addWidget(self.split)
         layout.addWidget(self.stack, 1)
+        self.shown_run: RunDetail | None = None
+        self._wanted: int | None = None
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
         history.runsLoaded.connect(self._show_runs)
         history.failed.connect(self.caption.setText)
 
     def _show_runs(self, runs: list[RunSummary]) -> None:
         self.model.set_runs(runs)
         self.caption.setText(f"{len(runs)} runs in {self._history.display_url}")
-        self.stack.setCurrentWidget(self.table if runs else self.empty)
+        self.stack.setCurrentWidget(self.split if runs else self.empty)
+        if self._wanted is not None:
+            self.show_run(self._wanted)
+
+    def show_run(self, run_id: int) -> None:
+        """Select a run (once listed: a just-saved run arrives with the next reload)."""
+        row = self.model.row_of(run_id)
+        if row is None:
+            self._wanted = run_id
+            return
+        self._wanted = None
+        self.table.selectRow(row)
+        self.table.scrollTo(self.model.index(row, 0))
+
+    def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            run = self.model.run_at(current.row())
+            self._history.get_run(run.id, self._show_detail)
+
+    def _show_detail(self, detail: RunDetail) -> None:
+        self.shown_run = detail
+        run, context = detail.summary, detail.context
+        facts = [
+            f"<b>Run {run.id}</b>: {run.name}, {run.status.value}",
+            f"{context.get('filesystem', '')} {context.get('mount_options', '')}".strip(),
+            ", ".join(d.get("name", "") for d in context.get("disks", []) if isinstance(d, dict)),
+            f"{detail.sample_count} samples",
+        ]
+        self.detail_title.setText(" &middot; ".join(f for f in facts if f))
+        self.detail_results.show_stored(detail.results)

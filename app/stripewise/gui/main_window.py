@@ -20,11 +20,13 @@ from PySide6.QtWidgets import (
 from stripewise import APP_NAME
 from stripewise.gui import VIEW_NAMES
 from stripewise.gui.about import AboutDialog, version_rows
+from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
 from stripewise.gui.pages import PAGES, UpcomingPage
 from stripewise.gui.planner_page import PlannerPage
+from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
@@ -60,6 +62,7 @@ class MainWindow(QMainWindow):
         self.hardware = hardware
         self.helper = helper
         self.planner = planner or PlannerService(self, history)
+        self.bench_session = BenchSession(helper, history, self)
         self.inventory_file = inventory_file
         self._pending = {"system", "history", "hardware"}
         self.setObjectName("MainWindow")
@@ -101,7 +104,15 @@ class MainWindow(QMainWindow):
         system.probed.connect(self._on_system_report)
         system.failed.connect(self._on_system_failed)
         history.runsLoaded.connect(self._on_runs_loaded)
+        history.runsAborted.connect(
+            lambda ids: self.statusBar().showMessage(
+                f"{len(ids)} run(s) left running by a crash marked aborted, samples kept: "
+                + ", ".join(map(str, ids)),
+                30_000,
+            )
+        )
         history.failed.connect(self._on_history_failed)
+        helper.notice.connect(lambda text: self.statusBar().showMessage(text, 30_000))
         hardware.inventoryChanged.connect(lambda _inventory: self._task_done("hardware"))
         hardware.failed.connect(lambda _message: self._task_done("hardware"))
 
@@ -121,7 +132,23 @@ class MainWindow(QMainWindow):
                 lambda text: self.statusBar().showMessage(text, 15_000)
             )
             return planner_page
+        if name == "benchmark":
+            bench_page = BenchPage(
+                self.bench_session, self.history, self.hardware, self.planner, self.system
+            )
+            bench_page.statusMessage.connect(
+                lambda text: self.statusBar().showMessage(text, 15_000)
+            )
+            bench_page.openRun.connect(self.open_run)
+            return bench_page
         return UpcomingPage(PAGES[name])
+
+    def open_run(self, run_id: int) -> None:
+        """Show one run on the History page (after a benchmark, say)."""
+        self.show_view("history")
+        page = self.page_widgets["history"]
+        assert isinstance(page, HistoryPage)
+        page.show_run(run_id)
 
     # --- navigation -------------------------------------------------------------------------
     @property
@@ -248,7 +275,7 @@ class MainWindow(QMainWindow):
 
     def start_loading(self) -> None:
         self.system.probe()
-        self.history.load_runs()
+        self.history.load_runs(mark_abandoned=True)
         if self.inventory_file is not None:
             self.hardware.load_file(self.inventory_file)
         else:
@@ -282,5 +309,6 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
         self.hardware.stop_monitoring()
-        self.helper.stop()
+        self.bench_session.shutdown()  # files a running benchmark as cancelled
+        self.helper.stop()  # its stdin closes: the helper stops the run and removes its files
         super().closeEvent(event)

@@ -28,17 +28,6 @@ PAGES: dict[str, PageInfo] = {
             "Benchmark with and without a preset, with noise shown as noise",
         ),
     ),
-    "benchmark": PageInfo(
-        "benchmark",
-        "Benchmark",
-        "Throughput and CPU together, live, with the context recorded.",
-        (
-            "fio and a built-in engine through the privileged helper",
-            "Live MB/s, IOPS and CPU user/system/iowait plots with progress and ETA",
-            "A bonnie++-style results table with spread over repetitions",
-            "Every run saved to the history with its hardware and tuning context",
-        ),
-    ),
 }
 
 

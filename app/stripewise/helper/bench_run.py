@@ -66,6 +66,7 @@ class BenchRun:
         self.cancel = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"bench-{self.id}", daemon=True)
         self.finished = threading.Event()
+        self._clock_zero = time.monotonic()  # reset when the run starts: samples' t_s zero
 
     def emit(self, event: str, **fields: Any) -> None:
         self._emit({"event": event, "run": self.id, **fields})
@@ -80,7 +81,7 @@ class BenchRun:
 
     # --- the run -------------------------------------------------------------------------------
     def _run(self) -> None:
-        started = time.monotonic()
+        started = self._clock_zero = time.monotonic()
         outcomes: list[PhaseOutcome] = []
         status = "complete"
         try:
@@ -119,7 +120,7 @@ class BenchRun:
             status=status,
             elapsed_s=round(time.monotonic() - started, 3),
             engine=self.engine.name,
-            engine_version=self._version(),
+            engine_version=self.engine_version(),
             results=[result_json(r) for r in results],
         )
         self.finished.set()
@@ -143,6 +144,7 @@ class BenchRun:
             self.target.disks,
             self.spec.sample_rate_hz,
             lambda sample: self.emit("sample", phase=phase.value, repetition=repetition, **sample),
+            clock_zero=self._clock_zero,
         )
         sampler.start()
         try:
@@ -226,7 +228,7 @@ class BenchRun:
             if self.target.kind == "directory" and os.path.exists(self.target.path):
                 os.unlink(self.target.path)
 
-    def _version(self) -> str:
+    def engine_version(self) -> str:
         try:
             return self.engine.version()
         except (OSError, EngineError):

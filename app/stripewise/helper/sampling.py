@@ -174,8 +174,11 @@ class Sampler:
         disks: Sequence[str],
         rate_hz: float,
         emit: Callable[[Sample], None],
+        clock_zero: float | None = None,
     ) -> None:
+        """`clock_zero`: the run's start (time.monotonic), so `t_s` runs on across phases."""
         self._progress, self._disks, self._emit = progress, tuple(disks), emit
+        self._clock_zero = clock_zero
         self.period_s = 1.0 / rate_hz
         self.samples = 0
         self.own_cpu_s = 0.0  # the sampler thread's CPU time: its cost, for the record
@@ -193,6 +196,8 @@ class Sampler:
         self._last_progress: Progress | None = None
         self._last_counters = Counters()
         self._window: collections.deque[tuple[float, int]] = collections.deque()
+        self._step_counters, self._step_t = Counters(), 0.0  # the last step of a stepped engine
+        self._held: dict[str, float] = {}
         self._thread = threading.Thread(target=self._loop, name="stripewise-sampler", daemon=True)
         self._thread.start()
 
@@ -242,13 +247,39 @@ class Sampler:
             if due < now:  # fell behind (suspended host): skip, do not burst
                 due = now + self.period_s
 
+    def _rates(
+        self, progress: Progress | None, counters: Counters, now: float, dt: float
+    ) -> dict[str, float]:
+        """Engine MB/s and IOPS. Engines that update in steps (fio, once a second) get each
+        step spread over the time since the previous one, held until the next is due, and
+        zero once it is overdue (a stalled device shows as stalled)."""
+        step = progress.update_period_s if progress else None
+        if step is None:
+            last, span = self._last_counters, dt
+        elif counters != self._step_counters:
+            last, span = self._step_counters, max(now - self._step_t, 1e-6)
+            self._step_counters, self._step_t = counters, now
+        elif now - self._step_t <= 1.5 * step:
+            return self._held
+        else:
+            last, span = counters, dt
+        self._held = {
+            "engine_read_mb_s": round((counters.read_bytes - last.read_bytes) / span / 1e6, 3),
+            "engine_write_mb_s": round((counters.write_bytes - last.write_bytes) / span / 1e6, 3),
+            "engine_read_iops": round((counters.read_ops - last.read_ops) / span, 1),
+            "engine_write_iops": round((counters.write_ops - last.write_ops) / span, 1),
+        }
+        return self._held
+
     def _engine(self, now: float, dt: float) -> dict[str, Any]:
         progress = self._progress()
         if progress is not self._last_progress:  # a new phase counts from zero
             self._last_progress, self._last_counters = progress, Counters()
+            self._step_counters, self._step_t = Counters(), now
             self._window.clear()
         counters = progress.snapshot() if progress else Counters()
-        last, self._last_counters = self._last_counters, counters
+        rates = self._rates(progress, counters, now, dt)
+        self._last_counters = counters
         moved = counters.read_bytes + counters.write_bytes
         self._window.append((now, moved))
         while now - self._window[0][0] > _ETA_WINDOW_S:
@@ -260,10 +291,7 @@ class Sampler:
             left = max(0, progress.planned_bytes - moved)
             eta = 0.0 if left == 0 else (round(left / rate, 1) if rate > 0 else None)
         return {
-            "engine_read_mb_s": round((counters.read_bytes - last.read_bytes) / dt / 1e6, 3),
-            "engine_write_mb_s": round((counters.write_bytes - last.write_bytes) / dt / 1e6, 3),
-            "engine_read_iops": round((counters.read_ops - last.read_ops) / dt, 1),
-            "engine_write_iops": round((counters.write_ops - last.write_ops) / dt, 1),
+            **rates,
             "progress": (
                 round(min(1.0, moved / progress.planned_bytes), 4)
                 if progress and progress.planned_bytes
@@ -276,7 +304,8 @@ class Sampler:
         now = time.monotonic()
         dt = max(now - self._last_t, 1e-6)
         disks, cpu = self._disk_counters(), psutil.cpu_times()
-        sample: Sample = {"t_s": round(now - self._started, 3), **self._engine(now, dt)}
+        zero = self._started if self._clock_zero is None else self._clock_zero
+        sample: Sample = {"t_s": round(now - zero, 3), **self._engine(now, dt)}
         sample["disks"] = {
             name: _disk_rates(self._last_disks[name], after, dt)
             for name, after in disks.items()

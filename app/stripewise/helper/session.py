@@ -93,7 +93,13 @@ class Session:
             raise ProtocolError("refused", str(exc), request.id) from None
         self.run = run
         run.start()
-        return {"run": run.id, "target": run.target.path, "disks": list(run.target.disks)}
+        return {
+            "run": run.id,
+            "target": run.target.path,
+            "disks": list(run.target.disks),
+            "engine": spec.engine,
+            "engine_version": run.engine_version(),
+        }
 
     def bench_cancel(self, request: Request) -> dict[str, Any]:
         if self.run is None or self.run.finished.is_set():

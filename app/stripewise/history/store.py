@@ -175,14 +175,27 @@ class HistoryStore:
             if conn.execute(stmt).rowcount == 0:
                 raise RunNotFoundError(run_id, self._db.location)
 
-    def mark_abandoned_runs_aborted(self) -> list[int]:
+    def mark_abandoned_runs_aborted(self, machine_id: str | None = None) -> list[int]:
         """Runs left `running` by a crash become `aborted`; their samples are kept.
 
-        Call once at start-up, before this process starts a run of its own.
+        With `machine_id`, only that machine's runs are considered, and a run whose recorder
+        process still lives (another Stripewise window, `context.recorder`) is left alone: a
+        shared history never has one host abort another's run. Without it, every running run.
         """
+        from stripewise.history.recorder_id import recorder_alive
+
         running = runs.c.status == RunStatus.RUNNING.value
+        query = select(runs.c.id, runs.c.context).where(running)
+        if machine_id is not None:
+            query = query.join(hosts, hosts.c.id == runs.c.host_id).where(
+                hosts.c.machine_id == machine_id
+            )
         with self._write() as conn:
-            ids = [int(i) for i in conn.execute(select(runs.c.id).where(running)).scalars()]
+            ids = [
+                int(row.id)
+                for row in conn.execute(query)
+                if machine_id is None or not recorder_alive((row.context or {}).get("recorder"))
+            ]
             if ids:
                 conn.execute(
                     update(runs)

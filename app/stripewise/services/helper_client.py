@@ -1,8 +1,9 @@
 """The GUI's connection to `stripewise-helper`: started once, on first use, then reused.
 
 Started directly when Stripewise runs as root, else through pkexec (one authorisation per
-session, `auth_admin_keep`), else `sudo -n`. Replies arrive on the GUI thread through
-QProcess signals; nothing here blocks.
+session, `auth_admin_keep`), else `sudo -n`; without any of those, or when pkexec is refused,
+as the user: then benchmarks still run and privileged verbs are refused. Replies and events
+arrive on the GUI thread through QProcess signals; nothing here blocks.
 """
 
 from __future__ import annotations
@@ -14,20 +15,17 @@ from typing import Any
 from PySide6.QtCore import QObject, QProcess, Signal
 
 from stripewise import environment
-from stripewise.environment import Privileges
+from stripewise.environment import PrivilegeMode, Privileges
 from stripewise.helper import protocol
 
 ResultCallback = Callable[[dict[str, Any]], None]
 ErrorCallback = Callable[[str], None]
 
 
-def helper_command(privileges: Privileges) -> list[str] | None:
-    """The argument list that starts the helper with root rights, or None when impossible."""
-    return environment.helper_command(privileges) if privileges.available else None
-
-
 class HelperClient(QObject):
     failed = Signal(str)  # the helper could not be started or went away
+    eventReceived = Signal(dict)  # a message without id: phase_started, sample, run_result, ...
+    notice = Signal(str)  # something the user should know (privileges lost, say)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -36,8 +34,10 @@ class HelperClient(QObject):
         self._buffer = b""
         self._next_id = 1
         self._pending: dict[int, tuple[ResultCallback, ErrorCallback]] = {}
-        self._queued: list[bytes] = []
+        self._queued: list[tuple[int, bytes, bool]] = []  # until hello: id, line, privileged?
         self._greeted = False
+        self._elevated = False  # the running process was started with root rights
+        self._hello_id = 0
 
     def set_privileges(self, privileges: Privileges) -> None:
         self.privileges = privileges
@@ -51,33 +51,48 @@ class HelperClient(QObject):
             return self.privileges.explanation
         return ""
 
+    @property
+    def running(self) -> bool:
+        return self._process is not None
+
+    def process_id(self) -> int | None:
+        """The helper's (or pkexec's) pid, for diagnostics and tests."""
+        return int(self._process.processId()) or None if self._process is not None else None
+
     def request(
-        self, verb: str, args: dict[str, Any], on_result: ResultCallback, on_error: ErrorCallback
+        self,
+        verb: str,
+        args: dict[str, Any],
+        on_result: ResultCallback,
+        on_error: ErrorCallback,
+        *,
+        privileged: bool = True,
     ) -> None:
-        reason = self.unavailable_reason
-        if reason:
-            on_error(reason)
+        """Send `verb`; `privileged=False` for verbs a user's helper serves too (benchmarks)."""
+        if self.privileges is None:
+            on_error(self.unavailable_reason)
             return
-        if self._process is None and not self._start():
-            on_error("the privileged helper could not be started")
+        if privileged and not self.privileges.available:
+            on_error(self.unavailable_reason)
             return
+        if self._process is None:
+            self._start()
         request_id = self._take_id()
         self._pending[request_id] = (on_result, on_error)
         line = protocol.encode({"id": request_id, "verb": verb, "args": args})
         if self._greeted:
             self._write(line)
         else:
-            self._queued.append(line)
+            self._queued.append((request_id, line, privileged))
 
     def _take_id(self) -> int:
         self._next_id += 1
         return self._next_id
 
-    def _start(self) -> bool:
+    def _start(self) -> None:
         assert self.privileges is not None
-        argv = helper_command(self.privileges)
-        if argv is None:
-            return False
+        self._elevated = self.privileges.available
+        argv = environment.helper_command(self.privileges)
         process = QProcess(self)
         process.setProcessChannelMode(QProcess.ProcessChannelMode.SeparateChannels)
         process.readyReadStandardOutput.connect(self._on_output)
@@ -85,10 +100,9 @@ class HelperClient(QObject):
         process.errorOccurred.connect(self._on_error)
         process.start(argv[0], argv[1:])
         self._process = process
-        hello_id = self._take_id()
-        self._pending[hello_id] = (self._on_hello, self._fail_all)
-        self._write(protocol.hello_request(hello_id))
-        return True
+        self._hello_id = self._take_id()
+        self._pending[self._hello_id] = (self._on_hello, self._fail_all)
+        self._write(protocol.hello_request(self._hello_id))
 
     def _write(self, line: bytes) -> None:
         if self._process is not None:
@@ -97,11 +111,37 @@ class HelperClient(QObject):
     def _on_hello(self, _result: dict[str, Any]) -> None:
         self._greeted = True
         queued, self._queued = self._queued, []
-        for line in queued:
+        for _request_id, line, _privileged in queued:
             self._write(line)
 
+    def _process_gone(self, reason: str) -> None:
+        if self._greeted or not self._elevated:
+            self._fail_all(reason)
+        else:
+            self._fall_back_unprivileged(reason)
+
+    def _fall_back_unprivileged(self, reason: str) -> None:
+        """The helper died before greeting although started with root rights (pkexec dismissed
+        or refused, sudo rule gone): start it again as the user for what needs no privileges."""
+        queued, self._queued = self._queued, []
+        explanation = f"{reason}; privileged actions are off for this session"
+        self.privileges = Privileges(PrivilegeMode.NONE, explanation)
+        self.notice.emit(explanation)
+        self._pending.pop(self._hello_id, None)
+        callbacks = {request_id: self._pending.pop(request_id) for request_id, *_ in queued}
+        self._drop_process()
+        self._start()
+        for request_id, line, privileged in queued:
+            on_result, on_error = callbacks[request_id]
+            if privileged:
+                on_error(explanation)
+            else:
+                self._pending[request_id] = (on_result, on_error)
+                self._queued.append((request_id, line, privileged))
+
     def _on_output(self) -> None:
-        assert self._process is not None
+        if self._process is None:
+            return  # stopping on purpose: what it still says goes unheard
         self._buffer += bytes(self._process.readAllStandardOutput().data())
         while b"\n" in self._buffer:
             line, self._buffer = self._buffer.split(b"\n", 1)
@@ -112,8 +152,12 @@ class HelperClient(QObject):
             message = json.loads(line)
         except json.JSONDecodeError:
             return
-        if not isinstance(message, dict) or "id" not in message:
-            return  # events come with later verbs
+        if not isinstance(message, dict):
+            return
+        if "id" not in message:
+            if isinstance(message.get("event"), str):
+                self.eventReceived.emit(message)
+            return
         callbacks = self._pending.pop(message.get("id"), None)
         if callbacks is None:
             return
@@ -127,25 +171,34 @@ class HelperClient(QObject):
     def _on_error(self, _error: QProcess.ProcessError) -> None:
         if self._process is None:
             return
-        detail = self._process.errorString()
-        self._fail_all(f"privileged helper failed: {detail}")
+        if _error is QProcess.ProcessError.FailedToStart or self._process.state() is (
+            QProcess.ProcessState.NotRunning
+        ):
+            self._process_gone(f"the helper failed: {self._process.errorString()}")
 
     def _on_finished(self, code: int, _status: QProcess.ExitStatus) -> None:
         if self._process is None:
             return  # stopped on purpose
         stderr = bytes(self._process.readAllStandardError().data()).decode(errors="replace")
         reason = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {code}"
-        self._fail_all(f"privileged helper stopped: {reason}")
+        self._process_gone(f"the helper stopped: {reason}")
+
+    def _drop_process(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.deleteLater()
+        self._greeted = False
+        self._buffer = b""
 
     def _fail_all(self, message: str) -> None:
+        """The helper is gone: every waiting request fails, and `failed` tells the rest (a
+        benchmark streaming events has no request waiting)."""
         pending, self._pending = self._pending, {}
-        self._process = None
-        self._greeted = False
+        self._drop_process()
         self._queued = []
         for _on_result, on_error in pending.values():
             on_error(message)
-        if pending:
-            self.failed.emit(message)
+        self.failed.emit(message)
 
     def stop(self) -> None:
         """Closing stdin makes the helper stop its work and exit."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -13,7 +14,7 @@ from stripewise.history.database import (
     NewerSchemaError,
 )
 from stripewise.history.store import HistoryStore
-from stripewise.model.run import RunSummary
+from stripewise.model.run import RunDetail, RunSummary
 from stripewise.services.tasks import run_in_background
 
 __all__ = [
@@ -38,6 +39,7 @@ class HistoryService(QObject):
     """Owns the open database. Reads run in the background and arrive as signals."""
 
     runsLoaded = Signal(list)  # list[RunSummary]
+    runsAborted = Signal(list)  # ids of runs a crash left `running`, marked aborted at start
     failed = Signal(str)
 
     def __init__(self, db: database.Database, parent: QObject | None = None) -> None:
@@ -50,6 +52,11 @@ class HistoryService(QObject):
     def open(cls, url: str, parent: QObject | None = None) -> HistoryService:
         """Open and migrate; raises DatabaseError subclasses for the GUI to explain."""
         return cls(database.open_database(url), parent)
+
+    @property
+    def database(self) -> database.Database:
+        """For writers with a thread of their own (the run recorder)."""
+        return self._db
 
     @property
     def display_url(self) -> str:
@@ -67,12 +74,47 @@ class HistoryService(QObject):
     def backup_path(self) -> Path | None:
         return self._db.backup_path
 
-    def load_runs(self) -> None:
-        run_in_background(self._store.list_runs, self._on_runs, self._on_failure)
+    def load_runs(self, *, mark_abandoned: bool = False) -> None:
+        """List the runs; at start-up first mark this machine's crashed runs aborted."""
+        store = self._store
 
-    def _on_runs(self, runs: list[RunSummary]) -> None:
+        def work() -> tuple[list[int], list[RunSummary]]:
+            aborted: list[int] = []
+            if mark_abandoned:
+                from stripewise.history.hostinfo import HostInfo
+
+                aborted = store.mark_abandoned_runs_aborted(HostInfo.current().machine_id)
+            return aborted, store.list_runs()
+
+        run_in_background(work, self._on_runs, self._on_failure)
+
+    def _on_runs(self, outcome: tuple[list[int], list[RunSummary]]) -> None:
+        aborted, runs = outcome
         self.runs = runs
+        if aborted:
+            self.runsAborted.emit(aborted)
         self.runsLoaded.emit(runs)
+
+    def get_run(self, run_id: int, on_done: Callable[[RunDetail], None]) -> None:
+        run_in_background(lambda: self._store.get_run(run_id), on_done, self._on_failure)
+
+    def get_runs(self, run_ids: list[int], on_done: Callable[[list[RunDetail]], None]) -> None:
+        store = self._store
+        run_in_background(lambda: [store.get_run(i) for i in run_ids], on_done, self._on_failure)
+
+    def previous_run(self, run_id: int, target: str, on_done: Callable[[int | None], None]) -> None:
+        """The newest finished run on the same target before `run_id`, or None."""
+        store = self._store
+
+        def work() -> int | None:
+            earlier = [
+                r.id
+                for r in store.list_runs()
+                if r.target == target and r.id < run_id and r.status.finished
+            ]
+            return max(earlier) if earlier else None
+
+        run_in_background(work, on_done, self._on_failure)
 
     def _on_failure(self, exc: Exception) -> None:
         self.failed.emit(f"reading the history failed: {exc}")

@@ -26,6 +26,9 @@ class Progress:
 
     def __init__(self, planned_bytes: int) -> None:
         self.planned_bytes = planned_bytes
+        # How often the engine updates the counters, when not continuously (fio: once a
+        # second); the sampler then spreads each update over its interval, not one sample.
+        self.update_period_s: float | None = None
         self._lock = threading.Lock()
         self._counters = Counters()
 

@@ -2,7 +2,8 @@
 
 fio prints cumulative totals once a second (`--status-interval` cannot go below 1 s): a
 sampler that reads `Progress` faster sees the same totals until the next object arrives, so
-its deltas come in one-second steps. The final object gives the outcome.
+`Progress.update_period_s` tells it to spread each step over its second instead of showing a
+spike and nine zeros. The final object gives the outcome.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class FioEngine:
         cancel: threading.Event,
     ) -> PhaseOutcome:
         _check_target(spec, phase, path)
+        progress.update_period_s = 1.0  # --status-interval=1: totals arrive once a second
         if phase is Phase.SEQ_WRITE and os.path.isfile(path):
             os.truncate(path, 0)  # every repetition measures allocating writes, as bonnie++
         job = self._workdir() / f"{phase.value}-{repetition}.fio"

@@ -1,0 +1,390 @@
+"""What is recorded with every benchmark run: host, target, disks, array, tuning, writeback.
+
+Numbers are only comparable when the run says what they were measured on (DOMAIN §4): the
+kernel, filesystem and mount options, array level/chunk/members, the disks' queue tuning, RAM,
+the engine and its version, and how full the filesystem was. Everything is read from /sys and
+/proc as they are at the time of the call (roots are parameters so tests can point them at a
+testbed or an empty directory). A fact that cannot be read is left out: never guessed, and
+never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import stat
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stripewise.history.hostinfo import MACHINE_ID_FILES, HostInfo, read_machine_id
+from stripewise.inventory.mounts import MountEntry, device_name, read_mount_entries
+from stripewise.model.topology import SECTOR_BYTES, DiskKind, HostIdentity, Inventory, Slot
+
+_MAX_ATTR_BYTES = 64 * 1024
+_MAX_DEPTH = 8  # md over md over dm...: deeper stacks are not real
+_TUNING_INTS = ("read_ahead_kb", "nr_requests", "max_sectors_kb", "rq_affinity", "wbt_lat_usec")
+_DIRTY = {
+    "dirty_ratio": "dirty_ratio_pct",
+    "dirty_background_ratio": "dirty_background_ratio_pct",
+    "dirty_bytes": "dirty_bytes",
+    "dirty_background_bytes": "dirty_background_bytes",
+    "dirty_expire_centisecs": "dirty_expire_centisecs",
+    "dirty_writeback_centisecs": "dirty_writeback_centisecs",
+}
+
+
+def collect_context(
+    target: str,
+    disks: Sequence[str],
+    *,
+    spec: Mapping[str, Any],
+    engine: str,
+    engine_version: str,
+    inventory: Inventory | None = None,
+    sysfs: Path = Path("/sys"),
+    procfs: Path = Path("/proc"),
+    devfs: Path = Path("/dev"),
+) -> dict[str, Any]:
+    """The run context as a JSON-safe dict; `disks` are the kernel names bench.start gave."""
+    host_key = live_host_key()
+    if inventory is not None and inventory.host.key != host_key:
+        inventory = None  # a snapshot of another server: its slots say nothing about this one
+    context = _host_facts() | {"host_key": host_key, "target": target}
+    device = _describe_target(context, target, sysfs, procfs)
+    context["disks"] = [_disk(sysfs, name, inventory) for name in disks]
+    md = _md_under(sysfs, device) if device else _md_holding(sysfs, disks)
+    if md is not None:
+        context["array"] = _array(sysfs, devfs, md, inventory)
+    context["dirty"] = _known(
+        {key: _int(procfs / "sys" / "vm" / name) for name, key in _DIRTY.items()}
+    )
+    return _known(context) | {
+        "engine": engine,
+        "engine_version": engine_version,
+        "spec": _plain(spec),
+    }
+
+
+def live_host_key() -> str:
+    """This machine's `HostIdentity.key`, made as the live inventory source makes it."""
+    identity = HostIdentity(
+        hostname=socket.gethostname(), machine_id=read_machine_id(MACHINE_ID_FILES)
+    )
+    return identity.key
+
+
+def _host_facts() -> dict[str, Any]:
+    host = HostInfo.current()
+    return {
+        "host": host.hostname,
+        "kernel": host.kernel,
+        "cpu_model": host.cpu_model,
+        "cpu_count": host.cpu_count,
+        "ram_bytes": host.ram_bytes,
+        "python": platform.python_version(),
+    }
+
+
+# --- the target -------------------------------------------------------------------------------
+
+
+def _describe_target(context: dict[str, Any], target: str, sysfs: Path, procfs: Path) -> str | None:
+    """Adds the target's kind and mount facts; returns its block device's kernel name."""
+    try:
+        info = os.stat(target)
+    except OSError:
+        return None
+    entries = read_mount_entries(procfs)
+    if stat.S_ISBLK(info.st_mode):
+        facts = _block_target(target, info, sysfs, entries)
+    else:
+        facts = _directory_target(target, info, sysfs, entries)
+    context |= facts
+    device: str | None = facts.get("device")
+    return device
+
+
+def _block_target(
+    target: str, info: os.stat_result, sysfs: Path, entries: Sequence[MountEntry]
+) -> dict[str, Any]:
+    name = _name_of_devno(sysfs, info.st_rdev) or device_name(os.path.realpath(target))
+    return {
+        "target_kind": "block_device",
+        "device": name,
+        "mounted_at": _mounted_at(sysfs, name, _devno_text(info.st_rdev), entries),
+    }
+
+
+def _directory_target(
+    target: str, info: os.stat_result, sysfs: Path, entries: Sequence[MountEntry]
+) -> dict[str, Any]:
+    mount = _mount_of(target, _devno_text(info.st_dev), entries)
+    name = _name_of_devno(sysfs, info.st_dev) if os.major(info.st_dev) else None
+    if name is None and mount is not None:
+        name = device_name(mount.source)  # btrfs, or a devno sysfs does not list
+    # the helper takes directories; a plain file is recorded as what it is
+    kind = "directory" if stat.S_ISDIR(info.st_mode) else "file"
+    return {"target_kind": kind, "device": name} | _directory_facts(target, mount)
+
+
+def _directory_facts(target: str, mount: MountEntry | None) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    if mount is not None:
+        facts |= {
+            "mountpoint": mount.mountpoint,
+            "filesystem": mount.fstype,
+            "mount_options": mount.options,
+            "source": mount.source,
+        }
+    try:
+        vfs = os.statvfs(target)
+    except OSError:
+        return facts
+    if vfs.f_blocks:  # filesystems slow down as they fill: record how full it was
+        facts["fill_pct"] = round(100 * (1 - vfs.f_bfree / vfs.f_blocks), 1)
+    facts["free_bytes"] = vfs.f_bavail * vfs.f_frsize
+    return facts
+
+
+def _mount_of(target: str, devno: str, entries: Sequence[MountEntry]) -> MountEntry | None:
+    """The mount holding the path: deepest mount point, the last one mounted over it."""
+    real = os.path.realpath(target)
+    inside = [
+        (len(e.mountpoint), n, e)
+        for n, e in enumerate(entries)
+        if real == e.mountpoint or real.startswith(e.mountpoint.rstrip("/") + "/")
+    ]
+    same = [item for item in inside if item[2].devno == devno] or inside
+    return max(same, key=lambda item: item[:2])[2] if same else None
+
+
+def _mounted_at(
+    sysfs: Path, name: str | None, devno: str, entries: Sequence[MountEntry]
+) -> list[str]:
+    """Where the device or one of its partitions is mounted (a raw target should be nowhere)."""
+    devnos, names = {devno}, {name} if name else set()
+    if name:
+        for part in _partitions(sysfs, name):
+            names.add(part)
+            devnos.add(_text(sysfs / "class" / "block" / part / "dev") or devno)
+    return [e.mountpoint for e in entries if e.devno in devnos or device_name(e.source) in names]
+
+
+# --- disks ------------------------------------------------------------------------------------
+
+
+def _disk(sysfs: Path, name: str, inventory: Inventory | None) -> dict[str, Any]:
+    parent = _parent_disk(sysfs, name)
+    whole = sysfs / "block" / (parent or name)  # partitions share their disk's queue
+    sectors = _int(_block_dir(sysfs, name) / "size")
+    rotational = _int(whole / "queue" / "rotational")
+    entry: dict[str, Any] = {
+        "name": name,
+        "parent": parent,
+        "size_bytes": None if sectors is None else sectors * SECTOR_BYTES,
+        "model": _text(whole / "device" / "model"),
+        "serial": _sysfs_serial(whole),
+        "rotational": None if rotational is None else bool(rotational),
+        "logical_block_bytes": _int(whole / "queue" / "logical_block_size"),
+        "physical_block_bytes": _int(whole / "queue" / "physical_block_size"),
+    }
+    entry |= _placement(inventory, parent or name)
+    entry["tuning"] = _tuning(whole / "queue")
+    return _known(entry)
+
+
+def _sysfs_serial(whole: Path) -> str | None:
+    """virtio and NVMe say it in sysfs; SCSI in VPD page 0x80 (SATA only through udev)."""
+    found = _text(whole / "serial") or _text(whole / "device" / "serial")
+    if found:
+        return found
+    page = _text(whole / "device" / "vpd_pg80")
+    text = "".join(ch for ch in (page or "")[4:] if ch.isprintable()).strip()
+    return text or None
+
+
+def _placement(inventory: Inventory | None, name: str) -> dict[str, Any]:
+    """Controller and slot as the hardware map shows them; udev's model and serial."""
+    if inventory is None:
+        return {}
+    for controller in inventory.controllers:
+        for slot in controller.slots:
+            if slot.disk is not None and slot.disk.name == name:
+                placed = {
+                    "controller": f"{controller.model or 'unknown controller'} ({controller.id})",
+                    "slot": _slot_text(slot),
+                    "model": slot.disk.model,
+                    "serial": slot.disk.serial,
+                }
+                return _known(placed)
+    return {}
+
+
+def _slot_text(slot: Slot) -> str:
+    return f"{slot.label} ({slot.port})" if slot.label else slot.port
+
+
+def _tuning(queue: Path) -> dict[str, Any]:
+    values: dict[str, Any] = {key: _int(queue / key) for key in _TUNING_INTS}
+    values["scheduler"] = _active_scheduler(_text(queue / "scheduler"))
+    return _known(values)
+
+
+def _active_scheduler(text: str | None) -> str | None:
+    """`mq-deadline kyber [bfq] none` -> bfq; a lone name is the active one."""
+    if not text:
+        return None
+    words = text.split()
+    chosen = [w[1:-1] for w in words if w.startswith("[") and w.endswith("]")]
+    if chosen:
+        return chosen[0]
+    return words[0] if len(words) == 1 else None
+
+
+# --- md arrays --------------------------------------------------------------------------------
+
+
+def _is_md(sysfs: Path, name: str) -> bool:
+    return (sysfs / "block" / name / "md").is_dir()
+
+
+def _md_under(sysfs: Path, device: str) -> str | None:
+    """The top-most md array the device is, or is built on (dm over md, md over md)."""
+    level, seen = [device], set()
+    for _ in range(_MAX_DEPTH):
+        for name in level:
+            if _is_md(sysfs, name):
+                return name
+        seen.update(level)
+        level = [
+            s for n in level for s in _entries(sysfs / "block" / n / "slaves") if s not in seen
+        ]
+        if not level:
+            break
+    return None
+
+
+def _md_holding(sysfs: Path, disks: Sequence[str]) -> str | None:
+    """When the target's device is unknown: the one md array holding the disks, if only one."""
+    found: set[str] = set()
+    for disk in disks:
+        for part in [disk, *_partitions(sysfs, disk)]:
+            holders = _entries(_block_dir(sysfs, part) / "holders")
+            found.update(h for h in holders if _is_md(sysfs, h))
+    return found.pop() if len(found) == 1 else None
+
+
+def _array(sysfs: Path, devfs: Path, md: str, inventory: Inventory | None) -> dict[str, Any]:
+    base = sysfs / "block" / md
+    chunk = _int(base / "md" / "chunk_size")  # bytes; 0 for raid1, which has no chunk
+    known = _inventory_array(inventory, md)
+    array: dict[str, Any] = {
+        "name": _md_name(devfs, md, known),
+        "device": md,
+        "level": _text(base / "md" / "level") or known.get("level"),
+        "chunk_kib": chunk // 1024 if chunk else known.get("chunk_kib"),
+        "members": _entries(base / "slaves") or known.get("members"),
+        "raid_disks": _int(base / "md" / "raid_disks"),
+        "stripe_cache_size": _int(base / "md" / "stripe_cache_size"),
+        "tuning": _tuning(base / "queue"),
+    }
+    return _known(array)
+
+
+def _inventory_array(inventory: Inventory | None, md: str) -> dict[str, Any]:
+    found = next((a for a in inventory.arrays if a.name == md), None) if inventory else None
+    if found is None or found.kind is not DiskKind.ARRAY:
+        return {}
+    return {
+        "label": found.label,
+        "level": found.level,
+        "chunk_kib": found.chunk_kib,
+        "members": list(found.members) or None,
+    }
+
+
+def _md_name(devfs: Path, md: str, known: Mapping[str, Any]) -> str | None:
+    """The name in /dev/md/<name> (MD_DEVNAME), as mdcreate creates arrays and measured.py
+    looks them up. The kernel does not know it: udev's record, else the /dev/md/ link."""
+    label = known.get("label")
+    if label:
+        return str(label).rsplit(":", 1)[-1]  # MD_NAME is homehost:name
+    for entry in _entries(devfs / "md"):
+        if Path(os.path.realpath(devfs / "md" / entry)).name == md:
+            return entry
+    return md.removeprefix("md_") if md.startswith("md_") else None  # CREATE names=yes
+
+
+# --- sysfs plumbing ---------------------------------------------------------------------------
+
+
+def _block_dir(sysfs: Path, name: str) -> Path:
+    """A disk's or a partition's directory (/sys/block lists whole disks only)."""
+    whole = sysfs / "block" / name
+    return whole if whole.is_dir() else sysfs / "class" / "block" / name
+
+
+def _parent_disk(sysfs: Path, name: str) -> str | None:
+    link = sysfs / "class" / "block" / name
+    if not (link / "partition").exists():
+        return None
+    return Path(os.path.realpath(link)).parent.name
+
+
+def _partitions(sysfs: Path, name: str) -> list[str]:
+    base = sysfs / "block" / name
+    return [e for e in _entries(base) if e.startswith(name) and (base / e / "partition").exists()]
+
+
+def _name_of_devno(sysfs: Path, devno: int) -> str | None:
+    link = sysfs / "dev" / "block" / _devno_text(devno)
+    return Path(os.path.realpath(link)).name if link.exists() else None
+
+
+def _devno_text(devno: int) -> str:
+    return f"{os.major(devno)}:{os.minor(devno)}"
+
+
+def _entries(path: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def _text(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_ATTR_BYTES)
+    except OSError:
+        return None
+    return data.decode("utf-8", "replace").strip() or None
+
+
+def _int(path: Path) -> int | None:
+    text = _text(path)
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+# --- values -----------------------------------------------------------------------------------
+
+
+def _known(values: dict[str, Any]) -> dict[str, Any]:
+    """Unknown facts are left out rather than stored as guesses."""
+    return {k: v for k, v in values.items() if v is not None and v != {}}
+
+
+def _plain(value: Any) -> Any:
+    """The spec as JSON keeps it: mappings to dicts, sequences to lists, the rest as text."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)

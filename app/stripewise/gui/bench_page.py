@@ -1,0 +1,369 @@
+"""The Benchmark view: settings on the left; live plots, progress and results on the right.
+
+The page only talks to services: `BenchSession` runs the benchmark through the helper and
+files it in the history, the hardware and planner services supply the targets. Plots are
+redrawn on a 5 Hz timer, not per sample, so a 10 Hz stream costs the GUI thread little.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui.bench_form import BenchForm
+from stripewise.gui.bench_plots import LivePlots
+from stripewise.gui.bench_results import ResultsTable
+from stripewise.gui.pages import page_title
+from stripewise.gui.run_compare import CompareDialog
+from stripewise.model.bench import BONNIE_NAMES, Phase, SpecError
+from stripewise.model.bench_presets import preset_values
+from stripewise.model.bench_targets import targets_from
+from stripewise.services.bench_session import BenchRequest, BenchSession
+from stripewise.services.hardware import HardwareService
+from stripewise.services.history import HistoryService
+from stripewise.services.planner import PlannerService
+from stripewise.services.system_info import SystemInfoService
+from stripewise.services.tasks import run_in_background
+
+REDRAW_MS = 200
+
+
+def _free_bytes(path: str) -> int | None:
+    """Free space where a test file would go; None for devices (the helper checks sizes)."""
+    if not path or path.startswith("/dev/"):
+        return None
+    try:
+        vfs = os.statvfs(path)
+    except OSError:
+        return None
+    return vfs.f_bavail * vfs.f_frsize
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    seconds = max(0, round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    if seconds >= 60:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds} s"
+
+
+class BenchPage(QWidget):
+    openRun = Signal(int)  # history id: show it on the History page
+    statusMessage = Signal(str)
+
+    def __init__(
+        self,
+        session: BenchSession,
+        history: HistoryService,
+        hardware: HardwareService,
+        planner: PlannerService,
+        system: SystemInfoService,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.history = history
+        self.hardware = hardware
+        self.planner = planner
+        self.system = system
+        self.saved_run_id: int | None = None
+        self._target_path = ""
+        self._planned_steps = 1
+        self._steps_done = 0
+        self._warnings: list[str] = []
+        self._ram_bytes = _ram_bytes()
+        self._last_t = 0.0  # the newest sample's time: where the next phase band starts
+        self._phase_text = ""
+
+        self.form = BenchForm()
+        self.start_button = QPushButton("Start")
+        self.start_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+
+        self.plots = LivePlots()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.phase_label = QLabel("Ready.")
+        self.phase_label.setObjectName("phaseLabel")
+        self.mib_toggle = QCheckBox("MiB/s")
+        self.mib_toggle.setToolTip("Show throughput in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s)")
+        self.mib_toggle.toggled.connect(self._set_binary_units)
+        self.results = ResultsTable()
+        self.warnings = QLabel()
+        self.warnings.setWordWrap(True)
+        self.warnings.setObjectName("benchWarnings")
+        self.warnings.setTextFormat(Qt.TextFormat.RichText)
+        self.warnings.hide()
+        self.open_button = QPushButton("Open in History")
+        self.compare_button = QPushButton("Compare with Previous")
+        self.saved_label = QLabel()
+        for button in (self.open_button, self.compare_button):
+            button.setEnabled(False)
+        self.open_button.clicked.connect(self._open_in_history)
+        self.compare_button.clicked.connect(self._compare_with_previous)
+        self._build_layout()
+
+        self.redraw = QTimer(self)
+        self.redraw.setInterval(REDRAW_MS)
+        self.redraw.timeout.connect(self.plots.refresh)
+
+        self.form.presetChosen.connect(self._apply_preset)
+        session.started.connect(self._on_started)
+        session.refused.connect(self._on_refused)
+        session.phaseStarted.connect(self._on_phase_started)
+        session.sampleArrived.connect(self._on_sample)
+        session.phaseFinished.connect(self._on_phase_finished)
+        session.warningRaised.connect(self._on_warning)
+        session.finished.connect(self._on_finished)
+        session.saved.connect(self._on_saved)
+        session.saveFailed.connect(self._on_save_failed)
+        hardware.inventoryChanged.connect(lambda _inventory: self._refresh_targets())
+        planner.planChanged.connect(lambda _plan, _report: self._refresh_targets())
+        system.probed.connect(self._on_system)
+        if system.report is not None:
+            self._on_system(system.report)
+        self._refresh_targets()
+
+    def _build_layout(self) -> None:
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 8, 0)
+        left_layout.addWidget(self.form)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+        left_layout.addLayout(buttons)
+        left_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(290)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(8, 0, 0, 0)
+        status = QHBoxLayout()
+        status.addWidget(self.phase_label, 1)
+        status.addWidget(self.mib_toggle)
+        right_layout.addLayout(status)
+        right_layout.addWidget(self.progress)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.plots)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 4, 0, 0)
+        lower_layout.addWidget(self.warnings)
+        lower_layout.addWidget(self.results, 1)
+        after = QHBoxLayout()
+        after.addWidget(self.saved_label, 1)
+        after.addWidget(self.open_button)
+        after.addWidget(self.compare_button)
+        lower_layout.addLayout(after)
+        split.addWidget(lower)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        self.results.setMinimumHeight(150)
+        right_layout.addWidget(split, 1)
+
+        columns = QSplitter()
+        columns.addWidget(scroll)
+        columns.addWidget(right)
+        columns.setStretchFactor(1, 1)
+        columns.setChildrenCollapsible(False)
+        columns.setSizes([300, 720])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 10)
+        layout.addWidget(page_title("Benchmark"))
+        layout.addWidget(columns, 1)
+
+    # --- inputs ----------------------------------------------------------------------------
+    def _refresh_targets(self) -> None:
+        inventory = self.hardware.inventory
+        self.session.inventory = inventory
+        self.form.set_targets(targets_from(inventory, self.planner.plan))
+
+    def _on_system(self, report: Any) -> None:
+        fio = getattr(report, "fio", None)
+        if fio is not None and getattr(fio, "path", None):
+            self.form.set_engines(getattr(fio, "version", None) or "")
+
+    def _apply_preset(self, name: str) -> None:
+        target = self.form.current_target()
+        path = target.path if target else ""
+        ram = self._ram_bytes
+
+        def apply(free: int | None) -> None:
+            self.form.apply_values(preset_values(name, ram, free))
+
+        run_in_background(lambda: _free_bytes(path), apply)
+
+    def _set_binary_units(self, mib: bool) -> None:
+        self.plots.set_binary_units(mib)
+        self.results.set_binary_units(mib)
+
+    # --- running ---------------------------------------------------------------------------
+    def start(self) -> None:
+        try:
+            args = self.form.start_args()
+        except SpecError as exc:
+            self.phase_label.setText(f"Cannot start: {exc}")
+            return
+        target = self.form.current_target()
+        assert target is not None
+        phases = len(args["phases"]) * int(args["repetitions"])
+        self._planned_steps, self._steps_done = max(1, phases), 0
+        self._target_path = target.path
+        name = f"{args['engine']} on {target.path}"
+        self.start_button.setEnabled(False)
+        self.phase_label.setText("Starting the helper...")
+        self.session.start(BenchRequest(args, name, target.array_name))
+
+    def cancel(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.phase_label.setText("Cancelling...")
+        self.session.cancel()
+
+    def _on_refused(self, message: str) -> None:
+        self.start_button.setEnabled(True)
+        self.phase_label.setText(f"Not started: {message}")
+
+    def _on_started(self, reply: dict[str, Any]) -> None:
+        self.saved_run_id = None
+        self._last_t = 0.0
+        self.plots.clear()
+        self.results.clear_results()
+        self._warnings = []
+        self._show_warnings()
+        self.progress.setValue(0)
+        self.form.set_running(True)
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.open_button.setEnabled(False)
+        self.compare_button.setEnabled(False)
+        disks = ", ".join(reply.get("disks") or []) or "no disk found under the target"
+        self.saved_label.setText(f"Recording to the history; disks: {disks}")
+        self.saved_label.setToolTip(f"Disks under the target: {disks}")
+        self.redraw.start()
+
+    def _on_phase_started(self, event: dict[str, Any]) -> None:
+        phase = str(event.get("phase"))
+        repetition = int(event.get("repetition") or 1)  # the helper counts passes from 1
+        label = (
+            BONNIE_NAMES.get(Phase(phase), phase) if phase in Phase._value2member_map_ else phase
+        )
+        self._phase_text = f"{label}, pass {repetition}"
+        self.plots.begin_phase(self._phase_text, self._last_t)
+        self.phase_label.setText(f"{self._phase_text}: starting")
+
+    def _on_sample(self, sample: dict[str, Any]) -> None:
+        self._last_t = float(sample.get("t_s") or self._last_t)
+        self.plots.add_sample(sample)
+        fraction = float(sample.get("progress") or 0.0)
+        overall = (self._steps_done + fraction) / self._planned_steps
+        self.progress.setValue(round(1000 * min(1.0, overall)))
+        eta = sample.get("eta_s")
+        self.phase_label.setText(
+            f"{self._phase_text}: {100 * fraction:.0f} %, this phase ends in "
+            f"{_duration(eta if isinstance(eta, int | float) else None)}"
+        )
+
+    def _on_phase_finished(self, event: dict[str, Any]) -> None:
+        self._steps_done += 1
+        self.results.add_phase_result(event)
+        if event.get("error") and event.get("error") != "cancelled":
+            self._warnings.append(f"{event.get('phase')}: {event['error']}")
+        self._show_warnings()
+
+    def _on_warning(self, event: dict[str, Any]) -> None:
+        message = str(event.get("message") or event.get("code") or "warning")
+        if message not in self._warnings:
+            self._warnings.append(message)
+        self._show_warnings()
+
+    def _show_warnings(self) -> None:
+        lines = self._warnings + self.results.spread_warnings()
+        self.warnings.setVisible(bool(lines))
+        self.warnings.setText("<br>".join(f"&#9888; {line}" for line in lines))
+
+    def _on_finished(self, result: dict[str, Any]) -> None:
+        self.redraw.stop()
+        self.plots.refresh()
+        self.results.set_run_result(result)
+        self._show_warnings()
+        self.form.set_running(False)
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        status = str(result.get("status") or "failed")
+        if status == "complete":
+            self.progress.setValue(1000)
+        detail = f": {result['error']}" if result.get("error") else ""
+        elapsed = result.get("elapsed_s")
+        took = f" in {_duration(elapsed)}" if isinstance(elapsed, int | float) else ""
+        self.phase_label.setText(f"Run {status}{took}{detail}")
+        self.statusMessage.emit(f"Benchmark {status}{detail}")
+
+    def _on_saved(self, run_id: int, status: str) -> None:
+        self.saved_run_id = run_id
+        self.saved_label.setText(f"Saved as run {run_id} ({status})")
+        self.saved_label.setToolTip(f"In {self.history.display_url}")
+        self.open_button.setEnabled(True)
+        self.compare_button.setEnabled(True)
+        self.history.load_runs()
+
+    def _on_save_failed(self, message: str) -> None:
+        self.saved_label.setText(message)
+        self.statusMessage.emit(message)
+
+    # --- after a run -----------------------------------------------------------------------
+    def _open_in_history(self) -> None:
+        if self.saved_run_id is not None:
+            self.openRun.emit(self.saved_run_id)
+
+    def _compare_with_previous(self) -> None:
+        run_id = self.saved_run_id
+        if run_id is None:
+            return
+
+        def found(previous: int | None) -> None:
+            if previous is None:
+                QMessageBox.information(
+                    self, "Compare", f"No earlier finished run on {self._target_path}."
+                )
+                return
+            self.history.get_runs([previous, run_id], self._show_compare)
+
+        self.history.previous_run(run_id, self._target_path, found)
+
+    def _show_compare(self, details: list[Any]) -> None:
+        self.compare_dialog = CompareDialog(details[0], details[1], self)
+        self.compare_dialog.show()
+
+
+def _ram_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 8 * 2**30

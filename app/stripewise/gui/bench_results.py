@@ -1,0 +1,237 @@
+"""The results table, laid out like bonnie++'s report: output, input, random, each with CPU %.
+
+Rows fill in as phases finish (the median so far over repetitions), and are replaced by the
+helper's own summary at the end. The same table shows a stored run from the history.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+
+from stripewise.model.run import ResultValue
+
+GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("Sequential Output", (("seq_write", "Block"), ("rewrite", "Rewrite"))),
+    ("Sequential Input", (("seq_read", "Block"),)),
+    (
+        "Random",
+        (("random_read", "Seeks (reads)"), ("random_write", "Writes"), ("mixed", "Mixed 70/30")),
+    ),
+)
+COLUMNS = ("", "{rate}", "min - max", "IOPS", "CPU %", "p50 lat", "p99 lat", "KB/s per CPU %")
+SPREAD_WARNING = 0.10  # (max - min) / median over repetitions above this is called out
+MIB_PER_MB = 1e6 / 2**20
+
+
+@dataclass
+class PhaseFigures:
+    mb_s: list[float] = field(default_factory=list)  # per repetition, as they finish
+    summary: dict[str, Any] | None = None  # the helper's run_result entry, once there
+    iops: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    p50: list[float] = field(default_factory=list)
+    p99: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def spread(self) -> tuple[float, float, float, int] | None:
+        """median, low, high, n of MB/s."""
+        if self.summary and isinstance(self.summary.get("mb_s"), Mapping):
+            s = self.summary["mb_s"]
+            return float(s["median"]), float(s["low"]), float(s["high"]), int(s["n"])
+        if not self.mb_s:
+            return None
+        return statistics.median(self.mb_s), min(self.mb_s), max(self.mb_s), len(self.mb_s)
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+class ResultsTable(QTableWidget):
+    def __init__(self) -> None:
+        super().__init__(0, len(COLUMNS))
+        self.setObjectName("benchResults")
+        self.setAccessibleName("Benchmark results")
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.verticalHeader().hide()
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setStretchLastSection(True)
+        self._figures: dict[str, PhaseFigures] = {}
+        self._mib = False
+        self._render()
+
+    # --- feeding ---------------------------------------------------------------------------
+    def clear_results(self) -> None:
+        self._figures = {}
+        self._render()
+
+    def add_phase_result(self, event: Mapping[str, Any]) -> None:
+        figures = self._figures.setdefault(str(event.get("phase")), PhaseFigures())
+        if event.get("error"):
+            figures.errors.append(str(event["error"]))
+        elif (mb_s := _number(event.get("mb_s"))) is not None:
+            figures.mb_s.append(mb_s)
+        for key, bucket in (("iops", figures.iops), ("cpu_pct", figures.cpu)):
+            if (value := _number(event.get(key))) is not None and not event.get("error"):
+                bucket.append(value)
+        for key, bucket in (("lat_p50_us", figures.p50), ("lat_p99_us", figures.p99)):
+            if (value := _number(event.get(key))) is not None:
+                bucket.append(value)
+        self._render()
+
+    def set_run_result(self, event: Mapping[str, Any]) -> None:
+        for entry in event.get("results") or []:
+            if isinstance(entry, Mapping) and isinstance(entry.get("phase"), str):
+                figures = self._figures.setdefault(entry["phase"], PhaseFigures())
+                figures.summary = dict(entry)
+        self._render()
+
+    def show_stored(self, values: Sequence[ResultValue]) -> None:
+        """A run from the history: its stored figures, in the same layout."""
+        summaries: dict[str, dict[str, Any]] = {}
+        for value in values:
+            entry = summaries.setdefault(value.phase, {"phase": value.phase})
+            if value.metric in ("throughput", "iops") and value.value is not None:
+                key = "mb_s" if value.metric == "throughput" else "iops"
+                low = value.min_value if value.min_value is not None else value.value
+                high = value.max_value if value.max_value is not None else value.value
+                entry[key] = {
+                    "median": value.value,
+                    "low": low,
+                    "high": high,
+                    "n": value.repetitions,
+                }
+            else:
+                key = {
+                    "latency_p50": "lat_p50_us",
+                    "latency_p99": "lat_p99_us",
+                    "cpu": "cpu_pct",
+                    "efficiency": "kb_s_per_cpu_pct",
+                }.get(value.metric)
+                if key:
+                    entry[key] = value.value
+        self._figures = {}
+        self.set_run_result({"results": list(summaries.values())})
+
+    def set_binary_units(self, mib: bool) -> None:
+        self._mib = mib
+        self._render()
+
+    # --- reading ---------------------------------------------------------------------------
+    def phases_shown(self) -> list[str]:
+        return [p for p, f in self._figures.items() if f.spread() is not None or f.errors]
+
+    def cell_text(self, phase: str, column: int) -> str:
+        for row in range(self.rowCount()):
+            item = self.item(row, 0)
+            if item is not None and item.data(Qt.ItemDataRole.UserRole) == phase:
+                cell = self.item(row, column)
+                return cell.text() if cell is not None else ""
+        raise KeyError(phase)
+
+    def spread_warnings(self) -> list[str]:
+        """One line naming every phase whose repetitions differ by more than SPREAD_WARNING."""
+        found = []
+        for phase, figures in self._figures.items():
+            spread = figures.spread()
+            if spread is None:
+                continue
+            median, low, high, n = spread
+            if n > 1 and median > 0 and (high - low) / median > SPREAD_WARNING:
+                found.append(f"{phase} {100 * (high - low) / median:.0f} %")
+        if not found:
+            return []
+        return [
+            "High spread between repetitions (max - min of the median): "
+            + ", ".join(found)
+            + ". Differences smaller than that are noise."
+        ]
+
+    # --- drawing ---------------------------------------------------------------------------
+    def _render(self) -> None:
+        unit = "MiB/s" if self._mib else "MB/s"
+        self.setHorizontalHeaderLabels([c.format(rate=unit) for c in COLUMNS])
+        rows: list[tuple[str, str | None]] = []  # (text, phase or None for a group heading)
+        for group, phases in GROUPS:
+            present = [(p, label) for p, label in phases if p in self._figures]
+            if present:
+                rows.append((group, None))
+                rows.extend((label, phase) for phase, label in present)
+        self.clearSpans()
+        self.setRowCount(len(rows))
+        for row, (text, phase) in enumerate(rows):
+            if phase is None:
+                self._heading(row, text)
+            else:
+                self._phase_row(row, text, phase)
+
+    def _heading(self, row: int, text: str) -> None:
+        item = QTableWidgetItem(text)
+        font = QFont(item.font())
+        font.setBold(True)
+        item.setFont(font)
+        self.setItem(row, 0, item)
+        for column in range(1, self.columnCount()):
+            self.setItem(row, column, QTableWidgetItem(""))
+        self.setSpan(row, 0, 1, self.columnCount())
+
+    def _phase_row(self, row: int, label: str, phase: str) -> None:
+        figures = self._figures[phase]
+        scale = MIB_PER_MB if self._mib else 1.0
+        spread = figures.spread()
+        summary = figures.summary or {}
+        iops = _number((summary.get("iops") or {}).get("median")) if summary else None
+        cpu = _number(summary.get("cpu_pct")) if summary else _median(figures.cpu)
+        p50 = _number(summary.get("lat_p50_us")) if summary else _median(figures.p50)
+        p99 = _number(summary.get("lat_p99_us")) if summary else _median(figures.p99)
+        eff = _number(summary.get("kb_s_per_cpu_pct")) if summary else None
+        if not summary:
+            iops = _median(figures.iops)
+            if spread and cpu:
+                eff = spread[0] * 1000 / cpu  # KB/s per CPU %, as the RAID notes compute it
+        cells = [
+            f"  {label}",
+            _rate(spread[0] * scale) if spread else ("failed" if figures.errors else ""),
+            f"{_rate(spread[1] * scale)} - {_rate(spread[2] * scale)} (n={spread[3]})"
+            if spread and spread[3] > 1
+            else "",
+            f"{iops:,.0f}" if iops is not None else "",
+            f"{cpu:.1f}" if cpu is not None else "",
+            _latency(p50),
+            _latency(p99),
+            f"{eff:,.0f}" if eff is not None else "",
+        ]
+        for column, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            if column:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if column == 0:
+                item.setData(Qt.ItemDataRole.UserRole, phase)
+                if figures.errors:
+                    item.setToolTip("; ".join(figures.errors))
+            self.setItem(row, column, item)
+
+
+def _rate(value: float) -> str:
+    """Three significant digits at least, no false precision on large figures."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+def _latency(microseconds: float | None) -> str:
+    if microseconds is None:
+        return ""
+    if microseconds >= 1000:
+        return f"{microseconds / 1000:,.2f} ms"
+    return f"{microseconds:,.0f} µs"

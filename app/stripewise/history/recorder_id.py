@@ -1,0 +1,49 @@
+"""Who is writing a running run: so a second Stripewise never marks a live run aborted.
+
+A run being recorded carries `context.recorder` = this process's pid and its start time in
+clock ticks since boot (field 22 of /proc/PID/stat) plus the boot id. At start-up only runs of
+this machine whose recorder is gone (no such pid, a reused pid, or another boot) are aborted.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def _start_ticks(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: split after the last ")"
+    fields = stat[stat.rfind(")") + 2 :].split()
+    try:
+        return int(fields[19])  # field 22 overall
+    except (IndexError, ValueError):
+        return None
+
+
+def _boot_id() -> str:
+    try:
+        return BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
+
+
+def this_recorder() -> dict[str, Any]:
+    pid = os.getpid()
+    return {"pid": pid, "start_ticks": _start_ticks(pid), "boot_id": _boot_id()}
+
+
+def recorder_alive(recorder: Any) -> bool:
+    """True when the process that recorded `recorder` still runs; unknown shapes count as gone."""
+    if not isinstance(recorder, dict):
+        return False
+    pid, ticks, boot = recorder.get("pid"), recorder.get("start_ticks"), recorder.get("boot_id")
+    if not isinstance(pid, int) or pid <= 0 or boot != _boot_id():
+        return False
+    return ticks is not None and _start_ticks(pid) == ticks

@@ -1,0 +1,251 @@
+"""The Benchmark view for real: the real helper process and engine on a temporary directory,
+samples into the plots, phases into the table, the run into the history with its context."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from stripewise.gui.bench_page import BenchPage
+from stripewise.gui.main_window import MainWindow
+from stripewise.history.database import open_database
+from stripewise.history.hostinfo import HostInfo
+from stripewise.history.store import HistoryStore
+from stripewise.model.run import ResultValue, RunDetail, RunStatus
+from tests.gui.conftest import WindowFactory
+
+PHASES = ("seq_write", "rewrite", "seq_read", "random_read")
+
+
+def bench_page(window: MainWindow) -> BenchPage:
+    page = window.page_widgets["benchmark"]
+    assert isinstance(page, BenchPage)
+    return page
+
+
+def set_up(page: BenchPage, tmp_path: Path, size: str, phases: tuple[str, ...]) -> Path:
+    """A target directory of its own (the history database lives in tmp_path too)."""
+    directory = tmp_path / "target"
+    directory.mkdir()
+    page.form.add_directory(str(directory))
+    page.form.engine.setCurrentIndex(page.form.engine.findData("builtin"))
+    for phase, box in page.form.phase_boxes.items():
+        box.setChecked(phase.value in phases)
+    page.form.size.setText(size)
+    page.form.block.setCurrentText("1M")
+    page.form.rate.setValue(10)
+    return directory
+
+
+def stored(db_url: str, run_id: int) -> tuple[RunDetail, int]:
+    db = open_database(db_url)
+    try:
+        store = HistoryStore(db)
+        return store.get_run(run_id), len(store.samples(run_id))
+    finally:
+        db.close()
+
+
+def test_a_real_run_streams_fills_the_table_and_is_saved_with_context(
+    make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
+) -> None:
+    window = make_window(view="benchmark")
+    page = bench_page(window)
+    target = set_up(page, tmp_path, "96M", PHASES)
+    page.form.repetitions.setValue(2)
+    seen_samples: list[dict[str, Any]] = []
+    page.session.sampleArrived.connect(seen_samples.append)
+    with qtbot.waitSignal(page.session.saved, timeout=120_000) as saved:
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    run_id, status = saved.args
+    assert status == "complete"
+
+    assert page.plots.sample_count == len(seen_samples) > 0
+    times = [sample["t_s"] for sample in seen_samples]
+    assert times == sorted(times) and times[-1] > 0  # one clock across phases
+    x, y = page.plots.series("engine_write")
+    assert len(x) == len(seen_samples) and max(y) > 0
+    assert page.results.phases_shown() == list(PHASES)
+    for phase in PHASES:
+        assert float(page.results.cell_text(phase, 1).replace(",", "")) > 0
+    assert "(n=2)" in page.results.cell_text("seq_write", 2)
+    assert page.open_button.isEnabled() and page.compare_button.isEnabled()
+    assert "complete" in page.phase_label.text()
+    assert list(target.iterdir()) == []  # the helper removed its test file
+
+    detail, samples = stored(db_url, run_id)
+    assert detail.summary.status is RunStatus.COMPLETE
+    assert samples == len(seen_samples)
+    context = detail.context
+    assert context["target"] == str(target)
+    assert context["filesystem"] and context["mountpoint"]
+    assert context["host_key"].startswith(("machine:", "host:"))
+    assert context["disks"] and all("tuning" in disk for disk in context["disks"])
+    assert "dirty_ratio_pct" in context["dirty"]
+    assert context["engine"] == "builtin" and context["spec"]["phases"] == list(PHASES)
+    assert context["recorder"]["pid"] == os.getpid()
+    throughput = {v.phase: v for v in detail.results if v.metric == "throughput"}
+    assert set(throughput) == set(PHASES)
+    assert all(v.repetitions == 2 and v.value and v.value > 0 for v in throughput.values())
+
+    with qtbot.waitSignal(window.history.runsLoaded, timeout=10_000):
+        qtbot.mouseClick(page.open_button, Qt.MouseButton.LeftButton)
+        window.history.load_runs()
+    assert window.current_view == "history"
+    history_page = window.page_widgets["history"]
+    qtbot.waitUntil(lambda: history_page.shown_run is not None, timeout=10_000)  # type: ignore[attr-defined]
+    assert history_page.shown_run.summary.id == run_id  # type: ignore[attr-defined]
+
+
+def test_cancel_stops_the_run_files_it_cancelled_and_removes_the_file(
+    make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
+) -> None:
+    window = make_window(view="benchmark")
+    page = bench_page(window)
+    target = set_up(page, tmp_path, "8G", ("seq_write",))
+    page.form.direct.setChecked(False)
+    with qtbot.waitSignal(page.session.sampleArrived, timeout=30_000):
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    assert page.cancel_button.isEnabled() and not page.form.size.isEnabled()
+    clicked = time.monotonic()
+    with qtbot.waitSignal(page.session.saved, timeout=30_000) as saved:
+        qtbot.mouseClick(page.cancel_button, Qt.MouseButton.LeftButton)
+    assert time.monotonic() - clicked < 5
+    run_id, status = saved.args
+    assert status == "cancelled"
+    qtbot.waitUntil(lambda: list(target.iterdir()) == [], timeout=5_000)
+    detail, samples = stored(db_url, run_id)
+    assert detail.summary.status is RunStatus.CANCELLED and samples > 0
+    assert page.start_button.isEnabled() and page.form.size.isEnabled()
+
+
+def test_a_killed_helper_ends_the_run_as_failed_and_keeps_its_samples(
+    make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
+) -> None:
+    window = make_window(view="benchmark")
+    page = bench_page(window)
+    target = set_up(page, tmp_path, "8G", ("seq_write",))
+    page.form.direct.setChecked(False)
+    with qtbot.waitSignal(page.session.sampleArrived, timeout=30_000):
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.plots.sample_count >= 3, timeout=10_000)
+    pid = window.helper.process_id()
+    assert pid is not None
+    try:
+        with qtbot.waitSignal(page.session.saved, timeout=15_000) as saved:
+            os.kill(pid, signal.SIGKILL)
+        run_id, status = saved.args
+        assert status == "failed"
+        assert "failed" in page.phase_label.text()
+        detail, samples = stored(db_url, run_id)
+        assert detail.summary.status is RunStatus.FAILED
+        assert samples >= 3  # what streamed before the crash is kept
+    finally:
+        for leftover in target.iterdir():  # SIGKILL cannot clean up: the test does
+            leftover.unlink()
+
+
+def test_a_run_left_running_by_a_crash_is_marked_aborted_at_start(
+    make_window: WindowFactory, db_url: str
+) -> None:
+    db = open_database(db_url)
+    try:
+        store = HistoryStore(db)
+        host = store.ensure_host(HostInfo.current())
+        gone = {"pid": 2**22 + 7, "start_ticks": 1, "boot_id": "not this boot"}
+        crashed = store.create_run(
+            host,
+            name="crashed",
+            target="/srv",
+            engine="builtin",
+            engine_version="1",
+            spec={},
+            context={"recorder": gone},
+        )
+    finally:
+        db.close()
+    window = make_window(view="history")
+    assert "marked aborted" in window.statusBar().currentMessage()
+    detail, _ = stored(db_url, crashed)
+    assert detail.summary.status is RunStatus.ABORTED
+
+
+def test_compare_with_previous_shows_both_runs_and_what_changed(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    db = open_database(db_url)
+    try:
+        store = HistoryStore(db)
+        host = store.ensure_host(HostInfo.current())
+        ids = []
+        for read_ahead, mb_s in ((128, 400.0), (4096, 520.0)):
+            run = store.create_run(
+                host,
+                name=f"ra {read_ahead}",
+                target="/srv/a",
+                engine="fio",
+                engine_version="3.33",
+                spec={},
+                context={"disks": [{"name": "sda", "tuning": {"read_ahead_kb": read_ahead}}]},
+            )
+            store.add_results(run, [ResultValue("seq_read", "throughput", "MB/s", mb_s)])
+            store.finish_run(run, RunStatus.COMPLETE)
+            ids.append(run)
+    finally:
+        db.close()
+    window = make_window(view="benchmark")
+    page = bench_page(window)
+    page.saved_run_id, page._target_path = ids[1], "/srv/a"
+    page.compare_button.setEnabled(True)
+    qtbot.mouseClick(page.compare_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: getattr(page, "compare_dialog", None) is not None, timeout=10_000)
+    dialog = page.compare_dialog
+    try:
+        figure = dialog.figures[0]
+        assert (figure.before, figure.after, figure.verdict) == (400.0, 520.0, "better")
+        assert dialog.changes == [("disks[sda].tuning.read_ahead_kb", 128, 4096)]
+        assert dialog.results.item(0, 4).text() == "+30.0 %"
+    finally:
+        dialog.close()
+
+
+@pytest.mark.parametrize("preset", ["Quick check", "Sequential 1M Q8", "Random 4K Q32"])
+def test_presets_fill_the_form(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any, preset: str
+) -> None:
+    page = bench_page(make_window(view="benchmark"))
+    page.form.add_directory(str(tmp_path))
+    page.form.preset.setCurrentText(preset)
+    qtbot.waitUntil(lambda: page.form.size.text() != "1G" or preset == "Quick check", timeout=5000)
+    qtbot.wait(200)
+    args = page.form.start_args()
+    if preset == "Random 4K Q32":
+        assert args["queue_depth"] == 32 and "random_read" in args["phases"]
+    elif preset == "Sequential 1M Q8":
+        assert args["queue_depth"] == 8 and args["phases"] == ["seq_write", "seq_read"]
+    else:
+        assert args["runtime_cap_s"] == 20.0 and args["direct"] is True
+    page.form.queue_depth.setValue(3)  # editing by hand makes it a custom run
+    assert page.form.preset.currentText() == "Custom"
+
+
+def test_closing_the_window_mid_run_files_it_cancelled_and_cleans_up(
+    make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
+) -> None:
+    window = make_window(view="benchmark")
+    page = bench_page(window)
+    target = set_up(page, tmp_path, "8G", ("seq_write",))
+    page.form.direct.setChecked(False)
+    with qtbot.waitSignal(page.session.recorded, timeout=30_000) as recorded:
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.plots.sample_count >= 2, timeout=10_000)
+    window.close()
+    assert list(target.iterdir()) == []  # the helper saw its stdin close and removed the file
+    detail, samples = stored(db_url, recorded.args[0])
+    assert detail.summary.status is RunStatus.CANCELLED and samples >= 2
