@@ -127,6 +127,21 @@ def test_a_change_inside_the_spread_is_noise_and_lower_latency_is_better() -> No
     assert next(f.phase for f in compare_results(before, after)) == "seq_write"  # bonnie order
 
 
+def test_without_repetitions_small_changes_are_noise() -> None:
+    before = detail(
+        1,
+        (ResultValue("seq_read", "cpu", "%", 20.0), ResultValue("seq_write", "cpu", "%", 20.0)),
+        {},
+    )
+    after = detail(
+        2,
+        (ResultValue("seq_read", "cpu", "%", 20.8), ResultValue("seq_write", "cpu", "%", 23.0)),
+        {},
+    )
+    verdicts = {f.phase: f.verdict for f in compare_results(before, after)}
+    assert verdicts == {"seq_read": "noise", "seq_write": "worse"}  # +4 % vs +15 %
+
+
 def test_context_changes_name_the_tuning_that_differs_and_ignore_bookkeeping() -> None:
     a = {
         "filesystem": "xfs",

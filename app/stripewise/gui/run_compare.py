@@ -30,6 +30,12 @@ _METRIC_NAMES = {
 _VERDICT_COLOURS = {"better": QColor(46, 160, 67), "worse": QColor(218, 54, 51)}
 
 
+def _figure_name(metric: str, unit: str) -> str:
+    name = _METRIC_NAMES.get(metric, metric)
+    unit = "µs" if unit == "us" else unit
+    return name if unit.lower() == name.lower() else f"{name} ({unit})"
+
+
 def _number(value: float | None) -> str:
     if value is None:
         return "-"
@@ -74,7 +80,7 @@ class CompareDialog(QDialog):
             rows.append(
                 [
                     figure.phase,
-                    f"{_METRIC_NAMES.get(figure.metric, figure.metric)} ({figure.unit})",
+                    _figure_name(figure.metric, figure.unit),
                     _number(figure.before),
                     _number(figure.after),
                     "-" if change is None else f"{change:+.1f} %",

@@ -16,7 +16,8 @@ METRICS = ("throughput", "iops", "cpu", "latency_p50", "latency_p99", "efficienc
 LOWER_IS_BETTER = {"cpu", "latency_p50", "latency_p99"}
 PHASE_ORDER = ("seq_write", "rewrite", "seq_read", "random_read", "random_write", "mixed")
 # Bookkeeping that differs between any two runs and says nothing about the measurement
-_IGNORED_CONTEXT = ("recorder", "fill_pct", "free_bytes", "python")
+_IGNORED_CONTEXT = ("recorder", "fill_pct", "free_bytes", "python", "test_file")
+UNMEASURED_NOISE_PCT = 5.0  # without repetitions there is no spread: smaller changes are noise
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class ComparedFigure:
     unit: str
     before: float | None
     after: float | None
-    within_noise: bool  # the change is inside the larger run's min-max spread
+    within_noise: bool  # inside the larger min-max spread, or small when no spread is known
 
     @property
     def change_pct(self) -> float | None:
@@ -69,7 +70,11 @@ def compare_results(before: RunDetail, after: RunDetail) -> list[ComparedFigure]
         unit = either.unit if either is not None else ""
         noise = False
         if a is not None and b is not None and a.value is not None and b.value is not None:
-            noise = abs(b.value - a.value) <= max(_spread(a), _spread(b))
+            spread = max(_spread(a), _spread(b))
+            if spread > 0:
+                noise = abs(b.value - a.value) <= spread
+            elif a.value:
+                noise = abs(b.value - a.value) / abs(a.value) * 100 < UNMEASURED_NOISE_PCT
         figures.append(
             ComparedFigure(
                 phase,
