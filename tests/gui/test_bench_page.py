@@ -113,6 +113,11 @@ def test_cancel_stops_the_run_files_it_cancelled_and_removes_the_file(
     with qtbot.waitSignal(page.session.sampleArrived, timeout=30_000):
         qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
     assert page.cancel_button.isEnabled() and not page.form.size.isEnabled()
+    # 8 GiB buffered: the page cache warning is inline exactly when the file is under 2 x RAM
+    import psutil
+
+    cache_sized = 2 * psutil.virtual_memory().total > 8 * 2**30
+    assert ("page cache will inflate" in page.warnings.text()) is cache_sized
     clicked = time.monotonic()
     with qtbot.waitSignal(page.session.saved, timeout=30_000) as saved:
         qtbot.mouseClick(page.cancel_button, Qt.MouseButton.LeftButton)

@@ -115,15 +115,17 @@ class BenchRun:
         results = [
             summarize(p, outcomes) for p in self.spec.phases if any(o.phase is p for o in outcomes)
         ]
-        self.emit(
-            "run_result",
-            status=status,
-            elapsed_s=round(time.monotonic() - started, 3),
-            engine=self.engine.name,
-            engine_version=self.engine_version(),
-            results=[result_json(r) for r in results],
-        )
+        result = {
+            "status": status,
+            "elapsed_s": round(time.monotonic() - started, 3),
+            "engine": self.engine.name,
+            "engine_version": self.engine_version(),
+            "results": [result_json(r) for r in results],
+        }
+        # finished before the result goes out: a client that starts the next run as soon as
+        # it reads run_result must not be told "busy"
         self.finished.set()
+        self.emit("run_result", **result)
 
     def _phase(self, phase: Phase, repetition: int) -> PhaseOutcome:
         from stripewise.helper.sampling import Sampler
@@ -204,7 +206,7 @@ class BenchRun:
                 code="page_cache",
                 message=f"buffered I/O on a {self.spec.size_bytes / 1e9:.1f} GB file with "
                 f"{ram / 1e9:.1f} GB of RAM: the page cache will inflate the results "
-                "(use --direct, or a file of at least twice the RAM)",
+                "(use direct I/O, or a file of at least twice the RAM)",
             )
         if not self.privileged and not self.spec.direct:
             self.emit(
