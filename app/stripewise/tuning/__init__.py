@@ -1,0 +1,1 @@
+"""Tuning outside the GUI: presets on disk, current values, filesystem geometry."""
