@@ -160,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_db_option(bench, top=False)
 
+    from stripewise import cli_tune
+
+    cli_tune.add_parser(commands, _Parser)
+
     db = commands.add_parser("db", help="the history database itself")
     db_commands = db.add_subparsers(
         dest="db_command", metavar="ACTION", required=True, parser_class=_Parser
@@ -228,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
             from stripewise import cli_bench
 
             return cli_bench.run(args)
+        if args.command == "tune":
+            from stripewise import cli_tune
+
+            return cli_tune.run(args)
         if args.command == "db":
             return _db(args)
         if args.command == "install-desktop-entry":

@@ -12,6 +12,7 @@ means writing the one that was non-zero.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -260,3 +261,23 @@ def pair_effects(setting: Setting) -> tuple[Setting, ...]:
     if knob.pair and setting.value not in (0, "0"):
         return (Setting(knob.pair, 0, setting.device),)
     return ()
+
+
+def check_together(settings: Sequence[Setting]) -> None:
+    """Rules for a set of settings written together, beyond each value's own range: each knob
+    once per device; at most one of a ratio/bytes pair (the kernel keeps only the last one
+    written); never 0 for a bytes knob (the kernel refuses it: set the ratio to go back)."""
+    seen: set[tuple[str, str | None]] = set()
+    for setting in settings:
+        knob = tunable(setting.key)
+        if (knob.key, setting.device) in seen:
+            raise TuningError(f"{setting.label} is given twice")
+        seen.add((knob.key, setting.device))
+        if knob.pair and (knob.pair, setting.device) in seen:
+            raise TuningError(
+                f"set either {knob.pair} or {knob.key}, not both: writing one zeroes the other"
+            )
+        if knob.pair and knob.unit == "bytes" and str(setting.value).strip() == "0":
+            raise TuningError(
+                f"{knob.key}: the kernel refuses 0; set {knob.pair} to use the ratio again"
+            )
