@@ -4,11 +4,10 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QApplication
 
 from stripewise.gui import VIEW_NAMES
 from stripewise.gui.main_window import MainWindow
-from stripewise.gui.pages import UpcomingPage
 from stripewise.gui.theme import ThemeController, is_dark
 
 
@@ -19,15 +18,6 @@ def test_every_view_has_a_page_and_a_navigation_entry(main_window: MainWindow) -
         assert main_window.current_view == name
         assert main_window.pages.currentWidget() is main_window.page_widgets[name]
         assert main_window.view_actions[name].isChecked()
-
-
-def test_placeholder_pages_say_what_will_be_there(main_window: MainWindow) -> None:
-    for name in ("tuning",):
-        page = main_window.page_widgets[name]
-        assert isinstance(page, UpcomingPage)
-        text = page.findChild(QLabel, "upcomingList").text()
-        assert "not built yet" in text
-        assert all(item in text for item in page.info.upcoming)
 
 
 def test_ctrl_number_shortcuts_switch_views(qtbot, main_window: MainWindow) -> None:

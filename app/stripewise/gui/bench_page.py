@@ -138,8 +138,9 @@ class BenchPage(QWidget):
         session.finished.connect(self._on_finished)
         session.saved.connect(self._on_saved)
         session.saveFailed.connect(self._on_save_failed)
-        hardware.inventoryChanged.connect(lambda _inventory: self._refresh_targets())
-        planner.planChanged.connect(lambda _plan, _report: self._refresh_targets())
+        # methods, not lambdas: Qt disconnects them when the page goes, the services stay
+        hardware.inventoryChanged.connect(self._on_inventory)
+        planner.planChanged.connect(self._on_plan)
         system.probed.connect(self._on_system)
         if system.report is not None:
             self._on_system(system.report)
@@ -204,6 +205,12 @@ class BenchPage(QWidget):
         inventory = self.hardware.inventory
         self.session.inventory = inventory
         self.form.set_targets(targets_from(inventory, self.planner.plan))
+
+    def _on_inventory(self, _inventory: object) -> None:
+        self._refresh_targets()
+
+    def _on_plan(self, _plan: object, _report: object) -> None:
+        self._refresh_targets()
 
     def _on_system(self, report: Any) -> None:
         fio = getattr(report, "fio", None)

@@ -118,7 +118,7 @@ class HardwarePage(QWidget):
         hardware.inventoryChanged.connect(self.show_inventory)
         hardware.failed.connect(self._failed)
         hardware.busyChanged.connect(self._busy)
-        hardware.hotplugged.connect(lambda text: self.statusMessage.emit(f"Hotplug: {text}"))
+        hardware.hotplugged.connect(self._on_hotplug)  # a method: disconnected with the page
         hardware.notice.connect(self.statusMessage.emit)
         self._busy(hardware.busy)
 
@@ -257,3 +257,6 @@ class HardwarePage(QWidget):
         self.details.locate.blockSignals(True)
         self.details.locate.setChecked(False)
         self.details.locate.blockSignals(False)
+
+    def _on_hotplug(self, text: str) -> None:
+        self.statusMessage.emit(f"Hotplug: {text}")

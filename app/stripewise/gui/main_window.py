@@ -24,7 +24,6 @@ from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
-from stripewise.gui.pages import PAGES, UpcomingPage
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService
@@ -113,8 +112,8 @@ class MainWindow(QMainWindow):
         )
         history.failed.connect(self._on_history_failed)
         helper.notice.connect(lambda text: self.statusBar().showMessage(text, 30_000))
-        hardware.inventoryChanged.connect(lambda _inventory: self._task_done("hardware"))
-        hardware.failed.connect(lambda _message: self._task_done("hardware"))
+        hardware.inventoryChanged.connect(self._on_hardware_done)
+        hardware.failed.connect(self._on_hardware_done)
 
     def _make_page(self, name: str) -> QWidget:
         if name == "history":
@@ -132,6 +131,15 @@ class MainWindow(QMainWindow):
                 lambda text: self.statusBar().showMessage(text, 15_000)
             )
             return planner_page
+        if name == "tuning":
+            from stripewise.gui.tuning_page import TuningPage
+            from stripewise.services.tuning import TuningService
+
+            tuning_page = TuningPage(TuningService(self.helper, self), self.hardware)
+            tuning_page.statusMessage.connect(
+                lambda text: self.statusBar().showMessage(text, 15_000)
+            )
+            return tuning_page
         if name == "benchmark":
             bench_page = BenchPage(
                 self.bench_session, self.history, self.hardware, self.planner, self.system
@@ -141,7 +149,7 @@ class MainWindow(QMainWindow):
             )
             bench_page.openRun.connect(self.open_run)
             return bench_page
-        return UpcomingPage(PAGES[name])
+        raise ValueError(f"no page for view {name!r}")
 
     def open_run(self, run_id: int) -> None:
         """Show one run on the History page (after a benchmark, say)."""
@@ -262,6 +270,9 @@ class MainWindow(QMainWindow):
     def _on_history_failed(self, message: str) -> None:
         self.statusBar().showMessage(message)
         self._task_done("history")
+
+    def _on_hardware_done(self, _inventory_or_message: object) -> None:
+        self._task_done("hardware")
 
     def _task_done(self, name: str) -> None:
         if name in self._pending:

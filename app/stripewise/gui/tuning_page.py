@@ -1,0 +1,348 @@
+"""The Tuning page: pick disks and arrays, pick a preset, see current -> new with units, then
+apply, verify and revert through the helper; and each array's filesystem stripe geometry.
+
+Everything that writes goes through the helper's journaled `tuning.*` verbs, so a revert is
+possible even after the GUI (or the helper) crashed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui.pages import page_title
+from stripewise.model.presets import Preset
+from stripewise.model.topology import DiskKind, Inventory
+from stripewise.model.tunables import Change, tunable
+from stripewise.services.hardware import HardwareService
+from stripewise.services.tuning import GeometryReport, PresetChoice, TuningService, settings_of
+
+_COLUMNS = ("Device", "Setting", "Current", "New", "Unit", "Note")
+
+
+def unwrap(text: str) -> str:
+    """Preset descriptions are wrapped for the TOML file; let the widget wrap them instead.
+    Indented lines (quoted settings) keep their own lines."""
+    paragraphs = []
+    for paragraph in text.split("\n\n"):
+        lines = paragraph.splitlines()
+        if any(line.startswith(" ") for line in lines):
+            paragraphs.append(paragraph)
+        else:
+            paragraphs.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _shown(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+class TuningPage(QWidget):
+    statusMessage = Signal(str)
+
+    def __init__(
+        self, service: TuningService, hardware: HardwareService, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.service = service
+        self.hardware = hardware
+        self.changes: list[Change] = []
+        self.preset: Preset | None = None
+        self._arrays: dict[str, tuple[str | None, int, int | None, str | None]] = {}
+
+        self.devices = QListWidget()
+        self.devices.setAccessibleName("Disks and arrays to tune")
+        self.devices.itemChanged.connect(lambda _item: self._selection_changed())
+        self.preset_box = QComboBox()
+        self.preset_box.setAccessibleName("Preset")
+        self.preset_box.currentIndexChanged.connect(lambda _i: self._selection_changed())
+        self.description = QPlainTextEdit()
+        self.description.setReadOnly(True)
+        self.description.setMaximumHeight(110)
+        self.preview = QTableWidget(0, len(_COLUMNS))
+        self.preview.setHorizontalHeaderLabels(list(_COLUMNS))
+        self.preview.verticalHeader().hide()
+        self.preview.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = self.preview.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.summary = QLabel("Pick disks or arrays and a preset.")
+        self.summary.setWordWrap(True)
+        self.apply_button = QPushButton("Apply")
+        self.verify_button = QPushButton("Verify")
+        self.revert_button = QPushButton("Revert")
+        self.persist_button = QPushButton("Make Persistent...")
+        self.apply_button.clicked.connect(self.apply)
+        self.verify_button.clicked.connect(self.verify)
+        self.revert_button.clicked.connect(self.revert)
+        self.persist_button.clicked.connect(self.persist)
+        self.geometry = QPlainTextEdit()
+        self.geometry.setReadOnly(True)
+        self.geometry.setAccessibleName("Filesystem geometry")
+        self.geometry.setPlaceholderText(
+            "Select an md array to see the stride / stripe_width (ext4) and su / sw (XFS) it "
+            "wants, with the mkfs and tune2fs commands, and its filesystem checked against it."
+        )
+        self._build_layout()
+        self._enable()
+
+        service.presetsLoaded.connect(self._on_presets)
+        service.previewReady.connect(self._on_preview)
+        service.geometryReady.connect(self._on_geometry)
+        service.failed.connect(self._on_failed)
+        hardware.inventoryChanged.connect(self._on_inventory)
+        if hardware.inventory is not None:
+            self._on_inventory(hardware.inventory)
+        service.load_presets()
+
+    def _build_layout(self) -> None:
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 8, 0)
+        left_layout.addWidget(QLabel("Disks and arrays"))
+        left_layout.addWidget(self.devices, 1)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(8, 0, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Preset"))
+        row.addWidget(self.preset_box, 1)
+        right_layout.addLayout(row)
+        right_layout.addWidget(self.description)
+        right_layout.addWidget(self.preview, 2)
+        right_layout.addWidget(self.summary)
+        buttons = QHBoxLayout()
+        for button in (self.apply_button, self.verify_button, self.revert_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.persist_button)
+        right_layout.addLayout(buttons)
+        right_layout.addWidget(QLabel("Filesystem geometry of the selected arrays"))
+        right_layout.addWidget(self.geometry, 1)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(1, 1)
+        split.setSizes([240, 760])
+        split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 10)
+        layout.addWidget(page_title("Tuning"))
+        layout.addWidget(split, 1)
+
+    # --- inputs ----------------------------------------------------------------------------
+    def _on_inventory(self, inventory: Inventory) -> None:
+        checked = set(self.selected_devices())
+        self.devices.blockSignals(True)
+        self.devices.clear()
+        self._arrays = {}
+        for array in inventory.arrays:
+            if array.kind is not DiskKind.ARRAY:
+                continue
+            fs = next(
+                (d.fs_type for d in inventory.virtual if d.name == array.name and d.fs_type), None
+            )
+            self._arrays[array.name] = (array.level, len(array.members), array.chunk_kib, fs)
+            self._add_device(
+                array.name,
+                f"{array.name}  ({array.level or 'md'}, {len(array.members)} members)",
+                checked,
+            )
+        for disk in (*inventory.disks, *inventory.virtual):
+            if disk.kind is DiskKind.VIRTUAL and not (
+                disk.name.startswith("loop") and disk.size_bytes
+            ):
+                continue  # zram, ram disks and unattached loop devices have nothing to tune
+            what = " ".join(p for p in (disk.vendor, disk.model) if p) or disk.kind.value
+            self._add_device(disk.name, f"{disk.name}  ({what}, {disk.state.value})", checked)
+        self.devices.blockSignals(False)
+        self._selection_changed()
+
+    def _add_device(self, name: str, label: str, checked: set[str]) -> None:
+        item = QListWidgetItem(label)
+        item.setData(Qt.ItemDataRole.UserRole, name)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked)
+        self.devices.addItem(item)
+
+    def select_devices(self, names: list[str]) -> None:
+        for row in range(self.devices.count()):
+            item = self.devices.item(row)
+            wanted = item.data(Qt.ItemDataRole.UserRole) in names
+            item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
+
+    def selected_devices(self) -> list[str]:
+        return [
+            str(self.devices.item(row).data(Qt.ItemDataRole.UserRole))
+            for row in range(self.devices.count())
+            if self.devices.item(row).checkState() is Qt.CheckState.Checked
+        ]
+
+    def _on_presets(self, choices: list[PresetChoice]) -> None:
+        current = self.preset_box.currentData()
+        self.preset_box.blockSignals(True)
+        self.preset_box.clear()
+        for choice in choices:
+            label = f"{choice.name} (broken)" if choice.error else choice.name
+            self.preset_box.addItem(label, choice.name)
+            self.preset_box.setItemData(
+                self.preset_box.count() - 1, choice.summary, Qt.ItemDataRole.ToolTipRole
+            )
+        index = self.preset_box.findData(current)
+        self.preset_box.setCurrentIndex(max(0, index))
+        self.preset_box.blockSignals(False)
+        self._selection_changed()
+
+    def _choice(self) -> PresetChoice | None:
+        name = self.preset_box.currentData()
+        return next((c for c in self.service.presets if c.name == name), None)
+
+    def _selection_changed(self) -> None:
+        choice = self._choice()
+        self.description.setPlainText(
+            (choice.error or unwrap(choice.description)) if choice else "No presets found."
+        )
+        devices = self.selected_devices()
+        arrays = [(a, *self._arrays[a]) for a in devices if a in self._arrays]
+        if arrays:
+            self.service.check_geometry(arrays)
+        else:
+            self.geometry.clear()
+        if choice is None or choice.error or not devices:
+            self.changes = []
+            self._show_changes()
+            return
+        self.summary.setText("Reading the current values...")
+        self.service.preview(choice.name, devices)
+
+    # --- preview ---------------------------------------------------------------------------
+    def _on_preview(self, preset: Preset, changes: list[Change]) -> None:
+        self.preset, self.changes = preset, changes
+        self._show_changes()
+
+    def _show_changes(self) -> None:
+        self.preview.setRowCount(len(self.changes))
+        for row, change in enumerate(self.changes):
+            knob = tunable(change.setting.key)
+            cells = (
+                change.setting.device or "all (global)",
+                knob.key,
+                _shown(change.current),
+                _shown(change.setting.value) if change.changes_anything else "unchanged",
+                knob.unit,
+                "; ".join(
+                    part
+                    for part in (
+                        change.note,
+                        ", ".join(f"{s.key} becomes {s.value}" for s in change.side_effects),
+                    )
+                    if part
+                ),
+            )
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 5:
+                    item.setToolTip(text)
+                self.preview.setItem(row, column, item)
+        count = len(settings_of(self.changes))
+        if self.changes:
+            self.summary.setText(
+                f"{count} of {len(self.changes)} values change. Apply writes them through the "
+                "helper, which journals the current values first."
+            )
+        self._enable()
+
+    def _enable(self) -> None:
+        self.apply_button.setEnabled(bool(settings_of(self.changes)))
+        self.persist_button.setEnabled(bool(settings_of(self.changes)))
+
+    # --- writes, through the helper -----------------------------------------------------------
+    def apply(self) -> None:
+        settings = settings_of(self.changes)
+        label = self.preset.name if self.preset else "custom"
+        self.summary.setText("Applying...")
+        self.service.call(
+            "tuning.apply",
+            {"settings": settings, "label": label},
+            lambda result: self._done("Applied", result),
+            self._refused,
+        )
+
+    def verify(self) -> None:
+        self.service.call("tuning.verify", {}, lambda r: self._done("Verified", r), self._refused)
+
+    def revert(self) -> None:
+        self.service.call("tuning.revert", {}, lambda r: self._done("Reverted", r), self._refused)
+
+    def persist(self) -> None:
+        settings = settings_of(self.changes)
+        self.service.call(
+            "tuning.persist",
+            {"action": "preview", "settings": settings},
+            lambda result: self._confirm_persist(settings, result),
+            self._refused,
+        )
+
+    def _confirm_persist(self, settings: list[dict[str, Any]], preview: dict[str, Any]) -> None:
+        files = preview.get("files") or {}
+        text = "\n\n".join(f"# {path}\n{content}" for path, content in files.items())
+        box = QMessageBox(self)
+        box.setWindowTitle("Make persistent")
+        box.setText("These files will be written, so the values survive a reboot:")
+        box.setDetailedText(text or json.dumps(preview, indent=2))
+        box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel)
+        if box.exec() == QMessageBox.StandardButton.Save:
+            self.service.call(
+                "tuning.persist",
+                {"action": "write", "settings": settings},
+                lambda r: self._done("Made persistent", r),
+                self._refused,
+            )
+
+    def _done(self, what: str, result: dict[str, Any]) -> None:
+        mismatches = result.get("mismatches") or []
+        detail = f"; {len(mismatches)} values differ from what was written" if mismatches else ""
+        self.summary.setText(f"{what}{detail}.")
+        self.statusMessage.emit(f"Tuning: {what.lower()}{detail}")
+        self._selection_changed()  # re-read: the preview shows what is now in force
+
+    def _refused(self, message: str) -> None:
+        self.summary.setText(f"Not done: {message}")
+
+    def _on_failed(self, message: str) -> None:
+        self.summary.setText(message)
+        self.changes = []
+        self._show_changes()
+
+    # --- geometry ---------------------------------------------------------------------------
+    def _on_geometry(self, reports: list[GeometryReport]) -> None:
+        lines: list[str] = []
+        for report in reports:
+            lines.append(f"{report.array}: {report.note}")
+            lines.extend(f"  ! {problem}" for problem in report.problems)
+            if report.advice is not None:
+                lines.append(f"  {report.advice.explanation()}")
+                lines.append("  make:  " + " ".join(report.advice.mkfs_argv(report.device)))
+                fix = report.advice.fix_argv(report.device)
+                if fix and report.problems:
+                    lines.append("  fix:   " + " ".join(fix))
+        self.geometry.setPlainText("\n".join(lines))

@@ -1,0 +1,152 @@
+"""The Tuning page's work: presets and current values read off the GUI thread, and the helper's
+`tuning.*` verbs for everything that writes (apply, verify, revert, persist)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import QObject, Signal
+
+from stripewise.model.presets import Preset, PresetError, resolve
+from stripewise.model.tunables import Change, TuningError
+from stripewise.services.helper_client import HelperClient
+from stripewise.services.tasks import run_in_background
+from stripewise.tuning.geometry import Advice, GeometryError, advise, check, read_recorded
+
+
+@dataclass(frozen=True)
+class PresetChoice:
+    name: str
+    summary: str
+    description: str
+    origin: str
+    error: str = ""  # a broken file is listed, with its problem, never applied
+
+
+@dataclass(frozen=True)
+class GeometryReport:
+    array: str
+    device: str
+    advice: Advice | None
+    problems: tuple[str, ...]
+    note: str
+
+
+def _load_presets() -> list[PresetChoice]:
+    from stripewise.tuning.preset_files import available, load
+
+    choices = []
+    for name, source in available().items():
+        try:
+            preset, _source = load(name)
+        except (PresetError, TuningError, OSError) as exc:
+            choices.append(PresetChoice(name, "(broken)", "", source.path, str(exc)))
+            continue
+        choices.append(PresetChoice(name, preset.summary, preset.description, source.path))
+    return choices
+
+
+def _preview(name: str, devices: Sequence[str]) -> tuple[Preset, list[Change]]:
+    from stripewise.tuning.current import read_device, read_globals
+    from stripewise.tuning.preset_files import load
+
+    preset, _source = load(name)
+    states = {device: read_device(device) for device in devices}
+    return preset, resolve(preset, states, read_globals())
+
+
+def settings_of(changes: Sequence[Change]) -> list[dict[str, Any]]:
+    """The helper's `settings` argument: only what really changes."""
+    settings = []
+    for change in changes:
+        if not change.changes_anything:
+            continue
+        entry: dict[str, Any] = {"key": change.setting.key, "value": change.setting.value}
+        if change.setting.device is not None:
+            entry["device"] = change.setting.device
+        settings.append(entry)
+    return settings
+
+
+def geometry_report(
+    array: str, level: str | None, members: int, chunk_kib: int | None, filesystem: str | None
+) -> GeometryReport:
+    """Advice for an md array, and its filesystem checked against it (dumpe2fs / xfs_info)."""
+    device = f"/dev/{array}"
+    if filesystem not in ("ext4", "xfs"):
+        advice = advise(level, members, chunk_kib, "ext4")
+        what = f"{filesystem} has no stripe geometry" if filesystem else "no filesystem yet"
+        return GeometryReport(array, device, advice, (), f"{what}: mkfs advice for ext4 below")
+    advice = advise(level, members, chunk_kib, filesystem)
+    if advice is None:
+        return GeometryReport(array, device, None, (), f"{level} does not stripe: nothing to set")
+    try:
+        problems = tuple(check(read_recorded(device, filesystem), advice))
+    except GeometryError as exc:
+        return GeometryReport(array, device, advice, (), f"could not check: {exc}")
+    note = "matches the array" if not problems else "does not match the array"
+    return GeometryReport(array, device, advice, problems, f"{filesystem} {note}")
+
+
+class TuningService(QObject):
+    presetsLoaded = Signal(list)  # list[PresetChoice]
+    previewReady = Signal(object, list)  # Preset, list[Change]
+    geometryReady = Signal(list)  # list[GeometryReport]
+    failed = Signal(str)
+
+    def __init__(self, helper: HelperClient, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.helper = helper
+        self.presets: list[PresetChoice] = []
+
+    def _alive(self) -> bool:
+        """Work finishing after the window closed must not reach a deleted service."""
+        return shiboken6.isValid(self)
+
+    def load_presets(self) -> None:
+        run_in_background(_load_presets, self._on_presets, self._on_failure)
+
+    def _on_presets(self, choices: list[PresetChoice]) -> None:
+        if self._alive():
+            self.presets = choices
+            self.presetsLoaded.emit(choices)
+
+    def preview(self, preset: str, devices: Sequence[str]) -> None:
+        names = list(devices)
+        run_in_background(lambda: _preview(preset, names), self._on_preview, self._on_failure)
+
+    def _on_preview(self, outcome: tuple[Preset, list[Change]]) -> None:
+        if self._alive():
+            self.previewReady.emit(*outcome)
+
+    def check_geometry(
+        self, arrays: Sequence[tuple[str, str | None, int, int | None, str | None]]
+    ) -> None:
+        items = list(arrays)
+        run_in_background(
+            lambda: [geometry_report(*item) for item in items],
+            self._on_geometry,
+            self._on_failure,
+        )
+
+    def _on_geometry(self, reports: list[GeometryReport]) -> None:
+        if self._alive():
+            self.geometryReady.emit(reports)
+
+    def _on_failure(self, exc: Exception) -> None:
+        if self._alive():
+            self.failed.emit(str(exc))
+
+    # --- through the helper: every write is its -------------------------------------------
+    def call(
+        self,
+        verb: str,
+        args: dict[str, Any],
+        on_result: Callable[[dict[str, Any]], None],
+        on_error: Callable[[str], None],
+    ) -> None:
+        """tuning.apply / verify / revert / persist; privileged (the helper refuses otherwise)."""
+        self.helper.request(verb, args, on_result, on_error, privileged=verb != "tuning.read")

@@ -1,0 +1,63 @@
+"""The Tuning page on a real loop device: presets listed, current -> new read from the kernel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from stripewise.gui.main_window import MainWindow
+from stripewise.gui.tuning_page import TuningPage, unwrap
+from tests.gui.conftest import WindowFactory
+from tests.helper.test_builtin_engine import loop_device, needs_loop
+
+
+def tuning_page(window: MainWindow) -> TuningPage:
+    page = window.page_widgets["tuning"]
+    assert isinstance(page, TuningPage)
+    return page
+
+
+def test_descriptions_are_unwrapped_but_quoted_lines_kept() -> None:
+    text = "One line\nwrapped here.\n\n  vm.bdflush = 100 1200\n  vm.max-readahead = 256"
+    assert unwrap(text) == (
+        "One line wrapped here.\n\n  vm.bdflush = 100 1200\n  vm.max-readahead = 256"
+    )
+
+
+@needs_loop
+def test_a_preset_previews_current_to_new_on_a_real_loop_device(
+    make_window: WindowFactory, qtbot: Any, tmp_path: Path
+) -> None:
+    with loop_device(64 * 2**20) as loop:
+        read_ahead = Path(f"/sys/block/{loop.name}/queue/read_ahead_kb")
+        before = read_ahead.read_text()
+        read_ahead.write_text("192")
+        try:
+            window = make_window(view="tuning")
+            page = tuning_page(window)
+            window.hardware.load_live()
+            qtbot.waitUntil(
+                lambda: page.devices.count() > 0 and page.preset_box.count() >= 5, timeout=10_000
+            )
+            qtbot.waitUntil(
+                lambda: any(
+                    loop.name in page.devices.item(r).text() for r in range(page.devices.count())
+                ),
+                timeout=10_000,
+            )
+            page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
+            with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+                page.select_devices([loop.name])
+            rows = {
+                (page.preview.item(r, 0).text(), page.preview.item(r, 1).text()): (
+                    page.preview.item(r, 2).text(),
+                    page.preview.item(r, 3).text(),
+                )
+                for r in range(page.preview.rowCount())
+            }
+            assert rows[(loop.name, "read_ahead_kb")] == ("192", "4096")
+            assert ("all (global)", "vm.dirty_ratio") in rows
+            assert page.apply_button.isEnabled()
+            assert "streaming" in page.description.toPlainText().lower()
+        finally:
+            read_ahead.write_text(before)
