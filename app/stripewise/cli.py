@@ -160,9 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_db_option(bench, top=False)
 
-    from stripewise import cli_tune
+    from stripewise import cli_tune, cli_tune_write
 
-    cli_tune.add_parser(commands, _Parser)
+    cli_tune_write.add_write_commands(cli_tune.add_parser(commands, _Parser))
 
     db = commands.add_parser("db", help="the history database itself")
     db_commands = db.add_subparsers(

@@ -61,3 +61,49 @@ def test_a_preset_previews_current_to_new_on_a_real_loop_device(
             assert "streaming" in page.description.toPlainText().lower()
         finally:
             read_ahead.write_text(before)
+
+
+@needs_loop
+def test_apply_verify_and_revert_through_the_real_helper(
+    make_window: WindowFactory, qtbot: Any, tmp_path: Path
+) -> None:
+    with loop_device(64 * 2**20) as loop:
+        queue = Path(f"/sys/block/{loop.name}/queue")
+        before = {name: (queue / name).read_text() for name in ("read_ahead_kb", "scheduler")}
+        (queue / "read_ahead_kb").write_text("256")
+        try:
+            window = make_window(view="tuning")
+            page = tuning_page(window)
+            window.hardware.load_live()
+            qtbot.waitUntil(
+                lambda: any(
+                    loop.name in page.devices.item(r).text() for r in range(page.devices.count())
+                ),
+                timeout=10_000,
+            )
+            page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
+            # only the device part: the global dirty settings are left to the helper tests
+            with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+                page.select_devices([loop.name])
+            page.changes = [c for c in page.changes if c.setting.device == loop.name]
+            page.last_result = {}
+            page.apply_button.click()
+            qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
+            assert "error" not in page.last_result, page.last_result
+            assert (queue / "read_ahead_kb").read_text().strip() == "4096"
+            assert page.last_result["journal"] and "all read back as written" in (
+                page.summary.text()
+            )
+            page.last_result = {}
+            page.verify_button.click()
+            qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
+            assert page.last_result["mismatches"] == []
+            page.last_result = {}
+            page.revert_button.click()
+            qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
+            assert (queue / "read_ahead_kb").read_text().strip() == "256"
+            assert "Reverted" in page.summary.text()
+        finally:
+            for name, value in before.items():
+                current = value.split("[")[-1].split("]")[0] if "[" in value else value
+                (queue / name).write_text(current.strip())

@@ -7,7 +7,6 @@ possible even after the GUI (or the helper) crashed.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -67,6 +66,9 @@ class TuningPage(QWidget):
         self.hardware = hardware
         self.changes: list[Change] = []
         self.preset: Preset | None = None
+        self.last_result: dict[str, Any] = {}
+        self._last_action = ""  # what Apply/Verify/Revert just did, kept above the preview
+        self.persist_box: QMessageBox | None = None
         self._arrays: dict[str, tuple[str | None, int, int | None, str | None]] = {}
 
         self.devices = QListWidget()
@@ -217,6 +219,7 @@ class TuningPage(QWidget):
         return next((c for c in self.service.presets if c.name == name), None)
 
     def _selection_changed(self) -> None:
+        self._last_action = ""
         choice = self._choice()
         self.description.setPlainText(
             (choice.error or unwrap(choice.description)) if choice else "No presets found."
@@ -265,9 +268,10 @@ class TuningPage(QWidget):
                 self.preview.setItem(row, column, item)
         count = len(settings_of(self.changes))
         if self.changes:
+            done = f"{self._last_action} " if self._last_action else ""
             self.summary.setText(
-                f"{count} of {len(self.changes)} values change. Apply writes them through the "
-                "helper, which journals the current values first."
+                f"{done}{count} of {len(self.changes)} values change. Apply writes them through "
+                "the helper, which journals the current values first."
             )
         self._enable()
 
@@ -303,13 +307,19 @@ class TuningPage(QWidget):
         )
 
     def _confirm_persist(self, settings: list[dict[str, Any]], preview: dict[str, Any]) -> None:
-        files = preview.get("files") or {}
-        text = "\n\n".join(f"# {path}\n{content}" for path, content in files.items())
+        files = [f for f in preview.get("files") or [] if f.get("text")]
+        text = "\n\n".join(f"# {f['path']}\n{f['text']}" for f in files)
+        warnings = "\n".join(preview.get("warnings") or [])
         box = QMessageBox(self)
         box.setWindowTitle("Make persistent")
-        box.setText("These files will be written, so the values survive a reboot:")
-        box.setDetailedText(text or json.dumps(preview, indent=2))
+        box.setText(
+            "These files will be written so the values are set again at boot:\n"
+            + "\n".join(f["path"] for f in files)
+            + (f"\n\n{warnings}" if warnings else "")
+        )
+        box.setDetailedText(text)
         box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel)
+        self.persist_box = box
         if box.exec() == QMessageBox.StandardButton.Save:
             self.service.call(
                 "tuning.persist",
@@ -319,13 +329,34 @@ class TuningPage(QWidget):
             )
 
     def _done(self, what: str, result: dict[str, Any]) -> None:
-        mismatches = result.get("mismatches") or []
-        detail = f"; {len(mismatches)} values differ from what was written" if mismatches else ""
-        self.summary.setText(f"{what}{detail}.")
-        self.statusMessage.emit(f"Tuning: {what.lower()}{detail}")
+        self.last_result = result
+        parts = [what]
+        if "journal" in result:
+            parts.append(f"journal {result['journal']}")
+        settings = result.get("settings") or result.get("restored") or []
+        if settings:
+            parts.append(f"{len(settings)} values")
+        mismatches = result.get("mismatches") or [
+            s for s in result.get("settings") or [] if s.get("matches") is False
+        ]
+        if mismatches:
+            reasons = "; ".join(
+                f"{m.get('device') or 'global'} {m.get('key')}: {m.get('reason', 'differs')}"
+                for m in mismatches
+            )
+            parts.append(f"{len(mismatches)} differ from what was written ({reasons})")
+        elif what in ("Applied", "Verified"):
+            parts.append("all read back as written")
+        if result.get("skipped"):
+            parts.append(f"{len(result['skipped'])} skipped")
+        text = ", ".join(parts) + "."
+        self.statusMessage.emit(f"Tuning: {text}")
         self._selection_changed()  # re-read: the preview shows what is now in force
+        self._last_action = text
+        self.summary.setText(text)
 
     def _refused(self, message: str) -> None:
+        self.last_result = {"error": message}
         self.summary.setText(f"Not done: {message}")
 
     def _on_failed(self, message: str) -> None:

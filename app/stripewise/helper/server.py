@@ -5,6 +5,7 @@ It exits when stdin closes, so it never outlives the GUI or CLI that started it.
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import sys
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from stripewise import __version__
-from stripewise.helper import protocol
+from stripewise.helper import protocol, tuning
 from stripewise.helper.enclosure import handle_locate
 from stripewise.helper.mdcreate import handle_create
 from stripewise.helper.protocol import ProtocolError, Request
@@ -43,11 +44,16 @@ HANDLERS: dict[str, Handler] = {
     "enclosure.locate": handle_locate,
     "array.create": handle_create,
 }
-SESSION_VERBS = {
+SESSION_VERBS: dict[str, Callable[[Session, Request], dict[str, Any]]] = {
     "capabilities": Session.capabilities,
     "bench.start": Session.bench_start,
     "bench.cancel": Session.bench_cancel,
     "drop_caches": Session.drop_caches,
+    "tuning.read": tuning.handle_read,
+    "tuning.apply": tuning.handle_apply,
+    "tuning.verify": tuning.handle_verify,
+    "tuning.revert": tuning.handle_revert,
+    "tuning.persist": tuning.handle_persist,
 }
 
 
@@ -63,10 +69,16 @@ def read_lines(stdin: BinaryIO) -> Iterator[bytes]:
         yield line.rstrip(b"\n")
 
 
-def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
+def serve(
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    *,
+    root: str = "/",
+    state_dir: str = tuning.DEFAULT_STATE_DIR,
+) -> int:
     """Answer requests in order until stdin closes. `hello` must come first. Replies and a
     running benchmark's events share one locked writer."""
-    session = Session(stdout)
+    session = Session(stdout, root=root, state_dir=state_dir)
     try:
         _serve(stdin, session)
     finally:
@@ -112,13 +124,55 @@ def _stop_on_signal(number: int, _frame: object) -> None:
     raise _Stopped(number)
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """--root and --state-dir are for tests and for root's own use: a helper started through
+    sudo or pkexec refuses them, or a user could point root's writes at files of their own."""
+    parser = argparse.ArgumentParser(
+        prog="stripewise-helper", description="Stripewise's privileged helper (JSON lines)."
+    )
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        default=tuning.DEFAULT_STATE_DIR,
+        help=f"where the tuning journal lives (default: {tuning.DEFAULT_STATE_DIR})",
+    )
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        default="/",
+        help="prefix for every sysfs, procfs and /etc path of the tuning verbs (tests only)",
+    )
+    args = parser.parse_args(argv)
+    for option, value, default in (
+        ("--root", args.root, "/"),
+        ("--state-dir", args.state_dir, tuning.DEFAULT_STATE_DIR),
+    ):
+        if not os.path.isabs(value):
+            parser.error(f"{option} needs an absolute path")
+        if value != default and _elevated_for_someone_else():
+            parser.error(f"{option} is refused when started through sudo or pkexec")
+    if not os.path.isdir(args.root):
+        parser.error(f"--root {args.root} is not a directory")
+    return args
+
+
+def _elevated_for_someone_else() -> bool:
+    return any(name in os.environ for name in ("SUDO_UID", "PKEXEC_UID", "DOAS_USER"))
+
+
+def main(argv: list[str] | None = None) -> int:
     """Hang-up (terminal closed), SIGTERM and SIGINT end the session like a closed stdin:
     the engine stops and the test files are removed before the helper exits."""
+    args = parse_args(argv)
     for number in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
         signal.signal(number, _stop_on_signal)
     try:
-        return serve(sys.stdin.buffer, sys.stdout.buffer)
+        return serve(
+            sys.stdin.buffer,
+            sys.stdout.buffer,
+            root=os.path.normpath(args.root),
+            state_dir=os.path.normpath(args.state_dir),
+        )
     except _Stopped as stopped:
         return 128 + int(stopped.args[0])
 

@@ -9,15 +9,20 @@ from typing import Any, BinaryIO
 
 from stripewise.helper import protocol
 from stripewise.helper.protocol import ProtocolError, Request
+from stripewise.helper.tuning import DEFAULT_STATE_DIR
 from stripewise.model.bench import BenchSpec, Phase, SpecError, parse_size
 
 
 class Session:
-    def __init__(self, stdout: BinaryIO) -> None:
+    def __init__(
+        self, stdout: BinaryIO, *, root: str = "/", state_dir: str = DEFAULT_STATE_DIR
+    ) -> None:
         self._out = stdout
         self._lock = threading.Lock()
         self.run: Any = None  # BenchRun
         self.privileged = os.geteuid() == 0
+        self.root = root  # prefixes sysfs/procfs/etc paths of the tuning verbs (tests only)
+        self.state_dir = state_dir  # the tuning journal's directory
 
     def write(self, line: bytes) -> None:
         with self._lock:

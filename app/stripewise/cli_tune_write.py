@@ -1,0 +1,270 @@
+"""`stripewise tune apply|set|revert|verify`: change tunables through the helper, journaled.
+
+The helper validates again, journals the previous values before it writes, and rolls back a
+write the kernel refuses, so `tune revert` (also after a crash) puts back what was there.
+Exit 0 when done, 1 when the helper refuses or a write fails (rolled back) or `verify` finds
+a difference, 2 on invalid input (nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stripewise.cli_bench import _Client
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+WRITE_COMMANDS = ("apply", "set", "revert", "verify")
+_INPUT_ERRORS = ("bad_args", "not_found", "bad_request")  # nothing was written
+
+
+class _InputError(Exception):
+    """Invalid input found before the helper is asked: exit 2."""
+
+
+def add_write_commands(subparsers: Any) -> None:
+    """Add apply, set, revert and verify to the `tune` group's subparsers (what
+    `cli_tune.add_parser` returns). Each sets `tune_run` to `run_write`, as cli_tune's own
+    actions set theirs, so `cli_tune.run` dispatches them too."""
+    from stripewise.cli_tune import add_device_option
+
+    apply = subparsers.add_parser(
+        "apply", help="apply a preset to disks (journaled: `stripewise tune revert` undoes it)"
+    )
+    apply.add_argument(
+        "preset", metavar="PRESET", help="a preset name (see `tune presets`) or a .toml file"
+    )
+    add_device_option(apply)
+    setter = subparsers.add_parser(
+        "set", help="set tunables: KEY=VALUE ... (journaled: `stripewise tune revert` undoes it)"
+    )
+    setter.add_argument(
+        "assignments",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="read_ahead_kb=4096, scheduler=mq-deadline, vm.dirty_ratio=20, ...",
+    )
+    add_device_option(setter, required=False)  # per-device keys only
+    revert = subparsers.add_parser(
+        "revert", help="put back the values the last apply or set replaced"
+    )
+    verify = subparsers.add_parser(
+        "verify", help="check that the last apply or set is still in force"
+    )
+    for parser, name in ((apply, "apply"), (setter, "set"), (revert, "revert"), (verify, "verify")):
+        if name in ("revert", "verify"):
+            parser.add_argument(
+                "--journal", metavar="ID", help="a journal id (default: the last apply)"
+            )
+        parser.add_argument("--json", action="store_true", help="print the helper's answer")
+        parser.add_argument("--state-dir", help=argparse.SUPPRESS)  # tests: the helper's journal
+        parser.set_defaults(tune_run=run_write, tune_write=name)
+
+
+def run_write(args: argparse.Namespace) -> int:
+    command = args.tune_write
+    try:
+        if command == "set":
+            settings = settings_from_assignments(args.assignments, args.devices or [])
+            return _apply(args, settings, "stripewise tune set " + " ".join(args.assignments))
+        if command == "apply":
+            settings = settings_from_preset(args.preset, args.devices)
+            return _apply(args, settings, f"preset {args.preset}")
+    except _InputError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    if command == "revert":
+        return _ask(args, "tuning.revert", _journal_args(args), _show_revert, need_root=True)
+    if command == "verify":
+        return _ask(args, "tuning.verify", _journal_args(args), _show_verify, need_root=False)
+    raise AssertionError(f"unhandled tune command {command}")
+
+
+# --- input -----------------------------------------------------------------------------------
+def settings_from_assignments(assignments: list[str], devices: list[str]) -> list[dict[str, Any]]:
+    """KEY=VALUE pairs -> the helper's settings: per-device keys once per --device, global
+    keys once. Checked here too so a typo never starts (or asks for) a root helper."""
+    from stripewise.model.tunables import (
+        Scope,
+        Setting,
+        TuningError,
+        check_device_name,
+        check_together,
+        tunable,
+        validate,
+    )
+
+    settings: list[Setting] = []
+    try:
+        names = list(dict.fromkeys(check_device_name(d) for d in devices))
+        for assignment in assignments:
+            key, sep, value = assignment.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise TuningError(f"expected KEY=VALUE, not {assignment!r}")
+            knob = tunable(key.strip())
+            if knob.scope is Scope.GLOBAL:
+                settings.append(Setting(knob.key, validate(knob.key, value)))
+                continue
+            if not names:
+                raise TuningError(f"{knob.key} is set per device: add --device DEV")
+            for name in names:
+                checked = value.strip() if knob.choices else validate(knob.key, value)
+                settings.append(Setting(knob.key, checked, name))
+        check_together(settings)
+    except TuningError as exc:
+        raise _InputError(str(exc)) from None
+    return [_as_arg(s.key, s.value, s.device) for s in settings]
+
+
+def settings_from_preset(preset_name: str, devices: list[str]) -> list[dict[str, Any]]:
+    """The preset resolved against the devices' current values: the changes it makes."""
+    try:
+        from stripewise.model.presets import PresetError, resolve
+        from stripewise.tuning.current import read_device, read_globals
+        from stripewise.tuning.preset_files import load
+    except ImportError as exc:
+        raise _InputError(f"presets are not available in this build: {exc}") from None
+    from stripewise.model.tunables import TuningError
+
+    try:
+        preset, _source = load(preset_name)
+        states = {state.name: state for state in (read_device(d) for d in dict.fromkeys(devices))}
+        changes = resolve(preset, states, read_globals())
+    except (PresetError, TuningError) as exc:
+        raise _InputError(str(exc)) from None
+    return [
+        _as_arg(c.setting.key, c.setting.value, c.setting.device)
+        for c in changes
+        if c.changes_anything
+    ]
+
+
+def _as_arg(key: str, value: int | str, device: str | None) -> dict[str, Any]:
+    item: dict[str, Any] = {"key": key, "value": value}
+    if device is not None:
+        item["device"] = device
+    return item
+
+
+def _journal_args(args: argparse.Namespace) -> dict[str, Any]:
+    return {"journal": args.journal} if args.journal else {}
+
+
+# --- talking to the helper -------------------------------------------------------------------
+def _apply(args: argparse.Namespace, settings: list[dict[str, Any]], label: str) -> int:
+    if not settings:
+        print("nothing to change: every value is already in place")
+        return EXIT_OK
+    request = {"settings": settings, "label": label[:200]}
+    return _ask(args, "tuning.apply", request, _show_apply, need_root=True)
+
+
+def _ask(
+    args: argparse.Namespace,
+    verb: str,
+    request: dict[str, Any],
+    show: Callable[[dict[str, Any]], int],
+    *,
+    need_root: bool,
+) -> int:
+    client = _connect(args, need_root)
+    if isinstance(client, str):
+        return _fail(client, EXIT_FAILED)
+    try:
+        reply = client.ask(verb, request)
+    finally:
+        client.close()
+    if reply is None:
+        return _fail(client.stopped_reason(), EXIT_FAILED)
+    if not reply.get("ok"):
+        error = reply.get("error") or {}
+        code = error.get("code", "refused")
+        return _fail(
+            error.get("message", "refused"), EXIT_USAGE if code in _INPUT_ERRORS else EXIT_FAILED
+        )
+    result: dict[str, Any] = reply["result"]
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return EXIT_FAILED if verb == "tuning.verify" and result["mismatches"] else EXIT_OK
+    return show(result)
+
+
+def _connect(args: argparse.Namespace, need_root: bool) -> _Client | str:
+    """A greeted helper (cli_bench's start code), or why there is none. Writing needs root:
+    without a way to get it, say so instead of starting a helper that would refuse."""
+    from stripewise import environment
+    from stripewise.cli_bench import _start_helper
+
+    privileges = environment.probe_privileges()
+    if need_root and not privileges.available:
+        return f"changing tunables needs root: {privileges.explanation}"
+    extra = ["--state-dir", args.state_dir] if args.state_dir else []
+    started = _start_helper(environment.helper_command(privileges) + extra)
+    if isinstance(started, str) and privileges.available and not need_root:
+        print(f"note: {started}; continuing without privileges", file=sys.stderr)
+        unprivileged = environment.Privileges(environment.PrivilegeMode.NONE, started)
+        started = _start_helper(environment.helper_command(unprivileged) + extra)
+    return started
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"stripewise: error: {message}", file=sys.stderr)
+    return code
+
+
+# --- output ----------------------------------------------------------------------------------
+def _with_unit(key: str, value: object) -> str:
+    """`4096 KiB`, `536870912 bytes (512 MiB)`: as `tune show` and `tune preview` print them."""
+    from stripewise.cli_tune import shown
+
+    return shown(key, value) if isinstance(value, int | str) else str(value)
+
+
+def _where(item: dict[str, Any]) -> str:
+    return f"{item['device']}: {item['key']}" if item.get("device") else str(item["key"])
+
+
+def _show_apply(result: dict[str, Any]) -> int:
+    for item in result["settings"]:
+        line = f"{_where(item)}: {item['before']} -> {_with_unit(item['key'], item['written'])}"
+        if not item["matches"]:
+            line += f" (the kernel stored {item['after']})"
+        for effect in item.get("side_effects", []):
+            line += f"; {effect['key']} {effect['before']} -> {effect['after']}"
+        print(line)
+    for warning in result.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"journal {result['journal']}: undo with `stripewise tune revert`")
+    return EXIT_OK
+
+
+def _show_revert(result: dict[str, Any]) -> int:
+    for item in result["restored"]:
+        print(f"{_where(item)}: {item['was']} -> {_with_unit(item['key'], item['now'])}")
+    for item in result["skipped"]:
+        print(f"{_where(item)}: skipped, {item['reason']}")
+    print(f"journal {result['journal']} reverted")
+    return EXIT_OK
+
+
+def _show_verify(result: dict[str, Any]) -> int:
+    for item in result["settings"]:
+        if item["matches"]:
+            print(f"{_where(item)}: {_with_unit(item['key'], item['now'])}, as written")
+    shown = [
+        f"{_where(m)}: written {m['written']}, now {_with_unit(m['key'], m['now'])}: {m['reason']}"
+        for m in result["mismatches"]
+    ]
+    for line in shown:
+        print(f"differs: {line}")
+    total = len(result["settings"])
+    if shown:
+        print(f"journal {result['journal']}: {len(shown)} of {total} differ")
+        return EXIT_FAILED
+    print(f"journal {result['journal']}: all {total} as written")
+    return EXIT_OK

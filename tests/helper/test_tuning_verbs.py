@@ -1,0 +1,658 @@
+"""Tuning verbs through the real helper process, on real loop devices and the real /proc/sys/vm.
+
+Every loop device is detached and every vm.dirty_* value put back as found in finally blocks
+(fixtures), also when a test fails. `--root` is used only where the kernel cannot help: md's
+stripe_cache_size (no md here), the files persist writes under /etc, and a write that fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stripewise.helper.tuning import JOURNAL_NAME, MAX_SETTINGS
+from tests.helper.test_bench_verbs import Helper
+from tests.helper.test_builtin_engine import Loop, MiB, loop_device, needs_loop
+
+AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+VM = Path("/proc/sys/vm")
+VM_KEYS = (
+    "dirty_ratio",
+    "dirty_bytes",
+    "dirty_background_ratio",
+    "dirty_background_bytes",
+    "dirty_expire_centisecs",
+    "dirty_writeback_centisecs",
+)
+DEVICE_KEYS = ("read_ahead_kb", "nr_requests", "scheduler", "max_sectors_kb")
+
+
+class TuningHelper(Helper):
+    """The bench tests' client, started with the helper's own options."""
+
+    def __init__(self, state_dir: Path, *options: str, prefix: tuple[str, ...] = ()) -> None:
+        self.process = subprocess.Popen(
+            [
+                *prefix,
+                sys.executable,
+                "-m",
+                "stripewise.helper.server",
+                "--state-dir",
+                str(state_dir),
+                *options,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+        assert self.ask("hello", {"protocol": 1})["ok"]
+
+    def result(self, verb: str, args: dict[str, Any]) -> dict[str, Any]:
+        reply = self.ask(verb, args)
+        assert reply["ok"], reply
+        return reply["result"]
+
+    def error(self, verb: str, args: dict[str, Any]) -> dict[str, Any]:
+        reply = self.ask(verb, args)
+        assert not reply["ok"], reply
+        return reply["error"]
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    directory = tmp_path / "state"
+    directory.mkdir(mode=0o755)
+    return directory
+
+
+@pytest.fixture
+def helper(state: Path) -> Iterator[TuningHelper]:
+    started = TuningHelper(state)
+    yield started
+    if started.process.poll() is None:
+        started.close()
+
+
+@contextlib.contextmanager
+def restored_loop() -> Iterator[Loop]:
+    """A loop device whose queue values are put back before it is detached: they outlive the
+    attachment, so the next user of loopN would otherwise inherit them."""
+    with loop_device(16 * MiB) as attached:
+        found = device_values(attached)
+        try:
+            yield attached
+        finally:
+            for key in ("scheduler", "nr_requests", "max_sectors_kb", "read_ahead_kb"):
+                Path(f"/sys/block/{attached.name}/queue/{key}").write_text(found[key])
+            assert device_values(attached) == found
+
+
+@pytest.fixture
+def loop() -> Iterator[Loop]:
+    with restored_loop() as attached:
+        yield attached
+
+
+@pytest.fixture
+def vm_values() -> Iterator[dict[str, int]]:
+    """The machine's vm.dirty_* values, put back afterwards whatever the test did."""
+    found = {key: int((VM / key).read_text()) for key in VM_KEYS}
+    try:
+        yield found
+    finally:
+        restore_vm(found)
+        assert {key: int((VM / key).read_text()) for key in VM_KEYS} == found
+
+
+def restore_vm(values: dict[str, int]) -> None:
+    """Of each ratio/bytes pair only the one in force can be written (the kernel refuses 0
+    for a bytes knob and zeroes the other half)."""
+    for ratio, size in (
+        ("dirty_ratio", "dirty_bytes"),
+        ("dirty_background_ratio", "dirty_background_bytes"),
+    ):
+        key = size if values[size] else ratio
+        (VM / key).write_text(str(values[key]))
+    for key in ("dirty_expire_centisecs", "dirty_writeback_centisecs"):
+        (VM / key).write_text(str(values[key]))
+
+
+def queue(loop: Loop, key: str) -> str:
+    text = Path(f"/sys/block/{loop.name}/queue/{key}").read_text().strip()
+    if key == "scheduler":
+        return next(w[1:-1] for w in text.split() if w.startswith("["))
+    return text
+
+
+def device_values(loop: Loop) -> dict[str, str]:
+    return {key: queue(loop, key) for key in DEVICE_KEYS}
+
+
+def vm_now() -> dict[str, int]:
+    return {key: int((VM / key).read_text()) for key in VM_KEYS}
+
+
+def journal(state: Path) -> list[dict[str, Any]]:
+    return json.loads((state / JOURNAL_NAME).read_text())["entries"]
+
+
+def setting(key: str, value: object, device: str | None = None) -> dict[str, Any]:
+    item: dict[str, Any] = {"key": key, "value": value}
+    if device is not None:
+        item["device"] = device
+    return item
+
+
+# --- tuning.read -----------------------------------------------------------------------------
+@needs_loop
+def test_read_gives_values_limits_and_units(helper: TuningHelper, loop: Loop) -> None:
+    result = helper.result("tuning.read", {"devices": [loop.device]})
+    device = result["devices"][loop.name]
+    assert {k: str(v) for k, v in device["values"].items()} == device_values(loop)
+    limits = device["limits"]
+    assert queue(loop, "scheduler") in limits["schedulers"] and "none" in limits["schedulers"]
+    assert limits["max_hw_sectors_kb"] == int(queue(loop, "max_hw_sectors_kb"))
+    assert limits["stripe_cache_size"] is False and limits["queue_depth"] > 0
+    assert result["globals"] == {f"vm.{k}": v for k, v in vm_now().items()}
+    assert (
+        result["units"]["read_ahead_kb"] == "KiB" and result["units"]["vm.dirty_bytes"] == "bytes"
+    )
+    assert result["journal"] is None
+
+
+# --- apply, verify, revert on a loop device --------------------------------------------------
+@needs_loop
+def test_apply_verify_revert_restores_a_loop_device_exactly(
+    helper: TuningHelper, loop: Loop, state: Path
+) -> None:
+    found = device_values(loop)
+    other = next(s for s in ("mq-deadline", "kyber", "none") if s != found["scheduler"])
+    max_sectors = int(queue(loop, "max_hw_sectors_kb")) // 2
+    applied = helper.result(
+        "tuning.apply",
+        {
+            "settings": [
+                setting("read_ahead_kb", 4096, loop.name),
+                setting("nr_requests", 64, loop.device),
+                setting("scheduler", other, loop.name),
+                setting("max_sectors_kb", max_sectors, loop.name),
+            ],
+            "label": "test",
+        },
+    )
+    # the scheduler goes first: switching it resets nr_requests
+    assert applied["settings"][0]["key"] == "scheduler"
+    assert all(s["matches"] for s in applied["settings"]), applied
+    before = {s["key"]: str(s["before"]) for s in applied["settings"]}
+    assert before == found
+    assert device_values(loop) == {
+        "read_ahead_kb": "4096",
+        "nr_requests": "64",
+        "scheduler": other,
+        "max_sectors_kb": str(max_sectors),
+    }
+    entry = journal(state)[-1]
+    assert entry["id"] == applied["journal"] and entry["state"] == "applied"
+    assert entry["label"] == "test"
+
+    verified = helper.result("tuning.verify", {})
+    assert verified["journal"] == applied["journal"] and verified["mismatches"] == []
+
+    Path(f"/sys/block/{loop.name}/queue/read_ahead_kb").write_text("256")  # someone else
+    mismatches = helper.result("tuning.verify", {"journal": applied["journal"]})["mismatches"]
+    assert [(m["key"], m["now"]) for m in mismatches] == [("read_ahead_kb", 256)]
+    assert "changed since the apply" in mismatches[0]["reason"]
+
+    reverted = helper.result("tuning.revert", {})
+    assert reverted["journal"] == applied["journal"] and reverted["skipped"] == []
+    assert device_values(loop) == found
+    assert journal(state)[-1]["state"] == "reverted"
+
+    again = helper.error("tuning.revert", {})
+    assert again["code"] == "nothing_to_revert" and "reverted" in again["message"]
+
+
+@needs_loop
+def test_verify_names_what_the_kernel_rounded(
+    helper: TuningHelper, loop: Loop, state: Path
+) -> None:
+    found = queue(loop, "read_ahead_kb")
+    applied = helper.result("tuning.apply", {"settings": [setting("read_ahead_kb", 5, loop.name)]})
+    item = applied["settings"][0]
+    assert item["written"] == 5 and item["after"] == 4 and item["matches"] is False
+    mismatch = helper.result("tuning.verify", {})["mismatches"][0]
+    assert mismatch["now"] == 4 and "the kernel stored 4" in mismatch["reason"]
+    helper.result("tuning.revert", {})
+    assert queue(loop, "read_ahead_kb") == found
+
+
+@needs_loop
+def test_revert_skips_a_device_that_is_another_one_now(
+    helper: TuningHelper, loop: Loop, state: Path
+) -> None:
+    helper.result("tuning.apply", {"settings": [setting("read_ahead_kb", 1024, loop.name)]})
+    subprocess.run(["losetup", "-d", loop.device], check=True)  # new media: new diskseq
+    reverted = helper.result("tuning.revert", {})
+    assert reverted["restored"] == []
+    assert [s["device"] for s in reverted["skipped"]] == [loop.name]
+    assert "another device" in reverted["skipped"][0]["reason"]
+    assert queue(loop, "read_ahead_kb") == "1024", "not written: it is another device now"
+
+
+# --- the global knobs on the real /proc/sys/vm ------------------------------------------------
+@pytest.mark.skipif(os.geteuid() != 0, reason="writing /proc/sys/vm needs root")
+def test_global_apply_and_revert_with_the_ratio_bytes_rule(
+    helper: TuningHelper, vm_values: dict[str, int], state: Path
+) -> None:
+    # start from the kernel's ratio mode, whatever the machine had
+    restore_vm({**vm_values, "dirty_bytes": 0, "dirty_background_bytes": 0})
+    ratios = vm_now()
+    applied = helper.result(
+        "tuning.apply",
+        {
+            "settings": [
+                setting("vm.dirty_bytes", 256 * MiB),
+                setting("dirty_background_bytes", 64 * MiB),  # the vm. prefix is optional
+                setting("vm.dirty_expire_centisecs", ratios["dirty_expire_centisecs"] + 111),
+            ]
+        },
+    )
+    now = vm_now()
+    assert now["dirty_bytes"] == 256 * MiB and now["dirty_ratio"] == 0
+    assert now["dirty_background_bytes"] == 64 * MiB and now["dirty_background_ratio"] == 0
+    effects = applied["settings"][0]["side_effects"]
+    assert effects == [{"key": "vm.dirty_ratio", "before": ratios["dirty_ratio"], "after": 0}]
+    # the bytes knobs read 0 before: their ratios were in force, so those are journaled
+    restores = [c["restore"][0] for c in journal(state)[-1]["changes"]]
+    assert restores[:2] == [
+        {"key": "vm.dirty_ratio", "value": ratios["dirty_ratio"]},
+        {"key": "vm.dirty_background_ratio", "value": ratios["dirty_background_ratio"]},
+    ]
+    helper.result("tuning.revert", {})
+    assert vm_now() == ratios
+
+    # and the other way round: bytes in force, a ratio applied, the bytes come back
+    (VM / "dirty_bytes").write_text(str(128 * MiB))
+    in_bytes = vm_now()
+    assert in_bytes["dirty_ratio"] == 0
+    helper.result("tuning.apply", {"settings": [setting("vm.dirty_ratio", 30)]})
+    assert vm_now()["dirty_ratio"] == 30 and vm_now()["dirty_bytes"] == 0
+    helper.result("tuning.revert", {})
+    assert vm_now() == in_bytes
+
+
+# --- a write that fails midway ---------------------------------------------------------------
+def fake_root(tmp_path: Path) -> Path:
+    """A copy of the trees the kernel cannot offer here: an md RAID 5 with a stripe cache, a
+    SAS disk with a WWN, a SATA disk with only a serial, and /proc/sys/vm."""
+    root = tmp_path / "root"
+    files = {
+        "proc/sys/vm/dirty_ratio": "20",
+        "proc/sys/vm/dirty_bytes": "0",
+        "proc/sys/vm/dirty_background_ratio": "10",
+        "proc/sys/vm/dirty_background_bytes": "0",
+        "proc/sys/vm/dirty_expire_centisecs": "3000",
+        "proc/sys/vm/dirty_writeback_centisecs": "500",
+        "sys/block/md0/md/stripe_cache_size": "256",
+        "sys/block/md0/md/level": "raid5",
+        "sys/block/md0/md/uuid": "3f0f5e9a-0c6e-4c1d-9b7e-1a2b3c4d5e6f",
+        "sys/block/sdq/device/wwid": "naa.5000C500A1B2C3D4",
+        "sys/block/sdr/device/serial": "WD-WCC4E1234567",
+        "sys/block/sdr/device/wwid": "t10.ATA     WDC WD40EFRX",
+    }
+    for disk, scheduler in (("md0", "none"), ("sdq", "[mq-deadline] none"), ("sdr", "[bfq] none")):
+        files |= {
+            f"sys/block/{disk}/queue/scheduler": scheduler,
+            f"sys/block/{disk}/queue/read_ahead_kb": "128",
+            f"sys/block/{disk}/queue/nr_requests": "64",
+            f"sys/block/{disk}/queue/max_sectors_kb": "512",
+            f"sys/block/{disk}/queue/max_hw_sectors_kb": "1024",
+        }
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+    return root
+
+
+def text_of(root: Path, relative: str) -> str:
+    return (root / relative).read_text().strip()
+
+
+@pytest.mark.skipif(shutil.which("chattr") is None, reason="needs chattr")
+def test_a_write_failing_midway_rolls_back_the_earlier_ones(tmp_path: Path, state: Path) -> None:
+    """An immutable file refuses even root (EPERM): the third write fails after two worked."""
+    root = fake_root(tmp_path)
+    immutable = root / "sys/block/sdq/queue/max_sectors_kb"
+    if subprocess.run(["chattr", "+i", str(immutable)], check=False).returncode != 0:
+        pytest.skip("this filesystem has no immutable flag")
+    helper = TuningHelper(state, "--root", str(root))
+    try:
+        error = helper.error(
+            "tuning.apply",
+            {
+                "settings": [
+                    setting("read_ahead_kb", 4096, "sdq"),
+                    setting("vm.dirty_ratio", 35),
+                    setting("max_sectors_kb", 256, "sdq"),
+                ]
+            },
+        )
+    finally:
+        subprocess.run(["chattr", "-i", str(immutable)], check=True)
+        helper.close()
+    assert error["code"] == "write_failed"
+    assert "sdq: max_sectors_kb" in error["message"] and "EPERM" in error["message"]
+    assert "2 earlier change(s) were rolled back" in error["message"]
+    assert text_of(root, "sys/block/sdq/queue/read_ahead_kb") == "128"
+    assert text_of(root, "proc/sys/vm/dirty_ratio") == "20"
+    entry = journal(state)[-1]  # journaled before the first write, then marked
+    assert entry["state"] == "rolled_back" and "EPERM" in entry["error"]
+    assert [c["before"] for c in entry["changes"]] == [128, 20, 512]
+
+
+@needs_loop
+def test_reverting_a_scheduler_switch_brings_nr_requests_back(loop: Loop, state: Path) -> None:
+    """Switching the scheduler resets nr_requests to the new one's default, and switching back
+    to the old one's: the journal keeps nr_requests with the scheduler and writes it after."""
+    Path(f"/sys/block/{loop.name}/queue/nr_requests").write_text("32")
+    found = device_values(loop)
+    assert found["nr_requests"] == "32"
+    helper = TuningHelper(state, "--root", "/")
+    target = next(s for s in ("mq-deadline", "kyber", "none") if s != found["scheduler"])
+    try:
+        applied = helper.result(
+            "tuning.apply",
+            {"settings": [setting("scheduler", target, loop.name)], "label": "switch"},
+        )
+        assert applied["settings"][0]["after"] == target
+        assert queue(loop, "nr_requests") != "32", "the switch reset it"
+        helper.result("tuning.revert", {})
+    finally:
+        helper.close()
+    assert device_values(loop) == found
+
+
+@needs_loop
+def test_nothing_is_written_when_the_journal_cannot_be(loop: Loop, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    found = device_values(loop)
+    helper = TuningHelper(blocker)
+    try:
+        error = helper.error(
+            "tuning.apply", {"settings": [setting("read_ahead_kb", 4096, loop.name)]}
+        )
+    finally:
+        helper.close()
+    assert error["code"] == "io_error" and str(blocker) in error["message"]
+    assert device_values(loop) == found
+
+
+# --- crash recovery --------------------------------------------------------------------------
+@needs_loop
+def test_a_new_helper_reverts_after_the_first_one_was_killed(
+    loop: Loop, state: Path, vm_values: dict[str, int]
+) -> None:
+    found = device_values(loop)
+    first = TuningHelper(state)
+    applied = first.result(
+        "tuning.apply",
+        {
+            "settings": [
+                setting("read_ahead_kb", 2048, loop.name),
+                setting("scheduler", "mq-deadline", loop.name),
+                setting("vm.dirty_writeback_centisecs", vm_values["dirty_writeback_centisecs"] + 7),
+            ]
+        },
+    )
+    first.process.kill()
+    first.process.wait(timeout=10)
+    assert device_values(loop)["read_ahead_kb"] == "2048"
+
+    second = TuningHelper(state)
+    try:
+        read = second.result("tuning.read", {"devices": [loop.name]})
+        assert read["journal"]["id"] == applied["journal"]
+        reverted = second.result("tuning.revert", {"journal": applied["journal"]})
+        assert {r["key"] for r in reverted["restored"]} == {
+            "read_ahead_kb",
+            "scheduler",
+            "vm.dirty_writeback_centisecs",
+        }
+    finally:
+        second.close()
+    assert device_values(loop) == found
+    assert vm_now() == vm_values
+
+
+# --- refusals: each refused with nothing written ---------------------------------------------
+BAD = [
+    ([setting("read_ahead_kb", -1, "LOOP")], "bad_args", "out of range"),
+    ([setting("nr_requests", 4096, "LOOP")], "bad_args", "out of range"),
+    ([setting("nr_requests", 2048, "LOOP")], "bad_args", "hardware queue depth"),
+    ([setting("max_sectors_kb", 10**6, "LOOP")], "bad_args", "out of range"),
+    ([setting("max_sectors_kb", 2, "LOOP")], "bad_args", "out of range"),
+    ([setting("scheduler", "cfq", "LOOP")], "bad_args", "not offered"),
+    ([setting("vm.dirty_ratio", 101)], "bad_args", "out of range"),
+    ([setting("vm.dirty_bytes", 4096)], "bad_args", "two pages"),
+    ([setting("vm.dirty_bytes", 0)], "bad_args", "refuses 0"),
+    ([setting("vm.dirty_ratio", 30), setting("vm.dirty_bytes", 2**30)], "bad_args", "not both"),
+    ([setting("read_ahead_kb", 512, "LOOP")], "bad_args", "given twice"),
+    ([setting("swappiness", 10)], "bad_args", "unknown tunable"),
+    ([setting("read_ahead_kb", 512, "../../etc")], "bad_args", "not a device name"),
+    ([setting("read_ahead_kb", 512, "LOOP/../../x")], "bad_args", "not a device name"),
+    ([setting("read_ahead_kb", 512, "/dev/..")], "bad_args", "not a device name"),
+    ([setting("read_ahead_kb", 512, "sdzz9")], "not_found", "does not exist"),
+    ([setting("read_ahead_kb", 512)], "bad_args", "per device"),
+    ([setting("vm.dirty_ratio", 30, "LOOP")], "bad_args", "global"),
+    ([setting("stripe_cache_size", 4096, "LOOP")], "bad_args", "md RAID"),
+    ([setting("read_ahead_kb", True, "LOOP")], "bad_args", "number or a name"),
+    ([{"key": "read_ahead_kb", "value": 512, "device": "LOOP", "path": "/etc"}], "bad_args", ""),
+    ([setting("read_ahead_kb", 512, "LOOP")] * (MAX_SETTINGS + 1), "bad_args", "at most 256"),
+    ([], "bad_args", "non-empty"),
+]
+
+
+@needs_loop
+@pytest.mark.parametrize(("bad", "code", "words"), BAD)
+def test_bad_input_is_refused_with_nothing_written(
+    helper: TuningHelper,
+    loop: Loop,
+    state: Path,
+    vm_values: dict[str, int],
+    bad: list[dict[str, Any]],
+    code: str,
+    words: str,
+) -> None:
+    found = device_values(loop)
+    if queue(loop, "scheduler") != "none":
+        Path(f"/sys/block/{loop.name}/queue/scheduler").write_text("none")
+        found = device_values(loop)
+    first = setting("read_ahead_kb", 8192, loop.name)  # valid: it must not be written either
+    bad = [dict(item) for item in bad]  # the table is shared between the cases
+    for item in bad:
+        if isinstance(item.get("device"), str) and "LOOP" in item["device"]:
+            item["device"] = item["device"].replace("LOOP", loop.name)
+    settings = bad if len(bad) > MAX_SETTINGS or not bad else [first, *bad]
+    error = helper.error("tuning.apply", {"settings": settings})
+    assert error["code"] == code and words in error["message"], error
+    assert device_values(loop) == found
+    assert vm_now() == vm_values
+    assert not (state / JOURNAL_NAME).exists(), "refused before anything was journaled"
+
+
+def test_requests_without_an_apply_are_refused_clearly(helper: TuningHelper) -> None:
+    assert helper.error("tuning.revert", {})["code"] == "nothing_to_revert"
+    assert helper.error("tuning.verify", {})["code"] == "nothing_to_verify"
+    assert helper.error("tuning.revert", {"journal": "20250101T000000-abcdef"})["code"] == (
+        "not_found"
+    )
+    assert helper.error("tuning.revert", {"journal": "../x"})["code"] == "bad_args"
+    assert helper.error("tuning.read", {"devices": ["../sda"]})["code"] == "bad_args"
+    assert helper.error("tuning.apply", {"settings": [], "shell": "x"})["code"] == "bad_args"
+    assert helper.error("tuning.persist", {"action": "burn"})["code"] == "bad_args"
+
+
+# --- unprivileged ----------------------------------------------------------------------------
+@needs_loop
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
+def test_an_unprivileged_helper_reads_but_changes_nothing(loop: Loop, state: Path) -> None:
+    found = device_values(loop)
+    helper = TuningHelper(state, prefix=AS_NOBODY)
+    try:
+        assert helper.result("hello", {"protocol": 1})["euid"] == 65534
+        read = helper.result("tuning.read", {"devices": [loop.name]})
+        assert {k: str(v) for k, v in read["devices"][loop.name]["values"].items()} == found
+        one = [setting("read_ahead_kb", 4096, loop.name)]
+        for verb, args in (
+            ("tuning.apply", {"settings": one}),
+            ("tuning.revert", {}),
+            ("tuning.persist", {"action": "write", "settings": one}),
+            ("tuning.persist", {"action": "remove"}),
+        ):
+            assert helper.error(verb, args)["code"] == "not_privileged", verb
+        preview = helper.result("tuning.persist", {"action": "preview", "settings": one})
+        assert f'KERNEL=="{loop.name}"' in preview["files"][1]["text"]
+    finally:
+        helper.close()
+    assert device_values(loop) == found
+    assert list(state.iterdir()) == []
+
+
+# --- md stripe cache and persist under --root ------------------------------------------------
+def test_md_stripe_cache_apply_and_revert_under_a_root(tmp_path: Path, state: Path) -> None:
+    root = fake_root(tmp_path)
+    helper = TuningHelper(state, "--root", str(root))
+    try:
+        read = helper.result("tuning.read", {"devices": ["md0", "sdq"]})
+        assert read["devices"]["md0"]["values"]["stripe_cache_size"] == 256
+        assert read["devices"]["md0"]["values"]["scheduler"] == "none"
+        assert "stripe_cache_size" not in read["devices"]["sdq"]["values"]
+        refused = helper.error(
+            "tuning.apply", {"settings": [setting("stripe_cache_size", 16, "md0")]}
+        )
+        assert "out of range" in refused["message"]
+        refused = helper.error(
+            "tuning.apply", {"settings": [setting("max_sectors_kb", 2048, "sdq")]}
+        )
+        assert "1024" in refused["message"], "the device's own max_hw_sectors_kb"
+        helper.result("tuning.apply", {"settings": [setting("stripe_cache_size", 8192, "md0")]})
+        assert text_of(root, "sys/block/md0/md/stripe_cache_size") == "8192"
+        helper.result("tuning.revert", {})
+        assert text_of(root, "sys/block/md0/md/stripe_cache_size") == "256"
+    finally:
+        helper.close()
+
+
+EXPECTED_SYSCTL = """\
+# Written by Stripewise (tuning.persist); rewritten or removed by it, edits are lost.
+# Read at boot by systemd-sysctl.
+vm.dirty_ratio = 40
+vm.dirty_background_ratio = 5
+"""
+EXPECTED_RULES = """\
+# Written by Stripewise (tuning.persist); rewritten or removed by it, edits are lost.
+# Applied by udev when each disk appears, keyed on its identity.
+# sdq: ID_WWN 0x5000c500a1b2c3d4
+ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ENV{ID_WWN}=="0x5000c500a1b2c3d4", \
+ATTR{queue/scheduler}="none", ATTR{queue/read_ahead_kb}="4096", ATTR{queue/nr_requests}="32"
+# sdr: ID_SERIAL_SHORT WD-WCC4E1234567
+ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", \
+ENV{ID_SERIAL_SHORT}=="WD-WCC4E1234567", ATTR{queue/read_ahead_kb}="4096"
+# md0: MD_UUID 3f0f5e9a:0c6e4c1d:9b7e1a2b:3c4d5e6f
+ACTION=="add|change", SUBSYSTEM=="block", KERNEL=="md*", \
+ENV{MD_UUID}=="3f0f5e9a:0c6e4c1d:9b7e1a2b:3c4d5e6f", ATTR{md/stripe_cache_size}="8192"
+"""
+
+
+def test_persist_preview_write_and_remove_under_a_root(tmp_path: Path, state: Path) -> None:
+    root = fake_root(tmp_path)
+    settings = [
+        setting("read_ahead_kb", 4096, "sdq"),
+        setting("nr_requests", 32, "sdq"),
+        setting("scheduler", "none", "sdq"),
+        setting("vm.dirty_ratio", 40),
+        setting("read_ahead_kb", 4096, "sdr"),
+        setting("stripe_cache_size", 8192, "md0"),
+        setting("vm.dirty_background_ratio", 5),
+    ]
+    sysctl = root / "etc/sysctl.d/90-stripewise.conf"
+    rules = root / "etc/udev/rules.d/90-stripewise.rules"
+    helper = TuningHelper(state, "--root", str(root))
+    try:
+        preview = helper.result("tuning.persist", {"action": "preview", "settings": settings})
+        texts = {f["kind"]: f["text"] for f in preview["files"]}
+        assert texts == {"sysctl": EXPECTED_SYSCTL, "udev": EXPECTED_RULES}
+        assert [f["path"] for f in preview["files"]] == [str(sysctl), str(rules)]
+        assert any("sysfs" in w for w in preview["warnings"])
+        assert not sysctl.exists() and not rules.exists()
+
+        written = helper.result("tuning.persist", {"action": "write", "settings": settings})
+        assert written["written"] == [str(sysctl), str(rules)]
+        assert sysctl.read_text() == EXPECTED_SYSCTL and rules.read_text() == EXPECTED_RULES
+        assert {oct(p.stat().st_mode & 0o777) for p in (sysctl, rules)} == {"0o644"}
+        assert sorted(p.name for p in sysctl.parent.iterdir()) == [sysctl.name], "no temp files"
+
+        # only globals now: the rules file goes, so no stale rule applies at boot
+        only_globals = [setting("vm.dirty_ratio", 40), setting("vm.dirty_background_ratio", 5)]
+        again = helper.result("tuning.persist", {"action": "write", "settings": only_globals})
+        assert again["removed"] == [str(rules)] and not rules.exists()
+
+        removed = helper.result("tuning.persist", {"action": "remove"})
+        assert removed == {"removed": [str(sysctl)], "absent": [str(rules)]}
+        assert not sysctl.exists()
+        bad = helper.error(
+            "tuning.persist", {"action": "write", "settings": [setting("read_ahead_kb", -5, "sdq")]}
+        )
+        assert bad["code"] == "bad_args" and not sysctl.exists()
+    finally:
+        helper.close()
+    assert text_of(root, "sys/block/sdq/queue/read_ahead_kb") == "128", "persist never applies"
+
+
+@needs_loop
+def test_persist_falls_back_to_the_kernel_name_with_a_warning(
+    helper: TuningHelper, loop: Loop
+) -> None:
+    preview = helper.result(
+        "tuning.persist",
+        {"action": "preview", "settings": [setting("read_ahead_kb", 4096, loop.name)]},
+    )
+    assert preview["files"][0]["text"] is None
+    assert (
+        f'KERNEL=="{loop.name}", ATTR{{queue/read_ahead_kb}}="4096"' in preview["files"][1]["text"]
+    )
+    assert any("kernel name" in w and loop.name in w for w in preview["warnings"])
+
+
+# --- the helper's own options ----------------------------------------------------------------
+def test_root_and_state_dir_are_refused_through_sudo(tmp_path: Path) -> None:
+    for option in ("--root", "--state-dir"):
+        done = subprocess.run(
+            [sys.executable, "-m", "stripewise.helper.server", option, str(tmp_path)],
+            input=b"",
+            capture_output=True,
+            env={**os.environ, "SUDO_UID": "1000"},
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 2 and b"refused when started through sudo" in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "stripewise.helper.server", "--root", "relative"],
+        input=b"",
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2 and b"absolute" in done.stderr

@@ -1,0 +1,145 @@
+"""`stripewise tune set|apply|verify|revert` on a real loop device, through the real helper.
+
+The commands are parsed as cli.py does once `add_write_commands` joins the `tune` group; the
+helper is the real process the CLI starts (as root here), with its journal in a temp folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from stripewise import environment
+from stripewise.cli_tune_write import add_write_commands
+from tests.helper.test_builtin_engine import Loop
+from tests.helper.test_tuning_verbs import VM, device_values, restore_vm, restored_loop, vm_now
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("losetup") is None, reason="needs root and losetup"
+)
+
+
+def tune(state: Path, *argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="stripewise")
+    commands = parser.add_subparsers(dest="command")
+    actions = commands.add_parser("tune").add_subparsers(dest="tune_command")
+    add_write_commands(actions)
+    args = parser.parse_args(["tune", *argv, "--state-dir", str(state)])
+    code: int = args.tune_run(args)
+    return code
+
+
+@pytest.fixture
+def loop() -> Iterator[Loop]:
+    with restored_loop() as attached:
+        yield attached
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def vm_values() -> Iterator[dict[str, int]]:
+    found = vm_now()
+    try:
+        yield found
+    finally:
+        restore_vm(found)
+
+
+def test_set_verify_revert(loop: Loop, state: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    found = device_values(loop)
+    assert tune(state, "set", "read_ahead_kb=4096", "nr_requests=64", "--device", loop.device) == 0
+    out = capsys.readouterr().out
+    assert f"{loop.name}: read_ahead_kb: {found['read_ahead_kb']} -> 4096 KiB" in out
+    assert f"{loop.name}: nr_requests: {found['nr_requests']} -> 64 requests" in out
+    assert "undo with `stripewise tune revert`" in out
+    assert device_values(loop) == {**found, "read_ahead_kb": "4096", "nr_requests": "64"}
+
+    assert tune(state, "verify") == 0
+    assert "all 2 as written" in capsys.readouterr().out
+    Path(f"/sys/block/{loop.name}/queue/nr_requests").write_text("32")
+    assert tune(state, "verify", "--json") == 1
+    mismatches = json.loads(capsys.readouterr().out)["mismatches"]
+    assert [(m["key"], m["now"]) for m in mismatches] == [("nr_requests", 32)]
+
+    assert tune(state, "revert") == 0
+    out = capsys.readouterr().out
+    assert f"{loop.name}: read_ahead_kb: 4096 -> {found['read_ahead_kb']} KiB" in out
+    assert device_values(loop) == found
+
+    assert tune(state, "revert") == 1, "nothing left to revert"
+    assert "no applied tuning" in capsys.readouterr().err
+
+
+def test_apply_a_preset_and_revert_it(
+    loop: Loop, state: Path, vm_values: dict[str, int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    restore_vm({**vm_values, "dirty_bytes": 0, "dirty_background_bytes": 0})  # ratio mode
+    before_vm, before_device = vm_now(), device_values(loop)
+    if before_vm["dirty_ratio"] == 10 and before_vm["dirty_background_ratio"] == 3:
+        (VM / "dirty_ratio").write_text("20")  # so that the preset changes something
+        before_vm = vm_now()
+    assert tune(state, "apply", "latency-sensitive", "--device", loop.name) == 0
+    out = capsys.readouterr().out
+    assert "vm.dirty_ratio" in out and "vm.dirty_background_ratio: " in out
+    assert vm_now()["dirty_ratio"] == 10 and vm_now()["dirty_background_ratio"] == 3
+    assert device_values(loop)["scheduler"] == "mq-deadline"
+    assert tune(state, "revert") == 0
+    assert vm_now() == before_vm and device_values(loop) == before_device
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["set", "read_ahead_kb=-1", "--device", "LOOP"], "out of range"),
+        (["set", "read_ahead_kb=4096"], "add --device"),
+        (["set", "readahead=4096", "--device", "LOOP"], "unknown tunable"),
+        (["set", "read_ahead_kb", "--device", "LOOP"], "KEY=VALUE"),
+        (["set", "vm.dirty_bytes=0"], "refuses 0"),
+        (["set", "read_ahead_kb=4096", "--device", "../etc"], "not a device name"),
+        (["set", "read_ahead_kb=4096", "--device", "nosuchdisk9"], "does not exist"),
+        (["set", "nr_requests=2048", "--device", "LOOP"], "hardware queue depth"),
+        (["set", "scheduler=cfq", "--device", "LOOP"], "not offered"),
+        (["apply", "no-such-preset", "--device", "LOOP"], "unknown preset"),
+    ],
+)
+def test_invalid_input_exits_2_with_nothing_written(
+    loop: Loop,
+    state: Path,
+    vm_values: dict[str, int],
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    words: str,
+) -> None:
+    if device_values(loop)["scheduler"] != "none":
+        Path(f"/sys/block/{loop.name}/queue/scheduler").write_text("none")
+    found = device_values(loop)
+    argv = [a.replace("LOOP", loop.name) for a in argv]
+    assert tune(state, *argv) == 2
+    assert words in capsys.readouterr().err
+    assert device_values(loop) == found and vm_now() == vm_values
+    assert not (state / "tuning-journal.json").exists()
+
+
+def test_without_a_way_to_root_it_exits_1_and_writes_nothing(
+    loop: Loop,
+    state: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    none = environment.Privileges(environment.PrivilegeMode.NONE, "no privileged actions: test")
+    monkeypatch.setattr(environment, "probe_privileges", lambda: none)
+    found = device_values(loop)
+    assert tune(state, "set", "read_ahead_kb=4096", "--device", loop.name) == 1
+    assert "needs root" in capsys.readouterr().err
+    assert tune(state, "revert") == 1
+    assert device_values(loop) == found and not state.exists()
