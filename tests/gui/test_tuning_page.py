@@ -107,3 +107,66 @@ def test_apply_verify_and_revert_through_the_real_helper(
             for name, value in before.items():
                 current = value.split("[")[-1].split("]")[0] if "[" in value else value
                 (queue / name).write_text(current.strip())
+
+
+@needs_loop
+def test_ab_alternates_runs_reverts_the_preset_and_judges_against_noise(
+    make_window: WindowFactory, db_url: str, qtbot: Any, tmp_path: Path
+) -> None:
+    from stripewise.history.database import open_database
+    from stripewise.history.store import HistoryStore
+
+    target = tmp_path / "target"
+    target.mkdir()
+    with loop_device(64 * 2**20) as loop:
+        read_ahead = Path(f"/sys/block/{loop.name}/queue/read_ahead_kb")
+        before = read_ahead.read_text().strip()
+        read_ahead.write_text("256")
+        try:
+            window = make_window(view="tuning")
+            page = tuning_page(window)
+            window.hardware.load_live()
+            qtbot.waitUntil(
+                lambda: any(
+                    loop.name in page.devices.item(r).text() for r in range(page.devices.count())
+                ),
+                timeout=10_000,
+            )
+            page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
+            with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+                page.select_devices([loop.name])
+            page.changes = [c for c in page.changes if c.setting.device == loop.name]
+            seen: list[str] = []
+            assert page.ab is not None
+            page.ab.progress.connect(lambda _text: seen.append(read_ahead.read_text().strip()))
+            args = {
+                "target": str(target),
+                "size": 32 * 2**20,
+                "phases": ["seq_write", "seq_read"],
+                "direct": True,
+                "engine": "builtin",
+            }
+            with qtbot.waitSignal(page.ab.finished, timeout=120_000):
+                page.start_ab(args, 2)
+            assert read_ahead.read_text().strip() == "256"  # reverted at the end
+            assert "4096" in seen  # and applied in between
+            figures = {f.phase: f for f in page.ab_figures}
+            assert set(figures) == {"seq_write", "seq_read"}
+            assert all(len(f.with_preset) == 2 and len(f.without) == 2 for f in figures.values())
+            assert figures["seq_read"].verdict in (
+                "within noise",
+                "faster with the preset",
+                "slower with the preset",
+            )
+            assert "A/B of streaming-throughput" in page.geometry.toPlainText()
+        finally:
+            read_ahead.write_text(before)
+    db = open_database(db_url)
+    try:
+        runs = HistoryStore(db).list_runs()
+    finally:
+        db.close()
+    assert sorted(r.name for r in runs) == sorted(
+        ["A/B streaming-throughput: with"] * 2 + ["A/B streaming-throughput: without"] * 2
+    )
+    assert all("ab" in r.tags for r in runs)

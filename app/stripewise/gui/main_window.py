@@ -135,7 +135,9 @@ class MainWindow(QMainWindow):
             from stripewise.gui.tuning_page import TuningPage
             from stripewise.services.tuning import TuningService
 
-            tuning_page = TuningPage(TuningService(self.helper, self), self.hardware)
+            tuning_page = TuningPage(
+                TuningService(self.helper, self), self.hardware, self.bench_session
+            )
             tuning_page.statusMessage.connect(
                 lambda text: self.statusBar().showMessage(text, 15_000)
             )

@@ -13,6 +13,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -21,6 +24,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -29,9 +33,13 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.pages import page_title
+from stripewise.model.ab import ABFigure
+from stripewise.model.bench_targets import targets_from
 from stripewise.model.presets import Preset
 from stripewise.model.topology import DiskKind, Inventory
 from stripewise.model.tunables import Change, tunable
+from stripewise.services.ab_runner import ABRunner
+from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService
 from stripewise.services.tuning import GeometryReport, PresetChoice, TuningService, settings_of
 
@@ -59,11 +67,17 @@ class TuningPage(QWidget):
     statusMessage = Signal(str)
 
     def __init__(
-        self, service: TuningService, hardware: HardwareService, parent: QWidget | None = None
+        self,
+        service: TuningService,
+        hardware: HardwareService,
+        session: BenchSession | None = None,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.service = service
         self.hardware = hardware
+        self.ab = ABRunner(session, service, self) if session is not None else None
+        self.ab_figures: list[ABFigure] = []
         self.changes: list[Change] = []
         self.preset: Preset | None = None
         self.last_result: dict[str, Any] = {}
@@ -97,6 +111,17 @@ class TuningPage(QWidget):
         self.verify_button.clicked.connect(self.verify)
         self.revert_button.clicked.connect(self.revert)
         self.persist_button.clicked.connect(self.persist)
+        self.ab_button = QPushButton("Benchmark With and Without...")
+        self.ab_button.setToolTip(
+            "Run the same benchmark with this preset applied and without, alternating, and "
+            "say whether the difference is larger than the runs' own spread"
+        )
+        self.ab_button.clicked.connect(self.ask_ab)
+        self.ab_button.setVisible(self.ab is not None)
+        if self.ab is not None:
+            self.ab.progress.connect(self._on_ab_progress)
+            self.ab.finished.connect(self._on_ab_finished)
+            self.ab.failed.connect(self._on_ab_failed)
         self.geometry = QPlainTextEdit()
         self.geometry.setReadOnly(True)
         self.geometry.setAccessibleName("Filesystem geometry")
@@ -136,9 +161,10 @@ class TuningPage(QWidget):
         for button in (self.apply_button, self.verify_button, self.revert_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.ab_button)
         buttons.addWidget(self.persist_button)
         right_layout.addLayout(buttons)
-        right_layout.addWidget(QLabel("Filesystem geometry of the selected arrays"))
+        right_layout.addWidget(QLabel("Filesystem geometry of the selected arrays; A/B results"))
         right_layout.addWidget(self.geometry, 1)
         split = QSplitter()
         split.addWidget(left)
@@ -256,7 +282,9 @@ class TuningPage(QWidget):
                     part
                     for part in (
                         change.note,
-                        ", ".join(f"{s.key} becomes {s.value}" for s in change.side_effects),
+                        ", ".join(f"{s.key} becomes {s.value}" for s in change.side_effects)
+                        if change.changes_anything
+                        else "",
                     )
                     if part
                 ),
@@ -276,8 +304,44 @@ class TuningPage(QWidget):
         self._enable()
 
     def _enable(self) -> None:
-        self.apply_button.setEnabled(bool(settings_of(self.changes)))
-        self.persist_button.setEnabled(bool(settings_of(self.changes)))
+        some = bool(settings_of(self.changes))
+        running = self.ab is not None and self.ab.running
+        for button in (self.apply_button, self.persist_button, self.ab_button):
+            button.setEnabled(some and not running)
+
+    # --- A/B ---------------------------------------------------------------------------------
+    def ask_ab(self) -> None:
+        dialog = ABDialog(self, targets_from(self.hardware.inventory))
+        self.ab_dialog = dialog
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self.start_ab(dialog.bench_args(), dialog.rounds.value())
+
+    def start_ab(self, bench_args: dict[str, Any], rounds: int) -> None:
+        assert self.ab is not None
+        label = self.preset.name if self.preset else "custom"
+        self.ab_figures = []
+        self.ab.start(settings_of(self.changes), label, bench_args, rounds)
+        self._enable()
+
+    def _on_ab_progress(self, text: str) -> None:
+        self.summary.setText(text)
+        self.statusMessage.emit(text)
+
+    def _on_ab_finished(self, figures: list[ABFigure]) -> None:
+        self.ab_figures = figures
+        label = self.preset.name if self.preset else "custom"
+        lines = [
+            f"A/B of {label}, medians of {len(figures[0].without) if figures else 0} runs "
+            "each side:"
+        ]
+        lines += [f"  {figure.sentence()}" for figure in figures]
+        self.geometry.setPlainText("\n".join(lines))
+        self.summary.setText("A/B done: the preset is reverted. Each run is in the History.")
+        self._enable()
+
+    def _on_ab_failed(self, message: str) -> None:
+        self.summary.setText(f"A/B stopped: {message}")
+        self._enable()
 
     # --- writes, through the helper -----------------------------------------------------------
     def apply(self) -> None:
@@ -377,3 +441,44 @@ class TuningPage(QWidget):
                 if fix and report.problems:
                     lines.append("  fix:   " + " ".join(fix))
         self.geometry.setPlainText("\n".join(lines))
+
+
+class ABDialog(QDialog):
+    """Where and how to benchmark for an A/B: target, size, rounds (each round = 2 runs)."""
+
+    def __init__(self, parent: QWidget, targets: list[Any]) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Benchmark with and without")
+        form = QFormLayout(self)
+        self.target = QComboBox()
+        for target in targets:
+            if target.runnable and not target.path.startswith("/dev/"):
+                self.target.addItem(target.label, target.path)
+        form.addRow("Target", self.target)
+        self.size_mib = QSpinBox()
+        self.size_mib.setRange(16, 1 << 20)
+        self.size_mib.setValue(1024)
+        self.size_mib.setSuffix(" MiB")
+        form.addRow("File size", self.size_mib)
+        self.rounds = QSpinBox()
+        self.rounds.setRange(2, 20)
+        self.rounds.setValue(3)
+        self.rounds.setToolTip("Each round runs once with and once without, in alternating order")
+        form.addRow("Rounds", self.rounds)
+        form.addRow(QLabel("Sequential write and read, then random reads, direct I/O."))
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def bench_args(self) -> dict[str, Any]:
+        return {
+            "target": self.target.currentData(),
+            "size": self.size_mib.value() * 2**20,
+            "phases": ["seq_write", "seq_read", "random_read"],
+            "direct": True,
+            "runtime_cap_s": 30.0,
+            "engine": "builtin",
+        }

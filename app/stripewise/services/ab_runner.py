@@ -1,0 +1,144 @@
+"""Runs an A/B: apply the preset, benchmark, revert, benchmark, alternating, then judges.
+
+Each benchmark goes through the same `BenchSession` as the Benchmark page (so it streams
+there and is saved, tagged `ab` and `with-preset` / `without-preset`); each apply and revert
+through the helper's journaled verbs. Whatever happens, the preset does not stay applied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from stripewise.model.ab import ABFigure, ab_figures, order
+from stripewise.services.bench_session import BenchRequest, BenchSession
+from stripewise.services.tuning import TuningService
+
+
+def _mb_s_by_phase(result: dict[str, Any]) -> dict[str, float]:
+    found = {}
+    for entry in result.get("results") or []:
+        spread = entry.get("mb_s") if isinstance(entry, dict) else None
+        if isinstance(spread, dict) and isinstance(spread.get("median"), int | float):
+            found[str(entry["phase"])] = float(spread["median"])
+    return found
+
+
+class ABRunner(QObject):
+    progress = Signal(str)
+    finished = Signal(list)  # list[ABFigure]
+    failed = Signal(str)
+
+    def __init__(
+        self, session: BenchSession, tuning: TuningService, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.tuning = tuning
+        self.running = False
+        self._steps: list[bool] = []
+        self._with: list[dict[str, float]] = []
+        self._without: list[dict[str, float]] = []
+        self._settings: list[dict[str, Any]] = []
+        self._label = ""
+        self._bench_args: dict[str, Any] = {}
+        self._applied = False
+        self._current: bool | None = None
+
+    def start(
+        self, settings: list[dict[str, Any]], label: str, bench_args: dict[str, Any], rounds: int
+    ) -> None:
+        if self.running or self.session.busy:
+            self.failed.emit("a benchmark is already running")
+            return
+        self.running = True
+        self._settings, self._label, self._bench_args = settings, label, dict(bench_args)
+        self._steps = order(rounds)
+        self._with, self._without = [], []
+        self.session.finished.connect(self._on_bench_finished)
+        self.session.refused.connect(self._on_bench_refused)
+        self._next()
+
+    def _step_text(self) -> str:
+        done = len(self._with) + len(self._without)
+        return f"run {done + 1} of {done + len(self._steps)}"
+
+    def _next(self) -> None:
+        if not self._steps:
+            self._end()
+            return
+        with_preset = self._steps[0]
+        if with_preset and not self._applied:
+            self.progress.emit(f"A/B {self._step_text()}: applying {self._label}")
+            self.tuning.call(
+                "tuning.apply",
+                {"settings": self._settings, "label": f"A/B {self._label}"},
+                lambda _r: self._applied_now(),
+                self._fail,
+            )
+        elif not with_preset and self._applied:
+            self.progress.emit(f"A/B {self._step_text()}: reverting {self._label}")
+            self.tuning.call("tuning.revert", {}, lambda _r: self._reverted_now(), self._fail)
+        else:
+            self._bench(with_preset)
+
+    def _applied_now(self) -> None:
+        self._applied = True
+        self._next()
+
+    def _reverted_now(self) -> None:
+        self._applied = False
+        self._next()
+
+    def _bench(self, with_preset: bool) -> None:
+        side = "with" if with_preset else "without"
+        self._current = with_preset
+        self.progress.emit(f"A/B {self._step_text()}: benchmark {side} {self._label}")
+        name = f"A/B {self._label}: {side}"
+        tags = ("ab", f"{side}-preset", f"preset:{self._label}")
+        self.session.start(BenchRequest(self._bench_args, name, tags=tags))
+
+    def _on_bench_finished(self, result: dict[str, Any]) -> None:
+        if not self.running or self._current is None:
+            return
+        if result.get("status") != "complete":
+            self._fail(f"a benchmark ended {result.get('status')}: {result.get('error', '')}")
+            return
+        (self._with if self._current else self._without).append(_mb_s_by_phase(result))
+        self._current = None
+        self._steps.pop(0)
+        self._next()
+
+    def _on_bench_refused(self, message: str) -> None:
+        if self.running:
+            self._fail(f"the benchmark did not start: {message}")
+
+    def _fail(self, message: str) -> None:
+        self._stop()
+        if self._applied:  # never leave the preset behind
+            self.tuning.call(
+                "tuning.revert", {}, lambda _r: None, lambda e: self.failed.emit(f"{e}")
+            )
+            self._applied = False
+        self.failed.emit(message)
+
+    def _end(self) -> None:
+        if self._applied:  # the last run was with the preset: take it off before judging
+            self.progress.emit(f"A/B: reverting {self._label}")
+            self.tuning.call("tuning.revert", {}, lambda _r: self._reverted_at_end(), self._fail)
+            return
+        self._stop()
+        figures: list[ABFigure] = ab_figures(self._with, self._without)
+        self.finished.emit(figures)
+
+    def _reverted_at_end(self) -> None:
+        self._applied = False
+        self._end()
+
+    def _stop(self) -> None:
+        self.running = False
+        self._current = None
+        self._steps = []
+        self.session.finished.disconnect(self._on_bench_finished)
+        self.session.refused.disconnect(self._on_bench_refused)
