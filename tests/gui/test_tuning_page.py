@@ -170,3 +170,46 @@ def test_ab_alternates_runs_reverts_the_preset_and_judges_against_noise(
         ["A/B streaming-throughput: with"] * 2 + ["A/B streaming-throughput: without"] * 2
     )
     assert all("ab" in r.tags for r in runs)
+
+
+@needs_loop
+def test_closing_the_window_during_an_ab_reverts_the_preset(
+    make_window: WindowFactory, qtbot: Any, tmp_path: Path
+) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    with loop_device(64 * 2**20) as loop:
+        read_ahead = Path(f"/sys/block/{loop.name}/queue/read_ahead_kb")
+        before = read_ahead.read_text().strip()
+        read_ahead.write_text("256")
+        try:
+            window = make_window(view="tuning")
+            page = tuning_page(window)
+            window.hardware.load_live()
+            qtbot.waitUntil(
+                lambda: any(
+                    loop.name in page.devices.item(r).text() for r in range(page.devices.count())
+                ),
+                timeout=10_000,
+            )
+            page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
+            with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+                page.select_devices([loop.name])
+            page.changes = [c for c in page.changes if c.setting.device == loop.name]
+            assert page.ab is not None
+            args = {
+                "target": str(target),
+                "size": 8 * 2**30,
+                "phases": ["seq_write"],
+                "direct": False,
+                "engine": "builtin",
+            }
+            page.start_ab(args, 2)
+            qtbot.waitUntil(lambda: page.ab is not None and page.ab._applied, timeout=20_000)
+            qtbot.waitUntil(lambda: window.bench_session.busy, timeout=20_000)
+            assert read_ahead.read_text().strip() == "4096"
+            window.close()
+            assert read_ahead.read_text().strip() == "256"
+            assert list(target.iterdir()) == []
+        finally:
+            read_ahead.write_text(before)

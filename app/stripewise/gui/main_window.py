@@ -25,6 +25,7 @@ from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
 from stripewise.gui.planner_page import PlannerPage
+from stripewise.gui.tuning_page import TuningPage
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
@@ -132,7 +133,6 @@ class MainWindow(QMainWindow):
             )
             return planner_page
         if name == "tuning":
-            from stripewise.gui.tuning_page import TuningPage
             from stripewise.services.tuning import TuningService
 
             tuning_page = TuningPage(
@@ -322,6 +322,9 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
         self.hardware.stop_monitoring()
+        tuning = self.page_widgets.get("tuning")
+        if isinstance(tuning, TuningPage) and tuning.ab is not None:
+            tuning.ab.shutdown()  # an A/B's preset does not outlive the window
         self.bench_session.shutdown()  # files a running benchmark as cancelled
         self.helper.stop()  # its stdin closes: the helper stops the run and removes its files
         super().closeEvent(event)

@@ -136,6 +136,17 @@ class ABRunner(QObject):
         self._applied = False
         self._end()
 
+    def shutdown(self) -> None:
+        """The window closes mid-A/B: ask the helper to revert before its stdin closes (it
+        reads the request first, then stops the benchmark and exits)."""
+        if not self.running:
+            return
+        applied = self._applied
+        self._stop()
+        if applied:
+            self.tuning.call("tuning.revert", {}, lambda _r: None, lambda _e: None)
+            self._applied = False
+
     def _stop(self) -> None:
         self.running = False
         self._current = None
