@@ -153,3 +153,36 @@ def test_system_scheme_changes_are_followed_unless_forced(qapp) -> None:
     finally:
         follows.detach()
         qapp.setPalette(original)
+
+
+def test_history_filters_runs_by_tuning_in_force(make_window, db_url: str, qtbot) -> None:
+    from stripewise.history.database import open_database
+    from stripewise.history.hostinfo import HostInfo
+    from stripewise.history.store import HistoryStore
+    from stripewise.model.run import RunStatus
+
+    db = open_database(db_url)
+    try:
+        store = HistoryStore(db)
+        host = store.ensure_host(HostInfo.current())
+        for read_ahead in (128, 4096, 4096):
+            run = store.create_run(
+                host,
+                name=f"ra {read_ahead}",
+                target="/srv",
+                engine="fio",
+                engine_version="3",
+                spec={},
+                context={"disks": [{"name": "sdb", "tuning": {"read_ahead_kb": read_ahead}}]},
+            )
+            store.finish_run(run, RunStatus.COMPLETE)
+    finally:
+        db.close()
+    window = make_window(view="history")
+    page = window.page_widgets["history"]
+    assert page.model.rowCount() == 3
+    page.filter.setText("read_ahead_kb=4096")
+    qtbot.waitUntil(lambda: page.model.rowCount() == 2, timeout=5_000)
+    assert "2 of 3 runs match" in page.caption.text()
+    page.filter.setText("")
+    qtbot.waitUntil(lambda: page.model.rowCount() == 3, timeout=5_000)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+import shiboken6
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -80,6 +82,19 @@ class HistoryPage(QWidget):
         self.caption = QLabel("Reading the history...")
         self.caption.setWordWrap(True)
         layout.addWidget(self.caption)
+        self.filter = QLineEdit()
+        self.filter.setAccessibleName("Filter runs")
+        self.filter.setPlaceholderText(
+            "Filter by what was in force: read_ahead_kb=4096 scheduler=mq-deadline "
+            "filesystem=xfs dirty_ratio_pct=40, or any word"
+        )
+        self.filter.setClearButtonEnabled(True)
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(300)  # typing does not query on every key
+        self._filter_timer.timeout.connect(self._apply_filter)
+        self.filter.textChanged.connect(lambda _text: self._filter_timer.start())
+        layout.addWidget(self.filter)
 
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -114,17 +129,38 @@ class HistoryPage(QWidget):
         self.stack.addWidget(self.split)
         layout.addWidget(self.stack, 1)
         self.shown_run: RunDetail | None = None
+        self._all_runs: list[RunSummary] = []
         self._wanted: int | None = None
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         history.runsLoaded.connect(self._show_runs)
         history.failed.connect(self.caption.setText)
 
     def _show_runs(self, runs: list[RunSummary]) -> None:
+        self._all_runs = runs
+        if self.filter.text().strip():
+            self._apply_filter()
+            return
+        self._list(runs, f"{len(runs)} runs in {self._history.display_url}")
+
+    def _list(self, runs: list[RunSummary], caption: str) -> None:
         self.model.set_runs(runs)
-        self.caption.setText(f"{len(runs)} runs in {self._history.display_url}")
-        self.stack.setCurrentWidget(self.split if runs else self.empty)
+        self.caption.setText(caption)
+        self.stack.setCurrentWidget(self.split if runs or self.filter.text() else self.empty)
         if self._wanted is not None:
             self.show_run(self._wanted)
+
+    def _apply_filter(self) -> None:
+        text = self.filter.text().strip()
+        if not text:
+            self._list(self._all_runs, f"{len(self._all_runs)} runs in {self._history.display_url}")
+            return
+        self._history.filter_runs(text, lambda runs: self._on_filtered(text, runs))
+
+    def _on_filtered(self, text: str, runs: list[RunSummary]) -> None:
+        if not shiboken6.isValid(self):
+            return  # the window closed while the history was searched
+        if text == self.filter.text().strip():  # not overtaken by more typing
+            self._list(runs, f"{len(runs)} of {len(self._all_runs)} runs match {text!r}")
 
     def show_run(self, run_id: int) -> None:
         """Select a run (once listed: a just-saved run arrives with the next reload)."""

@@ -298,6 +298,12 @@ class HistoryStore:
                 self._require_run(conn, run_id)
         return rows
 
+    def contexts(self) -> dict[int, dict[str, Any]]:
+        """Every run's context by id: for filtering runs by what was in force."""
+        with self._read() as conn:
+            rows = conn.execute(select(runs.c.id, runs.c.context))
+            return {int(row.id): dict(row.context or {}) for row in rows}
+
     def count_runs(self) -> int:
         with self._read() as conn:
             return int(conn.execute(select(func.count()).select_from(runs)).scalar_one())

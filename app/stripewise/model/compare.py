@@ -88,14 +88,15 @@ def compare_results(before: RunDetail, after: RunDetail) -> list[ComparedFigure]
     return figures
 
 
-def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Dotted keys of a run context; lists of named entries by name: disks[sda].tuning.x."""
     if isinstance(value, Mapping):
         for key, inner in value.items():
-            yield from _flatten(inner, f"{prefix}.{key}" if prefix else str(key))
+            yield from flatten(inner, f"{prefix}.{key}" if prefix else str(key))
     elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
         for position, inner in enumerate(value):
             label = inner.get("name", position) if isinstance(inner, Mapping) else position
-            yield from _flatten(inner, f"{prefix}[{label}]")
+            yield from flatten(inner, f"{prefix}[{label}]")
     else:
         yield prefix, value
 
@@ -104,8 +105,8 @@ def context_changes(
     before: Mapping[str, Any], after: Mapping[str, Any]
 ) -> list[tuple[str, Any, Any]]:
     """Dotted keys whose values differ (tuning, filesystem, spec...), in a stable order."""
-    a = {k: v for k, v in _flatten(before) if not k.startswith(_IGNORED_CONTEXT)}
-    b = {k: v for k, v in _flatten(after) if not k.startswith(_IGNORED_CONTEXT)}
+    a = {k: v for k, v in flatten(before) if not k.startswith(_IGNORED_CONTEXT)}
+    b = {k: v for k, v in flatten(after) if not k.startswith(_IGNORED_CONTEXT)}
     return [
         (key, a.get(key), b.get(key)) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)
     ]

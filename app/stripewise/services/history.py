@@ -95,6 +95,32 @@ class HistoryService(QObject):
             self.runsAborted.emit(aborted)
         self.runsLoaded.emit(runs)
 
+    def filter_runs(self, text: str, on_done: Callable[[list[RunSummary]], None]) -> None:
+        """Runs whose context matches `key=value` terms (see model.run_filter), newest first."""
+        from stripewise.model.run_filter import matches, parse_filter
+
+        store, terms = self._store, parse_filter(text)
+
+        def work() -> list[RunSummary]:
+            contexts = store.contexts()
+            return [
+                run
+                for run in store.list_runs()
+                if matches(
+                    contexts.get(run.id, {}),
+                    terms,
+                    {
+                        "name": run.name,
+                        "target": run.target,
+                        "engine": run.engine,
+                        "status": run.status.value,
+                        "tags": " ".join(run.tags),
+                    },
+                )
+            ]
+
+        run_in_background(work, on_done, self._on_failure)
+
     def get_run(self, run_id: int, on_done: Callable[[RunDetail], None]) -> None:
         run_in_background(lambda: self._store.get_run(run_id), on_done, self._on_failure)
 
