@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from typing import IO, Any
 
 from stripewise import environment
@@ -25,14 +26,9 @@ def run(args: argparse.Namespace) -> int:
     from stripewise.cli import CliError
 
     privileges = environment.probe_privileges()
-    started = _start_helper(environment.helper_command(privileges))
-    if isinstance(started, str) and privileges.available:
-        # pkexec dismissed or refused, sudo rule gone: benchmarks still run, unprivileged
-        print(f"note: {started}; continuing without privileges", file=sys.stderr)
-        unprivileged = environment.Privileges(environment.PrivilegeMode.NONE, started)
-        started = _start_helper(environment.helper_command(unprivileged))
-    elif not args.json and not privileges.available:
+    if not args.json and not privileges.available:
         print(f"note: {privileges.explanation}", file=sys.stderr)
+    started = start_helper(privileges)
     if isinstance(started, str):
         raise CliError(started)
     client = started
@@ -58,6 +54,18 @@ def run(args: argparse.Namespace) -> int:
     if args.save:
         _save(args, result, client.samples, [str(d) for d in reply.get("disks") or []])
     return 0 if result.get("status") == "complete" else 1
+
+
+def start_helper(privileges: environment.Privileges, extra: Sequence[str] = ()) -> _Client | str:
+    """A greeted helper, started the way `privileges` says; when that fails (pkexec dismissed
+    or refused, sudo rule gone) one started as the user, with a note: benchmarks and reads
+    still work there. Or why there is none."""
+    started = _start_helper([*environment.helper_command(privileges), *extra])
+    if isinstance(started, str) and privileges.available:
+        print(f"note: {started}; continuing without privileges", file=sys.stderr)
+        unprivileged = environment.Privileges(environment.PrivilegeMode.NONE, started)
+        started = _start_helper([*environment.helper_command(unprivileged), *extra])
+    return started
 
 
 def _start_helper(argv: list[str]) -> _Client | str:

@@ -198,18 +198,15 @@ def _connect(args: argparse.Namespace, need_root: bool) -> _Client | str:
     """A greeted helper (cli_bench's start code), or why there is none. Writing needs root:
     without a way to get it, say so instead of starting a helper that would refuse."""
     from stripewise import environment
-    from stripewise.cli_bench import _start_helper
+    from stripewise.cli_bench import _start_helper, start_helper
 
     privileges = environment.probe_privileges()
     if need_root and not privileges.available:
         return f"changing tunables needs root: {privileges.explanation}"
     extra = ["--state-dir", args.state_dir] if args.state_dir else []
-    started = _start_helper(environment.helper_command(privileges) + extra)
-    if isinstance(started, str) and privileges.available and not need_root:
-        print(f"note: {started}; continuing without privileges", file=sys.stderr)
-        unprivileged = environment.Privileges(environment.PrivilegeMode.NONE, started)
-        started = _start_helper(environment.helper_command(unprivileged) + extra)
-    return started
+    if need_root:  # an unprivileged helper would only refuse: no fallback
+        return _start_helper([*environment.helper_command(privileges), *extra])
+    return start_helper(privileges, extra)
 
 
 def _fail(message: str, code: int) -> int:

@@ -27,8 +27,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPalet
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from stripewise.gui.theme import is_dark
-
-MIB_PER_MB = 1e6 / 2**20  # MB/s -> MiB/s
+from stripewise.model.units import MIB_PER_MB
 
 # Columns of the sample buffer; the CPU ones hold the cumulative top of each stacked band.
 _COLUMNS = (

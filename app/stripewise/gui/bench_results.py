@@ -16,6 +16,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from stripewise.model.run import ResultValue
+from stripewise.model.units import MIB_PER_MB
 
 GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Sequential Output", (("seq_write", "Block"), ("rewrite", "Rewrite"))),
@@ -27,7 +28,6 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 COLUMNS = ("", "{rate}", "min - max", "IOPS", "CPU %", "p50 lat", "p99 lat", "KB/s per CPU %")
 SPREAD_WARNING = 0.10  # (max - min) / median over repetitions above this is called out
-MIB_PER_MB = 1e6 / 2**20
 
 
 @dataclass

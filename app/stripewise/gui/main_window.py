@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
 from stripewise import APP_NAME
 from stripewise.gui import VIEW_NAMES
 from stripewise.gui.about import AboutDialog, version_rows
-from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
@@ -35,6 +34,7 @@ from stripewise.services.system_info import SystemInfoService, SystemReport
 
 MINIMUM_SIZE = QSize(900, 600)  # comfortably inside a 1024x768 console
 DEFAULT_SIZE = QSize(1180, 780)
+LAZY_VIEWS = ("benchmark",)
 
 
 class MainWindow(QMainWindow):
@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         self.bench_session = BenchSession(helper, history, self)
         self.inventory_file = inventory_file
         self._pending = {"system", "history", "hardware"}
+        self._built: set[str] = set()  # lazy views made so far
         self.setObjectName("MainWindow")
         self.setWindowTitle(APP_NAME)
         self.setMinimumSize(MINIMUM_SIZE)
@@ -79,7 +80,8 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget()
         self.page_widgets: dict[str, QWidget] = {}
         for name in VIEW_NAMES:
-            page = self._make_page(name)
+            # the Benchmark page pulls in pyqtgraph (~250 ms): built when first shown
+            page = QWidget() if name in LAZY_VIEWS else self._make_page(name)
             self.page_widgets[name] = page
             self.pages.addWidget(page)
             item = QListWidgetItem(name.capitalize())
@@ -143,6 +145,8 @@ class MainWindow(QMainWindow):
             )
             return tuning_page
         if name == "benchmark":
+            from stripewise.gui.bench_page import BenchPage
+
             bench_page = BenchPage(
                 self.bench_session, self.history, self.hardware, self.planner, self.system
             )
@@ -173,8 +177,15 @@ class MainWindow(QMainWindow):
     def _on_nav_row(self, row: int) -> None:
         if row < 0:
             return
-        self.pages.setCurrentIndex(row)
         name = VIEW_NAMES[row]
+        if name in LAZY_VIEWS and name not in self._built:
+            self._built.add(name)
+            placeholder, page = self.page_widgets[name], self._make_page(name)
+            self.pages.insertWidget(row, page)
+            self.pages.removeWidget(placeholder)
+            placeholder.deleteLater()
+            self.page_widgets[name] = page
+        self.pages.setCurrentIndex(row)
         self.view_actions[name].setChecked(True)
         self.viewChanged.emit(name)
 

@@ -213,10 +213,13 @@ class TuningPage(QWidget):
         self.devices.addItem(item)
 
     def select_devices(self, names: list[str]) -> None:
+        self.devices.blockSignals(True)  # one preview for the whole selection, not one per row
         for row in range(self.devices.count()):
             item = self.devices.item(row)
             wanted = item.data(Qt.ItemDataRole.UserRole) in names
             item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
+        self.devices.blockSignals(False)
+        self._selection_changed()
 
     def selected_devices(self) -> list[str]:
         return [

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stripewise.model.file_errors import FileFieldError
 from stripewise.model.tunables import (
     TUNABLES,
     Change,
@@ -51,16 +52,8 @@ _DEVICE_ORDER = tuple(
 _GLOBAL_ORDER = tuple(k for k, t in TUNABLES.items() if t.scope is Scope.GLOBAL)
 
 
-class PresetError(ValueError):
+class PresetError(FileFieldError):
     """A preset that cannot be used; the message names the file, the table and the key."""
-
-    def __init__(
-        self, message: str, origin: str = "", table: str | None = None, key: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.origin = origin
-        self.table = table
-        self.key = key
 
 
 @dataclass(frozen=True)
@@ -202,8 +195,7 @@ class _Where:
 
     def fail(self, key: str | None, message: str) -> PresetError:
         label = f"[{self.table}]" if self.table else "top level"
-        where = f"{self.origin}: {label}" + (f" {key}" if key else "")
-        return PresetError(f"{where}: {message}", self.origin, self.table, key)
+        return PresetError.at(self.origin, label, self.table, key, message)
 
 
 def _wanted(where: _Where, scope: Scope, written: str, raw: Any) -> Wanted:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+MIB_PER_MB = 1e6 / 2**20  # MB/s -> MiB/s: the toggle on the Benchmark view
+
 
 def human_size(size: int | None) -> str:
     """Decimal units, as disks are sold: 500.1 GB, 1.9 TB."""

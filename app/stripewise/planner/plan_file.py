@@ -27,6 +27,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, overload
 
+from stripewise.model.file_errors import FileFieldError
 from stripewise.model.plan import (
     BLOCK_CHOICES_KIB,
     CHUNK_CHOICES_KIB,
@@ -63,16 +64,8 @@ _ARRAY_KEYS = (
 )
 
 
-class PlanFileError(ValueError):
+class PlanFileError(FileFieldError):
     """A plan file that cannot be used; the message names the file, the table and the key."""
-
-    def __init__(
-        self, message: str, origin: str = "", table: str | None = None, key: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.origin = origin
-        self.table = table
-        self.key = key
 
 
 def load_plan(
@@ -108,8 +101,7 @@ class _Table:
         self.origin, self.table, self.label, self.data = origin, table, label, data
 
     def fail(self, key: str | None, message: str) -> PlanFileError:
-        where = f"{self.origin}: {self.label}" + (f" {key}" if key else "")
-        return PlanFileError(f"{where}: {message}", self.origin, self.table, key)
+        return PlanFileError.at(self.origin, self.label, self.table, key, message)
 
     def check_keys(self, known: tuple[str, ...]) -> None:
         for key in self.data:

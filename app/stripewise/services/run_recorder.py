@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, Signal
 from stripewise.history.bench_rows import result_values, sample_row
 from stripewise.history.database import Database
 from stripewise.history.hostinfo import HostInfo
-from stripewise.history.store import HistoryStore, SampleRow
+from stripewise.history.store import HistoryStore
 from stripewise.model.run import RunStatus
 
 FLUSH_S = 0.5  # the issue asks for at least once a second
@@ -55,7 +55,7 @@ class RunRecorder(QObject):
         super().__init__(parent)
         self._store = HistoryStore(db)
         self._jobs: queue.Queue[RunHeader | _Finish] = queue.Queue()
-        self._samples: list[SampleRow] = []
+        self._samples: list[Mapping[str, Any]] = []  # as received; rows made on the worker
         self._lock = threading.Lock()
         self._seq = 0
         self._thread: threading.Thread | None = None
@@ -69,8 +69,7 @@ class RunRecorder(QObject):
 
     def add_sample(self, sample: Mapping[str, Any]) -> None:
         with self._lock:
-            self._samples.append(sample_row(self._seq, sample))
-            self._seq += 1
+            self._samples.append(sample)
 
     def finish(self, status: RunStatus, run_result: Mapping[str, Any] | None = None) -> None:
         self._jobs.put(_Finish(status, run_result))
@@ -121,8 +120,10 @@ class RunRecorder(QObject):
 
     def _flush(self) -> None:
         with self._lock:
-            batch, self._samples = self._samples, []
-        if batch and self.run_id is not None:
+            received, self._samples = self._samples, []
+        if received and self.run_id is not None:
+            first, self._seq = self._seq, self._seq + len(received)
+            batch = [sample_row(first + n, sample) for n, sample in enumerate(received)]
             self._store.add_samples(self.run_id, batch)
             self.samples_written += len(batch)
 
