@@ -64,3 +64,35 @@ def seed_runs(url: str, count: int, samples_per_run: int = 20) -> list[int]:
         return ids
     finally:
         db.close()
+
+
+def record_run(
+    url: str,
+    name: str,
+    context: dict[str, object],
+    *,
+    target: str = "/srv",
+    results: tuple[ResultValue, ...] = (),
+    status: RunStatus | None = RunStatus.COMPLETE,
+    host: HostInfo | None = None,
+) -> int:
+    """One run of this machine (or `host`) with the given context; `status=None` leaves it
+    running, as a crash would."""
+    db = open_database(url)
+    try:
+        store = HistoryStore(db)
+        run_id = store.create_run(
+            store.ensure_host(host or HostInfo.current()),
+            name=name,
+            target=target,
+            engine="fio",
+            engine_version="3.33",
+            spec={},
+            context=context,
+        )
+        store.add_results(run_id, list(results))
+        if status is not None:
+            store.finish_run(run_id, status)
+        return run_id
+    finally:
+        db.close()

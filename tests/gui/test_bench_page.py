@@ -15,10 +15,10 @@ from PySide6.QtCore import Qt
 from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.main_window import MainWindow
 from stripewise.history.database import open_database
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import ResultValue, RunDetail, RunStatus
 from tests.gui.conftest import WindowFactory
+from tests.seed import record_run
 
 PHASES = ("seq_write", "rewrite", "seq_read", "random_read")
 
@@ -41,6 +41,19 @@ def set_up(page: BenchPage, tmp_path: Path, size: str, phases: tuple[str, ...]) 
     page.form.block.setCurrentText("1M")
     page.form.rate.setValue(10)
     return directory
+
+
+def start_long_run(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> tuple[MainWindow, BenchPage, Path]:
+    """An 8 GiB buffered sequential write through the real helper, streaming samples."""
+    window = make_window(view="benchmark")
+    page = bench_page(window)
+    target = set_up(page, tmp_path, "8G", ("seq_write",))
+    page.form.direct.setChecked(False)
+    with qtbot.waitSignal(page.session.sampleArrived, timeout=30_000):
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    return window, page, target
 
 
 def stored(db_url: str, run_id: int) -> tuple[RunDetail, int]:
@@ -106,12 +119,7 @@ def test_a_real_run_streams_fills_the_table_and_is_saved_with_context(
 def test_cancel_stops_the_run_files_it_cancelled_and_removes_the_file(
     make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
 ) -> None:
-    window = make_window(view="benchmark")
-    page = bench_page(window)
-    target = set_up(page, tmp_path, "8G", ("seq_write",))
-    page.form.direct.setChecked(False)
-    with qtbot.waitSignal(page.session.sampleArrived, timeout=30_000):
-        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    _window, page, target = start_long_run(make_window, tmp_path, qtbot)
     assert page.cancel_button.isEnabled() and not page.form.size.isEnabled()
     # 8 GiB buffered: the page cache warning is inline exactly when the file is under 2 x RAM
     import psutil
@@ -133,12 +141,7 @@ def test_cancel_stops_the_run_files_it_cancelled_and_removes_the_file(
 def test_a_killed_helper_ends_the_run_as_failed_and_keeps_its_samples(
     make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
 ) -> None:
-    window = make_window(view="benchmark")
-    page = bench_page(window)
-    target = set_up(page, tmp_path, "8G", ("seq_write",))
-    page.form.direct.setChecked(False)
-    with qtbot.waitSignal(page.session.sampleArrived, timeout=30_000):
-        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    window, page, target = start_long_run(make_window, tmp_path, qtbot)
     qtbot.waitUntil(lambda: page.plots.sample_count >= 3, timeout=10_000)
     pid = window.helper.process_id()
     assert pid is not None
@@ -159,22 +162,8 @@ def test_a_killed_helper_ends_the_run_as_failed_and_keeps_its_samples(
 def test_a_run_left_running_by_a_crash_is_marked_aborted_at_start(
     make_window: WindowFactory, db_url: str
 ) -> None:
-    db = open_database(db_url)
-    try:
-        store = HistoryStore(db)
-        host = store.ensure_host(HostInfo.current())
-        gone = {"pid": 2**22 + 7, "start_ticks": 1, "boot_id": "not this boot"}
-        crashed = store.create_run(
-            host,
-            name="crashed",
-            target="/srv",
-            engine="builtin",
-            engine_version="1",
-            spec={},
-            context={"recorder": gone},
-        )
-    finally:
-        db.close()
+    gone = {"pid": 2**22 + 7, "start_ticks": 1, "boot_id": "not this boot"}
+    crashed = record_run(db_url, "crashed", {"recorder": gone}, status=None)
     window = make_window(view="history")
     assert "marked aborted" in window.statusBar().currentMessage()
     detail, _ = stored(db_url, crashed)
@@ -184,26 +173,16 @@ def test_a_run_left_running_by_a_crash_is_marked_aborted_at_start(
 def test_compare_with_previous_shows_both_runs_and_what_changed(
     make_window: WindowFactory, db_url: str, qtbot: Any
 ) -> None:
-    db = open_database(db_url)
-    try:
-        store = HistoryStore(db)
-        host = store.ensure_host(HostInfo.current())
-        ids = []
-        for read_ahead, mb_s in ((128, 400.0), (4096, 520.0)):
-            run = store.create_run(
-                host,
-                name=f"ra {read_ahead}",
-                target="/srv/a",
-                engine="fio",
-                engine_version="3.33",
-                spec={},
-                context={"disks": [{"name": "sda", "tuning": {"read_ahead_kb": read_ahead}}]},
-            )
-            store.add_results(run, [ResultValue("seq_read", "throughput", "MB/s", mb_s)])
-            store.finish_run(run, RunStatus.COMPLETE)
-            ids.append(run)
-    finally:
-        db.close()
+    ids = [
+        record_run(
+            db_url,
+            f"ra {read_ahead}",
+            {"disks": [{"name": "sda", "tuning": {"read_ahead_kb": read_ahead}}]},
+            target="/srv/a",
+            results=(ResultValue("seq_read", "throughput", "MB/s", mb_s),),
+        )
+        for read_ahead, mb_s in ((128, 400.0), (4096, 520.0))
+    ]
     window = make_window(view="benchmark")
     page = bench_page(window)
     page.saved_run_id, page._target_path = ids[1], "/srv/a"
@@ -243,14 +222,11 @@ def test_presets_fill_the_form(
 def test_closing_the_window_mid_run_files_it_cancelled_and_cleans_up(
     make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
 ) -> None:
-    window = make_window(view="benchmark")
-    page = bench_page(window)
-    target = set_up(page, tmp_path, "8G", ("seq_write",))
-    page.form.direct.setChecked(False)
-    with qtbot.waitSignal(page.session.recorded, timeout=30_000) as recorded:
-        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    window, page, target = start_long_run(make_window, tmp_path, qtbot)
     qtbot.waitUntil(lambda: page.plots.sample_count >= 2, timeout=10_000)
+    recorder = page.session.recorder
+    assert recorder is not None and recorder.run_id is not None
     window.close()
     assert list(target.iterdir()) == []  # the helper saw its stdin close and removed the file
-    detail, samples = stored(db_url, recorded.args[0])
+    detail, samples = stored(db_url, recorder.run_id)
     assert detail.summary.status is RunStatus.CANCELLED and samples >= 2

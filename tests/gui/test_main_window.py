@@ -156,28 +156,11 @@ def test_system_scheme_changes_are_followed_unless_forced(qapp) -> None:
 
 
 def test_history_filters_runs_by_tuning_in_force(make_window, db_url: str, qtbot) -> None:
-    from stripewise.history.database import open_database
-    from stripewise.history.hostinfo import HostInfo
-    from stripewise.history.store import HistoryStore
-    from stripewise.model.run import RunStatus
+    from tests.seed import record_run
 
-    db = open_database(db_url)
-    try:
-        store = HistoryStore(db)
-        host = store.ensure_host(HostInfo.current())
-        for read_ahead in (128, 4096, 4096):
-            run = store.create_run(
-                host,
-                name=f"ra {read_ahead}",
-                target="/srv",
-                engine="fio",
-                engine_version="3",
-                spec={},
-                context={"disks": [{"name": "sdb", "tuning": {"read_ahead_kb": read_ahead}}]},
-            )
-            store.finish_run(run, RunStatus.COMPLETE)
-    finally:
-        db.close()
+    for read_ahead in (128, 4096, 4096):
+        context = {"disks": [{"name": "sdb", "tuning": {"read_ahead_kb": read_ahead}}]}
+        record_run(db_url, f"ra {read_ahead}", context)
     window = make_window(view="history")
     page = window.page_widgets["history"]
     assert page.model.rowCount() == 3

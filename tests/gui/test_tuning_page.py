@@ -2,19 +2,64 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from stripewise.gui.main_window import MainWindow
 from stripewise.gui.tuning_page import TuningPage, unwrap
 from tests.gui.conftest import WindowFactory
-from tests.helper.test_builtin_engine import loop_device, needs_loop
+from tests.helper.test_builtin_engine import Loop, loop_device, needs_loop
 
 
 def tuning_page(window: MainWindow) -> TuningPage:
     page = window.page_widgets["tuning"]
     assert isinstance(page, TuningPage)
     return page
+
+
+@contextlib.contextmanager
+def loop_at(read_ahead_kb: int) -> Iterator[tuple[Loop, Path]]:
+    """A loop device with a known read_ahead_kb; its queue values put back afterwards."""
+    with loop_device(64 * 2**20) as loop:
+        queue = Path(f"/sys/block/{loop.name}/queue")
+        before = {name: (queue / name).read_text() for name in ("read_ahead_kb", "scheduler")}
+        (queue / "read_ahead_kb").write_text(str(read_ahead_kb))
+        try:
+            yield loop, queue
+        finally:
+            for name, value in before.items():
+                current = value.split("[")[-1].split("]")[0] if "[" in value else value
+                (queue / name).write_text(current.strip())
+
+
+def preview_on(
+    make_window: WindowFactory, qtbot: Any, loop: Loop, *, device_only: bool = True
+) -> tuple[MainWindow, TuningPage]:
+    """The Tuning page with streaming-throughput previewed on `loop`; `device_only` keeps
+    just its device changes (the global dirty settings are left to the helper tests)."""
+    window = make_window(view="tuning")
+    page = tuning_page(window)
+    window.hardware.load_live()
+    qtbot.waitUntil(lambda: page.preset_box.count() >= 5, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: any(loop.name in page.devices.item(r).text() for r in range(page.devices.count())),
+        timeout=10_000,
+    )
+    page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
+    with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+        page.select_devices([loop.name])
+    if device_only:
+        page.changes = [c for c in page.changes if c.setting.device == loop.name]
+    return window, page
+
+
+def click_and_wait(qtbot: Any, page: TuningPage, button: Any) -> dict[str, Any]:
+    page.last_result = {}
+    button.click()
+    qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
+    return page.last_result
 
 
 def test_descriptions_are_unwrapped_but_quoted_lines_kept() -> None:
@@ -26,87 +71,37 @@ def test_descriptions_are_unwrapped_but_quoted_lines_kept() -> None:
 
 @needs_loop
 def test_a_preset_previews_current_to_new_on_a_real_loop_device(
-    make_window: WindowFactory, qtbot: Any, tmp_path: Path
+    make_window: WindowFactory, qtbot: Any
 ) -> None:
-    with loop_device(64 * 2**20) as loop:
-        read_ahead = Path(f"/sys/block/{loop.name}/queue/read_ahead_kb")
-        before = read_ahead.read_text()
-        read_ahead.write_text("192")
-        try:
-            window = make_window(view="tuning")
-            page = tuning_page(window)
-            window.hardware.load_live()
-            qtbot.waitUntil(
-                lambda: page.devices.count() > 0 and page.preset_box.count() >= 5, timeout=10_000
+    with loop_at(192) as (loop, _queue):
+        _window, page = preview_on(make_window, qtbot, loop, device_only=False)
+        rows = {
+            (page.preview.item(r, 0).text(), page.preview.item(r, 1).text()): (
+                page.preview.item(r, 2).text(),
+                page.preview.item(r, 3).text(),
             )
-            qtbot.waitUntil(
-                lambda: any(
-                    loop.name in page.devices.item(r).text() for r in range(page.devices.count())
-                ),
-                timeout=10_000,
-            )
-            page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
-            with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
-                page.select_devices([loop.name])
-            rows = {
-                (page.preview.item(r, 0).text(), page.preview.item(r, 1).text()): (
-                    page.preview.item(r, 2).text(),
-                    page.preview.item(r, 3).text(),
-                )
-                for r in range(page.preview.rowCount())
-            }
-            assert rows[(loop.name, "read_ahead_kb")] == ("192", "4096")
-            assert ("all (global)", "vm.dirty_ratio") in rows
-            assert page.apply_button.isEnabled()
-            assert "streaming" in page.description.toPlainText().lower()
-        finally:
-            read_ahead.write_text(before)
+            for r in range(page.preview.rowCount())
+        }
+        assert rows[(loop.name, "read_ahead_kb")] == ("192", "4096")
+        assert ("all (global)", "vm.dirty_ratio") in rows
+        assert page.apply_button.isEnabled()
+        assert "streaming" in page.description.toPlainText().lower()
 
 
 @needs_loop
 def test_apply_verify_and_revert_through_the_real_helper(
-    make_window: WindowFactory, qtbot: Any, tmp_path: Path
+    make_window: WindowFactory, qtbot: Any
 ) -> None:
-    with loop_device(64 * 2**20) as loop:
-        queue = Path(f"/sys/block/{loop.name}/queue")
-        before = {name: (queue / name).read_text() for name in ("read_ahead_kb", "scheduler")}
-        (queue / "read_ahead_kb").write_text("256")
-        try:
-            window = make_window(view="tuning")
-            page = tuning_page(window)
-            window.hardware.load_live()
-            qtbot.waitUntil(
-                lambda: any(
-                    loop.name in page.devices.item(r).text() for r in range(page.devices.count())
-                ),
-                timeout=10_000,
-            )
-            page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
-            # only the device part: the global dirty settings are left to the helper tests
-            with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
-                page.select_devices([loop.name])
-            page.changes = [c for c in page.changes if c.setting.device == loop.name]
-            page.last_result = {}
-            page.apply_button.click()
-            qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
-            assert "error" not in page.last_result, page.last_result
-            assert (queue / "read_ahead_kb").read_text().strip() == "4096"
-            assert page.last_result["journal"] and "all read back as written" in (
-                page.summary.text()
-            )
-            page.last_result = {}
-            page.verify_button.click()
-            qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
-            assert page.last_result["mismatches"] == []
-            page.last_result = {}
-            page.revert_button.click()
-            qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
-            assert (queue / "read_ahead_kb").read_text().strip() == "256"
-            assert "Reverted" in page.summary.text()
-        finally:
-            for name, value in before.items():
-                current = value.split("[")[-1].split("]")[0] if "[" in value else value
-                (queue / name).write_text(current.strip())
+    with loop_at(256) as (loop, queue):
+        _window, page = preview_on(make_window, qtbot, loop)
+        applied = click_and_wait(qtbot, page, page.apply_button)
+        assert "error" not in applied, applied
+        assert (queue / "read_ahead_kb").read_text().strip() == "4096"
+        assert applied["journal"] and "all read back as written" in page.summary.text()
+        assert click_and_wait(qtbot, page, page.verify_button)["mismatches"] == []
+        click_and_wait(qtbot, page, page.revert_button)
+        assert (queue / "read_ahead_kb").read_text().strip() == "256"
+        assert "Reverted" in page.summary.text()
 
 
 @needs_loop
@@ -118,49 +113,32 @@ def test_ab_alternates_runs_reverts_the_preset_and_judges_against_noise(
 
     target = tmp_path / "target"
     target.mkdir()
-    with loop_device(64 * 2**20) as loop:
-        read_ahead = Path(f"/sys/block/{loop.name}/queue/read_ahead_kb")
-        before = read_ahead.read_text().strip()
-        read_ahead.write_text("256")
-        try:
-            window = make_window(view="tuning")
-            page = tuning_page(window)
-            window.hardware.load_live()
-            qtbot.waitUntil(
-                lambda: any(
-                    loop.name in page.devices.item(r).text() for r in range(page.devices.count())
-                ),
-                timeout=10_000,
-            )
-            page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
-            with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
-                page.select_devices([loop.name])
-            page.changes = [c for c in page.changes if c.setting.device == loop.name]
-            seen: list[str] = []
-            assert page.ab is not None
-            page.ab.progress.connect(lambda _text: seen.append(read_ahead.read_text().strip()))
-            args = {
-                "target": str(target),
-                "size": 32 * 2**20,
-                "phases": ["seq_write", "seq_read"],
-                "direct": True,
-                "engine": "builtin",
-            }
-            with qtbot.waitSignal(page.ab.finished, timeout=120_000):
-                page.start_ab(args, 2)
-            assert read_ahead.read_text().strip() == "256"  # reverted at the end
-            assert "4096" in seen  # and applied in between
-            figures = {f.phase: f for f in page.ab_figures}
-            assert set(figures) == {"seq_write", "seq_read"}
-            assert all(len(f.with_preset) == 2 and len(f.without) == 2 for f in figures.values())
-            assert figures["seq_read"].verdict in (
-                "within noise",
-                "faster with the preset",
-                "slower with the preset",
-            )
-            assert "A/B of streaming-throughput" in page.geometry.toPlainText()
-        finally:
-            read_ahead.write_text(before)
+    with loop_at(256) as (loop, queue):
+        read_ahead = queue / "read_ahead_kb"
+        _window, page = preview_on(make_window, qtbot, loop)
+        seen: list[str] = []
+        assert page.ab is not None
+        page.ab.progress.connect(lambda _text: seen.append(read_ahead.read_text().strip()))
+        args = {
+            "target": str(target),
+            "size": 32 * 2**20,
+            "phases": ["seq_write", "seq_read"],
+            "direct": True,
+            "engine": "builtin",
+        }
+        with qtbot.waitSignal(page.ab.finished, timeout=120_000):
+            page.start_ab(args, 2)
+        assert read_ahead.read_text().strip() == "256"  # reverted at the end
+        assert "4096" in seen  # and applied in between
+        figures = {f.phase: f for f in page.ab_figures}
+        assert set(figures) == {"seq_write", "seq_read"}
+        assert all(len(f.with_preset) == 2 and len(f.without) == 2 for f in figures.values())
+        assert figures["seq_read"].verdict in (
+            "within noise",
+            "faster with the preset",
+            "slower with the preset",
+        )
+        assert "A/B of streaming-throughput" in page.geometry.toPlainText()
     db = open_database(db_url)
     try:
         runs = HistoryStore(db).list_runs()
@@ -178,38 +156,21 @@ def test_closing_the_window_during_an_ab_reverts_the_preset(
 ) -> None:
     target = tmp_path / "target"
     target.mkdir()
-    with loop_device(64 * 2**20) as loop:
-        read_ahead = Path(f"/sys/block/{loop.name}/queue/read_ahead_kb")
-        before = read_ahead.read_text().strip()
-        read_ahead.write_text("256")
-        try:
-            window = make_window(view="tuning")
-            page = tuning_page(window)
-            window.hardware.load_live()
-            qtbot.waitUntil(
-                lambda: any(
-                    loop.name in page.devices.item(r).text() for r in range(page.devices.count())
-                ),
-                timeout=10_000,
-            )
-            page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
-            with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
-                page.select_devices([loop.name])
-            page.changes = [c for c in page.changes if c.setting.device == loop.name]
-            assert page.ab is not None
-            args = {
-                "target": str(target),
-                "size": 8 * 2**30,
-                "phases": ["seq_write"],
-                "direct": False,
-                "engine": "builtin",
-            }
-            page.start_ab(args, 2)
-            qtbot.waitUntil(lambda: page.ab is not None and page.ab._applied, timeout=20_000)
-            qtbot.waitUntil(lambda: window.bench_session.busy, timeout=20_000)
-            assert read_ahead.read_text().strip() == "4096"
-            window.close()
-            assert read_ahead.read_text().strip() == "256"
-            assert list(target.iterdir()) == []
-        finally:
-            read_ahead.write_text(before)
+    with loop_at(256) as (loop, queue):
+        read_ahead = queue / "read_ahead_kb"
+        window, page = preview_on(make_window, qtbot, loop)
+        assert page.ab is not None
+        args = {
+            "target": str(target),
+            "size": 8 * 2**30,
+            "phases": ["seq_write"],
+            "direct": False,
+            "engine": "builtin",
+        }
+        page.start_ab(args, 2)
+        qtbot.waitUntil(lambda: page.ab is not None and page.ab._applied, timeout=20_000)
+        qtbot.waitUntil(lambda: window.bench_session.busy, timeout=20_000)
+        assert read_ahead.read_text().strip() == "4096"
+        window.close()
+        assert read_ahead.read_text().strip() == "256"
+        assert list(target.iterdir()) == []
