@@ -24,8 +24,9 @@ def settings_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_window(qtbot, db_url: str, settings_path: Path) -> Iterator[WindowFactory]:
-    """Builds loaded windows; fails the test if windows or worker threads outlive it."""
+def make_window(qtbot, db_url: str, settings_path: Path, tmp_path: Path) -> Iterator[WindowFactory]:
+    """Builds loaded windows; fails the test if windows or worker threads outlive it.
+    Their helper keeps its tuning journal in the test's folder, never /var/lib/stripewise."""
     before = set(QApplication.topLevelWidgets())
     opened: list[tuple[MainWindow, HistoryService]] = []
 
@@ -34,6 +35,7 @@ def make_window(qtbot, db_url: str, settings_path: Path) -> Iterator[WindowFacto
         view: str | None = None,
         load: bool = True,
         inventory: Path | None = None,
+        helper_options: tuple[str, ...] = (),
     ) -> MainWindow:
         history = HistoryService.open(url or db_url)
         settings = QSettings(str(settings_path), QSettings.Format.IniFormat)
@@ -43,7 +45,9 @@ def make_window(qtbot, db_url: str, settings_path: Path) -> Iterator[WindowFacto
             settings,
             initial_view=view,
             hardware=HardwareService(history),
-            helper=HelperClient(),
+            helper=HelperClient(
+                options=["--state-dir", str(tmp_path / "helper-state"), *helper_options]
+            ),
             inventory_file=inventory,
         )
         opened.append((window, history))

@@ -7,8 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtWidgets import QMessageBox
+
 from stripewise.gui.main_window import MainWindow
 from stripewise.gui.tuning_page import TuningPage, unwrap
+from stripewise.helper.tuning import JOURNAL_NAME
+from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, RaidLevel
 from tests.gui.conftest import WindowFactory
 from tests.helper.test_builtin_engine import Loop, loop_device, needs_loop
 
@@ -35,16 +39,24 @@ def loop_at(read_ahead_kb: int) -> Iterator[tuple[Loop, Path]]:
 
 
 def preview_on(
-    make_window: WindowFactory, qtbot: Any, loop: Loop, *, device_only: bool = True
+    make_window: WindowFactory,
+    qtbot: Any,
+    loop: Loop,
+    *,
+    device_only: bool = True,
+    helper_options: tuple[str, ...] = (),
 ) -> tuple[MainWindow, TuningPage]:
     """The Tuning page with streaming-throughput previewed on `loop`; `device_only` keeps
     just its device changes (the global dirty settings are left to the helper tests)."""
-    window = make_window(view="tuning")
+    window = make_window(view="tuning", helper_options=helper_options)
     page = tuning_page(window)
     window.hardware.load_live()
     qtbot.waitUntil(lambda: page.preset_box.count() >= 5, timeout=10_000)
-    qtbot.waitUntil(
-        lambda: any(loop.name in page.devices.item(r).text() for r in range(page.devices.count())),
+    qtbot.waitUntil(  # the last read landed: no later one re-previews under the test
+        lambda: (
+            not window.hardware.busy
+            and any(loop.name in page.devices.item(r).text() for r in range(page.devices.count()))
+        ),
         timeout=10_000,
     )
     page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
@@ -90,14 +102,16 @@ def test_a_preset_previews_current_to_new_on_a_real_loop_device(
 
 @needs_loop
 def test_apply_verify_and_revert_through_the_real_helper(
-    make_window: WindowFactory, qtbot: Any
+    make_window: WindowFactory, qtbot: Any, tmp_path: Path
 ) -> None:
+    journal = tmp_path / "helper-state" / JOURNAL_NAME  # the window's helper keeps it here
     with loop_at(256) as (loop, queue):
         _window, page = preview_on(make_window, qtbot, loop)
         applied = click_and_wait(qtbot, page, page.apply_button)
         assert "error" not in applied, applied
         assert (queue / "read_ahead_kb").read_text().strip() == "4096"
         assert applied["journal"] and "all read back as written" in page.summary.text()
+        assert applied["journal"] in journal.read_text()
         assert click_and_wait(qtbot, page, page.verify_button)["mismatches"] == []
         click_and_wait(qtbot, page, page.revert_button)
         assert (queue / "read_ahead_kb").read_text().strip() == "256"
@@ -174,3 +188,102 @@ def test_closing_the_window_during_an_ab_reverts_the_preset(
         window.close()
         assert read_ahead.read_text().strip() == "256"
         assert list(target.iterdir()) == []
+
+
+def answer(qtbot: Any, page: TuningPage, button: QMessageBox.StandardButton) -> str:
+    """Wait for the persistence box, read it, and press `button` in it."""
+    qtbot.waitUntil(lambda: page.persistence.box is not None, timeout=20_000)
+    box = page.persistence.box
+    assert box is not None and box.isVisible()
+    text = f"{box.text()}\n{box.detailedText()}"
+    box.button(button).click()
+    return text
+
+
+@needs_loop
+def test_make_persistent_and_remove_through_the_dialogs(
+    make_window: WindowFactory, qtbot: Any, tmp_path: Path
+) -> None:
+    """The real helper under a test root whose sys and proc are the machine's own: the loop
+    device is validated for real, and /etc is the test's folder."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for name in ("sys", "proc"):
+        (root / name).symlink_to(f"/{name}")
+    rules = root / "etc/udev/rules.d/90-stripewise.rules"
+    sysctl = root / "etc/sysctl.d/90-stripewise.conf"
+    with loop_at(256) as (loop, queue):
+        _window, page = preview_on(
+            make_window, qtbot, loop, device_only=False, helper_options=("--root", str(root))
+        )
+        page.persist_button.click()
+        shown = answer(qtbot, page, QMessageBox.StandardButton.Cancel)
+        assert str(rules) in shown and f'KERNEL=="{loop.name}"' in shown
+        assert str(sysctl) in shown and "vm.dirty_ratio" in shown
+        assert "kernel name" in shown, "a loop device has no stable identity: said so"
+        qtbot.wait(300)
+        assert not rules.exists() and not sysctl.exists(), "cancelled: nothing written"
+
+        page.last_result = {}
+        page.persist_button.click()
+        answer(qtbot, page, QMessageBox.StandardButton.Save)
+        qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
+        assert page.last_result["written"] == [str(sysctl), str(rules)]
+        assert 'ATTR{queue/read_ahead_kb}="4096"' in rules.read_text()
+        assert "vm.dirty_ratio" in sysctl.read_text()
+        assert (queue / "read_ahead_kb").read_text().strip() == "256", "persist never applies"
+        assert "Made persistent" in page.summary.text() and str(rules) in page.summary.text()
+
+        page.last_result = {}
+        page.unpersist_button.click()
+        assert str(rules) in answer(qtbot, page, QMessageBox.StandardButton.Discard)
+        qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
+        assert page.last_result["removed"] == [str(sysctl), str(rules)]
+        assert not rules.exists() and not sysctl.exists()
+
+        page.last_result = {}
+        page.unpersist_button.click()  # nothing left: said, no box
+        qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
+        assert page.persistence.box is None
+        assert "No boot-time settings" in page.summary.text()
+
+
+@needs_loop
+def test_planned_arrays_are_offered_by_plan_name(make_window: WindowFactory, qtbot: Any) -> None:
+    """A planned array not built yet: its disks on this machine are tuned, and its
+    filesystem geometry comes from the plan, for the device mdadm will create."""
+    with loop_at(256) as (loop, _queue):
+        window = make_window(view="tuning")
+        page = tuning_page(window)
+        window.hardware.load_live()
+        qtbot.waitUntil(
+            lambda: page.preset_box.count() >= 5 and not window.hardware.busy, timeout=10_000
+        )
+        plan = Plan(
+            name="Rack 3",
+            disks=tuple(PlanDisk(d, "c0", 4 * 10**12) for d in (loop.name, "new1", "new2")),
+            arrays=(
+                PlannedArray(
+                    "scratch",
+                    RaidLevel.RAID5,
+                    (loop.name, "new1", "new2"),
+                    256,
+                    filesystem=Filesystem.XFS,
+                ),
+            ),
+        )
+        window.planner.set_plan(plan)
+        labels = lambda: [page.devices.item(r).text() for r in range(page.devices.count())]  # noqa: E731
+        qtbot.waitUntil(lambda: any("scratch" in text for text in labels()), timeout=10_000)
+        assert "From the plan \u201cRack 3\u201d" in labels()
+        assert any(
+            "scratch  (planned raid5, 1 of 3 disks here, not created)" in t for t in labels()
+        )
+        page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
+        with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+            page.select_devices(["plan:scratch"])
+        assert page.selected_devices() == [loop.name]
+        assert any(c.setting.device == loop.name for c in page.changes)
+        qtbot.waitUntil(lambda: "su=256k,sw=2" in page.geometry.toPlainText(), timeout=10_000)
+        geometry = page.geometry.toPlainText()
+        assert "/dev/md/scratch" in geometry and "not created yet" in geometry

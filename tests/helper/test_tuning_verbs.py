@@ -603,6 +603,14 @@ def test_persist_preview_write_and_remove_under_a_root(tmp_path: Path, state: Pa
         assert sysctl.read_text() == EXPECTED_SYSCTL and rules.read_text() == EXPECTED_RULES
         assert {oct(p.stat().st_mode & 0o777) for p in (sysctl, rules)} == {"0o644"}
         assert sorted(p.name for p in sysctl.parent.iterdir()) == [sysctl.name], "no temp files"
+        shown = helper.result("tuning.persist", {"action": "show"})["files"]
+        assert [(f["path"], f["text"]) for f in shown] == [
+            (str(sysctl), EXPECTED_SYSCTL),
+            (str(rules), EXPECTED_RULES),
+        ]
+        assert helper.error("tuning.persist", {"action": "show", "settings": []})["code"] == (
+            "bad_args"
+        )
 
         # only globals now: the rules file goes, so no stale rule applies at boot
         only_globals = [setting("vm.dirty_ratio", 40), setting("vm.dirty_background_ratio", 5)]
@@ -612,6 +620,8 @@ def test_persist_preview_write_and_remove_under_a_root(tmp_path: Path, state: Pa
         removed = helper.result("tuning.persist", {"action": "remove"})
         assert removed == {"removed": [str(sysctl)], "absent": [str(rules)]}
         assert not sysctl.exists()
+        shown = helper.result("tuning.persist", {"action": "show"})["files"]
+        assert [f["text"] for f in shown] == [None, None]
         bad = helper.error(
             "tuning.persist", {"action": "write", "settings": [setting("read_ahead_kb", -5, "sdq")]}
         )

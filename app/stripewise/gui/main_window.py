@@ -138,7 +138,10 @@ class MainWindow(QMainWindow):
             from stripewise.services.tuning import TuningService
 
             tuning_page = TuningPage(
-                TuningService(self.helper, self), self.hardware, self.bench_session
+                TuningService(self.helper, self),
+                self.hardware,
+                self.bench_session,
+                planner=self.planner,
             )
             tuning_page.statusMessage.connect(
                 lambda text: self.statusBar().showMessage(text, 15_000)

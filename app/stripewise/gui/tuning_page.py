@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -33,15 +32,25 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.pages import page_title
+from stripewise.gui.tuning_persist import PersistDialogs
 from stripewise.model.ab import ABFigure
 from stripewise.model.bench_targets import targets_from
+from stripewise.model.plan import Plan
 from stripewise.model.presets import Preset
 from stripewise.model.topology import DiskKind, Inventory
 from stripewise.model.tunables import Change, tunable
+from stripewise.model.tuning_targets import PlannedTuning, planned_tuning
 from stripewise.services.ab_runner import ABRunner
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService
-from stripewise.services.tuning import GeometryReport, PresetChoice, TuningService, settings_of
+from stripewise.services.planner import PlannerService
+from stripewise.services.tuning import (
+    GeometryReport,
+    PresetChoice,
+    TuningService,
+    planned_geometry_report,
+    settings_of,
+)
 
 _COLUMNS = ("Device", "Setting", "Current", "New", "Unit", "Note")
 
@@ -72,17 +81,23 @@ class TuningPage(QWidget):
         hardware: HardwareService,
         session: BenchSession | None = None,
         parent: QWidget | None = None,
+        planner: PlannerService | None = None,
     ) -> None:
         super().__init__(parent)
         self.service = service
         self.hardware = hardware
+        self.plan: Plan | None = planner.plan if planner is not None else None
+        self._inventory: Inventory | None = None
+        self._planned: dict[str, PlannedTuning] = {}  # list key ("plan:NAME") -> what it tunes
         self.ab = ABRunner(session, service, self) if session is not None else None
         self.ab_figures: list[ABFigure] = []
         self.changes: list[Change] = []
         self.preset: Preset | None = None
         self.last_result: dict[str, Any] = {}
         self._last_action = ""  # what Apply/Verify/Revert just did, kept above the preview
-        self.persist_box: QMessageBox | None = None
+        self.persistence = PersistDialogs(service, self)
+        self.persistence.done.connect(self._done)
+        self.persistence.refused.connect(self._refused)
         self._arrays: dict[str, tuple[str | None, int, int | None, str | None]] = {}
 
         self.devices = QListWidget()
@@ -107,6 +122,13 @@ class TuningPage(QWidget):
         self.verify_button = QPushButton("Verify")
         self.revert_button = QPushButton("Revert")
         self.persist_button = QPushButton("Make Persistent...")
+        self.persist_button.setToolTip(
+            "Write these values to a sysctl.d file and a udev rule keyed on each disk's "
+            "identity, so they are set again at boot (shown before anything is written)"
+        )
+        self.unpersist_button = QPushButton("Remove Persistent...")
+        self.unpersist_button.setToolTip("Remove the boot-time files Stripewise wrote")
+        self.unpersist_button.clicked.connect(self.remove_persistent)
         self.apply_button.clicked.connect(self.apply)
         self.verify_button.clicked.connect(self.verify)
         self.revert_button.clicked.connect(self.revert)
@@ -137,12 +159,17 @@ class TuningPage(QWidget):
         service.geometryReady.connect(self._on_geometry)
         service.failed.connect(self._on_failed)
         hardware.inventoryChanged.connect(self._on_inventory)
+        if planner is not None:
+            planner.planChanged.connect(self._on_plan)
         if hardware.inventory is not None:
             self._on_inventory(hardware.inventory)
+        elif self.plan is not None:
+            self._fill_devices()
         service.load_presets()
 
     def _build_layout(self) -> None:
         left = QWidget()
+        left.setMinimumWidth(230)  # room for "md0  (raid6, 8 members)" at 1024 px
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 8, 0)
         left_layout.addWidget(QLabel("Disks and arrays"))
@@ -161,10 +188,13 @@ class TuningPage(QWidget):
         for button in (self.apply_button, self.verify_button, self.revert_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        buttons.addWidget(self.ab_button)
         buttons.addWidget(self.persist_button)
+        buttons.addWidget(self.unpersist_button)
         right_layout.addLayout(buttons)
-        right_layout.addWidget(QLabel("Filesystem geometry of the selected arrays; A/B results"))
+        results = QHBoxLayout()  # the A/B button sits over where its results appear
+        results.addWidget(QLabel("Filesystem geometry of the selected arrays; A/B results"), 1)
+        results.addWidget(self.ab_button)
+        right_layout.addLayout(results)
         right_layout.addWidget(self.geometry, 1)
         split = QSplitter()
         split.addWidget(left)
@@ -179,11 +209,22 @@ class TuningPage(QWidget):
 
     # --- inputs ----------------------------------------------------------------------------
     def _on_inventory(self, inventory: Inventory) -> None:
-        checked = set(self.selected_devices())
+        self._inventory = inventory
+        self._fill_devices()
+
+    def _on_plan(self, plan: Plan, _report: object) -> None:
+        self.plan = plan
+        self._fill_devices()
+
+    def _fill_devices(self) -> None:
+        """Arrays and disks from the map, then the plan's arrays by name; checks are kept."""
+        checked = set(self._checked_keys())
         self.devices.blockSignals(True)
         self.devices.clear()
         self._arrays = {}
-        for array in inventory.arrays:
+        self._planned = {}
+        inventory = self._inventory
+        for array in inventory.arrays if inventory is not None else ():
             if array.kind is not DiskKind.ARRAY:
                 continue
             fs = next(
@@ -195,24 +236,44 @@ class TuningPage(QWidget):
                 f"{array.name}  ({array.level or 'md'}, {len(array.members)} members)",
                 checked,
             )
-        for disk in (*inventory.disks, *inventory.virtual):
+        for disk in (*inventory.disks, *inventory.virtual) if inventory is not None else ():
             if disk.kind is DiskKind.VIRTUAL and not (
                 disk.name.startswith("loop") and disk.size_bytes
             ):
                 continue  # zram, ram disks and unattached loop devices have nothing to tune
             what = " ".join(p for p in (disk.vendor, disk.model) if p) or disk.kind.value
             self._add_device(disk.name, f"{disk.name}  ({what}, {disk.state.value})", checked)
+        self._add_planned(checked)
         self.devices.blockSignals(False)
         self._selection_changed()
 
+    def _add_planned(self, checked: set[str]) -> None:
+        planned = planned_tuning(self.plan, self._inventory) if self.plan is not None else []
+        if not planned:
+            return
+        heading = QListWidgetItem(
+            f"From the plan \u201c{self.plan.name if self.plan else ''}\u201d"
+        )
+        heading.setFlags(Qt.ItemFlag.NoItemFlags)
+        self.devices.addItem(heading)
+        for target in planned:
+            key = f"plan:{target.array.name}"
+            self._planned[key] = target
+            self._add_device(key, target.label, checked)
+            if not target.devices:
+                item = self.devices.item(self.devices.count() - 1)
+                item.setToolTip("None of its disks is on this machine: only its geometry shows")
+
     def _add_device(self, name: str, label: str, checked: set[str]) -> None:
         item = QListWidgetItem(label)
+        item.setToolTip(label)
         item.setData(Qt.ItemDataRole.UserRole, name)
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
         item.setCheckState(Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked)
         self.devices.addItem(item)
 
     def select_devices(self, names: list[str]) -> None:
+        """Check these rows: kernel names, or `plan:NAME` for a planned array."""
         self.devices.blockSignals(True)  # one preview for the whole selection, not one per row
         for row in range(self.devices.count()):
             item = self.devices.item(row)
@@ -221,12 +282,23 @@ class TuningPage(QWidget):
         self.devices.blockSignals(False)
         self._selection_changed()
 
-    def selected_devices(self) -> list[str]:
+    def _checked_keys(self) -> list[str]:
         return [
-            str(self.devices.item(row).data(Qt.ItemDataRole.UserRole))
-            for row in range(self.devices.count())
-            if self.devices.item(row).checkState() is Qt.CheckState.Checked
+            str(item.data(Qt.ItemDataRole.UserRole))
+            for item in (self.devices.item(row) for row in range(self.devices.count()))
+            if item.data(Qt.ItemDataRole.UserRole) is not None
+            and item.checkState() is Qt.CheckState.Checked
         ]
+
+    def selected_devices(self) -> list[str]:
+        """Kernel names to tune: checked disks and arrays, and the devices of checked planned
+        arrays (the md device once created, else the members this machine has), once each."""
+        names: list[str] = []
+        for key in self._checked_keys():
+            for name in self._planned[key].devices if key in self._planned else (key,):
+                if name not in names:
+                    names.append(name)
+        return names
 
     def _on_presets(self, choices: list[PresetChoice]) -> None:
         current = self.preset_box.currentData()
@@ -255,8 +327,13 @@ class TuningPage(QWidget):
         )
         devices = self.selected_devices()
         arrays = [(a, *self._arrays[a]) for a in devices if a in self._arrays]
-        if arrays:
-            self.service.check_geometry(arrays)
+        planned = [
+            planned_geometry_report(self._planned[key].array, self.plan)
+            for key in self._checked_keys()
+            if key in self._planned and self._planned[key].created_as is None and self.plan
+        ]
+        if arrays or planned:
+            self.service.check_geometry(arrays, planned)
         else:
             self.geometry.clear()
         if choice is None or choice.error or not devices:
@@ -365,35 +442,10 @@ class TuningPage(QWidget):
         self.service.call("tuning.revert", {}, lambda r: self._done("Reverted", r), self._refused)
 
     def persist(self) -> None:
-        settings = settings_of(self.changes)
-        self.service.call(
-            "tuning.persist",
-            {"action": "preview", "settings": settings},
-            lambda result: self._confirm_persist(settings, result),
-            self._refused,
-        )
+        self.persistence.make_persistent(settings_of(self.changes))
 
-    def _confirm_persist(self, settings: list[dict[str, Any]], preview: dict[str, Any]) -> None:
-        files = [f for f in preview.get("files") or [] if f.get("text")]
-        text = "\n\n".join(f"# {f['path']}\n{f['text']}" for f in files)
-        warnings = "\n".join(preview.get("warnings") or [])
-        box = QMessageBox(self)
-        box.setWindowTitle("Make persistent")
-        box.setText(
-            "These files will be written so the values are set again at boot:\n"
-            + "\n".join(f["path"] for f in files)
-            + (f"\n\n{warnings}" if warnings else "")
-        )
-        box.setDetailedText(text)
-        box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel)
-        self.persist_box = box
-        if box.exec() == QMessageBox.StandardButton.Save:
-            self.service.call(
-                "tuning.persist",
-                {"action": "write", "settings": settings},
-                lambda r: self._done("Made persistent", r),
-                self._refused,
-            )
+    def remove_persistent(self) -> None:
+        self.persistence.remove()
 
     def _done(self, what: str, result: dict[str, Any]) -> None:
         self.last_result = result
@@ -416,6 +468,9 @@ class TuningPage(QWidget):
             parts.append("all read back as written")
         if result.get("skipped"):
             parts.append(f"{len(result['skipped'])} skipped")
+        for key, verb in (("written", "wrote"), ("removed", "removed")):
+            if result.get(key):
+                parts.append(f"{verb} {', '.join(result[key])}")
         text = ", ".join(parts) + "."
         self.statusMessage.emit(f"Tuning: {text}")
         self._selection_changed()  # re-read: the preview shows what is now in force

@@ -738,10 +738,15 @@ def _check_revertible(
 def handle_persist(session: Session, request: Request) -> dict[str, Any]:
     args = _check_args(request, {"action", "settings"})
     action = args.get("action")
-    if action not in ("preview", "write", "remove"):
-        raise _bad("action: preview, write or remove", request)
+    if action not in ("show", "preview", "write", "remove"):
+        raise _bad("action: show, preview, write or remove", request)
     machine = Machine(session.root)
     paths = {"sysctl": machine.path(SYSCTL_FILE), "udev": machine.path(UDEV_FILE)}
+    if action == "show":  # what is in place now; reading needs no root
+        if "settings" in args:
+            raise _bad("show takes no settings", request)
+        files = [{"kind": k, "path": p, "text": _text_or_none(p)} for k, p in paths.items()]
+        return {"files": files}
     if action == "remove":
         _require_root(session, request, "removing the boot-time settings")
         if "settings" in args:
@@ -778,6 +783,14 @@ def handle_persist(session: Session, request: Request) -> dict[str, Any]:
                     removed.append(path)
         result.update(written=written, removed=removed)
     return result
+
+
+def _text_or_none(path: str) -> str | None:
+    """The file as written (64 KiB at most), None when absent; a symlink there is an error."""
+    try:
+        return read_text(path) + "\n"
+    except FileNotFoundError:
+        return None
 
 
 _HEADER = "# Written by Stripewise (tuning.persist); rewritten or removed by it, edits are lost.\n"

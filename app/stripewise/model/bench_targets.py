@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from stripewise.model.plan import Plan
 from stripewise.model.topology import DiskKind, DiskState, Inventory
+from stripewise.model.tuning_targets import created_arrays
 from stripewise.model.units import human_size
 
 # Pseudo and runtime filesystems where a test file would measure RAM or nothing at all
@@ -90,12 +91,9 @@ def targets_from(inventory: Inventory | None, plan: Plan | None = None) -> list[
             mounted(part.mountpoints, part.fs_type, part.name)
     for array in inventory.arrays:
         mounted(array.mountpoints, None, array.name)
-    md_by_name: dict[str, str] = {}
     for array in inventory.arrays:
         if array.kind is not DiskKind.ARRAY:
             continue
-        if array.label:
-            md_by_name[array.label.split(":")[-1]] = array.name
         if not array.mountpoints:
             what = f"{array.level or 'array'}, {len(array.members)} members"
             label = f"/dev/{array.name}  ({what}{_size(array.size_bytes)})"
@@ -113,7 +111,7 @@ def targets_from(inventory: Inventory | None, plan: Plan | None = None) -> list[
             note = "writing destroys its contents and needs its serial typed as confirmation"
             found.append(BenchTarget(label, f"/dev/{disk.name}", TargetKind.DISK, note=note))
     if plan is not None:
-        found.extend(_planned(plan, md_by_name))
+        found.extend(_planned(plan, created_arrays(inventory)))
     return found
 
 

@@ -9,7 +9,7 @@ arrive on the GUI thread through QProcess signals; nothing here blocks.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, Signal
@@ -27,8 +27,12 @@ class HelperClient(QObject):
     eventReceived = Signal(dict)  # a message without id: phase_started, sample, run_result, ...
     notice = Signal(str)  # something the user should know (privileges lost, say)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, *, options: Sequence[str] = ()) -> None:
+        """`options` go to a helper started directly (as root, or as the user): tests give
+        `--state-dir` and `--root` so the journal and /etc writes land in their own folders.
+        Through pkexec or sudo they are left off, as the helper would refuse them there."""
         super().__init__(parent)
+        self.options = list(options)
         self.privileges: Privileges | None = None
         self._process: QProcess | None = None
         self._buffer = b""
@@ -93,6 +97,8 @@ class HelperClient(QObject):
         assert self.privileges is not None
         self._elevated = self.privileges.available
         argv = environment.helper_command(self.privileges)
+        if self.privileges.mode in (PrivilegeMode.ROOT, PrivilegeMode.NONE):
+            argv += self.options
         process = QProcess(self)
         process.setProcessChannelMode(QProcess.ProcessChannelMode.SeparateChannels)
         process.readyReadStandardOutput.connect(self._on_output)

@@ -10,11 +10,20 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
+from stripewise.model.plan import Plan, PlannedArray
 from stripewise.model.presets import Preset, PresetError, resolve
 from stripewise.model.tunables import Change, TuningError
+from stripewise.planner.commands import md_device
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.tasks import run_in_background
-from stripewise.tuning.geometry import Advice, GeometryError, advise, check, read_recorded
+from stripewise.tuning.geometry import (
+    Advice,
+    GeometryError,
+    advise,
+    check,
+    planned_advice,
+    read_recorded,
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,20 @@ def geometry_report(
     return GeometryReport(array, device, advice, problems, f"{filesystem} {note}")
 
 
+def planned_geometry_report(array: PlannedArray, plan: Plan) -> GeometryReport:
+    """A planned array not created yet: what to make its filesystem with, from the plan."""
+    device = md_device(array.name)
+    advice = planned_advice(array, plan)
+    level = array.level.value
+    if advice is None:
+        note = f"planned {level}, not created yet: it does not stripe, nothing to set"
+    elif array.filesystem:
+        note = f"planned {level}, not created yet: make its {array.filesystem} with these"
+    else:
+        note = f"planned {level}, not created yet, no filesystem planned: advice for ext4"
+    return GeometryReport(array.name, device, advice, (), note)
+
+
 class TuningService(QObject):
     presetsLoaded = Signal(list)  # list[PresetChoice]
     previewReady = Signal(object, list)  # Preset, list[Change]
@@ -123,11 +146,15 @@ class TuningService(QObject):
             self.previewReady.emit(*outcome)
 
     def check_geometry(
-        self, arrays: Sequence[tuple[str, str | None, int, int | None, str | None]]
+        self,
+        arrays: Sequence[tuple[str, str | None, int, int | None, str | None]],
+        known: Sequence[GeometryReport] = (),
     ) -> None:
-        items = list(arrays)
+        """Reports for existing arrays (their filesystems read off the GUI thread), after
+        `known` ones that need no reading (planned arrays)."""
+        items, ready = list(arrays), list(known)
         run_in_background(
-            lambda: [geometry_report(*item) for item in items],
+            lambda: ready + [geometry_report(*item) for item in items],
             self._on_geometry,
             self._on_failure,
         )

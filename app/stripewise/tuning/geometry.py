@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from stripewise.model.arrays import fs_geometry, geometry
+from stripewise.model.plan import Filesystem, Plan, PlannedArray
 
 # data disks of an md array with `n` members (md RAID 10 near-2 keeps two copies)
 _DATA_DISKS = {
@@ -156,3 +159,13 @@ def read_recorded(device: str, filesystem: str) -> Recorded:
         last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         raise GeometryError(f"{argv[0]} {device}: {last}")
     return parse(done.stdout)
+
+
+def planned_advice(array: PlannedArray, plan: Plan) -> Advice | None:
+    """What a planned array's filesystem should be made with: the planner's own stripe unit
+    and width (RAID 50/60 included), for ext4 when the plan names no filesystem."""
+    wanted = array if array.filesystem else replace(array, filesystem=Filesystem.EXT4)
+    planned = fs_geometry(wanted, geometry(wanted, plan))
+    if planned is None or planned.su_kib is None or planned.sw is None:
+        return None
+    return Advice(str(planned.filesystem), planned.block_kib * 1024, planned.su_kib, planned.sw)

@@ -1,0 +1,109 @@
+"""Make Persistent... and Remove Persistent...: the boot-time files, shown before they change.
+
+Both ask the helper first (`tuning.persist` preview or show), show the files' text, and write
+or remove only after the user confirms. The boxes are opened window-modal, not exec()'d, so the
+helper's replies keep arriving while a box is up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from stripewise.services.tuning import TuningService
+
+Button = QMessageBox.StandardButton
+
+
+def _file_texts(files: list[dict[str, Any]]) -> str:
+    return "\n\n".join(f"# {f['path']}\n{f['text']}" for f in files)
+
+
+class PersistDialogs(QObject):
+    done = Signal(str, dict)  # what was done ("Made persistent", ...), the helper's result
+    refused = Signal(str)
+
+    def __init__(self, service: TuningService, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.service = service
+        self.window = parent
+        self.box: QMessageBox | None = None  # the confirmation now up, for tests
+
+    def make_persistent(self, settings: list[dict[str, Any]]) -> None:
+        self.service.call(
+            "tuning.persist",
+            {"action": "preview", "settings": settings},
+            lambda preview: self._confirm_write(settings, preview),
+            self.refused.emit,
+        )
+
+    def _confirm_write(self, settings: list[dict[str, Any]], preview: dict[str, Any]) -> None:
+        files = [f for f in preview.get("files") or [] if f.get("text")]
+        stale = [f["path"] for f in preview.get("files") or [] if not f.get("text")]
+        lines = ["These files will be written so the values are set again at boot:"]
+        lines += [f"  {f['path']}" for f in files]
+        if stale:
+            lines += ["Removed if present (no such settings any more):"]
+            lines += [f"  {path}" for path in stale]
+        lines += [f"\n{w}" for w in preview.get("warnings") or []]
+        self._ask(
+            "Make persistent",
+            "\n".join(lines),
+            _file_texts(files),
+            Button.Save,
+            lambda: self.service.call(
+                "tuning.persist",
+                {"action": "write", "settings": settings},
+                lambda result: self.done.emit("Made persistent", result),
+                self.refused.emit,
+            ),
+        )
+
+    def remove(self) -> None:
+        self.service.call(
+            "tuning.persist", {"action": "show"}, self._confirm_remove, self.refused.emit
+        )
+
+    def _confirm_remove(self, shown: dict[str, Any]) -> None:
+        present = [f for f in shown.get("files") or [] if f.get("text") is not None]
+        if not present:
+            self.done.emit("No boot-time settings to remove", {"removed": [], "absent": []})
+            return
+        text = (
+            "These files will be removed, so the values are no longer set at boot:\n"
+            + "\n".join(f"  {f['path']}" for f in present)
+            + "\n\nWhat is in force now stays until a restart or Revert."
+        )
+        self._ask(
+            "Remove persistent settings",
+            text,
+            _file_texts(present),
+            Button.Discard,
+            lambda: self.service.call(
+                "tuning.persist",
+                {"action": "remove"},
+                lambda result: self.done.emit("Removed the boot-time settings", result),
+                self.refused.emit,
+            ),
+        )
+
+    def _ask(self, title: str, text: str, details: str, confirm: Button, then: Any) -> None:
+        box = QMessageBox(self.window)
+        box.setWindowTitle(title)
+        box.setText(text)
+        box.setDetailedText(details)
+        box.setStandardButtons(confirm | Button.Cancel)
+        box.setDefaultButton(Button.Cancel)
+
+        def answered(_code: int) -> None:
+            clicked = box.clickedButton()
+            self.box = None
+            box.deleteLater()
+            if clicked is not None and box.standardButton(clicked) == confirm:
+                then()
+
+        box.finished.connect(answered)
+        self.box = box
+        box.open()
