@@ -7,12 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from stripewise.gui.main_window import MainWindow
 from stripewise.gui.tuning_page import TuningPage, unwrap
 from stripewise.helper.tuning import JOURNAL_NAME
 from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, RaidLevel
+from stripewise.model.presets import CUSTOM
 from tests.gui.conftest import WindowFactory
 from tests.helper.test_builtin_engine import Loop, loop_device, needs_loop
 
@@ -287,3 +289,46 @@ def test_planned_arrays_are_offered_by_plan_name(make_window: WindowFactory, qtb
         qtbot.waitUntil(lambda: "su=256k,sw=2" in page.geometry.toPlainText(), timeout=10_000)
         geometry = page.geometry.toPlainText()
         assert "/dev/md/scratch" in geometry and "not created yet" in geometry
+
+
+@needs_loop
+def test_values_typed_into_the_preview_are_checked_and_applied(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    with loop_at(256) as (loop, queue):
+        window = make_window(view="tuning")
+        page = tuning_page(window)
+        window.hardware.load_live()
+        qtbot.waitUntil(
+            lambda: page.preset_box.count() >= 6 and not window.hardware.busy, timeout=10_000
+        )
+        page.preset_box.setCurrentIndex(page.preset_box.findData(CUSTOM))
+        assert "by hand" in page.preset_box.currentText()
+        with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+            page.select_devices([loop.name])
+        rows = {
+            (page.preview.item(r, 0).text(), page.preview.item(r, 1).text()): r
+            for r in range(page.preview.rowCount())
+        }
+        read_ahead = rows[(loop.name, "read_ahead_kb")]
+        cell = page.preview.item(read_ahead, 3)
+        assert cell.text() == "unchanged" and not page.apply_button.isEnabled()
+        assert cell.flags() & Qt.ItemFlag.ItemIsEditable
+        assert not page.preview.item(read_ahead, 2).flags() & Qt.ItemFlag.ItemIsEditable
+
+        cell.setText("-4")  # what the delegate does when the user presses Enter
+        assert "Not taken" in page.summary.text() and "out of range" in page.summary.text()
+        assert page.preview.item(read_ahead, 3).text() == "unchanged"
+        page.preview.item(rows[(loop.name, "scheduler")], 3).setText("no-such-scheduler")
+        assert "not offered by the device" in page.summary.text()
+
+        page.preview.item(read_ahead, 3).setText("6144")
+        assert page.preview.item(read_ahead, 3).text() == "6144"
+        assert "edited" in page.preview.item(read_ahead, 5).text()
+        assert page.apply_button.isEnabled()
+        assert "1 of" in page.summary.text()
+        applied = click_and_wait(qtbot, page, page.apply_button)
+        assert "error" not in applied, applied
+        assert (queue / "read_ahead_kb").read_text().strip() == "6144"
+        click_and_wait(qtbot, page, page.revert_button)
+        assert (queue / "read_ahead_kb").read_text().strip() == "256"

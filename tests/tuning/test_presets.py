@@ -21,7 +21,9 @@ from stripewise.model.presets import (
     PresetError,
     SkippedChange,
     Wanted,
+    as_now,
     combine,
+    edited,
     in_force,
     parse_preset,
     resolve,
@@ -484,3 +486,42 @@ def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
     (folder / "bin.toml").write_bytes(b"\xff\xfe")
     with pytest.raises(PresetError, match=r"bin\.toml: not UTF-8"):
         preset_files.load("bin", user=folder)
+
+
+# --- values typed by hand -------------------------------------------------------------------
+def disk_state() -> DeviceState:
+    limits = DeviceLimits(schedulers=("mq-deadline", "none"), max_hw_sectors_kb=512)
+    values = {"scheduler": "none", "read_ahead_kb": 128, "nr_requests": 64, "max_sectors_kb": 256}
+    return DeviceState("sdq", values, limits, queue_depth=64)
+
+
+GLOBALS = {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0, "vm.dirty_background_ratio": 10}
+
+
+def test_custom_starts_from_every_knob_in_force_unchanged() -> None:
+    changes = as_now({"sdq": disk_state()}, {**GLOBALS, "vm.dirty_background_bytes": 0})
+    shown = [(c.setting.device, c.setting.key, c.setting.value) for c in changes]
+    assert ("sdq", "read_ahead_kb", 128) in shown and ("sdq", "scheduler", "none") in shown
+    assert (None, "vm.dirty_ratio", 20) in shown
+    assert all(key != "vm.dirty_bytes" for _, key, _ in shown), "only the half in force"
+    assert all(key != "stripe_cache_size" for _, key, _ in shown), "not an md RAID 5/6"
+    assert not any(c.changes_anything for c in changes)
+
+
+def test_typed_values_are_checked_like_a_presets() -> None:
+    state = disk_state()
+    row = {c.setting.key: c for c in as_now({"sdq": state}, GLOBALS)}
+    typed = edited(row["read_ahead_kb"], " 8192 ", state, GLOBALS)
+    assert typed.setting.value == 8192 and typed.current == 128 and "edited" in typed.note
+    assert edited(row["scheduler"], "mq-deadline", state, GLOBALS).setting.value == "mq-deadline"
+    bytes_instead = edited(row["vm.dirty_ratio"], "30", None, GLOBALS)
+    assert [s.key for s in bytes_instead.side_effects] == ["vm.dirty_bytes"]
+    for key, text, message in (
+        ("read_ahead_kb", "-5", "out of range"),
+        ("read_ahead_kb", "lots", "whole number of KiB"),
+        ("scheduler", "bfq", "not offered by the device"),
+        ("max_sectors_kb", "1024", r"max_hw_sectors_kb \(512\)"),
+        ("nr_requests", "128", "queue depth"),  # scheduler none: the hardware's 64 at most
+    ):
+        with pytest.raises(TuningError, match=message):
+            edited(row[key], text, state, GLOBALS)

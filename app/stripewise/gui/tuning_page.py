@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -19,12 +19,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QSplitter,
+    QStyledItemDelegate,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -36,9 +38,9 @@ from stripewise.gui.tuning_persist import PersistDialogs
 from stripewise.model.ab import ABFigure
 from stripewise.model.bench_targets import targets_from
 from stripewise.model.plan import Plan
-from stripewise.model.presets import Preset
+from stripewise.model.presets import CUSTOM, Preset, SkippedChange
 from stripewise.model.topology import DiskKind, Inventory
-from stripewise.model.tunables import Change, tunable
+from stripewise.model.tunables import Change, TuningError, tunable
 from stripewise.model.tuning_targets import PlannedTuning, planned_tuning
 from stripewise.services.ab_runner import ABRunner
 from stripewise.services.bench_session import BenchSession
@@ -48,11 +50,22 @@ from stripewise.services.tuning import (
     GeometryReport,
     PresetChoice,
     TuningService,
+    edited_change,
     planned_geometry_report,
     settings_of,
 )
 
 _COLUMNS = ("Device", "Setting", "Current", "New", "Unit", "Note")
+_NEW = _COLUMNS.index("New")
+_VALUE = Qt.ItemDataRole.UserRole  # the New cell's value as text, what its editor starts from
+
+
+class _ValueEditor(QStyledItemDelegate):
+    """Edits the value itself, not the "unchanged" shown for a value that stays."""
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex) -> None:
+        if isinstance(editor, QLineEdit):
+            editor.setText(str(index.data(_VALUE) or ""))
 
 
 def unwrap(text: str) -> str:
@@ -95,6 +108,7 @@ class TuningPage(QWidget):
         self.preset: Preset | None = None
         self.last_result: dict[str, Any] = {}
         self._last_action = ""  # what Apply/Verify/Revert just did, kept above the preview
+        self._edited = False  # values were typed into the preview
         self.persistence = PersistDialogs(service, self)
         self.persistence.done.connect(self._done)
         self.persistence.refused.connect(self._refused)
@@ -112,7 +126,13 @@ class TuningPage(QWidget):
         self.preview = QTableWidget(0, len(_COLUMNS))
         self.preview.setHorizontalHeaderLabels(list(_COLUMNS))
         self.preview.verticalHeader().hide()
-        self.preview.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.preview.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.AnyKeyPressed
+        )
+        self.preview.setItemDelegateForColumn(_NEW, _ValueEditor(self.preview))
+        self.preview.itemChanged.connect(self._on_value_typed)
         header = self.preview.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
@@ -306,6 +326,8 @@ class TuningPage(QWidget):
         self.preset_box.clear()
         for choice in choices:
             label = f"{choice.name} (broken)" if choice.error else choice.name
+            if choice.name == CUSTOM:
+                label = "Custom: the current values, to change by hand"
             self.preset_box.addItem(label, choice.name)
             self.preset_box.setItemData(
                 self.preset_box.count() - 1, choice.summary, Qt.ItemDataRole.ToolTipRole
@@ -346,9 +368,11 @@ class TuningPage(QWidget):
     # --- preview ---------------------------------------------------------------------------
     def _on_preview(self, preset: Preset, changes: list[Change]) -> None:
         self.preset, self.changes = preset, changes
+        self._edited = False
         self._show_changes()
 
     def _show_changes(self) -> None:
+        self.preview.blockSignals(True)  # filling the cells is not the user typing
         self.preview.setRowCount(len(self.changes))
         for row, change in enumerate(self.changes):
             knob = tunable(change.setting.key)
@@ -373,7 +397,13 @@ class TuningPage(QWidget):
                 item = QTableWidgetItem(text)
                 if column == 5:
                     item.setToolTip(text)
+                if column == _NEW and not isinstance(change, SkippedChange):
+                    item.setData(_VALUE, _shown(change.setting.value))
+                    item.setToolTip(f"Double-click to type another value ({knob.unit})")
+                else:
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 self.preview.setItem(row, column, item)
+        self.preview.blockSignals(False)
         count = len(settings_of(self.changes))
         if self.changes:
             done = f"{self._last_action} " if self._last_action else ""
@@ -382,6 +412,25 @@ class TuningPage(QWidget):
                 "the helper, which journals the current values first."
             )
         self._enable()
+
+    def _label(self) -> str:
+        """What the journal and the A/B runs' tags call these values."""
+        name = self.preset.name if self.preset else CUSTOM
+        return f"{name} (edited)" if self._edited and name != CUSTOM else name
+
+    def _on_value_typed(self, item: QTableWidgetItem) -> None:
+        row = item.row()
+        if item.column() != _NEW or not 0 <= row < len(self.changes):
+            return
+        try:
+            change = edited_change(self.changes[row], item.text())
+        except TuningError as exc:
+            self._show_changes()  # the cell shows the value in force again
+            self.summary.setText(f"Not taken: {exc}")
+            return
+        self.changes[row] = change
+        self._edited = True
+        self._show_changes()
 
     def _enable(self) -> None:
         some = bool(settings_of(self.changes))
@@ -398,7 +447,7 @@ class TuningPage(QWidget):
 
     def start_ab(self, bench_args: dict[str, Any], rounds: int) -> None:
         assert self.ab is not None
-        label = self.preset.name if self.preset else "custom"
+        label = self._label()
         self.ab_figures = []
         self.ab.start(settings_of(self.changes), label, bench_args, rounds)
         self._enable()
@@ -409,7 +458,7 @@ class TuningPage(QWidget):
 
     def _on_ab_finished(self, figures: list[ABFigure]) -> None:
         self.ab_figures = figures
-        label = self.preset.name if self.preset else "custom"
+        label = self._label()
         lines = [
             f"A/B of {label}, medians of {len(figures[0].without) if figures else 0} runs "
             "each side:"
@@ -426,7 +475,7 @@ class TuningPage(QWidget):
     # --- writes, through the helper -----------------------------------------------------------
     def apply(self) -> None:
         settings = settings_of(self.changes)
-        label = self.preset.name if self.preset else "custom"
+        label = self._label()
         self.summary.setText("Applying...")
         self.service.call(
             "tuning.apply",

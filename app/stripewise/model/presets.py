@@ -443,3 +443,48 @@ def in_force(key: str, values: Mapping[str, int | str]) -> bool:
 def _with_note(change: Change, note: str) -> Change:
     joined = f"{change.note}; {note}" if change.note else note
     return Change(change.setting, change.current, joined, change.side_effects)
+
+
+CUSTOM = "(custom)"  # no file can have this name: every knob as it is now, to edit by hand
+
+
+def as_now(devices: Mapping[str, DeviceState], global_values: Mapping[str, int]) -> list[Change]:
+    """Every knob of these devices and the global ones in force, each at its current value:
+    the starting point for values typed by hand."""
+    changes: list[Change] = []
+    for name, state in devices.items():
+        for key in _DEVICE_ORDER:
+            if key == "stripe_cache_size" and not state.has_stripe_cache:
+                continue
+            if (value := state.values.get(key)) is not None:
+                changes.append(Change(Setting(key, value, name), value))
+    for key in _GLOBAL_ORDER:
+        if key in global_values and in_force(key, global_values):
+            changes.append(Change(Setting(key, global_values[key]), global_values[key]))
+    return changes
+
+
+def edited(
+    change: Change, text: str, state: DeviceState | None, global_values: Mapping[str, int]
+) -> Change:
+    """The preview's row with the value typed into it, checked as a preset's value is: the
+    device's schedulers and limits, the knob's range, the kernel's ratio/bytes rule."""
+    key = change.setting.key
+    knob = tunable(key)
+    if knob.scope is not Scope.GLOBAL and state is None:
+        raise TuningError(f"{key}: the device's current state is unknown")
+    if knob.choices:
+        assert state is not None
+        validate(key, text, state.limits)
+        return _with_note(_scheduler_change((text.strip(),), state.name, state), "edited")
+    try:
+        number = int(text.strip())
+    except ValueError:
+        raise TuningError(f"{key}: expected a whole number of {knob.unit}, not {text!r}") from None
+    wanted = Wanted(knob.key, number)
+    if knob.scope is Scope.GLOBAL:
+        return _with_note(_global_change(wanted, global_values), "edited")
+    assert state is not None
+    return _with_note(
+        _number_change(wanted, state.name, state, state.values.get(knob.key), None), "edited"
+    )

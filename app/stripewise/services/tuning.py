@@ -11,7 +11,7 @@ import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from stripewise.model.plan import Plan, PlannedArray
-from stripewise.model.presets import Preset, PresetError, resolve
+from stripewise.model.presets import CUSTOM, Preset, PresetError, as_now, edited, resolve
 from stripewise.model.tunables import Change, TuningError
 from stripewise.planner.commands import md_device
 from stripewise.services.helper_client import HelperClient
@@ -44,6 +44,16 @@ class GeometryReport:
     note: str
 
 
+CUSTOM_PRESET = Preset(
+    CUSTOM,
+    "Every knob of the selected disks and arrays, and the global writeback settings in "
+    "force, at their current values. Double-click a value in the New column to change it: "
+    "it is checked against the device's own limits when you press Enter.",
+    "",
+    {},
+)
+
+
 def _load_presets() -> list[PresetChoice]:
     from stripewise.tuning.preset_files import available, load
 
@@ -55,16 +65,29 @@ def _load_presets() -> list[PresetChoice]:
             choices.append(PresetChoice(name, "(broken)", "", source.path, str(exc)))
             continue
         choices.append(PresetChoice(name, preset.summary, preset.description, source.path))
-    return choices
+    custom = CUSTOM_PRESET
+    return [*choices, PresetChoice(custom.name, "values typed by hand", custom.description, "")]
 
 
 def _preview(name: str, devices: Sequence[str]) -> tuple[Preset, list[Change]]:
     from stripewise.tuning.current import read_device, read_globals
     from stripewise.tuning.preset_files import load
 
-    preset, _source = load(name)
     states = {device: read_device(device) for device in devices}
+    if name == CUSTOM:
+        return CUSTOM_PRESET, as_now(states, read_globals())
+    preset, _source = load(name)
     return preset, resolve(preset, states, read_globals())
+
+
+def edited_change(change: Change, text: str) -> Change:
+    """`change` with the value typed for it; TuningError says why a value is refused. Reads a
+    handful of sysfs files, quick enough for the GUI thread."""
+    from stripewise.tuning.current import read_device, read_globals
+
+    device = change.setting.device
+    state = read_device(device) if device is not None else None
+    return edited(change, text, state, read_globals())
 
 
 def settings_of(changes: Sequence[Change]) -> list[dict[str, Any]]:
