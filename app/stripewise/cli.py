@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     _add_db_option(doctor, top=False)
 
-    history = commands.add_parser("history", help="list, show and export recorded runs")
+    history = commands.add_parser(
+        "history", help="list, show, compare, export, tag and delete recorded runs"
+    )
     history_commands = history.add_subparsers(
         dest="history_command", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -88,11 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run_id", type=_positive_int, metavar="ID")
     show.add_argument("--json", action="store_true")
     _add_db_option(show, top=False)
-    export = history_commands.add_parser("export", help="write a run as CSV or JSON")
-    export.add_argument("run_id", type=_positive_int, metavar="ID")
-    export.add_argument("--format", choices=("csv", "json"), required=True)
-    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
-    _add_db_option(export, top=False)
+    from stripewise import cli_history
+
+    cli_history.add_actions(history_commands, _add_db_option, _positive_int)
 
     inventory = commands.add_parser(
         "inventory", help="controllers, slots and disks (live, or from a snapshot or udev dump)"
@@ -160,7 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_db_option(bench, top=False)
 
-    from stripewise import cli_tune, cli_tune_write
+    from stripewise import cli_import, cli_tune, cli_tune_write
+
+    _add_db_option(cli_import.add_parser(commands), top=False)
 
     cli_tune_write.add_write_commands(cli_tune.add_parser(commands, _Parser))
 
@@ -220,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
             from stripewise import cli_history
 
             return cli_history.run(args, _database_url(args))
+        if args.command == "import":
+            from stripewise import cli_import
+
+            return cli_import.run(args, _database_url(args))
         if args.command == "inventory":
             from stripewise import cli_inventory
 

@@ -1,15 +1,98 @@
-"""`stripewise history ...`: read recorded runs without the GUI."""
+"""`stripewise history ...`: read, compare, export and annotate recorded runs without the GUI.
+
+Parsers are added by `add_actions` (called from cli.build_parser); each action is a function
+taking the parsed arguments and an open store. Imports of the history package stay inside
+functions so `stripewise --help` loads no SQL.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from stripewise.model.run import ResultValue, RunDetail, RunSummary
+
+if TYPE_CHECKING:
+    from stripewise.history.store import HistoryStore
+    from stripewise.model.compare import Comparison, Series
+
+EXPORT_FORMATS = ("csv", "json", "html")
+_SUFFIXES = {".csv": "csv", ".json": "json", ".html": "html", ".htm": "html"}
+_MARKS = {"better": "* better", "worse": "* worse", "noise": "~"}
+
+Action = Callable[[argparse.Namespace, "HistoryStore"], int]
+
+
+# --- parsers -------------------------------------------------------------------------------
+
+
+def add_actions(
+    actions: argparse._SubParsersAction[Any],
+    db_option: Callable[..., None],
+    positive_int: Callable[[str], int],
+) -> None:
+    """compare, export and the annotating actions under `stripewise history`."""
+
+    def add(name: str, help_text: str, run: Action) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = actions.add_parser(name, help=help_text)
+        parser.set_defaults(history_run=run)
+        db_option(parser, top=False)
+        return parser
+
+    def ids(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("run_ids", type=positive_int, nargs="+", metavar="ID")
+
+    def one_id(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("run_id", type=positive_int, metavar="ID")
+
+    compare = add("compare", "2 to 8 runs side by side against a baseline", _compare)
+    ids(compare)
+    compare.add_argument(
+        "--baseline",
+        type=positive_int,
+        metavar="ID",
+        help="default: the run marked as baseline when exactly one is, else the first ID",
+    )
+    compare.add_argument("--json", action="store_true", help="the comparison document")
+
+    export = add("export", "write a run, or a comparison of several, as CSV, JSON or HTML", _export)
+    ids(export)
+    export.add_argument("--format", choices=EXPORT_FORMATS, help="default: from the -o FILE suffix")
+    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
+    export.add_argument("--baseline", type=positive_int, metavar="ID", help="for a comparison")
+
+    tag = add("tag", "add tags to a run (or remove them)", _tag)
+    one_id(tag)
+    tag.add_argument("tags", nargs="+", metavar="TAG")
+    tag.add_argument("--remove", action="store_true", help="remove these tags instead")
+
+    note = add("note", "set a run's notes (empty TEXT clears them)", _note)
+    one_id(note)
+    note.add_argument("text", metavar="TEXT")
+
+    rename = add("rename", "give a run another name", _rename)
+    one_id(rename)
+    rename.add_argument("name", metavar="NAME")
+
+    baseline = add("baseline", "mark a run as the one others are compared against", _baseline)
+    one_id(baseline)
+    baseline.add_argument("--clear", action="store_true", help="unmark it")
+
+    delete = add("delete", "move runs to the trash (`history restore` brings them back)", _delete)
+    ids(delete)
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+    restore = add("restore", "bring runs back from the trash", _restore)
+    ids(restore)
+
+
+# --- dispatch ------------------------------------------------------------------------------
 
 
 def run(args: argparse.Namespace, url: str) -> int:
@@ -31,22 +114,29 @@ def run(args: argparse.Namespace, url: str) -> int:
         raise CliError(str(exc)) from None
     try:
         store = HistoryStore(db)
-        if args.history_command == "list":
-            _print_runs(store.list_runs(limit=args.limit), as_json=args.json)
-            return 0
-        try:
-            detail = store.get_run(args.run_id)
-        except database.DatabaseError as exc:
-            raise CliError(str(exc)) from None
-        if args.history_command == "show":
-            if args.json:
-                print(json.dumps(detail_json(detail), indent=2))
-            else:
-                print(format_detail(detail))
-            return 0
-        return _export(args, store, detail)
+        action: Action = getattr(args, "history_run", None) or _READERS[args.history_command]
+        return action(args, store)
+    except database.DatabaseError as exc:  # an unknown run id, a lost connection...
+        raise CliError(str(exc)) from None
     finally:
         db.close()
+
+
+def _list(args: argparse.Namespace, store: HistoryStore) -> int:
+    _print_runs(store.list_runs(limit=args.limit), as_json=args.json)
+    return 0
+
+
+def _show(args: argparse.Namespace, store: HistoryStore) -> int:
+    detail = store.get_run(args.run_id)
+    if args.json:
+        print(json.dumps(detail_json(detail), indent=2))
+    else:
+        print(format_detail(detail))
+    return 0
+
+
+_READERS: dict[str, Action] = {"list": _list, "show": _show}
 
 
 def _print_runs(runs: list[RunSummary], *, as_json: bool) -> None:
@@ -56,22 +146,264 @@ def _print_runs(runs: list[RunSummary], *, as_json: bool) -> None:
         print(format_run_table(runs))
 
 
-def _export(args: argparse.Namespace, store: Any, detail: RunDetail) -> int:
+# --- compare -------------------------------------------------------------------------------
+
+
+def _check_ids(run_ids: Sequence[int], baseline: int | None) -> None:
     from stripewise.cli import CliError
+    from stripewise.model.compare import MAX_RUNS, MIN_RUNS
+
+    if not MIN_RUNS <= len(run_ids) <= MAX_RUNS:
+        raise CliError(f"compare needs {MIN_RUNS} to {MAX_RUNS} runs, got {len(run_ids)}")
+    if twice := sorted({i for i in run_ids if run_ids.count(i) > 1}):
+        raise CliError(f"run {twice[0]} is given twice")
+    if baseline is not None and baseline not in run_ids:
+        listed = ", ".join(str(i) for i in run_ids)
+        raise CliError(f"baseline run {baseline} is not among the compared runs ({listed})")
+
+
+def load_comparison(
+    store: HistoryStore, run_ids: Sequence[int], baseline: int | None
+) -> tuple[Comparison, dict[int, Series]]:
+    """The runs compared (ids checked first), with their throughput over time."""
+    from stripewise.history.comparison import load_comparison as load
+
+    _check_ids(run_ids, baseline)
+    return load(store, run_ids, baseline)
+
+
+def _compare(args: argparse.Namespace, store: HistoryStore) -> int:
     from stripewise.history import export
 
-    if args.format == "csv":
-        text = export.export_run_csv(detail)
+    comparison, _ = load_comparison(store, args.run_ids, args.baseline)
+    if args.json:
+        sys.stdout.write(export.export_comparison_json(comparison))
     else:
-        text = export.export_run_json(detail, store.samples(detail.summary.id))
-    if args.output is None:
+        print(format_comparison(comparison))
+    return 0
+
+
+def _value_cell(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None or low is None or high is None:
+        return _figure(value)
+    return f"{_figure(value)} ±{_figure((high - low) / 2)}"
+
+
+def _change_cell(change: float | None, verdict: str) -> str:
+    if change is None:
+        return ""
+    return f"{change:+.1f}% {_MARKS.get(verdict, '')}".rstrip()
+
+
+def format_comparison(c: Comparison) -> str:
+    """Runs, a results table with changes against the baseline, what differs, the sweep."""
+    base = c.baseline.summary.id
+    lines = [f"Runs compared (baseline #{base}):"]
+    for run_ in c.runs:
+        s = run_.summary
+        lines.append(f"  #{s.id}  {s.name}  ({s.host}, {_local(s.started_at)})")
+    lines += ["", _results_table(c), "", *_differences(c)]
+    if c.sweep is not None:
+        sweep = c.sweep
+        unit = f" {sweep.unit}" if sweep.unit else ""
+        values = ", ".join(f"{v:g}" for v in sweep.values)
+        lines += ["", f"Sweep: {sweep.label} ({sweep.key}) = {values}{unit}"]
+    return "\n".join(lines)
+
+
+def _results_table(c: Comparison) -> str:
+    if not c.rows:
+        return "No results recorded."
+    base = c.baseline.summary.id
+    header = ["Phase", "Metric", "Unit"]
+    for i, run_ in enumerate(c.runs):
+        run_id = run_.summary.id
+        header += [f"#{run_id} (base)"] if i == c.baseline_index else [f"#{run_id}", "vs base"]
+    rows = []
+    for row in c.rows:
+        cells = [row.phase, row.metric, row.unit]
+        for i, (value, spread, change, verdict) in enumerate(
+            zip(row.values, row.spreads, row.changes_pct, row.verdicts, strict=True)
+        ):
+            low, high = (spread.low, spread.high) if spread else (None, None)
+            cells.append(_value_cell(value, low, high))
+            if i != c.baseline_index:
+                cells.append(_change_cell(change, verdict))
+        rows.append(cells)
+    legend = (
+        f"Changes against #{base}: * beyond the runs' own spread (± shown), ~ within noise; "
+        "without any spread, under 5 % is noise."
+    )
+    return format_table(header, rows) + "\n" + legend
+
+
+def _differences(c: Comparison) -> list[str]:
+    from stripewise.model.compare import CONTEXT_GROUPS
+
+    if not c.context:
+        return ["What differs: nothing in the recorded context."]
+    ordered = sorted(c.context, key=lambda d: CONTEXT_GROUPS.index(d.group))
+    rows = [[f"  {d.key}", *(_context_value(v) for v in d.values)] for d in ordered]
+    header = ["  Setting", *(f"#{run_.summary.id}" for run_ in c.runs)]
+    table = format_table(header, rows).splitlines()
+    lines = ["What differs:", table[0]]
+    group = None
+    for d, line in zip(ordered, table[1:], strict=True):
+        if d.group != group:
+            group = d.group
+            lines.append(f"{group}:")
+        lines.append(line)
+    return lines
+
+
+def _context_value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+# --- export --------------------------------------------------------------------------------
+
+
+def _export_format(args: argparse.Namespace) -> str:
+    from stripewise.cli import CliError
+
+    if args.format:
+        return str(args.format)
+    found = _SUFFIXES.get(args.output.suffix.lower()) if args.output is not None else None
+    if found is None:
+        raise CliError("choose --format csv, json or html (or name -o FILE with that suffix)")
+    return found
+
+
+def _export(args: argparse.Namespace, store: HistoryStore) -> int:
+    fmt = _export_format(args)
+    if len(args.run_ids) == 1 and args.baseline is None:
+        text, what = _export_run(store, args.run_ids[0], fmt), f"run {args.run_ids[0]}"
+    else:
+        text = _export_comparison(store, args.run_ids, args.baseline, fmt)
+        what = "comparison of runs " + ", ".join(str(i) for i in args.run_ids)
+    return _write(args.output, text, what)
+
+
+def _export_run(store: HistoryStore, run_id: int, fmt: str) -> str:
+    from stripewise.history import export, report_html
+
+    detail = store.get_run(run_id)
+    if fmt == "csv":
+        return export.export_run_csv(detail)
+    samples = store.samples(run_id)
+    if fmt == "html":
+        return report_html.run_report_html(detail, samples)
+    return export.export_run_json(detail, samples)
+
+
+def _export_comparison(
+    store: HistoryStore, run_ids: Sequence[int], baseline: int | None, fmt: str
+) -> str:
+    from stripewise.history import export, report_html
+
+    comparison, series = load_comparison(store, run_ids, baseline)
+    if fmt == "csv":
+        return export.export_comparison_csv(comparison)
+    if fmt == "json":
+        return export.export_comparison_json(comparison)
+    return report_html.report_html(comparison, series)
+
+
+def _write(output: Path | None, text: str, what: str) -> int:
+    from stripewise.cli import CliError
+
+    if output is None:
         sys.stdout.write(text)
         return 0
     try:
-        args.output.write_text(text, encoding="utf-8")
+        output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise CliError(f"cannot write {args.output}: {exc.strerror}") from None
-    print(f"run {detail.summary.id} written to {args.output}", file=sys.stderr)
+        raise CliError(f"cannot write {output}: {exc.strerror}") from None
+    print(f"{what} written to {output}", file=sys.stderr)
+    return 0
+
+
+# --- annotations ---------------------------------------------------------------------------
+
+
+def _checked(call: Callable[[], Any]) -> Any:
+    """The store refuses names, tags and notes out of bounds with a ValueError."""
+    from stripewise.cli import CliError
+
+    try:
+        return call()
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _tag(args: argparse.Namespace, store: HistoryStore) -> int:
+    current = list(store.get_run(args.run_id).summary.tags)
+    given = [" ".join(tag.split()) for tag in args.tags]
+    if args.remove:
+        tags = [tag for tag in current if tag not in given]
+    else:
+        tags = current + [tag for tag in given if tag not in current]
+    _checked(lambda: store.set_tags(args.run_id, tags))
+    shown = ", ".join(store.get_run(args.run_id).summary.tags) or "none"
+    print(f"run {args.run_id} tags: {shown}")
+    return 0
+
+
+def _note(args: argparse.Namespace, store: HistoryStore) -> int:
+    _checked(lambda: store.set_notes(args.run_id, args.text))
+    print(f"run {args.run_id} notes {'set' if args.text else 'cleared'}")
+    return 0
+
+
+def _rename(args: argparse.Namespace, store: HistoryStore) -> int:
+    _checked(lambda: store.rename_run(args.run_id, args.name))
+    print(f"run {args.run_id} renamed to {args.name.strip()!r}")
+    return 0
+
+
+def _baseline(args: argparse.Namespace, store: HistoryStore) -> int:
+    store.set_baseline(args.run_id, not args.clear)
+    print(f"run {args.run_id} is {'no longer' if args.clear else 'now'} a baseline")
+    return 0
+
+
+def _ids_text(run_ids: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in run_ids)
+
+
+def _confirm(runs: Sequence[RunDetail]) -> bool:
+    """Asks on the terminal; without one there is nobody to ask, so nothing is deleted."""
+    from stripewise.cli import CliError
+
+    if not sys.stdin.isatty():
+        raise CliError("not deleting without --yes: standard input is not a terminal to ask on")
+    for detail in runs:
+        print(f"  #{detail.summary.id}  {detail.summary.name}", file=sys.stderr)
+    print(f"Move {len(runs)} run(s) to the trash? [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _delete(args: argparse.Namespace, store: HistoryStore) -> int:
+    ids = list(dict.fromkeys(args.run_ids))
+    runs = store.get_runs(ids)  # every id must exist before anything moves
+    if not args.yes and not _confirm(runs):
+        print("nothing deleted", file=sys.stderr)
+        return 1
+    moved = store.delete_runs(ids)
+    print(
+        f"moved run(s) {_ids_text(moved)} to the trash; "
+        f"`stripewise history restore {' '.join(map(str, moved))}` brings them back"
+    )
+    return 0
+
+
+def _restore(args: argparse.Namespace, store: HistoryStore) -> int:
+    restored = store.restore_runs(list(dict.fromkeys(args.run_ids)))
+    print(f"restored run(s) {_ids_text(restored)}")
     return 0
 
 

@@ -188,15 +188,18 @@ def test_compare_with_previous_shows_both_runs_and_what_changed(
     page.saved_run_id, page._target_path = ids[1], "/srv/a"
     page.compare_button.setEnabled(True)
     qtbot.mouseClick(page.compare_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: getattr(page, "compare_dialog", None) is not None, timeout=10_000)
-    dialog = page.compare_dialog
+    qtbot.waitUntil(lambda: bool(window.compare_windows), timeout=10_000)
+    compare = window.compare_windows[-1]
     try:
-        figure = dialog.figures[0]
-        assert (figure.before, figure.after, figure.verdict) == (400.0, 520.0, "better")
-        assert dialog.changes == [("disks[sda].tuning.read_ahead_kb", 128, 4096)]
-        assert dialog.results.item(0, 4).text() == "+30.0 %"
+        qtbot.waitUntil(lambda: compare.comparison is not None, timeout=10_000)
+        row = compare.comparison.rows[0]
+        assert (row.values, row.verdicts) == ((400.0, 520.0), ("", "better"))
+        assert [(d.key, d.values) for d in compare.comparison.context] == [
+            ("disks[sda].tuning.read_ahead_kb", (128, 4096))
+        ]
+        assert compare.results.item(0, 3).text() == "520.0  (+30.0 %)"
     finally:
-        dialog.close()
+        compare.close()
 
 
 @pytest.mark.parametrize("preset", ["Quick check", "Sequential 1M Q8", "Random 4K Q32"])

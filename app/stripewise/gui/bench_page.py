@@ -28,7 +28,6 @@ from stripewise.gui.bench_form import BenchForm
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable
 from stripewise.gui.pages import page_title
-from stripewise.gui.run_compare import CompareDialog
 from stripewise.model.bench import BONNIE_NAMES, Phase, SpecError
 from stripewise.model.bench_presets import preset_values
 from stripewise.model.bench_targets import targets_from
@@ -66,6 +65,7 @@ def _duration(seconds: float | None) -> str:
 
 class BenchPage(QWidget):
     openRun = Signal(int)  # history id: show it on the History page
+    compareRuns = Signal(list)  # [previous id, this id]: open them side by side
     statusMessage = Signal(str)
 
     def __init__(
@@ -360,13 +360,9 @@ class BenchPage(QWidget):
                     self, "Compare", f"No earlier finished run on {self._target_path}."
                 )
                 return
-            self.history.get_runs([previous, run_id], self._show_compare)
+            self.compareRuns.emit([previous, run_id])
 
         self.history.previous_run(run_id, self._target_path, found)
-
-    def _show_compare(self, details: list[Any]) -> None:
-        self.compare_dialog = CompareDialog(details[0], details[1], self)
-        self.compare_dialog.show()
 
 
 def _ram_bytes() -> int:

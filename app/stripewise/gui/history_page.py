@@ -1,16 +1,24 @@
-"""History page: the recorded runs, newest first; a selected run's results and context below."""
+"""History page: every recorded or imported run, sortable and filterable; a selected run's
+results below; rename, tag, annotate, mark a baseline, delete (with undo) and compare 2 to 8."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import shiboken6
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QLineEdit,
+    QMenu,
+    QMessageBox,
+    QPushButton,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -19,74 +27,59 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.bench_results import ResultsTable
+from stripewise.gui.history_model import COLUMNS, SORT_ROLE, RunTableModel
 from stripewise.gui.pages import page_title
 from stripewise.model.run import RunDetail, RunSummary
 from stripewise.services.history import HistoryService
 
-_COLUMNS = ("ID", "Started", "Status", "Host", "Target", "Engine", "Name")
-_AnyIndex = QModelIndex | QPersistentModelIndex
+MAX_COMPARED = 8
+_WIDEST = {"Name": 240, "Results": 300, "Tuning": 240, "Target": 160, "Array": 200}
+UNDO_SHOWN_MS = 30_000
+SCOPES = {
+    "all": "All runs",
+    "baselines": "Baselines",
+    "imported": "Imported",
+    "trash": "Trash (deleted runs)",
+}
 
 
-class RunTableModel(QAbstractTableModel):
-    def __init__(self) -> None:
-        super().__init__()
-        self._runs: list[RunSummary] = []
-
-    def set_runs(self, runs: list[RunSummary]) -> None:
-        self.beginResetModel()
-        self._runs = list(runs)
-        self.endResetModel()
-
-    def row_of(self, run_id: int) -> int | None:
-        return next((row for row, run in enumerate(self._runs) if run.id == run_id), None)
-
-    def run_at(self, row: int) -> RunSummary:
-        return self._runs[row]
-
-    def rowCount(self, parent: _AnyIndex = QModelIndex()) -> int:  # noqa: B008 (Qt signature)
-        return 0 if parent.isValid() else len(self._runs)
-
-    def columnCount(self, parent: _AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(_COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return _COLUMNS[section]
-        return None
-
-    def data(self, index: _AnyIndex, role: int = 0) -> Any:
-        if not index.isValid() or role != Qt.ItemDataRole.DisplayRole:
-            return None
-        run = self._runs[index.row()]
-        values = (
-            str(run.id),
-            run.started_at.astimezone().strftime("%Y-%m-%d %H:%M"),
-            run.status.value,
-            run.host,
-            run.target,
-            f"{run.engine} {run.engine_version}".strip(),
-            run.name,
-        )
-        return values[index.column()]
+def _in_scope(run: RunSummary, scope: str) -> bool:
+    if scope == "baselines":
+        return run.baseline
+    if scope == "imported":
+        return run.source == "imported"
+    return True
 
 
 class HistoryPage(QWidget):
+    compareRequested = Signal(list)  # run ids, 2 to 8, oldest first
+    importRequested = Signal()
+    exportRequested = Signal(list)  # run ids
+
     def __init__(self, history: HistoryService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._history = history
         self.model = RunTableModel()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(32, 28, 32, 28)
-        layout.setSpacing(10)
-        layout.addWidget(page_title("History"))
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.shown_run: RunDetail | None = None
+        self._all_runs: list[RunSummary] = []
+        self._wanted: int | None = None
+        self._undo_ids: list[int] = []
+
         self.caption = QLabel("Reading the history...")
         self.caption.setWordWrap(True)
-        layout.addWidget(self.caption)
+        self.scope = QComboBox()
+        self.scope.setAccessibleName("Which runs")
+        for key, label in SCOPES.items():
+            self.scope.addItem(label, key)
+        self.scope.currentIndexChanged.connect(lambda _i: self._scope_changed())
         self.filter = QLineEdit()
         self.filter.setAccessibleName("Filter runs")
         self.filter.setPlaceholderText(
-            "Filter by what was in force: read_ahead_kb=4096 scheduler=mq-deadline "
-            "filesystem=xfs dirty_ratio_pct=40, or any word"
+            "Filter: read_ahead_kb=4096 scheduler=mq-deadline filesystem=xfs, or any word "
+            "(name, tag, note, host...)"
         )
         self.filter.setClearButtonEnabled(True)
         self._filter_timer = QTimer(self)
@@ -94,30 +87,113 @@ class HistoryPage(QWidget):
         self._filter_timer.setInterval(300)  # typing does not query on every key
         self._filter_timer.timeout.connect(self._apply_filter)
         self.filter.textChanged.connect(lambda _text: self._filter_timer.start())
-        layout.addWidget(self.filter)
+
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Select 2 to 8 runs (Ctrl+click) to set them side by side")
+        self.compare_button.clicked.connect(self.compare_selected)
+        self.import_button = QPushButton("Import...")
+        self.import_button.setToolTip("bonnie++ CSV or tables, fio JSON, iozone output")
+        self.import_button.clicked.connect(self.importRequested.emit)
+        self.export_button = QPushButton("Export...")
+        self.export_button.clicked.connect(lambda: self.exportRequested.emit(self.selected_ids()))
+        self.run_button = QPushButton("Run")
+        self.run_menu = self._make_run_menu()
+        self.run_button.setMenu(self.run_menu)
+        self.restore_button = QPushButton("Restore")
+        self.restore_button.clicked.connect(self.restore_selected)
+
+        self.undo_bar = QWidget()
+        undo_layout = QHBoxLayout(self.undo_bar)
+        undo_layout.setContentsMargins(0, 0, 0, 0)
+        self.undo_label = QLabel()
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.clicked.connect(self.undo_delete)
+        undo_layout.addWidget(self.undo_label, 1)
+        undo_layout.addWidget(self.undo_button)
+        self.undo_bar.hide()
+        self._undo_timer = QTimer(self)
+        self._undo_timer.setSingleShot(True)
+        self._undo_timer.setInterval(UNDO_SHOWN_MS)
+        self._undo_timer.timeout.connect(self.undo_bar.hide)
 
         self.table = QTableView()
-        self.table.setModel(self.model)
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(1, Qt.SortOrder.DescendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(
+            lambda pos: self.run_menu.exec(self.table.viewport().mapToGlobal(pos))
+        )
+        self.table.doubleClicked.connect(lambda _index: self.rename_selected())
         self.empty = QLabel(
-            "No runs recorded yet. Benchmarks you run and results you import will be listed "
-            "here, with side-by-side comparison of saved runs."
+            "No runs recorded yet. Benchmarks you run and results you import (bonnie++, fio, "
+            "iozone) are listed here, to compare side by side."
         )
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.detail_title = QLabel()
         self.detail_title.setWordWrap(True)
         self.detail_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail_notes = QLabel()
+        self.detail_notes.setWordWrap(True)
+        self.detail_notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail_results = ResultsTable()
+        self._build_layout()
+        self.table.selectionModel().selectionChanged.connect(lambda *_a: self._selection_changed())
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        history.runsLoaded.connect(self._show_runs)
+        history.failed.connect(self.caption.setText)
+        self._selection_changed()
+
+    def _make_run_menu(self) -> QMenu:
+        menu = QMenu(self)
+        entries: tuple[tuple[str, str | None, Callable[[], None]], ...] = (
+            ("Rename...", "F2", self.rename_selected),
+            ("Tags...", None, self.tag_selected),
+            ("Notes...", None, self.annotate_selected),
+            ("Mark as Baseline", None, self.toggle_baseline),
+            ("Compare", None, self.compare_selected),
+            ("Export...", None, lambda: self.exportRequested.emit(self.selected_ids())),
+            ("Delete...", "Delete", self.delete_selected),
+        )
+        self.actions_by_name: dict[str, QAction] = {}
+        for text, shortcut, slot in entries:
+            action = QAction(text, self)
+            if shortcut:
+                action.setShortcut(QKeySequence(shortcut))
+                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+                self.addAction(action)
+            action.triggered.connect(slot)
+            menu.addAction(action)
+            self.actions_by_name[text] = action
+        return menu
+
+    def _build_layout(self) -> None:
+        tools = QHBoxLayout()
+        tools.addWidget(self.scope)
+        tools.addWidget(self.filter, 1)
+        for button in (
+            self.compare_button,
+            self.run_button,
+            self.restore_button,
+            self.export_button,
+            self.import_button,
+        ):
+            tools.addWidget(button)
         detail = QWidget()
         detail_layout = QVBoxLayout(detail)
         detail_layout.setContentsMargins(0, 6, 0, 0)
         detail_layout.addWidget(self.detail_title)
+        detail_layout.addWidget(self.detail_notes)
         detail_layout.addWidget(self.detail_results, 1)
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.table)
@@ -127,64 +203,266 @@ class HistoryPage(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.split)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 10)
+        layout.setSpacing(8)
+        layout.addWidget(page_title("History"))
+        layout.addWidget(self.caption)
+        layout.addLayout(tools)
+        layout.addWidget(self.undo_bar)
         layout.addWidget(self.stack, 1)
-        self.shown_run: RunDetail | None = None
-        self._all_runs: list[RunSummary] = []
-        self._wanted: int | None = None
-        self.table.selectionModel().currentRowChanged.connect(self._on_row)
-        history.runsLoaded.connect(self._show_runs)
-        history.failed.connect(self.caption.setText)
+
+    # --- listing ---------------------------------------------------------------------------
+    @property
+    def in_trash(self) -> bool:
+        return self.scope.currentData() == "trash"
 
     def _show_runs(self, runs: list[RunSummary]) -> None:
         self._all_runs = runs
-        if self.filter.text().strip():
+        if self.in_trash:
+            self._history.trash(self._on_trash)
+        elif self.filter.text().strip():
             self._apply_filter()
-            return
-        self._list(runs, f"{len(runs)} runs in {self._history.display_url}")
+        else:
+            self._list_scoped(runs, None)
+
+    def _scope_changed(self) -> None:
+        if self.in_trash:
+            self._history.trash(self._on_trash)
+        else:
+            self._apply_filter()
+
+    def _on_trash(self, runs: list[RunSummary]) -> None:
+        if shiboken6.isValid(self) and self.in_trash:
+            self._list(runs, f"{len(runs)} deleted runs, kept 30 days: Restore brings them back")
+
+    def _list_scoped(self, runs: list[RunSummary], text: str | None) -> None:
+        scope = str(self.scope.currentData())
+        shown = [run for run in runs if _in_scope(run, scope)]
+        where = self._history.display_url
+        if text:
+            caption = f"{len(shown)} of {len(self._all_runs)} runs match {text!r}"
+        elif scope != "all":
+            caption = f"{len(shown)} of {len(self._all_runs)} runs ({SCOPES[scope].lower()})"
+        else:
+            caption = f"{len(runs)} runs in {where}"
+        self._list(shown, caption)
 
     def _list(self, runs: list[RunSummary], caption: str) -> None:
+        selected = set(self.selected_ids())
+        first = self.model.rowCount() == 0
         self.model.set_runs(runs)
+        if first and runs:
+            self._fit_columns()
         self.caption.setText(caption)
-        self.stack.setCurrentWidget(self.split if runs or self.filter.text() else self.empty)
+        filtered = bool(self.filter.text()) or self.scope.currentData() != "all"
+        self.stack.setCurrentWidget(self.split if runs or filtered else self.empty)
+        for run_id in selected:  # a reload after an edit keeps what was selected
+            self._select(run_id, add=True)
         if self._wanted is not None:
             self.show_run(self._wanted)
+        self._selection_changed()
+
+    def _fit_columns(self) -> None:
+        """Widths from the rows shown, capped so long names and figures do not push the rest
+        off screen (their tooltips have the whole text)."""
+        header = self.table.horizontalHeader()
+        for column, name in enumerate(COLUMNS[:-1]):  # the last one stretches
+            wanted = max(header.sectionSizeHint(column), self.table.sizeHintForColumn(column))
+            header.resizeSection(column, min(wanted + 8, _WIDEST.get(name, 180)))
 
     def _apply_filter(self) -> None:
         text = self.filter.text().strip()
+        if self.in_trash:
+            return
         if not text:
-            self._list(self._all_runs, f"{len(self._all_runs)} runs in {self._history.display_url}")
+            self._list_scoped(self._all_runs, None)
             return
         self._history.filter_runs(text, lambda runs: self._on_filtered(text, runs))
 
     def _on_filtered(self, text: str, runs: list[RunSummary]) -> None:
         if not shiboken6.isValid(self):
             return  # the window closed while the history was searched
-        if text == self.filter.text().strip():  # not overtaken by more typing
-            self._list(runs, f"{len(runs)} of {len(self._all_runs)} runs match {text!r}")
+        if text == self.filter.text().strip() and not self.in_trash:  # not overtaken
+            self._list_scoped(runs, text)
+
+    # --- selection -------------------------------------------------------------------------
+    def selected_ids(self) -> list[int]:
+        """Selected runs in the order they are listed."""
+        rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
+        return [
+            self.model.run_at(self.proxy.mapToSource(self.proxy.index(r, 0)).row()).id for r in rows
+        ]
+
+    def _selected_runs(self) -> list[RunSummary]:
+        wanted = set(self.selected_ids())
+        return [run for run in self.model.runs if run.id in wanted]
+
+    def _select(self, run_id: int, *, add: bool = False) -> bool:
+        row = self.model.row_of(run_id)
+        if row is None:
+            return False
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        flags = self.table.selectionModel().SelectionFlag
+        mode = flags.Select | flags.Rows
+        if not add:
+            mode |= flags.Clear
+            self.table.setCurrentIndex(index)
+        self.table.selectionModel().select(index, mode)
+        self.table.scrollTo(index)
+        return True
+
+    def select_runs(self, run_ids: list[int]) -> None:
+        self.table.clearSelection()
+        for position, run_id in enumerate(run_ids):
+            self._select(run_id, add=position > 0)
 
     def show_run(self, run_id: int) -> None:
         """Select a run (once listed: a just-saved run arrives with the next reload)."""
-        row = self.model.row_of(run_id)
-        if row is None:
+        if not self._select(run_id):
             self._wanted = run_id
             return
         self._wanted = None
-        self.table.selectRow(row)
-        self.table.scrollTo(self.model.index(row, 0))
+
+    def _selection_changed(self) -> None:
+        count = len(self.table.selectionModel().selectedRows())
+        trash = self.in_trash
+        self.compare_button.setEnabled(2 <= count <= MAX_COMPARED and not trash)
+        self.compare_button.setText(f"Compare {count}" if count >= 2 else "Compare")
+        self.run_button.setEnabled(count >= 1 and not trash)
+        self.export_button.setEnabled(1 <= count <= MAX_COMPARED and not trash)
+        self.restore_button.setVisible(trash)
+        self.restore_button.setEnabled(trash and count >= 1)
+        single = count == 1
+        for name in ("Rename...", "Notes...", "Mark as Baseline"):
+            self.actions_by_name[name].setEnabled(single and not trash)
+        self.actions_by_name["Compare"].setEnabled(self.compare_button.isEnabled())
+        self.actions_by_name["Delete..."].setEnabled(count >= 1 and not trash)
+        runs = self._selected_runs()
+        baseline = bool(runs) and runs[0].baseline
+        self.actions_by_name["Mark as Baseline"].setText(
+            "Unmark as Baseline" if baseline else "Mark as Baseline"
+        )
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
-            run = self.model.run_at(current.row())
+            run = self.model.run_at(self.proxy.mapToSource(current).row())
             self._history.get_run(run.id, self._show_detail)
 
     def _show_detail(self, detail: RunDetail) -> None:
+        if not shiboken6.isValid(self):
+            return
         self.shown_run = detail
         run, context = detail.summary, detail.context
         facts = [
             f"<b>Run {run.id}</b>: {run.name}, {run.status.value}",
+            "baseline" if run.baseline else "",
             f"{context.get('filesystem', '')} {context.get('mount_options', '')}".strip(),
             ", ".join(d.get("name", "") for d in context.get("disks", []) if isinstance(d, dict)),
             f"{detail.sample_count} samples",
+            f"tags: {', '.join(run.tags)}" if run.tags else "",
         ]
         self.detail_title.setText(" &middot; ".join(f for f in facts if f))
+        self.detail_notes.setText(detail.notes)
+        self.detail_notes.setVisible(bool(detail.notes))
         self.detail_results.show_stored(detail.results)
+
+    # --- changes ---------------------------------------------------------------------------
+    def rename(self, run_id: int, name: str) -> None:
+        self._history.edit(lambda store: store.rename_run(run_id, name))
+
+    def set_tags(self, run_id: int, tags: list[str]) -> None:
+        self._history.edit(lambda store: store.set_tags(run_id, tags))
+
+    def set_notes(self, run_id: int, text: str) -> None:
+        self._history.edit(lambda store: store.set_notes(run_id, text))
+
+    def rename_selected(self) -> None:
+        runs = self._selected_runs()
+        if len(runs) != 1 or self.in_trash:
+            return
+        name, ok = QInputDialog.getText(self, "Rename run", "Name:", text=runs[0].name)
+        if ok and name.strip():
+            self.rename(runs[0].id, name)
+
+    def tag_selected(self) -> None:
+        """Tags for every selected run: the ones they all share are offered for editing."""
+        runs = self._selected_runs()
+        if not runs:
+            return
+        shared = [t for t in runs[0].tags if all(t in r.tags for r in runs)]
+        text, ok = QInputDialog.getText(
+            self, "Tags", "Tags, separated by commas:", text=", ".join(shared)
+        )
+        if not ok:
+            return
+        wanted = [t.strip() for t in text.split(",") if t.strip()]
+        for run in runs:
+            kept = [t for t in run.tags if t not in shared]
+            self.set_tags(run.id, [*kept, *wanted])
+
+    def annotate_selected(self) -> None:
+        runs = self._selected_runs()
+        if len(runs) != 1:
+            return
+        text, ok = QInputDialog.getMultiLineText(self, "Notes", "Notes:", runs[0].notes)
+        if ok:
+            self.set_notes(runs[0].id, text)
+
+    def toggle_baseline(self) -> None:
+        runs = self._selected_runs()
+        if len(runs) == 1:
+            run_id, on = runs[0].id, not runs[0].baseline
+            self._history.edit(lambda store: store.set_baseline(run_id, on))
+
+    def delete_selected(self, *, confirm: bool = True) -> None:
+        ids = self.selected_ids()
+        if not ids or self.in_trash:
+            return
+        if confirm:
+            box = QMessageBox(self)
+            box.setIcon(QMessageBox.Icon.Question)
+            box.setWindowTitle("Delete runs")
+            box.setText(
+                f"Delete {len(ids)} run{'s' if len(ids) > 1 else ''} ({', '.join(map(str, ids))})?"
+            )
+            box.setInformativeText(
+                "They go to the trash for 30 days: Undo, or Restore from the Trash view."
+            )
+            box.setStandardButtons(
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel
+            )
+            box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+            if box.exec() != QMessageBox.StandardButton.Yes:
+                return
+        self._history.edit(lambda store: store.delete_runs(ids), self._on_deleted)
+
+    def _on_deleted(self, ids: object) -> None:
+        if not shiboken6.isValid(self) or not isinstance(ids, list):
+            return
+        self._undo_ids = ids
+        self.undo_label.setText(
+            f"Deleted {len(ids)} run{'s' if len(ids) > 1 else ''} ({', '.join(map(str, ids))})."
+        )
+        self.undo_bar.show()
+        self._undo_timer.start()
+
+    def undo_delete(self) -> None:
+        ids, self._undo_ids = self._undo_ids, []
+        self.undo_bar.hide()
+        if ids:
+            self._history.edit(lambda store: store.restore_runs(ids))
+
+    def restore_selected(self) -> None:
+        ids = self.selected_ids()
+        if ids and self.in_trash:
+            self._history.edit(lambda store: store.restore_runs(ids))
+
+    def compare_selected(self) -> None:
+        """Oldest first: the first run is the baseline unless one of them is marked."""
+        runs = sorted(self._selected_runs(), key=lambda run: (run.started_at, run.id))
+        if 2 <= len(runs) <= MAX_COMPARED:
+            self.compareRequested.emit([run.id for run in runs])
+
+
+__all__ = ["COLUMNS", "HistoryPage"]

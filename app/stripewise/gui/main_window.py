@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
@@ -31,6 +33,9 @@ from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.planner import PlannerService
 from stripewise.services.system_info import SystemInfoService, SystemReport
+
+if TYPE_CHECKING:  # pyqtgraph is loaded with the first comparison, not at start-up
+    from stripewise.gui.compare_view import CompareWindow
 
 MINIMUM_SIZE = QSize(900, 600)  # comfortably inside a 1024x768 console
 DEFAULT_SIZE = QSize(1180, 780)
@@ -66,6 +71,7 @@ class MainWindow(QMainWindow):
         self.inventory_file = inventory_file
         self._pending = {"system", "history", "hardware"}
         self._built: set[str] = set()  # lazy views made so far
+        self.compare_windows: list[CompareWindow] = []
         self.setObjectName("MainWindow")
         self.setWindowTitle(APP_NAME)
         self.setMinimumSize(MINIMUM_SIZE)
@@ -120,7 +126,11 @@ class MainWindow(QMainWindow):
 
     def _make_page(self, name: str) -> QWidget:
         if name == "history":
-            return HistoryPage(self.history)
+            history_page = HistoryPage(self.history)
+            history_page.compareRequested.connect(self.compare_runs)
+            history_page.importRequested.connect(self.import_results)
+            history_page.exportRequested.connect(self.export_runs)
+            return history_page
         if name == "hardware":
             page = HardwarePage(self.hardware, self.helper)
             page.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 15_000))
@@ -157,8 +167,41 @@ class MainWindow(QMainWindow):
                 lambda text: self.statusBar().showMessage(text, 15_000)
             )
             bench_page.openRun.connect(self.open_run)
+            bench_page.compareRuns.connect(self.compare_runs)
             return bench_page
         raise ValueError(f"no page for view {name!r}")
+
+    def compare_runs(self, run_ids: list[int]) -> CompareWindow:
+        """A comparison window beside the main one (not modal: several may stay open)."""
+        from stripewise.gui.compare_view import CompareWindow
+
+        window = CompareWindow(self.history, run_ids, self)
+        window.saved.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+        window.show()
+        self.compare_windows = [w for w in self.compare_windows if shiboken6.isValid(w)]
+        self.compare_windows.append(window)
+        return window
+
+    def import_results(self) -> None:
+        from stripewise.gui.history_io import ask_import
+
+        ask_import(self, self.history, self._on_imported)
+
+    def _on_imported(self, run_ids: list[int]) -> None:
+        self.statusBar().showMessage(
+            f"Imported {len(run_ids)} run{'s' if len(run_ids) != 1 else ''}: "
+            f"{', '.join(map(str, run_ids))}",
+            15_000,
+        )
+        if run_ids:
+            self.open_run(run_ids[0])
+
+    def export_runs(self, run_ids: list[int]) -> None:
+        from stripewise.gui.history_io import ask_export
+
+        ask_export(
+            self, self.history, run_ids, lambda text: self.statusBar().showMessage(text, 15_000)
+        )
 
     def open_run(self, run_id: int) -> None:
         """Show one run on the History page (after a benchmark, say)."""
@@ -204,6 +247,11 @@ class MainWindow(QMainWindow):
     # --- menus ------------------------------------------------------------------------------
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        import_action = QAction("&Import Results...", self)
+        import_action.setShortcut(QKeySequence("Ctrl+I"))
+        import_action.triggered.connect(self.import_results)
+        file_menu.addAction(import_action)
+        file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)

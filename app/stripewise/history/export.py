@@ -1,4 +1,5 @@
-"""Runs as files other tools read: JSON with everything, CSV with one row per result.
+"""Runs and comparisons as files other tools read: JSON with everything, CSV with one row
+per result (HTML reports are in `report_html`).
 
 Missing figures stay missing (JSON null, empty CSV cell) so a spreadsheet never averages in a
 zero that was never measured.
@@ -15,10 +16,13 @@ from datetime import datetime
 from typing import Any
 
 from stripewise.history.store import SampleRow
+from stripewise.model.compare import Comparison, MetricRow, Spread
 from stripewise.model.run import RunDetail
 
 JSON_FORMAT = "stripewise-run"
 JSON_FORMAT_VERSION = 1
+COMPARISON_FORMAT = "stripewise-comparison"
+COMPARISON_FORMAT_VERSION = 1
 CSV_COLUMNS = (
     "run_id",
     "run_name",
@@ -106,6 +110,100 @@ def export_run_csv(detail: RunDetail) -> str:
                 r.unit,
             )
         )
+    return buffer.getvalue()
+
+
+def beyond_noise(verdict: str) -> bool | None:
+    """better/worse: True; noise: False; baseline or nothing to compare: None."""
+    return None if not verdict else verdict != "noise"
+
+
+def comparison_document(c: Comparison) -> dict[str, Any]:
+    """The comparison as plain JSON values (docs/history.md describes the shape)."""
+    return {
+        "format": COMPARISON_FORMAT,
+        "format_version": COMPARISON_FORMAT_VERSION,
+        "baseline": c.baseline.summary.id,
+        "runs": [
+            {
+                "id": run.summary.id,
+                "name": run.summary.name,
+                "host": run.summary.host,
+                "started_at": _iso(run.summary.started_at),
+            }
+            for run in c.runs
+        ],
+        "rows": [_row_json(row) for row in c.rows],
+        "context": [{"key": d.key, "group": d.group, "values": list(d.values)} for d in c.context],
+        "sweep": None
+        if c.sweep is None
+        else {
+            "key": c.sweep.key,
+            "label": c.sweep.label,
+            "unit": c.sweep.unit,
+            "values": list(c.sweep.values),
+        },
+    }
+
+
+def _row_json(row: MetricRow) -> dict[str, Any]:
+    return {
+        "phase": row.phase,
+        "metric": row.metric,
+        "unit": row.unit,
+        "values": list(row.values),
+        "spreads": [_spread_json(spread) for spread in row.spreads],
+        "changes_pct": list(row.changes_pct),
+        "verdicts": list(row.verdicts),
+        "beyond_noise": [beyond_noise(verdict) for verdict in row.verdicts],
+    }
+
+
+def _spread_json(spread: Spread | None) -> dict[str, Any] | None:
+    if spread is None:
+        return None
+    return {"low": spread.low, "high": spread.high, "source": spread.source}
+
+
+def export_comparison_json(c: Comparison) -> str:
+    document = _jsonable(comparison_document(c))
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+
+
+def comparison_csv_header(c: Comparison) -> list[str]:
+    """phase, metric, unit, then per run: its value (headed `#id name`), spread, change."""
+    header = ["phase", "metric", "unit"]
+    for run in c.runs:
+        tag = f"#{run.summary.id}"
+        header += [
+            f"{tag} {run.summary.name}",
+            f"{tag} spread low",
+            f"{tag} spread high",
+            f"{tag} change %",
+            f"{tag} beyond noise",
+        ]
+    return header
+
+
+def export_comparison_csv(c: Comparison) -> str:
+    """One row per phase/metric; the baseline's change and noise cells stay empty."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(comparison_csv_header(c))
+    for row in c.rows:
+        cells = [row.phase, row.metric, row.unit]
+        for value, spread, change, verdict in zip(
+            row.values, row.spreads, row.changes_pct, row.verdicts, strict=True
+        ):
+            flag = beyond_noise(verdict)
+            cells += [
+                _cell(value),
+                _cell(spread.low if spread else None),
+                _cell(spread.high if spread else None),
+                _cell(change),
+                "" if flag is None else str(flag).lower(),
+            ]
+        writer.writerow(cells)
     return buffer.getvalue()
 
 

@@ -119,6 +119,8 @@ class Run(Base):
     notes: Mapped[str] = mapped_column(Text, default="")
     source: Mapped[str] = mapped_column(String(16), default="measured")
     baseline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    deleted_at: Mapped[datetime | None]  # in the trash since; NULL for a listed run
+    headline: Mapped[dict[str, Any] | None]  # model.run_headline; NULL until first listed
 
 
 class Sample(Base):

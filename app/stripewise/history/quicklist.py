@@ -33,10 +33,14 @@ _COLUMNS = {
     "started_at": "runs.started_at",
     "finished_at": "runs.finished_at",
     "tags": "runs.tags",
+    "notes": "runs.notes",
+    "source": "runs.source",
+    "baseline": "runs.baseline",
+    "headline": "runs.headline",
 }
 LIST_RUNS_SQL = (
     f"SELECT {', '.join(_COLUMNS[field] for field in SUMMARY_FIELDS)} "
-    "FROM runs JOIN hosts ON runs.host_id = hosts.id "
+    "FROM runs JOIN hosts ON runs.host_id = hosts.id WHERE runs.deleted_at IS NULL "
     "ORDER BY runs.started_at DESC, runs.id DESC LIMIT ?"
 )
 
@@ -50,6 +54,7 @@ def _row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> SimpleNamespace:
     row.started_at = _time(row.started_at)
     row.finished_at = _time(row.finished_at)
     row.tags = json.loads(row.tags) if row.tags else ()
+    row.headline = json.loads(row.headline) if row.headline else None
     return row
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from stripewise.model.run import RunStatus, RunSummary
+from stripewise.model.run import Headline, RunStatus, RunSummary
 
 # The listing's columns, in order; both readers select exactly these.
 SUMMARY_FIELDS = (
@@ -20,6 +20,10 @@ SUMMARY_FIELDS = (
     "started_at",
     "finished_at",
     "tags",
+    "notes",
+    "source",
+    "baseline",
+    "headline",
 )
 
 
@@ -34,6 +38,10 @@ class SummaryRow(Protocol):
     started_at: datetime
     finished_at: datetime | None
     tags: Sequence[str] | None
+    notes: str | None
+    source: str
+    baseline: bool | int | None
+    headline: Any
 
 
 def as_utc(value: datetime) -> datetime:
@@ -55,4 +63,8 @@ def summary_from_row(row: SummaryRow | Any) -> RunSummary:
         started_at=row.started_at,
         finished_at=row.finished_at,
         tags=tuple(row.tags or ()),
+        notes=row.notes or "",
+        source=row.source,
+        baseline=bool(row.baseline),
+        headline=Headline.from_json(row.headline),
     )

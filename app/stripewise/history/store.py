@@ -10,11 +10,11 @@ import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 
 from stripewise.history.database import Database
@@ -22,7 +22,13 @@ from stripewise.history.errors import CorruptDatabaseError, DatabaseError, RunNo
 from stripewise.history.hostinfo import HostInfo
 from stripewise.history.models import RUN_SOURCES, hosts, results, runs, samples, utc_now
 from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
-from stripewise.model.run import ResultValue, RunDetail, RunStatus, RunSummary
+from stripewise.model.compare import ENGINE_KEYS
+from stripewise.model.run import Headline, ResultValue, RunDetail, RunStatus, RunSummary
+from stripewise.model.run_headline import headline
+
+MAX_NAME = 255
+MAX_TAG = 64
+MAX_NOTES = 100_000
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,7 @@ class HistoryStore:
             for v in values
         ]
         self._insert_for_run(run_id, results, params)
+        self._update(run_id, headline=None)  # made again from the new results when listed
 
     def finish_run(
         self, run_id: int, status: RunStatus, finished_at: datetime | None = None
@@ -205,24 +212,103 @@ class HistoryStore:
         return sorted(ids)
 
     def delete_run(self, run_id: int) -> None:
-        """Removes the run with its samples and results (foreign keys cascade)."""
+        """Removes the run with its samples and results for good (foreign keys cascade)."""
         with self._write() as conn:
             if conn.execute(runs.delete().where(runs.c.id == run_id)).rowcount == 0:
                 raise RunNotFoundError(run_id, self._db.location)
 
+    # -- what people say about runs ------------------------------------------------------
+
+    def rename_run(self, run_id: int, name: str) -> None:
+        name = name.strip()
+        if not name or len(name) > MAX_NAME:
+            raise ValueError(f"a run name needs 1 to {MAX_NAME} characters")
+        self._update(run_id, name=name)
+
+    def set_tags(self, run_id: int, tags: Sequence[str]) -> None:
+        self._update(run_id, tags=clean_tags(tags))
+
+    def set_notes(self, run_id: int, text: str) -> None:
+        if len(text) > MAX_NOTES:
+            raise ValueError(f"notes are limited to {MAX_NOTES} characters")
+        self._update(run_id, notes=text)
+
+    def set_baseline(self, run_id: int, on: bool) -> None:
+        self._update(run_id, baseline=bool(on))
+
+    def delete_runs(self, run_ids: Sequence[int]) -> list[int]:
+        """Into the trash: hidden from listings until restored or purged."""
+        return self._set_deleted(run_ids, utc_now())
+
+    def restore_runs(self, run_ids: Sequence[int]) -> list[int]:
+        return self._set_deleted(run_ids, None)
+
+    def purge_trash(self, older_than: timedelta) -> int:
+        """Deletes for good what has been in the trash longer than `older_than`."""
+        cutoff = utc_now() - older_than
+        with self._write() as conn:
+            done = conn.execute(runs.delete().where(runs.c.deleted_at < cutoff))
+            return int(done.rowcount or 0)
+
+    def _set_deleted(self, run_ids: Sequence[int], when: datetime | None) -> list[int]:
+        ids = sorted(set(run_ids))
+        if not ids:
+            return []
+        with self._write() as conn:
+            found = {int(r.id) for r in conn.execute(select(runs.c.id).where(runs.c.id.in_(ids)))}
+            if missing := [i for i in ids if i not in found]:
+                raise RunNotFoundError(missing[0], self._db.location)
+            conn.execute(update(runs).where(runs.c.id.in_(ids)).values(deleted_at=when))
+        return ids
+
+    def _update(self, run_id: int, **values: Any) -> None:
+        with self._write() as conn:
+            if conn.execute(update(runs).where(runs.c.id == run_id).values(**values)).rowcount == 0:
+                raise RunNotFoundError(run_id, self._db.location)
+
     # -- reading -----------------------------------------------------------------------
 
-    def list_runs(self, limit: int | None = None) -> list[RunSummary]:
-        """Newest first, in one query joined with hosts; spec and context are not loaded."""
+    def list_runs(self, limit: int | None = None, *, trash: bool = False) -> list[RunSummary]:
+        """Newest first, in one query joined with hosts; spec and context are not loaded.
+        `trash`: the deleted runs instead of the listed ones."""
+        in_trash = runs.c.deleted_at.is_not(None) if trash else runs.c.deleted_at.is_(None)
         stmt = (
             select(*_SUMMARY_COLUMNS)
             .select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
+            .where(in_trash)
             .order_by(runs.c.started_at.desc(), runs.c.id.desc())
         )
         if limit is not None:
             stmt = stmt.limit(limit)
         with self._read() as conn:
-            return [summary_from_row(row) for row in conn.execute(stmt)]
+            found = [summary_from_row(row) for row in conn.execute(stmt)]
+        if missing := [r.id for r in found if r.headline == Headline()]:
+            made = self._make_headlines(missing)
+            found = [replace(r, headline=made[r.id]) if r.id in made else r for r in found]
+        return found
+
+    def _make_headlines(self, run_ids: list[int]) -> dict[int, Headline]:
+        """Listing lines for runs without one (new results, imports, older databases); stored
+        so the next listing reads them."""
+        made: dict[int, Headline] = {}
+        with self._write() as conn:
+            for start in range(0, len(run_ids), 500):  # within any backend's parameter limit
+                chunk = run_ids[start : start + 500]
+                rows = conn.execute(
+                    select(runs.c.id, runs.c.context, runs.c.headline).where(runs.c.id.in_(chunk))
+                ).all()
+                values: dict[int, list[ResultValue]] = {i: [] for i in chunk}
+                for r in conn.execute(select(results).where(results.c.run_id.in_(chunk))):
+                    values[int(r.run_id)].append(_result_value(r))
+                todo = [row for row in rows if row.headline is None]
+                for row in todo:
+                    made[int(row.id)] = headline(dict(row.context or {}), values[int(row.id)])
+                if todo:
+                    conn.execute(
+                        update(runs).where(runs.c.id == bindparam("run_id")),
+                        [{"run_id": i, "headline": made[i].as_json()} for i in made if i in chunk],
+                    )
+        return made
 
     def get_run(self, run_id: int) -> RunDetail:
         run_stmt = (
@@ -231,9 +317,6 @@ class HistoryStore:
                 runs.c.uuid,
                 runs.c.spec,
                 runs.c.context,
-                runs.c.notes,
-                runs.c.source,
-                runs.c.baseline,
                 hosts.c.machine_id,
                 hosts.c.kernel,
                 hosts.c.cpu_model,
@@ -263,23 +346,15 @@ class HistoryStore:
             summary=summary_from_row(row),
             spec=dict(row.spec or {}),
             context=dict(row.context or {}),
-            results=tuple(
-                ResultValue(
-                    phase=r.phase,
-                    metric=r.metric,
-                    unit=r.unit,
-                    value=r.value,
-                    min_value=r.min_value,
-                    max_value=r.max_value,
-                    repetitions=r.repetitions,
-                )
-                for r in result_rows
-            ),
+            results=tuple(_result_value(r) for r in result_rows),
             sample_count=sample_count,
             notes=row.notes,
             source=row.source,
             extra={"uuid": row.uuid, "baseline": bool(row.baseline), "host_info": host},
         )
+
+    def get_runs(self, run_ids: Sequence[int]) -> list[RunDetail]:
+        return [self.get_run(run_id) for run_id in run_ids]
 
     def samples(self, run_id: int) -> list[SampleRow]:
         stmt = (
@@ -298,15 +373,36 @@ class HistoryStore:
                 self._require_run(conn, run_id)
         return rows
 
+    def engine_samples(self, run_id: int) -> list[tuple[float, str, int, dict[str, float | None]]]:
+        """(t_s, phase, repetition, the engine's rates) in order: only the keys comparisons
+        read, taken out of each sample's JSON by the database, not by decoding it here."""
+        extracted = [samples.c.data[key].as_float().label(key) for key in ENGINE_KEYS]
+        stmt = (
+            select(samples.c.t_s, samples.c.phase, samples.c.repetition, *extracted)
+            .where(samples.c.run_id == run_id)
+            .order_by(samples.c.seq, samples.c.id)
+        )
+        with self._read() as conn:
+            rows = [
+                (r[0], r[1], r[2], dict(zip(ENGINE_KEYS, r[3:], strict=True)))
+                for r in conn.execute(stmt)
+            ]
+            if not rows:
+                self._require_run(conn, run_id)
+        return rows
+
     def contexts(self) -> dict[int, dict[str, Any]]:
         """Every run's context by id: for filtering runs by what was in force."""
         with self._read() as conn:
-            rows = conn.execute(select(runs.c.id, runs.c.context))
+            rows = conn.execute(
+                select(runs.c.id, runs.c.context).where(runs.c.deleted_at.is_(None))
+            )
             return {int(row.id): dict(row.context or {}) for row in rows}
 
     def count_runs(self) -> int:
         with self._read() as conn:
-            return int(conn.execute(select(func.count()).select_from(runs)).scalar_one())
+            listed = select(func.count()).select_from(runs).where(runs.c.deleted_at.is_(None))
+            return int(conn.execute(listed).scalar_one())
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -355,6 +451,30 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
     if value is not None and value.tzinfo is None:
         raise ValueError(f"{name} {value.isoformat()} has no time zone; pass an aware datetime")
     return value
+
+
+def _result_value(row: Any) -> ResultValue:
+    return ResultValue(
+        phase=row.phase,
+        metric=row.metric,
+        unit=row.unit,
+        value=row.value,
+        min_value=row.min_value,
+        max_value=row.max_value,
+        repetitions=row.repetitions,
+    )
+
+
+def clean_tags(tags: Sequence[str]) -> list[str]:
+    """Trimmed, without empties or repeats, in the order given; each a short word or phrase."""
+    cleaned: list[str] = []
+    for tag in tags:
+        tag = " ".join(str(tag).split())
+        if len(tag) > MAX_TAG:
+            raise ValueError(f"tag {tag[:20]!r}... is longer than {MAX_TAG} characters")
+        if tag and tag not in cleaned:
+            cleaned.append(tag)
+    return cleaned
 
 
 def json_safe(value: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -40,6 +41,24 @@ class ResultValue:
 
 
 @dataclass(frozen=True)
+class Headline:
+    """A run's listing line, made by `model.run_headline.headline`."""
+
+    array: str = ""  # "md0 raid6, 512 KiB chunk, 8 members"
+    tuning: str = ""  # "read_ahead 4096 KiB, mq-deadline, dirty 20/10 %"
+    figures: str = ""  # "write 512 MB/s, read 640 MB/s, rand read 12,000 IOPS"
+
+    def as_json(self) -> dict[str, str]:
+        return {"array": self.array, "tuning": self.tuning, "figures": self.figures}
+
+    @classmethod
+    def from_json(cls, value: Any) -> Headline:
+        if not isinstance(value, Mapping):
+            return cls()
+        return cls(*(str(value.get(k) or "") for k in ("array", "tuning", "figures")))
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """What a history listing shows for one run."""
 
@@ -53,6 +72,10 @@ class RunSummary:
     started_at: datetime
     finished_at: datetime | None
     tags: tuple[str, ...] = ()
+    notes: str = ""
+    source: str = "measured"  # or "imported"
+    baseline: bool = False  # marked as the run others are compared against
+    headline: Headline = field(default_factory=Headline)
 
     @property
     def duration_s(self) -> float | None:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
 from stripewise.history import database
+from stripewise.history.comparison import load_comparison
 from stripewise.history.database import (
     CorruptDatabaseError,
     DatabaseError,
     NewerSchemaError,
 )
 from stripewise.history.store import HistoryStore
+from stripewise.model.compare import Comparison, Series
 from stripewise.model.run import RunDetail, RunSummary
 from stripewise.services.tasks import run_in_background
 
@@ -25,6 +28,10 @@ __all__ = [
     "move_aside",
     "resolve_url",
 ]
+
+
+TRASH_KEPT = timedelta(days=30)  # deleted runs can be restored this long
+CompareSeries = dict[int, Series]  # run id -> phase -> (s since the phase began, engine MB/s)
 
 
 def resolve_url(cli_url: str | None) -> str:
@@ -47,6 +54,8 @@ class HistoryService(QObject):
         self._db = db
         self._store = HistoryStore(db)
         self.runs: list[RunSummary] | None = None
+        self._loads = 0  # listings started; several run at once after quick edits
+        self._shown_load = 0
 
     @classmethod
     def open(cls, url: str, parent: QObject | None = None) -> HistoryService:
@@ -84,15 +93,21 @@ class HistoryService(QObject):
                 from stripewise.history.hostinfo import HostInfo
 
                 aborted = store.mark_abandoned_runs_aborted(HostInfo.current().machine_id)
+                store.purge_trash(TRASH_KEPT)
             return aborted, store.list_runs()
 
-        run_in_background(work, self._on_runs, self._on_failure)
+        self._loads += 1
+        number = self._loads
+        run_in_background(work, lambda outcome: self._on_runs(number, outcome), self._on_failure)
 
-    def _on_runs(self, outcome: tuple[list[int], list[RunSummary]]) -> None:
+    def _on_runs(self, number: int, outcome: tuple[list[int], list[RunSummary]]) -> None:
         aborted, runs = outcome
-        self.runs = runs
         if aborted:
             self.runsAborted.emit(aborted)
+        if number < self._shown_load:
+            return  # a listing started before the one already shown: older, not newer
+        self._shown_load = number
+        self.runs = runs
         self.runsLoaded.emit(runs)
 
     def filter_runs(self, text: str, on_done: Callable[[list[RunSummary]], None]) -> None:
@@ -111,15 +126,41 @@ class HistoryService(QObject):
                     terms,
                     {
                         "name": run.name,
+                        "host": run.host,
                         "target": run.target,
                         "engine": run.engine,
                         "status": run.status.value,
                         "tags": " ".join(run.tags),
+                        "notes": run.notes,
+                        "headline": " ".join(run.headline.as_json().values()),
                     },
                 )
             ]
 
         run_in_background(work, on_done, self._on_failure)
+
+    def trash(self, on_done: Callable[[list[RunSummary]], None]) -> None:
+        store = self._store
+        run_in_background(lambda: store.list_runs(trash=True), on_done, self._on_failure)
+
+    def edit(
+        self,
+        work: Callable[[HistoryStore], object],
+        on_done: Callable[[object], None] | None = None,
+    ) -> None:
+        """A change to the history (rename, tags, notes, baseline, trash) off the GUI thread;
+        the list is read again afterwards. Refused values (ValueError) arrive as `failed`."""
+        store = self._store
+
+        def done(result: object) -> None:
+            if on_done is not None:
+                on_done(result)
+            self.load_runs()
+
+        run_in_background(lambda: work(store), done, self._on_edit_failure)
+
+    def _on_edit_failure(self, exc: Exception) -> None:
+        self.failed.emit(f"not changed: {exc}")
 
     def get_run(self, run_id: int, on_done: Callable[[RunDetail], None]) -> None:
         run_in_background(lambda: self._store.get_run(run_id), on_done, self._on_failure)
@@ -127,6 +168,99 @@ class HistoryService(QObject):
     def get_runs(self, run_ids: list[int], on_done: Callable[[list[RunDetail]], None]) -> None:
         store = self._store
         run_in_background(lambda: [store.get_run(i) for i in run_ids], on_done, self._on_failure)
+
+    def compare(
+        self,
+        run_ids: list[int],
+        baseline_id: int | None,
+        on_done: Callable[[tuple[Comparison, CompareSeries]], None],
+    ) -> None:
+        """2 to 8 runs compared (their samples give spreads and time series), off the GUI
+        thread; a bad selection arrives as `failed`."""
+        store = self._store
+        run_in_background(
+            lambda: load_comparison(store, run_ids, baseline_id), on_done, self._on_failure
+        )
+
+    def write_comparison(
+        self,
+        kind: str,
+        comparison: Comparison,
+        series: CompareSeries,
+        path: Path,
+        on_done: Callable[[str], None],
+    ) -> None:
+        """csv, json or html to `path`; `on_done` gets what happened, in words."""
+
+        def work() -> str:
+            from stripewise.history import export, report_html
+
+            if kind == "csv":
+                text = export.export_comparison_csv(comparison)
+            elif kind == "json":
+                text = export.export_comparison_json(comparison)
+            else:
+                text = report_html.report_html(comparison, series)
+            try:
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                return f"could not write {path}: {exc.strerror}"
+            return f"written to {path}"
+
+        run_in_background(work, on_done, self._on_failure)
+
+    def write_runs(
+        self, kind: str, run_ids: list[int], path: Path, on_done: Callable[[str], None]
+    ) -> None:
+        """One run (csv, json, html report) or a comparison of several, to `path`."""
+        store = self._store
+
+        def work() -> str:
+            from stripewise.history import export, report_html
+
+            if len(run_ids) > 1:
+                comparison, series = load_comparison(store, run_ids, None)
+                text = {
+                    "csv": lambda: export.export_comparison_csv(comparison),
+                    "json": lambda: export.export_comparison_json(comparison),
+                    "html": lambda: report_html.report_html(comparison, series),
+                }[kind]()
+            else:
+                detail = store.get_run(run_ids[0])
+                text = {
+                    "csv": lambda: export.export_run_csv(detail),
+                    "json": lambda: export.export_run_json(detail, store.samples(run_ids[0])),
+                    "html": lambda: report_html.run_report_html(detail, store.samples(run_ids[0])),
+                }[kind]()
+            try:
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                return f"could not write {path}: {exc.strerror}"
+            return f"written to {path}"
+
+        run_in_background(work, on_done, self._on_failure)
+
+    def import_file(
+        self,
+        path: Path,
+        fmt: str,
+        name: str | None,
+        on_done: Callable[[list[int]], None],
+        on_error: Callable[[str], None],
+    ) -> None:
+        """bonnie++, fio or iozone results as runs, in one transaction; the list reloads."""
+        db = self._db
+
+        def work() -> list[int]:
+            from stripewise.history.imports import import_file
+
+            return import_file(db, path, fmt, name)
+
+        def done(ids: list[int]) -> None:
+            on_done(ids)
+            self.load_runs()
+
+        run_in_background(work, done, lambda exc: on_error(str(exc)))
 
     def previous_run(self, run_id: int, target: str, on_done: Callable[[int | None], None]) -> None:
         """The newest finished run on the same target before `run_id`, or None."""

@@ -1,0 +1,114 @@
+"""`stripewise import FILE`: bonnie++, fio or iozone results from elsewhere as history runs.
+
+With `--json` prints `{"file", "sha256", "runs": [...]}` where each run carries its stored id,
+name, host, engine, target, time, format and a list of `{"phase", "metric", "unit", "value"}`
+(see docs/importing.md); without it, a short table per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("auto", "bonnie", "fio", "iozone")
+
+
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        "import", help="add bonnie++, fio or iozone results recorded elsewhere to the history"
+    )
+    parser.add_argument("file", type=Path, metavar="FILE", help="a results file or saved output")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="what the file holds (default: recognise it)",
+    )
+    parser.add_argument("--name", metavar="NAME", help="run name (default: from the file)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def run(args: argparse.Namespace, url: str) -> int:
+    from stripewise.cli import CliError
+    from stripewise.history import database
+    from stripewise.history.imports import DuplicateImport, import_runs, read_results
+    from stripewise.history.store import HistoryStore
+    from stripewise.importers import ImportFormatError
+
+    path: Path = args.file
+    try:
+        imported, sha256 = read_results(path, args.format)
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ImportFormatError as exc:
+        raise CliError(f"{exc}; nothing was imported") from None
+    try:
+        db = database.open_database(url)
+    except database.DatabaseError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        try:
+            ids = import_runs(db, imported, source_name=path.name, sha256=sha256, name=args.name)
+        except (DuplicateImport, database.DatabaseError) as exc:
+            raise CliError(str(exc)) from None
+        store = HistoryStore(db)
+        details = [store.get_run(run_id) for run_id in ids]
+    finally:
+        db.close()
+    runs = [_run_json(detail) for detail in details]
+    if args.json:
+        print(json.dumps({"file": path.name, "sha256": sha256, "runs": runs}, indent=2))
+    else:
+        print(_text(path.name, runs))
+    return 0
+
+
+def _run_json(detail: Any) -> dict[str, Any]:
+    from stripewise.history.imports import IMPORTED_PREFIX, UNKNOWN_HOST
+
+    summary = detail.summary
+    host_info = detail.extra.get("host_info") or {}
+    unknown = host_info.get("machine_id") == f"{IMPORTED_PREFIX}{UNKNOWN_HOST}"
+    record = detail.context.get("import") or {}
+    return {
+        "id": summary.id,
+        "name": summary.name,
+        "host": None if unknown else summary.host,
+        "engine": summary.engine,
+        "engine_version": summary.engine_version,
+        "target": summary.target,
+        "started_at": summary.started_at.isoformat(),
+        "format": record.get("format"),
+        "line": record.get("line"),
+        "metrics": [
+            {"phase": r.phase, "metric": r.metric, "unit": r.unit, "value": r.value}
+            for r in detail.results
+        ],
+    }
+
+
+def _text(file_name: str, runs: list[dict[str, Any]]) -> str:
+    from stripewise.cli_history import format_table
+
+    plural = "s" if len(runs) != 1 else ""
+    blocks = [f"Imported {len(runs)} run{plural} from {file_name}"]
+    for run in runs:
+        engine = f"{run['engine']} {run['engine_version']}".strip()
+        blocks.append(
+            f"\nRun {run['id']}: {run['name']}\n"
+            f"  host {run['host'] or '-'}, {engine}, {run['format']} (line {run['line']})"
+        )
+        rows = [[m["phase"], m["metric"], _figure(m["value"]), m["unit"]] for m in run["metrics"]]
+        blocks.append(format_table(["Phase", "Metric", "Value", "Unit"], rows))
+    return "\n".join(blocks)
+
+
+def _figure(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.3f}".rstrip("0").rstrip(".")

@@ -1,0 +1,481 @@
+"""Two to eight runs side by side: figures against a baseline, throughput over time per phase,
+what differed around the runs, and a figure against the one parameter that changed.
+
+A change is coloured only when it is larger than the runs' own spread (repetitions, or the
+spread of the samples' batch means): noise is shown as noise, never as a win.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import shiboken6
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPainter, QPalette
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui.theme import is_dark
+from stripewise.model.compare import Comparison, MetricRow
+from stripewise.services.history import CompareSeries, HistoryService
+
+# Okabe-Ito: eight colours told apart with every common colour-vision deficiency
+RUN_COLOURS = (
+    "#0072b2",
+    "#e69f00",
+    "#009e73",
+    "#cc79a7",
+    "#56b4e9",
+    "#d55e00",
+    "#f0e442",
+    "#000000",
+)
+_VERDICT_COLOURS = {"better": QColor(46, 160, 67), "worse": QColor(218, 54, 51)}
+_METRIC_NAMES = {
+    "throughput": "Throughput",
+    "iops": "IOPS",
+    "cpu": "CPU",
+    "latency_p50": "Latency p50",
+    "latency_p99": "Latency p99",
+    "efficiency": "Efficiency",
+}
+
+
+def figure_name(metric: str, unit: str) -> str:
+    name = _METRIC_NAMES.get(metric, metric)
+    unit = "µs" if unit == "us" else unit
+    return name if not unit or unit.lower() == name.lower() else f"{name} ({unit})"
+
+
+def number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _cell_text(row: MetricRow, index: int, baseline: int) -> str:
+    value = number(row.values[index])
+    change = row.changes_pct[index]
+    if index == baseline or change is None:
+        return value
+    mark = "" if row.verdicts[index] in ("better", "worse") else " \u2248"  # ≈: noise
+    return f"{value}  ({change:+.1f} %{mark})"
+
+
+def _spread_text(row: MetricRow, index: int) -> str:
+    spread = row.spreads[index]
+    if spread is None:
+        return "no spread known (one pass, no samples): under 5 % counts as noise"
+    return f"spread {number(spread.low)} .. {number(spread.high)} ({spread.source})"
+
+
+class CompareWindow(QDialog):
+    """Not modal: several comparisons can stay open beside the History page."""
+
+    loaded = Signal()
+    saved = Signal(str)  # the file written, or why it could not be
+
+    def __init__(
+        self,
+        history: HistoryService,
+        run_ids: list[int],
+        parent: QWidget | None = None,
+        baseline_id: int | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.setWindowTitle(f"Compare runs {', '.join(map(str, run_ids))}")
+        self.resize(1000, 700)
+        self.history = history
+        self.run_ids = list(run_ids)
+        self.comparison: Comparison | None = None
+        self.series: CompareSeries = {}
+
+        self.heading = QLabel("Reading the runs...")
+        self.heading.setWordWrap(True)
+        self.heading.setTextFormat(Qt.TextFormat.RichText)
+        self.baseline_box = QComboBox()
+        self.baseline_box.setAccessibleName("Baseline")
+        self.baseline_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.baseline_box.activated.connect(lambda _i: self._baseline_picked())
+        self.tabs = QTabWidget()
+        self.results = QTableWidget()
+        self.results.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.results.verticalHeader().hide()
+        self.results.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents
+        )
+        self.tabs.addTab(self.results, "Results")
+        self.phase_box = QComboBox()
+        self.phase_box.setAccessibleName("Phase")
+        self.phase_box.currentIndexChanged.connect(lambda _i: self._draw_series())
+        self.series_plot = pg.PlotWidget()
+        self.series_plot.setLabel("bottom", "seconds since the phase started")
+        self.series_plot.setLabel("left", "throughput (engine, read + write)", units="MB/s")
+        self.series_plot.addLegend(offset=(-10, 10))
+        self.series_plot.showGrid(x=True, y=True, alpha=0.25)
+        series_page = QWidget()
+        series_layout = QVBoxLayout(series_page)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Phase"))
+        row.addWidget(self.phase_box, 1)
+        series_layout.addLayout(row)
+        series_layout.addWidget(self.series_plot, 1)
+        self.series_note = QLabel()
+        series_layout.addWidget(self.series_note)
+        self.tabs.addTab(series_page, "Over time")
+        self.context = QTreeWidget()
+        self.context.setRootIsDecorated(True)
+        self.context.setAlternatingRowColors(True)
+        self.tabs.addTab(self.context, "What differs")
+        self.sweep_box = QComboBox()
+        self.sweep_box.setAccessibleName("Figure against the parameter")
+        self.sweep_box.currentIndexChanged.connect(lambda _i: self._draw_sweep())
+        self.sweep_plot = pg.PlotWidget()
+        self.sweep_plot.showGrid(x=True, y=True, alpha=0.25)
+        self.sweep_table = QTableWidget()
+        self.sweep_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.sweep_table.verticalHeader().hide()
+        sweep_page = QWidget()
+        sweep_layout = QVBoxLayout(sweep_page)
+        sweep_layout.addWidget(self.sweep_box)
+        sweep_layout.addWidget(self.sweep_plot, 3)
+        sweep_layout.addWidget(self.sweep_table, 2)
+        self.sweep_index = self.tabs.addTab(sweep_page, "Against the parameter")
+
+        self.save_buttons: dict[str, QPushButton] = {}
+        buttons = QHBoxLayout()
+        buttons.addWidget(QLabel("Baseline"))
+        buttons.addWidget(self.baseline_box)
+        buttons.addStretch(1)
+        for key, text in (
+            ("csv", "Export CSV..."),
+            ("json", "Export JSON..."),
+            ("html", "HTML Report..."),
+            ("plot", "Save Plot..."),
+        ):
+            button = QPushButton(text)
+            button.setEnabled(False)
+            button.clicked.connect(self._saver(key))
+            buttons.addWidget(button)
+            self.save_buttons[key] = button
+        close = QPushButton("Close")
+        close.clicked.connect(self.close)
+        buttons.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(buttons)
+        self._style_plots()
+        self.load(baseline_id)
+
+    # --- loading ---------------------------------------------------------------------------
+    def load(self, baseline_id: int | None = None) -> None:
+        self.history.compare(self.run_ids, baseline_id, self._on_loaded)
+
+    def _on_loaded(self, outcome: tuple[Comparison, CompareSeries]) -> None:
+        if not self.isVisible() and self.comparison is not None:
+            return
+        self.comparison, self.series = outcome
+        self._show()
+        self.loaded.emit()
+
+    def _baseline_picked(self) -> None:
+        wanted = self.baseline_box.currentData()
+        if self.comparison is not None and wanted != self.baseline_id:
+            self.load(int(wanted))
+
+    @property
+    def baseline_id(self) -> int | None:
+        if self.comparison is None:
+            return None
+        return self.comparison.runs[self.comparison.baseline_index].summary.id
+
+    def run_label(self, index: int) -> str:
+        assert self.comparison is not None
+        run = self.comparison.runs[index].summary
+        return f"#{run.id} {run.name}"
+
+    # --- showing ---------------------------------------------------------------------------
+    def _show(self) -> None:
+        c = self.comparison
+        assert c is not None
+        lines = []
+        for index, detail in enumerate(c.runs):
+            run = detail.summary
+            colour = RUN_COLOURS[index % len(RUN_COLOURS)]
+            mark = " <b>(baseline)</b>" if index == c.baseline_index else ""
+            lines.append(
+                f'<span style="color:{colour}">\u25a0</span> run {run.id}: {run.name}, '
+                f"{run.host}, {run.started_at.astimezone():%Y-%m-%d %H:%M}{mark}"
+            )
+        self.heading.setText("<br>".join(lines))
+        self.baseline_box.blockSignals(True)
+        self.baseline_box.clear()
+        for index, detail in enumerate(c.runs):
+            self.baseline_box.addItem(self.run_label(index), detail.summary.id)
+        self.baseline_box.setCurrentIndex(c.baseline_index)
+        self.baseline_box.blockSignals(False)
+        self._fill_results()
+        self._fill_context()
+        phases = sorted({p for by_phase in self.series.values() for p in by_phase})
+        current = self.phase_box.currentText()
+        self.phase_box.blockSignals(True)
+        self.phase_box.clear()
+        self.phase_box.addItems(phases)
+        if current in phases:
+            self.phase_box.setCurrentText(current)
+        self.phase_box.blockSignals(False)
+        self._draw_series()
+        self._fill_sweep()
+        for button in self.save_buttons.values():
+            button.setEnabled(True)
+
+    def _fill_results(self) -> None:
+        c = self.comparison
+        assert c is not None
+        headers = ["Phase", "Figure"] + [self.run_label(i) for i in range(len(c.runs))]
+        self.results.clear()
+        self.results.setColumnCount(len(headers))
+        self.results.setHorizontalHeaderLabels(headers)
+        self.results.setRowCount(len(c.rows))
+        text = self.palette().color(QPalette.ColorRole.Text)
+        noise = QColor(text.red(), text.green(), text.blue(), 140)  # muted, still readable
+        for r, row in enumerate(c.rows):
+            self.results.setItem(r, 0, QTableWidgetItem(row.phase))
+            self.results.setItem(r, 1, QTableWidgetItem(figure_name(row.metric, row.unit)))
+            for i in range(len(c.runs)):
+                item = QTableWidgetItem(_cell_text(row, i, c.baseline_index))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                verdict = row.verdicts[i]
+                item.setToolTip(
+                    f"{verdict or 'baseline' if i == c.baseline_index else verdict}; "
+                    + _spread_text(row, i)
+                )
+                colour = _VERDICT_COLOURS.get(verdict)
+                if colour is not None:
+                    item.setForeground(QBrush(colour))
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                elif verdict == "noise":
+                    item.setForeground(QBrush(noise))
+                self.results.setItem(r, 2 + i, item)
+
+    def _fill_context(self) -> None:
+        c = self.comparison
+        assert c is not None
+        self.context.clear()
+        self.context.setColumnCount(1 + len(c.runs))
+        self.context.setHeaderLabels(["Setting"] + [self.run_label(i) for i in range(len(c.runs))])
+        groups: dict[str, QTreeWidgetItem] = {}
+        for difference in c.context:
+            parent = groups.get(difference.group)
+            if parent is None:
+                parent = QTreeWidgetItem([difference.group])
+                font = parent.font(0)
+                font.setBold(True)
+                parent.setFont(0, font)
+                self.context.addTopLevelItem(parent)
+                groups[difference.group] = parent
+            texts = ["-" if v is None else str(v) for v in difference.values]
+            parent.addChild(QTreeWidgetItem([difference.key, *texts]))
+        if not c.context:
+            self.context.addTopLevelItem(
+                QTreeWidgetItem(["Nothing recorded about the runs' context differs."])
+            )
+        self.context.expandAll()
+        for column in range(self.context.columnCount()):
+            self.context.resizeColumnToContents(column)
+
+    def _draw_series(self) -> None:
+        c = self.comparison
+        self.series_plot.clear()
+        if c is None:
+            return
+        phase = self.phase_box.currentText()
+        drawn = 0
+        for index, detail in enumerate(c.runs):
+            xs, ys = self.series.get(detail.summary.id, {}).get(phase, ((), ()))
+            if not xs:
+                continue
+            pen = pg.mkPen(RUN_COLOURS[index % len(RUN_COLOURS)], width=1)
+            self.series_plot.plot(list(xs), list(ys), pen=pen, name=self.run_label(index))
+            drawn += 1
+        missing = len(c.runs) - drawn
+        self.series_note.setText(
+            f"{missing} of the runs have no samples for this phase (imported runs have none)."
+            if missing
+            else "Each line starts where its run's phase started."
+        )
+
+    def _fill_sweep(self) -> None:
+        c = self.comparison
+        assert c is not None
+        self.tabs.setTabEnabled(self.sweep_index, c.sweep is not None)
+        self.sweep_box.blockSignals(True)
+        self.sweep_box.clear()
+        if c.sweep is not None:
+            self.tabs.setTabText(self.sweep_index, f"Against {c.sweep.label}")
+            for r, row in enumerate(c.rows):
+                if any(v is not None for v in row.values):
+                    self.sweep_box.addItem(f"{row.phase}: {figure_name(row.metric, row.unit)}", r)
+        self.sweep_box.blockSignals(False)
+        self._draw_sweep()
+        self._fill_sweep_table()
+
+    def _draw_sweep(self) -> None:
+        c = self.comparison
+        self.sweep_plot.clear()
+        if c is None or c.sweep is None or self.sweep_box.count() == 0:
+            return
+        row = c.rows[int(self.sweep_box.currentData())]
+        points = sorted(
+            (x, y, spread)
+            for x, y, spread in zip(c.sweep.values, row.values, row.spreads, strict=True)
+            if y is not None
+        )
+        xs = [p[0] for p in points]
+        # doubling steps (chunk 64..1024, block 4K..1M) read best on a log axis, as in the notes
+        log_x = bool(xs) and min(xs) > 0 and max(xs) / min(xs) >= 8
+        self.sweep_plot.setLogMode(x=log_x, y=False)
+        colour = RUN_COLOURS[0]
+        self.sweep_plot.plot(
+            xs,
+            [p[1] for p in points],
+            pen=pg.mkPen(colour, width=1),
+            symbol="o",
+            symbolBrush=colour,
+            symbolPen=colour,
+        )
+        spread = [(x, y, s) for x, y, s in points if s is not None]
+        if spread:  # each run's own spread, so a step inside it is seen to be noise
+            positions = [math.log10(x) if log_x else x for x, _y, _s in spread]
+            self.sweep_plot.addItem(
+                pg.ErrorBarItem(
+                    x=np.array(positions),
+                    y=np.array([y for _x, y, _s in spread]),
+                    top=np.array([s.high - y for _x, y, s in spread]),
+                    bottom=np.array([y - s.low for _x, y, s in spread]),
+                    beam=0.02 if log_x else 0.0,
+                    pen=pg.mkPen(colour, width=1),
+                )
+            )
+        unit = f" ({c.sweep.unit})" if c.sweep.unit else ""
+        self.sweep_plot.setLabel("bottom", f"{c.sweep.label}{unit}")
+        self.sweep_plot.setLabel("left", figure_name(row.metric, row.unit))
+
+    def _fill_sweep_table(self) -> None:
+        """Like the field notes' chunk-size table: one row per parameter value."""
+        c = self.comparison
+        assert c is not None
+        self.sweep_table.clear()
+        if c.sweep is None:
+            self.sweep_table.setRowCount(0)
+            return
+        rows = [row for row in c.rows if any(v is not None for v in row.values)]
+        order = sorted(range(len(c.runs)), key=lambda i: c.sweep.values[i] if c.sweep else 0)
+        self.sweep_table.setColumnCount(1 + len(rows))
+        self.sweep_table.setHorizontalHeaderLabels(
+            [c.sweep.label] + [f"{r.phase}\n{figure_name(r.metric, r.unit)}" for r in rows]
+        )
+        self.sweep_table.setRowCount(len(order))
+        for line, i in enumerate(order):
+            self.sweep_table.setItem(line, 0, QTableWidgetItem(f"{c.sweep.values[i]:g}"))
+            for column, row in enumerate(rows, start=1):
+                item = QTableWidgetItem(number(row.values[i]))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.sweep_table.setItem(line, column, item)
+        self.sweep_table.resizeColumnsToContents()
+
+    def _style_plots(self) -> None:
+        dark = is_dark(self.palette())
+        base = self.palette().color(QPalette.ColorRole.Base)
+        text = self.palette().color(QPalette.ColorRole.Text)
+        for plot in (self.series_plot, self.sweep_plot):
+            plot.setBackground(base)
+            for axis in ("left", "bottom"):
+                plot.getAxis(axis).setTextPen(text)
+                plot.getAxis(axis).setPen(text)
+        if dark:
+            self.series_plot.getPlotItem().legend.setLabelTextColor(text)
+
+    # --- saving ----------------------------------------------------------------------------
+    def _saver(self, key: str) -> Callable[[], None]:
+        return lambda: self.ask_save(key)
+
+    def ask_save(self, key: str) -> None:
+        filters = {
+            "csv": "CSV (*.csv)",
+            "json": "JSON (*.json)",
+            "html": "HTML report (*.html)",
+            "plot": "PNG image (*.png);;SVG drawing (*.svg)",
+        }
+        suggested = f"comparison-{'-'.join(map(str, self.run_ids))}"
+        path, chosen = QFileDialog.getSaveFileName(self, "Save", suggested, filters[key])
+        if path:
+            if key == "plot" and not Path(path).suffix:
+                path += ".svg" if "svg" in chosen.lower() else ".png"
+            self.save(key, Path(path))
+
+    def current_plot(self) -> pg.PlotWidget:
+        return self.sweep_plot if self.tabs.currentIndex() == self.sweep_index else self.series_plot
+
+    def save(self, key: str, path: Path) -> None:
+        """Writes the comparison (csv, json, html) or the plot on show (png, svg by suffix)."""
+        c = self.comparison
+        if c is None:
+            return
+        if key == "plot":
+            try:
+                save_plot(self.current_plot(), path)
+            except OSError as exc:
+                self.saved.emit(f"could not write {path}: {exc}")
+                return
+            self.saved.emit(f"written to {path}")
+            return
+        self.history.write_comparison(key, c, self.series, path, self._on_saved)
+
+    def _on_saved(self, message: str) -> None:
+        if shiboken6.isValid(self):
+            self.heading.setToolTip(message)
+            self.saved.emit(message)
+
+
+def save_plot(plot: pg.PlotWidget, path: Path) -> None:
+    """PNG at the widget's size, or SVG (by the file's suffix). SVG goes through Qt's own
+    generator: pyqtgraph's SVG exporter cannot parse the polylines Qt 6 writes."""
+    if path.suffix.lower() == ".svg":
+        generator = QSvgGenerator()
+        generator.setFileName(str(path))
+        generator.setSize(plot.size())
+        generator.setViewBox(plot.rect())
+        generator.setTitle(plot.windowTitle() or "Stripewise plot")
+        painter = QPainter(generator)
+        try:
+            plot.render(painter)
+        finally:
+            painter.end()
+        return
+    if not plot.grab().save(str(path)):
+        raise OSError(f"could not write {path}")

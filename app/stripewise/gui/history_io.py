@@ -1,0 +1,64 @@
+"""File > Import Results... and the History page's Export...: file choosers around the
+history service, which reads, parses and writes off the GUI thread."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from stripewise.services.history import HistoryService
+
+IMPORT_FILTERS = (
+    "Benchmark results (*.csv *.txt *.json *.out *.log);;"
+    "bonnie++ CSV or table (*.csv *.txt);;fio JSON (*.json);;iozone output (*.txt *.out);;"
+    "All files (*)"
+)
+EXPORT_KINDS = {
+    "HTML report (*.html)": "html",
+    "CSV (*.csv)": "csv",
+    "JSON (*.json)": "json",
+}
+
+
+def ask_import(
+    parent: QWidget, history: HistoryService, on_imported: Callable[[list[int]], None]
+) -> None:
+    path, _chosen = QFileDialog.getOpenFileName(parent, "Import results", "", IMPORT_FILTERS)
+    if path:
+        import_path(parent, history, Path(path), on_imported)
+
+
+def import_path(
+    parent: QWidget,
+    history: HistoryService,
+    path: Path,
+    on_imported: Callable[[list[int]], None],
+) -> None:
+    """The format is recognised from the content; an error names the file and line."""
+
+    def refused(message: str) -> None:
+        QMessageBox.warning(parent, "Import results", f"Nothing was imported.\n\n{message}")
+
+    history.import_file(path, "auto", None, on_imported, refused)
+
+
+def ask_export(
+    parent: QWidget,
+    history: HistoryService,
+    run_ids: list[int],
+    on_written: Callable[[str], None],
+) -> None:
+    if not run_ids:
+        return
+    stem = f"run-{run_ids[0]}" if len(run_ids) == 1 else f"comparison-{'-'.join(map(str, run_ids))}"
+    path, chosen = QFileDialog.getSaveFileName(
+        parent, "Export", f"{stem}.html", ";;".join(EXPORT_KINDS)
+    )
+    if not path:
+        return
+    kind = EXPORT_KINDS.get(chosen) or {".csv": "csv", ".json": "json"}.get(
+        Path(path).suffix.lower(), "html"
+    )
+    history.write_runs(kind, run_ids, Path(path), on_written)

@@ -1,0 +1,110 @@
+"""The History page's table: one row per run, sortable by any column through a proxy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont, QPalette
+from PySide6.QtWidgets import QApplication
+
+from stripewise.model.run import RunStatus, RunSummary
+
+COLUMNS = (
+    "ID",  # what `stripewise history compare ID ID` takes
+    "Started",
+    "Name",
+    "Host",
+    "Target",
+    "Array",
+    "Tuning",
+    "Engine",
+    "Results",
+    "Status",
+    "Tags",
+    "Notes",
+)
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # what a column sorts by (time, not its text)
+_AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+def _cells(run: RunSummary) -> tuple[str, ...]:
+    name = f"\u2605 {run.name}" if run.baseline else run.name  # the star marks a baseline
+    engine = f"{run.engine} {run.engine_version}".strip()
+    if run.source == "imported":
+        engine = f"{engine} (imported)"
+    first_note_line = run.notes.strip().splitlines()[0] if run.notes.strip() else ""
+    return (
+        str(run.id),
+        run.started_at.astimezone().strftime("%Y-%m-%d %H:%M"),
+        name,
+        run.host,
+        run.target,
+        run.headline.array,
+        run.headline.tuning,
+        engine,
+        run.headline.figures,
+        run.status.value,
+        ", ".join(run.tags),
+        first_note_line,
+    )
+
+
+class RunTableModel(QAbstractTableModel):
+    def __init__(self) -> None:
+        super().__init__()
+        self._runs: list[RunSummary] = []
+        self._cells: list[tuple[str, ...]] = []
+
+    def set_runs(self, runs: list[RunSummary]) -> None:
+        self.beginResetModel()
+        self._runs = list(runs)
+        self._cells = [_cells(run) for run in self._runs]  # formatted once, not per paint
+        self.endResetModel()
+
+    def row_of(self, run_id: int) -> int | None:
+        return next((row for row, run in enumerate(self._runs) if run.id == run_id), None)
+
+    def run_at(self, row: int) -> RunSummary:
+        return self._runs[row]
+
+    @property
+    def runs(self) -> list[RunSummary]:
+        return list(self._runs)
+
+    def rowCount(self, parent: _AnyIndex = QModelIndex()) -> int:  # noqa: B008 (Qt signature)
+        return 0 if parent.isValid() else len(self._runs)
+
+    def columnCount(self, parent: _AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: _AnyIndex, role: int = 0) -> Any:
+        if not index.isValid():
+            return None
+        run, column = self._runs[index.row()], index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._cells[index.row()][column]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if COLUMNS[column] == "Notes":
+                return run.notes or None
+            return self._cells[index.row()][column] or None
+        if role == SORT_ROLE:
+            if column == 0:
+                return run.id
+            if column == 1:
+                return run.started_at.timestamp()
+            return self._cells[index.row()][column].lower()
+        if role == Qt.ItemDataRole.FontRole and run.baseline:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole and run.status is not RunStatus.COMPLETE:
+            return QApplication.palette().color(
+                QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text
+            )
+        return None

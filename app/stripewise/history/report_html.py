@@ -1,0 +1,378 @@
+"""Self-contained HTML reports of a run or a comparison: one file to mail or print.
+
+Inline CSS and inline SVG only: no script, no font, no image or style sheet from a URL, so
+the file opens the same offline and years later. Everything that came from the database (run
+names, notes, tags, context values) is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from html import escape
+from typing import Any
+
+from stripewise import __version__
+from stripewise.history.store import SampleRow
+from stripewise.history.svg_chart import bar_or_xy_chart, line_chart
+from stripewise.model.compare import (
+    CONTEXT_GROUPS,
+    METRICS,
+    PHASE_ORDER,
+    Comparison,
+    ContextDifference,
+    MetricRow,
+    Series,
+    Spread,
+    context_group,
+    engine_digest,
+    flatten,
+    is_bookkeeping,
+)
+from stripewise.model.run import ResultValue, RunDetail
+from stripewise.model.units import binary_size
+
+_NO_SERIES = "No engine throughput samples recorded (imported runs keep only their results)."
+_CHANGE_CLASS = {"better": "better", "worse": "worse", "noise": "noise"}
+_MARK = {"better": "\u25b2 ", "worse": "\u25bc ", "noise": "~ "}  # not by colour alone
+
+_CSS = """
+body { font-family: system-ui, sans-serif; color: #1f2328; background: #fff;
+       max-width: 1100px; margin: 1.5em auto; padding: 0 1em; line-height: 1.4; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; border-bottom: 1px solid #d0d7de; margin-top: 1.8em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+th, td { border: 1px solid #d0d7de; padding: 0.2em 0.6em; text-align: left;
+         vertical-align: top; }
+thead th { background: #f6f8fa; }
+tr.group th { background: #eef1f4; text-transform: capitalize; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.spread, .note, .meta { color: #57606a; }
+.spread { font-size: 0.85em; }
+.better { color: #1a7f37; font-weight: 600; }
+.worse { color: #cf222e; font-weight: 600; }
+.noise { color: #6e7781; }
+figure { margin: 1em 0; }
+figcaption { font-weight: 600; margin-bottom: 0.3em; }
+svg.chart { display: block; max-width: 100%; height: auto; }
+@media print {
+  body { margin: 0; max-width: none; }
+  h2 { break-after: avoid; }
+  figure, tr { break-inside: avoid; }
+}
+"""
+
+
+# --- public ----------------------------------------------------------------------------------
+
+
+def throughput_series(samples: Iterable[SampleRow]) -> Series:
+    """Engine MB/s per phase as its result counts it, aligned at each phase's start (first
+    repetition)."""
+    return engine_digest((s.t_s, s.phase, s.repetition, s.data) for s in samples).series
+
+
+def report_html(c: Comparison, series: Mapping[int, Series] | None = None) -> str:
+    """A comparison: runs, results against the baseline, time series, what differs, sweep.
+    `series` maps run id to `throughput_series` of its samples."""
+    ids = ", ".join(f"#{run.summary.id}" for run in c.runs)
+    body = [
+        f"<h1>Stripewise comparison of runs {ids}</h1>",
+        f'<p class="meta">Baseline: {_run_name(c.baseline)}. A change is coloured only when '
+        "it is larger than the runs' own spread (repetitions, or the variation of the samples); "
+        "without either, changes under 5 % count as noise.</p>",
+        "<h2>Runs</h2>",
+        _runs_table(c),
+        "<h2>Results</h2>",
+        _results_table(c),
+        "<h2>Throughput over time</h2>",
+        *_series_figures(c, series or {}),
+        "<h2>What differs</h2>",
+        _context_table(c),
+    ]
+    if c.sweep is not None:
+        body += _sweep_section(c)
+    return _page(f"Stripewise comparison {ids}", body)
+
+
+def run_report_html(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
+    """One run: its facts, results with spread, MB/s over time per repetition, context."""
+    s = detail.summary
+    body = [
+        f"<h1>Stripewise run #{s.id}: {escape(s.name)}</h1>",
+        "<h2>Run</h2>",
+        _facts_table(detail),
+        "<h2>Results</h2>",
+        _run_results_table(detail.results),
+        "<h2>Throughput over time</h2>",
+        *_repetition_figures(samples),
+        "<h2>Context</h2>",
+        _full_context_table(detail),
+    ]
+    return _page(f"Stripewise run #{s.id}", body)
+
+
+# --- page ------------------------------------------------------------------------------------
+
+
+def _page(title: str, body: Sequence[str]) -> str:
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape(title)}</title>",
+            f"<style>{_CSS}</style>",
+            "</head>",
+            "<body>",
+            *body,
+            f'<p class="meta">Made by Stripewise {escape(__version__)}.</p>',
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+def _table(header: Sequence[str], rows: Iterable[str], head_html: str | None = None) -> str:
+    """`header` cells are escaped here; `rows` are finished <tr> elements."""
+    head = head_html or "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"
+    return "\n".join(
+        ["<table>", f"<thead>{head}</thead>", "<tbody>", *rows, "</tbody>", "</table>"]
+    )
+
+
+def _td(text: str, css: str = "") -> str:
+    """A cell of already-escaped HTML."""
+    return f'<td class="{css}">{text}</td>' if css else f"<td>{text}</td>"
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "\u2013"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
+
+
+def _run_name(run: RunDetail) -> str:
+    return f"#{run.summary.id} {escape(run.summary.name)}"
+
+
+def _when(moment: datetime | None) -> str:
+    return "\u2013" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _phase_order(phases: Iterable[str]) -> list[str]:
+    found = list(dict.fromkeys(phases))
+    known = [p for p in PHASE_ORDER if p in found]
+    return known + [p for p in found if p not in PHASE_ORDER]
+
+
+# --- comparison ------------------------------------------------------------------------------
+
+
+def _runs_table(c: Comparison) -> str:
+    rows = []
+    for i, run in enumerate(c.runs):
+        s = run.summary
+        cells = [
+            f"#{s.id}" + (" (baseline)" if i == c.baseline_index else ""),
+            escape(s.name),
+            escape(s.host),
+            _when(s.started_at),
+            escape(s.status.value),
+            escape(f"{s.engine} {s.engine_version}".strip()),
+            escape(run.source),
+            escape(", ".join(s.tags)),
+            escape(run.notes or s.notes),
+        ]
+        rows.append("<tr>" + "".join(_td(cell) for cell in cells) + "</tr>")
+    header = ["Run", "Name", "Host", "Started", "Status", "Engine", "Source", "Tags", "Notes"]
+    return _table(header, rows)
+
+
+def _results_table(c: Comparison) -> str:
+    if not c.rows:
+        return '<p class="note">No results recorded.</p>'
+    runs = "".join(f'<th colspan="2">{_run_name(run)}</th>' for run in c.runs)
+    head = f"<tr><th>Phase</th><th>Metric</th><th>Unit</th>{runs}</tr>"
+    return _table([], (_result_row(c, row) for row in c.rows), head)
+
+
+def _result_row(c: Comparison, row: MetricRow) -> str:
+    cells = [_td(escape(row.phase)), _td(escape(row.metric)), _td(escape(row.unit))]
+    for i, (value, spread, change, verdict) in enumerate(
+        zip(row.values, row.spreads, row.changes_pct, row.verdicts, strict=True)
+    ):
+        cells.append(_td(_number(value) + _spread_note(spread), "num"))
+        if i == c.baseline_index:
+            cells.append(_td("baseline", "num noise"))
+        elif change is None:
+            cells.append(_td("", "num"))
+        else:
+            text = f"{_MARK.get(verdict, '')}{change:+.1f}\u00a0%"
+            cells.append(_td(text, f"num {_CHANGE_CLASS.get(verdict, '')}".strip()))
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _spread_note(spread: Spread | None) -> str:
+    if spread is None:
+        return ""
+    half = (spread.high - spread.low) / 2
+    title = f"{_number(spread.low)} .. {_number(spread.high)} over {spread.source}"
+    return f' <span class="spread" title="{escape(title)}">\u00b1{_number(half)}</span>'
+
+
+def _series_figures(c: Comparison, series: Mapping[int, Series]) -> list[str]:
+    phases = _phase_order(p for run in c.runs for p in series.get(run.summary.id, {}))
+    if not phases:
+        return [f'<p class="note">{_NO_SERIES}</p>']
+    figures = []
+    for phase in phases:
+        lines = [
+            (f"#{run.summary.id} {run.summary.name}", *series[run.summary.id][phase])
+            for run in c.runs
+            if phase in series.get(run.summary.id, {})
+        ]
+        chart = line_chart(lines, "seconds since the phase started", "MB/s", title=phase)
+        figures.append(f"<figure><figcaption>{escape(phase)}</figcaption>{chart}</figure>")
+    return figures
+
+
+def _context_table(c: Comparison) -> str:
+    if not c.context:
+        return '<p class="note">Nothing differs in the recorded context.</p>'
+    header = ["Setting", *(f"#{run.summary.id}" for run in c.runs)]
+    rows = []
+    for group in CONTEXT_GROUPS:
+        found = [d for d in c.context if d.group == group]
+        if found:
+            span = len(c.runs) + 1
+            rows.append(f'<tr class="group"><th colspan="{span}">{escape(group)}</th></tr>')
+            rows += [_difference_row(d) for d in found]
+    return _table(header, rows)
+
+
+def _difference_row(d: ContextDifference) -> str:
+    cells = [_td(escape(d.key))] + [_td(escape(_value(d.key, v))) for v in d.values]
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _value(key: str, value: Any) -> str:
+    """Context values for reading: sizes in binary units, lists joined, absent as a dash."""
+    if value is None:
+        return "\u2013 (not recorded)"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and key.endswith("bytes"):
+        return f"{binary_size(value)} ({value:,} B)"
+    if key == "workload.file_size_vs_ram":
+        return f"{value}\u00d7 RAM"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _sweep_section(c: Comparison) -> list[str]:
+    sweep = c.sweep
+    assert sweep is not None
+    axis = f"{sweep.label} ({sweep.unit})" if sweep.unit else sweep.label
+    parts = [
+        f"<h2>Against {escape(sweep.label)}</h2>",
+        f'<p class="note">The runs differ in {escape(sweep.key)} alone (and in what follows '
+        "from it); bars show each figure's spread.</p>",
+    ]
+    metrics = list(dict.fromkeys(row.metric for row in c.rows))
+    metrics.sort(key=lambda m: METRICS.index(m) if m in METRICS else len(METRICS))
+    for metric in metrics:
+        rows = [
+            r for r in c.rows if r.metric == metric and sum(v is not None for v in r.values) > 1
+        ]
+        if not rows:
+            continue
+        series = [(row.phase, list(sweep.values), list(row.values)) for row in rows]
+        ranges = [[(s.low, s.high) if s else None for s in row.spreads] for row in rows]
+        y_axis = f"{metric} ({rows[0].unit})" if rows[0].unit else metric
+        chart = bar_or_xy_chart(series, axis, y_axis, ranges=ranges, title=f"{metric} vs {axis}")
+        caption = f"{escape(metric)} against {escape(axis)}"
+        parts.append(f'<figure class="sweep"><figcaption>{caption}</figcaption>{chart}</figure>')
+    return parts
+
+
+# --- one run ---------------------------------------------------------------------------------
+
+
+def _facts_table(detail: RunDetail) -> str:
+    s = detail.summary
+    duration = f"{s.duration_s:.1f} s" if s.duration_s is not None else "\u2013"
+    facts = [
+        ("Status", s.status.value),
+        ("Host", s.host),
+        ("Target", s.target),
+        ("Engine", f"{s.engine} {s.engine_version}".strip()),
+        ("Started", _when(s.started_at)),
+        ("Finished", f"{_when(s.finished_at)} ({duration})"),
+        ("Source", detail.source),
+        ("Samples", str(detail.sample_count)),
+        ("Tags", ", ".join(s.tags)),
+        ("Notes", detail.notes or s.notes),
+    ]
+    rows = [f"<tr><th>{escape(k)}</th>{_td(escape(v))}</tr>" for k, v in facts if v]
+    return _table(["", ""], rows, "<tr><th>Fact</th><th>Value</th></tr>")
+
+
+def _run_results_table(results: Sequence[ResultValue]) -> str:
+    if not results:
+        return '<p class="note">No results recorded.</p>'
+    rows = []
+    for r in results:
+        spread = (
+            f"{_number(r.min_value)} .. {_number(r.max_value)}"
+            if r.min_value is not None and r.max_value is not None
+            else ""
+        )
+        cells = [
+            _td(escape(r.phase)),
+            _td(escape(r.metric)),
+            _td(_number(r.value), "num"),
+            _td(escape(r.unit)),
+            _td(spread, "num"),
+            _td(str(r.repetitions), "num"),
+        ]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return _table(["Phase", "Metric", "Median", "Unit", "Min .. max", "Repetitions"], rows)
+
+
+def _repetition_figures(samples: Sequence[SampleRow]) -> list[str]:
+    """One chart per phase, one line per repetition: their spread is the run's noise."""
+    repetitions = sorted({s.repetition for s in samples})
+    per_rep = {
+        rep: throughput_series(s for s in samples if s.repetition == rep) for rep in repetitions
+    }
+    phases = _phase_order(p for series in per_rep.values() for p in series)
+    if not phases:
+        return [f'<p class="note">{_NO_SERIES}</p>']
+    figures = []
+    for phase in phases:
+        lines = [
+            (f"repetition {rep}", *series[phase])
+            for rep, series in per_rep.items()
+            if phase in series
+        ]
+        chart = line_chart(lines, "seconds since the phase started", "MB/s", title=phase)
+        figures.append(f"<figure><figcaption>{escape(phase)}</figcaption>{chart}</figure>")
+    return figures
+
+
+def _full_context_table(detail: RunDetail) -> str:
+    flat = [(k, v) for k, v in flatten(detail.context) if not is_bookkeeping(k)]
+    if not flat:
+        return '<p class="note">No context recorded.</p>'
+    rows = []
+    for group in CONTEXT_GROUPS:
+        found = sorted((k, v) for k, v in flat if context_group(k) == group)
+        if found:
+            rows.append(f'<tr class="group"><th colspan="2">{escape(group)}</th></tr>')
+            rows += [f"<tr>{_td(escape(k))}{_td(escape(_value(k, v)))}</tr>" for k, v in found]
+    return _table(["Setting", "Value"], rows)

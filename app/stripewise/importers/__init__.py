@@ -1,0 +1,55 @@
+"""Importers of results recorded by other tools: bonnie++, fio and iozone output as runs.
+
+Pure parsing (no Qt, no database, no processes): `parse` turns a file's text into
+`ImportedRun` values; `stripewise.history.imports` stores them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from stripewise.importers import bonnie, fio, iozone
+from stripewise.importers.common import ImportedRun, ImportFormatError, text_lines
+
+__all__ = ["FORMATS", "ImportFormatError", "ImportedRun", "detect_format", "parse"]
+
+FORMATS = ("auto", "bonnie", "fio", "iozone")
+
+
+def detect_format(text: str, source_name: str = "input") -> str:
+    """'fio', 'iozone' or 'bonnie'; fio first (its JSON is unmistakable), bonnie++ last
+    (its CSV lines are the least distinctive)."""
+    if fio.looks_like(text):
+        return "fio"
+    lines = text_lines(text)
+    if iozone.looks_like(lines):
+        return "iozone"
+    if bonnie.looks_like(lines):
+        return "bonnie"
+    raise ImportFormatError(
+        source_name, 1, "not bonnie++, fio or iozone output (no CSV line, table or JSON found)"
+    )
+
+
+def parse(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
+    """The runs of one results file; raises ImportFormatError naming the offending line."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if fmt == "auto":
+        fmt = detect_format(text, source_name)
+    parser = {"bonnie": bonnie.parse, "fio": fio.parse, "iozone": iozone.parse}[fmt]
+    return _numbered(parser(text, source_name))
+
+
+def _numbered(runs: list[ImportedRun]) -> list[ImportedRun]:
+    """Runs of one file sharing a name (bonnie++ -x 3) get `#1`, `#2`... to tell them apart."""
+    counts = Counter(run.name for run in runs)
+    seen: Counter[str] = Counter()
+    numbered = []
+    for run in runs:
+        if counts[run.name] > 1:
+            seen[run.name] += 1
+            run = replace(run, name=f"{run.name} #{seen[run.name]}")
+        numbered.append(run)
+    return numbered

@@ -1,0 +1,189 @@
+"""bonnie++ figures as history results: names, units, and the conversions of its cells.
+
+Names: six sequential/seek figures, each with a `_cpu_pct` companion and (1.9x and later) a
+`<test>_latency_us`; with file tests, six create/stat/delete rates likewise. The "Read" column
+of the file tests is a stat() of each file (a read too when the files hold data); the CSV
+header calls it `seq_stat`, hence `*_stat_per_s`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from stripewise.importers.common import ImportFormatError
+from stripewise.model.run import ResultValue
+
+KIB_S = "KiB/s"
+PER_S = "/s"
+
+# (phase, metric, unit) in CSV and table column order.
+IO_FIGURES = (
+    ("seq_write", "seq_write_char_kBps", KIB_S),
+    ("seq_write", "seq_write_block_kBps", KIB_S),
+    ("rewrite", "rewrite_kBps", KIB_S),
+    ("seq_read", "seq_read_char_kBps", KIB_S),
+    ("seq_read", "seq_read_block_kBps", KIB_S),
+    ("random_seeks", "random_seeks_per_s", PER_S),
+)
+FILE_FIGURES = (
+    ("seq_create", "seq_create_per_s", PER_S),
+    ("seq_create", "seq_stat_per_s", PER_S),
+    ("seq_create", "seq_delete_per_s", PER_S),
+    ("random_create", "random_create_per_s", PER_S),
+    ("random_create", "random_stat_per_s", PER_S),
+    ("random_create", "random_delete_per_s", PER_S),
+)
+
+# bonnie++ 2.00a prints speeds of 10000 K/s and more as `564m` or `1.6g`. Its own
+# bon_csv2txt (Debian 12's 2.00a, convSpd) divides by 1024 for `m` and by 1024*1024 for `g`,
+# and the binary holds the same " %4dk", " %4.1fm", " %4dm", " %4.1fg" formats: m and g are
+# binary multiples of bonnie's 1024-byte K. The recorded fixtures agree (577865 K/s is `564m`).
+_SUFFIX = {"": 1, "k": 1, "m": 1024, "g": 1024 * 1024}
+_SPEED = re.compile(r"(\d+(?:\.\d+)?)([kmg]?)", re.IGNORECASE)
+_LATENCY = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|s)")
+_LATENCY_US = {"ns": 0.001, "us": 1.0, "ms": 1000.0, "s": 1_000_000.0}
+_BYTES = re.compile(r"(\d+(?:\.\d+)?)([kmgt]?)", re.IGNORECASE)
+_POWER = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
+
+
+@dataclass
+class BonnieRow:
+    """One machine-and-size row as read, before its cells become figures.
+
+    Cells are raw text (None = blank: the test did not run). `io` holds 12 cells (speed and
+    %CPU for each of IO_FIGURES) or is None for a file-test-only row; likewise `files`.
+    """
+
+    line: int
+    fmt: str
+    version: str
+    name: str
+    size: str
+    io: list[str | None] | None
+    io_latency: list[str | None] | None = None
+    file_spec: str = ""
+    files: list[str | None] | None = None
+    file_latency: list[str | None] | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+    lines: list[int] = field(default_factory=list)
+
+
+def is_plus(cell: str) -> bool:
+    """`+++++` / `+++`: the test ran under 0.5 s and bonnie++ refuses to print a figure."""
+    return bool(cell) and set(cell) == {"+"}
+
+
+def is_figure(cell: str) -> bool:
+    """A table cell of a speed, rate or %CP (latencies have their own line)."""
+    return is_plus(cell) or _SPEED.fullmatch(cell) is not None
+
+
+def speed(cell: str | None, *, suffixed: bool) -> float | None:
+    if cell is None or is_plus(cell):
+        return None
+    m = _SPEED.fullmatch(cell)
+    if m is None or (m.group(2) and not suffixed):
+        raise ValueError(cell)
+    return float(m.group(1)) * _SUFFIX[m.group(2).lower()]
+
+
+def latency_us(cell: str | None) -> float | None:
+    if cell is None or is_plus(cell):
+        return None
+    m = _LATENCY.fullmatch(cell)
+    if m is None:
+        raise ValueError(cell)
+    return float(m.group(1)) * _LATENCY_US[m.group(2)]
+
+
+def size_bytes(text: str, default_unit: str) -> int | None:
+    """`256M`, `2G`, `64k`; plain numbers are in `default_unit` (bonnie's -s is in MiB)."""
+    m = _BYTES.fullmatch(text.strip())
+    if m is None:
+        return None
+    unit = (m.group(2) or default_unit).lower()
+    return int(float(m.group(1)) * 1024 ** _POWER[unit])
+
+
+def results_of(
+    row: BonnieRow, source: str, *, suffixed: bool
+) -> tuple[list[ResultValue], dict[str, list[str]]]:
+    """Figures of a row, each a number or None, and which were `+++++` or never ran."""
+    results: list[ResultValue] = []
+    missing: dict[str, list[str]] = {"too_fast": [], "not_run": []}
+    groups = [(IO_FIGURES, row.io, row.io_latency), (FILE_FIGURES, row.files, row.file_latency)]
+    for figures, cells, latencies in groups:
+        if cells is None:
+            continue
+        for index, (phase, metric, unit) in enumerate(figures):
+            value_cell, cpu_cell = cells[2 * index], cells[2 * index + 1]
+            value = _figure(value_cell, row, source, metric, suffixed=suffixed)
+            cpu = _figure(cpu_cell, row, source, f"{metric}_cpu_pct", suffixed=False)
+            if cpu_cell is not None and is_plus(cpu_cell):
+                # bon_csv2txt (2.00a) turns a `+++++` speed into `0k` but keeps the `+++`.
+                value = None
+            if value_cell is None:
+                missing["not_run"].append(metric)
+            elif value is None:
+                missing["too_fast"].append(metric)
+            results.append(ResultValue(phase, metric, unit, value))
+            results.append(ResultValue(phase, f"{metric}_cpu_pct", "%", cpu))
+            if latencies is not None:
+                test = metric.removesuffix("_kBps").removesuffix("_per_s")
+                lat = _latency(latencies[index], row, source, test)
+                results.append(ResultValue(phase, f"{test}_latency_us", "us", lat))
+    return results, missing
+
+
+def _figure(
+    cell: str | None, row: BonnieRow, source: str, metric: str, *, suffixed: bool
+) -> float | None:
+    try:
+        return speed(cell, suffixed=suffixed)
+    except ValueError:
+        raise ImportFormatError(
+            source, row.line, f"{metric}: {cell!r} is not a bonnie++ figure"
+        ) from None
+
+
+def _latency(cell: str | None, row: BonnieRow, source: str, test: str) -> float | None:
+    try:
+        return latency_us(cell)
+    except ValueError:
+        raise ImportFormatError(
+            source, row.line, f"{test} latency: {cell!r} is not a time such as 1386us or 27ms"
+        ) from None
+
+
+def io_spec(size_field: str) -> dict[str, Any]:
+    """`2G:64k` or bon_csv2txt's `256M::8192:5`: size, chunk, seeks, seeker processes."""
+    parts = [*size_field.split(":"), "", "", ""][:4]
+    spec: dict[str, Any] = {"file_size": parts[0]}
+    if (size := size_bytes(parts[0], "m")) is not None:
+        spec["file_size_bytes"] = size
+    if parts[1] and (chunk := size_bytes(parts[1], "")) is not None:
+        spec["chunk_size_bytes"] = chunk
+    if parts[2].isdigit():
+        spec["seeks"] = int(parts[2])
+    if parts[3].isdigit():
+        spec["seeker_processes"] = int(parts[3])
+    return spec
+
+
+def file_spec(text: str) -> dict[str, Any]:
+    """`16`, `16:100000:16/64` (1.0x) or the CSV's separate fields joined the same way."""
+    m = re.fullmatch(r"(\d+)(?::([^:/]*))?(?::([^:/]*))?(?:/(\d*))?(?::(\S*))?", text.strip())
+    if m is None:
+        return {"files": text}
+    count, largest, smallest, dirs, chunk = m.groups()
+    spec: dict[str, Any] = {"files_x1024": int(count)}
+    for key, value in (("max_size_bytes", largest), ("min_size_bytes", smallest)):
+        if value and (size := size_bytes(value, "")) is not None:
+            spec[key] = size
+    if dirs:
+        spec["directories"] = int(dirs)
+    if chunk and (size := size_bytes(chunk, "")) is not None:
+        spec["chunk_size_bytes"] = size
+    return spec

@@ -1,0 +1,101 @@
+"""iozone output: `-a` tables (file size x record size) and `-t` throughput summaries.
+
+A file may hold several iozone invocations (each opens with the "Iozone: Performance Test"
+banner and a long preamble). Each `-a` table becomes one run whose phases are the tests and
+whose metrics are `<file kB>k_file_<record kB>k_records`; each series of `-t` summaries
+becomes one run with a phase per test.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from stripewise.importers.common import (
+    NAME_MAX,
+    ImportedRun,
+    ImportFormatError,
+    clip,
+    text_lines,
+)
+from stripewise.importers.iozone_auto import AUTO_HEADER, Made, auto_runs
+from stripewise.importers.iozone_throughput import CHILDREN, throughput_runs
+
+ENGINE = "iozone"
+BANNER = "Iozone: Performance Test of File I/O"
+
+
+def looks_like(lines: list[str]) -> bool:
+    return any(BANNER in line or AUTO_HEADER.match(line) or CHILDREN.search(line) for line in lines)
+
+
+def parse(text: str, source: str) -> list[ImportedRun]:
+    lines = text_lines(text)
+    runs: list[ImportedRun] = []
+    for start, end in _invocations(lines):
+        preamble = _preamble(lines[start:end])
+        ops = "operations" in str(preamble.get("output_unit", "")).lower()
+        for make in (auto_runs, throughput_runs):
+            for made in make(lines, start, end, source, ops=ops):
+                runs.append(_finish(made, preamble))
+    if not runs:
+        raise ImportFormatError(source, 1, "no iozone -a table or -t throughput summary found")
+    return runs
+
+
+def _invocations(lines: list[str]) -> list[tuple[int, int]]:
+    """Line ranges of each invocation; text before the first banner belongs to the first."""
+    starts = [i for i, line in enumerate(lines) if BANNER in line] or [0]
+    starts[0] = 0
+    return list(zip(starts, [*starts[1:], len(lines)], strict=True))
+
+
+def _preamble(lines: list[str]) -> dict[str, Any]:
+    """What the banner block says about the run: version, command, options, unit."""
+    found: dict[str, Any] = {"options": []}
+    in_options = False
+    for line in lines:
+        text = line.strip()
+        if m := re.search(r"Version \$Revision:\s*([\d.]+)", text):
+            found["version"] = m.group(1)
+        elif m := re.match(r"Run began:\s*(.+)", text):
+            found["run_began"] = m.group(1)
+            in_options = True
+        elif m := re.match(r"Command line used:\s*(.+)", text):
+            found["command_line"] = m.group(1)
+            in_options = False
+        elif m := re.search(r"Output is in\s+(.+)", text):
+            found["output_unit"] = m.group(1)
+        elif in_options and text:
+            found["options"].append(text)
+        elif AUTO_HEADER.match(line) or CHILDREN.search(line):
+            break
+    return found
+
+
+def _finish(made: Made, pre: dict[str, Any]) -> ImportedRun:
+    kind, spec, context, results = made
+    command = str(pre.get("command_line") or "")
+    spec = {"command_line": command, "options": pre["options"], **spec} if command else spec
+    context = {
+        "format": kind,
+        **context,
+        **{k: pre[k] for k in ("run_began", "output_unit") if k in pre},
+    }
+    target = ""
+    if m := re.search(r"(?:^|\s)-f\s*(\S+)", command):
+        target = m.group(1)
+    elif m := re.search(r"(?:^|\s)-F\s+(.+?)(?:\s+-|$)", command):
+        target = ", ".join(m.group(1).split())
+    default = "iozone -a" if kind == "iozone -a table" else f"iozone -t {spec.get('processes')}"
+    return ImportedRun(
+        name=clip(command or default, NAME_MAX),
+        host=None,
+        engine=ENGINE,
+        engine_version=str(pre.get("version") or ""),
+        target=target,
+        started_at=None,  # "Run began" is local time of an unknown zone: kept in context
+        spec=spec,
+        context=context,
+        results=results,
+    )

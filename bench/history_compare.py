@@ -1,0 +1,184 @@
+"""History at scale: 1,000 runs of 3,600 samples each (an hour at 1 Hz, or six minutes at 10 Hz).
+
+Samples carry what the helper records (engine and kernel rates, CPU, two disks); contexts what
+`bench_context` records, so listing lines and context diffs are computed from realistic data.
+Prints JSON: the GUI list opening, a 4-run comparison loading, and the database's bytes per
+sample. Run by `python -m bench --only compare`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+PHASES = ("seq_write", "rewrite", "seq_read", "random_read", "random_write", "mixed")
+RUNS = 1000
+SAMPLES = 3600
+
+
+def _context(number: int) -> dict[str, object]:
+    read_ahead = (128, 1024, 4096, 8192)[number % 4]
+    return {
+        "kernel": "6.18.0",
+        "ram_bytes": 64 * 2**30,
+        "filesystem": "xfs",
+        "mount_options": "rw,noatime",
+        "disks": [
+            {
+                "name": name,
+                "model": "ST4000NM0035",
+                "controller": f"0000:0{n + 1}:00.0",
+                "tuning": {"read_ahead_kb": read_ahead, "scheduler": "mq-deadline"},
+            }
+            for n, name in enumerate(("sdb", "sdc", "sdd", "sde"))
+        ],
+        "array": {
+            "device": "md0",
+            "level": "raid5",
+            "chunk_kib": (64, 128, 256, 512)[number % 4],
+            "members": ["sdb", "sdc", "sdd", "sde"],
+        },
+        "dirty": {"dirty_ratio_pct": 20, "dirty_background_ratio_pct": 10},
+        "engine": "builtin",
+        "engine_version": "1",
+    }
+
+
+def _sample(i: int, number: int) -> dict[str, float]:
+    wave = 1 + 0.1 * math.sin(i / 7 + number)
+    writing = PHASES[i * len(PHASES) // SAMPLES] in ("seq_write", "rewrite", "random_write")
+    rate = round(300.0 * wave, 3)
+    return {
+        "engine_read_mb_s": 0.0 if writing else rate,
+        "engine_write_mb_s": rate if writing else 0.0,
+        "engine_read_iops": 0.0 if writing else round(rate * 4, 1),
+        "engine_write_iops": round(rate * 4, 1) if writing else 0.0,
+        "cpu.user": 3.1,
+        "cpu.system": 12.4,
+        "cpu.iowait": 40.2,
+        "cpu.idle": 44.3,
+        "cpu.steal": 0.0,
+        "disks.sdb.read_mb_s": rate / 4,
+        "disks.sdb.write_mb_s": 0.0,
+        "disks.sdb.busy_pct": 97.5,
+        "disks.sdc.read_mb_s": rate / 4,
+        "disks.sdc.write_mb_s": 0.0,
+        "disks.sdc.busy_pct": 96.1,
+    }
+
+
+def seed(url: str) -> None:
+    from stripewise.history.database import open_database
+    from stripewise.history.hostinfo import HostInfo
+    from stripewise.history.store import HistoryStore, SampleRow
+    from stripewise.model.run import ResultValue, RunStatus
+
+    db = open_database(url)
+    try:
+        store = HistoryStore(db)
+        host = store.ensure_host(HostInfo("thumper", "f" * 32, "6.18.0", "Xeon", 16, 64 * 2**30))
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        for number in range(RUNS):
+            run_id = store.create_run(
+                host,
+                name=f"run {number}",
+                target="/srv/raid",
+                engine="builtin",
+                engine_version="1",
+                spec={"size": 2**34, "phases": list(PHASES), "block_size": 2**20},
+                context=_context(number),
+                started_at=start + timedelta(hours=number),
+            )
+            store.add_samples(
+                run_id,
+                [
+                    SampleRow(i, i / 10, PHASES[i * len(PHASES) // SAMPLES], 0, _sample(i, number))
+                    for i in range(SAMPLES)
+                ],
+            )
+            store.add_results(
+                run_id,
+                [
+                    ResultValue(phase, metric, unit, 300.0 + number % 40, None, None, 1)
+                    for phase in PHASES
+                    for metric, unit in (("throughput", "MB/s"), ("iops", "IOPS"), ("cpu", "%"))
+                ],
+            )
+            store.finish_run(run_id, RunStatus.COMPLETE, start + timedelta(hours=number, minutes=6))
+        store.list_runs()  # each run's listing line is made once, as the first listing does
+    finally:
+        db.close()
+
+
+def _median_ms(work: object, runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()  # type: ignore[operator]
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def measure(url: str, runs: int) -> dict[str, object]:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from stripewise.gui.compare_view import CompareWindow
+    from stripewise.gui.history_page import HistoryPage
+    from stripewise.history.comparison import load_comparison
+    from stripewise.history.store import HistoryStore
+    from stripewise.services.history import HistoryService
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    history = HistoryService.open(url)
+    page = HistoryPage(history)
+    page.resize(1000, 700)
+    page.show()
+
+    def open_list() -> None:
+        history.load_runs()
+        while page.model.rowCount() != RUNS:
+            app.processEvents()
+        page.model.set_runs([])  # the next round fills it again
+
+    open_list()  # warm
+    listing = _median_ms(open_list, runs)
+    ids = [10, 20, 30, 40]
+    store = HistoryStore(history.database)
+    loading = _median_ms(lambda: load_comparison(store, ids, None), runs)
+
+    def open_window() -> None:
+        window = CompareWindow(history, ids)
+        window.show()
+        while window.comparison is None:
+            app.processEvents()
+        window.close()
+        app.processEvents()
+
+    open_window()  # warm: pyqtgraph's first import
+    window_ms = _median_ms(open_window, runs)
+    history.close()
+    path = Path(url.removeprefix("sqlite:///"))
+    return {
+        "list_ms": listing,
+        "compare_load_ms": loading,
+        "compare_window_ms": window_ms,
+        "bytes_per_sample": path.stat().st_size / (RUNS * SAMPLES),
+        "db_bytes": path.stat().st_size,
+    }
+
+
+if __name__ == "__main__":
+    database, repetitions = sys.argv[1], int(sys.argv[2])
+    if not Path(database.removeprefix("sqlite:///")).exists():
+        started = time.monotonic()
+        seed(database)
+        print(f"seeded in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    result = measure(database, repetitions)
+    print(json.dumps(result | {"median_list_ms": statistics.median(result["list_ms"])}))  # type: ignore[arg-type]

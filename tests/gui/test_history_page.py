@@ -1,0 +1,150 @@
+"""The History page on a real SQLite history: columns, sorting, renaming, tags, notes, the
+baseline mark, delete with undo, the trash, and picking runs to compare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from stripewise.gui.history_model import COLUMNS
+from stripewise.gui.history_page import HistoryPage
+from tests.gui.conftest import WindowFactory
+
+
+def history_page(make_window: WindowFactory, url: str) -> HistoryPage:
+    page = make_window(url=url, view="history").page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    return page
+
+
+def cell(page: HistoryPage, row: int, column: str) -> str:
+    return str(page.proxy.index(row, COLUMNS.index(column)).data())
+
+
+def listed_ids(page: HistoryPage) -> list[int]:
+    return [int(cell(page, r, "ID")) for r in range(page.proxy.rowCount())]
+
+
+def test_columns_show_what_was_measured_and_sort(
+    make_window: WindowFactory, seeded_db_url: str
+) -> None:
+    page = history_page(make_window, seeded_db_url)
+    assert listed_ids(page) == [3, 2, 1], "newest first"
+    assert cell(page, 0, "Results") == "read 213 MB/s"
+    assert cell(page, 0, "Engine") == "fio 3.33" and cell(page, 0, "Status") == "complete"
+    page.table.sortByColumn(COLUMNS.index("Started"), Qt.SortOrder.AscendingOrder)
+    assert listed_ids(page) == [1, 2, 3]
+    page.table.sortByColumn(COLUMNS.index("ID"), Qt.SortOrder.DescendingOrder)
+    assert listed_ids(page) == [3, 2, 1]
+
+
+def test_rename_tag_annotate_and_baseline_reach_the_database(
+    make_window: WindowFactory, seeded_db_url: str, qtbot: Any
+) -> None:
+    page = history_page(make_window, seeded_db_url)
+    page.rename(2, "chunk 256K")
+    page.set_tags(2, ["chunk", "xfs"])
+    page.set_notes(2, "Second controller.\nMembers in slots 3 and 6.")
+    qtbot.waitUntil(lambda: "chunk 256K" in cell(page, 1, "Name"), timeout=5_000)
+    qtbot.waitUntil(lambda: cell(page, 1, "Notes") == "Second controller.", timeout=5_000)
+    qtbot.waitUntil(lambda: cell(page, 1, "Tags") == "chunk, xfs", timeout=5_000)
+    page.select_runs([2])
+    assert page.actions_by_name["Mark as Baseline"].isEnabled()
+    page.toggle_baseline()
+    qtbot.waitUntil(lambda: cell(page, 1, "Name") == "\u2605 chunk 256K", timeout=5_000)
+    assert page.actions_by_name["Mark as Baseline"].text() == "Unmark as Baseline"
+    page.filter.setText("slots")  # notes are searched too
+    qtbot.waitUntil(lambda: listed_ids(page) == [2], timeout=5_000)
+    page.filter.setText("")
+    page.scope.setCurrentIndex(page.scope.findData("baselines"))
+    qtbot.waitUntil(lambda: listed_ids(page) == [2], timeout=5_000)
+    page.rename(2, "   ")  # refused, said, nothing changed
+    qtbot.waitUntil(lambda: "not changed" in page.caption.text(), timeout=5_000)
+
+
+def test_delete_asks_then_undo_and_the_trash_bring_runs_back(
+    make_window: WindowFactory, seeded_db_url: str, qtbot: Any
+) -> None:
+    page = history_page(make_window, seeded_db_url)
+    page.select_runs([3, 1])
+    assert page.selected_ids() == [3, 1]
+
+    def answer(button: QMessageBox.StandardButton) -> None:
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox) and "Delete 2 runs (3, 1)" in box.text()
+        box.button(button).click()
+
+    QTimer.singleShot(100, lambda: answer(QMessageBox.StandardButton.Cancel))
+    page.delete_selected()
+    qtbot.wait(300)
+    assert listed_ids(page) == [3, 2, 1], "cancelled: nothing deleted"
+
+    QTimer.singleShot(100, lambda: answer(QMessageBox.StandardButton.Yes))
+    page.delete_selected()
+    qtbot.waitUntil(lambda: listed_ids(page) == [2], timeout=5_000)
+    assert page.undo_bar.isVisibleTo(page) and "Deleted 2 runs" in page.undo_label.text()
+    page.undo_button.click()
+    qtbot.waitUntil(lambda: listed_ids(page) == [3, 2, 1], timeout=5_000)
+
+    page.select_runs([2])
+    page.delete_selected(confirm=False)
+    qtbot.waitUntil(lambda: listed_ids(page) == [3, 1], timeout=5_000)
+    page.scope.setCurrentIndex(page.scope.findData("trash"))
+    qtbot.waitUntil(lambda: listed_ids(page) == [2], timeout=5_000)
+    assert page.restore_button.isVisibleTo(page) and not page.compare_button.isEnabled()
+    page.select_runs([2])
+    page.restore_button.click()
+    qtbot.waitUntil(lambda: listed_ids(page) == [], timeout=5_000)
+    page.scope.setCurrentIndex(page.scope.findData("all"))
+    qtbot.waitUntil(lambda: listed_ids(page) == [3, 2, 1], timeout=5_000)
+
+
+def test_compare_takes_two_to_eight_selected_runs(
+    make_window: WindowFactory, seeded_db_url: str, qtbot: Any
+) -> None:
+    page = history_page(make_window, seeded_db_url)
+    page.select_runs([1])
+    assert not page.compare_button.isEnabled()
+    page.select_runs([1, 3])
+    assert page.compare_button.isEnabled() and page.compare_button.text() == "Compare 2"
+    with qtbot.waitSignal(page.compareRequested) as asked:
+        page.compare_button.click()
+    assert asked.args == [[1, 3]], "oldest first: the first is the baseline"
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "imports"
+
+
+def test_import_from_the_gui_lists_the_runs_and_refuses_the_same_file_twice(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    from stripewise.gui.history_io import import_path
+
+    window = make_window(url=db_url, view="history")
+    page = window.page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    imported: list[list[int]] = []
+    source = FIXTURES / "bonnie200a_direct.csv"
+    import_path(window, window.history, source, imported.append)
+    qtbot.waitUntil(lambda: bool(imported) and page.proxy.rowCount() > 0, timeout=10_000)
+    assert len(imported[0]) == page.proxy.rowCount()
+    assert "(imported)" in cell(page, 0, "Engine") and "MiB/s" in cell(page, 0, "Results")
+    page.scope.setCurrentIndex(page.scope.findData("imported"))
+    qtbot.waitUntil(lambda: page.proxy.rowCount() == len(imported[0]), timeout=5_000)
+
+    said: list[str] = []
+
+    def close_warning() -> None:
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox)
+        said.append(box.text())
+        box.button(QMessageBox.StandardButton.Ok).click()
+
+    QTimer.singleShot(300, close_warning)
+    import_path(window, window.history, source, imported.append)
+    qtbot.waitUntil(lambda: bool(said), timeout=10_000)
+    assert "Nothing was imported" in said[0] and "already imported" in said[0]
+    assert len(imported) == 1

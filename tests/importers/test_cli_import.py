@@ -1,0 +1,132 @@
+"""`stripewise import FILE` end to end, in process and as a real command."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stripewise.cli import main
+from tests.importers.fixtures import FIXTURES, text
+
+
+def import_json(db_url: str, capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    assert main(["--db", db_url, "import", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_shape(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    out = import_json(db_url, capsys, str(FIXTURES / "bonnie200a_files.csv"))
+    assert set(out) == {"file", "sha256", "runs"}
+    assert out["file"] == "bonnie200a_files.csv"
+    (run,) = out["runs"]
+    assert set(run) == {
+        "id",
+        "name",
+        "host",
+        "engine",
+        "engine_version",
+        "target",
+        "started_at",
+        "format",
+        "line",
+        "metrics",
+    }
+    assert run["id"] == 1 and run["host"] == "vm" and run["format"] == "bonnie++ csv 1.98"
+    metrics = {(m["phase"], m["metric"]): m for m in run["metrics"]}
+    assert metrics["seq_write", "seq_write_char_kBps"] == {
+        "phase": "seq_write",
+        "metric": "seq_write_char_kBps",
+        "unit": "KiB/s",
+        "value": 1243.0,
+    }
+    assert metrics["seq_create", "seq_create_per_s"]["value"] is None
+    assert metrics["random_create", "random_delete_latency_us"]["value"] == 1660
+
+
+def test_fio_clients_with_name(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    out = import_json(
+        db_url, capsys, str(FIXTURES / "fio_clients.txt"), "--format", "fio", "--name", "pair"
+    )
+    assert [r["host"] for r in out["runs"]] == ["127.0.0.1", "127.0.0.1", None]
+    assert [r["id"] for r in out["runs"]] == [1, 2, 3]
+    assert out["runs"][2]["name"].startswith("pair: fio total")
+    assert out["runs"][0]["started_at"].startswith("2026-11-22T05:46:17")
+
+
+def test_text_output(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--db", db_url, "import", str(FIXTURES / "iozone_throughput.txt")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Imported 1 run from iozone_throughput.txt")
+    assert "children_kBps" in out and "1,418,609.94" in out
+
+
+def test_bad_file_exit_2_names_the_line_and_leaves_no_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "results.csv"
+    lines = text("bonnie200a_x2_header.csv").splitlines()
+    bad.write_text("\n".join([*lines[:2], ",".join(lines[2].split(",")[:12])]))
+    database = tmp_path / "history.db"
+    assert main(["--db", str(database), "import", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "stripewise: error: results.csv line 3: expected 50 fields, found 12 "
+        "(truncated line?); nothing was imported\n"
+    )
+    assert not database.exists()
+
+
+def test_duplicate_exit_2(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    first = import_json(db_url, capsys, str(FIXTURES / "bonnie103.csv"))
+    assert main(["--db", db_url, "import", str(FIXTURES / "bonnie103.csv")]) == 2
+    ids = ", ".join(str(r["id"]) for r in first["runs"])
+    assert f"bonnie103.csv was already imported as runs {ids}" in capsys.readouterr().err
+    path = db_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("select count(*) from runs").fetchone() == (4,)
+
+
+def test_missing_file(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--db", db_url, "import", str(tmp_path / "nope.csv")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_real_command_then_history(db_url: str) -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    command = [sys.executable, "-m", "stripewise", "--db", db_url]
+    done = subprocess.run(
+        [*command, "import", str(FIXTURES / "iozone_auto_selected.txt"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(done.stdout)["runs"]
+    assert [r["engine"] for r in runs] == ["iozone", "iozone"]
+    again = subprocess.run(
+        [*command, "import", str(FIXTURES / "iozone_auto_selected.txt")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert again.returncode == 2
+    assert "already imported as runs 1, 2" in again.stderr
+    listed = subprocess.run(
+        [*command, "history", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert sorted(r["id"] for r in json.loads(listed.stdout)["runs"]) == [1, 2]

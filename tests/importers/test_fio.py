@@ -1,0 +1,148 @@
+"""fio JSON recorded with fio 3.33: plain runs, interval reports and client/server output."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from stripewise.importers import ImportFormatError, parse
+from tests.importers.fixtures import figures, result, runs_of, text
+
+
+def test_two_jobs_one_phase_each() -> None:
+    (run,) = runs_of("fio_two_jobs.json")
+    got = figures(run)
+    assert got["seqread", "throughput"] == pytest.approx(645.277538)  # bw_bytes / 1e6
+    assert got["seqread", "iops"] == pytest.approx(4923.076923)
+    assert got["seqread", "latency_p50"] == pytest.approx(74.24)  # clat_ns 74240
+    assert got["seqread", "latency_p99"] == pytest.approx(493.568)
+    assert got["seqread", "cpu"] == pytest.approx(0.0 + 62.135922)
+    assert got["seqwrite", "throughput"] == pytest.approx(4473.924266)
+    assert got["seqwrite", "latency_p99"] == pytest.approx(130.56)
+    assert {r.phase for r in run.results} == {"seqread", "seqwrite"}
+    assert result(run, "seqread", "throughput").unit == "MB/s"
+    assert result(run, "seqread", "iops").unit == "IOPS"
+    assert result(run, "seqread", "latency_p50").unit == "us"
+    assert result(run, "seqread", "cpu").unit == "%"
+    assert (run.engine, run.engine_version, run.host) == ("fio", "3.33", None)
+    assert run.started_at == datetime.fromtimestamp(1795326368, UTC)
+    assert run.target == "/tmp/fiorec/data/seqread.dat, /tmp/fiorec/data/seqwrite.dat"
+    assert run.spec["bs"] == "128k" and run.spec["ioengine"] == "psync"
+    assert "rw" not in run.spec  # the jobs differ
+    assert run.spec["jobs"]["seqwrite"]["rw"] == "write"
+    assert run.context["format"] == "fio json"
+
+
+def test_job_with_both_directions_gets_two_phases() -> None:
+    (run,) = runs_of("fio_randrw.json")
+    got = figures(run)
+    assert {r.phase for r in run.results} == {"mixed read", "mixed write"}
+    assert got["mixed read", "throughput"] == pytest.approx(155.593386)
+    assert got["mixed write", "iops"] == pytest.approx(16626.666667)
+    assert got["mixed write", "latency_p99"] == pytest.approx(1662.976)
+    assert got["mixed read", "cpu"] == pytest.approx(2.675585 + 18.896321)
+    assert run.spec["rw"] == "randrw" and run.spec["iodepth"] == "8"
+
+
+def test_client_server_one_run_per_host_and_the_total() -> None:
+    runs = runs_of("fio_clients.txt")
+    assert [r.host for r in runs] == ["127.0.0.1", "127.0.0.1", None]
+    ports = [r.context.get("client", {}).get("port") for r in runs]
+    assert ports == [8766, 8765, None]
+    assert runs[0].name == "fio cswrite, csread on 127.0.0.1:8766"
+    assert "total" in runs[2].name and runs[2].context["clients"] == 2
+    assert all(r.context["format"] == "fio json client" for r in runs)
+    second = figures(runs[1])
+    assert second["cswrite", "throughput"] == pytest.approx(3728.270222)
+    assert second["csread", "iops"] == pytest.approx(5688.888889)
+    total = figures(runs[2])
+    assert total["All clients read", "throughput"] == pytest.approx(745.654044)
+    assert total["All clients write", "iops"] == pytest.approx(113777.777778)
+    # fio gives the total no percentiles: missing, not 0.
+    assert total["All clients read", "latency_p50"] is None
+    assert runs[0].target == "/tmp/fiorec/data/cs2_write.dat, /tmp/fiorec/data/cs2_read.dat"
+    assert "cs1_write.dat" in runs[2].target and "cs2_read.dat" in runs[2].target
+    assert [d["port"] for d in runs[0].context["disk_util"]] == [8766]
+
+
+def test_status_interval_reports_are_one_run() -> None:
+    (run,) = runs_of("fio_status_interval.json")
+    assert run.context["status_reports"] == 4
+    got = figures(run)
+    assert got["randread", "iops"] == pytest.approx(10995.334888)  # the final report
+    assert run.context["line"] == 1
+
+
+def test_separate_runs_appended_to_one_file() -> None:
+    both = text("fio_two_jobs.json") + text("fio_randrw.json")
+    runs = parse(both, "appended.json")
+    assert [r.name for r in runs] == ["fio seqread, seqwrite", "fio mixed"]
+    assert runs[1].context["line"] == text("fio_two_jobs.json").count("\n") + 1
+
+
+def test_clones_without_group_reporting_are_numbered() -> None:
+    data = json.loads(text("fio_two_jobs.json"))
+    for job in data["jobs"]:
+        job["jobname"] = "clone"
+    (run,) = parse(json.dumps(data, indent=2), "clones.json")
+    assert {r.phase for r in run.results} == {"clone#1", "clone#2"}
+
+
+def test_crlf_and_text_around_the_json() -> None:
+    original = text("fio_clients.txt")
+    noisy = "fio: this is a client log\r\n" + original.replace("\n", "\r\n") + "\r\ndone\r\n"
+    assert [figures(r) for r in parse(noisy, "noisy.txt")] == [
+        figures(r) for r in runs_of("fio_clients.txt")
+    ]
+
+
+def test_truncated_json_names_the_line() -> None:
+    cut = text("fio_two_jobs.json")[:5000]
+    with pytest.raises(ImportFormatError) as caught:
+        parse(cut, "cut.json", "fio")
+    assert caught.value.line == cut.count("\n") + 1
+    assert "truncated" in str(caught.value)
+
+
+def test_json_that_is_not_fio() -> None:
+    with pytest.raises(ImportFormatError, match=r"^x\.json line 2: JSON object without fio"):
+        parse('note\n{"a": 1}\n', "x.json", "fio")
+    with pytest.raises(ImportFormatError, match=r"line 1: no fio JSON"):
+        parse("Starting 1 process\n", "x.txt", "fio")
+
+
+FIO_2 = """{
+  "fio version" : "fio-2.2.10",
+  "jobs" : [
+    {
+      "jobname" : "seqwrite",
+      "groupid" : 0,
+      "error" : 0,
+      "read" : {"io_bytes" : 0, "bw" : 0, "iops" : 0, "runtime" : 0},
+      "write" : {
+        "io_bytes" : 1048576,
+        "bw" : 98432,
+        "iops" : 24608,
+        "runtime" : 10653,
+        "clat" : {"min" : 12, "max" : 4412, "mean" : 38.61,
+                  "percentile" : {"1.000000" : 14, "50.000000" : 30, "99.000000" : 121}}
+      },
+      "usr_cpu" : 5.2,
+      "sys_cpu" : 31.4
+    }
+  ]
+}
+"""
+
+
+def test_fio_2_json_without_bw_bytes_and_clat_ns() -> None:
+    """Written in fio 2.x's layout: `bw` in KiB/s, `clat` in microseconds, no timestamp."""
+    (run,) = parse(FIO_2, "old.json")
+    got = figures(run)
+    assert got["seqwrite", "throughput"] == pytest.approx(98432 * 1024 / 1e6)
+    assert got["seqwrite", "latency_p50"] == 30
+    assert got["seqwrite", "latency_p99"] == 121
+    assert got["seqwrite", "cpu"] == pytest.approx(36.6)
+    assert run.engine_version == "2.2.10" and run.started_at is None

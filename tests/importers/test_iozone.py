@@ -1,0 +1,153 @@
+"""iozone -a tables and -t summaries, written in iozone's layout (it is not packaged here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stripewise.importers import ImportFormatError, parse
+from stripewise.importers.iozone_auto import AUTO_TESTS
+from tests.importers.fixtures import SEEDS, figures, result, runs_of, text
+
+
+def test_auto_table_all_tests() -> None:
+    (run,) = runs_of("iozone_auto.txt")
+    got = figures(run)
+    assert {r.phase for r in run.results} == set(AUTO_TESTS)
+    assert got["write", "64k_file_4k_records"] == 574000
+    assert got["freread", "64k_file_4k_records"] == 3228750
+    assert got["record_rewrite", "64k_file_8k_records"] == 1903250
+    assert got["stride_read", "64k_file_64k_records"] == 3104999
+    assert got["bkwd_read", "128k_file_4k_records"] == 1754571
+    assert len(run.results) == 13 * 26
+    assert result(run, "write", "64k_file_4k_records").unit == "KiB/s"
+    assert (run.engine, run.engine_version, run.host) == ("iozone", "3.489", None)
+    assert run.target == "/srv/array/iozone.tmp"
+    assert run.name == "iozone -a -g 512k -f /srv/array/iozone.tmp"
+    assert run.spec["file_sizes_kB"] == [64, 128, 256, 512]
+    assert run.spec["record_sizes_kB"] == [4, 8, 16, 32, 64, 128, 256, 512]
+    assert run.context["run_began"] == "Sat Nov 21 09:12:44 2026"
+    assert run.context["format"] == "iozone -a table"
+    assert run.started_at is None  # iozone's time has no zone
+
+
+def test_blank_cells_by_column_position_and_two_invocations() -> None:
+    first, second = runs_of("iozone_auto_selected.txt")
+    got = figures(first)
+    # -i 0 -i 2: read and reread are blank mid-row; the random read figure is not shifted left.
+    assert {r.phase for r in first.results} == {"write", "rewrite", "random_read", "random_write"}
+    assert got["random_read", "102400k_file_4k_records"] == 8995
+    assert got["random_write", "102400k_file_512k_records"] == 27217
+    assert got["rewrite", "102400k_file_16k_records"] == 10825
+    assert "read" in first.context["tests_not_run"]
+    assert first.context["file_size_bytes"] == 102400 * 1024
+    assert "O_DIRECT feature enabled" in first.spec["options"]
+    assert figures(second)["reread", "102400k_file_4k_records"] == 12207
+    assert second.context["run_began"] == "Sun Mar  5 12:56:17 2023"
+    assert second.target == "/mnt/sda1/iozone"
+
+
+def test_blank_cell_in_a_column_that_ran_is_missing() -> None:
+    original = text("iozone_auto.txt")
+    row = next(
+        line for line in original.splitlines() if line.startswith("             128       4")
+    )
+    cut = row[:42] + " " * 9 + row[51:]  # blank the read cell
+    (run,) = parse(original.replace(row, cut), "blank.txt")
+    assert figures(run)["read", "128k_file_4k_records"] is None
+    assert figures(run)["reread", "128k_file_4k_records"] == 3443428
+    assert figures(run)["rewrite", "128k_file_4k_records"] == 1718017
+
+
+def test_indentation_changed_by_pasting() -> None:
+    original = text("iozone_auto_selected.txt")
+    shifted = "\n".join(
+        line[4:] if line.startswith("    ") else line for line in original.split("\n")
+    )
+    assert [figures(r) for r in parse(shifted, "pasted.txt")] == [
+        figures(r) for r in runs_of("iozone_auto_selected.txt")
+    ]
+
+
+def test_ops_mode_unit() -> None:
+    ops = text("iozone_auto_selected.txt").replace(
+        "Output is in kBytes/sec", "OPS Mode. Output is in operations per second."
+    )
+    first, _ = parse(ops, "ops.txt")
+    assert {r.unit for r in first.results} == {"ops/s"}
+
+
+def test_throughput_summaries() -> None:
+    (run,) = runs_of("iozone_throughput.txt")
+    assert [p for p in dict.fromkeys(r.phase for r in run.results)] == [
+        "write",
+        "rewrite",
+        "read",
+        "reread",
+    ]
+    got = figures(run)
+    assert got["write", "children_kBps"] == 1418609.94
+    assert got["write", "parent_kBps"] == 3667.14
+    assert got["write", "min_per_process_kBps"] == 0.0  # a real 0, printed as 0.00
+    assert got["write", "max_per_process_kBps"] == 715965.50
+    assert got["write", "avg_per_process_kBps"] == 141860.99
+    assert got["write", "min_xfer_kB"] == 0.0
+    assert got["read", "children_kBps"] == 1105917.62
+    assert got["reread", "avg_per_process_kBps"] == 287034.21
+    assert result(run, "read", "children_kBps").unit == "KiB/s"
+    assert run.spec["processes"] == 10
+    assert run.spec["file_size_kB"] == 512 and run.spec["record_size_kB"] == 4
+    assert run.context["format"] == "iozone -t throughput"
+    assert run.context["test_names"]["write"] == "initial writers"
+    assert run.engine_version == "3.263"
+
+
+def test_throughput_in_ops_and_threads() -> None:
+    ops = (
+        text("iozone_throughput.txt")
+        .replace("KB/sec", "ops/sec")
+        .replace(" KB\n", " ops\n")
+        .replace("per process", "per thread")
+    )
+    (run,) = parse(ops, "ops.txt")
+    assert figures(run)["read", "children_ops_per_s"] == 1105917.62
+    assert figures(run)["read", "min_xfer_ops"] == 0.0
+    assert {r.unit for r in run.results} == {"ops/s", "ops"}
+
+
+def test_unknown_throughput_test_keeps_its_name() -> None:
+    lines = text("iozone_throughput.txt").replace("re-readers", "pre-readers")
+    (run,) = parse(lines, "t.txt")
+    assert "pre_readers" in {r.phase for r in run.results}
+
+
+def test_truncated_throughput_block_names_its_line() -> None:
+    whole = text("iozone_throughput.txt")
+    cut = whole[: whole.index("	Avg throughput per process 			=  110591.76")]
+    with pytest.raises(ImportFormatError) as caught:
+        parse(cut, "t10.dat")
+    assert str(caught.value).startswith("t10.dat line 39: throughput summary for 10 readers")
+    assert "avg" in str(caught.value)
+
+
+def test_malformed_table_row_names_its_line() -> None:
+    bad = text("iozone_auto_selected.txt").replace("   13449", "   134x9")
+    with pytest.raises(ImportFormatError, match=r"^a\.txt line 36: '134x9' in an iozone -a"):
+        parse(bad, "a.txt")
+
+
+def test_ocr_mangled_seed_is_refused_not_misread() -> None:
+    # seeds/004 pasted its -t output through OCR: "Chil dren see", values split from labels.
+    notes = (SEEDS / "004_45ed19b2e7a70b8d.txt").read_text(encoding="utf-8")
+    with pytest.raises(ImportFormatError, match=r"line 1: no iozone -a table or -t"):
+        parse(notes, "004.txt", "iozone")
+    with pytest.raises(ImportFormatError, match=r"line 1: not bonnie\+\+, fio or iozone"):
+        parse(notes, "004.txt")
+
+
+def test_excel_section_of_r_option_is_not_read_twice() -> None:
+    excel = (
+        '\nExcel output is below:\n\n"Writer report"\n        "4"  "8"  "16"  "32"  "64"  \n'
+        '"64"   574000  664200  754400  772850  863050  \n'
+    )
+    (run,) = parse(text("iozone_auto.txt") + excel, "r.txt")
+    assert figures(run) == figures(runs_of("iozone_auto.txt")[0])

@@ -1,0 +1,387 @@
+"""Comparing 2 to 8 runs: noise against the runs' own spread, what differed, parameter sweeps."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from stripewise.model.compare import (
+    Spread,
+    aligned_series,
+    batch_spread,
+    compare_runs,
+    spreads_from_samples,
+)
+from stripewise.model.run import ResultValue, RunDetail, RunStatus, RunSummary
+
+GiB = 2**30
+THREEWARE = "3ware 7850 (0000:02:01.0)"
+
+
+def context(**changes: Any) -> dict[str, Any]:
+    """A recorded context as bench_context makes it: md0 raid5 over two disks on xfs."""
+    base: dict[str, Any] = {
+        "host": "thumper",
+        "host_key": "thumper:abc",
+        "kernel": "6.18.0",
+        "cpu_model": "AMD Opteron 285",
+        "cpu_count": 4,
+        "ram_bytes": 4 * GiB,
+        "python": "3.11.9",
+        "target": "/srv/raid",
+        "target_kind": "directory",
+        "device": "md0",
+        "mountpoint": "/srv/raid",
+        "filesystem": "xfs",
+        "mount_options": "rw,noatime,sunit=1024,swidth=2048",
+        "fill_pct": 3.0,
+        "free_bytes": 10**12,
+        "recorder": {"pid": 1},
+        "disks": [
+            {
+                "name": name,
+                "serial": f"WD-{name}",
+                "controller": THREEWARE,
+                "tuning": {"read_ahead_kb": 128, "scheduler": "mq-deadline", "nr_requests": 64},
+            }
+            for name in ("sdb", "sdc")
+        ],
+        "array": {
+            "device": "md0",
+            "level": "raid5",
+            "chunk_kib": 512,
+            "members": ["sdb", "sdc"],
+            "tuning": {"read_ahead_kb": 2048},
+        },
+        "dirty": {"dirty_ratio_pct": 20, "dirty_background_ratio_pct": 10},
+        "engine": "builtin",
+        "engine_version": "1",
+        "spec": {"size": "8G", "block_size": "1M", "direct": True, "sample_rate_hz": 2.0},
+    }
+    for dotted, value in changes.items():
+        _set(base, dotted.split("__"), value)
+    return base
+
+
+def _set(target: Any, path: list[str], value: Any) -> None:
+    for part in path[:-1]:
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    if isinstance(target, list):
+        target[int(path[-1])] = value
+    else:
+        target[path[-1]] = value
+
+
+def run(
+    run_id: int,
+    results: tuple[ResultValue, ...] = (),
+    ctx: dict[str, Any] | None = None,
+    *,
+    baseline: bool = False,
+) -> RunDetail:
+    summary = RunSummary(
+        run_id,
+        f"run {run_id}",
+        RunStatus.COMPLETE,
+        "thumper",
+        "/srv/raid",
+        "builtin",
+        "1",
+        datetime(2026, 11, run_id, tzinfo=UTC),
+        None,
+        baseline=baseline,
+    )
+    return RunDetail(summary, {}, context() if ctx is None else ctx, results, 0)
+
+
+def read(value: float, low: float | None = None, high: float | None = None, reps: int = 1):
+    return ResultValue("seq_read", "throughput", "MB/s", value, low, high, reps)
+
+
+def row(comparison, phase: str = "seq_read", metric: str = "throughput"):
+    return next(r for r in comparison.rows if (r.phase, r.metric) == (phase, metric))
+
+
+# --- noise ---------------------------------------------------------------------------------
+
+
+def test_a_change_inside_the_repetitions_spread_is_noise_and_beyond_it_a_win() -> None:
+    base = run(1, (read(224, 224, 255, 2),))  # seed 000: 512 KiB chunk, "224-255 MB/sec"
+    inside = run(2, (read(250, 240, 252, 2),))  # +26 < 31 (the baseline's own spread)
+    beyond = run(3, (read(300, 296, 304, 2),))
+    comparison = compare_runs([base, inside, beyond])
+    figures = row(comparison)
+    assert figures.verdicts == ("", "noise", "better")
+    assert figures.changes_pct[0] is None
+    assert figures.changes_pct[1] == pytest.approx(100 * 26 / 224)
+    assert figures.spreads[0] == Spread(224, 255, "repetitions")
+
+
+def test_sample_spreads_stand_in_for_runs_without_repetitions() -> None:
+    before, after = run(1, (read(200),)), run(2, (read(208),))  # +4 %: noise by the % rule
+    spreads = {1: {("seq_read", "throughput"): Spread(199.0, 201.0, "samples")}}
+    figures = row(compare_runs([before, after], sample_spreads=spreads))
+    assert figures.verdicts == ("", "better")  # +8 MB/s beyond the 2 MB/s the samples vary
+    assert figures.spreads == (Spread(199.0, 201.0, "samples"), None)
+    noisy = {2: {("seq_read", "throughput"): Spread(190.0, 215.0, "samples")}}
+    assert row(compare_runs([before, after], sample_spreads=noisy)).verdicts == ("", "noise")
+
+
+def test_repetitions_win_over_sample_spreads() -> None:
+    before = run(1, (read(200, 150, 250, 3),))
+    spreads = {1: {("seq_read", "throughput"): Spread(199.0, 201.0, "samples")}}
+    figures = row(compare_runs([before, run(2, (read(220),))], sample_spreads=spreads))
+    assert figures.spreads[0] is not None and figures.spreads[0].source == "repetitions"
+    assert figures.verdicts[1] == "noise"
+
+
+def test_without_any_spread_the_percentage_rule_decides() -> None:
+    comparison = compare_runs([run(1, (read(100),)), run(2, (read(104),)), run(3, (read(90),))])
+    assert row(comparison).verdicts == ("", "noise", "worse")
+
+
+def test_lower_is_better_for_latency_and_cpu_but_not_efficiency() -> None:
+    def figures(latency: float, cpu: float, efficiency: float) -> tuple[ResultValue, ...]:
+        return (
+            ResultValue("seq_read", "latency_p99", "us", latency),
+            ResultValue("seq_read", "cpu", "%", cpu),
+            ResultValue("seq_write", "seq_write_block_cpu_pct", "%", cpu),
+            ResultValue("seq_write", "seq_write_block_latency_us", "us", latency),
+            ResultValue("seq_read", "kb_s_per_cpu_pct", "KB/s per CPU %", efficiency),
+        )
+
+    comparison = compare_runs([run(1, figures(900, 40, 100)), run(2, figures(600, 60, 150))])
+    verdicts = {(r.phase, r.metric): r.verdicts[1] for r in comparison.rows}
+    assert verdicts == {
+        ("seq_write", "seq_write_block_cpu_pct"): "worse",
+        ("seq_write", "seq_write_block_latency_us"): "better",
+        ("seq_read", "cpu"): "worse",
+        ("seq_read", "latency_p99"): "better",
+        ("seq_read", "kb_s_per_cpu_pct"): "better",
+    }
+
+
+def test_missing_figures_have_no_change_and_no_verdict() -> None:
+    before = run(1, (read(100), ResultValue("seq_read", "cpu", "%", None)))
+    after = run(2, (read(150), ResultValue("seq_read", "cpu", "%", 30)))
+    cpu = row(compare_runs([before, after]), metric="cpu")
+    assert cpu.values == (None, 30) and cpu.changes_pct == (None, None) and cpu.verdicts == ("", "")
+
+
+def test_rows_follow_bonnie_order_with_unknown_phases_and_metrics_after_as_first_seen() -> None:
+    imported = (
+        ResultValue("seq_read", "throughput", "MB/s", 1),
+        ResultValue("file_create", "children_kBps", "kB/s", 1),
+        ResultValue("seq_write", "seq_write_block_kBps", "kB/s", 1),
+        ResultValue("seq_write", "throughput", "MB/s", 1),
+        ResultValue("random_seeks", "random_seeks_per_s", "/s", 1),
+    )
+    other = (ResultValue("seq_write", "cpu", "%", 1), ResultValue("aaa", "zzz", "", 1))
+    comparison = compare_runs([run(1, imported), run(2, other)])
+    assert [(r.phase, r.metric) for r in comparison.rows] == [
+        ("seq_write", "throughput"),
+        ("seq_write", "cpu"),
+        ("seq_write", "seq_write_block_kBps"),
+        ("seq_read", "throughput"),
+        ("file_create", "children_kBps"),
+        ("random_seeks", "random_seeks_per_s"),
+        ("aaa", "zzz"),
+    ]
+
+
+# --- baseline and run count ----------------------------------------------------------------
+
+
+def test_baseline_is_the_given_id_else_the_one_marked_else_the_first() -> None:
+    runs = [run(1), run(2, baseline=True), run(3)]
+    assert compare_runs(runs).baseline_index == 1
+    assert compare_runs(runs, baseline_id=3).baseline_index == 2
+    two_marked = [run(1), run(2, baseline=True), run(3, baseline=True)]
+    assert compare_runs(two_marked).baseline_index == 0
+    assert compare_runs([run(1), run(2)]).baseline.summary.id == 1
+    with pytest.raises(ValueError, match="baseline run 9"):
+        compare_runs(runs, baseline_id=9)
+
+
+def test_changes_are_against_the_chosen_baseline() -> None:
+    runs = [run(1, (read(100),)), run(2, (read(200),))]
+    figures = row(compare_runs(runs, baseline_id=2))
+    assert figures.changes_pct == (-50.0, None) and figures.verdicts == ("worse", "")
+
+
+@pytest.mark.parametrize("count", [0, 1, 9])
+def test_one_or_nine_runs_are_refused_naming_the_count(count: int) -> None:
+    with pytest.raises(ValueError, match=rf"2 to 8 runs, not {count}\b"):
+        compare_runs([run(i + 1) for i in range(count)])
+
+
+# --- context -------------------------------------------------------------------------------
+
+
+def test_context_diff_lists_exactly_what_differs_grouped() -> None:
+    other = context(
+        array__level="raid0",
+        array__chunk_kib=128,
+        disks__1__controller="SiI 3124 (0000:03:00.0)",
+        disks__0__tuning__read_ahead_kb=4096,
+        filesystem="jfs",
+        mount_options="rw,noatime",
+        kernel="6.19.1",
+        ram_bytes=8 * GiB,
+        engine_version="2",
+        recorder={"pid": 2},  # bookkeeping: never listed
+        fill_pct=40.0,
+        host_key="thumper:other",
+        python="3.12.0",
+        spec__sample_rate_hz=10.0,
+    )
+    comparison = compare_runs([run(1), run(2, ctx=other)])
+    assert [(d.group, d.key, d.values) for d in comparison.context] == [
+        ("array", "array.chunk_kib", (512, 128)),
+        ("array", "array.level", ("raid5", "raid0")),
+        (
+            "disks",
+            "disks[sdc].controller",
+            ("3ware 7850 (0000:02:01.0)", "SiI 3124 (0000:03:00.0)"),
+        ),
+        ("tuning", "disks[sdb].tuning.read_ahead_kb", (128, 4096)),
+        ("filesystem", "filesystem", ("xfs", "jfs")),
+        ("filesystem", "mount_options", ("rw,noatime,sunit=1024,swidth=2048", "rw,noatime")),
+        ("kernel", "kernel", ("6.18.0", "6.19.1")),
+        ("machine", "ram_bytes", (4 * GiB, 8 * GiB)),
+        ("engine", "engine_version", ("1", "2")),
+        ("workload", "workload.file_size_vs_ram", (2.0, 1.0)),  # 8G file: twice, then once RAM
+    ]
+    assert comparison.sweep is None
+
+
+def test_identical_contexts_differ_in_nothing_and_a_missing_key_shows_as_none() -> None:
+    assert compare_runs([run(1), run(2)]).context == ()
+    lacking = context()
+    del lacking["dirty"]["dirty_ratio_pct"]
+    (difference,) = compare_runs([run(1), run(2, ctx=lacking)]).context
+    assert (difference.key, difference.group, difference.values) == (
+        "dirty.dirty_ratio_pct",
+        "tuning",
+        (20, None),
+    )
+
+
+def test_where_imported_figures_came_from_is_bookkeeping() -> None:
+    def imported(run_id: int, file_name: str, line: int, chunk: str) -> RunDetail:
+        ctx = {
+            "format": "bonnie++ csv",
+            "line": line,
+            "lines": 1,
+            "time": f"2002-11-0{run_id}",
+            "import": {"file": file_name, "sha256": file_name * 8, "line": line},
+            "disk_util": [{"name": "sdb", "util": 90.0 + run_id}],
+        }
+        return replace(run(run_id, ctx=ctx), spec={"chunk_kib": chunk})
+
+    comparison = compare_runs([imported(1, "a.csv", 1, "64"), imported(2, "b.csv", 7, "512")])
+    assert [(d.key, d.values) for d in comparison.context] == [("spec.chunk_kib", ("64", "512"))]
+
+
+def test_spec_of_the_run_is_used_when_the_context_has_none() -> None:
+    bare = [
+        replace(run(i, ctx={"ram_bytes": 8 * GiB}), spec={"size_bytes": i * 8 * GiB})
+        for i in (1, 2)
+    ]
+    keys = {d.key: d.values for d in compare_runs(bare).context}
+    assert keys == {"spec.size_bytes": (8 * GiB, 16 * GiB), "workload.file_size_vs_ram": (1, 2)}
+
+
+# --- sweep ---------------------------------------------------------------------------------
+
+
+def chunk_run(run_id: int, chunk: int, read_mb_s: float) -> RunDetail:
+    """What the kernel and mkfs change along with the chunk: md read-ahead, xfs sunit/swidth."""
+    ctx = context(
+        array__chunk_kib=chunk,
+        array__tuning__read_ahead_kb=chunk * 4,
+        mount_options=f"rw,noatime,sunit={chunk * 2},swidth={chunk * 4}",
+        recorder={"pid": run_id},
+    )
+    return run(run_id, (read(read_mb_s),), ctx)
+
+
+def test_chunk_sizes_like_the_seed_table_form_a_sweep() -> None:
+    seed = [(64, 172), (128, 195), (256, 226), (512, 224)]  # seeds/000, table 5
+    comparison = compare_runs([chunk_run(i + 1, c, mb) for i, (c, mb) in enumerate(seed)])
+    assert comparison.sweep is not None
+    assert comparison.sweep.key == "array.chunk_kib"
+    assert (comparison.sweep.label, comparison.sweep.unit) == ("chunk size", "KiB")
+    assert comparison.sweep.values == (64, 128, 256, 512)
+
+
+def test_read_ahead_equal_across_disks_counts_once() -> None:
+    runs = []
+    for i, kib in enumerate((128, 1024, 4096)):
+        ctx = context(disks__0__tuning__read_ahead_kb=kib, disks__1__tuning__read_ahead_kb=kib)
+        runs.append(run(i + 1, ctx=ctx))
+    sweep = compare_runs(runs).sweep
+    assert sweep is not None and sweep.key == "disks[*].tuning.read_ahead_kb"
+    assert sweep.values == (128, 1024, 4096) and sweep.label == "read-ahead"
+
+
+def test_file_size_sweep_in_gib() -> None:
+    runs = [run(i + 1, ctx=context(spec__size=size)) for i, size in enumerate(("2G", "4G", "8G"))]
+    sweep = compare_runs(runs).sweep
+    assert sweep is not None and sweep.key == "spec.size" and sweep.values == (2, 4, 8)
+
+
+def test_no_sweep_when_two_parameters_differ_or_too_few_runs_or_mixed_disks() -> None:
+    two = [chunk_run(1, 64, 1), chunk_run(2, 128, 1), chunk_run(3, 256, 1)]
+    two[2] = replace(
+        two[2], context=copy.deepcopy(two[2].context) | {"dirty": {"dirty_ratio_pct": 5}}
+    )
+    assert compare_runs(two).sweep is None
+    assert compare_runs([chunk_run(1, 64, 1), chunk_run(2, 128, 1)]).sweep is None
+    with_fs = [chunk_run(1, 64, 1), chunk_run(2, 128, 1), chunk_run(3, 256, 1)]
+    with_fs[2] = replace(with_fs[2], context=with_fs[2].context | {"filesystem": "jfs"})
+    assert compare_runs(with_fs).sweep is None
+    mixed = [run(1), run(2, ctx=context(disks__0__tuning__read_ahead_kb=4096)), run(3)]
+    assert compare_runs(mixed).sweep is None
+
+
+# --- samples -------------------------------------------------------------------------------
+
+
+def test_batch_spread_is_the_range_of_batch_means() -> None:
+    values = [9.0, 10, 10, 20, 20, 30, 30, 40, 40, 50, 50]  # the odd leading 9 is dropped
+    assert batch_spread(values) == Spread(10, 50, "samples")
+    assert batch_spread(values, batches=2) == Spread(18, 42, "samples")
+    assert batch_spread([1.0] * 9) is None  # under two values per batch
+
+
+def test_spreads_from_samples_sum_read_and_write_except_for_rewrite() -> None:
+    samples = []
+    for i in range(10):
+        data = {"engine_read_mb_s": 100.0 + i, "engine_write_mb_s": 50.0, "engine_read_iops": 5.0}
+        samples.append(("seq_read", data))
+        samples.append(("rewrite", data))
+    spreads = spreads_from_samples(samples)
+    assert spreads[("seq_read", "throughput")] == Spread(150.5, 158.5, "samples")
+    assert spreads[("rewrite", "throughput")] == Spread(50, 50, "samples")
+    assert spreads[("seq_read", "iops")] == Spread(5, 5, "samples")
+    assert ("rewrite", "iops") not in spreads  # no write IOPS were sampled
+
+
+def test_aligned_series_starts_each_phase_at_zero_and_keeps_the_first_repetition() -> None:
+    samples = [
+        (10.0, "seq_write", 0, {"engine_write_mb_s": 1.0}),
+        (10.5, "seq_write", 0, {"engine_write_mb_s": 2.0, "engine_read_mb_s": 1.0}),
+        (11.0, "seq_write", 1, {"engine_write_mb_s": 9.0}),
+        (20.0, "seq_read", 0, {"engine_read_mb_s": 3.0}),
+        (20.5, "None", 0, {"engine_read_mb_s": 3.0}),
+        (21.0, "seq_read", 0, {"cpu.user": 3.0}),
+        (21.5, "seq_read", 0, {"engine_read_mb_s": 4.0}),
+    ]
+    series = aligned_series(samples, "engine_read_mb_s+engine_write_mb_s")
+    assert series == {"seq_write": ((0.0, 0.5), (1.0, 3.0)), "seq_read": ((0.0, 1.5), (3.0, 4.0))}
+    assert aligned_series(samples, "engine_write_mb_s")["seq_write"] == ((0.0, 0.5), (1.0, 2.0))

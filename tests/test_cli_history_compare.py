@@ -1,0 +1,283 @@
+"""`stripewise history` compare, export, tag, note, rename, baseline, delete and restore, on
+real SQLite files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stripewise.cli import main
+from stripewise.history.database import open_database
+from stripewise.history.store import HistoryStore, SampleRow
+from stripewise.model.run import ResultValue, RunStatus
+from tests.seed import HOST, START
+
+GiB = 2**30
+
+
+def context(chunk: int) -> dict[str, Any]:
+    return {
+        "kernel": "6.18.0",
+        "ram_bytes": 4 * GiB,
+        "filesystem": "xfs",
+        "disks": [{"name": "sdb", "tuning": {"read_ahead_kb": 128}}],
+        "array": {"device": "md0", "level": "raid0", "chunk_kib": chunk},
+        "recorder": {"pid": chunk},
+        "engine": "builtin",
+        "engine_version": "1",
+        "spec": {"size": "8G", "block_size": "1M"},
+    }
+
+
+def store_run(
+    url: str,
+    name: str,
+    chunk: int,
+    read: ResultValue,
+    sample_rates: tuple[float, ...] = (),
+) -> int:
+    """A finished run with one read figure and, optionally, engine samples of seq_read."""
+    db = open_database(url)
+    try:
+        store = HistoryStore(db)
+        run_id = store.create_run(
+            store.ensure_host(HOST),
+            name=name,
+            target="/srv/raid",
+            engine="builtin",
+            engine_version="1",
+            spec={"size": "8G"},
+            context=context(chunk),
+            started_at=START,
+        )
+        rows = [
+            SampleRow(i, i * 0.5, "seq_read", 1, {"engine_read_mb_s": rate, "engine_write_mb_s": 0})
+            for i, rate in enumerate(sample_rates)
+        ]
+        store.add_samples(run_id, rows)
+        store.add_results(run_id, [read, ResultValue("seq_read", "cpu", "%", 40.0)])
+        store.finish_run(run_id, RunStatus.COMPLETE, finished_at=START)
+        return run_id
+    finally:
+        db.close()
+
+
+def mb_s(value: float, low: float | None = None, high: float | None = None, reps: int = 1):
+    return ResultValue("seq_read", "throughput", "MB/s", value, low, high, reps)
+
+
+@pytest.fixture
+def chunk_runs(db_url: str) -> list[int]:
+    """Seed 000's chunk table: 64 KiB is within the 512 KiB runs' spread, 128/256 beyond."""
+    return [
+        store_run(db_url, "chunk 512", 512, mb_s(239.5, 224, 255, 2)),
+        store_run(db_url, "chunk 64", 64, mb_s(174.5, 172, 177, 2)),
+        store_run(db_url, "chunk 128", 128, mb_s(245, 240, 250, 2)),
+        store_run(db_url, "chunk <256>", 256, mb_s(226.5, 226, 227, 2)),
+    ]
+
+
+def history(db_url: str, *args: str) -> int:
+    return main(["--db", db_url, "history", *args])
+
+
+# --- compare -------------------------------------------------------------------------------
+
+
+def test_compare_text_marks_noise_and_wins_and_says_what_differs(
+    db_url: str, chunk_runs: list[int], capsys
+) -> None:
+    assert history(db_url, "compare", "1", "2", "3", "4") == 0
+    out = capsys.readouterr().out
+    assert "Runs compared (baseline #1):" in out
+    read = next(line for line in out.splitlines() if line.startswith("seq_read  throughput"))
+    assert "-27.1% * worse" in read  # 174.5 vs 239.5: beyond the 224..255 spread
+    assert "+2.3% ~" in read  # 245 inside the baseline's spread: noise, not a win
+    assert "-5.4% ~" in read
+    cpu = next(line for line in out.splitlines() if line.startswith("seq_read  cpu"))
+    assert cpu.count("+0.0% ~") == 3  # no spread: the 5 % rule
+    assert "What differs:" in out and "array:" in out
+    assert "array.chunk_kib  512  64  128  256" in out
+    assert "recorder" not in out
+    assert "Sweep: chunk size (array.chunk_kib) = 512, 64, 128, 256 KiB" in out
+
+
+def test_compare_json_is_the_comparison_document(
+    db_url: str, chunk_runs: list[int], capsys
+) -> None:
+    assert history(db_url, "compare", "1", "2", "--baseline", "2", "--json") == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["format"] == "stripewise-comparison" and document["baseline"] == 2
+    assert [run["name"] for run in document["runs"]] == ["chunk 512", "chunk 64"]
+    read = document["rows"][0]
+    assert (read["phase"], read["metric"], read["values"]) == (
+        "seq_read",
+        "throughput",
+        [239.5, 174.5],
+    )
+    assert read["beyond_noise"] == [True, None] and read["verdicts"] == ["better", ""]
+    assert read["changes_pct"][0] == pytest.approx(100 * 65 / 174.5)
+    assert document["context"] == [
+        {"key": "array.chunk_kib", "group": "array", "values": [512, 64]}
+    ]
+    assert document["sweep"] is None  # two runs are a comparison, not a trend
+
+
+def test_sample_spreads_judge_runs_without_repetitions(db_url: str, capsys) -> None:
+    """Batch means of 4 samples: the steady runs vary by 1 MB/s, the wobbly one by 60."""
+    steady = tuple(200.0 + (i // 4) % 2 for i in range(20))
+    wobbly = tuple(200.0 + (30 if (i // 4) % 2 else -30) for i in range(20))
+    store_run(db_url, "steady", 512, mb_s(200.5), steady)
+    store_run(db_url, "steady again", 512, mb_s(206), steady)
+    store_run(db_url, "wobbly", 512, mb_s(206), wobbly)
+    store_run(db_url, "imported", 512, mb_s(206))
+    assert history(db_url, "compare", "1", "2", "--json") == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["spreads"][0] == {"low": 200.0, "high": 201.0, "source": "samples"}
+    assert row["verdicts"] == ["", "better"]  # +2.7 %, yet well beyond the samples' 1 MB/s
+    assert history(db_url, "compare", "3", "2", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["verdicts"] == ["", "noise"]
+    assert history(db_url, "compare", "4", "1", "--json") == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["spreads"][0] is None
+    assert row["verdicts"] == ["", "worse"]  # the other run's samples decide
+    assert history(db_url, "compare", "4", "2", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["verdicts"] == ["", "noise"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["1"], "compare needs 2 to 8 runs, got 1"),
+        ([str(i) for i in range(1, 10)], "compare needs 2 to 8 runs, got 9"),
+        (["1", "99"], "run 99 is not in"),
+        (["1", "2", "--baseline", "3"], "baseline run 3 is not among the compared runs (1, 2)"),
+        (["1", "1"], "run 1 is given twice"),
+    ],
+)
+def test_compare_refusals_exit_2_with_one_line(
+    db_url: str, chunk_runs: list[int], capsys, args: list[str], message: str
+) -> None:
+    assert history(db_url, "compare", *args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+# --- export --------------------------------------------------------------------------------
+
+
+def test_export_comparison_html_csv_and_json(
+    db_url: str, chunk_runs: list[int], tmp_path: Path, capsys
+) -> None:
+    report = tmp_path / "chunks.html"
+    assert history(db_url, "export", "1", "2", "3", "4", "-o", str(report)) == 0
+    html = report.read_text()
+    assert "http" not in html and "<script" not in html
+    assert "chunk &lt;256&gt;" in html and "<h2>Against chunk size</h2>" in html
+    assert "comparison of runs 1, 2, 3, 4 written to" in capsys.readouterr().err
+
+    assert history(db_url, "export", "1", "2", "--format", "csv") == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0]["#2 chunk 64"] == "174.5" and rows[0]["#2 beyond noise"] == "true"
+
+    assert history(db_url, "export", "1", "2", "--format", "json", "--baseline", "2") == 0
+    assert json.loads(capsys.readouterr().out)["baseline"] == 2
+
+
+def test_export_one_run_as_html_and_the_old_flags(
+    db_url: str, chunk_runs: list[int], tmp_path: Path, capsys
+) -> None:
+    assert history(db_url, "export", "4", "--format", "html") == 0
+    html = capsys.readouterr().out
+    assert html.startswith("<!DOCTYPE html>") and "Stripewise run #4: chunk &lt;256&gt;" in html
+    out = tmp_path / "run.json"
+    assert history(db_url, "export", "1", "--format", "json", "-o", str(out)) == 0
+    assert json.loads(out.read_text())["format"] == "stripewise-run"
+    assert history(db_url, "export", "1") == 2
+    assert "choose --format" in capsys.readouterr().err
+
+
+# --- annotations ---------------------------------------------------------------------------
+
+
+def detail(db_url: str, run_id: int, capsys) -> dict[str, Any]:
+    capsys.readouterr()
+    assert history(db_url, "show", str(run_id), "--json") == 0
+    shown: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return shown
+
+
+def test_tag_note_and_rename(db_url: str, chunk_runs: list[int], capsys) -> None:
+    assert history(db_url, "tag", "1", "xfs", "seed 000", "xfs") == 0
+    assert capsys.readouterr().out == "run 1 tags: xfs, seed 000\n"
+    assert history(db_url, "tag", "1", "xfs", "--remove") == 0
+    assert detail(db_url, 1, capsys)["tags"] == ["seed 000"]
+
+    assert history(db_url, "note", "1", "slot 6, not sharing a PCI bridge") == 0
+    assert detail(db_url, 1, capsys)["notes"] == "slot 6, not sharing a PCI bridge"
+    assert history(db_url, "note", "1", "") == 0
+    assert "notes cleared" in capsys.readouterr().out
+    assert detail(db_url, 1, capsys)["notes"] == ""
+
+    assert history(db_url, "rename", "1", "  512 KiB, JFS ") == 0
+    assert detail(db_url, 1, capsys)["name"] == "512 KiB, JFS"
+    assert history(db_url, "rename", "1", " ") == 2
+    assert history(db_url, "tag", "99", "x") == 2
+    assert "run 99 is not in" in capsys.readouterr().err
+
+
+def test_baseline_is_the_default_reference_of_compare(
+    db_url: str, chunk_runs: list[int], capsys
+) -> None:
+    assert history(db_url, "baseline", "3") == 0
+    assert capsys.readouterr().out == "run 3 is now a baseline\n"
+    assert history(db_url, "compare", "1", "2", "3", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["baseline"] == 3
+    assert history(db_url, "baseline", "3", "--clear") == 0
+    assert capsys.readouterr().out == "run 3 is no longer a baseline\n"
+    assert history(db_url, "compare", "1", "2", "3", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["baseline"] == 1
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def listed_ids(db_url: str, capsys) -> list[int]:
+    capsys.readouterr()
+    assert history(db_url, "list", "--json") == 0
+    return sorted(run["id"] for run in json.loads(capsys.readouterr().out)["runs"])
+
+
+def test_delete_needs_yes_or_a_terminal_and_restore_brings_runs_back(
+    db_url: str, chunk_runs: list[int], capsys, monkeypatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # a pipe: nobody to ask
+    assert history(db_url, "delete", "2", "3") == 2
+    assert "not deleting without --yes" in capsys.readouterr().err
+    assert listed_ids(db_url, capsys) == [1, 2, 3, 4]
+
+    monkeypatch.setattr("sys.stdin", _Terminal("n\n"))
+    assert history(db_url, "delete", "2") == 1
+    assert "nothing deleted" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", _Terminal("y\n"))
+    assert history(db_url, "delete", "2") == 0
+    assert "to the trash" in capsys.readouterr().out
+
+    assert history(db_url, "delete", "3", "99", "--yes") == 2  # nothing moves
+    assert listed_ids(db_url, capsys) == [1, 3, 4]
+    assert history(db_url, "delete", "3", "4", "--yes") == 0
+    out = capsys.readouterr().out
+    assert "moved run(s) 3, 4 to the trash" in out
+    assert "`stripewise history restore 3 4` brings them back" in out
+    assert listed_ids(db_url, capsys) == [1]
+
+    assert history(db_url, "restore", "2", "3", "4") == 0
+    assert capsys.readouterr().out == "restored run(s) 2, 3, 4\n"
+    assert listed_ids(db_url, capsys) == [1, 2, 3, 4]
