@@ -106,3 +106,22 @@ def test_headline_from_context() -> None:
         "disks": [{"name": f"sd{c}", "tuning": {"read_ahead_kb": n}} for n, c in enumerate("abcd")]
     }
     assert headline(many, []).tuning == "mixed read_ahead"
+
+
+def test_an_empty_listing_line_is_made_once_and_an_outdated_one_again(
+    store: HistoryStore, db_url: str
+) -> None:
+    from sqlalchemy import event, update
+    from tests.seed import record_run
+
+    from stripewise.history.models import runs
+
+    record_run(db_url, "nothing measured", {}, status=None)  # no context, no results
+    store.list_runs()
+    statements: list[str] = []
+    event.listen(store._db.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    store.list_runs()
+    assert len(statements) == 1, "an empty line is stored as made, not made again each time"
+    with store._db.engine.begin() as conn:  # a line made by an older version
+        conn.execute(update(runs).where(runs.c.id == 1).values(headline={"array": "old"}))
+    assert next(r for r in store.list_runs() if r.id == 1).headline.figures == "read 211 MB/s"

@@ -33,6 +33,7 @@ from stripewise.model.run import RunDetail, RunSummary
 from stripewise.services.history import HistoryService
 
 MAX_COMPARED = 8
+_MEASURED_ROWS = 50
 _WIDEST = {"Name": 240, "Results": 300, "Tuning": 240, "Target": 160, "Array": 200}
 UNDO_SHOWN_MS = 30_000
 SCOPES = {
@@ -264,12 +265,18 @@ class HistoryPage(QWidget):
         self._selection_changed()
 
     def _fit_columns(self) -> None:
-        """Widths from the rows shown, capped so long names and figures do not push the rest
-        off screen (their tooltips have the whole text)."""
+        """Widths from the first rows' text (measuring every row of a long history costs
+        hundreds of milliseconds), capped so long names and figures do not push the rest off
+        screen; tooltips have the whole text."""
         header = self.table.horizontalHeader()
+        metrics = self.table.fontMetrics()
+        rows = range(min(self.proxy.rowCount(), _MEASURED_ROWS))
         for column, name in enumerate(COLUMNS[:-1]):  # the last one stretches
-            wanted = max(header.sectionSizeHint(column), self.table.sizeHintForColumn(column))
-            header.resizeSection(column, min(wanted + 8, _WIDEST.get(name, 180)))
+            texts = [str(self.proxy.index(row, column).data() or "") for row in rows]
+            wanted = max(
+                [header.sectionSizeHint(column)] + [metrics.horizontalAdvance(t) for t in texts]
+            )
+            header.resizeSection(column, min(wanted + 16, _WIDEST.get(name, 180)))
 
     def _apply_filter(self) -> None:
         text = self.filter.text().strip()

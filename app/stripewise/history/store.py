@@ -281,8 +281,9 @@ class HistoryStore:
         if limit is not None:
             stmt = stmt.limit(limit)
         with self._read() as conn:
-            found = [summary_from_row(row) for row in conn.execute(stmt)]
-        if missing := [r.id for r in found if r.headline == Headline()]:
+            rows = conn.execute(stmt).all()
+        found = [summary_from_row(row) for row in rows]
+        if missing := [int(row.id) for row in rows if not Headline.is_current(row.headline)]:
             made = self._make_headlines(missing)
             found = [replace(r, headline=made[r.id]) if r.id in made else r for r in found]
         return found
@@ -300,7 +301,7 @@ class HistoryStore:
                 values: dict[int, list[ResultValue]] = {i: [] for i in chunk}
                 for r in conn.execute(select(results).where(results.c.run_id.in_(chunk))):
                     values[int(r.run_id)].append(_result_value(r))
-                todo = [row for row in rows if row.headline is None]
+                todo = [row for row in rows if not Headline.is_current(row.headline)]
                 for row in todo:
                     made[int(row.id)] = headline(dict(row.context or {}), values[int(row.id)])
                 if todo:

@@ -48,12 +48,25 @@ class Headline:
     tuning: str = ""  # "read_ahead 4096 KiB, mq-deadline, dirty 20/10 %"
     figures: str = ""  # "write 512 MB/s, read 640 MB/s, rand read 12,000 IOPS"
 
-    def as_json(self) -> dict[str, str]:
-        return {"array": self.array, "tuning": self.tuning, "figures": self.figures}
+    VERSION = 2  # a line stored by an older way of making it is made again when listed
+
+    def as_json(self) -> dict[str, str | int]:
+        return {
+            "v": self.VERSION,
+            "array": self.array,
+            "tuning": self.tuning,
+            "figures": self.figures,
+        }
+
+    @classmethod
+    def is_current(cls, value: Any) -> bool:
+        """Stored, and made the way this version makes it."""
+        return isinstance(value, Mapping) and value.get("v") == cls.VERSION
 
     @classmethod
     def from_json(cls, value: Any) -> Headline:
-        if not isinstance(value, Mapping):
+        """An empty line (to be made again) for NULL, malformed or outdated values."""
+        if not cls.is_current(value):
             return cls()
         return cls(*(str(value.get(k) or "") for k in ("array", "tuning", "figures")))
 

@@ -132,7 +132,9 @@ class HistoryService(QObject):
                         "status": run.status.value,
                         "tags": " ".join(run.tags),
                         "notes": run.notes,
-                        "headline": " ".join(run.headline.as_json().values()),
+                        "headline": " ".join(
+                            (run.headline.array, run.headline.tuning, run.headline.figures)
+                        ),
                     },
                 )
             ]
