@@ -279,38 +279,15 @@ def _export_format(args: argparse.Namespace) -> str:
 
 
 def _export(args: argparse.Namespace, store: HistoryStore) -> int:
+    from stripewise.history.comparison import export_text
+
     fmt = _export_format(args)
-    if len(args.run_ids) == 1 and args.baseline is None:
-        text, what = _export_run(store, args.run_ids[0], fmt), f"run {args.run_ids[0]}"
-    else:
-        text = _export_comparison(store, args.run_ids, args.baseline, fmt)
+    if len(args.run_ids) > 1 or args.baseline is not None:
+        _check_ids(args.run_ids, args.baseline)
         what = "comparison of runs " + ", ".join(str(i) for i in args.run_ids)
-    return _write(args.output, text, what)
-
-
-def _export_run(store: HistoryStore, run_id: int, fmt: str) -> str:
-    from stripewise.history import export, report_html
-
-    detail = store.get_run(run_id)
-    if fmt == "csv":
-        return export.export_run_csv(detail)
-    samples = store.samples(run_id)
-    if fmt == "html":
-        return report_html.run_report_html(detail, samples)
-    return export.export_run_json(detail, samples)
-
-
-def _export_comparison(
-    store: HistoryStore, run_ids: Sequence[int], baseline: int | None, fmt: str
-) -> str:
-    from stripewise.history import export, report_html
-
-    comparison, series = load_comparison(store, run_ids, baseline)
-    if fmt == "csv":
-        return export.export_comparison_csv(comparison)
-    if fmt == "json":
-        return export.export_comparison_json(comparison)
-    return report_html.report_html(comparison, series)
+    else:
+        what = f"run {args.run_ids[0]}"
+    return _write(args.output, export_text(store, args.run_ids, fmt, args.baseline), what)
 
 
 def _write(output: Path | None, text: str, what: str) -> int:

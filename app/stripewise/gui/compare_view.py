@@ -48,7 +48,7 @@ RUN_COLOURS = (
     "#56b4e9",
     "#d55e00",
     "#f0e442",
-    "#000000",
+    "#8c8c8c",  # grey rather than black: it shows on dark backgrounds too
 )
 _VERDICT_COLOURS = {"better": QColor(46, 160, 67), "worse": QColor(218, 54, 51)}
 _METRIC_NAMES = {
@@ -131,7 +131,7 @@ class CompareWindow(QDialog):
         self.phase_box.currentIndexChanged.connect(lambda _i: self._draw_series())
         self.series_plot = pg.PlotWidget()
         self.series_plot.setLabel("bottom", "seconds since the phase started")
-        self.series_plot.setLabel("left", "throughput (engine, read + write)", units="MB/s")
+        self.series_plot.setLabel("left", "engine throughput", units="MB/s")
         self.series_plot.addLegend(offset=(-10, 10))
         self.series_plot.showGrid(x=True, y=True, alpha=0.25)
         series_page = QWidget()

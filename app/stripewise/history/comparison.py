@@ -17,3 +17,37 @@ def load_comparison(
     spreads = {run_id: digest.spreads for run_id, digest in digests.items()}
     series = {run_id: digest.series for run_id, digest in digests.items()}
     return compare_runs(runs, baseline_id, spreads), series
+
+
+def comparison_text(comparison: Comparison, series: dict[int, Series], fmt: str) -> str:
+    """csv, json or html (the report with its charts)."""
+    from stripewise.history import export, report_html
+
+    if fmt == "csv":
+        return export.export_comparison_csv(comparison)
+    if fmt == "json":
+        return export.export_comparison_json(comparison)
+    return report_html.report_html(comparison, series)
+
+
+def run_text(store: HistoryStore, run_id: int, fmt: str) -> str:
+    """One run: results as csv, everything with samples as json, or the html report."""
+    from stripewise.history import export, report_html
+
+    detail = store.get_run(run_id)
+    if fmt == "csv":
+        return export.export_run_csv(detail)
+    samples = store.samples(run_id)
+    if fmt == "html":
+        return report_html.run_report_html(detail, samples)
+    return export.export_run_json(detail, samples)
+
+
+def export_text(
+    store: HistoryStore, run_ids: Sequence[int], fmt: str, baseline_id: int | None = None
+) -> str:
+    """A run, or a comparison when several are given (or a baseline is named)."""
+    if len(run_ids) == 1 and baseline_id is None:
+        return run_text(store, run_ids[0], fmt)
+    comparison, series = load_comparison(store, run_ids, baseline_id)
+    return comparison_text(comparison, series, fmt)

@@ -42,6 +42,15 @@ def move_aside(path: Path) -> Path:
     return database.move_aside(path)
 
 
+def _write(path: Path, text: str) -> str:
+    """What happened, in words for the status bar."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return f"could not write {path}: {exc.strerror}"
+    return f"written to {path}"
+
+
 class HistoryService(QObject):
     """Owns the open database. Reads run in the background and arrive as signals."""
 
@@ -192,55 +201,25 @@ class HistoryService(QObject):
         path: Path,
         on_done: Callable[[str], None],
     ) -> None:
-        """csv, json or html to `path`; `on_done` gets what happened, in words."""
+        """The comparison on show as csv, json or html; `on_done` gets what happened."""
+        from stripewise.history.comparison import comparison_text
 
-        def work() -> str:
-            from stripewise.history import export, report_html
-
-            if kind == "csv":
-                text = export.export_comparison_csv(comparison)
-            elif kind == "json":
-                text = export.export_comparison_json(comparison)
-            else:
-                text = report_html.report_html(comparison, series)
-            try:
-                path.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                return f"could not write {path}: {exc.strerror}"
-            return f"written to {path}"
-
-        run_in_background(work, on_done, self._on_failure)
+        run_in_background(
+            lambda: _write(path, comparison_text(comparison, series, kind)),
+            on_done,
+            self._on_failure,
+        )
 
     def write_runs(
         self, kind: str, run_ids: list[int], path: Path, on_done: Callable[[str], None]
     ) -> None:
         """One run (csv, json, html report) or a comparison of several, to `path`."""
+        from stripewise.history.comparison import export_text
+
         store = self._store
-
-        def work() -> str:
-            from stripewise.history import export, report_html
-
-            if len(run_ids) > 1:
-                comparison, series = load_comparison(store, run_ids, None)
-                text = {
-                    "csv": lambda: export.export_comparison_csv(comparison),
-                    "json": lambda: export.export_comparison_json(comparison),
-                    "html": lambda: report_html.report_html(comparison, series),
-                }[kind]()
-            else:
-                detail = store.get_run(run_ids[0])
-                text = {
-                    "csv": lambda: export.export_run_csv(detail),
-                    "json": lambda: export.export_run_json(detail, store.samples(run_ids[0])),
-                    "html": lambda: report_html.run_report_html(detail, store.samples(run_ids[0])),
-                }[kind]()
-            try:
-                path.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                return f"could not write {path}: {exc.strerror}"
-            return f"written to {path}"
-
-        run_in_background(work, on_done, self._on_failure)
+        run_in_background(
+            lambda: _write(path, export_text(store, run_ids, kind)), on_done, self._on_failure
+        )
 
     def import_file(
         self,
