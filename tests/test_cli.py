@@ -255,3 +255,25 @@ def test_uncreatable_data_folder_is_a_one_line_error(tmp_path: Path) -> None:
         done = run_cli(*args, env={"XDG_DATA_HOME": str(blocker)})
         assert done.returncode == 2, done.stderr
         assert done.stderr.count("\n") == 1 and str(blocker) in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["doctor", "--json"],
+        ["--db", "x.db", "history", "compare", "1", "2", "--baseline", "2"],
+        ["--db=x.db", "history", "list", "--limit", "3"],
+        ["--theme", "dark", "inventory", "--json"],
+        ["plan", "p.toml", "--json"],
+        ["bench", "--target", "/srv", "--size", "1G", "--repeat", "2"],
+        ["import", "r.csv", "--format", "bonnie"],
+        ["tune", "set", "read_ahead_kb=4096", "--device", "sdb"],
+        ["db", "info"],
+        ["install-desktop-entry"],
+        ["--view", "history"],
+    ],
+)
+def test_only_the_command_run_gets_its_parser_and_parses_alike(argv: list[str]) -> None:
+    from stripewise.cli import build_parser
+
+    assert vars(build_parser(argv).parse_args(argv)) == vars(build_parser().parse_args(argv))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -39,7 +40,10 @@ def _add_db_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """With `argv`, only the command it runs gets its full parser; the others are listed with
+    their help, which is all `stripewise --help` shows. Building every command's parser costs
+    more than `history list` may take. Without `argv`, every parser is built."""
     parser = _Parser(
         prog="stripewise",
         description="Storage-tuning assistant: hardware map, array planner, tuning, benchmarks.",
@@ -71,14 +75,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--bench-startup", action="store_true", help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    wanted = None if argv is None else _command_in(argv)
+    for name, help_text in COMMAND_HELP.items():
+        sub = commands.add_parser(name, help=help_text)
+        if argv is None or name == wanted:
+            _FILLERS[name](sub)
+    return parser
 
-    doctor = commands.add_parser("doctor", help="check what Stripewise can do on this machine")
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand word, skipping the top-level options and their values."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token in _TOP_OPTIONS_WITH_VALUE:
+            next(tokens, None)
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
+def _fill_doctor(doctor: argparse.ArgumentParser) -> None:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     _add_db_option(doctor, top=False)
 
-    history = commands.add_parser(
-        "history", help="list, show, compare, export, tag and delete recorded runs"
-    )
+
+def _fill_history(history: argparse.ArgumentParser) -> None:
+    from stripewise import cli_history
+
     history_commands = history.add_subparsers(
         dest="history_command", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -90,13 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run_id", type=_positive_int, metavar="ID")
     show.add_argument("--json", action="store_true")
     _add_db_option(show, top=False)
-    from stripewise import cli_history
-
     cli_history.add_actions(history_commands, _add_db_option, _positive_int)
 
-    inventory = commands.add_parser(
-        "inventory", help="controllers, slots and disks (live, or from a snapshot or udev dump)"
-    )
+
+def _fill_inventory(inventory: argparse.ArgumentParser) -> None:
     inventory.add_argument("--json", action="store_true", help="print the snapshot JSON")
     inventory.add_argument(
         "--from",
@@ -107,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inventory.add_argument("--save", type=Path, metavar="FILE", help="write a snapshot file")
 
-    plan = commands.add_parser("plan", help="evaluate an array plan file and write its commands")
+
+def _fill_plan(plan: argparse.ArgumentParser) -> None:
     plan.add_argument("file", type=Path, metavar="FILE", help="a plan file (TOML)")
     plan.add_argument("--json", action="store_true", help="machine-readable output")
     plan.add_argument(
@@ -122,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--script", type=Path, metavar="FILE", help="write the commented shell script"
     )
 
-    bench = commands.add_parser("bench", help="run a benchmark through the helper")
+
+def _fill_bench(bench: argparse.ArgumentParser) -> None:
     bench.add_argument(
         "--target",
         required=True,
@@ -160,13 +182,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_db_option(bench, top=False)
 
-    from stripewise import cli_import, cli_tune, cli_tune_write
 
-    _add_db_option(cli_import.add_parser(commands), top=False)
+def _fill_import(parser: argparse.ArgumentParser) -> None:
+    from stripewise import cli_import
 
-    cli_tune_write.add_write_commands(cli_tune.add_parser(commands, _Parser))
+    cli_import.fill_parser(parser)
+    _add_db_option(parser, top=False)
 
-    db = commands.add_parser("db", help="the history database itself")
+
+def _fill_tune(tune: argparse.ArgumentParser) -> None:
+    from stripewise import cli_tune, cli_tune_write
+
+    cli_tune_write.add_write_commands(cli_tune.fill_parser(tune, _Parser))
+
+
+def _fill_db(db: argparse.ArgumentParser) -> None:
     db_commands = db.add_subparsers(
         dest="db_command", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -177,16 +207,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_db_option(aside, top=False)
 
-    desktop = commands.add_parser(
-        "install-desktop-entry", help="add Stripewise to the desktop's application menu"
-    )
+
+def _fill_desktop(desktop: argparse.ArgumentParser) -> None:
     desktop.add_argument(
         "--prefix",
         type=Path,
         default=None,
         help="data directory to install into (default: $XDG_DATA_HOME or ~/.local/share)",
     )
-    return parser
+
+
+COMMAND_HELP = {
+    "doctor": "check what Stripewise can do on this machine",
+    "history": "list, show, compare, export, tag and delete recorded runs",
+    "inventory": "controllers, slots and disks (live, or from a snapshot or udev dump)",
+    "plan": "evaluate an array plan file and write its commands",
+    "bench": "run a benchmark through the helper",
+    "import": "add bonnie++, fio or iozone results recorded elsewhere to the history",
+    "tune": "tuning presets and the current values of the storage tunables",
+    "db": "the history database itself",
+    "install-desktop-entry": "add Stripewise to the desktop's application menu",
+}
+_FILLERS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "doctor": _fill_doctor,
+    "history": _fill_history,
+    "inventory": _fill_inventory,
+    "plan": _fill_plan,
+    "bench": _fill_bench,
+    "import": _fill_import,
+    "tune": _fill_tune,
+    "db": _fill_db,
+    "install-desktop-entry": _fill_desktop,
+}
+_TOP_OPTIONS_WITH_VALUE = {
+    "--db",
+    "--screenshot",
+    "--view",
+    "--theme",
+    "--inventory",
+    "--window-size",
+}
 
 
 def _window_size(text: str) -> tuple[int, int]:
@@ -210,7 +270,8 @@ def _positive_int(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(words).parse_args(words)
     try:
         if args.command is None:
             from stripewise.gui.app import run_gui

@@ -15,12 +15,8 @@ from typing import Any
 FORMATS = ("auto", "bonnie", "fio", "iozone")
 
 
-def add_parser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "import", help="add bonnie++, fio or iozone results recorded elsewhere to the history"
-    )
+def fill_parser(parser: argparse.ArgumentParser) -> None:
+    """The `import` command's arguments."""
     parser.add_argument("file", type=Path, metavar="FILE", help="a results file or saved output")
     parser.add_argument(
         "--format",
@@ -30,7 +26,6 @@ def add_parser(
     )
     parser.add_argument("--name", metavar="NAME", help="run name (default: from the file)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    return parser
 
 
 def run(args: argparse.Namespace, url: str) -> int:

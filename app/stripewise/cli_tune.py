@@ -25,14 +25,11 @@ if TYPE_CHECKING:
     from stripewise.model.tunables import Change
 
 
-def add_parser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+def fill_parser(
+    tune: argparse.ArgumentParser,
     parser_class: type[argparse.ArgumentParser],
 ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
-    """The `tune` group; returns its subparsers so callers may add actions too."""
-    tune = commands.add_parser(
-        "tune", help="tuning presets and the current values of the storage tunables"
-    )
+    """The `tune` group's actions; returns its subparsers so callers may add actions too."""
     actions = tune.add_subparsers(
         dest="tune_command", metavar="ACTION", required=True, parser_class=parser_class
     )

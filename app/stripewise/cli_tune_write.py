@@ -30,7 +30,7 @@ class _InputError(Exception):
 
 def add_write_commands(subparsers: Any) -> None:
     """Add apply, set, revert and verify to the `tune` group's subparsers (what
-    `cli_tune.add_parser` returns). Each sets `tune_run` to `run_write`, as cli_tune's own
+    `cli_tune.fill_parser` returns). Each sets `tune_run` to `run_write`, as cli_tune's own
     actions set theirs, so `cli_tune.run` dispatches them too."""
     from stripewise.cli_tune import add_device_option
 
