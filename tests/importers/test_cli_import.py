@@ -130,3 +130,15 @@ def test_real_command_then_history(db_url: str) -> None:
         check=False,
     )
     assert sorted(r["id"] for r in json.loads(listed.stdout)["runs"]) == [1, 2]
+
+
+def test_a_huge_file_is_refused_before_it_is_read(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stripewise.history.imports import MAX_IMPORT_BYTES
+
+    huge = tmp_path / "disk.img"
+    with huge.open("wb") as handle:
+        handle.truncate(MAX_IMPORT_BYTES + 1)  # sparse: nothing is really written
+    assert main(["--db", db_url, "import", str(huge)]) == 2
+    assert "at most 64 MiB; nothing was imported" in capsys.readouterr().err

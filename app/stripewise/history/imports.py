@@ -24,6 +24,8 @@ from stripewise.importers import ImportedRun, parse
 from stripewise.importers.common import decode
 from stripewise.model.run import RunStatus
 
+# Results files are text of a few kB to a few MB; anything far larger is not one.
+MAX_IMPORT_BYTES = 64 * 2**20
 # Runs whose file names no machine (plain fio JSON, iozone) share this host.
 UNKNOWN_HOST = "(unknown)"
 IMPORTED_PREFIX = "imported:"
@@ -47,6 +49,10 @@ class DuplicateImport(Exception):
         )
 
 
+class ImportTooLarge(ValueError):
+    """Refused before reading: far larger than any results file."""
+
+
 def _ids(run_ids: list[int]) -> str:
     return ", ".join(str(run_id) for run_id in run_ids)
 
@@ -61,6 +67,12 @@ def read_results(path: Path, fmt: str = "auto") -> tuple[list[ImportedRun], str]
     Raises OSError if the file cannot be read, ImportFormatError naming the line if it is not
     a result the importers understand.
     """
+    size = path.stat().st_size
+    if size > MAX_IMPORT_BYTES:
+        raise ImportTooLarge(
+            f"{path.name} is {size / 2**20:,.0f} MiB; a results file is at most "
+            f"{MAX_IMPORT_BYTES // 2**20} MiB; nothing was imported"
+        )
     data = path.read_bytes()
     return parse(decode(data), path.name, fmt), file_sha256(data)
 
