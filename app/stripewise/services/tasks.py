@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 
@@ -63,11 +64,11 @@ class _Runner(QRunnable):
 
     def run(self) -> None:
         try:
-            result = self._task._work()
+            outcome, ok = self._task._work(), True
         except Exception as exc:  # delivered to on_failure, never lost in the pool
-            self._task._outcome.emit(exc, False)
-        else:
-            self._task._outcome.emit(result, True)
+            outcome, ok = exc, False
+        if shiboken6.isValid(self._task):  # not when the interpreter is already tearing down
+            self._task._outcome.emit(outcome, ok)
 
 
 def run_in_background(
