@@ -233,3 +233,18 @@ def test_closing_the_window_mid_run_files_it_cancelled_and_cleans_up(
     assert list(target.iterdir()) == []  # the helper saw its stdin close and removed the file
     detail, samples = stored(db_url, recorder.run_id)
     assert detail.summary.status is RunStatus.CANCELLED and samples >= 2
+
+
+def test_plots_are_saved_as_png_and_svg(
+    make_window: WindowFactory, qtbot: Any, tmp_path: Path
+) -> None:
+    page = bench_page(make_window(view="benchmark"))
+    assert page.plots._view.scene().contextMenu == [], "pyqtgraph's failing SVG export is gone"
+    said: list[str] = []
+    page.statusMessage.connect(said.append)
+    page.save_plot(tmp_path / "plots.svg")
+    page.save_plot(tmp_path / "plots.png")
+    assert "<svg" in (tmp_path / "plots.svg").read_text()
+    assert (tmp_path / "plots.png").read_bytes()[:4] == b"\x89PNG"
+    page.save_plot(tmp_path / "missing-dir" / "plots.png")
+    assert said[-1].startswith("could not write")

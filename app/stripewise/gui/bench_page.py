@@ -8,6 +8,7 @@ redrawn on a 5 Hz timer, not per sample, so a 10 Hz stream costs the GUI thread 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -117,6 +118,9 @@ class BenchPage(QWidget):
         self.warnings.hide()
         self.open_button = QPushButton("Open in History")
         self.compare_button = QPushButton("Compare with Previous")
+        self.save_plot_button = QPushButton("Save Plot...")
+        self.save_plot_button.setToolTip("The throughput, IOPS and CPU plots as PNG or SVG")
+        self.save_plot_button.clicked.connect(self._ask_save_plot)
         self.saved_label = QLabel()
         for button in (self.open_button, self.compare_button):
             button.setEnabled(False)
@@ -182,6 +186,7 @@ class BenchPage(QWidget):
         after.addWidget(self.saved_label, 1)
         after.addWidget(self.open_button)
         after.addWidget(self.compare_button)
+        after.addWidget(self.save_plot_button)
         lower_layout.addLayout(after)
         split.addWidget(lower)
         split.setStretchFactor(0, 1)
@@ -348,6 +353,24 @@ class BenchPage(QWidget):
     def _open_in_history(self) -> None:
         if self.saved_run_id is not None:
             self.openRun.emit(self.saved_run_id)
+
+    def _ask_save_plot(self) -> None:
+        from stripewise.gui.plot_export import ask_path
+
+        stem = f"run-{self.saved_run_id}" if self.saved_run_id is not None else "benchmark"
+        path = ask_path(self, f"{stem}-plots.png")
+        if path is not None:
+            self.save_plot(path)
+
+    def save_plot(self, path: Path) -> None:
+        from stripewise.gui.plot_export import save_widget
+
+        try:
+            save_widget(self.plots, path, "Stripewise benchmark")
+        except OSError as exc:
+            self.statusMessage.emit(str(exc))
+            return
+        self.statusMessage.emit(f"Plots written to {path}")
 
     def _compare_with_previous(self) -> None:
         run_id = self.saved_run_id

@@ -26,6 +26,7 @@ from PySide6.QtCore import QEvent, QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
+from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark
 from stripewise.model.units import MIB_PER_MB
 
@@ -374,6 +375,7 @@ class LivePlots(QWidget):
         self._peaks = dict.fromkeys((*_THROUGHPUT, *_IOPS), math.nan)  # running maxima
         self._peaks_upto = 0
         self._view = pg.GraphicsLayoutWidget()
+        without_export(self._view)  # Save Plot... on the page writes PNG or SVG
         self._view.ci.layout.setContentsMargins(2, 2, 10, 2)
         self._view.ci.layout.setVerticalSpacing(0)
         layout = QVBoxLayout(self)

@@ -15,8 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainter, QPalette
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
 from stripewise.model.compare import Comparison, MetricRow
 from stripewise.services.history import CompareSeries, HistoryService
@@ -413,6 +413,7 @@ class CompareWindow(QDialog):
         base = self.palette().color(QPalette.ColorRole.Base)
         text = self.palette().color(QPalette.ColorRole.Text)
         for plot in (self.series_plot, self.sweep_plot):
+            without_export(plot)
             plot.setBackground(base)
             for axis in ("left", "bottom"):
                 plot.getAxis(axis).setTextPen(text)
@@ -425,18 +426,18 @@ class CompareWindow(QDialog):
         return lambda: self.ask_save(key)
 
     def ask_save(self, key: str) -> None:
-        filters = {
-            "csv": "CSV (*.csv)",
-            "json": "JSON (*.json)",
-            "html": "HTML report (*.html)",
-            "plot": "PNG image (*.png);;SVG drawing (*.svg)",
-        }
         suggested = f"comparison-{'-'.join(map(str, self.run_ids))}"
-        path, chosen = QFileDialog.getSaveFileName(self, "Save", suggested, filters[key])
-        if path:
-            if key == "plot" and not Path(path).suffix:
-                path += ".svg" if "svg" in chosen.lower() else ".png"
-            self.save(key, Path(path))
+        if key == "plot":
+            path = ask_path(self, suggested)
+            if path is not None:
+                self.save(key, path)
+            return
+        filters = {"csv": "CSV (*.csv)", "json": "JSON (*.json)", "html": "HTML report (*.html)"}
+        chosen, _filter = QFileDialog.getSaveFileName(
+            self, "Save", f"{suggested}.{key}", filters[key]
+        )
+        if chosen:
+            self.save(key, Path(chosen))
 
     def current_plot(self) -> pg.PlotWidget:
         return self.sweep_plot if self.tabs.currentIndex() == self.sweep_index else self.series_plot
@@ -448,7 +449,7 @@ class CompareWindow(QDialog):
             return
         if key == "plot":
             try:
-                save_plot(self.current_plot(), path)
+                save_widget(self.current_plot(), path, self.windowTitle())
             except OSError as exc:
                 self.saved.emit(f"could not write {path}: {exc}")
                 return
@@ -460,22 +461,3 @@ class CompareWindow(QDialog):
         if shiboken6.isValid(self):
             self.heading.setToolTip(message)
             self.saved.emit(message)
-
-
-def save_plot(plot: pg.PlotWidget, path: Path) -> None:
-    """PNG at the widget's size, or SVG (by the file's suffix). SVG goes through Qt's own
-    generator: pyqtgraph's SVG exporter cannot parse the polylines Qt 6 writes."""
-    if path.suffix.lower() == ".svg":
-        generator = QSvgGenerator()
-        generator.setFileName(str(path))
-        generator.setSize(plot.size())
-        generator.setViewBox(plot.rect())
-        generator.setTitle(plot.windowTitle() or "Stripewise plot")
-        painter = QPainter(generator)
-        try:
-            plot.render(painter)
-        finally:
-            painter.end()
-        return
-    if not plot.grab().save(str(path)):
-        raise OSError(f"could not write {path}")
