@@ -148,6 +148,10 @@ class HistoryPage(QWidget):
         self.detail_notes.setWordWrap(True)
         self.detail_notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail_results = ResultsTable()
+        self.detail_title.setText(
+            "Select a run to see its results; select 2 to 8 (Ctrl+click) to compare them."
+        )
+        self.detail_results.hide()  # until a run is picked: an empty table says nothing
         self._build_layout()
         self.table.selectionModel().selectionChanged.connect(lambda *_a: self._selection_changed())
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
@@ -373,6 +377,7 @@ class HistoryPage(QWidget):
         self.detail_notes.setText(detail.notes)
         self.detail_notes.setVisible(bool(detail.notes))
         self.detail_results.show_stored(detail.results)
+        self.detail_results.show()
 
     # --- changes ---------------------------------------------------------------------------
     def rename(self, run_id: int, name: str) -> None:
