@@ -125,3 +125,13 @@ def test_an_empty_listing_line_is_made_once_and_an_outdated_one_again(
     with store._db.engine.begin() as conn:  # a line made by an older version
         conn.execute(update(runs).where(runs.c.id == 1).values(headline={"array": "old"}))
     assert next(r for r in store.list_runs() if r.id == 1).headline.figures == "read 211 MB/s"
+
+
+def test_samples_are_stored_as_compact_json(store: HistoryStore, db_url: str) -> None:
+    import sqlite3
+
+    path = db_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        raw = conn.execute("SELECT data FROM samples LIMIT 1").fetchone()[0]
+    assert raw == '{"read_mb_s":200.0}', "no spaces after , and : in every stored sample"
+    assert store.samples(1)[0].data == {"read_mb_s": 200.0}
