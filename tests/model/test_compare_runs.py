@@ -11,10 +11,9 @@ import pytest
 
 from stripewise.model.compare import (
     Spread,
-    aligned_series,
     batch_spread,
     compare_runs,
-    spreads_from_samples,
+    engine_digest,
 )
 from stripewise.model.run import ResultValue, RunDetail, RunStatus, RunSummary
 
@@ -363,9 +362,9 @@ def test_spreads_from_samples_sum_read_and_write_except_for_rewrite() -> None:
     samples = []
     for i in range(10):
         data = {"engine_read_mb_s": 100.0 + i, "engine_write_mb_s": 50.0, "engine_read_iops": 5.0}
-        samples.append(("seq_read", data))
-        samples.append(("rewrite", data))
-    spreads = spreads_from_samples(samples)
+        samples.append((float(i), "seq_read", 0, data))
+        samples.append((float(i), "rewrite", 0, data))
+    spreads = engine_digest(samples).spreads
     assert spreads[("seq_read", "throughput")] == Spread(150.5, 158.5, "samples")
     assert spreads[("rewrite", "throughput")] == Spread(50, 50, "samples")
     assert spreads[("seq_read", "iops")] == Spread(5, 5, "samples")
@@ -382,6 +381,7 @@ def test_aligned_series_starts_each_phase_at_zero_and_keeps_the_first_repetition
         (21.0, "seq_read", 0, {"cpu.user": 3.0}),
         (21.5, "seq_read", 0, {"engine_read_mb_s": 4.0}),
     ]
-    series = aligned_series(samples, "engine_read_mb_s+engine_write_mb_s")
+    series = engine_digest(samples).series
     assert series == {"seq_write": ((0.0, 0.5), (1.0, 3.0)), "seq_read": ((0.0, 1.5), (3.0, 4.0))}
-    assert aligned_series(samples, "engine_write_mb_s")["seq_write"] == ((0.0, 0.5), (1.0, 2.0))
+    rewrite = [(t, "rewrite", rep, data) for t, phase, rep, data in samples if phase == "seq_write"]
+    assert engine_digest(rewrite).series["rewrite"] == ((0.0, 0.5), (1.0, 2.0)), "writes only"

@@ -431,38 +431,6 @@ def engine_digest(
     )
 
 
-def spreads_from_samples(
-    samples: Iterable[tuple[str, Mapping[str, float | None]]],
-) -> dict[tuple[str, str], Spread]:
-    """(phase, data) in time order -> batch-mean spreads of (phase, "throughput") and
-    (phase, "iops") from the engine's rates."""
-    return engine_digest((0.0, phase, 0, data) for phase, data in samples).spreads
-
-
-def aligned_series(
-    samples: Iterable[tuple[float, str, int, Mapping[str, float | None]]], key: str
-) -> Series:
-    """Per phase: (seconds since that phase's first sample, values of `key`).
-
-    Only each phase's first repetition is kept: overlaid runs then show like for like, and
-    later repetitions start warm. `key` may join several series with "+" to sum them
-    (`engine_read_mb_s+engine_write_mb_s`); a sample with none of them is skipped."""
-    parts = key.split("+")
-    starts: dict[str, tuple[float, int]] = {}
-    points: dict[str, tuple[list[float], list[float]]] = {}
-    for t_s, phase, repetition, data in samples:
-        numbers = [n for part in parts if (n := _number(data.get(part))) is not None]
-        if not numbers or phase in ("", "None"):
-            continue
-        start = starts.setdefault(phase, (t_s, repetition))
-        if repetition != start[1]:
-            continue
-        xs, ys = points.setdefault(phase, ([], []))
-        xs.append(t_s - start[0])
-        ys.append(sum(numbers))
-    return {phase: (tuple(xs), tuple(ys)) for phase, (xs, ys) in points.items()}
-
-
 # --- context ---------------------------------------------------------------------------------
 
 
