@@ -75,7 +75,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--bench-startup", action="store_true", help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    wanted = None if argv is None else _command_in(argv)
+    wanted = None if argv is None else _command_in(argv, _options_with_value(parser))
     for name, help_text in COMMAND_HELP.items():
         sub = commands.add_parser(name, help=help_text)
         if argv is None or name == wanted:
@@ -83,11 +83,21 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _command_in(argv: Sequence[str]) -> str | None:
+def _options_with_value(parser: argparse.ArgumentParser) -> set[str]:
+    """The parser's own options that take a value (--db URL), read off the parser itself."""
+    return {
+        option
+        for action in parser._actions  # argparse keeps no public list of them
+        if action.nargs != 0
+        for option in action.option_strings
+    }
+
+
+def _command_in(argv: Sequence[str], with_value: set[str]) -> str | None:
     """The subcommand word, skipping the top-level options and their values."""
     tokens = iter(argv)
     for token in tokens:
-        if token in _TOP_OPTIONS_WITH_VALUE:
+        if token in with_value:
             next(tokens, None)
         elif not token.startswith("-"):
             return token
@@ -238,14 +248,6 @@ _FILLERS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "tune": _fill_tune,
     "db": _fill_db,
     "install-desktop-entry": _fill_desktop,
-}
-_TOP_OPTIONS_WITH_VALUE = {
-    "--db",
-    "--screenshot",
-    "--view",
-    "--theme",
-    "--inventory",
-    "--window-size",
 }
 
 
