@@ -150,3 +150,16 @@ def test_exports_are_written_off_the_gui_thread(
     html = (tmp_path / "c.html").read_text()
     assert "<svg" in html and "chunk 256K" in html and "<script" not in html
     assert "chunk 64K" in (tmp_path / "c.csv").read_text()
+
+
+def test_closing_before_the_runs_arrive_is_quiet(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    from stripewise.services.tasks import wait_for_background_tasks
+
+    ids = store_sweep(db_url)
+    window = make_window(view="history")
+    compare = window.compare_runs(ids)
+    compare.close()  # deleted on close, while its comparison is still being read
+    assert wait_for_background_tasks()
+    qtbot.wait(200)  # the delivery runs; an exception there would fail this test

@@ -194,8 +194,8 @@ class CompareWindow(QDialog):
         self.history.compare(self.run_ids, baseline_id, self._on_loaded)
 
     def _on_loaded(self, outcome: tuple[Comparison, CompareSeries]) -> None:
-        if not self.isVisible() and self.comparison is not None:
-            return
+        if not shiboken6.isValid(self):
+            return  # closed (and deleted) while the runs were read
         self.comparison, self.series = outcome
         self._show()
         self.loaded.emit()
