@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -289,6 +290,13 @@ def test_planned_arrays_are_offered_by_plan_name(make_window: WindowFactory, qtb
         qtbot.waitUntil(lambda: "su=256k,sw=2" in page.geometry.toPlainText(), timeout=10_000)
         geometry = page.geometry.toPlainText()
         assert "/dev/md/scratch" in geometry and "not created yet" in geometry
+
+        previews: list[object] = []
+        page.service.preview = lambda *args: previews.append(args)  # type: ignore[method-assign]
+        window.planner.set_plan(replace(plan, notes="moved to rack 4"))
+        assert previews == [], "an edit that changes nothing to tune re-reads nothing"
+        window.planner.set_plan(replace(plan, name="Rack 4"))
+        assert len(previews) == 1 and "From the plan \u201cRack 4\u201d" in labels()
 
 
 @needs_loop

@@ -233,8 +233,12 @@ class TuningPage(QWidget):
         self._fill_devices()
 
     def _on_plan(self, plan: Plan, _report: object) -> None:
+        """The planner reports every edit (a drag, a chunk size): the list and its preview are
+        redone only when what the plan offers for tuning changed."""
+        before = (self.plan.name if self.plan else None, list(self._planned.values()))
         self.plan = plan
-        self._fill_devices()
+        if (plan.name, planned_tuning(plan, self._inventory)) != before:
+            self._fill_devices()
 
     def _fill_devices(self) -> None:
         """Arrays and disks from the map, then the plan's arrays by name; checks are kept."""
