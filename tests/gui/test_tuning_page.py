@@ -41,6 +41,25 @@ def loop_at(read_ahead_kb: int) -> Iterator[tuple[Loop, Path]]:
                 (queue / name).write_text(current.strip())
 
 
+def tuning_ready(
+    make_window: WindowFactory, qtbot: Any, loop: Loop, helper_options: tuple[str, ...] = ()
+) -> tuple[MainWindow, TuningPage]:
+    """The Tuning page with its presets (Custom included) and `loop` listed, after the last
+    hardware read: no later one re-previews under the test."""
+    window = make_window(view="tuning", helper_options=helper_options)
+    page = tuning_page(window)
+    window.hardware.load_live()
+    qtbot.waitUntil(
+        lambda: (
+            page.preset_box.count() >= 6
+            and not window.hardware.busy
+            and any(loop.name in page.devices.item(r).text() for r in range(page.devices.count()))
+        ),
+        timeout=10_000,
+    )
+    return window, page
+
+
 def preview_on(
     make_window: WindowFactory,
     qtbot: Any,
@@ -51,17 +70,7 @@ def preview_on(
 ) -> tuple[MainWindow, TuningPage]:
     """The Tuning page with streaming-throughput previewed on `loop`; `device_only` keeps
     just its device changes (the global dirty settings are left to the helper tests)."""
-    window = make_window(view="tuning", helper_options=helper_options)
-    page = tuning_page(window)
-    window.hardware.load_live()
-    qtbot.waitUntil(lambda: page.preset_box.count() >= 5, timeout=10_000)
-    qtbot.waitUntil(  # the last read landed: no later one re-previews under the test
-        lambda: (
-            not window.hardware.busy
-            and any(loop.name in page.devices.item(r).text() for r in range(page.devices.count()))
-        ),
-        timeout=10_000,
-    )
+    window, page = tuning_ready(make_window, qtbot, loop, helper_options)
     page.preset_box.setCurrentIndex(page.preset_box.findData("streaming-throughput"))
     with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
         page.select_devices([loop.name])
@@ -256,12 +265,7 @@ def test_planned_arrays_are_offered_by_plan_name(make_window: WindowFactory, qtb
     """A planned array not built yet: its disks on this machine are tuned, and its
     filesystem geometry comes from the plan, for the device mdadm will create."""
     with loop_at(256) as (loop, _queue):
-        window = make_window(view="tuning")
-        page = tuning_page(window)
-        window.hardware.load_live()
-        qtbot.waitUntil(
-            lambda: page.preset_box.count() >= 5 and not window.hardware.busy, timeout=10_000
-        )
+        window, page = tuning_ready(make_window, qtbot, loop)
         plan = Plan(
             name="Rack 3",
             disks=tuple(PlanDisk(d, "c0", 4 * 10**12) for d in (loop.name, "new1", "new2")),
@@ -304,12 +308,7 @@ def test_values_typed_into_the_preview_are_checked_and_applied(
     make_window: WindowFactory, qtbot: Any
 ) -> None:
     with loop_at(256) as (loop, queue):
-        window = make_window(view="tuning")
-        page = tuning_page(window)
-        window.hardware.load_live()
-        qtbot.waitUntil(
-            lambda: page.preset_box.count() >= 6 and not window.hardware.busy, timeout=10_000
-        )
+        _window, page = tuning_ready(make_window, qtbot, loop)
         page.preset_box.setCurrentIndex(page.preset_box.findData(CUSTOM))
         assert "by hand" in page.preset_box.currentText()
         with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
