@@ -359,6 +359,10 @@ class CompareWindow(QDialog):
         # doubling steps (chunk 64..1024, block 4K..1M) read best on a log axis, as in the notes
         log_x = bool(xs) and min(xs) > 0 and max(xs) / min(xs) >= 8
         self.sweep_plot.setLogMode(x=log_x, y=False)
+        # ticks at the values that were run: a log axis's own minor labels run together
+        self.sweep_plot.getAxis("bottom").setTicks(
+            [[(math.log10(x) if log_x else x, f"{x:g}") for x in sorted(set(xs))], []]
+        )
         colour = RUN_COLOURS[0]
         self.sweep_plot.plot(
             xs,
