@@ -16,6 +16,7 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 PHASES = ("seq_write", "rewrite", "seq_read", "random_read", "random_write", "mixed")
 RUNS = 1000
@@ -127,6 +128,7 @@ def _median_ms(work: object, runs: int) -> list[float]:
 
 def measure(url: str, runs: int) -> dict[str, object]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
     from stripewise.gui.compare_view import CompareWindow
@@ -141,10 +143,18 @@ def measure(url: str, runs: int) -> dict[str, object]:
     page.resize(1000, 700)
     page.show()
 
+    def wait_for(signal: Any) -> None:
+        """Block in an event loop, as the GUI waits: a busy processEvents() loop would hold
+        the interpreter lock against the worker thread doing the reading."""
+        loop = QEventLoop()
+        signal.connect(loop.quit)
+        loop.exec()
+        signal.disconnect(loop.quit)
+
     def open_list() -> None:
         history.load_runs()
-        while page.model.rowCount() != RUNS:
-            app.processEvents()
+        wait_for(history.runsLoaded)  # connected after the page: it has filled its table
+        assert page.model.rowCount() == RUNS
         page.model.set_runs([])  # the next round fills it again
 
     open_list()  # warm
@@ -153,16 +163,22 @@ def measure(url: str, runs: int) -> dict[str, object]:
     store = HistoryStore(history.database)
     loading = _median_ms(lambda: load_comparison(store, ids, None), runs)
 
-    def open_window() -> None:
+    def open_window() -> float:
+        """Milliseconds from creating the window to its first paint with the comparison;
+        closing it afterwards is not counted."""
+        started = time.perf_counter()
         window = CompareWindow(history, ids)
         window.show()
-        while window.comparison is None:
-            app.processEvents()
+        if window.comparison is None:
+            wait_for(window.loaded)
+        window.repaint()
+        elapsed = (time.perf_counter() - started) * 1000
         window.close()
         app.processEvents()
+        return elapsed
 
     open_window()  # warm: pyqtgraph's first import
-    window_ms = _median_ms(open_window, runs)
+    window_ms = [open_window() for _ in range(runs)]
     history.close()
     path = Path(url.removeprefix("sqlite:///"))
     return {

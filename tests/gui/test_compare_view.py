@@ -119,6 +119,8 @@ def test_series_context_and_sweep(compared: CompareWindow, tmp_path: Path) -> No
         "seq_read",
         "seq_write",
     ]
+    assert compared.series_plot.getPlotItem().listDataItems() == [], "drawn when first shown"
+    compared.tabs.setCurrentIndex(compared.series_index)
     compared.phase_box.setCurrentText("seq_read")
     curves = compared.series_plot.getPlotItem().listDataItems()
     assert len(curves) == 3

@@ -110,6 +110,8 @@ class CompareWindow(QDialog):
         self.run_ids = list(run_ids)
         self.comparison: Comparison | None = None
         self.series: CompareSeries = {}
+        self._stale_plots: set[str] = set()  # drawn when their tab is first shown
+        self.load(baseline_id)  # read while the widgets are built
 
         self.heading = QLabel("Reading the runs...")
         self.heading.setWordWrap(True)
@@ -143,7 +145,7 @@ class CompareWindow(QDialog):
         series_layout.addWidget(self.series_plot, 1)
         self.series_note = QLabel()
         series_layout.addWidget(self.series_note)
-        self.tabs.addTab(series_page, "Over time")
+        self.series_index = self.tabs.addTab(series_page, "Over time")
         self.context = QTreeWidget()
         self.context.setRootIsDecorated(True)
         self.context.setAlternatingRowColors(True)
@@ -187,7 +189,7 @@ class CompareWindow(QDialog):
         layout.addWidget(self.tabs, 1)
         layout.addLayout(buttons)
         self._style_plots()
-        self.load(baseline_id)
+        self.tabs.currentChanged.connect(lambda _i: self._draw_visible_plot())
 
     # --- loading ---------------------------------------------------------------------------
     def load(self, baseline_id: int | None = None) -> None:
@@ -246,8 +248,9 @@ class CompareWindow(QDialog):
         if current in phases:
             self.phase_box.setCurrentText(current)
         self.phase_box.blockSignals(False)
-        self._draw_series()
         self._fill_sweep()
+        self._stale_plots = {"series", "sweep"}
+        self._draw_visible_plot()
         for button in self.save_buttons.values():
             button.setEnabled(True)
 
@@ -308,6 +311,18 @@ class CompareWindow(QDialog):
         for column in range(self.context.columnCount()):
             self.context.resizeColumnToContents(column)
 
+    def _draw_visible_plot(self) -> None:
+        """Curves are made for the tab on show only: most comparisons are read as a table."""
+        page = {self.series_index: "series", self.sweep_index: "sweep"}.get(
+            self.tabs.currentIndex()
+        )
+        if page in self._stale_plots:
+            self._stale_plots.discard(page)
+            if page == "series":
+                self._draw_series()
+            else:
+                self._draw_sweep()
+
     def _draw_series(self) -> None:
         c = self.comparison
         self.series_plot.clear()
@@ -341,7 +356,6 @@ class CompareWindow(QDialog):
                 if any(v is not None for v in row.values):
                     self.sweep_box.addItem(f"{row.phase}: {figure_name(row.metric, row.unit)}", r)
         self.sweep_box.blockSignals(False)
-        self._draw_sweep()
         self._fill_sweep_table()
 
     def _draw_sweep(self) -> None:
