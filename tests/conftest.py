@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.held import hold  # noqa: F401  (engine tests' held targets)
+
 # Offscreen Qt with a 1280x1024 screen: the default 800x800 one would clamp restored geometry.
 _SCREEN = Path(__file__).with_name("fixtures") / "offscreen-1280x1024.json"
 os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={_SCREEN}")

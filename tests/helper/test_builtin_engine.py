@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +26,10 @@ import stripewise
 from stripewise.helper.engines import builtin
 from stripewise.helper.engines.base import EngineError, Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
+from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
+
+Hold = Callable[[str], Target]
 
 MiB = 2**20
 
@@ -98,17 +101,17 @@ def spec_for(target: str, size: int = 16 * MiB, **changes: object) -> BenchSpec:
     return BenchSpec(**values)  # type: ignore[arg-type]
 
 
-def run(engine: BuiltinEngine, spec: BenchSpec, phase: Phase, path: str) -> PhaseOutcome:
+def run(engine: BuiltinEngine, spec: BenchSpec, phase: Phase, target: Target) -> PhaseOutcome:
     progress = Progress(engine.planned_bytes(spec, phase))
-    outcome = engine.run_phase(spec, phase, 0, path, progress, threading.Event())
+    outcome = engine.run_phase(spec, phase, 0, target, progress, threading.Event())
     if outcome.error is None:
         assert progress.fraction == 1.0
     return outcome
 
 
-def check_every_phase(engine: BuiltinEngine, spec: BenchSpec, path: str) -> None:
+def check_every_phase(engine: BuiltinEngine, spec: BenchSpec, target: Target) -> None:
     size, random_total = spec.size_bytes, engine.planned_bytes(spec, Phase.RANDOM_READ)
-    outcomes = {phase: run(engine, spec, phase, path) for phase in Phase}
+    outcomes = {phase: run(engine, spec, phase, target) for phase in Phase}
     for phase, outcome in outcomes.items():
         assert outcome.error is None, (phase, outcome.error)
         assert outcome.elapsed_s > 0 and outcome.mb_s > 0
@@ -131,23 +134,24 @@ def test_version_is_stripewise_version() -> None:
 
 
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "buffered"])
-def test_every_phase_on_a_file(tmp_path: Path, direct: bool) -> None:
+def test_every_phase_on_a_file(tmp_path: Path, direct: bool, hold: Hold) -> None:
     engine = BuiltinEngine()
     spec = spec_for(str(tmp_path), direct=direct)
-    engine.prepare(spec, str(tmp_path))
-    path = str(tmp_path / ".stripewise-bench-test")
-    check_every_phase(engine, spec, path)
+    target = hold(str(tmp_path / ".stripewise-bench-test"))
+    engine.prepare(spec, target)
+    check_every_phase(engine, spec, target)
     assert engine.last_mode == ("direct" if direct else "buffered")
     engine.cleanup()
+    target.close()
     assert os.listdir(tmp_path) == []
 
 
-def test_rewrite_changes_every_block_in_place(tmp_path: Path) -> None:
+def test_rewrite_changes_every_block_in_place(tmp_path: Path, hold: Hold) -> None:
     engine, path = BuiltinEngine(), str(tmp_path / "file")
     spec = spec_for(str(tmp_path), size=4 * MiB, streams=1)
-    run(engine, spec, Phase.SEQ_WRITE, path)
+    run(engine, spec, Phase.SEQ_WRITE, hold(path))
     before = Path(path).read_bytes()
-    assert run(engine, spec, Phase.REWRITE, path).error is None
+    assert run(engine, spec, Phase.REWRITE, hold(path)).error is None
     after = Path(path).read_bytes()
     assert len(after) == len(before) == 4 * MiB
     for block in range(4):
@@ -156,26 +160,26 @@ def test_rewrite_changes_every_block_in_place(tmp_path: Path) -> None:
         assert after[start + 1 : start + MiB] == before[start + 1 : start + MiB]
 
 
-def test_read_phases_need_the_file_laid_out(tmp_path: Path) -> None:
+def test_read_phases_need_the_file_laid_out(tmp_path: Path, hold: Hold) -> None:
     engine, path = BuiltinEngine(), str(tmp_path / "file")
     spec = spec_for(str(tmp_path), phases=(Phase.SEQ_READ,))
-    with pytest.raises(EngineError, match="No such file"):
-        run(engine, spec, Phase.SEQ_READ, path)
-    Path(path).write_bytes(b"")
+    target = hold(path)  # created empty
+    with pytest.raises(EngineError, match="missing or sparse"):
+        run(engine, spec, Phase.SEQ_READ, target)
     os.truncate(path, spec.size_bytes)  # sparse: holes would read as fast zeros
     with pytest.raises(EngineError, match="sparse"):
-        run(engine, spec, Phase.SEQ_READ, path)
+        run(engine, spec, Phase.SEQ_READ, target)
     progress = Progress(spec.size_bytes)
-    engine.layout(spec, path, progress, threading.Event())
+    engine.layout(spec, target, progress, threading.Event())
     assert progress.snapshot().write_bytes == spec.size_bytes
     written = os.stat(path).st_mtime_ns
-    engine.layout(spec, path, Progress(spec.size_bytes), threading.Event())  # already there
+    engine.layout(spec, target, Progress(spec.size_bytes), threading.Event())  # already there
     assert os.stat(path).st_mtime_ns == written
-    assert run(engine, spec, Phase.SEQ_READ, path).read_bytes == spec.size_bytes
+    assert run(engine, spec, Phase.SEQ_READ, target).read_bytes == spec.size_bytes
 
 
 def test_o_direct_refused_falls_back_to_buffered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold: Hold
 ) -> None:
     real_open = os.open
 
@@ -184,12 +188,13 @@ def test_o_direct_refused_falls_back_to_buffered(
             raise OSError(errno.EINVAL, "Invalid argument")
         return real_open(path, flags, mode)
 
+    target = hold(str(tmp_path / "file"))
     monkeypatch.setattr(builtin.os, "open", no_direct)
-    engine, path = BuiltinEngine(), str(tmp_path / "file")
+    engine = BuiltinEngine()
     spec = spec_for(str(tmp_path), size=4 * MiB)
-    engine.prepare(spec, str(tmp_path))
+    engine.prepare(spec, target)
     assert engine.last_mode == "buffered"
-    assert run(engine, spec, Phase.SEQ_WRITE, path).error is None
+    assert run(engine, spec, Phase.SEQ_WRITE, target).error is None
     assert engine.last_mode == "buffered"
     assert any("refuses O_DIRECT" in note for note in engine.notes)
 
@@ -205,51 +210,55 @@ def test_progress_counting_is_cheap() -> None:
 
 
 @needs_loop
-def test_every_phase_on_a_raw_loop_device() -> None:
+def test_every_phase_on_a_raw_loop_device(hold: Hold) -> None:
     with loop_device(32 * MiB) as loop:
-        engine = BuiltinEngine()
+        engine, target = BuiltinEngine(), hold(loop.device)
         spec = spec_for(loop.device)
-        engine.prepare(spec, loop.device)
-        check_every_phase(engine, spec, loop.device)
+        engine.prepare(spec, target)
+        check_every_phase(engine, spec, target)
+        target.close()
         assert engine.last_mode == "direct"
         engine.cleanup()
         assert os.path.exists(loop.device)
 
 
 @needs_loop
-def test_small_blocks_on_a_4k_sector_device_fall_back_to_buffered() -> None:
+def test_small_blocks_on_a_4k_sector_device_fall_back_to_buffered(hold: Hold) -> None:
     with loop_device(8 * MiB, "--sector-size", "4096") as loop:
-        engine = BuiltinEngine()
+        engine, target = BuiltinEngine(), hold(loop.device)
         spec = spec_for(loop.device, size=4 * MiB, random_block_bytes=512)
-        assert builtin.logical_block_bytes(loop.device) == 4096
-        engine.prepare(spec, loop.device)
+        assert builtin.logical_block_bytes(target.fd) == 4096
+        engine.prepare(spec, target)
         assert engine.last_mode == "buffered"
-        assert run(engine, spec, Phase.RANDOM_WRITE, loop.device).error is None
+        assert run(engine, spec, Phase.RANDOM_WRITE, target).error is None
+        target.close()
         assert any("4096 B logical block size" in note for note in engine.notes)
 
 
 @needs_loop
 @pytest.mark.parametrize(("fstype", "size"), [("ext4", 64 * MiB), ("xfs", 320 * MiB)])
-def test_every_phase_on_a_filesystem(fstype: str, size: int) -> None:
+def test_every_phase_on_a_filesystem(fstype: str, size: int, hold: Hold) -> None:
     if shutil.which(f"mkfs.{fstype}") is None:
         pytest.skip(f"mkfs.{fstype} is not installed")
     with loop_device(size) as loop, mounted(loop, fstype) as mountpoint:
-        engine = BuiltinEngine()
+        engine, target = BuiltinEngine(), hold(os.path.join(mountpoint, ".stripewise-bench-1"))
         spec = spec_for(mountpoint)
-        engine.prepare(spec, mountpoint)
-        check_every_phase(engine, spec, os.path.join(mountpoint, ".stripewise-bench-1"))
+        engine.prepare(spec, target)
+        check_every_phase(engine, spec, target)
         assert engine.last_mode == "direct"
         engine.cleanup()
+        target.close()
         assert [n for n in os.listdir(mountpoint) if n != "lost+found"] == []
 
 
 @needs_loop
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "buffered"])
-def test_a_full_disk_ends_the_phase_with_a_clear_error(direct: bool) -> None:
+def test_a_full_disk_ends_the_phase_with_a_clear_error(direct: bool, hold: Hold) -> None:
     with loop_device(32 * MiB) as loop, mounted(loop, "ext4") as mountpoint:
-        engine, path = BuiltinEngine(), os.path.join(mountpoint, "big")
+        engine, target = BuiltinEngine(), hold(os.path.join(mountpoint, "big"))
         spec = spec_for(mountpoint, size=64 * MiB, direct=direct)
-        outcome = run(engine, spec, Phase.SEQ_WRITE, path)
+        outcome = run(engine, spec, Phase.SEQ_WRITE, target)
+        target.close()
         assert outcome.error is not None and "the disk filled up after" in outcome.error
         assert 8 * MiB < outcome.write_bytes < 64 * MiB  # the partial figures are kept
         assert outcome.elapsed_s > 0 and outcome.mb_s > 0
@@ -257,9 +266,9 @@ def test_a_full_disk_ends_the_phase_with_a_clear_error(direct: bool) -> None:
 
 
 @needs_loop
-def test_cancel_stops_within_a_second_and_keeps_partial_figures() -> None:
+def test_cancel_stops_within_a_second_and_keeps_partial_figures(hold: Hold) -> None:
     with loop_device(2**30) as loop:  # sparse: random reads of holes, nothing allocated
-        engine = BuiltinEngine()
+        engine, target = BuiltinEngine(), hold(loop.device)
         spec = spec_for(loop.device, size=2**30, queue_depth=4)
         progress, cancel = (
             Progress(engine.planned_bytes(spec, Phase.RANDOM_READ)),
@@ -272,8 +281,9 @@ def test_cancel_stops_within_a_second_and_keeps_partial_figures() -> None:
             cancel.set()
 
         threading.Timer(0.3, press_cancel).start()
-        outcome = engine.run_phase(spec, Phase.RANDOM_READ, 0, loop.device, progress, cancel)
+        outcome = engine.run_phase(spec, Phase.RANDOM_READ, 0, target, progress, cancel)
         returned = time.perf_counter()
+        target.close()
         assert cancelled_at, "the phase ended before cancel: make it longer"
         assert returned - cancelled_at[0] < 1.0
         assert outcome.error == "cancelled"
@@ -282,14 +292,13 @@ def test_cancel_stops_within_a_second_and_keeps_partial_figures() -> None:
 
 
 @needs_loop
-def test_the_runtime_cap_ends_a_phase_without_error() -> None:
+def test_the_runtime_cap_ends_a_phase_without_error(hold: Hold) -> None:
     with loop_device(2**30) as loop:
-        engine = BuiltinEngine()
+        engine, target = BuiltinEngine(), hold(loop.device)
         spec = spec_for(loop.device, size=2**30, runtime_cap_s=1.0, streams=1, queue_depth=1)
         progress = Progress(engine.planned_bytes(spec, Phase.RANDOM_READ))
-        outcome = engine.run_phase(
-            spec, Phase.RANDOM_READ, 0, loop.device, progress, threading.Event()
-        )
+        outcome = engine.run_phase(spec, Phase.RANDOM_READ, 0, target, progress, threading.Event())
+        target.close()
         assert outcome.error is None
         assert progress.fraction < 1.0
         assert 1.0 <= outcome.elapsed_s < 1.5

@@ -15,6 +15,7 @@ import pytest
 
 from stripewise.helper import safety
 from stripewise.helper.safety import TargetRefused, check_target, drop_caches
+from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase
 from tests.helper.test_builtin_engine import Loop, MiB, loop_device, mounted, needs_loop
 
@@ -26,12 +27,14 @@ def spec(target: str, size: int = 4 * MiB, phases: tuple[Phase, ...] = WRITES) -
     return BenchSpec(target=target, size_bytes=size, phases=phases)
 
 
-def check(target: str, **options: object) -> safety.TargetPlan:
+def check(target: str, **options: object) -> Target:
+    """Validate, then let go of the held target (its facts stay readable)."""
     size = options.pop("size", 4 * MiB)
     phases = options.pop("phases", WRITES)
     values: dict[str, object] = {"privileged": True, "confirm_serial": None, "overwrite": False}
     values.update(options)
-    return check_target(spec(target, size, phases), **values)  # type: ignore[arg-type]
+    with check_target(spec(target, size, phases), **values) as held:  # type: ignore[arg-type]
+        return held
 
 
 def fingerprint(device: str) -> tuple[str, str]:
@@ -94,13 +97,21 @@ def test_a_regular_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_directory_gets_a_fresh_test_file_name(tmp_path: Path) -> None:
-    first, second = check(str(tmp_path)), check(str(tmp_path))
-    assert first.kind == "directory"
+    first = check_target(spec(str(tmp_path)), privileged=True, confirm_serial=None, overwrite=False)
+    second = check_target(
+        spec(str(tmp_path)), privileged=True, confirm_serial=None, overwrite=False
+    )
+    assert first.kind == "directory" and first.free_bytes > 0
+    assert os.listdir(tmp_path) == []  # checking writes nothing
+    first.create_file(None)
+    second.create_file(None)
     assert os.path.dirname(first.path) == str(tmp_path)
     assert os.path.basename(first.path).startswith(f".stripewise-bench-{os.getpid()}-")
     assert first.path != second.path
-    assert first.free_bytes > 0
-    assert os.listdir(tmp_path) == []  # planning writes nothing
+    assert sorted(os.listdir(tmp_path)) == sorted([first.name, second.name])
+    first.close()
+    second.close()
+    assert os.listdir(tmp_path) == []  # closing removes the test file
 
 
 @needs_loop
@@ -209,6 +220,7 @@ def test_writing_needs_the_serial_typed_back(loop: Loop) -> None:
         check(loop.device, confirm_serial="WD-WCAV12345678")
     plan = check(loop.device, confirm_serial=f" {loop.image} ")
     assert (plan.kind, plan.path, plan.disks) == ("device", loop.device, (loop.name,))
+    assert plan.fd == -1  # let go of
     assert plan.free_bytes == 16 * MiB
     assert any("loop devices have no serial" in note for note in plan.notes)
 
@@ -312,7 +324,11 @@ def test_signatures_need_overwrite(kind: str) -> None:
 
 @needs_loop
 def test_a_blank_device_needs_no_overwrite(loop: Loop) -> None:
-    assert safety.signature(loop.device, 16 * MiB) is None
+    fd = os.open(loop.device, os.O_RDONLY)
+    try:
+        assert safety.signature(fd, 16 * MiB) is None
+    finally:
+        os.close(fd)
     assert check(loop.device, confirm_serial=loop.image).kind == "device"
 
 

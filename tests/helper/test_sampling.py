@@ -17,6 +17,7 @@ from stripewise.helper.engines.base import Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
 from stripewise.helper.sampling import Sampler, resolve_disks
 from stripewise.model.bench import Phase
+from tests.fixtures.held import hold_path
 from tests.helper.test_builtin_engine import MiB, loop_device, mounted, needs_loop, spec_for
 
 
@@ -34,7 +35,7 @@ def collect(rate_hz: float, disks: tuple[str, ...], provider: Any, work: Any) ->
 
 @needs_loop
 def test_samples_follow_a_real_run_at_the_chosen_rate() -> None:
-    with loop_device(64 * MiB) as loop:
+    with loop_device(64 * MiB) as loop, hold_path(loop.device) as target:
         engine, spec = BuiltinEngine(), spec_for(loop.device, size=64 * MiB, streams=1)
         progress = Progress(100 * spec.size_bytes)  # one for all runs: the deltas stay whole
         moved = [0]
@@ -44,9 +45,7 @@ def test_samples_follow_a_real_run_at_the_chosen_rate() -> None:
             until = time.monotonic() + 1.2
             while time.monotonic() < until:
                 for phase in (Phase.SEQ_WRITE, Phase.SEQ_READ):
-                    outcome = engine.run_phase(
-                        spec, phase, 0, loop.device, progress, threading.Event()
-                    )
+                    outcome = engine.run_phase(spec, phase, 0, target, progress, threading.Event())
                     moved[0] += outcome.read_bytes + outcome.write_bytes
             busy = sampler.cpu_busy_pct()
             assert busy is not None and 0 < busy <= 100

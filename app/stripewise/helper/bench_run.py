@@ -3,7 +3,6 @@ events (phase_started, sample, phase_result, warning, error, run_result) to the 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -11,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from stripewise.helper.created_files import CreatedFiles
+from stripewise.helper.credentials import Caller
 from stripewise.helper.engines.base import Engine, EngineError, Progress
 from stripewise.model.bench import (
     BONNIE_NAMES,
@@ -52,6 +53,8 @@ class BenchRun:
         privileged: bool,
         confirm_serial: str | None = None,
         overwrite: bool = False,
+        caller: Caller | None = None,
+        records: CreatedFiles | None = None,
     ) -> None:
         from stripewise.helper.safety import check_target
 
@@ -60,8 +63,17 @@ class BenchRun:
         self._emit = emit
         self.privileged = privileged
         self.target = check_target(
-            spec, privileged=privileged, confirm_serial=confirm_serial, overwrite=overwrite
+            spec,
+            privileged=privileged,
+            confirm_serial=confirm_serial,
+            overwrite=overwrite,
+            caller=caller,
         )  # raises TargetRefused: nothing written
+        try:
+            self.target.create_file(records)  # as the caller, recorded first
+        except BaseException:
+            self.target.close()
+            raise
         self.engine = make_engine(spec.engine)
         self.cancel = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"bench-{self.id}", daemon=True)
@@ -86,12 +98,7 @@ class BenchRun:
         status = "complete"
         try:
             self._warn_about_cache()
-            where = (
-                os.path.dirname(self.target.path)
-                if self.target.kind == "directory"
-                else self.target.path
-            )
-            self.engine.prepare(self.spec, where)
+            self.engine.prepare(self.spec, self.target)
             self._note_engine()
             self._layout_if_read_first()
             for repetition in range(1, self.spec.repetitions + 1):
@@ -151,7 +158,7 @@ class BenchRun:
         sampler.start()
         try:
             outcome = self.engine.run_phase(
-                self.spec, phase, repetition, self.target.path, progress, self.cancel
+                self.spec, phase, repetition, self.target, progress, self.cancel
             )
         finally:
             sampler.stop()
@@ -194,7 +201,7 @@ class BenchRun:
             code="layout",
             message=f"writing the {self.spec.size_bytes / 1e6:,.0f} MB test file first",
         )
-        layout(self.spec, self.target.path, Progress(self.spec.size_bytes), self.cancel)
+        layout(self.spec, self.target, Progress(self.spec.size_bytes), self.cancel)
 
     def _warn_about_cache(self) -> None:
         import psutil
@@ -227,8 +234,7 @@ class BenchRun:
         try:
             self.engine.cleanup()
         finally:
-            if self.target.kind == "directory" and os.path.exists(self.target.path):
-                os.unlink(self.target.path)
+            self.target.close()  # removes the test file, by its handle, as the caller
 
     def engine_version(self) -> str:
         try:

@@ -1,9 +1,12 @@
 """Where a benchmark may run: refuse anything that could hurt the system or someone's data.
 
-Checks only read; a refusal leaves no file and no byte written. Directories get a fresh,
-unguessable test file name. Writing to a block device needs the device's serial typed back
-(what the admin reads off the label or the hardware map) and, when anything recognisable is on
-it, an explicit overwrite. Mounted, held or swapped-on devices are refused even then.
+Checks only read; a refusal leaves no file and no byte written. The target is resolved once
+and held by a descriptor (see `target`); directories are checked with the caller's own
+credentials, and system directories are recognised by filesystem, not by name. Writing to a
+block device needs the device's serial typed back (what the admin reads off the label or the
+hardware map) and, when anything recognisable is on it, an explicit overwrite. Mounted, held
+or swapped-on devices are refused even then: a device is held open with O_EXCL from the
+moment it is checked to the end of the run.
 
 Signatures are found by reading the first 128 KiB and the last 1 MiB and comparing known magic
 numbers (table below, offsets from util-linux's libblkid), then asking `blkid -p` for anything
@@ -12,26 +15,19 @@ the table misses (ZFS, NTFS, ...) when it is installed.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
-import re
-import secrets
 import stat
-from dataclasses import dataclass
-from typing import Literal
 
 import psutil
 
+from stripewise.helper.credentials import Caller, run_as
+from stripewise.helper.resolve import PathRefused, fd_path, open_path, system_location
 from stripewise.helper.sampling import resolve_disks
+from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec
 
-# Never benchmark here: the running system lives in these (and /dev holds only device nodes).
-# /root is root's home: an unprivileged user's request should not fill it through the helper.
-SYSTEM_PATHS = (
-    "/bin", "/boot", "/dev", "/etc", "/proc", "/root", "/run", "/sbin", "/sys", "/usr",
-    "/var/lib/apt", "/var/lib/dnf", "/var/lib/dpkg", "/var/lib/pacman", "/var/lib/rpm",
-)  # fmt: skip
-_LIB = re.compile(r"^/lib(32|64|x32)?(/|$)")
 FREE_MARGIN = 0.01  # keep 1 % of the free space free
 _HEAD_BYTES = 128 * 1024
 _TAIL_BYTES = 2**20
@@ -64,52 +60,59 @@ class TargetRefused(ValueError):
     """The target may not be used; the message says why and what to do instead."""
 
 
-@dataclass(frozen=True)
-class TargetPlan:
-    kind: Literal["directory", "device"]
-    path: str  # the test file to create inside the directory, or the device node
-    disks: tuple[str, ...]  # kernel names under it, for the sampler
-    free_bytes: int  # free space in the directory, or the device's size
-    notes: tuple[str, ...] = ()
-
-
-def _system_path(path: str) -> bool:
-    return (
-        path == "/"
-        or bool(_LIB.match(path))
-        or any(path == p or path.startswith(p + "/") for p in SYSTEM_PATHS)
-    )
-
-
 def _gb(count: int) -> str:
     return f"{count / 1e9:.2f} GB"
 
 
 def check_target(
-    spec: BenchSpec, *, privileged: bool, confirm_serial: str | None, overwrite: bool
-) -> TargetPlan:
-    """Validate spec.target for spec's phases; raise TargetRefused, writing nothing."""
+    spec: BenchSpec,
+    *,
+    privileged: bool,
+    confirm_serial: str | None,
+    overwrite: bool,
+    caller: Caller | None = None,
+) -> Target:
+    """Resolve spec.target once (as the caller, following no link they could have planted),
+    validate what the descriptor holds, and return it held; raise TargetRefused, writing
+    nothing. A device is opened (O_EXCL when writing) before it is checked, so what was
+    checked is what the engines get."""
     target = spec.target
-    if not target or not os.path.isabs(target):
-        raise TargetRefused(f"{target!r}: give an absolute path (a directory or /dev/...)")
-    if not os.path.lexists(target):
-        raise TargetRefused(f"{target} does not exist")
-    real = os.path.realpath(target)
-    if not os.path.exists(real):
-        raise TargetRefused(f"{target} is a symbolic link to {real}, which does not exist")
-    info = os.stat(real)
-    if stat.S_ISBLK(info.st_mode):
-        return _check_device(spec, real, privileged, confirm_serial, overwrite)
-    for path in (target, real):
-        if _system_path(path):
-            shown = target if path == target else f"{target} (which resolves to {real})"
+    try:
+        fd = run_as(caller, lambda: open_path(target, caller_is_root=_is_root(caller)))
+    except PathRefused as error:
+        raise TargetRefused(str(error)) from None
+    except FileNotFoundError:
+        if os.path.islink(target):
             raise TargetRefused(
-                f"{shown} is a system directory: choose a directory on the filesystem to "
-                "measure, e.g. its mount point or a folder in it"
+                f"{target} is a symbolic link to {os.readlink(target)}, which does not exist"
+            ) from None
+        raise TargetRefused(f"{target} does not exist") from None
+    except OSError as error:
+        raise TargetRefused(f"{target}: {error.strerror or error}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISBLK(info.st_mode):
+            device = _check_device(spec, fd, privileged, confirm_serial, overwrite)
+            os.close(fd)  # the device itself is held now
+            return device
+        shown = fd_path(fd)
+        system = system_location(fd)
+        if system is not None:
+            where = target if shown == target else f"{target} (which resolves to {shown})"
+            raise TargetRefused(
+                f"{where} is a system directory ({system}): choose a directory on the "
+                "filesystem to measure, e.g. its mount point or a folder in it"
             )
-    if not stat.S_ISDIR(info.st_mode):
-        raise TargetRefused(f"{target} is neither a directory nor a block device")
-    return _check_directory(spec, real)
+        if not stat.S_ISDIR(info.st_mode):
+            raise TargetRefused(f"{target} is neither a directory nor a block device")
+        return _check_directory(spec, fd, shown, caller)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _is_root(caller: Caller | None) -> bool:
+    return os.geteuid() == 0 if caller is None else caller.is_root
 
 
 def _fs_type(path: str) -> str | None:
@@ -123,28 +126,30 @@ def _fs_type(path: str) -> str | None:
     return best[1] if best else None
 
 
-def _check_directory(spec: BenchSpec, real: str) -> TargetPlan:
-    """Even read-only phases write here: the test file must be laid out before it is read."""
-    fs = os.statvfs(real)
+def _check_directory(spec: BenchSpec, fd: int, shown: str, caller: Caller | None) -> Target:
+    """Even read-only phases write here: the test file must be laid out before it is read.
+    Permission is the caller's: the file is created with their credentials."""
+    fs = os.statvfs(fd)
     if fs.f_flag & os.ST_RDONLY:
-        raise TargetRefused(f"{real} is on a read-only filesystem")
-    if not os.access(real, os.W_OK | os.X_OK):
-        raise TargetRefused(f"no permission to write in {real}")
+        raise TargetRefused(f"{shown} is on a read-only filesystem")
+    writable = run_as(
+        caller, lambda: os.access(".", os.W_OK | os.X_OK, dir_fd=fd, effective_ids=True)
+    )
+    if not writable:
+        raise TargetRefused(f"no permission to write in {shown}")
     free = fs.f_bavail * fs.f_frsize
     if spec.size_bytes > free * (1 - FREE_MARGIN):
         raise TargetRefused(
-            f"{_gb(spec.size_bytes)} test file does not fit in {real}: "
+            f"{_gb(spec.size_bytes)} test file does not fit in {shown}: "
             f"{_gb(free)} free, and 1 % of it stays free"
         )
-    while True:
-        path = os.path.join(real, f".stripewise-bench-{os.getpid()}-{secrets.token_hex(6)}")
-        if not os.path.lexists(path):
-            break
     notes = []
-    fs_type = _fs_type(real)
+    fs_type = _fs_type(shown)
     if fs_type in ("tmpfs", "ramfs"):
-        notes.append(f"{real} is on {fs_type}: this measures memory, not a disk")
-    return TargetPlan("directory", path, resolve_disks(real), free, tuple(notes))
+        notes.append(f"{shown} is on {fs_type}: this measures memory, not a disk")
+    return Target(
+        "directory", shown, resolve_disks(shown), free, tuple(notes), caller=caller, dir_fd=fd
+    )
 
 
 def _sys(name: str, attribute: str) -> str | None:
@@ -198,15 +203,12 @@ def _in_use(name: str) -> str | None:
     return None
 
 
-def signature(device: str, size: int) -> str | None:
-    """What the device carries, by magic numbers at head and tail, then blkid -p."""
-    fd = os.open(device, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        head = os.pread(fd, _HEAD_BYTES, 0)
-        tail_start = max(0, size - _TAIL_BYTES)
-        tail = os.pread(fd, size - tail_start, tail_start)
-    finally:
-        os.close(fd)
+def signature(fd: int, size: int) -> str | None:
+    """What the device behind `fd` carries, by magic numbers at head and tail, then blkid -p
+    (given the descriptor's magic link, so it reads the same device)."""
+    head = os.pread(fd, _HEAD_BYTES, 0)
+    tail_start = max(0, size - _TAIL_BYTES)
+    tail = os.pread(fd, size - tail_start, tail_start)
     for offset, magic, what in HEAD_MAGIC:
         if head[offset : offset + len(magic)] == magic:
             text = all(32 <= byte < 127 for byte in magic)
@@ -227,14 +229,30 @@ def signature(device: str, size: int) -> str | None:
             return f"{what} (at byte {offset})"
     from stripewise.inventory.sources import blkid_type
 
-    found = blkid_type(device)
+    found = blkid_type(f"/proc/self/fd/{fd}", pass_fds=(fd,))
     return f"a {found} signature (blkid)" if found else None
 
 
+def _open_device(path_fd: int, shown: str, name: str, writes: bool) -> int:
+    """Open the resolved node; O_EXCL when writing, so that nothing mounts or assembles it
+    while the run holds it, and a device already mounted or held is refused here."""
+    flags = (os.O_RDWR | os.O_EXCL) if writes else os.O_RDONLY
+    try:
+        return os.open(f"/proc/self/fd/{path_fd}", flags | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.EBUSY:
+            busy = _in_use(name) or f"{shown} is in use (mounted or held)"
+            raise TargetRefused(f"{busy}: refused") from None
+        if error.errno == errno.EROFS:
+            raise TargetRefused(f"{shown} is read-only") from None
+        raise TargetRefused(f"cannot open {shown}: {error.strerror}") from None
+
+
 def _check_device(
-    spec: BenchSpec, real: str, privileged: bool, confirm_serial: str | None, overwrite: bool
-) -> TargetPlan:
-    number = os.stat(real).st_rdev
+    spec: BenchSpec, path_fd: int, privileged: bool, confirm_serial: str | None, overwrite: bool
+) -> Target:
+    real = fd_path(path_fd)
+    number = os.fstat(path_fd).st_rdev
     sysdir = os.path.realpath(f"/sys/dev/block/{os.major(number)}:{os.minor(number)}")
     name = os.path.basename(sysdir)
     if os.path.exists(f"{sysdir}/partition"):
@@ -242,34 +260,53 @@ def _check_device(
         raise TargetRefused(f"{real} is a partition: benchmark the whole disk /dev/{parent}")
     if not privileged:
         raise TargetRefused(f"{real}: block devices are benchmarked by the privileged helper only")
-    size = int(_sys(name, "size") or 0) * 512
-    if spec.size_bytes > size:
-        raise TargetRefused(f"{real} holds {_gb(size)}, less than the {_gb(spec.size_bytes)} asked")
-    notes: list[str] = []
-    if any(phase.writes for phase in spec.phases):
-        if _sys(name, "ro") == "1":
-            raise TargetRefused(f"{real} is read-only")
-        expected, how = device_serial(name)
-        if expected is None:
-            raise TargetRefused(f"{real} has no serial number to confirm: refused for writing")
-        if how:
-            notes.append(how)
-        if confirm_serial is None or confirm_serial.strip() != expected:
+    writes = any(phase.writes for phase in spec.phases)
+    if writes and _sys(name, "ro") == "1":
+        raise TargetRefused(f"{real} is read-only")
+    fd = _open_device(path_fd, real, name, writes)
+    try:
+        if os.fstat(fd).st_rdev != number:
+            raise TargetRefused(f"{real} changed while it was being opened: refused")
+        size = os.lseek(fd, 0, os.SEEK_END)
+        if spec.size_bytes > size:
             raise TargetRefused(
-                f"writing destroys everything on {real}: type its serial number to confirm"
-                + (f" ({how})" if how else "")
-                + ("" if confirm_serial is None else "; the one typed does not match")
+                f"{real} holds {_gb(size)}, less than the {_gb(spec.size_bytes)} asked"
             )
-        busy = _in_use(name)
-        if busy:
-            raise TargetRefused(f"{busy}: refused")
-        parts = sorted(p for p in os.listdir(sysdir) if p.startswith(name))
-        found = f"partitions ({', '.join(parts)})" if parts else signature(real, size)
-        if found and not overwrite:
-            raise TargetRefused(f"{real} carries {found}: give overwrite as well to destroy it")
-        if found:
-            notes.append(f"overwriting {found} on {real}")
-    return TargetPlan("device", real, resolve_disks(real), size, tuple(notes))
+        notes = _confirm_writing(fd, real, name, size, confirm_serial, overwrite) if writes else []
+    except BaseException:
+        os.close(fd)
+        raise
+    return Target("device", real, resolve_disks(real), size, tuple(notes), fd=fd)
+
+
+def _confirm_writing(
+    fd: int, real: str, name: str, size: int, confirm_serial: str | None, overwrite: bool
+) -> list[str]:
+    """Checked with the device held exclusively: the serial typed back, nothing mounted or
+    holding it, and what it carries (read through the held descriptor)."""
+    notes: list[str] = []
+    expected, how = device_serial(name)
+    if expected is None:
+        raise TargetRefused(f"{real} has no serial number to confirm: refused for writing")
+    if how:
+        notes.append(how)
+    if confirm_serial is None or confirm_serial.strip() != expected:
+        raise TargetRefused(
+            f"writing destroys everything on {real}: type its serial number to confirm"
+            + (f" ({how})" if how else "")
+            + ("" if confirm_serial is None else "; the one typed does not match")
+        )
+    busy = _in_use(name)
+    if busy:
+        raise TargetRefused(f"{busy}: refused")
+    sysdir = f"/sys/class/block/{name}"
+    parts = sorted(p for p in os.listdir(sysdir) if p.startswith(name))
+    found = f"partitions ({', '.join(parts)})" if parts else signature(fd, size)
+    if found and not overwrite:
+        raise TargetRefused(f"{real} carries {found}: give overwrite as well to destroy it")
+    if found:
+        notes.append(f"overwriting {found} on {real}")
+    return notes
 
 
 def drop_caches(privileged: bool) -> None:

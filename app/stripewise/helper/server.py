@@ -14,6 +14,7 @@ from typing import Any, BinaryIO
 
 from stripewise import __version__
 from stripewise.helper import protocol, tuning
+from stripewise.helper.credentials import Caller
 from stripewise.helper.enclosure import handle_locate
 from stripewise.helper.mdcreate import handle_create
 from stripewise.helper.protocol import ProtocolError, Request
@@ -75,10 +76,11 @@ def serve(
     *,
     root: str = "/",
     state_dir: str = tuning.DEFAULT_STATE_DIR,
+    caller: Caller | None = None,
 ) -> int:
     """Answer requests in order until stdin closes. `hello` must come first. Replies and a
     running benchmark's events share one locked writer."""
-    session = Session(stdout, root=root, state_dir=state_dir)
+    session = Session(stdout, root=root, state_dir=state_dir, caller=caller)
     try:
         _serve(stdin, session)
     finally:
@@ -142,7 +144,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="/",
         help="prefix for every sysfs, procfs and /etc path of the tuning verbs (tests only)",
     )
+    parser.add_argument(
+        "--caller",
+        metavar="UID",
+        type=int,
+        help="act for this user: file benchmarks run with their credentials (tests only; "
+        "through sudo or pkexec the user who asked is taken from them)",
+    )
     args = parser.parse_args(argv)
+    if args.caller is not None and (
+        not 0 <= args.caller < 2**32 - 1 or _elevated_for_someone_else() or os.geteuid() != 0
+    ):
+        parser.error("--caller is for a root helper started directly, with a uid")
     for option, value, default in (
         ("--root", args.root, "/"),
         ("--state-dir", args.state_dir, tuning.DEFAULT_STATE_DIR),
@@ -172,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.buffer,
             root=os.path.normpath(args.root),
             state_dir=os.path.normpath(args.state_dir),
+            caller=None if args.caller is None else Caller.of_uid(args.caller),
         )
     except _Stopped as stopped:
         return 128 + int(stopped.args[0])

@@ -8,6 +8,8 @@ import threading
 from typing import Any, BinaryIO
 
 from stripewise.helper import protocol
+from stripewise.helper.created_files import CreatedFiles, records_directory
+from stripewise.helper.credentials import Caller, caller_from_environment
 from stripewise.helper.protocol import ProtocolError, Request
 from stripewise.helper.tuning import DEFAULT_STATE_DIR
 from stripewise.model.bench import BenchSpec, Phase, SpecError, parse_size
@@ -15,7 +17,12 @@ from stripewise.model.bench import BenchSpec, Phase, SpecError, parse_size
 
 class Session:
     def __init__(
-        self, stdout: BinaryIO, *, root: str = "/", state_dir: str = DEFAULT_STATE_DIR
+        self,
+        stdout: BinaryIO,
+        *,
+        root: str = "/",
+        state_dir: str = DEFAULT_STATE_DIR,
+        caller: Caller | None = None,
     ) -> None:
         self._out = stdout
         self._lock = threading.Lock()
@@ -23,6 +30,10 @@ class Session:
         self.privileged = os.geteuid() == 0
         self.root = root  # prefixes sysfs/procfs/etc paths of the tuning verbs (tests only)
         self.state_dir = state_dir  # the tuning journal's directory
+        # who asked: file benchmarks run with their credentials
+        self.caller = caller or caller_from_environment(os.environ)
+        self.created_files = CreatedFiles(records_directory(state_dir))
+        self.removed_at_start = self.created_files.sweep()  # left by a helper that died
 
     def write(self, line: bytes) -> None:
         with self._lock:
@@ -54,6 +65,8 @@ class Session:
             "engines": engines,
             "privileged": self.privileged,
             "euid": os.geteuid(),
+            "caller_uid": self.caller.uid,
+            "removed_at_start": self.removed_at_start,
             "ram_bytes": psutil.virtual_memory().total,
             "cpu_count": os.cpu_count(),
         }
@@ -93,6 +106,8 @@ class Session:
                 privileged=self.privileged,
                 confirm_serial=confirm,
                 overwrite=overwrite,
+                caller=self.caller,
+                records=self.created_files,
             )
         except (TargetRefused, OSError) as exc:
             raise ProtocolError("refused", str(exc), request.id) from None
@@ -160,6 +175,10 @@ def spec_from_args(args: dict[str, Any], request_id: int) -> BenchSpec:
             or (kind is int and not isinstance(value, int))
         ):
             raise fail(f"{key}: expected {'a whole number' if kind is int else 'a number'}")
+        # spec.problems() names the real bounds; this one keeps NaN, infinities and integers
+        # past float range (10**400 overflows float()) from getting that far
+        if not -1e15 <= value <= 1e15:
+            raise fail(f"{key}: out of range")
         return value
 
     phases_arg = args.get("phases", ["seq_write", "rewrite", "seq_read", "random_read"])

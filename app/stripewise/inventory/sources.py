@@ -153,11 +153,13 @@ class UdevSource(DeviceSource):
         return resolved.removeprefix(self._sys) if resolved.startswith(self._sys) else None
 
 
-def blkid_type(devnode: str) -> str | None:
-    """`blkid -p` low-level probe; None when not permitted, absent, or nothing found."""
+def blkid_type(devnode: str, pass_fds: tuple[int, ...] = ()) -> str | None:
+    """`blkid -p` low-level probe; None when not permitted, absent, or nothing found.
+    `pass_fds` lets `devnode` be /proc/self/fd/N of a descriptor the caller holds."""
     try:
         done = subprocess.run(
             ["blkid", "-p", "-o", "export", "--", devnode],
+            pass_fds=pass_fds,
             capture_output=True,
             text=True,
             timeout=5,

@@ -15,6 +15,7 @@ from stripewise.helper.engines import builtin
 from stripewise.helper.engines.base import Progress
 from stripewise.helper.engines.linux_aio import AioFile, buffer_address
 from stripewise.model.bench import BenchSpec, Phase
+from tests.fixtures.held import hold_path
 
 BLOCK = 64 * 1024
 
@@ -94,10 +95,11 @@ def test_the_engine_submits_direct_sequential_phases_through_aio(
     monkeypatch.setattr(AioFile, "transfer", counted)
     size = 8 * BLOCK
     spec = BenchSpec(target=str(tmp_path), size_bytes=size, block_bytes=BLOCK, streams=1)
-    engine, path = builtin.BuiltinEngine(), str(tmp_path / "file")
+    engine, target = builtin.BuiltinEngine(), hold_path(str(tmp_path / "file"))
     for phase in (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ):
-        outcome = engine.run_phase(spec, phase, 0, path, Progress(size), threading.Event())
+        outcome = engine.run_phase(spec, phase, 0, target, Progress(size), threading.Event())
         assert outcome.error is None
+    target.close()
     assert calls == {True: 8 + 8, False: 8 + 8}
     assert engine.last_mode == "direct"
 
@@ -108,8 +110,9 @@ def test_without_aio_the_engine_falls_back_to_preadv(
     monkeypatch.setattr(AioFile, "open", classmethod(lambda cls: None))
     size = 8 * BLOCK
     spec = BenchSpec(target=str(tmp_path), size_bytes=size, block_bytes=BLOCK, streams=1)
-    engine, path = builtin.BuiltinEngine(), str(tmp_path / "file")
-    write = engine.run_phase(spec, Phase.SEQ_WRITE, 0, path, Progress(size), threading.Event())
-    read = engine.run_phase(spec, Phase.SEQ_READ, 0, path, Progress(size), threading.Event())
+    engine, target = builtin.BuiltinEngine(), hold_path(str(tmp_path / "file"))
+    write = engine.run_phase(spec, Phase.SEQ_WRITE, 0, target, Progress(size), threading.Event())
+    read = engine.run_phase(spec, Phase.SEQ_READ, 0, target, Progress(size), threading.Event())
+    target.close()
     assert (write.error, read.error) == (None, None)
     assert (write.write_bytes, read.read_bytes) == (size, size)

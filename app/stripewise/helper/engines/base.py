@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
+
+if TYPE_CHECKING:
+    from stripewise.helper.target import Target
 
 
 @dataclass
@@ -66,20 +69,21 @@ class Engine(Protocol):
 
     def version(self) -> str: ...
 
-    def prepare(self, spec: BenchSpec, workdir_or_device: str) -> None:
-        """Check that the engine can run the spec here (alignment, O_DIRECT support)."""
+    def prepare(self, spec: BenchSpec, target: Target) -> None:
+        """Check that the engine can run the spec on the held target (alignment, O_DIRECT)."""
 
     def run_phase(
         self,
         spec: BenchSpec,
         phase: Phase,
         repetition: int,
-        path: str,
+        target: Target,
         progress: Progress,
         cancel: threading.Event,
     ) -> PhaseOutcome:
-        """Run one phase on `path` (the test file, or the block device); stop within 1 s of
-        `cancel` being set (then return what was measured with error='cancelled')."""
+        """Run one phase on the target's test file or device, reached only through its held
+        descriptor; stop within 1 s of `cancel` being set (then return what was measured with
+        error='cancelled')."""
 
     def cleanup(self) -> None:
-        """Remove anything the engine created (job files)."""
+        """Remove anything the engine created besides the target's test file."""

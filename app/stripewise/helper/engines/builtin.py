@@ -22,8 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import stripewise
+from stripewise.helper.credentials import as_caller_in_thread
 from stripewise.helper.engines.base import EngineError, Progress
 from stripewise.helper.engines.linux_aio import AioFile, buffer_address
+from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
 MIXED_READ_SHARE = 0.7  # fio's randrw rwmixread=70
@@ -37,9 +39,9 @@ def _gb(count: int) -> str:
     return f"{count / 1e9:.2f} GB" if count >= 1e8 else f"{count / 1e6:.1f} MB"
 
 
-def logical_block_bytes(path: str) -> int:
+def logical_block_bytes(fd: int) -> int:
     """O_DIRECT alignment: the device's logical block size (a partition's parent queue)."""
-    info = os.stat(path)
+    info = os.fstat(fd)
     number = info.st_rdev if stat.S_ISBLK(info.st_mode) else info.st_dev
     base = f"/sys/dev/block/{os.major(number)}:{os.minor(number)}"
     for queue in (f"{base}/queue", f"{base}/../queue"):
@@ -205,7 +207,6 @@ class BuiltinEngine:
     def __init__(self) -> None:
         self.last_mode = "direct"
         self.notes: list[str] = []
-        self._created: set[str] = set()
 
     def version(self) -> str:
         return stripewise.__version__
@@ -223,28 +224,25 @@ class BuiltinEngine:
             return spec.size_bytes
         return spec.size_bytes // spec.random_block_bytes * spec.random_block_bytes
 
-    def prepare(self, spec: BenchSpec, workdir_or_device: str) -> None:
-        """Reject specs that cannot run; learn whether O_DIRECT works here (unnamed probe file)."""
+    def prepare(self, spec: BenchSpec, target: Target) -> None:
+        """Reject specs that cannot run; learn whether O_DIRECT works on the test file."""
         problems = spec.problems()
         if problems:
             raise EngineError("; ".join(problems))
         if not spec.direct:
             self.last_mode = "buffered"
             return
-        align = logical_block_bytes(workdir_or_device)
+        align = logical_block_bytes(target.fd)
         if min(spec.block_bytes, spec.random_block_bytes) % align:
             self._fall_back(f"block sizes below the {align} B logical block size")
             return
-        is_dir = os.path.isdir(workdir_or_device)
-        flags = (os.O_TMPFILE | os.O_RDWR) if is_dir else os.O_RDONLY
         try:
-            os.close(os.open(workdir_or_device, flags | os.O_DIRECT))
+            os.close(target.reopen(os.O_RDONLY | os.O_DIRECT))
             self.last_mode = "direct"
         except OSError as error:
-            if error.errno == errno.EINVAL:
-                self._fall_back("the filesystem refuses O_DIRECT")
-            elif not (is_dir and error.errno == errno.EOPNOTSUPP):  # no O_TMPFILE: learn later
-                raise EngineError(f"cannot open {workdir_or_device}: {error.strerror}") from error
+            if error.errno != errno.EINVAL:
+                raise EngineError(f"cannot open {target.path}: {error.strerror}") from error
+            self._fall_back("the filesystem refuses O_DIRECT")
 
     def _fall_back(self, why: str) -> None:
         self.last_mode = "buffered"
@@ -253,33 +251,24 @@ class BuiltinEngine:
             "and writes end with fsync, but reads of a file smaller than RAM may still flatter"
         )
 
-    def _open(self, spec: BenchSpec, path: str, phase: Phase) -> tuple[int, bool, int]:
-        """-> fd, direct?, usable bytes (size rounded down to the alignment)."""
-        is_device = os.path.exists(path) and stat.S_ISBLK(os.stat(path).st_mode)
+    def _open(self, spec: BenchSpec, target: Target, phase: Phase) -> tuple[int, bool, int]:
+        """-> fd, direct?, usable bytes (size rounded down to the alignment). The held file or
+        device is opened again through its descriptor, never by a name."""
         flags = os.O_RDWR if phase.writes else os.O_RDONLY
-        if not is_device:
-            flags |= os.O_NOFOLLOW  # a symlink planted at the test file's name is not followed
-        if phase is Phase.SEQ_WRITE and not is_device:
-            flags |= os.O_CREAT | os.O_TRUNC  # every repetition measures allocating writes
-        elif is_device and phase.writes:
-            flags |= os.O_EXCL  # the kernel refuses if the device is mounted or held
-        try:
-            align = logical_block_bytes(path if os.path.exists(path) else os.path.dirname(path))
-        except OSError as error:
-            raise EngineError(f"cannot open {path}: {error.strerror}") from error
+        align = logical_block_bytes(target.fd)
         direct = spec.direct and min(spec.block_bytes, spec.random_block_bytes) % align == 0
         if spec.direct and not direct:
             self._fall_back(f"block sizes below the {align} B logical block size")
         for attempt_direct in (True, False) if direct else (False,):
             try:
-                fd = os.open(path, flags | (os.O_DIRECT if attempt_direct else 0), 0o600)
+                fd = target.reopen(flags | (os.O_DIRECT if attempt_direct else 0))
             except OSError as error:
                 if attempt_direct and error.errno == errno.EINVAL:
                     self._fall_back("the filesystem refuses O_DIRECT")
                     continue
-                raise EngineError(f"cannot open {path}: {error.strerror}") from error
-            if flags & os.O_CREAT:
-                self._created.add(path)
+                raise EngineError(f"cannot open {target.path}: {error.strerror}") from error
+            if phase is Phase.SEQ_WRITE and target.kind == "directory":
+                os.ftruncate(fd, 0)  # every repetition measures allocating writes
             self.last_mode = "direct" if attempt_direct else "buffered"
             return fd, attempt_direct, spec.size_bytes // align * align
         raise AssertionError("unreachable")
@@ -294,35 +283,34 @@ class BuiltinEngine:
             raise EngineError(f"{path} is missing or sparse: lay out the test file first")
 
     def layout(
-        self, spec: BenchSpec, path: str, progress: Progress, cancel: threading.Event
+        self, spec: BenchSpec, target: Target, progress: Progress, cancel: threading.Event
     ) -> None:
         """Write the test file once so read phases read real blocks, not holes; a no-op for
         devices and for a file already written to full size."""
-        if os.path.exists(path):
-            info = os.stat(path)
-            if stat.S_ISBLK(info.st_mode) or _laid_out(info, spec.size_bytes):
-                return
-        outcome = self.run_phase(spec, Phase.SEQ_WRITE, 0, path, progress, cancel)
+        info = os.fstat(target.fd)
+        if stat.S_ISBLK(info.st_mode) or _laid_out(info, spec.size_bytes):
+            return
+        outcome = self.run_phase(spec, Phase.SEQ_WRITE, 0, target, progress, cancel)
         if outcome.error:
-            raise EngineError(f"laying out {path}: {outcome.error}")
+            raise EngineError(f"laying out {target.path}: {outcome.error}")
 
     def run_phase(
         self,
         spec: BenchSpec,
         phase: Phase,
         repetition: int,
-        path: str,
+        target: Target,
         progress: Progress,
         cancel: threading.Event,
     ) -> PhaseOutcome:
-        fd, direct, usable = self._open(spec, path, phase)
+        fd, direct, usable = self._open(spec, target, phase)
         try:
             if phase is not Phase.SEQ_WRITE:
-                self._check_laid_out(fd, path, usable)
+                self._check_laid_out(fd, target.path, usable)
             if not direct and phase.reads:
                 os.fsync(fd)  # clean pages can be dropped; dirty ones cannot
                 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            return self._run(spec, phase, repetition, path, fd, direct, usable, progress, cancel)
+            return self._run(spec, phase, repetition, target, fd, direct, usable, progress, cancel)
         finally:
             os.close(fd)
 
@@ -362,7 +350,7 @@ class BuiltinEngine:
         spec: BenchSpec,
         phase: Phase,
         repetition: int,
-        path: str,
+        target: Target,
         fd: int,
         direct: bool,
         usable: int,
@@ -370,13 +358,15 @@ class BuiltinEngine:
         cancel: threading.Event,
     ) -> PhaseOutcome:
         jobs, maps = self._jobs(spec, phase, fd, direct, usable, progress)
+        caller = target.caller if target.kind == "directory" else None
         halt, before = jobs[0].halt, progress.snapshot()
         remaining = [len(jobs)]
         finished, lock = threading.Event(), threading.Lock()
 
         def worker(job: _Job) -> None:
             try:
-                _work(job, phase)
+                with as_caller_in_thread(caller):  # quotas and reserved blocks are the caller's
+                    _work(job, phase)
             finally:
                 with lock:
                     remaining[0] -= 1
@@ -412,7 +402,8 @@ class BuiltinEngine:
                 buffer.close()
         error = None
         if failures:
-            error = _failure_text(*failures[0], path, after.write_bytes - before.write_bytes)
+            moved = after.write_bytes - before.write_bytes
+            error = _failure_text(*failures[0], target.path, moved)
         elif stopped_by == "cancelled":
             error = "cancelled"
         elif stopped_by == "cap":
@@ -431,11 +422,7 @@ class BuiltinEngine:
         )
 
     def cleanup(self) -> None:
-        """Remove the test files this engine created."""
-        for path in sorted(self._created):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-        self._created.clear()
+        """Nothing of its own: the test file belongs to the target, which removes it."""
 
 
 def _watch(finished: threading.Event, cancel: threading.Event, deadline: float) -> str:

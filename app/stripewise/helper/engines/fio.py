@@ -11,23 +11,24 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import signal
 import stat
 import subprocess
 import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import IO, Any
 
+from stripewise.helper.credentials import Caller, child_prefix
 from stripewise.helper.engines import fio_job, fio_stream
 from stripewise.helper.engines.base import EngineError, Progress
 from stripewise.helper.engines.builtin import logical_block_bytes
+from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
 _TERM_AFTER_S = 0.5  # after SIGINT (fio stops and prints its final object)
 _KILL_AFTER_S = 1.0
+_STDERR_BYTES = 1 << 20  # fio's complaints: the last line is what counts
 
 
 class FioEngine:
@@ -37,7 +38,6 @@ class FioEngine:
         """`ioengine` None: io_uring if a probe run works here, else libaio."""
         self._fio = fio
         self._ioengine = ioengine
-        self._tmp: Path | None = None
 
     def version(self) -> str:
         """fio's version without the `fio-` prefix, e.g. `3.33`."""
@@ -49,50 +49,51 @@ class FioEngine:
             raise EngineError(f"fio cannot run: {error}") from error
         return done.stdout.strip().removeprefix("fio-")
 
-    def prepare(self, spec: BenchSpec, workdir_or_device: str) -> None:
+    def prepare(self, spec: BenchSpec, target: Target) -> None:
         problems = spec.problems()
         if problems:
             raise EngineError("; ".join(problems))
         for phase in spec.phases:
             fio_job.phase_size(spec, phase)  # refuses a random block beyond a stream's share
         self.version()
-        fio_job.check_path(workdir_or_device)
-        try:
-            mode = os.stat(workdir_or_device).st_mode
-        except OSError as error:
-            raise EngineError(f"{workdir_or_device}: {error.strerror}") from error
-        if not (stat.S_ISDIR(mode) or stat.S_ISBLK(mode)):
-            raise EngineError(f"{workdir_or_device} is neither a directory nor a block device")
         if spec.direct:
-            align = logical_block_bytes(workdir_or_device)
+            align = logical_block_bytes(target.fd)
             if min(spec.block_bytes, spec.random_block_bytes) % align:
                 raise EngineError(
                     f"direct I/O needs blocks of at least {align} B here (the logical block "
                     "size): raise the block size or use buffered I/O"
                 )
-            if stat.S_ISDIR(mode):
-                _check_o_direct(workdir_or_device)
-        self._engine()
+            try:
+                os.close(target.reopen(os.O_RDONLY | os.O_DIRECT))
+            except OSError as error:
+                raise EngineError(
+                    f"{target.shown} does not allow direct I/O: {error.strerror}"
+                ) from error
+        self._engine(_caller(target))
 
     def run_phase(
         self,
         spec: BenchSpec,
         phase: Phase,
         repetition: int,
-        path: str,
+        target: Target,
         progress: Progress,
         cancel: threading.Event,
     ) -> PhaseOutcome:
-        _check_target(spec, phase, path)
+        if phase.reads and not _laid_out(spec, phase, target):
+            raise EngineError(f"{target.path} is missing or sparse: lay out the test file first")
         progress.update_period_s = 1.0  # --status-interval=1: totals arrive once a second
-        if phase is Phase.SEQ_WRITE and os.path.isfile(path):
-            os.truncate(path, 0)  # every repetition measures allocating writes, as bonnie++
-        job = self._workdir() / f"{phase.value}-{repetition}.fio"
-        job.write_text(fio_job.job_file(spec, phase, path, repetition, self._engine()))
-        errors = job.with_suffix(".stderr")
-        with errors.open("wb") as stderr:
-            final, returncode, cancelled = self._run(job, stderr, progress, cancel)
-        problem = "cancelled" if cancelled else _error(final, returncode, errors)
+        if phase is Phase.SEQ_WRITE:
+            # every repetition measures allocating writes, as bonnie++; at full size, fio
+            # does not lay the file out again (which it does by unlinking the name)
+            target.truncate(spec.size_bytes)
+        caller = _caller(target)
+        text = fio_job.job_file(spec, phase, target.engine_path, repetition, self._engine(caller))
+        with tempfile.TemporaryFile() as stderr:  # unnamed: nothing to leave behind
+            final, returncode, cancelled = self._run(
+                fio_job.as_arguments(text), target.fd, caller, stderr, progress, cancel
+            )
+            problem = "cancelled" if cancelled else _error(final, returncode, stderr)
         if final is None:
             return PhaseOutcome(phase, repetition, 0.0, error=problem or "fio printed no result")
         moved = fio_stream.totals(final)
@@ -117,57 +118,59 @@ class FioEngine:
         return fio_job.planned_bytes(spec, phase)
 
     def layout(
-        self, spec: BenchSpec, path: str, progress: Progress, cancel: threading.Event
+        self, spec: BenchSpec, target: Target, progress: Progress, cancel: threading.Event
     ) -> None:
         """Write the test file so read phases can run first; a no-op for devices and for a
         file already written to full size."""
-        if _laid_out(spec, Phase.SEQ_READ, path):
+        if _laid_out(spec, Phase.SEQ_READ, target):
             return
-        outcome = self.run_phase(spec, Phase.SEQ_WRITE, 0, path, progress, cancel)
+        outcome = self.run_phase(spec, Phase.SEQ_WRITE, 0, target, progress, cancel)
         if outcome.error:
-            raise EngineError(f"laying out {path}: {outcome.error}")
+            raise EngineError(f"laying out {target.path}: {outcome.error}")
 
     def cleanup(self) -> None:
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        """Nothing of its own: fio gets its job as arguments, the test file is the target's."""
 
-    def _workdir(self) -> Path:
-        if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="stripewise-fio-"))  # mode 0700
-        return self._tmp
-
-    def _engine(self) -> str:
+    def _engine(self, caller: Caller | None) -> str:
         if self._ioengine is None:
-            self._ioengine = "io_uring" if self._io_uring_works() else "libaio"
+            self._ioengine = "io_uring" if self._io_uring_works(caller) else "libaio"
         return self._ioengine
 
-    def _io_uring_works(self) -> bool:
-        probe = self._workdir() / "io_uring-probe"
-        argv = [self._fio, "--name=probe", "--ioengine=io_uring", "--rw=write", "--bs=4k"]
-        argv += ["--size=64k", f"--filename={probe}", "--output-format=json"]
+    def _io_uring_works(self, caller: Caller | None) -> bool:
+        """A tiny io_uring job on /dev/null, with the credentials the real jobs will have."""
+        argv = [*child_prefix(caller), self._fio, "--name=probe", "--ioengine=io_uring"]
+        argv += ["--rw=write", "--bs=4k", "--size=64k", "--filename=/dev/null"]
+        argv += ["--output-format=json"]
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd="/")
         except (OSError, subprocess.SubprocessError):
             return False
-        finally:
-            probe.unlink(missing_ok=True)
         found = fio_stream.StatusStream().feed(done.stdout)
         return done.returncode == 0 and bool(found) and fio_stream.error_of(found[-1]) is None
 
     def _run(
-        self, job: Path, stderr: IO[bytes], progress: Progress, cancel: threading.Event
+        self,
+        job: list[str],
+        fd: int,
+        caller: Caller | None,
+        stderr: IO[bytes],
+        progress: Progress,
+        cancel: threading.Event,
     ) -> tuple[dict[str, Any] | None, int, bool]:
-        """Run fio on the job; (its last object, exit status, whether it was cancelled)."""
-        argv = [self._fio, "--output-format=json", "--status-interval=1", "--eta=never", str(job)]
+        """Run fio on the job, the target's descriptor inherited under its own number; fio dies
+        with the thread that started it (setpriv's parent-death signal). -> (its last object,
+        exit status, whether it was cancelled)."""
+        argv = [*child_prefix(caller), self._fio, "--output-format=json", "--status-interval=1"]
+        argv += ["--eta=never", *job]
         try:
             process = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
-                cwd=job.parent,
+                cwd="/",
                 env={**os.environ, "LC_ALL": "C"},
+                pass_fds=(fd,),
                 start_new_session=True,
             )
         except OSError as error:
@@ -185,6 +188,11 @@ class FioEngine:
         reader.join(timeout=5)
         process.stdout.close()
         return (last[-1] if last else None), returncode, cancelled
+
+
+def _caller(target: Target) -> Caller | None:
+    """Files are the caller's business; devices need root."""
+    return target.caller if target.kind == "directory" else None
 
 
 def _read(stdout: IO[bytes], progress: Progress, last: list[dict[str, Any]]) -> None:
@@ -230,8 +238,11 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         os.killpg(pid, sig)
 
 
-def _error(final: dict[str, Any] | None, returncode: int, stderr: Path) -> str | None:
-    lines = [x.strip() for x in stderr.read_text(errors="replace").splitlines() if x.strip()]
+def _error(final: dict[str, Any] | None, returncode: int, stderr: IO[bytes]) -> str | None:
+    end = stderr.seek(0, os.SEEK_END)
+    stderr.seek(max(0, end - _STDERR_BYTES))
+    text = stderr.read().decode(errors="replace")
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
     said = lines[-1] if lines else None
     job_error = fio_stream.error_of(final) if final is not None else None
     if final is not None and job_error is not None:
@@ -243,38 +254,11 @@ def _error(final: dict[str, Any] | None, returncode: int, stderr: Path) -> str |
     return None
 
 
-def _check_o_direct(directory: str) -> None:
-    try:
-        fd, name = tempfile.mkstemp(prefix=".stripewise-odirect-", dir=directory)
-    except OSError as error:
-        raise EngineError(f"cannot create a file in {directory}: {error.strerror}") from error
-    try:
-        os.close(os.open(name, os.O_RDWR | os.O_DIRECT))
-    except OSError as error:
-        raise EngineError(f"{directory} does not allow direct I/O: {error.strerror}") from error
-    finally:
-        os.close(fd)
-        os.unlink(name)
-
-
-def _laid_out(spec: BenchSpec, phase: Phase, path: str) -> bool:
+def _laid_out(spec: BenchSpec, phase: Phase, target: Target) -> bool:
     """A block device, or a file written (not sparse) at least as far as the phase reads."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return False
+    info = os.fstat(target.fd)
     if stat.S_ISBLK(info.st_mode):
         return True
     needed = fio_job.stream_bytes(spec) * (spec.streams - 1) + fio_job.phase_size(spec, phase)
     written = min(info.st_size, info.st_blocks * 512 / 0.99)
     return stat.S_ISREG(info.st_mode) and written >= needed
-
-
-def _check_target(spec: BenchSpec, phase: Phase, path: str) -> None:
-    """Read phases need the file laid out: fio would silently write one (and its folders)."""
-    if os.path.exists(path) and stat.S_ISBLK(os.stat(path).st_mode):
-        return
-    if not os.path.isdir(os.path.dirname(path) or "/"):
-        raise EngineError(f"no such directory for the test file: {os.path.dirname(path)}")
-    if phase.reads and not _laid_out(spec, phase, path):
-        raise EngineError(f"{path} is missing or sparse: lay out the test file first")

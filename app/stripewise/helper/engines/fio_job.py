@@ -101,3 +101,17 @@ def job_file(
     if phase.writes:
         lines.append("end_fsync=1")
     return "\n".join(lines) + "\n"
+
+
+def as_arguments(job: str) -> list[str]:
+    """The job file as command-line options (no file to write, none to leave behind):
+    options before the first --name are global, as in the [global] section."""
+    arguments = []
+    for line in job.splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+            if section != "global":
+                arguments.append(f"--name={section}")
+        elif line:
+            arguments.append(f"--{line}")
+    return arguments
