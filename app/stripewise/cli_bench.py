@@ -1,6 +1,8 @@
 """`stripewise bench`: a benchmark through the helper, shown live in the terminal.
 
-Exit 0 when the run completes, 1 when it fails or is cancelled, 2 on invalid input.
+Exit 0 when the run completes; 1 when it fails, is cancelled (Ctrl-C, SIGTERM, SIGHUP) or its
+helper is lost mid-run; 2 on invalid input. With --save the run is kept in all of those cases,
+with every sample received: a lost helper's run as `aborted`, with the phases that finished.
 """
 
 from __future__ import annotations
@@ -8,18 +10,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import select
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from typing import IO, Any
 
 from stripewise import environment
+from stripewise.cli_bench_output import emit, say
 from stripewise.helper import protocol
-from stripewise.model.bench import BONNIE_NAMES, Phase
+from stripewise.model.run import RunStatus
 
-BAR_WIDTH = 28
+CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+CANCEL_GRACE_S = 5.0  # the helper ends a cancelled run within a second (docs/protocol.md)
+_POLL_S = 0.25  # a read waits this long at most, then looks whether a cancel timed out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,29 +40,82 @@ def run(args: argparse.Namespace) -> int:
     started = start_helper(privileges)
     if isinstance(started, str):
         raise CliError(started)
-    client = started
+    stop = _Stop(started)
+    previous = {number: signal.signal(number, stop.handle) for number in CANCEL_SIGNALS}
     try:
-        reply = client.ask("bench.start", _start_args(args))
-        if reply is None:
-            print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
-            return 1
-        if not reply.get("ok"):
-            error = reply.get("error", {})
-            print(f"stripewise: error: {error.get('message', 'refused')}", file=sys.stderr)
-            return 2
-        previous = signal.signal(signal.SIGINT, lambda *_: client.cancel())
-        try:
-            result = _follow(client, args)
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        return _bench(started, args, stop)
     finally:
-        client.close()
-    if result is None:
+        started.close()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _bench(client: _Client, args: argparse.Namespace, stop: _Stop) -> int:
+    reply = client.ask("bench.start", _start_args(args))
+    if reply is None:
         print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
         return 1
+    if not reply.get("ok"):
+        error = reply.get("error", {})
+        print(f"stripewise: error: {error.get('message', 'refused')}", file=sys.stderr)
+        return 2
+    begun: dict[str, Any] = reply.get("result") or {}
+    began = time.monotonic()
+    stop.arm()
+    result = _follow(client, args, stop)
+    elapsed_s = time.monotonic() - began
+    # the run has ended, or the helper is gone: reap it for its exit status; after a signal
+    # the caller waits for the CLI to exit, so a helper stuck ending its run is not waited for
+    client.close(CANCEL_GRACE_S if stop.signal is not None else 30.0)
+    lost = result is None and stop.signal is None
+    if result is None:
+        result = _unfinished(client, begun, elapsed_s, stop)
+        emit(
+            {**result, "event": "helper_lost", "samples": len(client.samples)} if lost else result,
+            as_json=args.json,
+        )
+    if stop.signal is not None and result.get("status") == "cancelled":
+        say(f"stripewise: cancelled by {stop.signal.name}\n", sys.stderr)
+    saved = None
     if args.save:
-        _save(args, result, client.samples, [str(d) for d in reply.get("disks") or []])
+        status = RunStatus.ABORTED if lost else None
+        saved = _save(
+            args, result, client.samples, [str(d) for d in begun.get("disks") or []], status
+        )
+    if lost:
+        say(f"stripewise: error: {_lost_line(client, result, begun, saved)}\n", sys.stderr)
+    elif saved is not None:
+        say(f"saved as run {saved}\n", sys.stderr)
     return 0 if result.get("status") == "complete" else 1
+
+
+class _Stop:
+    """SIGINT, SIGTERM and SIGHUP cancel the run through the helper instead of ending the CLI
+    at once, so the run is filed `cancelled` with its samples; a helper that does not end the
+    run within CANCEL_GRACE_S is closed and the run filed all the same."""
+
+    def __init__(self, client: _Client) -> None:
+        self.client = client
+        self.signal: signal.Signals | None = None
+        self.deadline: float | None = None
+        self.armed = False  # a run is going: there is something to cancel
+
+    def handle(self, number: int, _frame: object) -> None:
+        if self.signal is None:
+            self.signal = signal.Signals(number)
+            self.deadline = time.monotonic() + CANCEL_GRACE_S
+        if self.armed:
+            self.client.cancel()
+
+    def arm(self) -> None:
+        """The run has started: a signal that came while it was being started cancels it now."""
+        self.armed = True
+        if self.signal is not None:
+            self.deadline = time.monotonic() + CANCEL_GRACE_S
+            self.client.cancel()
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
 
 def start_helper(privileges: environment.Privileges, extra: Sequence[str] = ()) -> _Client | str:
@@ -114,6 +176,9 @@ class _Client:
         self.next_id = 0
         self.pending_events: list[dict[str, Any]] = []
         self.samples: list[dict[str, Any]] = []
+        self.phase_results: list[dict[str, Any]] = []
+        self.ended = False  # its output ended: it exited, or was killed
+        self._buffer = b""
 
     def send(self, verb: str, args: dict[str, Any]) -> int:
         self.next_id += 1
@@ -122,11 +187,23 @@ class _Client:
         self.helper.stdin.flush()
         return self.next_id
 
-    def read(self) -> dict[str, Any] | None:
+    def read(self, wait_s: float | None = None) -> dict[str, Any] | None:
+        """The next message, or None at the end of the helper's output. With `wait_s`, raises
+        TimeoutError when no whole line came in that time. Reads the pipe itself (select, not
+        the buffered reader) so that a wait can end."""
         assert self.helper.stdout is not None
-        line = self.helper.stdout.readline()
-        if not line:
-            return None
+        end = None if wait_s is None else time.monotonic() + wait_s
+        while b"\n" not in self._buffer:
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError
+            if select.select([self.helper.stdout], [], [], left)[0]:
+                chunk = os.read(self.helper.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    self.ended = True
+                    return None
+                self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
         message: dict[str, Any] = json.loads(line)
         return message
 
@@ -140,100 +217,114 @@ class _Client:
                 self.pending_events.append(message)
         return None
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 30.0) -> None:
         """Closing stdin makes the helper stop its run, remove its files and exit."""
         with contextlib.suppress(BrokenPipeError, OSError):
             assert self.helper.stdin is not None
             self.helper.stdin.close()
         try:
-            self.helper.wait(timeout=30)
+            self.helper.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
-            self.helper.kill()
-            self.helper.wait()
+            with contextlib.suppress(PermissionError):  # root's helper, started for a user
+                self.helper.kill()
+                self.helper.wait()
+
+    def last_error_line(self) -> str:
+        self.errors.seek(0)
+        lines = self.errors.read()[-4096:].decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
+    def exit_status(self) -> str:
+        code = self.helper.poll()
+        if code is not None and code < 0:
+            with contextlib.suppress(ValueError):
+                return f"killed by {signal.Signals(-code).name}"
+        return f"exit code {code}"
 
     def stopped_reason(self) -> str:
         """Why the helper went away: its last line on stderr (pkexec's refusal), or its exit."""
-        self.errors.seek(0)
-        lines = self.errors.read()[-4096:].decode(errors="replace").strip().splitlines()
-        code = self.helper.poll()
-        if lines:
-            return f"the helper stopped: {lines[-1]}"
-        if code in (126, 127) and self.helper.args[0] == "pkexec":
+        if line := self.last_error_line():
+            return f"the helper stopped: {line}"
+        if self.helper.poll() in (126, 127) and self.helper.args[0] == "pkexec":
             return "pkexec did not authorise the helper"
-        return f"the helper stopped (exit code {code})"
+        return f"the helper stopped ({self.exit_status()})"
 
     def cancel(self) -> None:
         with contextlib.suppress(BrokenPipeError, OSError):
             self.send("bench.cancel", {})
 
 
-def _follow(client: _Client, args: argparse.Namespace) -> dict[str, Any] | None:
-    out = sys.stdout
+def _follow(client: _Client, args: argparse.Namespace, stop: _Stop) -> dict[str, Any] | None:
+    """The helper's run_result; None when its output ended first, or a cancel went unanswered
+    for CANCEL_GRACE_S."""
     while True:
-        message = client.pending_events.pop(0) if client.pending_events else client.read()
+        if client.pending_events:
+            message: dict[str, Any] | None = client.pending_events.pop(0)
+        else:
+            try:
+                message = client.read(_POLL_S)
+            except TimeoutError:
+                if stop.expired():
+                    return None
+                continue
         if message is None:
             return None
         if "event" not in message:
             continue  # the reply to a cancel
         if message["event"] == "sample":
             client.samples.append(message)
-        if args.json:
-            out.write(json.dumps(message) + "\n")
-            out.flush()
-        else:
-            _show(message, out)
+        elif message["event"] == "phase_result":
+            client.phase_results.append(message)
+        emit(message, as_json=args.json)
         if message["event"] == "run_result":
             return message
 
 
-def _show(message: dict[str, Any], out: IO[str]) -> None:
-    kind = message["event"]
-    interactive = out.isatty()
-    if kind == "phase_started":
-        out.write(f"{message['name']} (repetition {message['repetition']})\n")
-    elif kind == "sample" and interactive:
-        done = message.get("progress") or 0.0
-        bar = "#" * int(done * BAR_WIDTH)
-        rate = (message.get("engine_read_mb_s") or 0) + (message.get("engine_write_mb_s") or 0)
-        eta = message.get("eta_s")
-        eta_text = f" ETA {eta:,.0f} s" if eta is not None else ""
-        out.write(f"\r  [{bar:<{BAR_WIDTH}}] {done:4.0%} {rate:9,.1f} MB/s{eta_text}   ")
-        out.flush()
-    elif kind == "phase_result":
-        if interactive:
-            out.write("\r" + " " * 70 + "\r")
-        status = f"  failed: {message['error']}" if message.get("error") else ""
-        out.write(
-            f"  {message['mb_s']:,.1f} MB/s, {message['iops']:,.0f} IOPS in "
-            f"{message['elapsed_s']:.1f} s{status}\n"
-        )
-    elif kind in ("warning", "error"):
-        out.write(f"{kind}: {message['message']}\n")
-    elif kind == "run_result":
-        out.write(format_results(message))
+def _unfinished(
+    client: _Client, begun: dict[str, Any], elapsed_s: float, stop: _Stop
+) -> dict[str, Any]:
+    """A run_result for a run whose helper was lost (`aborted`), or ended a cancelled run
+    without saying so (`cancelled`): the phases that finished, and why it ended there."""
+    from stripewise.unfinished_run import unfinished_result
+
+    if stop.signal is None:
+        status, message = "aborted", f"lost the helper mid-run ({_how_it_ended(client)})"
+    elif client.ended:  # the same signal reached the helper too (Ctrl-C, a closed terminal)
+        status, message = "cancelled", f"the helper ended without a result on {stop.signal.name}"
+    else:
+        status = "cancelled"
+        message = f"the helper did not end the run within {CANCEL_GRACE_S:.0f} s of the cancel"
+    return unfinished_result(
+        status,
+        message,
+        client.phase_results,
+        run=begun.get("run"),
+        engine=str(begun.get("engine") or ""),
+        engine_version=str(begun.get("engine_version") or ""),
+        elapsed_s=elapsed_s,
+    )
 
 
-def format_results(result: dict[str, Any]) -> str:
-    lines = [
-        f"\nRun {result['status']} ({result['engine']} {result['engine_version']}, "
-        f"{result['elapsed_s']:.1f} s)",
-        f"{'Phase':<28} {'MB/s median':>11} {'min .. max':>19} {'IOPS':>9} "
-        f"{'p99 us':>9} {'CPU %':>6} {'KB/s per CPU%':>14}",
-    ]
-    for phase in result["results"]:
-        mb = phase.get("mb_s") or {}
-        iops = phase.get("iops") or {}
-        spread = f"{mb.get('low', 0):,.1f} .. {mb.get('high', 0):,.1f}" if mb else "-"
-        cpu = phase.get("cpu_pct")
-        efficiency = phase.get("kb_s_per_cpu_pct")
-        p99 = phase.get("lat_p99_us")
-        lines.append(
-            f"{BONNIE_NAMES[Phase(phase['phase'])]:<28} {mb.get('median', 0):>11,.1f} "
-            f"{spread:>19} {iops.get('median', 0):>9,.0f} "
-            f"{f'{p99:,.0f}' if p99 else '-':>9} {f'{cpu:.0f}' if cpu else '-':>6} "
-            f"{f'{efficiency:,.0f}' if efficiency else '-':>14}"
-        )
-    return "\n".join(lines) + "\n"
+def _how_it_ended(client: _Client) -> str:
+    line = client.last_error_line()
+    return f"{client.exit_status()}; it said: {line}" if line else client.exit_status()
+
+
+def _lost_line(
+    client: _Client, result: dict[str, Any], begun: dict[str, Any], saved: int | None
+) -> str:
+    """The one line a lost helper gets: what ended, what was kept, what was left behind."""
+    passes = sum(not event.get("error") for event in client.phase_results)
+    kept = f"{len(client.samples)} samples and {passes} finished phases"
+    if saved is not None:
+        line = f"{result['error']}: run {saved} saved as aborted with {kept}"
+    else:
+        line = f"{result['error']}: {kept} received, not saved (no --save)"
+    test_file = str(begun.get("target") or "")
+    with contextlib.suppress(OSError):  # a device target is no file to leave behind
+        if test_file and stat.S_ISREG(os.lstat(test_file).st_mode):
+            line += f"; its test file {test_file} is left behind"  # SIGKILL left it no time
+    return line
 
 
 def _save(
@@ -241,9 +332,9 @@ def _save(
     result: dict[str, Any],
     samples: list[dict[str, Any]],
     disks: list[str],
-) -> None:
+    status: RunStatus | None,
+) -> int:
     from stripewise.cli import _database_url
     from stripewise.cli_bench_save import save_run
 
-    run_id = save_run(_database_url(args), args, result, samples, disks)
-    print(f"saved as run {run_id}", file=sys.stderr)
+    return save_run(_database_url(args), args, result, samples, disks, status=status)

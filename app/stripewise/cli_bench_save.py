@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stripewise.model.run import RunStatus
 
 _SPEC_KEYS = (
     "size",
@@ -40,8 +43,11 @@ def save_run(
     result: dict[str, Any],
     samples: list[dict[str, Any]],
     disks: Sequence[str] = (),
+    *,
+    status: RunStatus | None = None,
 ) -> int:
-    """`disks`: the kernel names from the helper's bench.start reply."""
+    """`disks`: the kernel names from the helper's bench.start reply. `status` overrides the
+    one `result` says (a run_result the client made for a lost helper says `aborted`)."""
     from stripewise.bench_context import collect_context
     from stripewise.history.bench_rows import final_status, result_values, sample_row
     from stripewise.history.database import open_database
@@ -72,7 +78,7 @@ def save_run(
         )
         store.add_samples(run_id, [sample_row(n, s) for n, s in enumerate(samples)])
         store.add_results(run_id, result_values(result))
-        store.finish_run(run_id, final_status(result), finished_at=finished)
+        store.finish_run(run_id, status or final_status(result), finished_at=finished)
         return run_id
     finally:
         db.close()

@@ -138,7 +138,7 @@ def test_cancel_stops_the_run_files_it_cancelled_and_removes_the_file(
     assert page.start_button.isEnabled() and page.form.size.isEnabled()
 
 
-def test_a_killed_helper_ends_the_run_as_failed_and_keeps_its_samples(
+def test_a_killed_helper_ends_the_run_as_aborted_and_keeps_its_samples(
     make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
 ) -> None:
     window, page, target = start_long_run(make_window, tmp_path, qtbot)
@@ -149,10 +149,11 @@ def test_a_killed_helper_ends_the_run_as_failed_and_keeps_its_samples(
         with qtbot.waitSignal(page.session.saved, timeout=15_000) as saved:
             os.kill(pid, signal.SIGKILL)
         run_id, status = saved.args
-        assert status == "failed"
-        assert "failed" in page.phase_label.text()
+        assert status == "aborted"
+        assert "Run aborted" in page.phase_label.text()
+        assert "lost the helper mid-run" in page.phase_label.text()
         detail, samples = stored(db_url, run_id)
-        assert detail.summary.status is RunStatus.FAILED
+        assert detail.summary.status is RunStatus.ABORTED
         assert samples >= 3  # what streamed before the crash is kept
     finally:
         for leftover in target.iterdir():  # SIGKILL cannot clean up: the test does

@@ -2,12 +2,13 @@
 
 The helper (started as root or as the user, see `HelperClient`) runs the engine; its events
 arrive here on the GUI thread and are re-emitted as typed signals for the page, while a
-`RunRecorder` writes the run to the history as it streams. A helper that dies mid-run ends the
-run as failed with everything received so far kept.
+`RunRecorder` writes the run to the history as it streams. A helper lost mid-run (killed,
+crashed) ends the run as `aborted`, with every sample received and the phases that finished.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from stripewise.model.topology import Inventory
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.run_recorder import RunHeader, RunRecorder
+from stripewise.unfinished_run import unfinished_result
 
 _NOT_RECORDED = ("confirm_serial",)  # typed to allow writing; not part of what was measured
 
@@ -71,7 +73,7 @@ class BenchSession(QObject):
     sampleArrived = Signal(dict)
     phaseFinished = Signal(dict)
     warningRaised = Signal(dict)
-    finished = Signal(dict)  # run_result, or a synthesised one when the helper died
+    finished = Signal(dict)  # run_result, or one made here when the helper was lost
     refused = Signal(str)  # the run did not start (bad target, busy...)
     recorded = Signal(int)  # history id as soon as the run row exists
     saved = Signal(int, str)  # history id, final status: all written
@@ -87,6 +89,9 @@ class BenchSession(QObject):
         self.run_id: str | None = None  # the helper's id of the running benchmark
         self.recorder: RunRecorder | None = None
         self._starting = False
+        self._reply: dict[str, Any] = {}  # bench.start's, for a run_result made here
+        self._began = 0.0
+        self._phase_results: list[dict[str, Any]] = []
         helper.eventReceived.connect(self._on_event)
         helper.failed.connect(self._on_helper_failed)
 
@@ -120,6 +125,7 @@ class BenchSession(QObject):
     def _on_started(self, request: BenchRequest, reply: dict[str, Any]) -> None:
         self._starting = False
         self.run_id = str(reply.get("run"))
+        self._reply, self._began, self._phase_results = reply, time.monotonic(), []
         target = str(request.args.get("target"))
         test_file = str(reply.get("target") or target)
         disks = [str(d) for d in reply.get("disks") or []]
@@ -157,6 +163,7 @@ class BenchSession(QObject):
         elif kind == "phase_started":
             self.phaseStarted.emit(message)
         elif kind == "phase_result":
+            self._phase_results.append(message)
             self.phaseFinished.emit(message)
         elif kind in ("warning", "error"):
             self.warningRaised.emit(message)
@@ -164,29 +171,31 @@ class BenchSession(QObject):
             self._end(final_status(message), message)
 
     def _on_helper_failed(self, message: str) -> None:
-        if self.run_id is None:
-            return
-        self._end(
-            RunStatus.FAILED,
-            {"event": "run_result", "run": self.run_id, "status": "failed", "error": message},
-            keep_results=False,
-        )
+        if self.run_id is not None:
+            self._end_unreported(RunStatus.ABORTED, f"lost the helper mid-run ({message})")
 
-    def _end(
-        self, status: RunStatus, result: Mapping[str, Any], *, keep_results: bool = True
-    ) -> None:
+    def _end_unreported(self, status: RunStatus, message: str) -> None:
+        """The run ends without the helper's run_result: file what arrived."""
+        result = unfinished_result(
+            status.value,
+            message,
+            self._phase_results,
+            run=self.run_id,
+            engine=str(self._reply.get("engine") or ""),
+            engine_version=str(self._reply.get("engine_version") or ""),
+            elapsed_s=time.monotonic() - self._began,
+        )
+        self._end(status, result)
+
+    def _end(self, status: RunStatus, result: Mapping[str, Any]) -> None:
         self.run_id = None
         if self.recorder is not None:
-            self.recorder.finish(status, result if keep_results else None)
+            self.recorder.finish(status, result)
         self.finished.emit(dict(result))
 
     def shutdown(self) -> None:
         """Closing the window: the helper stops the run when its stdin closes; file it."""
         if self.run_id is not None:
-            self._end(
-                RunStatus.CANCELLED,
-                {"event": "run_result", "run": self.run_id, "status": "cancelled"},
-                keep_results=False,
-            )
+            self._end_unreported(RunStatus.CANCELLED, "the window was closed")
         if self.recorder is not None:
             self.recorder.wait()

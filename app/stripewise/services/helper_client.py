@@ -8,7 +8,9 @@ arrive on the GUI thread through QProcess signals; nothing here blocks.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -174,10 +176,16 @@ class HelperClient(QObject):
             error = message.get("error") or {}
             on_error(str(error.get("message") or "the helper refused the request"))
 
-    def _on_error(self, _error: QProcess.ProcessError) -> None:
+    def _on_error(self, error: QProcess.ProcessError) -> None:
         if self._process is None:
             return
-        if _error is QProcess.ProcessError.FailedToStart or self._process.state() is (
+        if error is QProcess.ProcessError.Crashed:
+            # Qt's "Process crashed" covers a kill too; its exit code is then the signal number
+            with contextlib.suppress(ValueError):
+                killer = signal.Signals(self._process.exitCode()).name
+                self._process_gone(f"the helper was killed by {killer}")
+                return
+        if error is QProcess.ProcessError.FailedToStart or self._process.state() is (
             QProcess.ProcessState.NotRunning
         ):
             self._process_gone(f"the helper failed: {self._process.errorString()}")
