@@ -40,14 +40,14 @@ SIZE, REPETITIONS, PHASES = "256M", 100, ("seq_write", "seq_read")
 class Bench:
     """`stripewise bench --save` running in the background, its stdout collected as it comes."""
 
-    def __init__(self, tmp_path: Path, *extra: str) -> None:
+    def __init__(self, tmp_path: Path, *extra: str, engine: str = "builtin") -> None:
         self.target = tmp_path / "target"
-        self.target.mkdir()
+        self.target.mkdir(exist_ok=True)
         self.db = f"sqlite:///{tmp_path / 'history.db'}"
         self.process = subprocess.Popen(
             [
                 *(sys.executable, "-m", "stripewise", "bench", "--target", str(self.target)),
-                *("--size", SIZE, "--engine", "builtin", "--phases", ",".join(PHASES)),
+                *("--size", SIZE, "--engine", engine, "--phases", ",".join(PHASES)),
                 *("--repeat", str(REPETITIONS), "--rate", "10", "--save", "--db", self.db),
                 *extra,
             ],
@@ -78,7 +78,7 @@ class Bench:
         self.spawned = psutil.Process(self.process.pid).children(recursive=True)
 
     def helper(self) -> psutil.Process:
-        [helper] = [p for p in self.spawned if "stripewise.helper.server" in p.cmdline()]
+        [helper] = [p for p in self.spawned if "stripewise.helper.server" in _cmdline(p)]
         return helper
 
     def finish(self, timeout_s: float) -> tuple[int, list[str]]:
@@ -117,6 +117,14 @@ class Bench:
         assert shown.returncode == 0, f"no run saved: {shown.stderr}"
         run: dict[str, Any] = json.loads(shown.stdout)
         return run
+
+
+def _cmdline(process: psutil.Process) -> list[str]:
+    """An engine that just exited is a zombie without a command line."""
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
 
 
 @pytest.fixture

@@ -158,10 +158,12 @@ class FioEngine:
         cancel: threading.Event,
     ) -> tuple[dict[str, Any] | None, int, bool]:
         """Run fio on the job, the target's descriptor inherited under its own number; fio dies
-        with the thread that started it (setpriv's parent-death signal). -> (its last object,
-        exit status, whether it was cancelled)."""
+        with the thread that started it (setpriv's parent-death signal), jobs and all.
+        -> (its last object, exit status, whether it was cancelled)."""
         argv = [*child_prefix(caller), self._fio, "--output-format=json", "--status-interval=1"]
-        argv += ["--eta=never", *job]
+        # --thread: jobs as threads of the one process the parent-death signal reaches (forked
+        # job processes would lose it and outlive a killed helper)
+        argv += ["--eta=never", "--thread", *job]
         try:
             process = subprocess.Popen(
                 argv,
