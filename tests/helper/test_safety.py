@@ -346,3 +346,43 @@ def test_drop_caches_as_root() -> None:
         drop_caches(privileged=True)
     except PermissionError as error:
         pytest.skip(str(error))  # a container's read-only /proc/sys
+
+
+def test_a_link_only_others_than_root_can_change_is_not_followed(tmp_path: Path) -> None:
+    """Even for a root caller: /tmp-like directories (sticky, world-writable) hold links anyone
+    may have planted; the kernel's protected_symlinks does not guard a walk that reads links."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    (tmp_path / "real").mkdir()
+    (shared / "bench").symlink_to(tmp_path / "real")
+    with refused_untouched(str(tmp_path / "real"), "symbolic link in a directory others than root"):
+        check(str(shared / "bench"))
+    assert check(str(tmp_path / "real")).kind == "directory"
+
+
+def test_dot_dot_and_proc_links_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    with pytest.raises(TargetRefused, match=r"without '\.' or '\.\.'"):
+        check(f"{tmp_path}/a/../a")
+    fd = os.open(tmp_path / "a", os.O_RDONLY)
+    try:  # a magic link into a process's descriptors, even one of root's own
+        with pytest.raises(TargetRefused, match="symbolic link|system directory"):
+            check(f"/proc/{os.getpid()}/fd/{fd}")
+    finally:
+        os.close(fd)
+
+
+def test_a_bind_mount_of_a_system_directory_is_still_one(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("bind mounts need root")
+    mountpoint = tmp_path / "etc"
+    mountpoint.mkdir()
+    subprocess.run(["mount", "--bind", "-o", "ro", "/usr", str(mountpoint)], check=True)
+    try:
+        with pytest.raises(TargetRefused, match=r"system directory \(/usr\)"):
+            check(str(mountpoint), phases=READS)
+        with pytest.raises(TargetRefused, match=r"system directory \(/usr\)"):
+            check(str(mountpoint / "share"), phases=READS)
+    finally:
+        subprocess.run(["umount", str(mountpoint)], check=True)

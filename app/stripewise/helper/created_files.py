@@ -148,9 +148,11 @@ def _remove(record: CreatedFile) -> bool:
     """As the file's owner: the directory must be the one recorded, the name a regular file
     with the recorded inode (or, never created as far as the record knows, the owner's)."""
     caller = Caller.of_uid(record.uid, record.gid)
+    if "/" in record.name or not record.name.startswith(".stripewise-bench-"):
+        return False  # only ever names this helper makes
 
     def work() -> bool:
-        dir_fd = open_path(record.directory, caller_is_root=caller.is_root)
+        dir_fd = open_path(record.directory)
         try:
             here = os.fstat(dir_fd)
             if (here.st_dev, here.st_ino) != (record.dir_dev, record.dir_ino):

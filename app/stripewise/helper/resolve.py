@@ -3,10 +3,12 @@
 `open_path` returns an O_PATH descriptor; everything after works through it, so a rename or a
 symlink swapped in later changes nothing. The kernel does it in one call where it has
 openat2 (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). A path with a symbolic link in it is
-then walked one component at a time with O_PATH|O_NOFOLLOW, and a link is followed only where
-the caller cannot have made it: in a directory owned by root that nobody else may write
-(udev's /dev/disk/by-id, /dev/mapper), or when the caller is root. Links in /proc (magic
-links to other processes' files) are never followed.
+then walked one component at a time with O_PATH|O_NOFOLLOW, and a link is followed only where nobody but
+root can have made it: in a directory owned by root that nobody else may write (udev's
+/dev/disk/by-id, /dev/mapper), whoever the caller is (a root caller is not protected from a
+link another user planted in /tmp either: the kernel's protected_symlinks does not apply to a
+walk that reads links itself). Links in /proc (magic links to other processes' files) are
+never followed.
 
 System locations are recognised by the filesystem and the directory within it, read from
 /proc/self/mountinfo, so a bind mount of /etc elsewhere is still /etc.
@@ -63,16 +65,14 @@ def fd_path(fd: int) -> str:
     return os.readlink(f"/proc/self/fd/{fd}")
 
 
-def _trusted_directory(dir_fd: int, caller_is_root: bool) -> bool:
+def _trusted_directory(dir_fd: int) -> bool:
     info = os.fstat(dir_fd)
     if info.st_dev == os.stat("/proc").st_dev:
         return False  # /proc/<pid>/fd/...: magic links into other processes
-    if caller_is_root:
-        return True
     return info.st_uid == 0 and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _walk(path: str, caller_is_root: bool) -> int:
+def _walk(path: str) -> int:
     """O_PATH|O_NOFOLLOW one component at a time from /; links only in trusted directories."""
     parts = [p for p in path.split("/") if p]
     current = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -85,10 +85,10 @@ def _walk(path: str, caller_is_root: bool) -> int:
             following = os.open(part, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=current)
             if stat.S_ISLNK(os.fstat(following).st_mode):
                 os.close(following)
-                if not _trusted_directory(current, caller_is_root):
+                if not _trusted_directory(current):
                     raise PathRefused(
-                        f"{path}: {part} is a symbolic link in a directory others can change: "
-                        "give the real path"
+                        f"{path}: {part} is a symbolic link in a directory others than root "
+                        "can change: give the real path"
                     )
                 links += 1
                 if links > _MAX_LINKS:
@@ -117,7 +117,7 @@ def _normalise(parts: list[str], path: str) -> list[str]:
     return kept
 
 
-def open_path(path: str, *, caller_is_root: bool) -> int:
+def open_path(path: str) -> int:
     """An O_PATH descriptor of `path` (absolute, no '.' or '..'), resolved once."""
     if not path or not os.path.isabs(path) or len(path) > _MAX_PATH or "\0" in path:
         raise PathRefused(f"{path!r}: give an absolute path (a directory or /dev/...)")
@@ -128,7 +128,7 @@ def open_path(path: str, *, caller_is_root: bool) -> int:
     except OSError as error:
         if error.errno not in (errno.ELOOP, errno.ENOSYS, errno.EPERM, errno.EXDEV):
             raise
-    return _walk(path, caller_is_root)
+    return _walk(path)
 
 
 @dataclass(frozen=True)

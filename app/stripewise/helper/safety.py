@@ -78,7 +78,7 @@ def check_target(
     checked is what the engines get."""
     target = spec.target
     try:
-        fd = run_as(caller, lambda: open_path(target, caller_is_root=_is_root(caller)))
+        fd = run_as(caller, lambda: open_path(target))
     except PathRefused as error:
         raise TargetRefused(str(error)) from None
     except FileNotFoundError:
@@ -109,10 +109,6 @@ def check_target(
     except BaseException:
         os.close(fd)
         raise
-
-
-def _is_root(caller: Caller | None) -> bool:
-    return os.geteuid() == 0 if caller is None else caller.is_root
 
 
 def _fs_type(path: str) -> str | None:
