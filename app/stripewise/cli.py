@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -176,7 +177,7 @@ def _fill_bench(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--queue-depth", type=_positive_int, default=1, metavar="N")
     bench.add_argument("--repeat", type=_positive_int, default=1, metavar="N")
     bench.add_argument(
-        "--rate", type=float, default=2.0, metavar="HZ", help="samples per second, 1 to 10"
+        "--rate", type=_finite, default=2.0, metavar="HZ", help="samples per second, 1 to 10"
     )
     bench.add_argument("--json", action="store_true", help="one JSON event per line")
     bench.add_argument("--save", action="store_true", help="keep the run in the history")
@@ -259,6 +260,17 @@ def _window_size(text: str) -> tuple[int, int]:
     if not (640 <= size[0] <= 7680 and 480 <= size[1] <= 4320):
         raise argparse.ArgumentTypeError(f"window size out of range 640x480..7680x4320: {text}")
     return size
+
+
+def _finite(text: str) -> float:
+    """A number; nan and inf, which float() reads too, cannot be sent to the helper."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -364,14 +376,19 @@ def _db(args: argparse.Namespace) -> int:
     except database.DatabaseError as exc:
         raise CliError(str(exc)) from None
     try:
-        print(f"url:      {database.display_url(url)}")
-        print(f"schema:   {db.schema_revision or 'empty'} (this version: {database.HEAD_REVISION})")
+        runs = None
         if db.schema_revision == database.HEAD_REVISION:
             from stripewise.history.store import HistoryStore
 
-            print(f"runs:     {HistoryStore(db).count_runs()}")
+            runs = HistoryStore(db).count_runs()  # DatabaseError when a table is missing
+    except database.DatabaseError as exc:
+        raise CliError(str(exc)) from None
     finally:
         db.close()
+    print(f"url:      {database.display_url(url)}")
+    print(f"schema:   {db.schema_revision or 'empty'} (this version: {database.HEAD_REVISION})")
+    if runs is not None:
+        print(f"runs:     {runs}")
     return EXIT_OK
 
 

@@ -31,24 +31,16 @@ def fill_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, url: str) -> int:
     from stripewise.cli import CliError
     from stripewise.history import database
-    from stripewise.history.imports import (
-        DuplicateImport,
-        ImportTooLarge,
-        import_runs,
-        read_results,
-    )
+    from stripewise.history.imports import DuplicateImport, import_runs, read_results
     from stripewise.history.store import HistoryStore
     from stripewise.importers import ImportFormatError
+    from stripewise.input_files import InputFileError
 
     path: Path = args.file
     try:
         imported, sha256 = read_results(path, args.format)
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ImportFormatError as exc:
+    except (InputFileError, ImportFormatError) as exc:
         raise CliError(f"{exc}; nothing was imported") from None
-    except ImportTooLarge as exc:
-        raise CliError(str(exc)) from None
     try:
         db = database.open_database(url)
     except database.DatabaseError as exc:

@@ -97,7 +97,7 @@ def test_sas_enclosure_bays_and_direct_phys() -> None:
 
 
 @needs_umockdev
-def test_odd_devices_show_unknowns_and_never_crash() -> None:
+def test_odd_devices_show_unknowns_and_never_crash(tmp_path: Path) -> None:
     inventory = inventory_json(odd_devices())
     assert disk(inventory, "sda")["size_bytes"] is None
     assert disk(inventory, "sdb")["model"] is None and disk(inventory, "sdb")["serial"] is None
@@ -107,8 +107,10 @@ def test_odd_devices_show_unknowns_and_never_crash() -> None:
     platform = [c for c in inventory["controllers"] if c["root"] is None]
     assert {c["id"] for c in platform} == {"f8000000.sata", "fe340000.mmc"}
     assert disk(inventory, "mmcblk0")["transport"] == "mmc"
+    empty = tmp_path / "empty.txt"  # a regular file: /dev/null is refused unread
+    empty.touch()
     text = subprocess.run(  # the human-readable form copes with the same unknowns
-        [sys.executable, "-m", "stripewise", "inventory", "--from", "/dev/null"],
+        [sys.executable, "-m", "stripewise", "inventory", "--from", str(empty)],
         capture_output=True,
         text=True,
         check=False,

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from stripewise.input_files import InputFileError, parse_json
+
 PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 64 * 1024
 _VERB_PATTERN = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_]*)?$")
@@ -35,13 +37,16 @@ class Request:
 
 
 def parse_request(line: bytes) -> Request:
-    """Validate one request line: size, JSON, shape, id range and verb spelling."""
+    """Validate one request line: size, JSON (nested at most MAX_DEPTH deep), shape, id range
+    and verb spelling."""
     if len(line) > MAX_LINE_BYTES:
         raise ProtocolError("too_large", f"request longer than {MAX_LINE_BYTES} bytes")
     try:
-        message = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError("bad_json", f"request is not JSON: {exc}") from None
+        message = parse_json(line.decode("utf-8"), "request")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError("bad_json", f"request is not UTF-8 JSON: {exc}") from None
+    except InputFileError as exc:  # also nesting past MAX_DEPTH, NaN, 5000-digit numbers
+        raise ProtocolError("bad_json", str(exc)) from None
     if not isinstance(message, dict):
         raise ProtocolError("bad_request", "request must be a JSON object")
     request_id = message.get("id")

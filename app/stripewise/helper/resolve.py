@@ -3,11 +3,11 @@
 `open_path` returns an O_PATH descriptor; everything after works through it, so a rename or a
 symlink swapped in later changes nothing. The kernel does it in one call where it has
 openat2 (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). A path with a symbolic link in it is
-then walked one component at a time with O_PATH|O_NOFOLLOW, and a link is followed only where nobody but
-root can have made it: in a directory owned by root that nobody else may write (udev's
-/dev/disk/by-id, /dev/mapper), whoever the caller is (a root caller is not protected from a
-link another user planted in /tmp either: the kernel's protected_symlinks does not apply to a
-walk that reads links itself). Links in /proc (magic links to other processes' files) are
+then walked one component at a time with O_PATH|O_NOFOLLOW, and a link is followed only
+where nobody but root can have made it: in a directory owned by root that nobody else may
+write (udev's /dev/disk/by-id, /dev/mapper). That holds for a root caller too: the kernel's
+protected_symlinks does not guard a walk that reads links itself, so a link another user
+planted in /tmp is never followed. Links in /proc (magic links to other processes' files) are
 never followed.
 
 System locations are recognised by the filesystem and the directory within it, read from

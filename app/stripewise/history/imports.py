@@ -22,6 +22,7 @@ from stripewise.history.models import runs as runs_table
 from stripewise.history.store import json_safe
 from stripewise.importers import ImportedRun, parse
 from stripewise.importers.common import decode
+from stripewise.input_files import read_bytes
 from stripewise.model.run import RunStatus
 
 # Results files are text of a few kB to a few MB; anything far larger is not one.
@@ -49,10 +50,6 @@ class DuplicateImport(Exception):
         )
 
 
-class ImportTooLarge(ValueError):
-    """Refused before reading: far larger than any results file."""
-
-
 def _ids(run_ids: list[int]) -> str:
     return ", ".join(str(run_id) for run_id in run_ids)
 
@@ -64,16 +61,11 @@ def file_sha256(data: bytes) -> str:
 def read_results(path: Path, fmt: str = "auto") -> tuple[list[ImportedRun], str]:
     """The runs in a results file and the SHA-256 of its bytes; nothing is stored.
 
-    Raises OSError if the file cannot be read, ImportFormatError naming the line if it is not
-    a result the importers understand.
+    Raises InputFileError if the file cannot be read, is not a regular file or is larger than
+    MAX_IMPORT_BYTES (refused unread), ImportFormatError naming the line if it is not a result
+    the importers understand or holds figures no run can have.
     """
-    size = path.stat().st_size
-    if size > MAX_IMPORT_BYTES:
-        raise ImportTooLarge(
-            f"{path.name} is {size / 2**20:,.0f} MiB; a results file is at most "
-            f"{MAX_IMPORT_BYTES // 2**20} MiB; nothing was imported"
-        )
-    data = path.read_bytes()
+    data = read_bytes(path, what="a results file", max_bytes=MAX_IMPORT_BYTES)
     return parse(decode(data), path.name, fmt), file_sha256(data)
 
 

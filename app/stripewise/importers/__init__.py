@@ -10,7 +10,13 @@ from collections import Counter
 from dataclasses import replace
 
 from stripewise.importers import bonnie, fio, iozone
-from stripewise.importers.common import ImportedRun, ImportFormatError, text_lines
+from stripewise.importers.common import (
+    ImportedRun,
+    ImportFormatError,
+    check_digits,
+    check_run,
+    text_lines,
+)
 
 __all__ = ["FORMATS", "ImportFormatError", "ImportedRun", "detect_format", "parse"]
 
@@ -33,13 +39,18 @@ def detect_format(text: str, source_name: str = "input") -> str:
 
 
 def parse(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
-    """The runs of one results file; raises ImportFormatError naming the offending line."""
+    """The runs of one results file; raises ImportFormatError naming the offending line, and
+    the field when a figure is one no run can have."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    check_digits(text, source_name)
     if fmt == "auto":
         fmt = detect_format(text, source_name)
     parser = {"bonnie": bonnie.parse, "fio": fio.parse, "iozone": iozone.parse}[fmt]
-    return _numbered(parser(text, source_name))
+    runs = _numbered(parser(text, source_name))
+    for run in runs:
+        check_run(run, source_name)
+    return runs
 
 
 def _numbered(runs: list[ImportedRun]) -> list[ImportedRun]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from stripewise.importers.common import ImportFormatError
@@ -104,7 +105,7 @@ def size_bytes(text: str, default_unit: str) -> int | None:
     if m is None:
         return None
     unit = (m.group(2) or default_unit).lower()
-    return int(float(m.group(1)) * 1024 ** _POWER[unit])
+    return int(Decimal(m.group(1)) * 1024 ** _POWER[unit])  # exact; a float could overflow
 
 
 def results_of(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +18,23 @@ from stripewise.model.run import ResultValue
 # Columns of the history tables the names end up in (String(64) / String(255)).
 PHASE_MAX = 64
 NAME_MAX = 255
+# The most any run can report, by unit (a petabyte per second, a trillion operations per
+# second, 11 days of latency, CPU % summed over many processes): only garbage reaches them.
+CEILINGS = {
+    "MB/s": 1e9,
+    "KiB/s": 1e12,
+    "IOPS": 1e12,
+    "ops/s": 1e12,
+    "/s": 1e12,
+    "us": 1e12,
+    "%": 1e6,
+}
+OTHER_CEILING = 1e18  # KiB, ops
+SIZE_SUFFIXES = {"_bytes": 2**60, "_kB": 2**50}  # sizes in a spec or context: an exbibyte
+# No tool writes a longer run of digits; int() refuses 4,300 of them and float() turns 400
+# into infinity.
+MAX_DIGITS = 30
+_LONG_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
 
 _QUOTED = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -76,6 +94,45 @@ def number(token: str) -> float:
     if not is_number(token):
         raise ValueError(token)
     return float(token)
+
+
+def check_digits(text: str, source: str) -> None:
+    """Refuse a file holding a number of more than MAX_DIGITS digits, naming its line."""
+    found = _LONG_NUMBER.search(text)
+    if found is not None:
+        line = len(text_lines(text[: found.start()]))
+        raise ImportFormatError(source, line, f"a number of {len(found.group())} digits")
+
+
+def check_run(run: ImportedRun, source: str) -> None:
+    """Refuse figures no run can have (NaN, infinite, negative, past their unit's ceiling) and
+    sizes past an exbibyte in its spec and context; the error names the field."""
+    line = run.context.get("line", 1)
+    for result in run.results:
+        ceiling = CEILINGS.get(result.unit, OTHER_CEILING)
+        for value in (result.value, result.min_value, result.max_value):
+            if value is not None and not 0 <= value <= ceiling:
+                raise ImportFormatError(
+                    source,
+                    line,
+                    f"{result.phase} {result.metric}: {value:g} {result.unit} is out of range "
+                    f"(0 to {ceiling:g})",
+                )
+    _check_sizes(run.spec, source, line)
+    _check_sizes(run.context, source, line)
+
+
+def _check_sizes(values: Mapping[str, Any], source: str, line: int) -> None:
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            _check_sizes(value, source, line)
+        ceiling = next((c for end, c in SIZE_SUFFIXES.items() if key.endswith(end)), None)
+        if ceiling is None or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if not 0 <= value <= ceiling:
+            raise ImportFormatError(
+                source, line, f"{key}: {value:g} is out of range (0 to an exbibyte)"
+            )
 
 
 def clip(text: str, limit: int = PHASE_MAX) -> str:

@@ -24,12 +24,23 @@ from stripewise.importers.common import (
     clip,
     text_lines,
 )
+from stripewise.input_files import MAX_DEPTH, InputFileError, check_depth
 from stripewise.model.run import ResultValue
 
 ENGINE = "fio"
 DIRECTIONS = ("read", "write", "trim")
 TOTAL_JOB = "All clients"
 _LIFTED = ("rw", "bs", "iodepth", "numjobs", "size", "ioengine", "direct", "runtime")
+# A direction's figures, each at most what any run can report: an exbibyte moved, a petabyte
+# per second, a trillion IOPS, a year of runtime in ms.
+_CEILINGS = {
+    "io_bytes": 2**60,
+    "io_kbytes": 2**50,
+    "bw_bytes": 1e15,
+    "bw": 1e12,
+    "iops": 1e12,
+    "runtime": 3.2e10,
+}
 
 
 def looks_like(text: str) -> bool:
@@ -67,9 +78,14 @@ def json_objects(text: str, source: str) -> list[tuple[int, dict[str, Any]]]:
         start = offsets[index] + lines[index].index("{")
         try:
             obj, end = decoder.raw_decode(joined, start)
+            check_depth(joined[start:end], source)
         except json.JSONDecodeError as exc:
             raise ImportFormatError(
                 source, exc.lineno, f"malformed or truncated fio JSON: {exc.msg}"
+            ) from None
+        except (RecursionError, InputFileError):
+            raise ImportFormatError(
+                source, index + 1, f"JSON nested deeper than {MAX_DEPTH} levels"
             ) from None
         if not isinstance(obj, dict) or not ("jobs" in obj or "client_stats" in obj):
             raise ImportFormatError(
@@ -165,7 +181,7 @@ def _run(
         for e in entries
         if e.get("jobname") != TOTAL_JOB
     }
-    results = _results(entries)
+    results = _results(entries, source, line)
     if not results:
         raise ImportFormatError(source, line, "fio JSON whose jobs did no I/O")
     version = str(obj.get("fio version") or "").removeprefix("fio-")
@@ -200,7 +216,7 @@ def _run(
         engine=ENGINE,
         engine_version=version,
         target=", ".join(targets),
-        started_at=_time(obj.get("timestamp")),
+        started_at=_time(obj.get("timestamp"), source, line),
         spec=_spec(global_options, jobs),
         context=context,
         results=results,
@@ -223,13 +239,16 @@ def _target(options: dict[str, Any]) -> str:
     return str(filename or directory or "")
 
 
-def _time(timestamp: Any) -> datetime | None:
-    if isinstance(timestamp, int | float) and timestamp > 0:
+def _time(timestamp: Any, source: str, line: int) -> datetime | None:
+    if not isinstance(timestamp, int | float) or not timestamp > 0:
+        return None
+    try:
         return datetime.fromtimestamp(timestamp, UTC)
-    return None
+    except (OverflowError, ValueError, OSError):  # past year 9999, or infinite
+        raise ImportFormatError(source, line, f"timestamp: {timestamp:g} is not a time") from None
 
 
-def _results(entries: list[dict[str, Any]]) -> list[ResultValue]:
+def _results(entries: list[dict[str, Any]], source: str, line: int) -> list[ResultValue]:
     counts = Counter(str(e.get("jobname")) for e in entries)
     seen: Counter[str] = Counter()
     results: list[ResultValue] = []
@@ -238,12 +257,30 @@ def _results(entries: list[dict[str, Any]]) -> list[ResultValue]:
         if counts[name] > 1:  # numjobs without group_reporting: one entry per clone
             seen[name] += 1
             name = f"{name}#{seen[name]}"
+        for direction in DIRECTIONS:
+            if isinstance(stats := entry.get(direction), dict):
+                _check_direction(stats, f"{name} {direction}", source, line)
         active = [d for d in DIRECTIONS if _io_bytes(entry.get(d)) > 0]
         cpu = _cpu(entry)
         for direction in active:
             phase = clip(name if len(active) == 1 else f"{name} {direction}")
             results.extend(_direction(phase, entry[direction], cpu))
     return results
+
+
+def _check_direction(stats: dict[str, Any], where: str, source: str, line: int) -> None:
+    """Refuse what no run reports: NaN, infinite, negative or absurd figures, and I/O done in
+    no time (no rate can come from it)."""
+    for key, ceiling in _CEILINGS.items():
+        value = stats.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue  # figures fio did not write are missing, not refused
+        if not 0 <= value <= ceiling:
+            raise ImportFormatError(
+                source, line, f"{where} {key}: {value:g} is out of range (0 to {ceiling:g})"
+            )
+    if _io_bytes(stats) > 0 and stats.get("runtime") == 0:
+        raise ImportFormatError(source, line, f"{where} runtime: 0 ms with I/O done")
 
 
 def _io_bytes(stats: Any) -> float:

@@ -6,9 +6,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from stripewise.input_files import InputFileError, read_text
 from stripewise.model.topology import Inventory
 
 __all__ = ["InventoryError", "load_inventory", "read_live", "with_labels"]
+
+# umockdev-record --all of a large server (thousands of devices with their attributes) runs to
+# tens of MiB; snapshots and udev dumps are far smaller.
+MAX_INVENTORY_BYTES = 256 * 2**20
 
 
 class InventoryError(ValueError):
@@ -30,13 +35,9 @@ def load_inventory(path: Path, labels: Mapping[str, str] | None = None) -> Inven
     from stripewise.inventory.udevdump import DumpFormatError, DumpSource
 
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InventoryError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InventoryError(f"{path}: not a text file (byte {exc.start} is not UTF-8)") from None
+        text = read_text(path, what="an inventory file", max_bytes=MAX_INVENTORY_BYTES)
+    except InputFileError as exc:
+        raise InventoryError(str(exc)) from None
     try:
         if text.lstrip().startswith("{"):
             inventory = loads(text, str(path))

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from stripewise.input_files import InputFileError, parse_json
 from stripewise.model.topology import (
     Array,
     Controller,
@@ -379,9 +380,9 @@ def from_json(data: object) -> Inventory:
 
 def loads(text: str, origin: str = "snapshot") -> Inventory:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SnapshotError(f"{origin}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        data = parse_json(text, origin)
+    except InputFileError as exc:
+        raise SnapshotError(str(exc)) from None
     try:
         return from_json(data)
     except SnapshotError as exc:

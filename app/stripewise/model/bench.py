@@ -6,6 +6,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import StrEnum
 
 
@@ -47,13 +48,18 @@ class SpecError(ValueError):
 
 
 def parse_size(text: str) -> int:
-    """`8G`, `512M`, `4k`, `1GiB` -> bytes (binary multiples, as fio and dd read them)."""
+    """`8G`, `512M`, `4k`, `1GiB` -> bytes (binary multiples, as fio and dd read them), at
+    most MAX_SIZE."""
     match = _SIZE.match(text)
+    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
     if match is None:
-        raise SpecError(f"not a size: {text!r} (use e.g. 8G, 512M, 4k)")
-    number, unit = float(match.group(1)), (match.group(2) or "B").upper()
+        raise SpecError(f"not a size: {shown} (use e.g. 8G, 512M, 4k)")
+    unit = (match.group(2) or "B").upper()
     scale = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit[0]]
-    return int(number * scale)
+    size = Decimal(match.group(1)) * scale  # exact: a float overflows to infinity on "9"*400
+    if size > MAX_SIZE:
+        raise SpecError(f"{shown} is too large (at most 1 PiB)")
+    return int(size)
 
 
 @dataclass(frozen=True)

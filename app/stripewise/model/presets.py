@@ -18,11 +18,11 @@ current values come in as `DeviceState`. Every error names the file, the table a
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stripewise.input_files import InputFileError, parse_toml
 from stripewise.model.file_errors import FileFieldError
 from stripewise.model.tunables import (
     TUNABLES,
@@ -133,9 +133,9 @@ def summary(description: str) -> str:
 def parse_preset(text: str, origin: str, expected_name: str | None = None) -> PresetFile:
     """One preset file's text; `expected_name` (the file name without .toml) must be its name."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PresetError(f"{origin}: {exc}", origin) from None
+        data = parse_toml(text, origin)
+    except InputFileError as exc:
+        raise PresetError(str(exc), origin) from None
     top = _Where(origin, None)
     for key in data:
         if key not in _TOP_KEYS and key not in _TABLES:

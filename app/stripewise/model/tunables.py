@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 PAGE_BYTES = 4096
+MAX_CENTISECS = 360_000  # one hour, for the writeback times (see TUNABLES)
 _DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")  # a /sys/block entry, never a path
 
 
@@ -124,13 +125,16 @@ TUNABLES: dict[str, Tunable] = {
             2**50,
             pair="vm.dirty_background_ratio",
         ),
+        # The kernel takes up to 2^31-1 hundredths of a second for both (proc_dointvec,
+        # Documentation/admin-guide/sysctl/vm.rst): 248 days. Defaults are 30 s and 5 s, and
+        # laptop-mode-tools goes to 10 minutes; past an hour of dirty data in RAM is a typo.
         Tunable(
             "vm.dirty_expire_centisecs",
             Scope.GLOBAL,
             "centisecs",
             "age at which dirty data must be written (1/100 s)",
             0,
-            2**31 - 1,
+            MAX_CENTISECS,
         ),
         Tunable(
             "vm.dirty_writeback_centisecs",
@@ -138,7 +142,7 @@ TUNABLES: dict[str, Tunable] = {
             "centisecs",
             "interval of the writeback threads (1/100 s; 0 disables periodic writeback)",
             0,
-            2**31 - 1,
+            MAX_CENTISECS,
         ),
     )
 }

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from importlib.resources import as_file
 from typing import Any, TypeVar
 
+from stripewise.input_files import InputFileError, parse_toml, read_text
 from stripewise.model.topology import pcie_link_mb_s
 
 DISK_INTERFACES = (
@@ -30,6 +31,7 @@ DISK_INTERFACES = (
 CONTROLLER_INTERFACES = ("pcie", "dmi", "pci-x", "pci", "hub-link")
 PCIE_GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+MAX_CATALOG_BYTES = 2**20  # the shipped files hold 10 KiB together
 _T = TypeVar("_T")
 
 
@@ -127,9 +129,14 @@ def load_catalog() -> Catalog:
     """The shipped catalog (read once per process)."""
     from stripewise.resources import resource
 
-    disks = resource("catalog", "disks.toml").read_text(encoding="utf-8")
-    controllers = resource("catalog", "controllers.toml").read_text(encoding="utf-8")
-    return loads_catalog(disks, controllers)
+    texts = []
+    for name in ("disks.toml", "controllers.toml"):
+        with as_file(resource("catalog", name)) as path:
+            try:
+                texts.append(read_text(path, what="a catalog file", max_bytes=MAX_CATALOG_BYTES))
+            except InputFileError as exc:
+                raise CatalogError(str(exc)) from None
+    return loads_catalog(*texts)
 
 
 def loads_catalog(
@@ -190,9 +197,9 @@ class _Entry:
 
 def _entries(text: str, origin: str, table: str, build: Callable[[_Entry], _T]) -> list[_T]:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{origin}: {exc}") from None
+        data = parse_toml(text, origin)
+    except InputFileError as exc:
+        raise CatalogError(str(exc)) from None
     rows = data.get(table)
     if not isinstance(rows, list) or not rows:
         raise CatalogError(f"{origin}: no [[{table}]] entries")

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, overload
 
+from stripewise.input_files import InputFileError, parse_toml, read_text
 from stripewise.model.file_errors import FileFieldError
 from stripewise.model.plan import (
     BLOCK_CHOICES_KIB,
@@ -48,6 +48,7 @@ FORMAT = "stripewise-plan"
 VERSION = 1
 GB = 10**9
 MAX_GB = 1_000_000
+MAX_PLAN_BYTES = 16 * 2**20  # a plan of 10,000 disks is about 2 MiB
 DISK_STATES = tuple(s.value for s in DiskState)
 
 _TOP_KEYS = ("format", "version", "name", "currency", "inventory", "notes")
@@ -71,13 +72,10 @@ class PlanFileError(FileFieldError):
 def load_plan(
     path: Path | str, inventory: Inventory | None = None, catalog: Catalog | None = None
 ) -> Plan:
-    path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanFileError(f"cannot read {path}: {exc.strerror}", str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise PlanFileError(f"{path}: not UTF-8 text (byte {exc.start})", str(path)) from None
+        text = read_text(path, what="a plan file", max_bytes=MAX_PLAN_BYTES)
+    except InputFileError as exc:
+        raise PlanFileError(str(exc), str(path)) from None
     return loads_plan(text, str(path), inventory, catalog)
 
 
@@ -88,9 +86,9 @@ def loads_plan(
     catalog: Catalog | None = None,
 ) -> Plan:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PlanFileError(f"{origin}: {exc}", origin) from None
+        data = parse_toml(text, origin)
+    except InputFileError as exc:
+        raise PlanFileError(str(exc), origin) from None
     return _Reader(origin, inventory, catalog).plan(data)
 
 
@@ -368,8 +366,9 @@ class _Reader:
         )
 
     def _capacity(self, row: _Table, default: int | None, hypothetical: bool) -> int:
-        """Decimal GB (exact: 500.107862016 is 500,107,862,016 bytes) or whole bytes; 0 means
-        unknown, allowed for real disks only (a dump that did not record the size)."""
+        """Decimal GB (exact: 500.107862016 is 500,107,862,016 bytes), more than 0, or whole
+        bytes, where 0 means unknown: allowed for real disks only (a dump that did not record
+        the size), and what `dumps_plan` writes for them."""
         if row.has("capacity_gb") and row.has("capacity_bytes"):
             raise row.fail("capacity_bytes", "give capacity_gb or capacity_bytes, not both")
         if row.has("capacity_bytes"):
@@ -390,8 +389,6 @@ class _Reader:
                 raise row.fail("capacity_gb", 'missing (or give catalog = "<catalog disk id>")')
             return default
         value = row.data["capacity_gb"]
-        if value == 0 and not hypothetical and not isinstance(value, bool):
-            return 0
         gb = row.number("capacity_gb", 0.001, MAX_GB, 0.0)
         exact = Decimal(repr(gb)) if isinstance(value, float) else Decimal(value)
         return int((exact * GB).to_integral_value())

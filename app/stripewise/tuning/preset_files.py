@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from importlib.resources import as_file
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from stripewise.input_files import InputFileError, read_text
 from stripewise.model.presets import Preset, PresetError, PresetFile, combine, parse_preset
 
 SHIPPED = "shipped"
 USER = "user"
 FILE = "file"  # given by path on the command line
 SUFFIX = ".toml"
+MAX_PRESET_BYTES = 2**20  # the shipped presets are 1-3 KiB each
 
 
 @dataclass(frozen=True)
@@ -32,14 +35,10 @@ class PresetSource:
 
     def read(self) -> PresetFile:
         try:
-            text = self.location.read_text(encoding="utf-8")
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise PresetError(f"cannot read {self.path}: {reason}", self.path) from None
-        except UnicodeDecodeError as exc:
-            raise PresetError(
-                f"{self.path}: not UTF-8 text (byte {exc.start})", self.path
-            ) from None
+            with as_file(self.location) as path:
+                text = read_text(path, what="a preset", max_bytes=MAX_PRESET_BYTES)
+        except InputFileError as exc:
+            raise PresetError(str(exc), self.path) from None
         return parse_preset(text, self.path, self.name)
 
 
