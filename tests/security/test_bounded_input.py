@@ -433,3 +433,33 @@ def test_bad_user_presets_are_reported_and_the_rest_list_and_apply(
     )
     assert applied.returncode == 0, applied.stderr
     assert "md0: stripe_cache_size" in applied.stdout
+
+
+def _fio_reshaped(change: Callable[[dict[str, Any]], None]) -> str:
+    report = json.loads(fio_report())
+    change(report)
+    return json.dumps(report)
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("options.json", _fio_reshaped(lambda r: r["jobs"][0].update({"job options": "rw"}))),
+        ("globals.json", _fio_reshaped(lambda r: r.update({"global options": [1]}))),
+        ("jobs.json", _fio_reshaped(lambda r: r.update({"jobs": {"a": 1}}))),
+        ("read.json", _fio_reshaped(lambda r: r["jobs"][0].update({"read": [1, 2]}))),
+        ("util.json", _fio_reshaped(lambda r: r.update({"disk_util": ["sda"]}))),
+    ],
+)
+def test_fio_fields_of_another_shape_are_one_line(
+    name: str, text: str, tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file is untrusted: a field of a type fio never writes is a refusal, not a traceback."""
+    path = tmp_path / name
+    path.write_text(text)
+    done = cli("--db", db, "import", str(path))
+    if done.returncode == 0:  # a field the importer does not need may be ignored
+        assert len(stored_runs(db, capsys)) == 1
+        return
+    assert_refused(done, path.name)
+    assert stored_runs(db, capsys) == []

@@ -57,7 +57,14 @@ def parse(text: str, source: str) -> list[ImportedRun]:
         raise ImportFormatError(source, 1, "no fio JSON output found")
     runs: list[ImportedRun] = []
     for line, obj, reports in objects:
-        runs.extend(_runs_of(obj, line, source, reports))
+        try:
+            runs.extend(_runs_of(obj, line, source, reports))
+        except (TypeError, AttributeError, KeyError, IndexError) as exc:
+            # a file is untrusted input: a field of another type than fio writes is a
+            # refusal naming where, never a traceback
+            raise ImportFormatError(
+                source, line, f"fio JSON of an unexpected shape ({type(exc).__name__}: {exc})"
+            ) from None
     return runs
 
 
