@@ -215,3 +215,38 @@ def test_client_sees_a_killed_helper_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - killed < 1.0
     for leftover in tmp_path.iterdir():  # SIGKILL leaves the file: remove it here
         leftover.unlink()
+
+
+@pytest.mark.parametrize("engine", ["builtin", "fio"])
+@pytest.mark.parametrize("first", ["rewrite", "random_write", "mixed", "random_read"])
+def test_a_first_phase_other_than_seq_write_gets_the_file_laid_out(
+    helper: Helper, tmp_path: Path, first: str, engine: str
+) -> None:
+    if engine == "fio" and shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    assert helper.ask("bench.start", spec(tmp_path, size="8M", phases=[first], engine=engine))["ok"]
+    result = helper.until_result()
+    assert result["status"] == "complete", [e for e in helper.events if e["event"] == "error"]
+    assert any(e.get("code") == "layout" for e in helper.events)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cancel_during_layout_is_cancelled_not_failed(helper: Helper, tmp_path: Path) -> None:
+    assert helper.ask("bench.start", spec(tmp_path, size="4G", phases=["seq_read"], direct=False))[
+        "ok"
+    ]
+    while not any(e.get("code") == "layout" for e in helper.events):
+        helper.events.append(helper.read())
+    time.sleep(0.2)
+    assert helper.ask("bench.cancel", {})["ok"]
+    result = helper.until_result()
+    assert result["status"] == "cancelled"
+    assert not any(e["event"] == "error" for e in helper.events)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_target_no_file_can_be_named_is_bad_input_not_internal(
+    helper: Helper, tmp_path: Path
+) -> None:
+    reply = helper.ask("bench.start", spec(tmp_path / "\ud800"))
+    assert reply["error"]["code"] == "refused" and "not a valid path" in reply["error"]["message"]

@@ -115,8 +115,9 @@ class BenchRun:
             if self.cancel.is_set() and status == "complete":
                 status = "cancelled"
         except (EngineError, OSError) as exc:
-            status = "failed"
-            self.emit("error", message=str(exc))
+            status = "cancelled" if self.cancel.is_set() else "failed"  # e.g. during layout
+            if status == "failed":
+                self.emit("error", message=str(exc))
         finally:
             self._cleanup()
         results = [
@@ -189,9 +190,10 @@ class BenchRun:
             self.emit("warning", code="engine", message=str(note))
 
     def _layout_if_read_first(self) -> None:
-        """Read phases need real blocks: write the test file first if no phase writes it."""
+        """Every phase but a sequential write needs the file written to full size first: reads
+        would meet holes, and random writes and rewrites would find it missing or sparse."""
         first = self.spec.phases[0]
-        if self.target.kind != "directory" or first.writes:
+        if self.target.kind != "directory" or first is Phase.SEQ_WRITE:
             return
         from stripewise.helper.engines.builtin import BuiltinEngine
 

@@ -13,8 +13,8 @@ from typing import Any
 from stripewise.helper.protocol import ProtocolError, Request
 
 ENCLOSURE_ROOT = "/sys/class/enclosure"
-_ENCLOSURE_ID = re.compile(r"^\d{1,5}:\d{1,5}:\d{1,5}:\d{1,5}$")
-_BAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:-]{0,63}$")
+_ENCLOSURE_ID = re.compile(r"^\d{1,5}:\d{1,5}:\d{1,5}:\d{1,5}\Z")  # \Z: "$" allows a final "\n"
+_BAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:-]{0,63}\Z")
 
 
 def locate_path(enclosure: object, bay: object, request_id: int) -> str:

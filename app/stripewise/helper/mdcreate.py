@@ -14,9 +14,9 @@ from typing import Any
 
 from stripewise.helper.protocol import ProtocolError, Request
 
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
-_BY_ID = re.compile(r"^/dev/disk/by-id/[A-Za-z0-9_.:+@-]{1,200}$")
-_KERNEL = re.compile(r"^/dev/(sd[a-z]{1,3}|vd[a-z]{1,2}|xvd[a-z]{1,2}|hd[a-z]|nvme\d+n\d+)$")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}\Z")  # \Z: "$" allows a final "\n"
+_BY_ID = re.compile(r"^/dev/disk/by-id/[A-Za-z0-9_.:+@-]{1,200}\Z")
+_KERNEL = re.compile(r"^/dev/(sd[a-z]{1,3}|vd[a-z]{1,2}|xvd[a-z]{1,2}|hd[a-z]|nvme\d+n\d+)\Z")
 LEVELS = {"raid0": "0", "raid1": "1", "raid4": "4", "raid5": "5", "raid6": "6", "raid10": "10"}
 MIN_DEVICES = {"raid0": 2, "raid1": 2, "raid4": 3, "raid5": 3, "raid6": 4, "raid10": 4}
 MAX_DEVICES = 64
@@ -120,7 +120,7 @@ def handle_create(request: Request) -> dict[str, Any]:
     name, level, chunk = args.get("name"), args.get("level"), args.get("chunk_kib")
     if not isinstance(name, str) or not _NAME.match(name):
         raise _fail("bad_args", "name: letters, digits, _ and -, at most 32", request)
-    if level not in LEVELS:
+    if not isinstance(level, str) or level not in LEVELS:  # a list or object is unhashable
         raise _fail("bad_args", f"level must be one of {', '.join(LEVELS)}", request)
     if chunk is not None and (type(chunk) is not int or chunk not in [2**n for n in range(2, 12)]):
         raise _fail("bad_args", "chunk_kib must be a power of two from 4 to 2048", request)

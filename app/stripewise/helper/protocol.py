@@ -16,7 +16,7 @@ from stripewise.input_files import InputFileError, parse_json
 
 PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 64 * 1024
-_VERB_PATTERN = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_]*)?$")
+_VERB_PATTERN = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_]*)?\Z")  # \Z: "$" allows a final "\n"
 _MAX_ID = 2**53 - 1
 
 

@@ -121,6 +121,10 @@ def open_path(path: str) -> int:
     """An O_PATH descriptor of `path` (absolute, no '.' or '..'), resolved once."""
     if not path or not os.path.isabs(path) or len(path) > _MAX_PATH or "\0" in path:
         raise PathRefused(f"{path!r}: give an absolute path (a directory or /dev/...)")
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:  # a lone surrogate: no file has this name
+        raise PathRefused(f"{path!r}: not a valid path") from None
     if any(p in (".", "..") for p in path.split("/")):
         raise PathRefused(f"{path}: give the path without '.' or '..'")
     try:

@@ -25,7 +25,7 @@ Handler = Callable[[Request], dict[str, Any]]
 
 def handle_hello(request: Request) -> dict[str, Any]:
     wanted = request.args.get("protocol")
-    if wanted != protocol.PROTOCOL_VERSION:
+    if type(wanted) is not int or wanted != protocol.PROTOCOL_VERSION:  # not true, not 1.0
         raise ProtocolError(
             "protocol_mismatch",
             f"client speaks protocol {wanted!r}, helper {protocol.PROTOCOL_VERSION}: "

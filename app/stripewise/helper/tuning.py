@@ -54,8 +54,8 @@ MAX_DEVICES = 256
 KEEP_ENTRIES = 32  # applies remembered; older ones are dropped from the journal
 SYSCTL_FILE = "etc/sysctl.d/90-stripewise.conf"
 UDEV_FILE = "etc/udev/rules.d/90-stripewise.rules"
-_JOURNAL_ID = re.compile(r"^[0-9A-Za-z-]{1,40}$")
-_UDEV_SAFE = re.compile(r"^[A-Za-z0-9_.:+-]{1,128}$")  # no glob, quote or space in a match
+_JOURNAL_ID = re.compile(r"^[0-9A-Za-z-]{1,40}\Z")  # \Z: "$" allows a final "\n"
+_UDEV_SAFE = re.compile(r"^[A-Za-z0-9_.:+-]{1,128}\Z")  # no glob, quote or space in a match
 _OPEN_STATES = ("pending", "applied", "partial")  # something may still be changed
 Value = int | str | None
 
