@@ -118,6 +118,9 @@ class BenchRun:
             status = "cancelled" if self.cancel.is_set() else "failed"  # e.g. during layout
             if status == "failed":
                 self.emit("error", message=str(exc))
+        except Exception as exc:  # a defect must still end the run with its result
+            status = "failed"
+            self.emit("error", message=f"the run broke off: {type(exc).__name__}: {exc}")
         finally:
             self._cleanup()
         results = [

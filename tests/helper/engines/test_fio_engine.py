@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -427,3 +428,44 @@ def test_a_stubborn_fio_is_killed(
     first = StatusStream().feed((FIXTURES / "direct_randread.json.txt").read_bytes())[0]
     assert counters(outcome) == totals(first)  # the one status object it printed
     assert set(group_members(started[-1].pid)) <= {"Z"}  # orphans left for init to reap
+
+
+def test_a_hostile_fio_is_an_error_outcome_with_bounded_memory(tmp_path: Path) -> None:
+    """A fio made to print 200 MB of one object, a 10 MiB line, NaN figures, a result of the
+    wrong types and 5 MiB of complaints: the phase ends with an error, the helper keeps going."""
+    script = tmp_path / "hostile-fio"
+    script.write_text(
+        "#!/usr/bin/python3\n"
+        "import sys\n"
+        "o = sys.stdout\n"
+        "o.write('{\\n')\n"
+        "for i in range(200000): o.write('  \"x%d\": \"%s\",\\n' % (i, 'a' * 1000))\n"
+        "o.write('}\\n' + 'b' * (10 * 2**20) + '\\n')\n"
+        'o.write(\'{\\n  "jobs": [{"read": {"io_bytes": NaN}}]\\n}\\n\')\n'
+        'o.write(\'{\\n  "jobs": [{"job_runtime": "soon", "read": {}}]\\n}\\n\')\n'
+        "sys.stderr.write('e' * (5 * 2**20) + '\\nlast complaint\\n')\n"
+    )
+    script.chmod(0o755)
+    # in a fresh process, whose peak memory is this phase's alone
+    code = (
+        "import resource, threading\n"
+        "from stripewise.helper.engines.base import Progress\n"
+        "from stripewise.helper.engines.fio import FioEngine\n"
+        "from stripewise.model.bench import BenchSpec, Phase\n"
+        "from tests.fixtures.held import hold_path\n"
+        f"target = hold_path({str(tmp_path / 'f')!r})\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        f"engine = FioEngine(fio={str(script)!r}, ioengine='libaio')\n"
+        f"spec = BenchSpec({str(tmp_path)!r}, 2**20)\n"
+        "o = engine.run_phase(spec, Phase.SEQ_WRITE, 1, target, Progress(2**20), "
+        "threading.Event())\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+        "print(o.error)\n"
+        "target.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    grown_kib, error = done.stdout.splitlines()
+    assert "could not be read" in error
+    assert int(grown_kib) < 64 * 1024, f"reading fio's output grew the process by {grown_kib} KiB"

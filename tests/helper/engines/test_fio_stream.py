@@ -177,3 +177,26 @@ def test_odd_shapes_do_not_break_totals() -> None:
     assert totals({"jobs": "nope"}) == Counters()
     assert elapsed_s({"jobs": []}) == 0.0
     assert latency_us({"jobs": [{"read": {"clat_ns": {"N": 0}}}]}, "read") == (None, None)
+
+
+def test_what_a_hostile_fio_prints_is_bounded() -> None:
+    """fio runs as the caller, who can make it print anything (ptrace): an object that never
+    ends, a line that never ends and non-finite figures cost bounded memory and yield nothing."""
+    from stripewise.helper.engines import fio_stream
+
+    stream = fio_stream.StatusStream()
+    stream.feed("{\n")
+    line = '  "x": "' + "a" * 1000 + '",\n'
+    for _ in range(fio_stream.MAX_OBJECT_CHARS // len(line) + 10):
+        assert stream.feed(line) == []
+    assert stream._size <= fio_stream.MAX_OBJECT_CHARS and stream.dropped > 0
+    for _ in range(40):  # 2.5 MiB without a newline
+        stream.feed("b" * 65536)
+    assert len(stream._partial) <= fio_stream.MAX_LINE_CHARS
+    found = stream.feed('\n{\n  "jobs": [{"read": {"io_bytes": NaN}}]\n}\n')
+    assert found == []  # NaN is no figure
+    (good,) = stream.feed('{\n  "jobs": [{"read": {"io_bytes": 5, "total_ios": 1}}]\n}\n')
+    assert fio_stream.totals(good).read_bytes == 5
+    for bad in (-1, 2**70, "5", True):
+        with pytest.raises(ValueError):
+            fio_stream.totals({"jobs": [{"read": {"io_bytes": bad}}]})

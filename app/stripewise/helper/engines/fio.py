@@ -14,7 +14,6 @@ import os
 import signal
 import stat
 import subprocess
-import tempfile
 import threading
 import time
 from typing import IO, Any
@@ -28,7 +27,9 @@ from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
 _TERM_AFTER_S = 0.5  # after SIGINT (fio stops and prints its final object)
 _KILL_AFTER_S = 1.0
-_STDERR_BYTES = 1 << 20  # fio's complaints: the last line is what counts
+_STDERR_BYTES = 64 * 1024  # fio's complaints: the last line is what counts
+_PROBE_BYTES = 1 << 20
+_SAID_CHARS = 300  # fio's last complaint, as passed on to the client
 
 
 class FioEngine:
@@ -89,28 +90,15 @@ class FioEngine:
             target.truncate(spec.size_bytes)
         caller = _caller(target)
         text = fio_job.job_file(spec, phase, target.engine_path, repetition, self._engine(caller))
-        with tempfile.TemporaryFile() as stderr:  # unnamed: nothing to leave behind
-            final, returncode, cancelled = self._run(
-                fio_job.as_arguments(text), target.fd, caller, stderr, progress, cancel
-            )
-            problem = "cancelled" if cancelled else _error(final, returncode, stderr)
-        if final is None:
-            return PhaseOutcome(phase, repetition, 0.0, error=problem or "fio printed no result")
-        moved = fio_stream.totals(final)
-        dominant = "read" if moved.read_ops >= moved.write_ops else "write"
-        p50, p99 = fio_stream.latency_us(final, dominant)
-        return PhaseOutcome(
-            phase,
-            repetition,
-            fio_stream.elapsed_s(final),
-            read_bytes=moved.read_bytes,
-            write_bytes=moved.write_bytes,
-            read_ops=moved.read_ops,
-            write_ops=moved.write_ops,
-            lat_p50_us=p50,
-            lat_p99_us=p99,
-            error=problem,
+        final, returncode, cancelled, said = self._run(
+            fio_job.as_arguments(text), target.fd, caller, progress, cancel
         )
+        try:
+            return _outcome(phase, repetition, final, returncode, cancelled, said)
+        except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as error:
+            # fio runs as the caller, who can make it print anything: unusable, not fatal
+            problem = f"fio's result could not be read ({type(error).__name__}: {error})"
+            return PhaseOutcome(phase, repetition, 0.0, error=problem)
 
     @staticmethod
     def planned_bytes(spec: BenchSpec, phase: Phase) -> int:
@@ -137,29 +125,42 @@ class FioEngine:
         return self._ioengine
 
     def _io_uring_works(self, caller: Caller | None) -> bool:
-        """A tiny io_uring job on /dev/null, with the credentials the real jobs will have."""
+        """A tiny io_uring job on /dev/null, with the credentials the real jobs will have;
+        its output is read up to a bound (it runs as the caller, who can make it print)."""
         argv = [*child_prefix(caller), self._fio, "--name=probe", "--ioengine=io_uring"]
         argv += ["--rw=write", "--bs=4k", "--size=64k", "--filename=/dev/null"]
         argv += ["--output-format=json"]
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd="/")
-        except (OSError, subprocess.SubprocessError):
+            process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
+            )  # fmt: skip
+        except OSError:
             return False
-        found = fio_stream.StatusStream().feed(done.stdout)
-        return done.returncode == 0 and bool(found) and fio_stream.error_of(found[-1]) is None
+        assert process.stdout is not None
+        tail = _Tail(process.stdout, _PROBE_BYTES)
+        try:
+            returncode = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            _signal_group(process.pid, signal.SIGKILL)
+            process.wait()
+            return False
+        finally:
+            tail.join()
+        found = fio_stream.StatusStream().feed(tail.text())
+        return returncode == 0 and bool(found) and fio_stream.error_of(found[-1]) is None
 
     def _run(
         self,
         job: list[str],
         fd: int,
         caller: Caller | None,
-        stderr: IO[bytes],
         progress: Progress,
         cancel: threading.Event,
-    ) -> tuple[dict[str, Any] | None, int, bool]:
+    ) -> tuple[dict[str, Any] | None, int, bool, str]:
         """Run fio on the job, the target's descriptor inherited under its own number; fio dies
         with the thread that started it (setpriv's parent-death signal), jobs and all.
-        -> (its last object, exit status, whether it was cancelled)."""
+        -> (its last object, exit status, whether it was cancelled, the end of its stderr)."""
         argv = [*child_prefix(caller), self._fio, "--output-format=json", "--status-interval=1"]
         # --thread: jobs as threads of the one process the parent-death signal reaches (forked
         # job processes would lose it and outlive a killed helper)
@@ -169,7 +170,7 @@ class FioEngine:
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
-                stderr=stderr,
+                stderr=subprocess.PIPE,
                 cwd="/",
                 env={**os.environ, "LC_ALL": "C"},
                 pass_fds=(fd,),
@@ -177,19 +178,73 @@ class FioEngine:
             )
         except OSError as error:
             raise EngineError(f"fio cannot run: {error}") from error
-        assert process.stdout is not None
+        assert process.stdout is not None and process.stderr is not None
         last: list[dict[str, Any]] = []
         reader = threading.Thread(
             target=_read, args=(process.stdout, progress, last), name="fio-stdout", daemon=True
         )
         reader.start()
+        stderr = _Tail(process.stderr, _STDERR_BYTES)
         cancelled = _wait(process.pid, cancel)
         # fio has exited but is not reaped, so its group id is still its own: sweep the group
         _signal_group(process.pid, signal.SIGKILL)
         returncode = process.wait()
         reader.join(timeout=5)
+        stderr.join()
         process.stdout.close()
-        return (last[-1] if last else None), returncode, cancelled
+        return (last[-1] if last else None), returncode, cancelled, stderr.text()
+
+
+class _Tail:
+    """Drains a pipe on a thread of its own, keeping only its last `keep` bytes: a pipe left
+    full would stall the writer, and what it writes is not ours to store without bound."""
+
+    def __init__(self, pipe: IO[bytes], keep: int) -> None:
+        self._pipe, self._keep = pipe, keep
+        self._kept = bytearray()
+        self._thread = threading.Thread(target=self._drain, name="fio-tail", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while chunk := os.read(self._pipe.fileno(), 65536):
+            self._kept += chunk
+            if len(self._kept) > self._keep:
+                del self._kept[: len(self._kept) - self._keep]
+
+    def join(self) -> None:
+        self._thread.join(timeout=5)
+        self._pipe.close()
+
+    def text(self) -> str:
+        return bytes(self._kept).decode(errors="replace")
+
+
+def _outcome(
+    phase: Phase,
+    repetition: int,
+    final: dict[str, Any] | None,
+    returncode: int,
+    cancelled: bool,
+    said: str,
+) -> PhaseOutcome:
+    problem = "cancelled" if cancelled else _error(final, returncode, said)
+    if final is None:
+        return PhaseOutcome(phase, repetition, 0.0, error=problem or "fio printed no result")
+    moved = fio_stream.totals(final)
+    dominant = "read" if moved.read_ops >= moved.write_ops else "write"
+    p50, p99 = fio_stream.latency_us(final, dominant)
+    return PhaseOutcome(
+        phase,
+        repetition,
+        fio_stream.elapsed_s(final),
+        read_bytes=moved.read_bytes,
+        write_bytes=moved.write_bytes,
+        read_ops=moved.read_ops,
+        write_ops=moved.write_ops,
+        lat_p50_us=p50,
+        lat_p99_us=p99,
+        error=problem,
+    )
 
 
 def _caller(target: Target) -> Caller | None:
@@ -240,12 +295,9 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         os.killpg(pid, sig)
 
 
-def _error(final: dict[str, Any] | None, returncode: int, stderr: IO[bytes]) -> str | None:
-    end = stderr.seek(0, os.SEEK_END)
-    stderr.seek(max(0, end - _STDERR_BYTES))
-    text = stderr.read().decode(errors="replace")
+def _error(final: dict[str, Any] | None, returncode: int, text: str) -> str | None:
     lines = [x.strip() for x in text.splitlines() if x.strip()]
-    said = lines[-1] if lines else None
+    said = lines[-1][:_SAID_CHARS] if lines else None
     job_error = fio_stream.error_of(final) if final is not None else None
     if final is not None and job_error is not None:
         detail = said or job_error

@@ -3,6 +3,10 @@
 fio prints one pretty-printed object per interval and a final one, without separators: each
 starts with `{` and ends with `}` alone in column 0 (nested braces are indented). Other lines
 ("fio: terminating on signal 2", blank lines) may come between objects.
+
+What fio prints is untrusted: fio runs with the caller's credentials, so the caller can make
+it print anything (ptrace). Lines and objects are bounded, numbers must be finite, and a
+figure no run can have makes the object unusable rather than the helper.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from typing import Any
 from stripewise.helper.engines.base import Counters
 
 DIRECTIONS = ("read", "write", "trim")
+MAX_LINE_CHARS = 64 * 1024  # fio's pretty-printed lines are short
+MAX_OBJECT_CHARS = 16 * 2**20  # a status object of 64 jobs with histograms is well under this
+_MAX_COUNT = 2**62  # bytes or I/Os: more than any run can move
 
 
 class StatusStream:
@@ -25,7 +32,9 @@ class StatusStream:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._partial = ""  # the unfinished last line
         self._lines: list[str] | None = None  # the object being collected, if any
-        # lines outside objects and objects that did not parse, the latest few
+        self._size = 0  # characters collected in it
+        self.dropped = 0  # characters thrown away as over a bound
+        # lines outside objects and objects that did not parse, the latest few (each cut short)
         self.noise: deque[str] = deque(maxlen=50)
 
     def feed(self, chunk: bytes | str) -> list[dict[str, Any]]:
@@ -33,35 +42,68 @@ class StatusStream:
         text = chunk if isinstance(chunk, str) else self._decoder.decode(chunk)
         lines = (self._partial + text).split("\n")
         self._partial = lines.pop()
+        if len(self._partial) > MAX_LINE_CHARS:  # no line of fio's is this long
+            self.dropped += len(self._partial)
+            self._partial = ""
+            self._abandon()
         found = (self._line(line.rstrip("\r")) for line in lines)
         return [obj for obj in found if obj is not None]
 
+    def _abandon(self) -> None:
+        if self._lines is not None:
+            self.dropped += self._size
+            self._lines, self._size = None, 0
+
+    def _noise(self, text: str) -> None:
+        self.noise.append(text[:1000])
+
     def _line(self, line: str) -> dict[str, Any] | None:
+        if len(line) > MAX_LINE_CHARS:
+            self.dropped += len(line)
+            self._abandon()
+            return None
         if line == "{":  # a top-level start; an unfinished object before it was cut off
             if self._lines:
-                self.noise.append("\n".join(self._lines))
-            self._lines = [line]
+                self._noise("\n".join(self._lines))
+            self._lines, self._size = [line], 2
             return None
         if self._lines is None:
             if line.strip():
-                self.noise.append(line)
+                self._noise(line)
             return None
         self._lines.append(line)
+        self._size += len(line) + 1
+        if self._size > MAX_OBJECT_CHARS:
+            self._abandon()
+            return None
         if line != "}":
             return None
-        lines, self._lines = self._lines, None
+        lines, self._lines, self._size = self._lines, None, 0
         return self._parse(lines)
 
     def _parse(self, lines: list[str]) -> dict[str, Any] | None:
         for candidate in (lines, [x for x in lines if x[:1] in (" ", "{", "}")]):
             try:
-                found = json.loads("\n".join(candidate))
-            except ValueError:
+                found = json.loads("\n".join(candidate), parse_constant=_no_constant)
+            except (ValueError, RecursionError):
                 continue
             if isinstance(found, dict):
                 return found
-        self.noise.append("\n".join(lines))
+        self._noise("\n".join(lines))
         return None
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a figure")
+
+
+def _count(value: Any) -> int:
+    """A byte or I/O count as fio writes it: a whole number from 0 to _MAX_COUNT."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{value!r} is not a count")
+    if not 0 <= value <= _MAX_COUNT:
+        raise ValueError(f"{value!r} is out of range")
+    return int(value)
 
 
 def _jobs(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -75,7 +117,9 @@ def totals(obj: dict[str, Any]) -> Counters:
     for job in _jobs(obj):
         for direction in DIRECTIONS:
             stats = job.get(direction) or {}
-            moved, ops = int(stats.get("io_bytes", 0)), int(stats.get("total_ios", 0))
+            if not isinstance(stats, dict):
+                raise ValueError(f"{direction} is not an object")
+            moved, ops = _count(stats.get("io_bytes", 0)), _count(stats.get("total_ios", 0))
             if direction == "read":
                 found.read_bytes += moved
                 found.read_ops += ops
