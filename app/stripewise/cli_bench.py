@@ -23,8 +23,8 @@ from typing import IO, Any
 
 from stripewise import environment
 from stripewise.cli_bench_output import emit, say
-from stripewise.helper import protocol
 from stripewise.model.run import RunStatus
+from stripewise.protocol import wire as protocol
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 CANCEL_GRACE_S = 5.0  # the helper ends a cancelled run within a second (docs/protocol.md)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from stripewise.helper import protocol
+from stripewise.protocol import wire as protocol
 
 
 class Helper:

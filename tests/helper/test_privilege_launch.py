@@ -53,7 +53,7 @@ LAUNCH = textwrap.dedent(
     """
     import json, subprocess
     from stripewise import environment
-    from stripewise.helper import protocol
+    from stripewise.protocol import wire as protocol
 
     privileges = environment.probe_privileges()
     report = {"mode": privileges.mode.value, "explanation": privileges.explanation}

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from stripewise.helper import protocol
+from stripewise.protocol import wire as protocol
 
 
 def start_helper() -> subprocess.Popen[bytes]:

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from stripewise.helper import protocol
 from stripewise.helper.enclosure import locate_path
+from stripewise.protocol import wire as protocol
 from tests.fixtures.machines_sas import sas_enclosure
 from tests.fixtures.umock import run_in_testbed
 from tests.inventory.conftest import needs_umockdev

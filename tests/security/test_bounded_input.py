@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from stripewise.cli import main
-from stripewise.helper import protocol
 from stripewise.importers import ImportFormatError, parse
 from stripewise.input_files import MAX_DEPTH, InputFileError, parse_json, parse_toml, read_bytes
 from stripewise.model.bench import MAX_SIZE, SpecError, parse_size
 from stripewise.model.presets import PresetError, parse_preset
 from stripewise.model.tunables import TuningError, validate
+from stripewise.protocol import wire as protocol
 from tests.helper.test_bench_verbs import Helper
 from tests.helper.test_tuning_verbs import TuningHelper, fake_root, text_of
 from tests.importers.fixtures import FIXTURES

@@ -20,8 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stripewise.helper import protocol
 from stripewise.model.run import RunStatus
+from stripewise.protocol import wire as protocol
 from tests.security.test_lost_helper import Bench
 
 SEED = 1313

@@ -7,20 +7,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from stripewise.helper.created_files import CreatedFiles
 from stripewise.helper.credentials import Caller
 from stripewise.helper.engines.base import Engine, EngineError, Progress
-from stripewise.model.bench import (
-    BONNIE_NAMES,
-    BenchSpec,
-    Phase,
-    PhaseOutcome,
-    PhaseResult,
-    summarize,
-)
+from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome, summarize
+from stripewise.protocol.events import EVENT_TYPES, event_to_json, summary_to_json
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -33,13 +26,6 @@ def make_engine(name: str) -> Engine:
     from stripewise.helper.engines.builtin import BuiltinEngine
 
     return BuiltinEngine()
-
-
-def result_json(result: PhaseResult) -> dict[str, Any]:
-    data = asdict(result)
-    data["phase"] = result.phase.value
-    data["name"] = BONNIE_NAMES[result.phase]
-    return data
 
 
 class BenchRun:
@@ -81,7 +67,9 @@ class BenchRun:
         self._clock_zero = time.monotonic()  # reset when the run starts: samples' t_s zero
 
     def emit(self, event: str, **fields: Any) -> None:
-        self._emit({"event": event, "run": self.id, **fields})
+        """Every event is built as its protocol type, so what goes out is what clients parse."""
+        kind = EVENT_TYPES[event]
+        self._emit(event_to_json(kind.from_json({"run": self.id, **fields})))
 
     def start(self) -> None:
         self.thread.start()
@@ -131,7 +119,7 @@ class BenchRun:
             "elapsed_s": round(time.monotonic() - started, 3),
             "engine": self.engine.name,
             "engine_version": self.engine_version(),
-            "results": [result_json(r) for r in results],
+            "results": [summary_to_json(r) for r in results],
         }
         # finished before the result goes out: a client that starts the next run as soon as
         # it reads run_result must not be told "busy"

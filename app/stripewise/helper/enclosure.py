@@ -10,7 +10,7 @@ import os
 import re
 from typing import Any
 
-from stripewise.helper.protocol import ProtocolError, Request
+from stripewise.protocol.wire import ProtocolError, Request
 
 ENCLOSURE_ROOT = "/sys/class/enclosure"
 _ENCLOSURE_ID = re.compile(r"^\d{1,5}:\d{1,5}:\d{1,5}:\d{1,5}\Z")  # \Z: "$" allows a final "\n"

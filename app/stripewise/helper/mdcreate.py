@@ -12,7 +12,7 @@ import re
 import subprocess
 from typing import Any
 
-from stripewise.helper.protocol import ProtocolError, Request
+from stripewise.protocol.wire import ProtocolError, Request
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}\Z")  # \Z: "$" allows a final "\n"
 _BY_ID = re.compile(r"^/dev/disk/by-id/[A-Za-z0-9_.:+@-]{1,200}\Z")

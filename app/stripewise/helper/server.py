@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from stripewise import __version__
-from stripewise.helper import protocol, tuning
+from stripewise.helper import tuning
 from stripewise.helper.credentials import Caller
 from stripewise.helper.enclosure import handle_locate
 from stripewise.helper.mdcreate import handle_create
-from stripewise.helper.protocol import ProtocolError, Request
 from stripewise.helper.session import Session
+from stripewise.protocol import wire as protocol
+from stripewise.protocol.wire import ProtocolError, Request
 
 Handler = Callable[[Request], dict[str, Any]]
 

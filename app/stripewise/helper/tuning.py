@@ -26,7 +26,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from stripewise.helper.protocol import ProtocolError, Request
 from stripewise.model.tunables import (
     GLOBAL_KEYS,
     TUNABLES,
@@ -42,6 +41,7 @@ from stripewise.model.tunables import (
     tunable,
     validate,
 )
+from stripewise.protocol.wire import ProtocolError, Request
 
 if TYPE_CHECKING:
     from stripewise.helper.session import Session

@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, QProcess, Signal
 
 from stripewise import environment
 from stripewise.environment import PrivilegeMode, Privileges
-from stripewise.helper import protocol
+from stripewise.protocol import wire as protocol
 
 ResultCallback = Callable[[dict[str, Any]], None]
 ErrorCallback = Callable[[str], None]

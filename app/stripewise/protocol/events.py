@@ -1,0 +1,358 @@
+"""A benchmark's events and `bench.start`'s reply as typed values, parsed once.
+
+`to_json` gives the wire's object (the keys docs/protocol.md lists); `event_from_json`
+validates one and returns its type, or raises ProtocolError("bad_event") naming the field.
+The helper builds these and encodes them; clients decode them and never read the dicts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from stripewise.model.bench import BenchSpec, Phase, PhaseResult, Spread
+from stripewise.protocol.spec import spec_from_json, spec_to_json
+from stripewise.protocol.wire import ProtocolError
+
+RUN_STATUSES = ("complete", "cancelled", "failed")
+
+
+def _fail(message: str) -> ProtocolError:
+    return ProtocolError("bad_event", message)
+
+
+def _text(data: Mapping[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise _fail(f"{key}: text expected")
+    return value
+
+
+def _whole(data: Mapping[str, Any], key: str) -> int:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(f"{key}: a whole number expected")
+    return value
+
+
+def _figure(value: Any, key: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _fail(f"{key}: a finite number or null expected")
+    return float(value)
+
+
+def _number(data: Mapping[str, Any], key: str) -> float:
+    value = _figure(data.get(key), key)
+    if value is None:
+        raise _fail(f"{key}: a number expected")
+    return value
+
+
+def _phase(data: Mapping[str, Any]) -> Phase:
+    try:
+        return Phase(_text(data, "phase"))
+    except ValueError:
+        raise _fail(f"phase: one of {', '.join(Phase)}") from None
+
+
+@dataclass(frozen=True)
+class BenchStarted:
+    """`bench.start`'s reply: the run's id, what it runs on, and the spec as normalised."""
+
+    run: str
+    target: str
+    disks: tuple[str, ...]
+    engine: str
+    engine_version: str
+    spec: BenchSpec
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "target": self.target,
+            "disks": list(self.disks),
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "spec": spec_to_json(self.spec),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BenchStarted:
+        disks = data.get("disks")
+        if not isinstance(disks, list) or not all(isinstance(d, str) for d in disks):
+            raise _fail("disks: a list of kernel names expected")
+        spec = data.get("spec")
+        if not isinstance(spec, dict):
+            raise _fail("spec: an object expected")
+        return cls(
+            _text(data, "run"),
+            _text(data, "target"),
+            tuple(disks),
+            _text(data, "engine"),
+            _text(data, "engine_version"),
+            spec_from_json(spec),
+        )
+
+
+@dataclass(frozen=True)
+class PhaseStarted:
+    EVENT: ClassVar[str] = "phase_started"
+    run: str
+    phase: Phase
+    name: str  # bonnie++'s
+    repetition: int
+    planned_bytes: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PhaseStarted:
+        return cls(
+            _text(data, "run"),
+            _phase(data),
+            _text(data, "name"),
+            _whole(data, "repetition"),
+            _whole(data, "planned_bytes"),
+        )
+
+
+@dataclass(frozen=True)
+class DiskRates:
+    """One disk's kernel counters over a sample's interval (decimal MB/s)."""
+
+    read_mb_s: float
+    write_mb_s: float
+    read_iops: float
+    write_iops: float
+    busy_pct: float | None
+
+
+@dataclass(frozen=True)
+class Sample:
+    EVENT: ClassVar[str] = "sample"
+    run: str
+    phase: Phase
+    repetition: int
+    t_s: float  # since the run started, across phases
+    engine_read_mb_s: float
+    engine_write_mb_s: float
+    engine_read_iops: float
+    engine_write_iops: float
+    progress: float | None
+    eta_s: float | None
+    disks: Mapping[str, DiskRates] = field(default_factory=dict)
+    cpu: Mapping[str, float] | None = None  # user, system, iowait, idle, steal (percent)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Sample:
+        disks = data.get("disks") or {}
+        if not isinstance(disks, dict):
+            raise _fail("disks: an object expected")
+        rates = {}
+        for name, figures in disks.items():
+            if not isinstance(figures, dict):
+                raise _fail(f"disks.{name}: an object expected")
+            rates[name] = DiskRates(
+                _number(figures, "read_mb_s"),
+                _number(figures, "write_mb_s"),
+                _number(figures, "read_iops"),
+                _number(figures, "write_iops"),
+                _figure(figures.get("busy_pct"), f"disks.{name}.busy_pct"),
+            )
+        cpu = data.get("cpu")
+        if cpu is not None and not isinstance(cpu, dict):
+            raise _fail("cpu: an object or null expected")
+        return cls(
+            _text(data, "run"),
+            _phase(data),
+            _whole(data, "repetition"),
+            _number(data, "t_s"),
+            _number(data, "engine_read_mb_s"),
+            _number(data, "engine_write_mb_s"),
+            _number(data, "engine_read_iops"),
+            _number(data, "engine_write_iops"),
+            _figure(data.get("progress"), "progress"),
+            _figure(data.get("eta_s"), "eta_s"),
+            rates,
+            None if cpu is None else {k: _number(cpu, k) for k in cpu},
+        )
+
+
+@dataclass(frozen=True)
+class PhaseFinished:
+    """`phase_result`: one repetition of one phase as the engine measured it."""
+
+    EVENT: ClassVar[str] = "phase_result"
+    run: str
+    phase: Phase
+    repetition: int
+    elapsed_s: float
+    mb_s: float
+    iops: float
+    read_bytes: int
+    write_bytes: int
+    lat_p50_us: float | None
+    lat_p99_us: float | None
+    cpu_pct: float | None
+    error: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PhaseFinished:
+        error = data.get("error")
+        if error is not None and not isinstance(error, str):
+            raise _fail("error: text or null expected")
+        return cls(
+            _text(data, "run"),
+            _phase(data),
+            _whole(data, "repetition"),
+            _number(data, "elapsed_s"),
+            _number(data, "mb_s"),
+            _number(data, "iops"),
+            _whole(data, "read_bytes"),
+            _whole(data, "write_bytes"),
+            _figure(data.get("lat_p50_us"), "lat_p50_us"),
+            _figure(data.get("lat_p99_us"), "lat_p99_us"),
+            _figure(data.get("cpu_pct"), "cpu_pct"),
+            error,
+        )
+
+
+@dataclass(frozen=True)
+class RunWarning:
+    EVENT: ClassVar[str] = "warning"
+    run: str
+    code: str
+    message: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunWarning:
+        return cls(_text(data, "run"), _text(data, "code"), _text(data, "message"))
+
+
+@dataclass(frozen=True)
+class RunError:
+    EVENT: ClassVar[str] = "error"
+    run: str
+    message: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunError:
+        return cls(_text(data, "run"), _text(data, "message"))
+
+
+def _spread(data: Any, key: str) -> Spread | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise _fail(f"{key}: an object or null expected")
+    return Spread(
+        _number(data, "median"), _number(data, "low"), _number(data, "high"), _whole(data, "n")
+    )
+
+
+def summary_to_json(result: PhaseResult) -> dict[str, Any]:
+    spread = {
+        key: None if value is None else vars(value)
+        for key, value in (("mb_s", result.mb_s), ("iops", result.iops))
+    }
+    return {
+        "phase": result.phase.value,
+        "name": result.name,
+        **spread,
+        "lat_p50_us": result.lat_p50_us,
+        "lat_p99_us": result.lat_p99_us,
+        "cpu_pct": result.cpu_pct,
+        "kb_s_per_cpu_pct": result.kb_s_per_cpu_pct,
+        "errors": list(result.errors),
+    }
+
+
+def summary_from_json(data: Any) -> PhaseResult:
+    if not isinstance(data, dict):
+        raise _fail("results: objects expected")
+    errors = data.get("errors") or []
+    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
+        raise _fail("errors: a list of text expected")
+    return PhaseResult(
+        _phase(data),
+        _spread(data.get("mb_s"), "mb_s"),
+        _spread(data.get("iops"), "iops"),
+        _figure(data.get("lat_p50_us"), "lat_p50_us"),
+        _figure(data.get("lat_p99_us"), "lat_p99_us"),
+        _figure(data.get("cpu_pct"), "cpu_pct"),
+        _figure(data.get("kb_s_per_cpu_pct"), "kb_s_per_cpu_pct"),
+        tuple(errors),
+    )
+
+
+@dataclass(frozen=True)
+class RunResult:
+    EVENT: ClassVar[str] = "run_result"
+    run: str
+    status: str  # complete, cancelled or failed
+    elapsed_s: float
+    engine: str
+    engine_version: str
+    results: tuple[PhaseResult, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": self.EVENT,
+            "run": self.run,
+            "status": self.status,
+            "elapsed_s": self.elapsed_s,
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "results": [summary_to_json(r) for r in self.results],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunResult:
+        status = _text(data, "status")
+        if status not in RUN_STATUSES:
+            raise _fail(f"status: one of {', '.join(RUN_STATUSES)}")
+        results = data.get("results") or []
+        if not isinstance(results, list):
+            raise _fail("results: a list expected")
+        return cls(
+            _text(data, "run"),
+            status,
+            _number(data, "elapsed_s"),
+            _text(data, "engine"),
+            _text(data, "engine_version"),
+            tuple(summary_from_json(r) for r in results),
+        )
+
+
+Event = PhaseStarted | Sample | PhaseFinished | RunWarning | RunError | RunResult
+EVENT_TYPES: dict[str, Any] = {
+    kind.EVENT: kind
+    for kind in (PhaseStarted, Sample, PhaseFinished, RunWarning, RunError, RunResult)
+}
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """The wire object: `event` first, then the fields (Phase as its value)."""
+    if isinstance(event, RunResult):
+        return event.to_json()
+    data: dict[str, Any] = {"event": event.EVENT}
+    for item in fields(event):
+        value = getattr(event, item.name)
+        if isinstance(value, Phase):
+            value = value.value
+        elif item.name == "disks":
+            value = {name: vars(rates) for name, rates in value.items()}
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        data[item.name] = value
+    return data
+
+
+def event_from_json(data: Mapping[str, Any]) -> Event:
+    kind = EVENT_TYPES.get(str(data.get("event")))
+    if kind is None:
+        raise _fail(f"unknown event {data.get('event')!r}")
+    event: Event = kind.from_json(data)
+    return event
