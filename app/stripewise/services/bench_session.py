@@ -19,6 +19,7 @@ from stripewise.history.bench_rows import final_status
 from stripewise.history.recorder_id import this_recorder
 from stripewise.model.run import RunStatus
 from stripewise.model.topology import Inventory
+from stripewise.protocol.events import Event, event_to_json
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.run_recorder import RunHeader, RunRecorder
@@ -152,9 +153,12 @@ class BenchSession(QObject):
         self.recorder = recorder
         self.started.emit(reply)
 
-    def _on_event(self, message: dict[str, Any]) -> None:
-        if self.run_id is None or message.get("run") != self.run_id:
+    def _on_event(self, event: Event) -> None:
+        if self.run_id is None or event.run != self.run_id:
             return
+        # validated as its type by the client core; the page and the recorder still take
+        # the wire's shape
+        message = event_to_json(event)
         kind = message.get("event")
         if kind == "sample":
             if self.recorder is not None:

@@ -9,7 +9,6 @@ arrive on the GUI thread through QProcess signals; nothing here blocks.
 from __future__ import annotations
 
 import contextlib
-import json
 import signal
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,7 +17,7 @@ from PySide6.QtCore import QObject, QProcess, Signal
 
 from stripewise import environment
 from stripewise.environment import PrivilegeMode, Privileges
-from stripewise.protocol import wire as protocol
+from stripewise.protocol.client import ClientCore, Garbled, Reply
 
 ResultCallback = Callable[[dict[str, Any]], None]
 ErrorCallback = Callable[[str], None]
@@ -26,7 +25,7 @@ ErrorCallback = Callable[[str], None]
 
 class HelperClient(QObject):
     failed = Signal(str)  # the helper could not be started or went away
-    eventReceived = Signal(dict)  # a message without id: phase_started, sample, run_result, ...
+    eventReceived = Signal(object)  # a typed event (protocol.events): PhaseStarted, Sample, ...
     notice = Signal(str)  # something the user should know (privileges lost, say)
 
     def __init__(self, parent: QObject | None = None, *, options: Sequence[str] = ()) -> None:
@@ -38,7 +37,7 @@ class HelperClient(QObject):
         self.privileges: Privileges | None = None
         self._process: QProcess | None = None
         self._buffer = b""
-        self._next_id = 1
+        self._core = ClientCore()  # ids and matching, across a fallback to a user's helper
         self._pending: dict[int, tuple[ResultCallback, ErrorCallback]] = {}
         self._queued: list[tuple[int, bytes, bool]] = []  # until hello: id, line, privileged?
         self._greeted = False
@@ -83,17 +82,12 @@ class HelperClient(QObject):
             return
         if self._process is None:
             self._start()
-        request_id = self._take_id()
+        request_id, line = self._core.request(verb, args)
         self._pending[request_id] = (on_result, on_error)
-        line = protocol.encode({"id": request_id, "verb": verb, "args": args})
         if self._greeted:
             self._write(line)
         else:
             self._queued.append((request_id, line, privileged))
-
-    def _take_id(self) -> int:
-        self._next_id += 1
-        return self._next_id
 
     def _start(self) -> None:
         assert self.privileges is not None
@@ -108,9 +102,9 @@ class HelperClient(QObject):
         process.errorOccurred.connect(self._on_error)
         process.start(argv[0], argv[1:])
         self._process = process
-        self._hello_id = self._take_id()
+        self._hello_id, hello = self._core.hello()
         self._pending[self._hello_id] = (self._on_hello, self._fail_all)
-        self._write(protocol.hello_request(self._hello_id))
+        self._write(hello)
 
     def _write(self, line: bytes) -> None:
         if self._process is not None:
@@ -156,25 +150,20 @@ class HelperClient(QObject):
             self._dispatch(line)
 
     def _dispatch(self, line: bytes) -> None:
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
+        delivered = self._core.receive(line)
+        if delivered is None or isinstance(delivered, Garbled):
+            return  # an answer nobody waits for, or not the protocol: nothing to act on
+        if not isinstance(delivered, Reply):
+            self.eventReceived.emit(delivered)
             return
-        if not isinstance(message, dict):
-            return
-        if "id" not in message:
-            if isinstance(message.get("event"), str):
-                self.eventReceived.emit(message)
-            return
-        callbacks = self._pending.pop(message.get("id"), None)
+        callbacks = self._pending.pop(delivered.id, None)
         if callbacks is None:
             return
         on_result, on_error = callbacks
-        if message.get("ok"):
-            on_result(message.get("result") or {})
+        if delivered.ok:
+            on_result(dict(delivered.result))
         else:
-            error = message.get("error") or {}
-            on_error(str(error.get("message") or "the helper refused the request"))
+            on_error(delivered.message)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if self._process is None:
@@ -208,6 +197,8 @@ class HelperClient(QObject):
         """The helper is gone: every waiting request fails, and `failed` tells the rest (a
         benchmark streaming events has no request waiting)."""
         pending, self._pending = self._pending, {}
+        for request_id in pending:
+            self._core.forget(request_id)
         self._drop_process()
         self._queued = []
         for _on_result, on_error in pending.values():
