@@ -133,7 +133,7 @@ class BenchSession(QObject):
         engine = str(reply.get("engine") or request.args.get("engine") or "builtin")
         version = str(reply.get("engine_version") or "")
         inventory = self.inventory
-        recorder = RunRecorder(self._history.database, self)
+        recorder = RunRecorder(self._history.database, self._history.writer, self)
         recorder.created.connect(self.recorded)
         recorder.saved.connect(self.saved)
         recorder.failed.connect(self.saveFailed)

@@ -158,17 +158,19 @@ class HardwareService(QObject):
         host_key = self.inventory.host.key
         history = self._history
 
-        def save() -> dict[str, str]:
-            history.set_slot_label(host_key, slot_key, label)
-            return history.slot_labels(host_key)
-
         def saved(labels: dict[str, str]) -> None:
             if self.inventory is not None and self.inventory.host.key == host_key:
                 self.inventory = with_labels(self.inventory, labels)
                 self.inventoryChanged.emit(self.inventory)
             self.labelSaved.emit(slot_key, labels.get(slot_key, ""))
 
-        run_in_background(save, saved, lambda exc: self.failed.emit(f"label not saved: {exc}"))
+        history.set_slot_label(
+            host_key,
+            slot_key,
+            label,
+            saved,
+            lambda exc: self.failed.emit(f"label not saved: {exc}"),
+        )
 
     def save_snapshot(self, path: Path) -> None:
         if self.inventory is None:

@@ -18,7 +18,7 @@ from stripewise.history.database import (
 from stripewise.history.store import HistoryStore
 from stripewise.model.compare import Comparison, Series
 from stripewise.model.run import RunDetail, RunSummary
-from stripewise.services.tasks import run_in_background
+from stripewise.services.tasks import SerialWriter, run_in_background
 
 __all__ = [
     "CorruptDatabaseError",
@@ -52,7 +52,8 @@ def _write(path: Path, text: str) -> str:
 
 
 class HistoryService(QObject):
-    """Owns the open database. Reads run in the background and arrive as signals."""
+    """Owns the open database. Reads run in the background and arrive as signals; every write
+    (edits, imports, labels, abort marking, the run recorder's) goes through `writer`."""
 
     runsLoaded = Signal(list)  # list[RunSummary]
     runsAborted = Signal(list)  # ids of runs a crash left `running`, marked aborted at start
@@ -62,6 +63,7 @@ class HistoryService(QObject):
         super().__init__(parent)
         self._db = db
         self._store = HistoryStore(db)
+        self.writer = SerialWriter()
         self.runs: list[RunSummary] | None = None
         self._loads = 0  # listings started; several run at once after quick edits
         self._shown_load = 0
@@ -107,7 +109,9 @@ class HistoryService(QObject):
 
         self._loads += 1
         number = self._loads
-        run_in_background(work, lambda outcome: self._on_runs(number, outcome), self._on_failure)
+        # with abort marking it writes: then it waits its turn behind the other writes
+        start = self.writer.submit if mark_abandoned else run_in_background
+        start(work, lambda outcome: self._on_runs(number, outcome), self._on_failure)
 
     def _on_runs(self, number: int, outcome: tuple[list[int], list[RunSummary]]) -> None:
         aborted, runs = outcome
@@ -168,7 +172,7 @@ class HistoryService(QObject):
                 on_done(result)
             self.load_runs()
 
-        run_in_background(lambda: work(store), done, self._on_edit_failure)
+        self.writer.submit(lambda: work(store), done, self._on_edit_failure)
 
     def _on_edit_failure(self, exc: Exception) -> None:
         self.failed.emit(f"not changed: {exc}")
@@ -241,7 +245,7 @@ class HistoryService(QObject):
             on_done(ids)
             self.load_runs()
 
-        run_in_background(work, done, lambda exc: on_error(str(exc)))
+        self.writer.submit(work, done, lambda exc: on_error(str(exc)))
 
     def previous_run(self, run_id: int, target: str, on_done: Callable[[int | None], None]) -> None:
         """The newest finished run on the same target before `run_id`, or None."""
@@ -266,10 +270,24 @@ class HistoryService(QObject):
 
         return SlotLabelStore(self._db).labels(host_key)
 
-    def set_slot_label(self, host_key: str, slot_key: str, label: str | None) -> None:
+    def set_slot_label(
+        self,
+        host_key: str,
+        slot_key: str,
+        label: str | None,
+        on_done: Callable[[dict[str, str]], None],
+        on_error: Callable[[Exception], None],
+    ) -> None:
+        """Saved through the writer; `on_done` gets the host's labels as they are then."""
         from stripewise.history.labels import SlotLabelStore
 
-        SlotLabelStore(self._db).set_label(host_key, slot_key, label)
+        labels = SlotLabelStore(self._db)
+
+        def work() -> dict[str, str]:
+            labels.set_label(host_key, slot_key, label)
+            return labels.labels(host_key)
+
+        self.writer.submit(work, on_done, on_error)
 
     def measured_arrays(self, host_key: str, names: list[str], on_done: object) -> None:
         """Newest benchmark of each planned array, looked up off the GUI thread."""
@@ -283,4 +301,5 @@ class HistoryService(QObject):
         )
 
     def close(self) -> None:
+        self.writer.wait()
         self._db.close()

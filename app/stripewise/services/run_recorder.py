@@ -1,28 +1,28 @@
-"""Writes a benchmark to the history while it streams, on a thread of its own.
+"""Writes a benchmark to the history while it streams, through the history's serial writer.
 
 The run row is created (status `running`, with its context) as soon as the helper accepts the
 benchmark; samples are written in batches at least every `FLUSH_S`; results and the final
-status when the run ends. The GUI thread only appends to a list and posts to a queue, so a
-slow disk under the database never stalls the plots. A crash leaves the run `running` with
-the samples written so far; the next start marks it aborted (see `recorder_id`).
+status when the run ends. The GUI thread only appends to a list and queues writes, so a slow
+disk under the database never stalls the plots, and the recorder's writes take their turn with
+every other write to the history. A crash leaves the run `running` with the samples written
+so far; the next start marks it aborted (see `recorder_id`).
 """
 
 from __future__ import annotations
 
-import queue
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from stripewise.history.bench_rows import result_values, sample_row
 from stripewise.history.database import Database
 from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import RunStatus
+from stripewise.services.tasks import SerialWriter
 
 FLUSH_S = 0.5  # the issue asks for at least once a second
 
@@ -45,66 +45,67 @@ class _Finish:
 
 
 class RunRecorder(QObject):
-    """One run's writer. Signals arrive on the GUI thread (queued from the worker)."""
+    """One run's writer. Its work runs on the serial writer's thread; signals arrive on the
+    GUI thread."""
 
     created = Signal(int)  # history id of the run, status running
     saved = Signal(int, str)  # history id, final status: everything is written
     failed = Signal(str)
 
-    def __init__(self, db: Database, parent: QObject | None = None) -> None:
+    def __init__(self, db: Database, writer: SerialWriter, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._store = HistoryStore(db)
-        self._jobs: queue.Queue[RunHeader | _Finish] = queue.Queue()
-        self._samples: list[Mapping[str, Any]] = []  # as received; rows made on the worker
+        self._writer = writer
+        self._samples: list[Mapping[str, Any]] = []  # as received; rows made on the writer
         self._lock = threading.Lock()
         self._seq = 0
-        self._thread: threading.Thread | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(int(FLUSH_S * 1000))
+        self._timer.timeout.connect(lambda: self._write(self._flush))
+        self._broken = False
         self.run_id: int | None = None
         self.samples_written = 0
 
     def begin(self, header: RunHeader) -> None:
-        self._thread = threading.Thread(target=self._work, name="run-recorder", daemon=True)
-        self._jobs.put(header)
-        self._thread.start()
+        def create() -> int:
+            self.run_id = self._create(header)
+            return self.run_id
+
+        self._writer.submit(create, self.created.emit, self._on_failure)
+        self._timer.start()
 
     def add_sample(self, sample: Mapping[str, Any]) -> None:
         with self._lock:
             self._samples.append(sample)
 
     def finish(self, status: RunStatus, run_result: Mapping[str, Any] | None = None) -> None:
-        self._jobs.put(_Finish(status, run_result))
+        self._timer.stop()
+
+        def finish() -> int:
+            self._flush()
+            self._finish(_Finish(status, run_result))
+            assert self.run_id is not None
+            return self.run_id
+
+        self._writer.submit(
+            finish, lambda run: self.saved.emit(run, status.value), self._on_failure
+        )
 
     def wait(self, timeout_s: float = 10.0) -> bool:
-        """For shutdown and tests: True once everything is written."""
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-            return not self._thread.is_alive()
-        return True
+        """For shutdown and tests: True once everything asked for is written."""
+        return self._writer.wait(int(timeout_s * 1000))
 
-    # --- the worker thread -------------------------------------------------------------
-    def _work(self) -> None:
-        try:
-            header = self._jobs.get()
-            assert isinstance(header, RunHeader)
-            self.run_id = self._create(header)
-            self.created.emit(self.run_id)
-            last_flush = time.monotonic()
-            while True:
-                wait = max(0.0, FLUSH_S - (time.monotonic() - last_flush))
-                try:
-                    job = self._jobs.get(timeout=wait)
-                except queue.Empty:
-                    self._flush()
-                    last_flush = time.monotonic()
-                    continue
-                if isinstance(job, _Finish):
-                    self._flush()
-                    self._finish(job)
-                    self.saved.emit(self.run_id, job.status.value)
-                    return
-        except Exception as exc:  # a database problem: say so, never lose the thread silently
+    def _write(self, work: Callable[[], object]) -> None:
+        self._writer.submit(work, None, self._on_failure)
+
+    def _on_failure(self, exc: Exception) -> None:
+        """A database problem: said once, never lost silently."""
+        if not self._broken:
+            self._broken = True
+            self._timer.stop()
             self.failed.emit(f"saving the run to the history failed: {exc}")
 
+    # --- on the writer's thread --------------------------------------------------------
     def _create(self, header: RunHeader) -> int:
         host = self._store.ensure_host(HostInfo.current())
         return self._store.create_run(

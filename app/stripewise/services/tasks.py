@@ -37,9 +37,9 @@ class BackgroundTask(QObject):
         # cannot be released before they have run.
         self._outcome.connect(self._deliver)
 
-    def start(self) -> BackgroundTask:
+    def start(self, pool: QThreadPool | None = None) -> BackgroundTask:
         BackgroundTask._running.add(self)
-        QThreadPool.globalInstance().start(_Runner(self))
+        (pool or QThreadPool.globalInstance()).start(_Runner(self))
         return self
 
     def _deliver(self, outcome: object, ok: bool) -> None:
@@ -77,6 +77,28 @@ def run_in_background(
     on_failure: Callable[[Exception], None] | None = None,
 ) -> BackgroundTask:
     return BackgroundTask(work, on_success, on_failure).start()
+
+
+class SerialWriter:
+    """One thread for every write to one database, in the order they were asked for (Anki's
+    rule: all writes through one serial worker). Writers never race each other for SQLite's
+    lock or PostgreSQL's rows, and a write queued after another sees its result."""
+
+    def __init__(self) -> None:
+        self._pool = QThreadPool()
+        self._pool.setMaxThreadCount(1)  # one thread: queued tasks run first come, first served
+
+    def submit(
+        self,
+        work: Callable[[], Any],
+        on_success: Callable[[Any], None] | None = None,
+        on_failure: Callable[[Exception], None] | None = None,
+    ) -> BackgroundTask:
+        return BackgroundTask(work, on_success, on_failure).start(self._pool)
+
+    def wait(self, timeout_ms: int = 10_000) -> bool:
+        """True once every write asked for so far is done."""
+        return self._pool.waitForDone(timeout_ms)
 
 
 def wait_for_background_tasks(timeout_ms: int = 10_000) -> bool:
