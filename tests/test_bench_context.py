@@ -319,7 +319,7 @@ def test_another_hosts_inventory_places_nothing(x4500: dict[str, Any]) -> None:
 
 
 def test_save_run_records_the_context_of_the_sampled_disks(tmp_path: Path, db_url: str) -> None:
-    from stripewise.cli_bench_save import save_run
+    from stripewise.cli.bench_save import save_run
     from stripewise.history.database import open_database
     from stripewise.history.store import HistoryStore
 

@@ -274,6 +274,6 @@ def test_uncreatable_data_folder_is_a_one_line_error(tmp_path: Path) -> None:
     ],
 )
 def test_only_the_command_run_gets_its_parser_and_parses_alike(argv: list[str]) -> None:
-    from stripewise.cli import build_parser
+    from stripewise.cli.main import build_parser
 
     assert vars(build_parser(argv).parse_args(argv)) == vars(build_parser().parse_args(argv))

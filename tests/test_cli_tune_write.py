@@ -1,7 +1,7 @@
 """`stripewise tune set|apply|verify|revert` on a real loop device, through the real helper.
 
-The commands are parsed as cli.py does once `add_write_commands` joins the `tune` group; the
-helper is the real process the CLI starts (as root here), with its journal in a temp folder.
+The commands are parsed as cli/tune.py does once `add_write_commands` joins the `tune` group;
+the helper is the real process the CLI starts (as root here), with its journal in a temp folder.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from stripewise import environment
-from stripewise.cli_tune_write import add_write_commands
+from stripewise.cli.tune_write import add_write_commands
 from tests.helper.test_builtin_engine import Loop
 from tests.helper.test_tuning_verbs import VM, device_values, restore_vm, restored_loop, vm_now
 

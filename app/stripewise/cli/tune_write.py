@@ -12,14 +12,25 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from stripewise.cli_bench import _Client
+from stripewise import environment
+from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
+from stripewise.cli.helper_client import HelperClient, start_helper, start_helper_command
+from stripewise.cli.tunables import add_device_option, shown
+from stripewise.model.presets import PresetError, resolve
+from stripewise.model.tunables import (
+    Scope,
+    Setting,
+    TuningError,
+    check_device_name,
+    check_together,
+    tunable,
+    validate,
+)
+from stripewise.tuning.current import read_device, read_globals
+from stripewise.tuning.preset_files import load
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 WRITE_COMMANDS = ("apply", "set", "revert", "verify")
 _INPUT_ERRORS = ("bad_args", "not_found", "bad_request")  # nothing was written
 
@@ -29,11 +40,8 @@ class _InputError(Exception):
 
 
 def add_write_commands(subparsers: Any) -> None:
-    """Add apply, set, revert and verify to the `tune` group's subparsers (what
-    `cli_tune.fill_parser` returns). Each sets `tune_run` to `run_write`, as cli_tune's own
-    actions set theirs, so `cli_tune.run` dispatches them too."""
-    from stripewise.cli_tune import add_device_option
-
+    """Add apply, set, revert and verify to the `tune` group's subparsers. Each sets `tune_run`
+    to `run_write`, as tune's own actions set theirs, so `tune.run` dispatches them too."""
     apply = subparsers.add_parser(
         "apply", help="apply a preset to disks (journaled: `stripewise tune revert` undoes it)"
     )
@@ -77,7 +85,7 @@ def run_write(args: argparse.Namespace) -> int:
             settings = settings_from_preset(args.preset, args.devices)
             return _apply(args, settings, f"preset {args.preset}")
     except _InputError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return fail(str(exc), EXIT_USAGE)
     if command == "revert":
         return _ask(args, "tuning.revert", _journal_args(args), _show_revert, need_root=True)
     if command == "verify":
@@ -89,16 +97,6 @@ def run_write(args: argparse.Namespace) -> int:
 def settings_from_assignments(assignments: list[str], devices: list[str]) -> list[dict[str, Any]]:
     """KEY=VALUE pairs -> the helper's settings: per-device keys once per --device, global
     keys once. Checked here too so a typo never starts (or asks for) a root helper."""
-    from stripewise.model.tunables import (
-        Scope,
-        Setting,
-        TuningError,
-        check_device_name,
-        check_together,
-        tunable,
-        validate,
-    )
-
     settings: list[Setting] = []
     try:
         names = list(dict.fromkeys(check_device_name(d) for d in devices))
@@ -123,14 +121,6 @@ def settings_from_assignments(assignments: list[str], devices: list[str]) -> lis
 
 def settings_from_preset(preset_name: str, devices: list[str]) -> list[dict[str, Any]]:
     """The preset resolved against the devices' current values: the changes it makes."""
-    try:
-        from stripewise.model.presets import PresetError, resolve
-        from stripewise.tuning.current import read_device, read_globals
-        from stripewise.tuning.preset_files import load
-    except ImportError as exc:
-        raise _InputError(f"presets are not available in this build: {exc}") from None
-    from stripewise.model.tunables import TuningError
-
     try:
         preset, _source = load(preset_name)
         states = {state.name: state for state in (read_device(d) for d in dict.fromkeys(devices))}
@@ -174,17 +164,17 @@ def _ask(
 ) -> int:
     client = _connect(args, need_root)
     if isinstance(client, str):
-        return _fail(client, EXIT_FAILED)
+        return fail(client, EXIT_FAILED)
     try:
         reply = client.ask(verb, request)
     finally:
         client.close()
     if reply is None:
-        return _fail(client.stopped_reason(), EXIT_FAILED)
+        return fail(client.stopped_reason(), EXIT_FAILED)
     if not reply.get("ok"):
         error = reply.get("error") or {}
         code = error.get("code", "refused")
-        return _fail(
+        return fail(
             error.get("message", "refused"), EXIT_USAGE if code in _INPUT_ERRORS else EXIT_FAILED
         )
     result: dict[str, Any] = reply["result"]
@@ -194,31 +184,21 @@ def _ask(
     return show(result)
 
 
-def _connect(args: argparse.Namespace, need_root: bool) -> _Client | str:
-    """A greeted helper (cli_bench's start code), or why there is none. Writing needs root:
-    without a way to get it, say so instead of starting a helper that would refuse."""
-    from stripewise import environment
-    from stripewise.cli_bench import _start_helper, start_helper
-
+def _connect(args: argparse.Namespace, need_root: bool) -> HelperClient | str:
+    """A greeted helper, or why there is none. Writing needs root: without a way to get it,
+    say so instead of starting a helper that would refuse."""
     privileges = environment.probe_privileges()
     if need_root and not privileges.available:
         return f"changing tunables needs root: {privileges.explanation}"
     extra = ["--state-dir", args.state_dir] if args.state_dir else []
     if need_root:  # an unprivileged helper would only refuse: no fallback
-        return _start_helper([*environment.helper_command(privileges), *extra])
+        return start_helper_command([*environment.helper_command(privileges), *extra])
     return start_helper(privileges, extra)
-
-
-def _fail(message: str, code: int) -> int:
-    print(f"stripewise: error: {message}", file=sys.stderr)
-    return code
 
 
 # --- output ----------------------------------------------------------------------------------
 def _with_unit(key: str, value: object) -> str:
     """`4096 KiB`, `536870912 bytes (512 MiB)`: as `tune show` and `tune preview` print them."""
-    from stripewise.cli_tune import shown
-
     return shown(key, value) if isinstance(value, int | str) else str(value)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import platform
 import subprocess
@@ -12,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from stripewise import __version__, environment
+from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, database_url
+from stripewise.cli.options import add_db_option
+from stripewise.history import database
 
 _QT_PROBE_TIMEOUT_S = 20.0
 _QT_PROBE = (
@@ -102,7 +107,7 @@ def check_privileges() -> Check:
 def check_udev() -> Check:
     """pyudev needs libudev; the udev database may be missing in containers (sysfs fallback)."""
     try:
-        import pyudev
+        import pyudev  # here: a missing libudev is a finding, not a crash
 
         context = pyudev.Context()
         disks = sum(1 for _ in context.list_devices(subsystem="block", DEVTYPE="disk"))
@@ -126,8 +131,6 @@ def check_udev() -> Check:
 
 
 def check_database(url: str) -> Check:
-    from stripewise.history import database
-
     shown = database.display_url(url)
     sqlite_path = database.sqlite_path_of(url)
     if sqlite_path is not None and not sqlite_path.exists():
@@ -157,7 +160,7 @@ def check_database(url: str) -> Check:
         db.close()
 
 
-def run_checks(database_url: str) -> list[Check]:
+def run_checks(url: str) -> list[Check]:
     return [
         check_python(),
         check_qt_platform(),
@@ -165,7 +168,7 @@ def run_checks(database_url: str) -> list[Check]:
         check_tool(environment.probe_bonnie(), "bonnie++ comparison runs are unavailable"),
         check_privileges(),
         check_udev(),
-        check_database(database_url),
+        check_database(url),
     ]
 
 
@@ -184,3 +187,17 @@ def as_json(checks: list[Check]) -> dict[str, Any]:
 def format_lines(checks: list[Check]) -> list[str]:
     width = max(len(check.name) for check in checks)
     return [f"{check.status.value:<4}  {check.name:<{width}}  {check.summary}" for check in checks]
+
+
+def fill_parser(doctor: argparse.ArgumentParser) -> None:
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    add_db_option(doctor, top=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    checks = run_checks(database_url(args))
+    if args.json:
+        print(json.dumps(as_json(checks), indent=2))
+    else:
+        print("\n".join(format_lines(checks)))
+    return EXIT_OK if can_run(checks) else EXIT_FAILED

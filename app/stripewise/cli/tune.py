@@ -4,11 +4,11 @@
     tune show --device DEV [--device DEV ...] [--json]      current values, units, limits
     tune preview PRESET --device DEV [...] [--json]         what the preset would change
 
-`add_parser` registers the group on the top-level subparsers; each action's parser sets
-`tune_run` to its handler (`set_defaults(tune_run=...)`) and `run` calls it. A new action
-(apply, set, revert) adds its parser in `add_parser` the same way, `add_device_option` gives it
-the shared --device. A bad device name, a device not in /sys/block, an unknown preset or a
-broken preset file: one line on stderr, exit 2, nothing written.
+`fill_parser` builds the group, with tune_write's apply, set, revert and verify; each action's
+parser sets `tune_run` to its handler (`set_defaults(tune_run=...)`) and `run` calls it. A new
+action adds its parser the same way; `tunables.add_device_option` gives it the shared --device.
+A bad device name, a device not in /sys/block, an unknown preset or a broken preset file: one
+line on stderr, exit 2, nothing written.
 """
 
 from __future__ import annotations
@@ -18,20 +18,23 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from stripewise.model.presets import DeviceState
-    from stripewise.model.tunables import Change
+from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, CliError
+from stripewise.cli.options import Parser
+from stripewise.cli.tunables import add_device_option, bare, shown
+from stripewise.cli.tune_write import add_write_commands
+from stripewise.model.presets import DeviceState, PresetError, SkippedChange, in_force, resolve
+from stripewise.model.presets import summary as preset_summary
+from stripewise.model.tunables import TUNABLES, Change, TuningError, check_device_name
+from stripewise.tuning.current import read_device, read_globals
+from stripewise.tuning.preset_files import SHIPPED, available, load
 
 
-def fill_parser(
-    tune: argparse.ArgumentParser,
-    parser_class: type[argparse.ArgumentParser],
-) -> argparse._SubParsersAction[argparse.ArgumentParser]:
-    """The `tune` group's actions; returns its subparsers so callers may add actions too."""
+def fill_parser(tune: argparse.ArgumentParser) -> None:
+    """The `tune` group: the reading actions here, the writing ones from tune_write."""
     actions = tune.add_subparsers(
-        dest="tune_command", metavar="ACTION", required=True, parser_class=parser_class
+        dest="tune_command", metavar="ACTION", required=True, parser_class=Parser
     )
 
     presets = actions.add_parser("presets", help="the shipped and user presets")
@@ -54,18 +57,7 @@ def fill_parser(
     preview.add_argument("--json", action="store_true", help="machine-readable output")
     _add_root_option(preview)
     preview.set_defaults(tune_run=_preview)
-    return actions
-
-
-def add_device_option(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    parser.add_argument(
-        "--device",
-        dest="devices",
-        action="append",
-        required=required,
-        metavar="DEV",
-        help="a whole disk or md array: kernel name (sdb, md0) or /dev path; repeatable",
-    )
+    add_write_commands(actions)
 
 
 def _add_root_option(parser: argparse.ArgumentParser) -> None:
@@ -80,16 +72,12 @@ def run(args: argparse.Namespace) -> int:
 
 # --- tune presets ------------------------------------------------------------------------------
 def _presets(args: argparse.Namespace) -> int:
-    from stripewise.cli import EXIT_FAILED, EXIT_OK
-    from stripewise.model.presets import PresetError, summary
-    from stripewise.tuning.preset_files import SHIPPED, available
-
     rows: list[dict[str, Any]] = []
     broken = 0
     for name, source in available().items():
         row: dict[str, Any] = {"name": name, "source": source.kind, "path": source.path}
         try:
-            row["description"] = summary(source.read().description)
+            row["description"] = preset_summary(source.read().description)
         except PresetError as exc:
             broken += 1
             row["description"] = None
@@ -113,11 +101,6 @@ def _presets(args: argparse.Namespace) -> int:
 
 # --- tune show ---------------------------------------------------------------------------------
 def _show(args: argparse.Namespace) -> int:
-    from stripewise.cli import EXIT_OK
-    from stripewise.model.presets import in_force
-    from stripewise.model.tunables import TUNABLES
-    from stripewise.tuning.current import read_globals
-
     states = _read_devices(args.devices, args.root)
     globals_now = read_globals(args.root)
     if args.json:
@@ -176,8 +159,6 @@ def _device_lines(state: DeviceState) -> list[str]:
 
 
 def _device_json(state: DeviceState) -> dict[str, Any]:
-    from stripewise.model.tunables import TUNABLES
-
     return {
         "name": state.name,
         "values": {
@@ -193,12 +174,6 @@ def _device_json(state: DeviceState) -> dict[str, Any]:
 
 # --- tune preview ------------------------------------------------------------------------------
 def _preview(args: argparse.Namespace) -> int:
-    from stripewise.cli import EXIT_OK, CliError
-    from stripewise.model.presets import PresetError, SkippedChange, resolve
-    from stripewise.model.tunables import TuningError
-    from stripewise.tuning.current import read_globals
-    from stripewise.tuning.preset_files import load
-
     try:
         preset, source = load(args.preset)
     except PresetError as exc:
@@ -246,14 +221,12 @@ def _change_row(change: Change, skipped: bool) -> tuple[str, str, str]:
     elif not change.changes_anything:
         what = f"{shown(key, new)} (unchanged)"
     else:
-        before = "?" if change.current is None else _bare(key, change.current)
+        before = "?" if change.current is None else bare(key, change.current)
         what = f"{before} -> {shown(key, new)}"
     return change.setting.label, what, change.note
 
 
 def _change_json(change: Change, skipped: bool) -> dict[str, Any]:
-    from stripewise.model.tunables import TUNABLES
-
     setting = change.setting
     return {
         "device": setting.device,
@@ -272,10 +245,6 @@ def _change_json(change: Change, skipped: bool) -> dict[str, Any]:
 
 # --- shared ------------------------------------------------------------------------------------
 def _read_devices(names: Sequence[str], root: Path) -> list[DeviceState]:
-    from stripewise.cli import CliError
-    from stripewise.model.tunables import TuningError, check_device_name
-    from stripewise.tuning.current import read_device
-
     states = []
     try:
         unique = list(dict.fromkeys(check_device_name(n) for n in names))
@@ -284,39 +253,6 @@ def _read_devices(names: Sequence[str], root: Path) -> list[DeviceState]:
     except TuningError as exc:
         raise CliError(str(exc)) from None
     return states
-
-
-def shown(key: str, value: int | str) -> str:
-    """A value with its unit: `4096 KiB`, `40 %`, `536870912 bytes (512 MiB)`, `3000 centisecs
-    (30 s)`; a scheduler name as is."""
-    from stripewise.model.tunables import TUNABLES
-
-    unit = TUNABLES[key].unit
-    if unit == "name" or not isinstance(value, int):
-        return str(value)
-    text = f"{value} {unit}"
-    if unit == "bytes" and value:
-        text += f" ({_binary(value)})"
-    elif unit == "centisecs":
-        text += f" ({value / 100:g} s)"
-    return text
-
-
-def _bare(key: str, value: int | str) -> str:
-    """The current value before `->`: the number alone when the new one names the unit."""
-    from stripewise.model.tunables import TUNABLES
-
-    unit = TUNABLES[key].unit
-    if unit in ("bytes", "centisecs") and isinstance(value, int):
-        return shown(key, value).replace(f" {unit}", "", 1)
-    return str(value)
-
-
-def _binary(value: int) -> str:
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if value >= size:
-            return f"{value / size:.4g} {unit}"
-    return f"{value} B"
 
 
 def _table(header: Sequence[str] | None, rows: Sequence[Sequence[str]]) -> str:

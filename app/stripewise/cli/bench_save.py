@@ -48,6 +48,7 @@ def save_run(
 ) -> int:
     """`disks`: the kernel names from the helper's bench.start reply. `status` overrides the
     one `result` says (a run_result the client made for a lost helper says `aborted`)."""
+    # lazy: SQLAlchemy and the context probes load only for `bench --save`
     from stripewise.bench_context import collect_context
     from stripewise.history.bench_rows import final_status, result_values, sample_row
     from stripewise.history.database import open_database

@@ -12,6 +12,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+from stripewise.cli.errors import CliError, database_url
+from stripewise.cli.history_format import format_table
+from stripewise.cli.options import add_db_option
+from stripewise.history import database
+from stripewise.history.imports import (
+    IMPORTED_PREFIX,
+    UNKNOWN_HOST,
+    DuplicateImport,
+    import_runs,
+    read_results,
+)
+from stripewise.history.store import HistoryStore
+from stripewise.importers import ImportFormatError
+from stripewise.input_files import InputFileError
+
 FORMATS = ("auto", "bonnie", "fio", "iozone")
 
 
@@ -26,16 +41,11 @@ def fill_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--name", metavar="NAME", help="run name (default: from the file)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_db_option(parser, top=False)
 
 
-def run(args: argparse.Namespace, url: str) -> int:
-    from stripewise.cli import CliError
-    from stripewise.history import database
-    from stripewise.history.imports import DuplicateImport, import_runs, read_results
-    from stripewise.history.store import HistoryStore
-    from stripewise.importers import ImportFormatError
-    from stripewise.input_files import InputFileError
-
+def run(args: argparse.Namespace) -> int:
+    url = database_url(args)
     path: Path = args.file
     try:
         imported, sha256 = read_results(path, args.format)
@@ -63,8 +73,6 @@ def run(args: argparse.Namespace, url: str) -> int:
 
 
 def _run_json(detail: Any) -> dict[str, Any]:
-    from stripewise.history.imports import IMPORTED_PREFIX, UNKNOWN_HOST
-
     summary = detail.summary
     host_info = detail.extra.get("host_info") or {}
     unknown = host_info.get("machine_id") == f"{IMPORTED_PREFIX}{UNKNOWN_HOST}"
@@ -87,8 +95,6 @@ def _run_json(detail: Any) -> dict[str, Any]:
 
 
 def _text(file_name: str, runs: list[dict[str, Any]]) -> str:
-    from stripewise.cli_history import format_table
-
     plural = "s" if len(runs) != 1 else ""
     blocks = [f"Imported {len(runs)} run{plural} from {file_name}"]
     for run in runs:

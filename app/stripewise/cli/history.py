@@ -1,8 +1,8 @@
 """`stripewise history ...`: read, compare, export and annotate recorded runs without the GUI.
 
-Parsers are added by `add_actions` (called from cli.build_parser); each action is a function
-taking the parsed arguments and an open store. Imports of the history package stay inside
-functions so `stripewise --help` loads no SQL.
+Each action is a function taking the parsed arguments and an open store. `history list` reads
+SQLite directly (quicklist); the SQL and comparison imports stay inside the functions that
+need them so that it loads no SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -11,12 +11,20 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stripewise.model.run import ResultValue, RunDetail, RunSummary
+from stripewise.cli.errors import CliError, database_url
+from stripewise.cli.history_format import (
+    detail_json,
+    format_comparison,
+    format_detail,
+    format_run_table,
+    summary_json,
+)
+from stripewise.cli.options import Parser, add_db_option, positive_int
+from stripewise.history import quicklist
+from stripewise.model.run import RunDetail, RunSummary
 
 if TYPE_CHECKING:
     from stripewise.history.store import HistoryStore
@@ -24,7 +32,6 @@ if TYPE_CHECKING:
 
 EXPORT_FORMATS = ("csv", "json", "html")
 _SUFFIXES = {".csv": "csv", ".json": "json", ".html": "html", ".htm": "html"}
-_MARKS = {"better": "* better", "worse": "* worse", "noise": "~"}
 
 Action = Callable[[argparse.Namespace, "HistoryStore"], int]
 
@@ -32,17 +39,28 @@ Action = Callable[[argparse.Namespace, "HistoryStore"], int]
 # --- parsers -------------------------------------------------------------------------------
 
 
-def add_actions(
-    actions: argparse._SubParsersAction[Any],
-    db_option: Callable[..., None],
-    positive_int: Callable[[str], int],
-) -> None:
+def fill_parser(history: argparse.ArgumentParser) -> None:
+    actions = history.add_subparsers(
+        dest="history_command", metavar="ACTION", required=True, parser_class=Parser
+    )
+    listing = actions.add_parser("list", help="runs, newest first")
+    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--limit", type=positive_int, default=None, metavar="N")
+    add_db_option(listing, top=False)
+    show = actions.add_parser("show", help="one run with its results")
+    show.add_argument("run_id", type=positive_int, metavar="ID")
+    show.add_argument("--json", action="store_true")
+    add_db_option(show, top=False)
+    _add_actions(actions)
+
+
+def _add_actions(actions: argparse._SubParsersAction[Any]) -> None:
     """compare, export and the annotating actions under `stripewise history`."""
 
     def add(name: str, help_text: str, run: Action) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = actions.add_parser(name, help=help_text)
         parser.set_defaults(history_run=run)
-        db_option(parser, top=False)
+        add_db_option(parser, top=False)
         return parser
 
     def ids(parser: argparse.ArgumentParser) -> None:
@@ -95,16 +113,14 @@ def add_actions(
 # --- dispatch ------------------------------------------------------------------------------
 
 
-def run(args: argparse.Namespace, url: str) -> int:
-    from stripewise.cli import CliError
-
+def run(args: argparse.Namespace) -> int:
+    url = database_url(args)
     if args.history_command == "list":
-        from stripewise.history import quicklist
-
         runs = quicklist.list_runs(url, limit=args.limit)
         if runs is not None:
             _print_runs(runs, as_json=args.json)
             return 0
+    # lazy: SQLAlchemy costs more than `history list` may take
     from stripewise.history import database
     from stripewise.history.store import HistoryStore
 
@@ -150,8 +166,7 @@ def _print_runs(runs: list[RunSummary], *, as_json: bool) -> None:
 
 
 def _check_ids(run_ids: Sequence[int], baseline: int | None) -> None:
-    from stripewise.cli import CliError
-    from stripewise.model.compare import MAX_RUNS, MIN_RUNS
+    from stripewise.model.compare import MAX_RUNS, MIN_RUNS  # lazy: kept out of `history list`
 
     if not MIN_RUNS <= len(run_ids) <= MAX_RUNS:
         raise CliError(f"compare needs {MIN_RUNS} to {MAX_RUNS} runs, got {len(run_ids)}")
@@ -166,14 +181,14 @@ def load_comparison(
     store: HistoryStore, run_ids: Sequence[int], baseline: int | None
 ) -> tuple[Comparison, dict[int, Series]]:
     """The runs compared (ids checked first), with their throughput over time."""
-    from stripewise.history.comparison import load_comparison as load
+    from stripewise.history.comparison import load_comparison as load  # lazy: SQL
 
     _check_ids(run_ids, baseline)
     return load(store, run_ids, baseline)
 
 
 def _compare(args: argparse.Namespace, store: HistoryStore) -> int:
-    from stripewise.history import export
+    from stripewise.history import export  # lazy: SQL
 
     comparison, _ = load_comparison(store, args.run_ids, args.baseline)
     if args.json:
@@ -183,93 +198,10 @@ def _compare(args: argparse.Namespace, store: HistoryStore) -> int:
     return 0
 
 
-def _value_cell(value: float | None, low: float | None, high: float | None) -> str:
-    if value is None or low is None or high is None:
-        return _figure(value)
-    return f"{_figure(value)} ±{_figure((high - low) / 2)}"
-
-
-def _change_cell(change: float | None, verdict: str) -> str:
-    if change is None:
-        return ""
-    return f"{change:+.1f}% {_MARKS.get(verdict, '')}".rstrip()
-
-
-def format_comparison(c: Comparison) -> str:
-    """Runs, a results table with changes against the baseline, what differs, the sweep."""
-    base = c.baseline.summary.id
-    lines = [f"Runs compared (baseline #{base}):"]
-    for run_ in c.runs:
-        s = run_.summary
-        lines.append(f"  #{s.id}  {s.name}  ({s.host}, {_local(s.started_at)})")
-    lines += ["", _results_table(c), "", *_differences(c)]
-    if c.sweep is not None:
-        sweep = c.sweep
-        unit = f" {sweep.unit}" if sweep.unit else ""
-        values = ", ".join(f"{v:g}" for v in sweep.values)
-        lines += ["", f"Sweep: {sweep.label} ({sweep.key}) = {values}{unit}"]
-    return "\n".join(lines)
-
-
-def _results_table(c: Comparison) -> str:
-    if not c.rows:
-        return "No results recorded."
-    base = c.baseline.summary.id
-    header = ["Phase", "Metric", "Unit"]
-    for i, run_ in enumerate(c.runs):
-        run_id = run_.summary.id
-        header += [f"#{run_id} (base)"] if i == c.baseline_index else [f"#{run_id}", "vs base"]
-    rows = []
-    for row in c.rows:
-        cells = [row.phase, row.metric, row.unit]
-        for i, (value, spread, change, verdict) in enumerate(
-            zip(row.values, row.spreads, row.changes_pct, row.verdicts, strict=True)
-        ):
-            low, high = (spread.low, spread.high) if spread else (None, None)
-            cells.append(_value_cell(value, low, high))
-            if i != c.baseline_index:
-                cells.append(_change_cell(change, verdict))
-        rows.append(cells)
-    legend = (
-        f"Changes against #{base}: * beyond the runs' own spread (± shown), ~ within noise; "
-        "without any spread, under 5 % is noise."
-    )
-    return format_table(header, rows) + "\n" + legend
-
-
-def _differences(c: Comparison) -> list[str]:
-    from stripewise.model.compare import CONTEXT_GROUPS
-
-    if not c.context:
-        return ["What differs: nothing in the recorded context."]
-    ordered = sorted(c.context, key=lambda d: CONTEXT_GROUPS.index(d.group))
-    rows = [[f"  {d.key}", *(_context_value(v) for v in d.values)] for d in ordered]
-    header = ["  Setting", *(f"#{run_.summary.id}" for run_ in c.runs)]
-    table = format_table(header, rows).splitlines()
-    lines = ["What differs:", table[0]]
-    group = None
-    for d, line in zip(ordered, table[1:], strict=True):
-        if d.group != group:
-            group = d.group
-            lines.append(f"{group}:")
-        lines.append(line)
-    return lines
-
-
-def _context_value(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list | tuple):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
 # --- export --------------------------------------------------------------------------------
 
 
 def _export_format(args: argparse.Namespace) -> str:
-    from stripewise.cli import CliError
-
     if args.format:
         return str(args.format)
     found = _SUFFIXES.get(args.output.suffix.lower()) if args.output is not None else None
@@ -279,7 +211,7 @@ def _export_format(args: argparse.Namespace) -> str:
 
 
 def _export(args: argparse.Namespace, store: HistoryStore) -> int:
-    from stripewise.history.comparison import export_text
+    from stripewise.history.comparison import export_text  # lazy: SQL
 
     fmt = _export_format(args)
     if len(args.run_ids) > 1 or args.baseline is not None:
@@ -291,8 +223,6 @@ def _export(args: argparse.Namespace, store: HistoryStore) -> int:
 
 
 def _write(output: Path | None, text: str, what: str) -> int:
-    from stripewise.cli import CliError
-
     if output is None:
         sys.stdout.write(text)
         return 0
@@ -309,8 +239,6 @@ def _write(output: Path | None, text: str, what: str) -> int:
 
 def _checked(call: Callable[[], Any]) -> Any:
     """The store refuses names, tags and notes out of bounds with a ValueError."""
-    from stripewise.cli import CliError
-
     try:
         return call()
     except ValueError as exc:
@@ -354,8 +282,6 @@ def _ids_text(run_ids: Sequence[int]) -> str:
 
 def _confirm(runs: Sequence[RunDetail]) -> bool:
     """Asks on the terminal; without one there is nobody to ask, so nothing is deleted."""
-    from stripewise.cli import CliError
-
     if not sys.stdin.isatty():
         raise CliError("not deleting without --yes: standard input is not a terminal to ask on")
     for detail in runs:
@@ -382,112 +308,3 @@ def _restore(args: argparse.Namespace, store: HistoryStore) -> int:
     restored = store.restore_runs(list(dict.fromkeys(args.run_ids)))
     print(f"restored run(s) {_ids_text(restored)}")
     return 0
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
-
-
-def summary_json(run: RunSummary) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "name": run.name,
-        "status": run.status.value,
-        "host": run.host,
-        "target": run.target,
-        "engine": run.engine,
-        "engine_version": run.engine_version,
-        "started_at": _iso(run.started_at),
-        "finished_at": _iso(run.finished_at),
-        "duration_s": run.duration_s,
-        "tags": list(run.tags),
-    }
-
-
-def detail_json(detail: RunDetail) -> dict[str, Any]:
-    return summary_json(detail.summary) | {
-        "source": detail.source,
-        "notes": detail.notes,
-        "spec": detail.spec,
-        "context": detail.context,
-        "sample_count": detail.sample_count,
-        "results": [asdict(result) for result in detail.results],
-    }
-
-
-def _local(moment: datetime | None) -> str:
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment is not None else "-"
-
-
-def format_table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
-    head = "  ".join(cell.ljust(w) for cell, w in zip(header, widths, strict=True))
-    return "\n".join(line.rstrip() for line in [head, *lines])
-
-
-def format_run_table(runs: list[RunSummary]) -> str:
-    if not runs:
-        return "No runs recorded yet."
-    rows = [
-        [
-            str(r.id),
-            _local(r.started_at),
-            r.status.value,
-            r.host,
-            r.target,
-            f"{r.engine} {r.engine_version}".strip(),
-            r.name,
-        ]
-        for r in runs
-    ]
-    return format_table(["ID", "Started", "Status", "Host", "Target", "Engine", "Name"], rows)
-
-
-def _figure(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.1f}"
-
-
-def _result_row(result: ResultValue) -> list[str]:
-    spread = (
-        f"{_figure(result.min_value)} .. {_figure(result.max_value)}"
-        if result.min_value is not None and result.max_value is not None
-        else ""
-    )
-    return [
-        result.phase,
-        result.metric,
-        _figure(result.value),
-        result.unit,
-        spread,
-        str(result.repetitions),
-    ]
-
-
-def format_detail(detail: RunDetail) -> str:
-    run_ = detail.summary
-    duration = f"{run_.duration_s:.1f} s" if run_.duration_s is not None else "-"
-    lines = [
-        f"Run {run_.id}: {run_.name}",
-        f"  status    {run_.status.value}",
-        f"  host      {run_.host}",
-        f"  target    {run_.target}",
-        f"  engine    {run_.engine} {run_.engine_version}".rstrip(),
-        f"  started   {_local(run_.started_at)}",
-        f"  finished  {_local(run_.finished_at)} ({duration})",
-        f"  source    {detail.source}",
-        f"  samples   {detail.sample_count}",
-    ]
-    if run_.tags:
-        lines.append(f"  tags      {', '.join(run_.tags)}")
-    if detail.notes:
-        lines.append(f"  notes     {detail.notes}")
-    lines.append("")
-    if detail.results:
-        rows = [_result_row(result) for result in detail.results]
-        lines.append(
-            format_table(["Phase", "Metric", "Median", "Unit", "Min .. max", "Reps"], rows)
-        )
-    else:
-        lines.append("No results recorded.")
-    return "\n".join(lines)

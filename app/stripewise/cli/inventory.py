@@ -8,15 +8,26 @@ import sys
 import tempfile
 from pathlib import Path
 
+from stripewise.cli.errors import CliError
+from stripewise.inventory import InventoryError, load_inventory, read_live
+from stripewise.inventory.snapshot import dumps
 from stripewise.model.topology import Controller, Disk, Inventory, link_text
 from stripewise.model.units import human_size
 
 
-def run(args: argparse.Namespace) -> int:
-    from stripewise.cli import CliError
-    from stripewise.inventory import InventoryError, load_inventory, read_live
-    from stripewise.inventory.snapshot import dumps
+def fill_parser(inventory: argparse.ArgumentParser) -> None:
+    inventory.add_argument("--json", action="store_true", help="print the snapshot JSON")
+    inventory.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="FILE",
+        help="a saved snapshot, `udevadm info --export-db` output, or a umockdev recording",
+    )
+    inventory.add_argument("--save", type=Path, metavar="FILE", help="write a snapshot file")
 
+
+def run(args: argparse.Namespace) -> int:
     try:
         inventory = load_inventory(args.source) if args.source else read_live()
     except InventoryError as exc:
@@ -33,8 +44,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    from stripewise.cli import CliError
-
     try:
         with tempfile.NamedTemporaryFile(
             "w", dir=path.parent or Path("."), prefix=f".{path.name}.", delete=False

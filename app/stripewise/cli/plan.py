@@ -13,17 +13,33 @@ import sys
 import tempfile
 from pathlib import Path
 
-from stripewise.model.evaluate import PlanReport
+from stripewise.cli.errors import EXIT_FAILED, CliError
+from stripewise.inventory import InventoryError, load_inventory
+from stripewise.model.evaluate import PlanReport, evaluate
 from stripewise.model.plan import Plan
 from stripewise.model.topology import Inventory
+from stripewise.planner.commands import PlanNotReady, shell_script
+from stripewise.planner.plan_file import PlanFileError, load_plan
+from stripewise.planner.report_json import format_plan, plan_json
+
+
+def fill_parser(plan: argparse.ArgumentParser) -> None:
+    plan.add_argument("file", type=Path, metavar="FILE", help="a plan file (TOML)")
+    plan.add_argument("--json", action="store_true", help="machine-readable output")
+    plan.add_argument(
+        "--inventory",
+        type=Path,
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="the machine's snapshot, udev dump or umockdev file: its disks may then be named "
+        "by kernel name or serial without [[disk]] tables",
+    )
+    plan.add_argument(
+        "--script", type=Path, metavar="FILE", help="write the commented shell script"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from stripewise.cli import CliError
-    from stripewise.model.evaluate import evaluate
-    from stripewise.planner.plan_file import PlanFileError, load_plan
-    from stripewise.planner.report_json import format_plan, plan_json
-
     inventory = _inventory(getattr(args, "inventory", None))
     try:
         plan = load_plan(args.file, inventory)
@@ -53,9 +69,6 @@ def homehost(plan: Plan, inventory: Inventory | None) -> str:
 
 
 def _inventory(path: Path | None) -> Inventory | None:
-    from stripewise.cli import CliError
-    from stripewise.inventory import InventoryError, load_inventory
-
     if path is None:
         return None
     try:
@@ -65,9 +78,6 @@ def _inventory(path: Path | None) -> Inventory | None:
 
 
 def _write_script(path: Path, plan: Plan, report: PlanReport, host: str) -> int:
-    from stripewise.cli import EXIT_FAILED, CliError
-    from stripewise.planner.commands import PlanNotReady, shell_script
-
     try:
         script = shell_script(plan, report.arrays, host)
     except PlanNotReady as exc:

@@ -9,31 +9,67 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
-import select
 import signal
 import stat
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
-from typing import IO, Any
+from typing import Any
 
 from stripewise import environment
-from stripewise.cli_bench_output import emit, say
+from stripewise.cli.bench_output import emit, say
+from stripewise.cli.bench_save import save_run
+from stripewise.cli.errors import CliError, database_url
+from stripewise.cli.helper_client import HelperClient, start_helper
+from stripewise.cli.options import add_db_option, finite, positive_int
 from stripewise.model.run import RunStatus
-from stripewise.protocol import wire as protocol
+from stripewise.unfinished_run import unfinished_result
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 CANCEL_GRACE_S = 5.0  # the helper ends a cancelled run within a second (docs/protocol.md)
 _POLL_S = 0.25  # a read waits this long at most, then looks whether a cancel timed out
 
 
-def run(args: argparse.Namespace) -> int:
-    from stripewise.cli import CliError
+def fill_parser(bench: argparse.ArgumentParser) -> None:
+    bench.add_argument(
+        "--target",
+        required=True,
+        metavar="PATH",
+        help="a directory on a mounted filesystem, or a whole block device",
+    )
+    bench.add_argument("--size", required=True, metavar="SIZE", help="e.g. 8G, 512M")
+    bench.add_argument("--engine", choices=("fio", "builtin"), default="builtin")
+    bench.add_argument(
+        "--phases",
+        default="seq_write,rewrite,seq_read,random_read",
+        help="comma-separated: seq_write, rewrite, seq_read, random_read, random_write, mixed",
+    )
+    bench.add_argument("--block-size", default="1M", metavar="SIZE")
+    io = bench.add_mutually_exclusive_group()
+    io.add_argument("--direct", action="store_true", default=True, help="O_DIRECT (default)")
+    io.add_argument("--buffered", action="store_true", help="through the page cache")
+    bench.add_argument("--streams", type=positive_int, default=1, metavar="N")
+    bench.add_argument("--queue-depth", type=positive_int, default=1, metavar="N")
+    bench.add_argument("--repeat", type=positive_int, default=1, metavar="N")
+    bench.add_argument(
+        "--rate", type=finite, default=2.0, metavar="HZ", help="samples per second, 1 to 10"
+    )
+    bench.add_argument("--json", action="store_true", help="one JSON event per line")
+    bench.add_argument("--save", action="store_true", help="keep the run in the history")
+    bench.add_argument(
+        "--confirm-serial",
+        metavar="SERIAL",
+        help="required to write to a block device: its serial number",
+    )
+    bench.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="with --confirm-serial: write over a partition table or filesystem",
+    )
+    add_db_option(bench, top=False)
 
+
+def run(args: argparse.Namespace) -> int:
     privileges = environment.probe_privileges()
     if not args.json and not privileges.available:
         print(f"note: {privileges.explanation}", file=sys.stderr)
@@ -50,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(number, handler)
 
 
-def _bench(client: _Client, args: argparse.Namespace, stop: _Stop) -> int:
+def _bench(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> int:
     reply = client.ask("bench.start", _start_args(args))
     if reply is None:
         print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
@@ -94,7 +130,7 @@ class _Stop:
     at once, so the run is filed `cancelled` with its samples; a helper that does not end the
     run within CANCEL_GRACE_S is closed and the run filed all the same."""
 
-    def __init__(self, client: _Client) -> None:
+    def __init__(self, client: HelperClient) -> None:
         self.client = client
         self.signal: signal.Signals | None = None
         self.deadline: float | None = None
@@ -118,37 +154,6 @@ class _Stop:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
 
-def start_helper(privileges: environment.Privileges, extra: Sequence[str] = ()) -> _Client | str:
-    """A greeted helper, started the way `privileges` says; when that fails (pkexec dismissed
-    or refused, sudo rule gone) one started as the user, with a note: benchmarks and reads
-    still work there. Or why there is none."""
-    started = _start_helper([*environment.helper_command(privileges), *extra])
-    if isinstance(started, str) and privileges.available:
-        print(f"note: {started}; continuing without privileges", file=sys.stderr)
-        unprivileged = environment.Privileges(environment.PrivilegeMode.NONE, started)
-        started = _start_helper([*environment.helper_command(unprivileged), *extra])
-    return started
-
-
-def _start_helper(argv: list[str]) -> _Client | str:
-    """A greeted helper, or why it could not be had (pkexec refused, program missing...)."""
-    # a file, not a pipe: a chatty helper never blocks; the client keeps it for stopped_reason
-    errors = tempfile.TemporaryFile()  # noqa: SIM115
-    try:
-        helper = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
-        )
-    except OSError as exc:
-        errors.close()
-        return f"cannot start the helper ({' '.join(argv)}): {exc.strerror}"
-    client = _Client(helper, errors)
-    with contextlib.suppress(BrokenPipeError):
-        if client.ask("hello", {"protocol": protocol.PROTOCOL_VERSION}) is not None:
-            return client
-    client.close()
-    return client.stopped_reason()
-
-
 def _start_args(args: argparse.Namespace) -> dict[str, Any]:
     start: dict[str, Any] = {
         "target": args.target,
@@ -169,92 +174,7 @@ def _start_args(args: argparse.Namespace) -> dict[str, Any]:
     return start
 
 
-class _Client:
-    def __init__(self, helper: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
-        self.helper = helper
-        self.errors = errors
-        self.next_id = 0
-        self.pending_events: list[dict[str, Any]] = []
-        self.samples: list[dict[str, Any]] = []
-        self.phase_results: list[dict[str, Any]] = []
-        self.ended = False  # its output ended: it exited, or was killed
-        self._buffer = b""
-
-    def send(self, verb: str, args: dict[str, Any]) -> int:
-        self.next_id += 1
-        assert self.helper.stdin is not None
-        self.helper.stdin.write(protocol.encode({"id": self.next_id, "verb": verb, "args": args}))
-        self.helper.stdin.flush()
-        return self.next_id
-
-    def read(self, wait_s: float | None = None) -> dict[str, Any] | None:
-        """The next message, or None at the end of the helper's output. With `wait_s`, raises
-        TimeoutError when no whole line came in that time. Reads the pipe itself (select, not
-        the buffered reader) so that a wait can end."""
-        assert self.helper.stdout is not None
-        end = None if wait_s is None else time.monotonic() + wait_s
-        while b"\n" not in self._buffer:
-            left = None if end is None else end - time.monotonic()
-            if left is not None and left <= 0:
-                raise TimeoutError
-            if select.select([self.helper.stdout], [], [], left)[0]:
-                chunk = os.read(self.helper.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    self.ended = True
-                    return None
-                self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        return message
-
-    def ask(self, verb: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        """The reply to `verb`; None when the helper stopped first (see `stopped_reason`)."""
-        wanted = self.send(verb, args)
-        while (message := self.read()) is not None:
-            if message.get("id") == wanted:
-                return message
-            if "event" in message:
-                self.pending_events.append(message)
-        return None
-
-    def close(self, wait_s: float = 30.0) -> None:
-        """Closing stdin makes the helper stop its run, remove its files and exit."""
-        with contextlib.suppress(BrokenPipeError, OSError):
-            assert self.helper.stdin is not None
-            self.helper.stdin.close()
-        try:
-            self.helper.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(PermissionError):  # root's helper, started for a user
-                self.helper.kill()
-                self.helper.wait()
-
-    def last_error_line(self) -> str:
-        self.errors.seek(0)
-        lines = self.errors.read()[-4096:].decode(errors="replace").strip().splitlines()
-        return lines[-1] if lines else ""
-
-    def exit_status(self) -> str:
-        code = self.helper.poll()
-        if code is not None and code < 0:
-            with contextlib.suppress(ValueError):
-                return f"killed by {signal.Signals(-code).name}"
-        return f"exit code {code}"
-
-    def stopped_reason(self) -> str:
-        """Why the helper went away: its last line on stderr (pkexec's refusal), or its exit."""
-        if line := self.last_error_line():
-            return f"the helper stopped: {line}"
-        if self.helper.poll() in (126, 127) and self.helper.args[0] == "pkexec":
-            return "pkexec did not authorise the helper"
-        return f"the helper stopped ({self.exit_status()})"
-
-    def cancel(self) -> None:
-        with contextlib.suppress(BrokenPipeError, OSError):
-            self.send("bench.cancel", {})
-
-
-def _follow(client: _Client, args: argparse.Namespace, stop: _Stop) -> dict[str, Any] | None:
+def _follow(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> dict[str, Any] | None:
     """The helper's run_result; None when its output ended first, or a cancel went unanswered
     for CANCEL_GRACE_S."""
     while True:
@@ -281,12 +201,10 @@ def _follow(client: _Client, args: argparse.Namespace, stop: _Stop) -> dict[str,
 
 
 def _unfinished(
-    client: _Client, begun: dict[str, Any], elapsed_s: float, stop: _Stop
+    client: HelperClient, begun: dict[str, Any], elapsed_s: float, stop: _Stop
 ) -> dict[str, Any]:
     """A run_result for a run whose helper was lost (`aborted`), or ended a cancelled run
     without saying so (`cancelled`): the phases that finished, and why it ended there."""
-    from stripewise.unfinished_run import unfinished_result
-
     if stop.signal is None:
         status, message = "aborted", f"lost the helper mid-run ({_how_it_ended(client)})"
     elif client.ended:  # the same signal reached the helper too (Ctrl-C, a closed terminal)
@@ -305,13 +223,13 @@ def _unfinished(
     )
 
 
-def _how_it_ended(client: _Client) -> str:
+def _how_it_ended(client: HelperClient) -> str:
     line = client.last_error_line()
     return f"{client.exit_status()}; it said: {line}" if line else client.exit_status()
 
 
 def _lost_line(
-    client: _Client, result: dict[str, Any], begun: dict[str, Any], saved: int | None
+    client: HelperClient, result: dict[str, Any], begun: dict[str, Any], saved: int | None
 ) -> str:
     """The one line a lost helper gets: what ended, what was kept, what was left behind."""
     passes = sum(not event.get("error") for event in client.phase_results)
@@ -334,7 +252,4 @@ def _save(
     disks: list[str],
     status: RunStatus | None,
 ) -> int:
-    from stripewise.cli import _database_url
-    from stripewise.cli_bench_save import save_run
-
-    return save_run(_database_url(args), args, result, samples, disks, status=status)
+    return save_run(database_url(args), args, result, samples, disks, status=status)

@@ -1,0 +1,52 @@
+"""`stripewise db info|move-aside`: the history database itself."""
+
+from __future__ import annotations
+
+import argparse
+
+from stripewise.cli.errors import EXIT_OK, CliError, database_url
+from stripewise.cli.options import Parser, add_db_option
+from stripewise.history import database
+from stripewise.history.store import HistoryStore
+
+
+def fill_parser(db: argparse.ArgumentParser) -> None:
+    db_commands = db.add_subparsers(
+        dest="db_command", metavar="ACTION", required=True, parser_class=Parser
+    )
+    info = db_commands.add_parser("info", help="URL, schema revision and run count")
+    add_db_option(info, top=False)
+    aside = db_commands.add_parser(
+        "move-aside", help="rename an unreadable SQLite file so a fresh one is created"
+    )
+    add_db_option(aside, top=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    url = database_url(args)
+    if args.db_command == "move-aside":
+        path = database.sqlite_path_of(url)
+        if path is None:
+            raise CliError(f"{database.display_url(url)} is not a SQLite file: nothing to move")
+        if not path.exists():
+            raise CliError(f"{path} does not exist: nothing to move")
+        moved = database.move_aside(path)
+        print(f"moved {path} to {moved}; a fresh database is created at the next start")
+        return EXIT_OK
+    try:
+        db = database.open_database(url, migrate=False)
+    except database.DatabaseError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        runs = None
+        if db.schema_revision == database.HEAD_REVISION:
+            runs = HistoryStore(db).count_runs()  # DatabaseError when a table is missing
+    except database.DatabaseError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        db.close()
+    print(f"url:      {database.display_url(url)}")
+    print(f"schema:   {db.schema_revision or 'empty'} (this version: {database.HEAD_REVISION})")
+    if runs is not None:
+        print(f"runs:     {runs}")
+    return EXIT_OK

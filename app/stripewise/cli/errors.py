@@ -1,0 +1,30 @@
+"""What every command shares: exit codes, the one-line error and the history database's URL."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stripewise.history.errors import DatabaseError
+from stripewise.history.location import resolve_database_url
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A problem the user can act on: printed as one line, exit code 2."""
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"stripewise: error: {message}", file=sys.stderr)
+    return code
+
+
+def database_url(args: argparse.Namespace) -> str:
+    """The history database's URL: --db, else $STRIPEWISE_DB, else the user's data directory."""
+    try:
+        return resolve_database_url(args.db)
+    except DatabaseError as exc:
+        raise CliError(str(exc)) from None

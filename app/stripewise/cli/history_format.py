@@ -1,0 +1,210 @@
+"""What `stripewise history` prints: run tables, one run's detail, comparisons, and JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from stripewise.model.run import ResultValue, RunDetail, RunSummary
+
+if TYPE_CHECKING:
+    from stripewise.model.compare import Comparison
+
+_MARKS = {"better": "* better", "worse": "* worse", "noise": "~"}
+
+
+# --- comparisons ---------------------------------------------------------------------------
+
+
+def _value_cell(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None or low is None or high is None:
+        return _figure(value)
+    return f"{_figure(value)} ±{_figure((high - low) / 2)}"
+
+
+def _change_cell(change: float | None, verdict: str) -> str:
+    if change is None:
+        return ""
+    return f"{change:+.1f}% {_MARKS.get(verdict, '')}".rstrip()
+
+
+def format_comparison(c: Comparison) -> str:
+    """Runs, a results table with changes against the baseline, what differs, the sweep."""
+    base = c.baseline.summary.id
+    lines = [f"Runs compared (baseline #{base}):"]
+    for run_ in c.runs:
+        s = run_.summary
+        lines.append(f"  #{s.id}  {s.name}  ({s.host}, {_local(s.started_at)})")
+    lines += ["", _results_table(c), "", *_differences(c)]
+    if c.sweep is not None:
+        sweep = c.sweep
+        unit = f" {sweep.unit}" if sweep.unit else ""
+        values = ", ".join(f"{v:g}" for v in sweep.values)
+        lines += ["", f"Sweep: {sweep.label} ({sweep.key}) = {values}{unit}"]
+    return "\n".join(lines)
+
+
+def _results_table(c: Comparison) -> str:
+    if not c.rows:
+        return "No results recorded."
+    base = c.baseline.summary.id
+    header = ["Phase", "Metric", "Unit"]
+    for i, run_ in enumerate(c.runs):
+        run_id = run_.summary.id
+        header += [f"#{run_id} (base)"] if i == c.baseline_index else [f"#{run_id}", "vs base"]
+    rows = []
+    for row in c.rows:
+        cells = [row.phase, row.metric, row.unit]
+        for i, (value, spread, change, verdict) in enumerate(
+            zip(row.values, row.spreads, row.changes_pct, row.verdicts, strict=True)
+        ):
+            low, high = (spread.low, spread.high) if spread else (None, None)
+            cells.append(_value_cell(value, low, high))
+            if i != c.baseline_index:
+                cells.append(_change_cell(change, verdict))
+        rows.append(cells)
+    legend = (
+        f"Changes against #{base}: * beyond the runs' own spread (± shown), ~ within noise; "
+        "without any spread, under 5 % is noise."
+    )
+    return format_table(header, rows) + "\n" + legend
+
+
+def _differences(c: Comparison) -> list[str]:
+    from stripewise.model.compare import CONTEXT_GROUPS  # lazy: kept out of `history list`
+
+    if not c.context:
+        return ["What differs: nothing in the recorded context."]
+    ordered = sorted(c.context, key=lambda d: CONTEXT_GROUPS.index(d.group))
+    rows = [[f"  {d.key}", *(_context_value(v) for v in d.values)] for d in ordered]
+    header = ["  Setting", *(f"#{run_.summary.id}" for run_ in c.runs)]
+    table = format_table(header, rows).splitlines()
+    lines = ["What differs:", table[0]]
+    group = None
+    for d, line in zip(ordered, table[1:], strict=True):
+        if d.group != group:
+            group = d.group
+            lines.append(f"{group}:")
+        lines.append(line)
+    return lines
+
+
+def _context_value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def summary_json(run: RunSummary) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "name": run.name,
+        "status": run.status.value,
+        "host": run.host,
+        "target": run.target,
+        "engine": run.engine,
+        "engine_version": run.engine_version,
+        "started_at": _iso(run.started_at),
+        "finished_at": _iso(run.finished_at),
+        "duration_s": run.duration_s,
+        "tags": list(run.tags),
+    }
+
+
+def detail_json(detail: RunDetail) -> dict[str, Any]:
+    return summary_json(detail.summary) | {
+        "source": detail.source,
+        "notes": detail.notes,
+        "spec": detail.spec,
+        "context": detail.context,
+        "sample_count": detail.sample_count,
+        "results": [asdict(result) for result in detail.results],
+    }
+
+
+def _local(moment: datetime | None) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment is not None else "-"
+
+
+def format_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
+    head = "  ".join(cell.ljust(w) for cell, w in zip(header, widths, strict=True))
+    return "\n".join(line.rstrip() for line in [head, *lines])
+
+
+def format_run_table(runs: list[RunSummary]) -> str:
+    if not runs:
+        return "No runs recorded yet."
+    rows = [
+        [
+            str(r.id),
+            _local(r.started_at),
+            r.status.value,
+            r.host,
+            r.target,
+            f"{r.engine} {r.engine_version}".strip(),
+            r.name,
+        ]
+        for r in runs
+    ]
+    return format_table(["ID", "Started", "Status", "Host", "Target", "Engine", "Name"], rows)
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+def _result_row(result: ResultValue) -> list[str]:
+    spread = (
+        f"{_figure(result.min_value)} .. {_figure(result.max_value)}"
+        if result.min_value is not None and result.max_value is not None
+        else ""
+    )
+    return [
+        result.phase,
+        result.metric,
+        _figure(result.value),
+        result.unit,
+        spread,
+        str(result.repetitions),
+    ]
+
+
+def format_detail(detail: RunDetail) -> str:
+    run_ = detail.summary
+    duration = f"{run_.duration_s:.1f} s" if run_.duration_s is not None else "-"
+    lines = [
+        f"Run {run_.id}: {run_.name}",
+        f"  status    {run_.status.value}",
+        f"  host      {run_.host}",
+        f"  target    {run_.target}",
+        f"  engine    {run_.engine} {run_.engine_version}".rstrip(),
+        f"  started   {_local(run_.started_at)}",
+        f"  finished  {_local(run_.finished_at)} ({duration})",
+        f"  source    {detail.source}",
+        f"  samples   {detail.sample_count}",
+    ]
+    if run_.tags:
+        lines.append(f"  tags      {', '.join(run_.tags)}")
+    if detail.notes:
+        lines.append(f"  notes     {detail.notes}")
+    lines.append("")
+    if detail.results:
+        rows = [_result_row(result) for result in detail.results]
+        lines.append(
+            format_table(["Phase", "Metric", "Median", "Unit", "Min .. max", "Reps"], rows)
+        )
+    else:
+        lines.append("No results recorded.")
+    return "\n".join(lines)

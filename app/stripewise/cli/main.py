@@ -1,0 +1,141 @@
+"""Entry point `stripewise`: the GUI by default, headless subcommands otherwise.
+
+Each command is a module of this package with `fill_parser(parser)` and `run(args) -> int`
+(`Command`); only the one being run is imported, so each command loads only what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, cast
+
+from stripewise import __version__
+from stripewise.cli.errors import CliError, fail
+from stripewise.cli.options import Parser, add_db_option
+from stripewise.gui import VIEW_NAMES
+
+
+class Command(Protocol):
+    """What a command module provides."""
+
+    def fill_parser(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+# command -> (its module in this package, its line in `stripewise --help`)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "doctor": ("doctor", "check what Stripewise can do on this machine"),
+    "history": ("history", "list, show, compare, export, tag and delete recorded runs"),
+    "inventory": (
+        "inventory",
+        "controllers, slots and disks (live, or from a snapshot or udev dump)",
+    ),
+    "plan": ("plan", "evaluate an array plan file and write its commands"),
+    "bench": ("bench", "run a benchmark through the helper"),
+    "import": (
+        "imports",
+        "add bonnie++, fio or iozone results recorded elsewhere to the history",
+    ),
+    "tune": ("tune", "tuning presets and the current values of the storage tunables"),
+    "db": ("db", "the history database itself"),
+    "install-desktop-entry": ("desktop", "add Stripewise to the desktop's application menu"),
+}
+
+
+def command(name: str) -> Command:
+    """The command's module, imported now: loading them all costs more than `history list`
+    may take."""
+    return cast(Command, importlib.import_module(f"stripewise.cli.{COMMANDS[name][0]}"))
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """With `argv`, only the command it runs gets its full parser; the others are listed with
+    their help, which is all `stripewise --help` shows. Without `argv`, every parser is built."""
+    parser = Parser(
+        prog="stripewise",
+        description="Storage-tuning assistant: hardware map, array planner, tuning, benchmarks.",
+    )
+    parser.add_argument("--version", action="version", version=f"stripewise {__version__}")
+    add_db_option(parser, top=True)
+    parser.add_argument("--screenshot", metavar="FILE", type=Path, help="render the window to PNG")
+    parser.add_argument(
+        "--view", choices=VIEW_NAMES, default=None, help="page to open (default: the last one)"
+    )
+    parser.add_argument(
+        "--theme",
+        choices=("system", "light", "dark"),
+        default="system",
+        help="colour scheme (default: follow the system)",
+    )
+    parser.add_argument(
+        "--inventory",
+        type=Path,
+        metavar="FILE",
+        help="show a saved snapshot, `udevadm info --export-db` or umockdev file "
+        "instead of this machine's hardware",
+    )
+    parser.add_argument(
+        "--window-size",
+        type=_window_size,
+        metavar="WxH",
+        help="window size in pixels, e.g. 1600x1000 (useful with --screenshot)",
+    )
+    parser.add_argument("--bench-startup", action="store_true", help=argparse.SUPPRESS)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    wanted = None if argv is None else _command_in(argv, _options_with_value(parser))
+    for name, (_module, help_text) in COMMANDS.items():
+        sub = commands.add_parser(name, help=help_text)
+        if argv is None or name == wanted:
+            command(name).fill_parser(sub)
+    return parser
+
+
+def _options_with_value(parser: argparse.ArgumentParser) -> set[str]:
+    """The parser's own options that take a value (--db URL), read off the parser itself."""
+    return {
+        option
+        for action in parser._actions  # argparse keeps no public list of them
+        if action.nargs != 0
+        for option in action.option_strings
+    }
+
+
+def _command_in(argv: Sequence[str], with_value: set[str]) -> str | None:
+    """The subcommand word, skipping the top-level options and their values."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token in with_value:
+            next(tokens, None)
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    width, sep, height = text.lower().partition("x")
+    if not sep or not width.isdigit() or not height.isdigit():
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1600x1000: {text!r}")
+    size = int(width), int(height)
+    if not (640 <= size[0] <= 7680 and 480 <= size[1] <= 4320):
+        raise argparse.ArgumentTypeError(f"window size out of range 640x480..7680x4320: {text}")
+    return size
+
+
+def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(words).parse_args(words)
+    try:
+        if args.command is None:
+            from stripewise.gui.app import run_gui  # lazy: Qt loads only for the window
+
+            return run_gui(args)
+        return command(args.command).run(args)
+    except CliError as exc:
+        return fail(str(exc))
+    except KeyboardInterrupt:
+        return 130

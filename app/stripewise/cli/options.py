@@ -1,0 +1,46 @@
+"""The parser class, argument types and options the commands' parsers share."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import NoReturn
+
+from stripewise.cli.errors import EXIT_USAGE
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line instead of argparse's usage block: scripts read the message."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def add_db_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        default=None if top else argparse.SUPPRESS,
+        help="history database: any SQLAlchemy URL or a SQLite file path "
+        "(default: $STRIPEWISE_DB, else history.db in the user's data directory)",
+    )
+
+
+def finite(text: str) -> float:
+    """A number; nan and inf, which float() reads too, cannot be sent to the helper."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {value}")
+    return value
