@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
@@ -18,7 +17,8 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from stripewise import environment
-from stripewise.protocol import wire as protocol
+from stripewise.protocol.client import ClientCore, Garbled, Reply
+from stripewise.protocol.events import event_to_json
 
 
 def start_helper(
@@ -48,7 +48,7 @@ def start_helper_command(argv: list[str]) -> HelperClient | str:
         return f"cannot start the helper ({' '.join(argv)}): {exc.strerror}"
     client = HelperClient(helper, errors)
     with contextlib.suppress(BrokenPipeError):
-        if client.ask("hello", {"protocol": protocol.PROTOCOL_VERSION}) is not None:
+        if client.hello() is not None:
             return client
     client.close()
     return client.stopped_reason()
@@ -58,7 +58,7 @@ class HelperClient:
     def __init__(self, helper: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
         self.helper = helper
         self.errors = errors
-        self.next_id = 0
+        self._core = ClientCore()  # ids, matching, and every message parsed as its type once
         self.pending_events: list[dict[str, Any]] = []
         self.samples: list[dict[str, Any]] = []
         self.phase_results: list[dict[str, Any]] = []
@@ -66,35 +66,50 @@ class HelperClient:
         self._buffer = b""
 
     def send(self, verb: str, args: dict[str, Any]) -> int:
-        self.next_id += 1
+        request_id, line = self._core.request(verb, args)
+        self._write(line)
+        return request_id
+
+    def hello(self) -> dict[str, Any] | None:
+        request_id, line = self._core.hello()
+        self._write(line)
+        return self._reply_to(request_id)
+
+    def _write(self, line: bytes) -> None:
         assert self.helper.stdin is not None
-        self.helper.stdin.write(protocol.encode({"id": self.next_id, "verb": verb, "args": args}))
+        self.helper.stdin.write(line)
         self.helper.stdin.flush()
-        return self.next_id
 
     def read(self, wait_s: float | None = None) -> dict[str, Any] | None:
-        """The next message, or None at the end of the helper's output. With `wait_s`, raises
-        TimeoutError when no whole line came in that time. Reads the pipe itself (select, not
-        the buffered reader) so that a wait can end."""
+        """The next message as the wire has it, after the client core parsed it as its type
+        (a line that is not the protocol, or a reply nobody awaits, is skipped); None at the
+        end of the helper's output. With `wait_s`, raises TimeoutError when none came in that
+        time. Reads the pipe itself (select, not the buffered reader) so that a wait can end."""
         assert self.helper.stdout is not None
         end = None if wait_s is None else time.monotonic() + wait_s
-        while b"\n" not in self._buffer:
-            left = None if end is None else end - time.monotonic()
-            if left is not None and left <= 0:
-                raise TimeoutError
-            if select.select([self.helper.stdout], [], [], left)[0]:
-                chunk = os.read(self.helper.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    self.ended = True
-                    return None
-                self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        return message
+        while True:
+            while b"\n" not in self._buffer:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError
+                if select.select([self.helper.stdout], [], [], left)[0]:
+                    chunk = os.read(self.helper.stdout.fileno(), 1 << 16)
+                    if not chunk:
+                        self.ended = True
+                        return None
+                    self._buffer += chunk
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            delivered = self._core.receive(line)
+            if isinstance(delivered, Reply):
+                return _reply_json(delivered)
+            if delivered is not None and not isinstance(delivered, Garbled):
+                return event_to_json(delivered)
 
     def ask(self, verb: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The reply to `verb`; None when the helper stopped first (see `stopped_reason`)."""
-        wanted = self.send(verb, args)
+        return self._reply_to(self.send(verb, args))
+
+    def _reply_to(self, wanted: int) -> dict[str, Any] | None:
         while (message := self.read()) is not None:
             if message.get("id") == wanted:
                 return message
@@ -137,3 +152,9 @@ class HelperClient:
     def cancel(self) -> None:
         with contextlib.suppress(BrokenPipeError, OSError):
             self.send("bench.cancel", {})
+
+
+def _reply_json(reply: Reply) -> dict[str, Any]:
+    if reply.ok:
+        return {"id": reply.id, "ok": True, "result": dict(reply.result)}
+    return {"id": reply.id, "ok": False, "error": {"code": reply.code, "message": reply.message}}
