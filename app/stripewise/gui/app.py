@@ -140,10 +140,12 @@ def _close_on_signals(window: MainWindow) -> None:
     """Ctrl+C or SIGTERM close the window the normal way, so its state is saved.
 
     Python runs signal handlers only between bytecodes; a short idle timer gives it the chance
-    while Qt's event loop is waiting.
+    while Qt's event loop is waiting. The close is posted, not done in the handler: a signal
+    that lands before the event loop runs would close the window while quit() still does
+    nothing, and the loop would then wait forever.
     """
     for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda _n, _f: window.close())
+        signal.signal(number, lambda _n, _f: QTimer.singleShot(0, window.close))
     wake = QTimer(window)
     wake.timeout.connect(lambda: None)
     wake.start(250)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -59,6 +60,11 @@ class SerialsDialog(QDialog):
             form.addRow(where if disk else disk_id, field)
             self.fields[disk_id] = field
         layout.addLayout(form)
+        self.overwrite = QCheckBox("Destroy what is on these disks (filesystems, partitions, RAID)")
+        self.overwrite.setToolTip(
+            "Without this, the helper refuses disks that carry anything it recognises"
+        )
+        layout.addWidget(self.overwrite)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.create = buttons.addButton("Create Array", QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.accepted.connect(self.accept)
@@ -77,6 +83,7 @@ class SerialsDialog(QDialog):
             "chunk_kib": None if array.level is RaidLevel.RAID1 else array.chunk_kib,
             "members": [entry(d) for d in array.members],
             "spares": [entry(d) for d in array.spares],
+            "overwrite": self.overwrite.isChecked(),
         }
 
 

@@ -124,7 +124,11 @@ class BenchRun:
         # finished before the result goes out: a client that starts the next run as soon as
         # it reads run_result must not be told "busy"
         self.finished.set()
-        self.emit("run_result", **result)
+        try:
+            self.emit("run_result", **result)
+        except ValueError as exc:  # a figure no run can have (non-finite): say so, keep none
+            self.emit("error", message=f"the results could not be reported: {exc}")
+            self.emit("run_result", **{**result, "status": "failed", "results": []})
 
     def _phase(self, phase: Phase, repetition: int) -> PhaseOutcome:
         from stripewise.helper.sampling import Sampler

@@ -22,7 +22,7 @@ from typing import Any
 from stripewise.helper.credentials import Caller, run_as
 from stripewise.helper.resolve import PathRefused, open_path
 
-_RECORD_BYTES = 8192
+_RECORD_BYTES = 64 * 1024  # a path of PATH_MAX characters, each escaped, fits
 _MAX_RECORDS = 10_000
 
 
@@ -91,9 +91,10 @@ class CreatedFiles:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 
-    def sweep(self) -> list[str]:
-        """Remove the files of helpers that are no longer running; -> what was removed."""
-        removed: list[str] = []
+    def sweep(self) -> list[tuple[int, str]]:
+        """Remove the files of helpers that are no longer running; -> (owner, path) of each
+        removed (whose it was decides who may be told)."""
+        removed: list[tuple[int, str]] = []
         try:
             paths = sorted(self.directory.glob("*.json"))[:_MAX_RECORDS]
         except OSError:
@@ -101,14 +102,15 @@ class CreatedFiles:
         boot = _boot_id()
         for path in paths:
             record = self._read(path)
-            if record is None:
-                self.forget(path)
+            if record is None:  # kept for an admin to look at, never read again
+                with contextlib.suppress(OSError):
+                    path.rename(path.with_suffix(".unreadable"))
                 continue
             if record.boot_id == boot and _start_time(record.helper_pid) == record.helper_start:
                 continue  # that helper is still running its benchmark
             with contextlib.suppress(OSError, PathRefused):
                 if _remove(record):
-                    removed.append(os.path.join(record.directory, record.name))
+                    removed.append((record.uid, os.path.join(record.directory, record.name)))
             self.forget(path)
         return removed
 

@@ -72,6 +72,9 @@ class Caller:
 def caller_from_environment(environ: Mapping[str, str]) -> Caller:
     """pkexec and sudo set these themselves (a user cannot forge them through either);
     started directly, the caller is whoever runs the helper."""
+    given = [key for key in ("PKEXEC_UID", "SUDO_UID", "DOAS_USER") if environ.get(key)]
+    if len(given) > 1:  # one of them was passed through from the caller's own environment
+        raise CredentialsError(f"started with {' and '.join(given)}: cannot tell who asked")
     for key in ("PKEXEC_UID", "SUDO_UID"):
         value = environ.get(key, "")
         if value.isdigit():

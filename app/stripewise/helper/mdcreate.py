@@ -91,6 +91,21 @@ def _check_disk(name: str, typed_serial: object, request: Request, machine: _Mac
             )
 
 
+def _carries(name: str) -> str | None:
+    """Partitions, or a signature at the disk's head or tail (mdadm --run would not ask)."""
+    from stripewise.helper.safety import signature
+
+    base = f"/sys/class/block/{name}"
+    parts = sorted(p for p in os.listdir(base) if p.startswith(name))
+    if parts:
+        return f"partitions ({', '.join(parts)})"
+    fd = os.open(f"/dev/{name}", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return signature(fd, os.lseek(fd, 0, os.SEEK_END))
+    finally:
+        os.close(fd)
+
+
 def mdadm_argv(
     name: str, level: str, chunk_kib: int | None, devices: list[str], spares: list[str]
 ) -> list[str]:
@@ -114,7 +129,7 @@ def mdadm_argv(
 
 def handle_create(request: Request) -> dict[str, Any]:
     args = request.args
-    unknown = set(args) - {"name", "level", "chunk_kib", "members", "spares"}
+    unknown = set(args) - {"name", "level", "chunk_kib", "members", "spares", "overwrite"}
     if unknown:
         raise _fail("bad_args", f"unknown arguments: {sorted(unknown)}", request)
     name, level, chunk = args.get("name"), args.get("level"), args.get("chunk_kib")
@@ -141,6 +156,23 @@ def handle_create(request: Request) -> dict[str, Any]:
             raise _fail("bad_args", f"/dev/{disk} is listed twice", request)
         _check_disk(disk, entry["serial"], request, machine)
         disks.append(disk)
+    overwrite = args.get("overwrite", False)
+    if not isinstance(overwrite, bool):
+        raise _fail("bad_args", "overwrite is true or false", request)
+    if not overwrite:
+        for disk in disks:
+            try:
+                found = _carries(disk)
+            except OSError as error:
+                raise _fail(
+                    "refused", f"cannot read /dev/{disk} to see what it carries: {error}", request
+                ) from None
+            if found:
+                raise _fail(
+                    "refused",
+                    f"/dev/{disk} carries {found}: give overwrite as well to destroy it",
+                    request,
+                )
     argv = mdadm_argv(name, level, chunk, disks[: len(members)], disks[len(members) :])
     try:
         done = subprocess.run(

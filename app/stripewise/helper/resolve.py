@@ -21,6 +21,7 @@ import errno
 import os
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 _OPENAT2 = 437  # the same number on every architecture
 _RESOLVE_NO_MAGICLINKS = 0x02
@@ -73,16 +74,25 @@ def _trusted_directory(dir_fd: int) -> bool:
 
 
 def _walk(path: str) -> int:
-    """O_PATH|O_NOFOLLOW one component at a time from /; links only in trusted directories."""
-    parts = [p for p in path.split("/") if p]
+    """O_PATH|O_NOFOLLOW one component at a time from /; links only in trusted directories.
+    A trusted link's '..' (udev's `../../sdb`) climbs from the directory the walk holds,
+    through the kernel, never by name."""
+    parts = [(p, False) for p in path.split("/") if p]  # (name, came from a trusted link)
     current = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     links = 0
     try:
         while parts:
-            part = parts.pop(0)
-            if part in (".", ".."):
+            part, linked = parts.pop(0)
+            if part == "." and linked:
+                continue
+            if part in (".", "..") and not linked:
                 raise PathRefused(f"{path}: give the path without '.' or '..'")
-            following = os.open(part, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=current)
+            try:
+                following = os.open(part, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=current)
+            except FileNotFoundError:
+                if linked:
+                    raise PathRefused(f"{path}: a symbolic link on the way leads nowhere") from None
+                raise
             if stat.S_ISLNK(os.fstat(following).st_mode):
                 os.close(following)
                 if not _trusted_directory(current):
@@ -94,11 +104,10 @@ def _walk(path: str) -> int:
                 if links > _MAX_LINKS:
                     raise OSError(errno.ELOOP, "too many levels of symbolic links", path)
                 target = os.readlink(part, dir_fd=current)
-                rest = [p for p in target.split("/") if p]
                 if target.startswith("/"):
                     os.close(current)
                     current = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-                parts = _normalise(rest, path) + parts
+                parts = [(p, True) for p in target.split("/") if p] + parts
                 continue
             os.close(current)
             current = following
@@ -106,15 +115,6 @@ def _walk(path: str) -> int:
     except BaseException:
         os.close(current)
         raise
-
-
-def _normalise(parts: list[str], path: str) -> list[str]:
-    """A link's '..' cannot be resolved without trusting the directories it climbs out of:
-    such links are refused; '.' is dropped."""
-    kept = [p for p in parts if p != "."]
-    if ".." in kept:
-        raise PathRefused(f"{path}: a symbolic link on the way uses '..': give the real path")
-    return kept
 
 
 def open_path(path: str) -> int:
@@ -209,4 +209,38 @@ def system_location(fd: int) -> str | None:
             continue
         if inside == theirs if system == "/" else _within(inside, theirs):
             return system
+    return None
+
+
+def _user_served(fields: list[str]) -> bool:
+    """A FUSE filesystem mounted for a user: its daemon (theirs) answers every look-up, or
+    never does; root-mounted ones (ntfs-3g, glusterfs) are the admin's."""
+    if "-" not in fields:
+        return False
+    at = fields.index("-")
+    fstype, options = fields[at + 1], fields[at + 3] if len(fields) > at + 3 else ""
+    if not fstype.startswith("fuse"):
+        return False
+    owners = [o.split("=", 1)[1] for o in options.split(",") if o.startswith("user_id=")]
+    return any(owner != "0" for owner in owners)
+
+
+def user_served_mount(path: str, fd: int | None = None) -> str | None:
+    """The mount point of a user's FUSE filesystem `path` lies in (by name, before any look-up
+    that its daemon could hold forever), or that the descriptor is on (by mount id)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+        mount_id = None
+        if fd is not None:
+            info = Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines()
+            mount_id = next(line.split()[1] for line in info if line.startswith("mnt_id:"))
+    except (OSError, StopIteration, IndexError):
+        return None
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 5 or not _user_served(fields):
+            continue
+        point = _unescape(fields[4])
+        if fields[0] == mount_id or (fd is None and _within(path, point)):
+            return point
     return None

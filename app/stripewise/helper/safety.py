@@ -23,8 +23,14 @@ import stat
 import psutil
 
 from stripewise.helper.credentials import Caller, run_as
-from stripewise.helper.resolve import PathRefused, fd_path, open_path, system_location
-from stripewise.helper.sampling import resolve_disks
+from stripewise.helper.resolve import (
+    PathRefused,
+    fd_path,
+    open_path,
+    system_location,
+    user_served_mount,
+)
+from stripewise.helper.sampling import disks_under
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec
 
@@ -77,19 +83,17 @@ def check_target(
     nothing. A device is opened (O_EXCL when writing) before it is checked, so what was
     checked is what the engines get."""
     target = spec.target
+    _refuse_user_served(target, None)
     try:
         fd = run_as(caller, lambda: open_path(target))
     except PathRefused as error:
         raise TargetRefused(str(error)) from None
-    except FileNotFoundError:
-        if os.path.islink(target):
-            raise TargetRefused(
-                f"{target} is a symbolic link to {os.readlink(target)}, which does not exist"
-            ) from None
+    except FileNotFoundError:  # the name is never looked at again, as root or otherwise
         raise TargetRefused(f"{target} does not exist") from None
     except OSError as error:
         raise TargetRefused(f"{target}: {error.strerror or error}") from None
     try:
+        _refuse_user_served(target, fd)
         info = os.fstat(fd)
         if stat.S_ISBLK(info.st_mode):
             device = _check_device(spec, fd, privileged, confirm_serial, overwrite)
@@ -109,6 +113,16 @@ def check_target(
     except BaseException:
         os.close(fd)
         raise
+
+
+def _refuse_user_served(target: str, fd: int | None) -> None:
+    """A user's FUSE daemon can hold any look-up in it forever, root's threads included."""
+    point = user_served_mount(target, fd)
+    if point is not None:
+        raise TargetRefused(
+            f"{target} is on a FUSE filesystem a user serves ({point}): its daemon could hold "
+            "the helper; benchmark the disk under it instead"
+        )
 
 
 def _fs_type(path: str) -> str | None:
@@ -143,9 +157,7 @@ def _check_directory(spec: BenchSpec, fd: int, shown: str, caller: Caller | None
     fs_type = _fs_type(shown)
     if fs_type in ("tmpfs", "ramfs"):
         notes.append(f"{shown} is on {fs_type}: this measures memory, not a disk")
-    return Target(
-        "directory", shown, resolve_disks(shown), free, tuple(notes), caller=caller, dir_fd=fd
-    )
+    return Target("directory", shown, disks_under(fd), free, tuple(notes), caller=caller, dir_fd=fd)
 
 
 def _sys(name: str, attribute: str) -> str | None:
@@ -272,7 +284,7 @@ def _check_device(
     except BaseException:
         os.close(fd)
         raise
-    return Target("device", real, resolve_disks(real), size, tuple(notes), fd=fd)
+    return Target("device", real, disks_under(fd), size, tuple(notes), fd=fd)
 
 
 def _confirm_writing(

@@ -13,6 +13,7 @@ import contextlib
 import os
 import secrets
 import stat
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -36,6 +37,7 @@ class Target:
     name: str = ""  # the test file's name in the directory
     _record: Path | None = field(default=None, repr=False)
     _records: CreatedFiles | None = field(default=None, repr=False)
+    _closing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def path(self) -> str:
@@ -94,16 +96,18 @@ class Target:
 
     def close(self) -> None:
         """Remove the test file (by name in the held directory, only if it is still ours),
-        then let go of every descriptor."""
-        if self.kind == "directory" and self.fd >= 0:
-            with contextlib.suppress(OSError):
-                run_as(self.caller, self._unlink_ours)
-        for fd in (self.fd, self.dir_fd):
-            if fd >= 0:
+        then let go of every descriptor. Once, whichever thread asks first (the run's end, or
+        a helper exiting under a run that did not stop in time)."""
+        with self._closing:
+            if self.kind == "directory" and self.fd >= 0:
                 with contextlib.suppress(OSError):
-                    os.close(fd)
-        self.fd = self.dir_fd = -1
-        self._forget()
+                    run_as(self.caller, self._unlink_ours)
+            for fd in (self.fd, self.dir_fd):
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            self.fd = self.dir_fd = -1
+            self._forget()
 
     def _unlink_ours(self) -> None:
         ours = os.fstat(self.fd)

@@ -40,6 +40,7 @@ BONNIE_NAMES: dict[Phase, str] = {
 MIN_BLOCK = 512
 MAX_BLOCK = 64 * 2**20
 MAX_SIZE = 2**50  # 1 PiB: anything larger is a typo
+MAX_BUFFERS = 256 * 2**20  # the engines hold one buffer per I/O in flight
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
 
 
@@ -79,6 +80,11 @@ class BenchSpec:
     engine: str = "builtin"  # builtin or fio
     random_block_bytes: int = 4096
 
+    @property
+    def buffer_bytes(self) -> int:
+        """Memory the engines hold for I/Os in flight, at most."""
+        return self.streams * self.queue_depth * max(self.block_bytes, self.random_block_bytes)
+
     def problems(self) -> list[str]:
         """Everything out of bounds, each naming its field; empty when the spec may run."""
         found = []
@@ -108,6 +114,11 @@ class BenchSpec:
             found.append("runtime_cap_s: 1 s to 24 h")
         if not 1 <= self.sample_rate_hz <= 10:
             found.append("sample_rate_hz: 1 to 10")
+        if self.buffer_bytes > MAX_BUFFERS:
+            found.append(
+                "queue_depth: streams x queue depth x block size must stay within 256 MiB of "
+                "buffers (one per I/O in flight)"
+            )
         if self.engine not in ("builtin", "fio"):
             found.append("engine: builtin or fio")
         return found

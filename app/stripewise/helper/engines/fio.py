@@ -29,6 +29,7 @@ _TERM_AFTER_S = 0.5  # after SIGINT (fio stops and prints its final object)
 _KILL_AFTER_S = 1.0
 _STDERR_BYTES = 64 * 1024  # fio's complaints: the last line is what counts
 _PROBE_BYTES = 1 << 20
+_PROBE_S = 2.0  # a probe that takes longer (the caller may stop it) means libaio
 _SAID_CHARS = 300  # fio's last complaint, as passed on to the client
 
 
@@ -44,8 +45,9 @@ class FioEngine:
         """fio's version without the `fio-` prefix, e.g. `3.33`."""
         try:
             done = subprocess.run(
-                [self._fio, "--version"], capture_output=True, text=True, timeout=10, check=True
-            )
+                [self._fio, "--version"], capture_output=True, text=True, timeout=10,
+                check=True, env=fio_environment(),
+            )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as error:
             raise EngineError(f"fio cannot run: {error}") from error
         return done.stdout.strip().removeprefix("fio-")
@@ -134,13 +136,14 @@ class FioEngine:
             process = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
+                env=fio_environment(),
             )  # fmt: skip
         except OSError:
             return False
         assert process.stdout is not None
         tail = _Tail(process.stdout, _PROBE_BYTES)
         try:
-            returncode = process.wait(timeout=30)
+            returncode = process.wait(timeout=_PROBE_S)
         except subprocess.TimeoutExpired:
             _signal_group(process.pid, signal.SIGKILL)
             process.wait()
@@ -172,7 +175,7 @@ class FioEngine:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd="/",
-                env={**os.environ, "LC_ALL": "C"},
+                env=fio_environment(),
                 pass_fds=(fd,),
                 start_new_session=True,
             )
@@ -231,12 +234,15 @@ def _outcome(
     if final is None:
         return PhaseOutcome(phase, repetition, 0.0, error=problem or "fio printed no result")
     moved = fio_stream.totals(final)
+    elapsed_s = fio_stream.elapsed_s(final)
+    if elapsed_s < 1e-3 and moved.read_bytes + moved.write_bytes:
+        raise ValueError(f"{elapsed_s} s for {moved.read_bytes + moved.write_bytes} bytes")
     dominant = "read" if moved.read_ops >= moved.write_ops else "write"
     p50, p99 = fio_stream.latency_us(final, dominant)
     return PhaseOutcome(
         phase,
         repetition,
-        fio_stream.elapsed_s(final),
+        elapsed_s,
         read_bytes=moved.read_bytes,
         write_bytes=moved.write_bytes,
         read_ops=moved.read_ops,
@@ -245,6 +251,12 @@ def _outcome(
         lat_p99_us=p99,
         error=problem,
     )
+
+
+def fio_environment() -> dict[str, str]:
+    """Only what fio needs: the caller may read a process of theirs' environment, and the
+    helper's is root's."""
+    return {"PATH": os.environ.get("PATH", os.defpath), "LC_ALL": "C"}
 
 
 def _caller(target: Target) -> Caller | None:

@@ -131,7 +131,8 @@ def totals(obj: dict[str, Any]) -> Counters:
 
 def elapsed_s(obj: dict[str, Any]) -> float:
     """The longest job's runtime: jobs run side by side."""
-    return max((float(j.get("job_runtime", 0)) for j in _jobs(obj)), default=0.0) / 1000
+    runtimes = [_count(j.get("job_runtime", 0)) for j in _jobs(obj)]
+    return max(runtimes, default=0) / 1000
 
 
 def latency_us(obj: dict[str, Any], direction: str) -> tuple[float | None, float | None]:
