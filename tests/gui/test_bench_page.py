@@ -17,6 +17,7 @@ from stripewise.gui.main_window import MainWindow
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import ResultValue, RunDetail, RunStatus
+from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
 from tests.seed import record_run
 
@@ -211,7 +212,7 @@ def test_presets_fill_the_form(
     page.form.add_directory(str(tmp_path))
     page.form.preset.setCurrentText(preset)
     qtbot.waitUntil(lambda: page.form.size.text() != "1G" or preset == "Quick check", timeout=5000)
-    qtbot.wait(200)
+    wait_for_deliveries(qtbot)  # the preset's values, sized to the free space, have arrived
     args = page.form.start_args()
     if preset == "Random 4K Q32":
         assert args["queue_depth"] == 32 and "random_read" in args["phases"]

@@ -13,6 +13,7 @@ from stripewise.gui.history_page import HistoryPage
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
 from tests.seed import HOST
 
@@ -157,11 +158,8 @@ def test_exports_are_written_off_the_gui_thread(
 def test_closing_before_the_runs_arrive_is_quiet(
     make_window: WindowFactory, db_url: str, qtbot: Any
 ) -> None:
-    from stripewise.services.tasks import wait_for_background_tasks
-
     ids = store_sweep(db_url)
     window = make_window(view="history")
     compare = window.compare_runs(ids)
     compare.close()  # deleted on close, while its comparison is still being read
-    assert wait_for_background_tasks()
-    qtbot.wait(200)  # the delivery runs; an exception there would fail this test
+    wait_for_deliveries(qtbot)  # the delivery ran; an exception there would fail this test

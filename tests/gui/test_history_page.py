@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from stripewise.gui.history_model import COLUMNS
 from stripewise.gui.history_page import HistoryPage
+from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
 
 
@@ -79,7 +80,8 @@ def test_delete_asks_then_undo_and_the_trash_bring_runs_back(
 
     QTimer.singleShot(100, lambda: answer(QMessageBox.StandardButton.Cancel))
     page.delete_selected()
-    qtbot.wait(300)
+    # a delete is a background task whose delivery lists the runs again: none is left to come
+    wait_for_deliveries(qtbot)
     assert listed_ids(page) == [3, 2, 1], "cancelled: nothing deleted"
 
     QTimer.singleShot(100, lambda: answer(QMessageBox.StandardButton.Yes))

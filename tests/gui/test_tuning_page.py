@@ -13,11 +13,11 @@ from PySide6.QtWidgets import QMessageBox
 
 from stripewise.gui.main_window import MainWindow
 from stripewise.gui.tuning_page import TuningPage, unwrap
-from stripewise.helper.tuning import JOURNAL_NAME
+from stripewise.helper.tuning.journal import JOURNAL_NAME
 from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, RaidLevel
 from stripewise.model.presets import CUSTOM
+from tests.fixtures.loops import Loop, loop_device, needs_loop
 from tests.gui.conftest import WindowFactory
-from tests.helper.test_builtin_engine import Loop, loop_device, needs_loop
 
 
 def tuning_page(window: MainWindow) -> TuningPage:
@@ -233,11 +233,12 @@ def test_make_persistent_and_remove_through_the_dialogs(
         assert str(rules) in shown and f'KERNEL=="{loop.name}"' in shown
         assert str(sysctl) in shown and "vm.dirty_ratio" in shown
         assert "kernel name" in shown, "a loop device has no stable identity: said so"
-        qtbot.wait(300)
-        assert not rules.exists() and not sysctl.exists(), "cancelled: nothing written"
 
         page.last_result = {}
         page.persist_button.click()
+        # the helper answers in turn: with the next preview up, a write asked for before is done
+        qtbot.waitUntil(lambda: page.persistence.box is not None, timeout=20_000)
+        assert not rules.exists() and not sysctl.exists(), "cancelled: nothing written"
         answer(qtbot, page, QMessageBox.StandardButton.Save)
         qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
         assert page.last_result["written"] == [str(sysctl), str(rules)]

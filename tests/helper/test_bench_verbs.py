@@ -2,67 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from stripewise.protocol import wire as protocol
-
-
-class Helper:
-    def __init__(self, *prefix: str) -> None:
-        self.process = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "stripewise.helper.server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        self.next_id = 0
-        self.events: list[dict[str, Any]] = []
-        assert self.ask("hello", {"protocol": protocol.PROTOCOL_VERSION})["ok"]
-
-    def send(self, verb: str, args: dict[str, Any]) -> int:
-        self.next_id += 1
-        assert self.process.stdin is not None
-        self.process.stdin.write(protocol.encode({"id": self.next_id, "verb": verb, "args": args}))
-        self.process.stdin.flush()
-        return self.next_id
-
-    def read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        assert line, "the helper stopped"
-        return json.loads(line)
-
-    def ask(self, verb: str, args: dict[str, Any]) -> dict[str, Any]:
-        wanted = self.send(verb, args)
-        while True:
-            message = self.read()
-            if message.get("id") == wanted:
-                return message
-            self.events.append(message)
-
-    def until_result(self, timeout: float = 60) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.events and self.events[-1].get("event") == "run_result":
-                return self.events[-1]
-            message = self.read()
-            if "event" in message:
-                self.events.append(message)
-        raise AssertionError("no run_result")
-
-    def close(self) -> int:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        return self.process.wait(timeout=30)
+from tests.fixtures.bench_specs import spec
+from tests.fixtures.helper_process import Helper
 
 
 @pytest.fixture
@@ -71,17 +20,6 @@ def helper():
     yield started
     if started.process.poll() is None:
         started.close()
-
-
-def spec(target: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "target": str(target),
-        "size": "32M",
-        "phases": ["seq_write", "seq_read"],
-        "sample_rate_hz": 10,
-        "engine": "builtin",
-        **extra,
-    }
 
 
 def test_run_streams_events_and_removes_its_file(helper: Helper, tmp_path: Path) -> None:

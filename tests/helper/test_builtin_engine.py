@@ -1,23 +1,17 @@
 """The built-in engine for real: files, a raw loop device, ext4 and xfs made on loop devices.
 
 Loop images live in /dev/shm (RAM) so the runs are quick; every loop device is detached and
-every mount unmounted in finally blocks, also when a test fails. The context managers here are
-shared with the sampler and safety tests.
+every mount unmounted in finally blocks, also when a test fails (tests/fixtures/loops.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import secrets
 import shutil
-import subprocess
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,77 +22,12 @@ from stripewise.helper.engines.base import EngineError, Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
+from tests.fixtures.bench_specs import spec_for
+
+# Loop is unused here: tests/test_cli_tune_write.py imports it from this module for now
+from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop  # noqa: F401
 
 Hold = Callable[[str], Target]
-
-MiB = 2**20
-
-needs_loop = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("losetup") is None, reason="needs root and losetup"
-)
-
-
-@dataclass(frozen=True)
-class Loop:
-    device: str
-    image: str
-
-    @property
-    def name(self) -> str:
-        return os.path.basename(self.device)
-
-
-@contextlib.contextmanager
-def loop_device(size: int, *options: str, direct_io: bool = True) -> Iterator[Loop]:
-    """A sparse image in /dev/shm on a loop device; detached and deleted afterwards, always."""
-    image = f"/dev/shm/stripewise-test-{os.getpid()}-{secrets.token_hex(4)}.img"
-    with open(image, "wb") as handle:
-        handle.truncate(size)
-    device = None
-    try:
-        argv = ["losetup", "-f", "--show", *options]
-        if direct_io:
-            argv.append("--direct-io=on")
-        for _attempt in range(3):  # another session may take the free device first
-            done = subprocess.run([*argv, image], capture_output=True, text=True, check=False)
-            if done.returncode == 0:
-                device = done.stdout.strip()
-                break
-        assert device, f"losetup failed: {done.stderr}"
-        yield Loop(device, image)
-    finally:
-        if device:
-            subprocess.run(["losetup", "-d", device], check=False)
-        os.unlink(image)
-
-
-@contextlib.contextmanager
-def mounted(loop: Loop, fstype: str, *options: str) -> Iterator[str]:
-    """mkfs on the loop device and mount it on a fresh directory; unmounted afterwards."""
-    subprocess.run([f"mkfs.{fstype}", "-q", loop.device], check=True, capture_output=True)
-    mountpoint = tempfile.mkdtemp(prefix="stripewise-mnt-")
-    try:
-        subprocess.run(["mount", *options, loop.device, mountpoint], check=True)
-        try:
-            yield mountpoint
-        finally:
-            subprocess.run(["umount", mountpoint], check=True)
-    finally:
-        os.rmdir(mountpoint)
-
-
-def spec_for(target: str, size: int = 16 * MiB, **changes: object) -> BenchSpec:
-    values: dict[str, object] = {
-        "target": target,
-        "size_bytes": size,
-        "block_bytes": MiB,
-        "phases": tuple(Phase),
-        "streams": 2,
-        "queue_depth": 2,
-        "runtime_cap_s": 60.0,
-    }
-    values.update(changes)
-    return BenchSpec(**values)  # type: ignore[arg-type]
 
 
 def run(engine: BuiltinEngine, spec: BenchSpec, phase: Phase, target: Target) -> PhaseOutcome:

@@ -17,7 +17,7 @@ from stripewise.helper import safety
 from stripewise.helper.safety import TargetRefused, check_target, drop_caches
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase
-from tests.helper.test_builtin_engine import Loop, MiB, loop_device, mounted, needs_loop
+from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
 
 WRITES = (Phase.SEQ_WRITE, Phase.SEQ_READ)
 READS = (Phase.SEQ_READ, Phase.RANDOM_READ)
@@ -85,7 +85,7 @@ def test_missing_targets_and_dangling_links_are_refused(tmp_path: Path) -> None:
     with refused_untouched(str(tmp_path), "does not exist"):
         check(str(tmp_path / "nothing"))
     (tmp_path / "dangling").symlink_to(tmp_path / "gone")
-    with refused_untouched(str(tmp_path), "which does not exist"):
+    with refused_untouched(str(tmp_path), "leads nowhere"):
         check(str(tmp_path / "dangling"))
 
 
@@ -386,3 +386,15 @@ def test_a_bind_mount_of_a_system_directory_is_still_one(tmp_path: Path) -> None
             check(str(mountpoint / "share"), phases=READS)
     finally:
         subprocess.run(["umount", str(mountpoint)], check=True)
+
+
+def test_a_relative_link_in_a_root_only_directory_is_followed_like_udevs(tmp_path: Path) -> None:
+    """udev's /dev/disk/by-id/* are `../../sdb`: a trusted link's '..' climbs from the
+    directory the walk holds."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "disk" / "by-id").mkdir(parents=True)
+    (tmp_path / "disk" / "by-id" / "ata-X").symlink_to("../../real")
+    assert check(str(tmp_path / "disk" / "by-id" / "ata-X")).path == f"{tmp_path}/real/"
+    (tmp_path / "disk" / "by-id" / "gone").symlink_to("../../nothing")
+    with pytest.raises(TargetRefused, match="leads nowhere"):
+        check(str(tmp_path / "disk" / "by-id" / "gone"))

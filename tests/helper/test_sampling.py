@@ -1,4 +1,8 @@
-"""The sampler against a real engine run, and disk resolution through loop devices and mounts."""
+"""The sampler against a real engine run, and disk resolution through loop devices and mounts.
+
+Tests of what the sampler makes of its readings over time run it on a fake clock: time jumps
+from tick to tick, with the test's events (a progress growing, a new phase) in between, so
+they take no wall-clock time and every tick is where it is meant to be."""
 
 from __future__ import annotations
 
@@ -8,29 +12,69 @@ import statistics
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from stripewise.helper.engines.base import Progress
+from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
 from stripewise.helper.sampling import Sampler, resolve_disks
 from stripewise.model.bench import Phase
+from tests.fixtures.bench_specs import spec_for
 from tests.fixtures.held import hold_path
-from tests.helper.test_builtin_engine import MiB, loop_device, mounted, needs_loop, spec_for
+from tests.fixtures.loops import MiB, loop_device, mounted, needs_loop
 
 
-def collect(rate_hz: float, disks: tuple[str, ...], provider: Any, work: Any) -> tuple:
+class FakeClock:
+    """The sampler's clock and wait for a test: time moves only when the sampler waits. A wait
+    jumps to its deadline, running the events due on the way (in the sampler's thread), and
+    time stands still at `until`, where the sampler waits for stop()."""
+
+    def __init__(
+        self, until: float, events: Iterable[tuple[float, Callable[[], None]]] = ()
+    ) -> None:
+        self.now = 0.0
+        self.until = until
+        self._events = sorted(events, key=lambda event: event[0])
+
+    def __call__(self) -> float:
+        return self.now
+
+    def wait(self, stop: threading.Event, timeout: float) -> bool:
+        target = min(self.now + timeout, self.until)
+        while self._events and self._events[0][0] <= target:
+            when, event = self._events.pop(0)
+            self.now = max(self.now, when)
+            event()
+        self.now = target
+        if target < self.until:
+            return False
+        stop.wait(60)  # the test calls stop() once it started the sampler
+        return True
+
+
+def collect(
+    rate_hz: float,
+    disks: tuple[str, ...],
+    provider: Any,
+    work: Any,
+    clock: FakeClock | None = None,
+) -> tuple:
+    """Samples of a sampler run around `work(sampler)`, the sampler, and the seconds it ran (on
+    `clock` when given: then `work` has nothing to wait for)."""
     samples: list[dict[str, Any]] = []
-    sampler = Sampler(provider, disks, rate_hz, samples.append)
-    started = time.monotonic()
+    timing: dict[str, Any] = {} if clock is None else {"clock": clock, "wait": clock.wait}
+    now = time.monotonic if clock is None else clock
+    sampler = Sampler(provider, disks, rate_hz, samples.append, **timing)
+    started = now()
     sampler.start()
     try:
         work(sampler)
     finally:
         sampler.stop()
-    return samples, sampler, time.monotonic() - started
+    return samples, sampler, now() - started
 
 
 @needs_loop
@@ -77,8 +121,27 @@ def test_samples_follow_a_real_run_at_the_chosen_rate() -> None:
     assert max(s["engine_read_mb_s"] for s in samples) > 50
 
 
-def test_progress_eta_and_own_cost_at_10_hz() -> None:
-    """A progress fed at a steady 200 MB/s: the ETA follows it; the sampler costs < 2 % CPU."""
+def test_progress_eta_at_10_hz() -> None:
+    """A progress fed at a steady 200 MB/s (2 MB every 10 ms): the ETA follows it."""
+    progress = Progress(10**9)
+
+    def feed() -> None:
+        progress.add(write_bytes=2 * 10**6, write_ops=2)
+
+    clock = FakeClock(2.0, [((n - 0.5) / 100, feed) for n in range(1, 201)])
+    samples, sampler, _ = collect(10, ("nosuchdisk",), lambda: progress, lambda _s: None, clock)
+    late = samples[len(samples) // 2 :]
+    assert all(s["disks"] == {} for s in samples)  # unknown disks are left out, not invented
+    assert [s["progress"] for s in samples] == sorted(s["progress"] for s in samples)
+    for sample in late:
+        assert 100 < sample["engine_write_mb_s"] < 300
+        expected = (1 - sample["progress"]) * 10**9 / 200e6
+        assert sample["eta_s"] == pytest.approx(expected, rel=0.35)
+    assert sampler.error is None
+
+
+def test_own_cost_at_10_hz() -> None:
+    """In real time, with a progress fed at 200 MB/s: the sampler costs < 2 % CPU."""
     progress, stop = Progress(10**9), threading.Event()
 
     def feed() -> None:
@@ -92,14 +155,7 @@ def test_progress_eta_and_own_cost_at_10_hz() -> None:
         stop.set()
         feeder.join()
 
-    samples, sampler, elapsed = collect(10, ("nosuchdisk",), lambda: progress, work)
-    late = samples[len(samples) // 2 :]
-    assert all(s["disks"] == {} for s in samples)  # unknown disks are left out, not invented
-    assert [s["progress"] for s in samples] == sorted(s["progress"] for s in samples)
-    for sample in late:
-        assert 100 < sample["engine_write_mb_s"] < 300
-        expected = (1 - sample["progress"]) * 10**9 / 200e6
-        assert sample["eta_s"] == pytest.approx(expected, rel=0.35)
+    _samples, sampler, elapsed = collect(10, ("nosuchdisk",), lambda: progress, work)
     assert sampler.own_cpu_s / elapsed < 0.02
     assert sampler.error is None
 
@@ -115,11 +171,9 @@ def test_a_new_phase_counts_from_zero_and_a_failing_emit_stops_nothing() -> None
         if len(emitted) == 2:
             raise BrokenPipeError("consumer went away")
 
-    sampler = Sampler(lambda: current[-1], (), 10, emit)
+    clock = FakeClock(0.5, [(0.25, lambda: current.append(second))])
+    sampler = Sampler(lambda: current[-1], (), 10, emit, clock=clock, wait=clock.wait)
     sampler.start()
-    time.sleep(0.25)
-    current.append(second)
-    time.sleep(0.25)
     sampler.stop()
     assert isinstance(sampler.error, BrokenPipeError)
     assert len(emitted) >= 4
@@ -176,10 +230,10 @@ def test_a_loop_device_on_a_disk_file_resolves_to_the_loop_and_that_disk(tmp_pat
 def test_a_phase_shorter_than_one_period_still_gets_a_sample() -> None:
     progress = Progress(10**6)
     emitted: list[dict[str, Any]] = []
-    sampler = Sampler(lambda: progress, (), 1, emitted.append)
+    clock = FakeClock(0.05)  # the phase ends 50 ms into a 1 s period
+    sampler = Sampler(lambda: progress, (), 1, emitted.append, clock=clock, wait=clock.wait)
     sampler.start()
     progress.add(write_bytes=10**6, write_ops=1)
-    time.sleep(0.05)
     sampler.stop()
     assert len(emitted) == 1 and emitted[0]["engine_write_mb_s"] > 0
     assert emitted[0]["progress"] == 1.0
@@ -189,26 +243,17 @@ def test_a_phase_shorter_than_one_period_still_gets_a_sample() -> None:
 def test_an_engine_updating_once_a_second_reads_as_a_steady_rate(stepped: bool) -> None:
     """fio's totals arrive once a second: 100 MB each time is 100 MB/s, not one 1 GB/s spike
     followed by nine zeros."""
-    from stripewise.helper.engines.base import Counters
-
     progress = Progress(10**12)
     if stepped:
         progress.update_period_s = 0.5
-    stop = threading.Event()
+    total = [0]
 
-    def fio_like() -> None:
-        total = 0
-        while not stop.wait(0.5):
-            total += 50 * 10**6
-            progress.set_totals(Counters(write_bytes=total, write_ops=total // MiB))
+    def fio_like() -> None:  # its totals, every 0.5 s, a little after a tick
+        total[0] += 50 * 10**6
+        progress.set_totals(Counters(write_bytes=total[0], write_ops=total[0] // MiB))
 
-    writer = threading.Thread(target=fio_like)
-    writer.start()
-    try:
-        samples, _sampler, _ = collect(10, (), lambda: progress, lambda _s: time.sleep(3.2))
-    finally:
-        stop.set()
-        writer.join()
+    clock = FakeClock(3.2, [(0.5 * n + 0.01, fio_like) for n in range(1, 7)])
+    samples, _sampler, _ = collect(10, (), lambda: progress, lambda _s: None, clock)
     rates = [s["engine_write_mb_s"] for s in samples[7:]]  # after the first step arrived
     steady = [r for r in rates if 60 <= r <= 140]
     if stepped:

@@ -7,7 +7,6 @@ stripe_cache_size (no md here), the files persist writes under /etc, and a write
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -19,53 +18,24 @@ from typing import Any
 
 import pytest
 
-from stripewise.helper.tuning import JOURNAL_NAME, MAX_SETTINGS
-from tests.helper.test_bench_verbs import Helper
-from tests.helper.test_builtin_engine import Loop, MiB, loop_device, needs_loop
+from stripewise.helper.tuning.journal import JOURNAL_NAME
+from stripewise.helper.tuning.validation import MAX_SETTINGS
+from stripewise.inventory.block_tunables import Tree
+from tests.fixtures.helper_process import TuningHelper
+from tests.fixtures.loops import Loop, MiB, needs_loop
+from tests.fixtures.tuning_state import (
+    VM,
+    VM_KEYS,
+    device_values,
+    fake_root,
+    queue,
+    restore_vm,
+    restored_loop,
+    text_of,
+    vm_now,
+)
 
 AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
-VM = Path("/proc/sys/vm")
-VM_KEYS = (
-    "dirty_ratio",
-    "dirty_bytes",
-    "dirty_background_ratio",
-    "dirty_background_bytes",
-    "dirty_expire_centisecs",
-    "dirty_writeback_centisecs",
-)
-DEVICE_KEYS = ("read_ahead_kb", "nr_requests", "scheduler", "max_sectors_kb")
-
-
-class TuningHelper(Helper):
-    """The bench tests' client, started with the helper's own options."""
-
-    def __init__(self, state_dir: Path, *options: str, prefix: tuple[str, ...] = ()) -> None:
-        self.process = subprocess.Popen(
-            [
-                *prefix,
-                sys.executable,
-                "-m",
-                "stripewise.helper.server",
-                "--state-dir",
-                str(state_dir),
-                *options,
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        self.next_id = 0
-        self.events: list[dict[str, Any]] = []
-        assert self.ask("hello", {"protocol": 1})["ok"]
-
-    def result(self, verb: str, args: dict[str, Any]) -> dict[str, Any]:
-        reply = self.ask(verb, args)
-        assert reply["ok"], reply
-        return reply["result"]
-
-    def error(self, verb: str, args: dict[str, Any]) -> dict[str, Any]:
-        reply = self.ask(verb, args)
-        assert not reply["ok"], reply
-        return reply["error"]
 
 
 @pytest.fixture
@@ -81,20 +51,6 @@ def helper(state: Path) -> Iterator[TuningHelper]:
     yield started
     if started.process.poll() is None:
         started.close()
-
-
-@contextlib.contextmanager
-def restored_loop() -> Iterator[Loop]:
-    """A loop device whose queue values are put back before it is detached: they outlive the
-    attachment, so the next user of loopN would otherwise inherit them."""
-    with loop_device(16 * MiB) as attached:
-        found = device_values(attached)
-        try:
-            yield attached
-        finally:
-            for key in ("scheduler", "nr_requests", "max_sectors_kb", "read_ahead_kb"):
-                Path(f"/sys/block/{attached.name}/queue/{key}").write_text(found[key])
-            assert device_values(attached) == found
 
 
 @pytest.fixture
@@ -114,34 +70,6 @@ def vm_values() -> Iterator[dict[str, int]]:
         assert {key: int((VM / key).read_text()) for key in VM_KEYS} == found
 
 
-def restore_vm(values: dict[str, int]) -> None:
-    """Of each ratio/bytes pair only the one in force can be written (the kernel refuses 0
-    for a bytes knob and zeroes the other half)."""
-    for ratio, size in (
-        ("dirty_ratio", "dirty_bytes"),
-        ("dirty_background_ratio", "dirty_background_bytes"),
-    ):
-        key = size if values[size] else ratio
-        (VM / key).write_text(str(values[key]))
-    for key in ("dirty_expire_centisecs", "dirty_writeback_centisecs"):
-        (VM / key).write_text(str(values[key]))
-
-
-def queue(loop: Loop, key: str) -> str:
-    text = Path(f"/sys/block/{loop.name}/queue/{key}").read_text().strip()
-    if key == "scheduler":
-        return next(w[1:-1] for w in text.split() if w.startswith("["))
-    return text
-
-
-def device_values(loop: Loop) -> dict[str, str]:
-    return {key: queue(loop, key) for key in DEVICE_KEYS}
-
-
-def vm_now() -> dict[str, int]:
-    return {key: int((VM / key).read_text()) for key in VM_KEYS}
-
-
 def journal(state: Path) -> list[dict[str, Any]]:
     return json.loads((state / JOURNAL_NAME).read_text())["entries"]
 
@@ -151,23 +79,6 @@ def setting(key: str, value: object, device: str | None = None) -> dict[str, Any
     if device is not None:
         item["device"] = device
     return item
-
-
-# --- tuning.read -----------------------------------------------------------------------------
-@needs_loop
-def test_read_gives_values_limits_and_units(helper: TuningHelper, loop: Loop) -> None:
-    result = helper.result("tuning.read", {"devices": [loop.device]})
-    device = result["devices"][loop.name]
-    assert {k: str(v) for k, v in device["values"].items()} == device_values(loop)
-    limits = device["limits"]
-    assert queue(loop, "scheduler") in limits["schedulers"] and "none" in limits["schedulers"]
-    assert limits["max_hw_sectors_kb"] == int(queue(loop, "max_hw_sectors_kb"))
-    assert limits["stripe_cache_size"] is False and limits["queue_depth"] > 0
-    assert result["globals"] == {f"vm.{k}": v for k, v in vm_now().items()}
-    assert (
-        result["units"]["read_ahead_kb"] == "KiB" and result["units"]["vm.dirty_bytes"] == "bytes"
-    )
-    assert result["journal"] is None
 
 
 # --- apply, verify, revert on a loop device --------------------------------------------------
@@ -292,43 +203,6 @@ def test_global_apply_and_revert_with_the_ratio_bytes_rule(
 
 
 # --- a write that fails midway ---------------------------------------------------------------
-def fake_root(tmp_path: Path) -> Path:
-    """A copy of the trees the kernel cannot offer here: an md RAID 5 with a stripe cache, a
-    SAS disk with a WWN, a SATA disk with only a serial, and /proc/sys/vm."""
-    root = tmp_path / "root"
-    files = {
-        "proc/sys/vm/dirty_ratio": "20",
-        "proc/sys/vm/dirty_bytes": "0",
-        "proc/sys/vm/dirty_background_ratio": "10",
-        "proc/sys/vm/dirty_background_bytes": "0",
-        "proc/sys/vm/dirty_expire_centisecs": "3000",
-        "proc/sys/vm/dirty_writeback_centisecs": "500",
-        "sys/block/md0/md/stripe_cache_size": "256",
-        "sys/block/md0/md/level": "raid5",
-        "sys/block/md0/md/uuid": "3f0f5e9a-0c6e-4c1d-9b7e-1a2b3c4d5e6f",
-        "sys/block/sdq/device/wwid": "naa.5000C500A1B2C3D4",
-        "sys/block/sdr/device/serial": "WD-WCC4E1234567",
-        "sys/block/sdr/device/wwid": "t10.ATA     WDC WD40EFRX",
-    }
-    for disk, scheduler in (("md0", "none"), ("sdq", "[mq-deadline] none"), ("sdr", "[bfq] none")):
-        files |= {
-            f"sys/block/{disk}/queue/scheduler": scheduler,
-            f"sys/block/{disk}/queue/read_ahead_kb": "128",
-            f"sys/block/{disk}/queue/nr_requests": "64",
-            f"sys/block/{disk}/queue/max_sectors_kb": "512",
-            f"sys/block/{disk}/queue/max_hw_sectors_kb": "1024",
-        }
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + "\n")
-    return root
-
-
-def text_of(root: Path, relative: str) -> str:
-    return (root / relative).read_text().strip()
-
-
 @pytest.mark.skipif(shutil.which("chattr") is None, reason="needs chattr")
 def test_a_write_failing_midway_rolls_back_the_earlier_ones(tmp_path: Path, state: Path) -> None:
     """An immutable file refuses even root (EPERM): the third write fails after two worked."""
@@ -422,8 +296,7 @@ def test_a_new_helper_reverts_after_the_first_one_was_killed(
 
     second = TuningHelper(state)
     try:
-        read = second.result("tuning.read", {"devices": [loop.name]})
-        assert read["journal"]["id"] == applied["journal"]
+        assert second.result("tuning.verify", {})["journal"] == applied["journal"]
         reverted = second.result("tuning.revert", {"journal": applied["journal"]})
         assert {r["key"] for r in reverted["restored"]} == {
             "read_ahead_kb",
@@ -499,7 +372,10 @@ def test_requests_without_an_apply_are_refused_clearly(helper: TuningHelper) -> 
         "not_found"
     )
     assert helper.error("tuning.revert", {"journal": "../x"})["code"] == "bad_args"
-    assert helper.error("tuning.read", {"devices": ["../sda"]})["code"] == "bad_args"
+    outside = [setting("read_ahead_kb", 512, "../sda")]
+    assert helper.error("tuning.persist", {"action": "preview", "settings": outside})["code"] == (
+        "bad_args"
+    )
     assert helper.error("tuning.apply", {"settings": [], "shell": "x"})["code"] == "bad_args"
     assert helper.error("tuning.persist", {"action": "burn"})["code"] == "bad_args"
 
@@ -512,8 +388,6 @@ def test_an_unprivileged_helper_reads_but_changes_nothing(loop: Loop, state: Pat
     helper = TuningHelper(state, prefix=AS_NOBODY)
     try:
         assert helper.result("hello", {"protocol": 1})["euid"] == 65534
-        read = helper.result("tuning.read", {"devices": [loop.name]})
-        assert {k: str(v) for k, v in read["devices"][loop.name]["values"].items()} == found
         one = [setting("read_ahead_kb", 4096, loop.name)]
         for verb, args in (
             ("tuning.apply", {"settings": one}),
@@ -535,10 +409,10 @@ def test_md_stripe_cache_apply_and_revert_under_a_root(tmp_path: Path, state: Pa
     root = fake_root(tmp_path)
     helper = TuningHelper(state, "--root", str(root))
     try:
-        read = helper.result("tuning.read", {"devices": ["md0", "sdq"]})
-        assert read["devices"]["md0"]["values"]["stripe_cache_size"] == 256
-        assert read["devices"]["md0"]["values"]["scheduler"] == "none"
-        assert "stripe_cache_size" not in read["devices"]["sdq"]["values"]
+        tree = Tree.under(root)  # what the helper reads there, read the helper's way
+        assert tree.device_values("md0")["stripe_cache_size"] == 256
+        assert tree.device_values("md0")["scheduler"] == "none"
+        assert "stripe_cache_size" not in tree.device_values("sdq")
         refused = helper.error(
             "tuning.apply", {"settings": [setting("stripe_cache_size", 16, "md0")]}
         )

@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from tests.model.test_compare_runs import chunk_run
+from tests.fixtures.compared_runs import chunk_run
 
 from stripewise.history.export import (
     COMPARISON_FORMAT,

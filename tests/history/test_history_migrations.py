@@ -35,10 +35,9 @@ ALL_TABLES = {
     "runs",
     "samples",
     "results",
-    "tuning_snapshots",
-    "array_plans",
     "slot_labels",
 }
+UNUSED_TABLES = {"tuning_snapshots", "array_plans"}  # made by 0002, dropped by 0005
 
 
 def _tables(path: Path) -> set[str]:
@@ -98,7 +97,7 @@ def test_upgrade_from_0001_backs_up_first_and_keeps_runs(
 ) -> None:
     run_id = legacy_db("before-upgrade")
     assert _revision(db_path) == "0001"
-    assert "tuning_snapshots" not in _tables(db_path)
+    assert "slot_labels" not in _tables(db_path)
 
     db = open_database(path_to_url(db_path))
     try:
@@ -124,7 +123,7 @@ def test_upgrade_from_0001_backs_up_first_and_keeps_runs(
         assert conn.execute("SELECT name FROM runs").fetchall() == [("before-upgrade",)]
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     conn.close()
-    assert "tuning_snapshots" not in _tables(backup)
+    assert "slot_labels" not in _tables(backup)
 
 
 def test_open_without_migrate_leaves_old_schema(
@@ -139,7 +138,7 @@ def test_open_without_migrate_leaves_old_schema(
     finally:
         db.close()
     assert _revision(db_path) == "0001"
-    assert "tuning_snapshots" not in _tables(db_path)
+    assert "slot_labels" not in _tables(db_path)
 
 
 def test_failed_upgrade_changes_nothing_and_names_the_backup(
@@ -160,6 +159,36 @@ def test_failed_upgrade_changes_nothing_and_names_the_backup(
     assert str(db_path) in str(caught.value)
     assert _revision(db_path) == "0001"
     assert "tuning_snapshots" not in _tables(db_path)  # rolled back, not half-built
+
+
+def _schema_of(path: Path, tables: set[str]) -> list[tuple[str, str]]:
+    """CREATE statements of `tables` and their indexes, as SQLite keeps them."""
+    marks = ", ".join("?" for _ in tables)
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE tbl_name IN ({marks}) ORDER BY name",
+            sorted(tables),
+        ).fetchall()
+    conn.close()
+    return [(str(name), str(sql)) for name, sql in rows]
+
+
+def test_0005_drops_the_unused_tables_and_a_downgrade_makes_them_again(db_path: Path) -> None:
+    config = alembic_config(path_to_url(db_path))
+    command.upgrade(config, "0004")
+    assert _tables(db_path) == ALL_TABLES | UNUSED_TABLES
+    as_0002_made_them = _schema_of(db_path, UNUSED_TABLES)
+    assert len(as_0002_made_them) == 3  # two tables and the run_id index
+
+    command.upgrade(config, "0005")
+    assert _revision(db_path) == "0005"
+    assert _tables(db_path) == ALL_TABLES
+    assert _schema_of(db_path, UNUSED_TABLES) == []
+
+    command.downgrade(config, "0004")
+    assert _revision(db_path) == "0004"
+    assert _tables(db_path) == ALL_TABLES | UNUSED_TABLES
+    assert _schema_of(db_path, UNUSED_TABLES) == as_0002_made_them
 
 
 def test_current_schema_opens_without_importing_alembic_or_the_orm(db_path: Path) -> None:
@@ -193,12 +222,13 @@ def test_migrations_render_for_postgresql() -> None:
         "runs",
         "samples",
         "results",
-        "tuning_snapshots",
-        "array_plans",
         "slot_labels",
+        *sorted(UNUSED_TABLES),
     )
     for table in tables:
         assert f"CREATE TABLE {table} (" in sql
+    for table in UNUSED_TABLES:
+        assert f"DROP TABLE {table}" in sql
     assert "TIMESTAMP WITH TIME ZONE" in sql
     assert "ON DELETE CASCADE" in sql
     assert "ON DELETE SET NULL" in sql

@@ -6,12 +6,8 @@ import json
 import sys
 from typing import Any
 
-import pytest
-
 from tests.fixtures.testbed_model import Machine
-from tests.fixtures.umock import run_in_testbed, umockdev_available
-
-needs_umockdev = pytest.mark.skipif(not umockdev_available(), reason="umockdev is not installed")
+from tests.fixtures.umock import run_in_testbed
 
 
 def inventory_json(machine: Machine) -> dict[str, Any]:

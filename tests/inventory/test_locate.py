@@ -10,8 +10,7 @@ import pytest
 from stripewise.helper.enclosure import locate_path
 from stripewise.protocol import wire as protocol
 from tests.fixtures.machines_sas import sas_enclosure
-from tests.fixtures.umock import run_in_testbed
-from tests.inventory.conftest import needs_umockdev
+from tests.fixtures.umock import needs_umockdev, run_in_testbed
 
 SESSION = """
 import json, subprocess, sys

@@ -15,11 +15,11 @@ from tests.fixtures.machines import raid_cards
 from tests.fixtures.machines_odd import odd_devices
 from tests.fixtures.machines_sas import sas_enclosure
 from tests.fixtures.machines_workstation import nvme_sata_workstation
+from tests.fixtures.umock import needs_umockdev
 from tests.inventory.conftest import (
     controller,
     disk,
     inventory_json,
-    needs_umockdev,
     slots_by_disk,
 )
 

@@ -10,7 +10,8 @@ import pytest
 from stripewise.inventory import load_inventory
 from stripewise.inventory.snapshot import to_json
 from tests.fixtures.machines import X4500_CONTROLLERS, X4500_SLOT_MAP, sun_x4500
-from tests.inventory.conftest import disk, inventory_json, needs_umockdev, slots_by_disk
+from tests.fixtures.umock import needs_umockdev
+from tests.inventory.conftest import disk, inventory_json, slots_by_disk
 
 pytestmark = needs_umockdev
 

@@ -9,45 +9,10 @@ import pytest
 from stripewise.model.bench import Phase
 from stripewise.model.bench_presets import PRESETS, GiB, preset_values
 from stripewise.model.bench_targets import TargetKind, targets_from
-from stripewise.model.compare import compare_results, context_changes
+from stripewise.model.compare import MetricRow, compare_runs
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
 from stripewise.model.run import ResultValue, RunDetail, RunStatus, RunSummary
-from stripewise.model.topology import (
-    Array,
-    Controller,
-    Disk,
-    DiskKind,
-    HostIdentity,
-    Inventory,
-    Partition,
-    Slot,
-)
-
-
-def machine() -> Inventory:
-    system = Disk(
-        "sda",
-        partitions=(Partition("sda1", fs_type="ext4", mountpoints=("/",)),),
-        system_reasons=("/ on sda1",),
-    )
-    member = Disk("sdb", holders=("md0",))
-    free = Disk("sdc", vendor="ATA", model="WDC WD5000", size_bytes=500 * 10**9)
-    data = Disk("sdd", fs_type="xfs", mountpoints=("/srv/data",))
-    slots = tuple(
-        Slot(i, f"ata port {i + 1}", f"c0:{i}", d)
-        for i, d in enumerate((system, member, free, data))
-    )
-    return Inventory(
-        HostIdentity("x4500", "abc"),
-        "udev",
-        controllers=(Controller("0000:01:00.0", "ahci", slots=slots),),
-        virtual=(
-            Disk("loop3", kind=DiskKind.VIRTUAL, size_bytes=2**30),
-            Disk("loop4", kind=DiskKind.VIRTUAL, mountpoints=("/mnt/scratch",), fs_type="ext4"),
-            Disk("zram0", kind=DiskKind.VIRTUAL, swap=True),
-        ),
-        arrays=(Array("md0", DiskKind.ARRAY, "raid6", ("sdb",), label="x4500:bulk"),),
-    )
+from tests.fixtures.model_inventory import machine
 
 
 def test_targets_cover_filesystems_arrays_loops_and_free_disks_only() -> None:
@@ -100,6 +65,10 @@ def detail(run_id: int, results: tuple[ResultValue, ...], context: dict) -> RunD
     return RunDetail(summary, {}, context, results, 0)
 
 
+def verdicts(before: RunDetail, after: RunDetail) -> dict[tuple[str, str], MetricRow]:
+    return {(row.phase, row.metric): row for row in compare_runs([before, after]).rows}
+
+
 def test_a_change_inside_the_spread_is_noise_and_lower_latency_is_better() -> None:
     before = detail(
         1,
@@ -119,12 +88,12 @@ def test_a_change_inside_the_spread_is_noise_and_lower_latency_is_better() -> No
         ),
         {},
     )
-    figures = {(f.phase, f.metric): f for f in compare_results(before, after)}
-    assert figures[("seq_read", "throughput")].verdict == "noise"  # +40 within 450-560
-    assert figures[("seq_read", "latency_p99")].verdict == "better"
-    assert figures[("seq_write", "throughput")].verdict == "worse"
-    assert round(figures[("seq_write", "throughput")].change_pct or 0, 1) == -16.7
-    assert next(f.phase for f in compare_results(before, after)) == "seq_write"  # bonnie order
+    figures = verdicts(before, after)
+    assert figures[("seq_read", "throughput")].verdicts[1] == "noise"  # +40 within 450-560
+    assert figures[("seq_read", "latency_p99")].verdicts[1] == "better"
+    assert figures[("seq_write", "throughput")].verdicts[1] == "worse"
+    assert round(figures[("seq_write", "throughput")].changes_pct[1] or 0, 1) == -16.7
+    assert compare_runs([before, after]).rows[0].phase == "seq_write"  # bonnie order
 
 
 def test_without_repetitions_small_changes_are_noise() -> None:
@@ -138,8 +107,8 @@ def test_without_repetitions_small_changes_are_noise() -> None:
         (ResultValue("seq_read", "cpu", "%", 20.8), ResultValue("seq_write", "cpu", "%", 23.0)),
         {},
     )
-    verdicts = {f.phase: f.verdict for f in compare_results(before, after)}
-    assert verdicts == {"seq_read": "noise", "seq_write": "worse"}  # +4 % vs +15 %
+    found = {phase: row.verdicts[1] for (phase, _), row in verdicts(before, after).items()}
+    assert found == {"seq_read": "noise", "seq_write": "worse"}  # +4 % vs +15 %
 
 
 def test_context_changes_name_the_tuning_that_differs_and_ignore_bookkeeping() -> None:
@@ -156,7 +125,8 @@ def test_context_changes_name_the_tuning_that_differs_and_ignore_bookkeeping() -
         "disks": [{"name": "sdb", "tuning": {"read_ahead_kb": 8192, "scheduler": "mq-deadline"}}],
         "dirty": {"dirty_ratio_pct": 10},
     }
-    assert context_changes(a, b) == [
+    context = compare_runs([detail(1, (), a), detail(2, (), b)]).context
+    assert [(d.key, *d.values) for d in context] == [
         ("dirty.dirty_ratio_pct", None, 10),
         ("disks[sdb].tuning.read_ahead_kb", 128, 8192),
     ]

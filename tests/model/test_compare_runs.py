@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
@@ -15,90 +13,8 @@ from stripewise.model.compare import (
     compare_runs,
     engine_digest,
 )
-from stripewise.model.run import ResultValue, RunDetail, RunStatus, RunSummary
-
-GiB = 2**30
-THREEWARE = "3ware 7850 (0000:02:01.0)"
-
-
-def context(**changes: Any) -> dict[str, Any]:
-    """A recorded context as bench_context makes it: md0 raid5 over two disks on xfs."""
-    base: dict[str, Any] = {
-        "host": "thumper",
-        "host_key": "thumper:abc",
-        "kernel": "6.18.0",
-        "cpu_model": "AMD Opteron 285",
-        "cpu_count": 4,
-        "ram_bytes": 4 * GiB,
-        "python": "3.11.9",
-        "target": "/srv/raid",
-        "target_kind": "directory",
-        "device": "md0",
-        "mountpoint": "/srv/raid",
-        "filesystem": "xfs",
-        "mount_options": "rw,noatime,sunit=1024,swidth=2048",
-        "fill_pct": 3.0,
-        "free_bytes": 10**12,
-        "recorder": {"pid": 1},
-        "disks": [
-            {
-                "name": name,
-                "serial": f"WD-{name}",
-                "controller": THREEWARE,
-                "tuning": {"read_ahead_kb": 128, "scheduler": "mq-deadline", "nr_requests": 64},
-            }
-            for name in ("sdb", "sdc")
-        ],
-        "array": {
-            "device": "md0",
-            "level": "raid5",
-            "chunk_kib": 512,
-            "members": ["sdb", "sdc"],
-            "tuning": {"read_ahead_kb": 2048},
-        },
-        "dirty": {"dirty_ratio_pct": 20, "dirty_background_ratio_pct": 10},
-        "engine": "builtin",
-        "engine_version": "1",
-        "spec": {"size": "8G", "block_size": "1M", "direct": True, "sample_rate_hz": 2.0},
-    }
-    for dotted, value in changes.items():
-        _set(base, dotted.split("__"), value)
-    return base
-
-
-def _set(target: Any, path: list[str], value: Any) -> None:
-    for part in path[:-1]:
-        target = target[int(part)] if isinstance(target, list) else target[part]
-    if isinstance(target, list):
-        target[int(path[-1])] = value
-    else:
-        target[path[-1]] = value
-
-
-def run(
-    run_id: int,
-    results: tuple[ResultValue, ...] = (),
-    ctx: dict[str, Any] | None = None,
-    *,
-    baseline: bool = False,
-) -> RunDetail:
-    summary = RunSummary(
-        run_id,
-        f"run {run_id}",
-        RunStatus.COMPLETE,
-        "thumper",
-        "/srv/raid",
-        "builtin",
-        "1",
-        datetime(2026, 11, run_id, tzinfo=UTC),
-        None,
-        baseline=baseline,
-    )
-    return RunDetail(summary, {}, context() if ctx is None else ctx, results, 0)
-
-
-def read(value: float, low: float | None = None, high: float | None = None, reps: int = 1):
-    return ResultValue("seq_read", "throughput", "MB/s", value, low, high, reps)
+from stripewise.model.run import ResultValue, RunDetail
+from tests.fixtures.compared_runs import GiB, chunk_run, context, read, run
 
 
 def row(comparison, phase: str = "seq_read", metric: str = "throughput"):
@@ -296,17 +212,6 @@ def test_spec_of_the_run_is_used_when_the_context_has_none() -> None:
 
 
 # --- sweep ---------------------------------------------------------------------------------
-
-
-def chunk_run(run_id: int, chunk: int, read_mb_s: float) -> RunDetail:
-    """What the kernel and mkfs change along with the chunk: md read-ahead, xfs sunit/swidth."""
-    ctx = context(
-        array__chunk_kib=chunk,
-        array__tuning__read_ahead_kb=chunk * 4,
-        mount_options=f"rw,noatime,sunit={chunk * 2},swidth={chunk * 4}",
-        recorder={"pid": run_id},
-    )
-    return run(run_id, (read(read_mb_s),), ctx)
 
 
 def test_chunk_sizes_like_the_seed_table_form_a_sweep() -> None:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from stripewise.model.evaluate import evaluate, evaluate_array
+from stripewise.model.evaluate import evaluate
 from stripewise.model.plan import Filesystem, Plan, PlanController, RaidLevel
 from tests.model import TB, array, disk, plan_of, x4500
 
@@ -36,11 +36,6 @@ def test_48_disk_plan_is_deterministic() -> None:
     assert data is not None and data.prediction is not None and data.fs is not None
     assert data.members_per_controller == {f"c{i}": 2 for i in range(6)}
     assert data.spread.score == 100
-
-
-def test_array_report_matches_the_whole_plan() -> None:
-    plan = busy_x4500()
-    assert evaluate_array(plan, plan.arrays[1]) == evaluate(plan).arrays[1]
 
 
 def test_plan_problems_reach_the_arrays_they_involve() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, RaidLevel
 from stripewise.model.tuning_targets import planned_tuning
 from stripewise.tuning.geometry import planned_advice
-from tests.model.test_bench_targets_presets_compare import machine
+from tests.fixtures.model_inventory import machine
 
 
 def disks(*names: str, size: int = 4 * 10**12) -> tuple[PlanDisk, ...]:

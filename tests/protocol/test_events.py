@@ -23,7 +23,8 @@ from stripewise.protocol.events import (
 )
 from stripewise.protocol.spec import spec_from_json, spec_to_json
 from stripewise.protocol.wire import ProtocolError, encode
-from tests.helper.test_bench_verbs import Helper, spec
+from tests.fixtures.bench_specs import spec
+from tests.fixtures.helper_process import Helper
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 

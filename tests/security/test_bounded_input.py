@@ -27,11 +27,11 @@ from stripewise.model.bench import MAX_SIZE, SpecError, parse_size
 from stripewise.model.presets import PresetError, parse_preset
 from stripewise.model.tunables import TuningError, validate
 from stripewise.protocol import wire as protocol
-from tests.helper.test_bench_verbs import Helper
-from tests.helper.test_tuning_verbs import TuningHelper, fake_root, text_of
+from tests.fixtures.helper_process import Helper, TuningHelper
+from tests.fixtures.tuning_presets import HEAD as PRESET_HEAD
+from tests.fixtures.tuning_presets import SHIPPED, fake_md
+from tests.fixtures.tuning_state import fake_root, text_of
 from tests.importers.fixtures import FIXTURES
-from tests.tuning.test_presets import HEAD as PRESET_HEAD
-from tests.tuning.test_presets import SHIPPED, fake_md
 
 ADDRESS_SPACE_KIB = 1_500_000  # the CLI needs a few hundred MB; reading /dev/zero needs it all
 LIMITED = ["sh", "-c", f'ulimit -v {ADDRESS_SPACE_KIB} && exec "$@"', "sh"]

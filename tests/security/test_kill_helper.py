@@ -22,7 +22,7 @@ import pytest
 
 from stripewise.model.run import RunStatus
 from stripewise.protocol import wire as protocol
-from tests.security.test_lost_helper import Bench
+from tests.fixtures.bench_process import Bench
 
 SEED = 1313
 MOMENTS_PER_ENGINE = 3

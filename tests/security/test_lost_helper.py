@@ -8,20 +8,14 @@ file a killed helper's run `aborted` the same way. Real CLI, helper and engine; 
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from stripewise import environment
@@ -31,100 +25,7 @@ from stripewise.model.run import RunStatus
 from stripewise.services.bench_session import BenchRequest, BenchSession
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
-
-# A 256 MiB pass takes well under a second here: 100 repetitions keep the run going long enough
-# to be interrupted mid-run, with several phases already finished.
-SIZE, REPETITIONS, PHASES = "256M", 100, ("seq_write", "seq_read")
-
-
-class Bench:
-    """`stripewise bench --save` running in the background, its stdout collected as it comes."""
-
-    def __init__(self, tmp_path: Path, *extra: str, engine: str = "builtin") -> None:
-        self.target = tmp_path / "target"
-        self.target.mkdir(exist_ok=True)
-        self.db = f"sqlite:///{tmp_path / 'history.db'}"
-        self.process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "stripewise", "bench", "--target", str(self.target)),
-                *("--size", SIZE, "--engine", engine, "--phases", ",".join(PHASES)),
-                *("--repeat", str(REPETITIONS), "--rate", "10", "--save", "--db", self.db),
-                *extra,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self.spawned: list[psutil.Process] = []  # the helper and whatever it started
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line)
-
-    def events(self, kind: str | None = None) -> list[dict[str, Any]]:
-        events = [json.loads(line) for line in list(self.lines) if line.startswith("{")]
-        return [e for e in events if kind is None or e["event"] == kind]
-
-    def wait_for(self, condition: Callable[[], bool], timeout_s: float = 60) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            assert self.process.poll() is None, f"bench ended early: {self.process.stderr}"
-            assert time.monotonic() < deadline, "timed out"
-            time.sleep(0.05)
-        self.spawned = psutil.Process(self.process.pid).children(recursive=True)
-
-    def helper(self) -> psutil.Process:
-        [helper] = [p for p in self.spawned if "stripewise.helper.server" in _cmdline(p)]
-        return helper
-
-    def finish(self, timeout_s: float) -> tuple[int, list[str]]:
-        """Exit code and stderr lines."""
-        code = self.process.wait(timeout_s)
-        self._reader.join(5)
-        assert self.process.stderr is not None
-        return code, self.process.stderr.read().strip().splitlines()
-
-    def left_running(self) -> list[psutil.Process]:
-        alive = []
-        for process in self.spawned:
-            try:
-                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                    alive.append(process)
-            except psutil.NoSuchProcess:
-                pass
-        return alive
-
-    def stop(self) -> None:
-        """After a failed assertion: nothing this test started keeps running."""
-        if self.process.poll() is None:
-            self.process.kill()
-        for process in self.spawned:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
-        self.process.wait(10)
-
-    def stored(self) -> dict[str, Any]:
-        shown = subprocess.run(
-            [sys.executable, "-m", "stripewise", "--db", self.db, "history", "show", "1", "--json"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert shown.returncode == 0, f"no run saved: {shown.stderr}"
-        run: dict[str, Any] = json.loads(shown.stdout)
-        return run
-
-
-def _cmdline(process: psutil.Process) -> list[str]:
-    """An engine that just exited is a zombie without a command line."""
-    try:
-        return process.cmdline()
-    except psutil.Error:
-        return []
+from tests.fixtures.bench_process import PHASES, REPETITIONS, SIZE, Bench
 
 
 @pytest.fixture

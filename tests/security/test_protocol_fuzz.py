@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from tests.helper.test_tuning_verbs import fake_root
+from tests.fixtures.tuning_state import fake_root
 
 SEED = int(os.environ.get("STRIPEWISE_FUZZ_SEED", "5000"))
 MESSAGES = int(os.environ.get("STRIPEWISE_FUZZ_MESSAGES", "5000"))
@@ -66,11 +66,10 @@ KNOWN_CODES = {
 ARRAY_CODES = {"bad_args", "not_found", "refused", "serial_mismatch"}
 BEFORE_HELLO_CODES = {"hello_first", "bad_json", "bad_request", "too_large"}
 VERBS = (
-    "hello", "capabilities", "bench.start", "bench.cancel", "drop_caches", "tuning.read",
-    "tuning.apply", "tuning.verify", "tuning.revert", "tuning.persist", "enclosure.locate",
-    "array.create",
+    "hello", "capabilities", "bench.start", "bench.cancel", "drop_caches", "tuning.apply",
+    "tuning.verify", "tuning.revert", "tuning.persist", "enclosure.locate", "array.create",
 )  # fmt: skip
-VERB_WEIGHTS = (3, 3, 14, 6, 1, 8, 14, 5, 6, 9, 7, 8)
+VERB_WEIGHTS = (3, 3, 14, 6, 1, 14, 5, 6, 9, 7, 8)
 DROP_CACHES_AT_MOST = 4  # it really syncs and drops the caches: a few are enough
 PHASES = ("seq_write", "rewrite", "seq_read", "random_read", "random_write", "mixed")
 VM_FILES = (
@@ -352,8 +351,6 @@ class Grammar:
             return {"protocol": r.choice([1, 1, 1, 2, 0])}
         if verb == "bench.start":
             return self.bench_args()
-        if verb == "tuning.read":
-            return {"devices": [self.device_name() for _ in range(r.randint(0, 4))]}
         if verb == "tuning.apply":
             args: dict[str, Any] = {"settings": self.settings()}
             if r.random() < 0.3:

@@ -15,7 +15,7 @@ from stripewise.tuning.geometry import (
     parse_dumpe2fs,
     read_recorded,
 )
-from tests.helper.test_builtin_engine import Loop, loop_device, needs_loop
+from tests.fixtures.loops import Loop, loop_device, needs_loop
 
 MiB = 2**20
 

@@ -7,7 +7,6 @@ sysfs tree under a temporary root.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tomllib
 from collections.abc import Iterator
@@ -40,40 +39,16 @@ from stripewise.model.tunables import (
 )
 from stripewise.tuning import preset_files
 from stripewise.tuning.current import read_device, read_globals
-from tests.helper.test_builtin_engine import Loop, loop_device, needs_loop
+from tests.fixtures.loops import Loop, loop_device, needs_loop
+from tests.fixtures.tuning_presets import HEAD, SHIPPED, fake_md, queue_file, sysfs_value
 
 MiB = 2**20
-SHIPPED = (
-    "kernel-defaults",
-    "latency-sensitive",
-    "legacy-2002-yocum",
-    "parity-raid-writes",
-    "streaming-throughput",
-)
-HEAD = 'format = "stripewise-preset"\nversion = 1\n'
 
 
 @pytest.fixture
 def loop() -> Iterator[Loop]:
     with loop_device(8 * MiB) as device:
         yield device
-
-
-@contextlib.contextmanager
-def sysfs_value(path: Path, value: str) -> Iterator[None]:
-    """Write a sysfs file for the test and put the old value back afterwards, always."""
-    old = path.read_text().strip()
-    if path.name == "scheduler":
-        old = parse_scheduler(old)[0] or old  # "none [mq-deadline] kyber": the active one
-    path.write_text(value)
-    try:
-        yield
-    finally:
-        path.write_text(old)
-
-
-def queue_file(loop: Loop, name: str) -> Path:
-    return Path("/sys/block") / loop.name / "queue" / name
 
 
 def user_presets(tmp_path: Path, **files: str) -> Path:
@@ -250,21 +225,6 @@ def test_max_sectors_kb_is_held_to_the_devices_hardware_limit(loop: Loop) -> Non
 
 
 # --- md arrays (a copy of the sysfs tree) ---------------------------------------------------
-def fake_md(root: Path, name: str, level: str, stripe_cache: int | None) -> None:
-    block = root / "sys/block" / name
-    (block / "queue").mkdir(parents=True)
-    (block / "md").mkdir()
-    (block / "md/level").write_text(f"{level}\n")
-    if stripe_cache is not None:
-        (block / "md/stripe_cache_size").write_text(f"{stripe_cache}\n")
-    for file, text in (
-        ("read_ahead_kb", "3072"),
-        ("scheduler", "none"),
-        ("max_hw_sectors_kb", "512"),
-    ):
-        (block / "queue" / file).write_text(f"{text}\n")
-
-
 def test_md_values_apply_to_parity_arrays_only(tmp_path: Path) -> None:
     fake_md(tmp_path, "md0", "raid5", 256)
     fake_md(tmp_path, "md1", "raid1", None)

@@ -11,9 +11,9 @@ import pytest
 
 from stripewise.cli import main
 from stripewise.model.tunables import parse_scheduler
-from tests.helper.test_builtin_engine import Loop, loop_device, needs_loop
+from tests.fixtures.loops import Loop, loop_device, needs_loop
+from tests.fixtures.tuning_presets import HEAD, SHIPPED, queue_file, sysfs_value
 from tests.test_cli import run_cli
-from tests.tuning.test_presets import HEAD, SHIPPED, queue_file, sysfs_value
 
 MiB = 2**20
 

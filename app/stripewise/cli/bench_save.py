@@ -49,11 +49,11 @@ def save_run(
     """`disks`: the kernel names from the helper's bench.start reply. `status` overrides the
     one `result` says (a run_result the client made for a lost helper says `aborted`)."""
     # lazy: SQLAlchemy and the context probes load only for `bench --save`
-    from stripewise.bench_context import collect_context
     from stripewise.history.bench_rows import final_status, result_values, sample_row
     from stripewise.history.database import open_database
     from stripewise.history.hostinfo import HostInfo
     from stripewise.history.store import HistoryStore
+    from stripewise.inventory.bench_context import collect_context
 
     spec = _spec_of(args)
     finished = datetime.now(UTC)

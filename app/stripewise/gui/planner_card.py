@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.planner_chips import DiskChip, accept_disks, start_drag, take_disks
+from stripewise.model import arrays
 from stripewise.model.evaluate import ArrayReport
 from stripewise.model.plan import (
     BLOCK_CHOICES_KIB,
@@ -32,15 +33,11 @@ from stripewise.model.plan import (
 )
 from stripewise.model.units import human_size
 
+# the model's names, with what the two plainest levels do for a level picker
 LEVEL_NAMES = {
+    **arrays.LEVEL_NAMES,
     RaidLevel.RAID0: "RAID 0 (stripe)",
     RaidLevel.RAID1: "RAID 1 (mirror)",
-    RaidLevel.RAID5: "RAID 5",
-    RaidLevel.RAID6: "RAID 6",
-    RaidLevel.RAID10: "RAID 10",
-    RaidLevel.RAID50: "RAID 50",
-    RaidLevel.RAID60: "RAID 60",
-    RaidLevel.JBOD: "JBOD (linear)",
 }
 
 

@@ -18,12 +18,13 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import psutil
 
 from stripewise.helper.engines.base import Counters, Progress
-from stripewise.inventory.mounts import device_name, read_mount_entries
+from stripewise.inventory.mounts import device_name
 
 _MAX_DEPTH = 8  # loop on a file on dm on loop ...: stop before a cycle can hurt
 _ETA_WINDOW_S = 2.0  # the "current" rate behind the ETA: long enough to be steady
@@ -71,32 +72,34 @@ def _collect(name: str, found: list[str], depth: int) -> None:
         return
     found.append(name)
     backing = _read(f"{base}/loop/backing_file")
-    if backing:
+    if backing:  # a file root attached: its name is the kernel's, not a caller's
         with contextlib.suppress(OSError):
-            _collect_devno(
-                os.stat(backing.removesuffix(" (deleted)")).st_dev, backing, found, depth
-            )
+            fd = os.open(backing.removesuffix(" (deleted)"), os.O_PATH | os.O_CLOEXEC)
+            try:
+                _collect_devno(os.fstat(fd).st_dev, fd, found, depth)
+            finally:
+                os.close(fd)
 
 
-def _mount_sources() -> dict[str, str | None]:
-    """MAJ:MIN as mountinfo reports it -> the /dev name the mount names (None: tmpfs etc.)."""
-    sources: dict[str, str | None] = {}
-    for entry in read_mount_entries():
-        sources.setdefault(entry.devno, device_name(entry.source))
-    return sources
+def _mount_of(fd: int) -> str | None:
+    """The /dev name the descriptor's own mount names (its mount id from fdinfo): no path is
+    looked up, so nothing a caller renames meanwhile can change the answer."""
+    try:
+        info = Path(f"/proc/self/fdinfo/{fd}").read_text()
+        mount_id = next(line.split()[1] for line in info.splitlines() if line.startswith("mnt_id:"))
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except (OSError, StopIteration, IndexError):
+        return None
+    for line in lines:
+        parts = line.split()
+        if parts and parts[0] == mount_id and "-" in parts:
+            return device_name(parts[parts.index("-") + 2].replace("\\040", " "))
+    return None
 
 
-def _anonymous_source(path: str) -> list[str]:
-    """Filesystems on anonymous device numbers (btrfs, tmpfs): the device their mount names.
-    A nested btrfs subvolume is in no mount: its nearest ancestor that is stands in."""
-    sources, where = _mount_sources(), os.path.realpath(path)
-    while True:
-        number = os.stat(where).st_dev
-        key = f"{os.major(number)}:{os.minor(number)}"
-        if key in sources or where == "/":
-            break
-        where = os.path.dirname(where)
-    name = sources.get(key)
+def _anonymous_source(fd: int) -> list[str]:
+    """Filesystems on anonymous device numbers (btrfs, tmpfs): the device their mount names."""
+    name = _mount_of(fd)
     if name is None or not os.path.isdir(f"/sys/class/block/{name}"):
         return []
     found = [name]
@@ -108,9 +111,9 @@ def _anonymous_source(path: str) -> list[str]:
     return found
 
 
-def _collect_devno(devno: int, path: str, found: list[str], depth: int) -> None:
+def _collect_devno(devno: int, fd: int, found: list[str], depth: int) -> None:
     if os.major(devno) == 0:
-        for name in _anonymous_source(path):
+        for name in _anonymous_source(fd):
             _collect(_whole_disk(os.stat(f"/dev/{name}").st_rdev) or name, found, depth + 1)
         return
     disk = _whole_disk(devno)
@@ -118,16 +121,23 @@ def _collect_devno(devno: int, path: str, found: list[str], depth: int) -> None:
         _collect(disk, found, depth + 1)
 
 
-def resolve_disks(target: str) -> tuple[str, ...]:
-    """Kernel names of the whole disks under a file, directory or block device; empty for
-    filesystems without one (tmpfs)."""
-    info = os.stat(target)
+def disks_under(fd: int) -> tuple[str, ...]:
+    """Kernel names of the whole disks under an open file, directory or block device; empty
+    for filesystems without one (tmpfs)."""
+    info = os.fstat(fd)
     found: list[str] = []
-    if stat.S_ISBLK(info.st_mode):
-        _collect_devno(info.st_rdev, target, found, 0)
-    else:
-        _collect_devno(info.st_dev, target, found, 0)
+    devno = info.st_rdev if stat.S_ISBLK(info.st_mode) else info.st_dev
+    _collect_devno(devno, fd, found, 0)
     return tuple(found)
+
+
+def resolve_disks(target: str) -> tuple[str, ...]:
+    """`disks_under` for a path the program itself chose (tests, the run context)."""
+    fd = os.open(target, os.O_PATH | os.O_CLOEXEC)
+    try:
+        return disks_under(fd)
+    finally:
+        os.close(fd)
 
 
 def _cpu_split(before: Any, after: Any) -> dict[str, float] | None:
@@ -175,10 +185,16 @@ class Sampler:
         rate_hz: float,
         emit: Callable[[Sample], None],
         clock_zero: float | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[threading.Event, float], bool] = threading.Event.wait,
     ) -> None:
-        """`clock_zero`: the run's start (time.monotonic), so `t_s` runs on across phases."""
+        """`clock_zero`: the run's start on `clock`, so `t_s` runs on across phases. `clock`
+        tells the time in seconds and `wait(stop, timeout)` sleeps until `stop` is set or the
+        timeout has passed, saying whether it was set: tests pass a fake pair."""
         self._progress, self._disks, self._emit = progress, tuple(disks), emit
         self._clock_zero = clock_zero
+        self._clock, self._wait = clock, wait
         self.period_s = 1.0 / rate_hz
         self.samples = 0
         self.own_cpu_s = 0.0  # the sampler thread's CPU time: its cost, for the record
@@ -188,7 +204,7 @@ class Sampler:
         self._phase_cpu: Any = None
 
     def start(self) -> None:
-        self._started = time.monotonic()
+        self._started = self._clock()
         self._last_t = self._started
         self._last_cpu = psutil.cpu_times()  # the first reading is only a baseline
         self._phase_cpu = self._last_cpu
@@ -207,7 +223,7 @@ class Sampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-            if self.samples == 0 and time.monotonic() - self._last_t > 0.001:
+            if self.samples == 0 and self._clock() - self._last_t > 0.001:
                 try:
                     self._emit(self._sample())
                     self.samples += 1
@@ -235,7 +251,7 @@ class Sampler:
 
     def _loop(self) -> None:
         due = self._started + self.period_s
-        while not self._stop.wait(max(0.0, due - time.monotonic())):
+        while not self._wait(self._stop, max(0.0, due - self._clock())):
             try:
                 self._emit(self._sample())
             except Exception as error:  # a broken consumer must not kill the benchmark
@@ -243,7 +259,7 @@ class Sampler:
             self.samples += 1
             self.own_cpu_s = time.thread_time()
             due += self.period_s
-            now = time.monotonic()
+            now = self._clock()
             if due < now:  # fell behind (suspended host): skip, do not burst
                 due = now + self.period_s
 
@@ -301,7 +317,7 @@ class Sampler:
         }
 
     def _sample(self) -> Sample:
-        now = time.monotonic()
+        now = self._clock()
         dt = max(now - self._last_t, 1e-6)
         disks, cpu = self._disk_counters(), psutil.cpu_times()
         zero = self._started if self._clock_zero is None else self._clock_zero

@@ -13,11 +13,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from stripewise import __version__
-from stripewise.helper import tuning
-from stripewise.helper.credentials import Caller
+from stripewise.helper.credentials import Caller, CredentialsError, caller_from_environment
 from stripewise.helper.enclosure import handle_locate
 from stripewise.helper.mdcreate import handle_create
 from stripewise.helper.session import Session
+from stripewise.helper.state import DEFAULT_STATE_DIR
+from stripewise.helper.tuning.apply import handle_apply
+from stripewise.helper.tuning.persist import handle_persist
+from stripewise.helper.tuning.revert import handle_revert, handle_verify
 from stripewise.protocol import wire as protocol
 from stripewise.protocol.wire import ProtocolError, Request
 
@@ -51,11 +54,10 @@ SESSION_VERBS: dict[str, Callable[[Session, Request], dict[str, Any]]] = {
     "bench.start": Session.bench_start,
     "bench.cancel": Session.bench_cancel,
     "drop_caches": Session.drop_caches,
-    "tuning.read": tuning.handle_read,
-    "tuning.apply": tuning.handle_apply,
-    "tuning.verify": tuning.handle_verify,
-    "tuning.revert": tuning.handle_revert,
-    "tuning.persist": tuning.handle_persist,
+    "tuning.apply": handle_apply,
+    "tuning.verify": handle_verify,
+    "tuning.revert": handle_revert,
+    "tuning.persist": handle_persist,
 }
 
 
@@ -76,7 +78,7 @@ def serve(
     stdout: BinaryIO,
     *,
     root: str = "/",
-    state_dir: str = tuning.DEFAULT_STATE_DIR,
+    state_dir: str = DEFAULT_STATE_DIR,
     caller: Caller | None = None,
 ) -> int:
     """Answer requests in order until stdin closes. `hello` must come first. Replies and a
@@ -119,6 +121,12 @@ def _serve(stdin: BinaryIO, session: Session) -> None:
         session.write(answer)
 
 
+_ENDING_SIGNALS = (
+    signal.SIGHUP, signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1,
+    signal.SIGUSR2, signal.SIGALRM,
+)  # fmt: skip
+
+
 class _Stopped(Exception):
     """A signal ended the session: unwind through serve()'s cleanup."""
 
@@ -136,8 +144,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--state-dir",
         metavar="DIR",
-        default=tuning.DEFAULT_STATE_DIR,
-        help=f"where the tuning journal lives (default: {tuning.DEFAULT_STATE_DIR})",
+        default=DEFAULT_STATE_DIR,
+        help=f"where the tuning journal lives (default: {DEFAULT_STATE_DIR})",
     )
     parser.add_argument(
         "--root",
@@ -159,7 +167,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--caller is for a root helper started directly, with a uid")
     for option, value, default in (
         ("--root", args.root, "/"),
-        ("--state-dir", args.state_dir, tuning.DEFAULT_STATE_DIR),
+        ("--state-dir", args.state_dir, DEFAULT_STATE_DIR),
     ):
         if not os.path.isabs(value):
             parser.error(f"{option} needs an absolute path")
@@ -175,10 +183,21 @@ def _elevated_for_someone_else() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Hang-up (terminal closed), SIGTERM and SIGINT end the session like a closed stdin:
-    the engine stops and the test files are removed before the helper exits."""
+    """Hang-up (terminal closed), SIGTERM, SIGINT and the other ending signals end the session
+    like a closed stdin: the engine stops and the test files are removed before it exits."""
     args = parse_args(argv)
-    for number in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+    try:
+        caller = (
+            caller_from_environment(os.environ)
+            if args.caller is None
+            else Caller.of_uid(args.caller)
+        )
+    except CredentialsError as error:
+        print(f"stripewise-helper: {error}", file=sys.stderr)
+        return 2
+    # every signal whose default would end the helper without its clean-up (SIGPIPE stays
+    # ignored, as Python sets it: a write to a client that left is an error, not an ending)
+    for number in _ENDING_SIGNALS:
         signal.signal(number, _stop_on_signal)
     try:
         return serve(
@@ -186,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.buffer,
             root=os.path.normpath(args.root),
             state_dir=os.path.normpath(args.state_dir),
-            caller=None if args.caller is None else Caller.of_uid(args.caller),
+            caller=caller,
         )
     except _Stopped as stopped:
         return 128 + int(stopped.args[0])

@@ -4,16 +4,19 @@ benchmark that may be running (one at a time)."""
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, BinaryIO
 
+from stripewise.helper.bench_run import BenchRun
 from stripewise.helper.created_files import CreatedFiles, records_directory
 from stripewise.helper.credentials import Caller, caller_from_environment
-from stripewise.helper.tuning import DEFAULT_STATE_DIR
+from stripewise.helper.output import Output
+from stripewise.helper.state import DEFAULT_STATE_DIR
 from stripewise.protocol import wire as protocol
 from stripewise.protocol.events import BenchStarted
 from stripewise.protocol.spec import spec_from_json
 from stripewise.protocol.wire import ProtocolError, Request
+
+CLOSE_FLUSH_S = 1.0  # at exit, how long the last lines may wait for a client that reads
 
 
 class Session:
@@ -25,9 +28,8 @@ class Session:
         state_dir: str = DEFAULT_STATE_DIR,
         caller: Caller | None = None,
     ) -> None:
-        self._out = stdout
-        self._lock = threading.Lock()
-        self.run: Any = None  # BenchRun
+        self._out = Output(stdout)
+        self.run: BenchRun | None = None
         self.privileged = os.geteuid() == 0
         self.root = root  # prefixes sysfs/procfs/etc paths of the tuning verbs (tests only)
         self.state_dir = state_dir  # the tuning journal's directory
@@ -37,17 +39,19 @@ class Session:
         self.removed_at_start = self.created_files.sweep()  # left by a helper that died
 
     def write(self, line: bytes) -> None:
-        with self._lock:
-            self._out.write(line)
-            self._out.flush()
+        self._out.put(line)
 
     def event(self, message: dict[str, Any]) -> None:
-        self.write(protocol.encode(message))
+        self._out.put(protocol.encode(message), droppable=message.get("event") == "sample")
 
     def close(self) -> None:
-        """stdin closed: stop the engine, remove test files, then the helper exits."""
+        """stdin closed: stop the engine, remove test files, then the helper exits. A run that
+        does not stop in time has its test file removed here all the same."""
         if self.run is not None:
-            self.run.stop()
+            self.run.stop(timeout=2.0)
+            if self.run.thread.is_alive():
+                self.run.target.close()
+        self._out.flush(CLOSE_FLUSH_S)
 
     # --- verbs ---------------------------------------------------------------------------------
     def capabilities(self, request: Request) -> dict[str, Any]:
@@ -67,7 +71,10 @@ class Session:
             "privileged": self.privileged,
             "euid": os.geteuid(),
             "caller_uid": self.caller.uid,
-            "removed_at_start": self.removed_at_start,
+            # another user's private paths are not the caller's business
+            "removed_at_start": [
+                path for uid, path in self.removed_at_start if uid == self.caller.uid
+            ],
             "ram_bytes": psutil.virtual_memory().total,
             "cpu_count": os.cpu_count(),
         }
@@ -85,7 +92,6 @@ class Session:
         return {"dropped": True}
 
     def bench_start(self, request: Request) -> dict[str, Any]:
-        from stripewise.helper.bench_run import BenchRun
         from stripewise.helper.safety import TargetRefused
 
         if self.run is not None and not self.run.finished.is_set():

@@ -151,31 +151,6 @@ class Result(Base):
     repetitions: Mapped[int] = mapped_column(Integer, default=1)
 
 
-class TuningSnapshot(Base):
-    __tablename__ = "tuning_snapshots"
-    __table_args__ = (Index("ix_tuning_snapshots_run_id", "run_id"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    host_id: Mapped[int] = mapped_column(ForeignKey("hosts.id"))
-    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
-    taken_at: Mapped[datetime] = mapped_column(default=utc_now)
-    kind: Mapped[str] = mapped_column(String(32))
-    label: Mapped[str] = mapped_column(String(255), default="")
-    values: Mapped[dict[str, Any]]
-
-
-class ArrayPlanRow(Base):
-    __tablename__ = "array_plans"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(255))
-    host_id: Mapped[int | None] = mapped_column(ForeignKey("hosts.id", ondelete="SET NULL"))
-    created_at: Mapped[datetime] = mapped_column(default=utc_now)
-    updated_at: Mapped[datetime] = mapped_column(default=utc_now)
-    format_version: Mapped[int] = mapped_column(Integer, default=1)
-    plan: Mapped[dict[str, Any]]
-
-
 class SlotLabelRow(Base):
     """Keyed by host (machine id) and slot (controller + port), not by kernel disk name."""
 
@@ -191,6 +166,4 @@ hosts: Table = Base.metadata.tables["hosts"]
 runs: Table = Base.metadata.tables["runs"]
 samples: Table = Base.metadata.tables["samples"]
 results: Table = Base.metadata.tables["results"]
-tuning_snapshots: Table = Base.metadata.tables["tuning_snapshots"]
-array_plans: Table = Base.metadata.tables["array_plans"]
 slot_labels: Table = Base.metadata.tables["slot_labels"]

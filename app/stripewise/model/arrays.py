@@ -184,12 +184,6 @@ def _shape(level: RaidLevel, n: int, group_size: int | None) -> _Shape | None:
     )
 
 
-def _member_disks(array: PlannedArray, index: PlanIndex) -> list[PlanDisk] | None:
-    found = [index.disks.get(m) for m in array.members]
-    known = [d for d in found if d is not None]
-    return known if len(known) == len(found) else None
-
-
 def geometry(array: PlannedArray, plan: Plan, index: PlanIndex | None = None) -> Geometry:
     """Capacity follows the smallest member (every member counts as that size), except JBOD,
     which concatenates. Spares add nothing. Figures are before md's metadata (a few MiB each).

@@ -80,10 +80,6 @@ def evaluate(plan: Plan) -> PlanReport:
     )
 
 
-def evaluate_array(plan: Plan, array: PlannedArray) -> ArrayReport:
-    return _evaluate_array(plan, array, PlanIndex.of(plan), plan_problems(plan))
-
-
 def _evaluate_array(
     plan: Plan, array: PlannedArray, index: PlanIndex, shared: tuple[Problem, ...]
 ) -> ArrayReport:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Self
 
 
@@ -21,3 +22,23 @@ class FileFieldError(ValueError):
         """`origin: label key: message`, the one way both file formats word a problem."""
         where = f"{origin}: {label}" + (f" {key}" if key else "")
         return cls(f"{where}: {message}", origin, table, key)
+
+
+def header_problem(
+    found_format: object,
+    found_version: object,
+    expected: tuple[str, int],
+    kind: str,
+    show: Callable[[object], str],
+) -> tuple[str, str] | None:
+    """(key, message) for a file whose `format` or `version` is not `expected`, worded alike
+    for every file format (`kind`: "a plan file"); None when both are right."""
+    name, version = expected
+    if found_format != name:
+        shown = "missing" if found_format is None else f"is {show(found_format)}"
+        return "format", f'{shown}; {kind} starts with format = "{name}"'
+    if isinstance(found_version, bool) or not isinstance(found_version, int):
+        return "version", f"must be a whole number, got {show(found_version)}"
+    if found_version != version:
+        return "version", f"{found_version} is not {version}, the version this Stripewise reads"
+    return None

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stripewise.input_files import InputFileError, parse_toml
-from stripewise.model.file_errors import FileFieldError
+from stripewise.model.file_errors import FileFieldError, header_problem
 from stripewise.model.tunables import (
     TUNABLES,
     Change,
@@ -141,15 +141,11 @@ def parse_preset(text: str, origin: str, expected_name: str | None = None) -> Pr
         if key not in _TOP_KEYS and key not in _TABLES:
             known = ", ".join((*_TOP_KEYS, *(f"[{t}]" for t in _TABLES)))
             raise top.fail(key, f"unknown key (known: {known})")
-    fmt = data.get("format")
-    if fmt != FORMAT:
-        shown = "missing" if fmt is None else f"is {_show(fmt)}"
-        raise top.fail("format", f'{shown}; a preset file starts with format = "{FORMAT}"')
-    version = data.get("version")
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise top.fail("version", f"must be a whole number, got {_show(version)}")
-    if version != VERSION:
-        raise top.fail("version", f"{version} is not {VERSION}, the version this Stripewise reads")
+    problem = header_problem(
+        data.get("format"), data.get("version"), (FORMAT, VERSION), "a preset file", _show
+    )
+    if problem is not None:
+        raise top.fail(*problem)
     name = data.get("name")
     if not isinstance(name, str) or not PRESET_NAME.fullmatch(name):
         raise top.fail(

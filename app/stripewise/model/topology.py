@@ -7,7 +7,7 @@ unknowns as unknown rather than guess.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 SECTOR_BYTES = 512  # sysfs `size` is always in 512-byte sectors, whatever the block size
@@ -317,11 +317,3 @@ class Inventory:
         for controller in self.controllers:
             groups.setdefault(controller.root or "no PCI", []).append(controller)
         return groups
-
-
-@dataclass(frozen=True)
-class SlotLabels:
-    """The admin's names for slots of one host: slot key -> label."""
-
-    host_key: str
-    labels: dict[str, str] = field(default_factory=dict)

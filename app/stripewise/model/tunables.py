@@ -1,8 +1,9 @@
 """The knobs Stripewise tunes: where each lives, its unit, what it accepts, how pairs behave.
 
-Pure: reading and writing happen in the helper (`helper/tuning.py`), which uses these paths as
-its allowlist and these validators on every value. Device limits (the scheduler list,
-max_hw_sectors_kb) are read by the caller and passed in as `DeviceLimits`.
+Pure: these paths are read by `inventory/block_tunables.py` and written by the helper
+(`helper/tuning/`), which uses them as its allowlist and these validators on every value.
+Device limits (the scheduler list, max_hw_sectors_kb) are read by the caller and passed in as
+`DeviceLimits`.
 
 The ratio/bytes pairs behave as the kernel makes them: writing `vm.dirty_bytes` zeroes
 `vm.dirty_ratio` and vice versa, so the one in force is the non-zero one, and restoring a pair

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from stripewise.input_files import InputFileError, parse_toml, read_text
-from stripewise.model.file_errors import FileFieldError
+from stripewise.model.file_errors import FileFieldError, header_problem
 from stripewise.model.plan import (
     BLOCK_CHOICES_KIB,
     CHUNK_CHOICES_KIB,
@@ -219,17 +219,11 @@ class _Reader:
         for key in data:
             if key not in _TOP_KEYS + _TABLES:
                 raise top.fail(key, f"unknown key (known: {', '.join(_TOP_KEYS + _TABLES)})")
-        fmt = top.text("format")
-        if fmt != FORMAT:
-            shown = "missing" if fmt is None else f"is {fmt!r}"
-            raise top.fail("format", f'{shown}; a plan file starts with format = "{FORMAT}"')
-        version = data.get("version")
-        if isinstance(version, bool) or not isinstance(version, int):
-            raise top.fail("version", f"must be a whole number, got {_show(version)}")
-        if version != VERSION:
-            raise top.fail(
-                "version", f"{version} is not {VERSION}, the version this Stripewise reads"
-            )
+        problem = header_problem(
+            top.text("format"), data.get("version"), (FORMAT, VERSION), "a plan file", _show
+        )
+        if problem is not None:
+            raise top.fail(*problem)
         currency = top.text("currency", "USD")
         if not re.fullmatch(r"[A-Z]{3}", currency):
             raise top.fail("currency", f"must be a three-letter code such as USD, got {currency!r}")

@@ -48,7 +48,7 @@ def gather_context(
     inventory: Inventory | None,
 ) -> dict[str, Any]:
     """Runs on the recorder's thread: reads sysfs, mountinfo and /proc."""
-    from stripewise.bench_context import collect_context
+    from stripewise.inventory.bench_context import collect_context
 
     context = collect_context(
         target,

@@ -199,4 +199,4 @@ class TuningService(QObject):
         on_error: Callable[[str], None],
     ) -> None:
         """tuning.apply / verify / revert / persist; privileged (the helper refuses otherwise)."""
-        self.helper.request(verb, args, on_result, on_error, privileged=verb != "tuning.read")
+        self.helper.request(verb, args, on_result, on_error)

@@ -257,7 +257,9 @@ def test_cancel_stops_fio_within_a_second(
     fio = started[-1]
     assert fio.returncode is not None
     assert group_members(fio.pid) == []
-    mine = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True, text=True)
+    mine = subprocess.run(
+        ["pgrep", "-x", "-P", str(os.getpid()), "fio"], capture_output=True, text=True
+    )
     assert mine.stdout == ""  # no fio left among this process's children
 
 

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from stripewise.bench_context import collect_context, live_host_key
 from stripewise.helper.sampling import resolve_disks
 from stripewise.inventory import read_live
+from stripewise.inventory.bench_context import collect_context, live_host_key
+from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
 from tests.fixtures.machines import X4500_CONTROLLERS, X4500_SLOT_MAP, sun_x4500
 from tests.fixtures.umock import run_in_testbed, umockdev_available
-from tests.helper.test_builtin_engine import Loop, MiB, loop_device, mounted, needs_loop
 
 needs_umockdev = pytest.mark.skipif(not umockdev_available(), reason="umockdev is not installed")
 
@@ -201,7 +201,7 @@ _IN_TESTBED = """
 import json, os, sys
 from dataclasses import replace
 from pathlib import Path
-from stripewise.bench_context import collect_context
+from stripewise.inventory.bench_context import collect_context
 from stripewise.inventory import read_live, with_labels
 from stripewise.model.topology import HostIdentity
 

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 from tests.fixtures.machines_workstation import nvme_sata_workstation
-from tests.fixtures.umock import run_with_wrapper
-from tests.inventory.conftest import needs_umockdev
+from tests.fixtures.umock import needs_umockdev, run_with_wrapper
 
 HERE = Path(__file__).parent
 

@@ -4,8 +4,8 @@ Numbers are only comparable when the run says what they were measured on (DOMAIN
 kernel, filesystem and mount options, array level/chunk/members, the disks' queue tuning, RAM,
 the engine and its version, and how full the filesystem was. Everything is read from /sys and
 /proc as they are at the time of the call (roots are parameters so tests can point them at a
-testbed or an empty directory). A fact that cannot be read is left out: never guessed, and
-never an exception.
+testbed or an empty directory), through `block_tunables`, the reader the helper and the tuning
+preview use. A fact that cannot be read is left out: never guessed, and never an exception.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from stripewise.history.hostinfo import MACHINE_ID_FILES, HostInfo, read_machine_id
+from stripewise.inventory.block_tunables import Tree, as_int
 from stripewise.inventory.mounts import MountEntry, device_name, read_mount_entries
 from stripewise.model.topology import SECTOR_BYTES, DiskKind, HostIdentity, Inventory, Slot
 
-_MAX_ATTR_BYTES = 64 * 1024
 _MAX_DEPTH = 8  # md over md over dm...: deeper stacks are not real
 _TUNING_INTS = ("read_ahead_kb", "nr_requests", "max_sectors_kb", "rq_affinity", "wbt_lat_usec")
 _DIRTY = {
@@ -51,15 +51,15 @@ def collect_context(
     host_key = live_host_key()
     if inventory is not None and inventory.host.key != host_key:
         inventory = None  # a snapshot of another server: its slots say nothing about this one
+    tree = Tree(sysfs, procfs)
     context = _host_facts() | {"host_key": host_key, "target": target}
-    device = _describe_target(context, target, sysfs, procfs)
-    context["disks"] = [_disk(sysfs, name, inventory) for name in disks]
-    md = _md_under(sysfs, device) if device else _md_holding(sysfs, disks)
+    device = _describe_target(context, target, tree)
+    context["disks"] = [_disk(tree, name, inventory) for name in disks]
+    md = _md_under(tree, device) if device else _md_holding(tree, disks)
     if md is not None:
-        context["array"] = _array(sysfs, devfs, md, inventory)
-    context["dirty"] = _known(
-        {key: _int(procfs / "sys" / "vm" / name) for name, key in _DIRTY.items()}
-    )
+        context["array"] = _array(tree, devfs, md, inventory)
+    dirty = tree.globals()
+    context["dirty"] = _known({key: dirty.get(f"vm.{name}") for name, key in _DIRTY.items()})
     return _known(context) | {
         "engine": engine,
         "engine_version": engine_version,
@@ -90,38 +90,38 @@ def _host_facts() -> dict[str, Any]:
 # --- the target -------------------------------------------------------------------------------
 
 
-def _describe_target(context: dict[str, Any], target: str, sysfs: Path, procfs: Path) -> str | None:
+def _describe_target(context: dict[str, Any], target: str, tree: Tree) -> str | None:
     """Adds the target's kind and mount facts; returns its block device's kernel name."""
     try:
         info = os.stat(target)
     except OSError:
         return None
-    entries = read_mount_entries(procfs)
+    entries = read_mount_entries(tree.procfs)
     if stat.S_ISBLK(info.st_mode):
-        facts = _block_target(target, info, sysfs, entries)
+        facts = _block_target(target, info, tree, entries)
     else:
-        facts = _directory_target(target, info, sysfs, entries)
+        facts = _directory_target(target, info, tree, entries)
     context |= facts
     device: str | None = facts.get("device")
     return device
 
 
 def _block_target(
-    target: str, info: os.stat_result, sysfs: Path, entries: Sequence[MountEntry]
+    target: str, info: os.stat_result, tree: Tree, entries: Sequence[MountEntry]
 ) -> dict[str, Any]:
-    name = _name_of_devno(sysfs, info.st_rdev) or device_name(os.path.realpath(target))
+    name = _name_of_devno(tree, info.st_rdev) or device_name(os.path.realpath(target))
     return {
         "target_kind": "block_device",
         "device": name,
-        "mounted_at": _mounted_at(sysfs, name, _devno_text(info.st_rdev), entries),
+        "mounted_at": _mounted_at(tree, name, _devno_text(info.st_rdev), entries),
     }
 
 
 def _directory_target(
-    target: str, info: os.stat_result, sysfs: Path, entries: Sequence[MountEntry]
+    target: str, info: os.stat_result, tree: Tree, entries: Sequence[MountEntry]
 ) -> dict[str, Any]:
     mount = _mount_of(target, _devno_text(info.st_dev), entries)
-    name = _name_of_devno(sysfs, info.st_dev) if os.major(info.st_dev) else None
+    name = _name_of_devno(tree, info.st_dev) if os.major(info.st_dev) else None
     if name is None and mount is not None:
         name = device_name(mount.source)  # btrfs, or a devno sysfs does not list
     # the helper takes directories; a plain file is recorded as what it is
@@ -161,48 +161,47 @@ def _mount_of(target: str, devno: str, entries: Sequence[MountEntry]) -> MountEn
 
 
 def _mounted_at(
-    sysfs: Path, name: str | None, devno: str, entries: Sequence[MountEntry]
+    tree: Tree, name: str | None, devno: str, entries: Sequence[MountEntry]
 ) -> list[str]:
     """Where the device or one of its partitions is mounted (a raw target should be nowhere)."""
     devnos, names = {devno}, {name} if name else set()
     if name:
-        for part in _partitions(sysfs, name):
+        for part in _partitions(tree, name):
             names.add(part)
-            devnos.add(_text(sysfs / "class" / "block" / part / "dev") or devno)
+            devnos.add(tree.text(tree.sysfs / "class" / "block" / part / "dev") or devno)
     return [e.mountpoint for e in entries if e.devno in devnos or device_name(e.source) in names]
 
 
 # --- disks ------------------------------------------------------------------------------------
 
 
-def _disk(sysfs: Path, name: str, inventory: Inventory | None) -> dict[str, Any]:
-    parent = _parent_disk(sysfs, name)
-    whole = sysfs / "block" / (parent or name)  # partitions share their disk's queue
-    sectors = _int(_block_dir(sysfs, name) / "size")
-    rotational = _int(whole / "queue" / "rotational")
+def _disk(tree: Tree, name: str, inventory: Inventory | None) -> dict[str, Any]:
+    parent = tree.parent_disk(name)
+    whole = parent or name  # partitions share their disk's queue
+    sectors = as_int(tree.text(_block_dir(tree, name) / "size"))
+    rotational = tree.number(whole, "queue", "rotational")
     entry: dict[str, Any] = {
         "name": name,
         "parent": parent,
         "size_bytes": None if sectors is None else sectors * SECTOR_BYTES,
-        "model": _text(whole / "device" / "model"),
-        "serial": _sysfs_serial(whole),
+        "model": tree.attribute(whole, "device", "model"),
+        "serial": _sysfs_serial(tree, whole),
         "rotational": None if rotational is None else bool(rotational),
-        "logical_block_bytes": _int(whole / "queue" / "logical_block_size"),
-        "physical_block_bytes": _int(whole / "queue" / "physical_block_size"),
+        "logical_block_bytes": tree.number(whole, "queue", "logical_block_size"),
+        "physical_block_bytes": tree.number(whole, "queue", "physical_block_size"),
     }
-    entry |= _placement(inventory, parent or name)
-    entry["tuning"] = _tuning(whole / "queue")
+    entry |= _placement(inventory, whole)
+    entry["tuning"] = _tuning(tree, whole)
     return _known(entry)
 
 
-def _sysfs_serial(whole: Path) -> str | None:
+def _sysfs_serial(tree: Tree, name: str) -> str | None:
     """virtio and NVMe say it in sysfs; SCSI in VPD page 0x80 (SATA only through udev)."""
-    found = _text(whole / "serial") or _text(whole / "device" / "serial")
-    if found:
-        return found
-    page = _text(whole / "device" / "vpd_pg80")
-    text = "".join(ch for ch in (page or "")[4:] if ch.isprintable()).strip()
-    return text or None
+    return (
+        tree.attribute(name, "serial")
+        or tree.attribute(name, "device", "serial")
+        or tree.unit_serial(name)
+    )
 
 
 def _placement(inventory: Inventory | None, name: str) -> dict[str, Any]:
@@ -226,69 +225,57 @@ def _slot_text(slot: Slot) -> str:
     return f"{slot.label} ({slot.port})" if slot.label else slot.port
 
 
-def _tuning(queue: Path) -> dict[str, Any]:
-    values: dict[str, Any] = {key: _int(queue / key) for key in _TUNING_INTS}
-    values["scheduler"] = _active_scheduler(_text(queue / "scheduler"))
+def _tuning(tree: Tree, name: str) -> dict[str, Any]:
+    values: dict[str, Any] = {key: tree.number(name, "queue", key) for key in _TUNING_INTS}
+    values["scheduler"] = tree.schedulers(name)[0]
     return _known(values)
-
-
-def _active_scheduler(text: str | None) -> str | None:
-    """`mq-deadline kyber [bfq] none` -> bfq; a lone name is the active one."""
-    if not text:
-        return None
-    words = text.split()
-    chosen = [w[1:-1] for w in words if w.startswith("[") and w.endswith("]")]
-    if chosen:
-        return chosen[0]
-    return words[0] if len(words) == 1 else None
 
 
 # --- md arrays --------------------------------------------------------------------------------
 
 
-def _is_md(sysfs: Path, name: str) -> bool:
-    return (sysfs / "block" / name / "md").is_dir()
+def _is_md(tree: Tree, name: str) -> bool:
+    return tree.block(name, "md").is_dir()
 
 
-def _md_under(sysfs: Path, device: str) -> str | None:
+def _md_under(tree: Tree, device: str) -> str | None:
     """The top-most md array the device is, or is built on (dm over md, md over md)."""
     level, seen = [device], set()
     for _ in range(_MAX_DEPTH):
         for name in level:
-            if _is_md(sysfs, name):
+            if _is_md(tree, name):
                 return name
         seen.update(level)
-        level = [
-            s for n in level for s in _entries(sysfs / "block" / n / "slaves") if s not in seen
-        ]
+        level = [s for n in level for s in _entries(tree.block(n, "slaves")) if s not in seen]
         if not level:
             break
     return None
 
 
-def _md_holding(sysfs: Path, disks: Sequence[str]) -> str | None:
+def _md_holding(tree: Tree, disks: Sequence[str]) -> str | None:
     """When the target's device is unknown: the one md array holding the disks, if only one."""
     found: set[str] = set()
     for disk in disks:
-        for part in [disk, *_partitions(sysfs, disk)]:
-            holders = _entries(_block_dir(sysfs, part) / "holders")
-            found.update(h for h in holders if _is_md(sysfs, h))
+        for part in [disk, *_partitions(tree, disk)]:
+            holders = _entries(_block_dir(tree, part) / "holders")
+            found.update(h for h in holders if _is_md(tree, h))
     return found.pop() if len(found) == 1 else None
 
 
-def _array(sysfs: Path, devfs: Path, md: str, inventory: Inventory | None) -> dict[str, Any]:
-    base = sysfs / "block" / md
-    chunk = _int(base / "md" / "chunk_size")  # bytes; 0 for raid1, which has no chunk
+def _array(tree: Tree, devfs: Path, md: str, inventory: Inventory | None) -> dict[str, Any]:
+    chunk = tree.number(md, "md", "chunk_size")  # bytes; 0 for raid1, which has no chunk
     known = _inventory_array(inventory, md)
     array: dict[str, Any] = {
         "name": _md_name(devfs, md, known),
         "device": md,
-        "level": _text(base / "md" / "level") or known.get("level"),
+        "level": tree.md_level(md) or known.get("level"),
         "chunk_kib": chunk // 1024 if chunk else known.get("chunk_kib"),
-        "members": _entries(base / "slaves") or known.get("members"),
-        "raid_disks": _int(base / "md" / "raid_disks"),
-        "stripe_cache_size": _int(base / "md" / "stripe_cache_size"),
-        "tuning": _tuning(base / "queue"),
+        "members": _entries(tree.block(md, "slaves")) or known.get("members"),
+        "raid_disks": tree.number(md, "md", "raid_disks"),
+        "stripe_cache_size": (
+            tree.value("stripe_cache_size", md) if tree.has_stripe_cache(md) else None
+        ),
+        "tuning": _tuning(tree, md),
     }
     return _known(array)
 
@@ -320,26 +307,19 @@ def _md_name(devfs: Path, md: str, known: Mapping[str, Any]) -> str | None:
 # --- sysfs plumbing ---------------------------------------------------------------------------
 
 
-def _block_dir(sysfs: Path, name: str) -> Path:
+def _block_dir(tree: Tree, name: str) -> Path:
     """A disk's or a partition's directory (/sys/block lists whole disks only)."""
-    whole = sysfs / "block" / name
-    return whole if whole.is_dir() else sysfs / "class" / "block" / name
+    whole = tree.block(name)
+    return whole if whole.is_dir() else tree.sysfs / "class" / "block" / name
 
 
-def _parent_disk(sysfs: Path, name: str) -> str | None:
-    link = sysfs / "class" / "block" / name
-    if not (link / "partition").exists():
-        return None
-    return Path(os.path.realpath(link)).parent.name
-
-
-def _partitions(sysfs: Path, name: str) -> list[str]:
-    base = sysfs / "block" / name
+def _partitions(tree: Tree, name: str) -> list[str]:
+    base = tree.block(name)
     return [e for e in _entries(base) if e.startswith(name) and (base / e / "partition").exists()]
 
 
-def _name_of_devno(sysfs: Path, devno: int) -> str | None:
-    link = sysfs / "dev" / "block" / _devno_text(devno)
+def _name_of_devno(tree: Tree, devno: int) -> str | None:
+    link = tree.sysfs / "dev" / "block" / _devno_text(devno)
     return Path(os.path.realpath(link)).name if link.exists() else None
 
 
@@ -352,23 +332,6 @@ def _entries(path: Path) -> list[str]:
         return sorted(os.listdir(path))
     except OSError:
         return []
-
-
-def _text(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_ATTR_BYTES)
-    except OSError:
-        return None
-    return data.decode("utf-8", "replace").strip() or None
-
-
-def _int(path: Path) -> int | None:
-    text = _text(path)
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
 
 
 # --- values -----------------------------------------------------------------------------------

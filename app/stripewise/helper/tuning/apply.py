@@ -1,0 +1,203 @@
+"""`tuning.apply`: journal the values in force, write the new ones, roll back on a refusal.
+
+`restore` writes journaled values back: the rollback here, and `tuning.revert`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import time
+from typing import Any
+
+from stripewise.helper.state import HelperState
+from stripewise.helper.tuning.journal import Journal, boot_id, timestamp
+from stripewise.helper.tuning.sysfs import Machine, kernel_error
+from stripewise.helper.tuning.validation import (
+    bad,
+    check_args,
+    require_root,
+    validated_settings,
+    write_order,
+)
+from stripewise.model.tunables import Setting, tunable
+from stripewise.protocol.wire import ProtocolError, Request
+
+
+def handle_apply(session: HelperState, request: Request) -> dict[str, Any]:
+    args = check_args(request, {"settings", "label"})
+    require_root(session, request, "changing tunables")
+    label = args.get("label")
+    if label is not None and (
+        not isinstance(label, str) or len(label) > 200 or not label.isprintable()
+    ):
+        raise bad("label: printable text of at most 200 characters", request)
+    machine = Machine(session.root)
+    settings = write_order(validated_settings(machine, args.get("settings"), request))
+    journal = Journal(session.state_dir)
+    try:
+        return _apply(machine, journal, settings, label, request)
+    except OSError as exc:  # the journal: before the first write, or the final bookkeeping
+        raise ProtocolError(
+            "io_error", f"journal {journal.path}: {exc.strerror or exc}", request.id
+        ) from None
+
+
+def _apply(
+    machine: Machine,
+    journal: Journal,
+    settings: list[Setting],
+    label: str | None,
+    request: Request,
+) -> dict[str, Any]:
+    with journal.locked():
+        entries = journal.load()
+        entry = _new_entry(machine, settings, label, request)
+        entries.append(entry)
+        journal.save(entries)  # the previous values are on disk before the first write
+        changes: list[dict[str, Any]] = entry["changes"]
+        done: list[dict[str, Any]] = []
+        # a second pass rewrites what a later write undid (max_sectors_kb can raise
+        # read_ahead_kb); what still differs then is the kernel's rounding, shown as such
+        for attempt in range(2):
+            for change in changes if attempt == 0 else _not_sticking(machine, changes):
+                try:
+                    machine.write(change["key"], change["device"], change["written"])
+                except OSError as exc:
+                    failures = restore(machine, [*done, change] if attempt == 0 else changes)
+                    entry["state"] = "partial" if failures else "rolled_back"
+                    entry["error"] = (
+                        f"{_label(change['key'], change['device'])}: {kernel_error(exc)}"
+                    )
+                    with contextlib.suppress(OSError):  # the kernel's refusal is the news here
+                        journal.save(entries)
+                    raise ProtocolError(
+                        "write_failed", _failure_text(change, exc, len(done), failures), request.id
+                    ) from None
+                if attempt == 0:
+                    done.append(change)
+        for change in changes:
+            change["after"] = machine.read(change["key"], change["device"])
+            change["side_effects"] = [
+                {**effect, "after": machine.read(effect["key"], None)}
+                for effect in change["side_effects"]
+            ]
+        entry["state"] = "applied"
+        journal.save(entries)
+    return {
+        "journal": entry["id"],
+        "label": label,
+        "settings": [_shown(change) for change in changes],
+        "warnings": journal.warnings,
+    }
+
+
+def _not_sticking(machine: Machine, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in changes if machine.read(c["key"], c["device"]) != c["written"]]
+
+
+# Knobs the kernel resets when another one is written: switching the scheduler sets
+# nr_requests to the new scheduler's default; a new max_sectors_kb may raise read_ahead_kb.
+# They are journaled with it and written back after it.
+ALSO_CHANGES = {"scheduler": ("nr_requests",), "max_sectors_kb": ("read_ahead_kb",)}
+
+
+def _new_entry(
+    machine: Machine, settings: list[Setting], label: str | None, request: Request
+) -> dict[str, Any]:
+    changes = []
+    for setting in settings:
+        knob = tunable(setting.key)
+        before = machine.read(knob.key, setting.device)
+        targets: list[dict[str, Any]] = [{"key": knob.key, "value": before}]
+        side_effects = []
+        if knob.pair:
+            counterpart = machine.read(knob.pair, None)
+            if before == 0 and counterpart not in (0, None):
+                targets = [{"key": knob.pair, "value": counterpart}]  # the one in force
+            if str(setting.value) != "0":
+                side_effects.append({"key": knob.pair, "before": counterpart})
+        for also in ALSO_CHANGES.get(knob.key, ()):
+            targets.append({"key": also, "value": machine.read(also, setting.device)})
+        unreadable = [t["key"] for t in targets if t["value"] is None]
+        if unreadable:
+            raise ProtocolError(
+                "io_error",
+                f"cannot read {_label(unreadable[0], setting.device)}: nothing was changed",
+                request.id,
+            )
+        changes.append(
+            {
+                "key": knob.key,
+                "device": setting.device,
+                "unit": knob.unit,
+                "before": before,
+                "written": setting.value,
+                "after": None,
+                "restore": targets,
+                "side_effects": side_effects,
+            }
+        )
+    devices = sorted({s.device for s in settings if s.device})
+    return {
+        "id": f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}",
+        "label": label,
+        "created": timestamp(),
+        "boot_id": boot_id(),
+        "root": machine.root,
+        "pid": os.getpid(),
+        "state": "pending",
+        "devices": {name: {"diskseq": machine.tree.diskseq(name)} for name in devices},
+        "changes": changes,
+    }
+
+
+def restore(machine: Machine, changes: list[dict[str, Any]]) -> list[str]:
+    """Write the journaled values back where they differ, newest change first. A second pass,
+    in apply order, rewrites any value that did not stick (a scheduler switch resets
+    nr_requests; nr_requests above the hardware queue fails until the scheduler is back).
+    Returns what still failed."""
+    targets = [
+        (change["device"], target) for change in reversed(changes) for target in change["restore"]
+    ]
+    failures: dict[int, str] = {}
+    for _attempt in range(2):
+        for device, target in targets:
+            if machine.read(target["key"], device) == target["value"]:
+                failures.pop(id(target), None)
+                continue
+            try:
+                machine.write(target["key"], device, target["value"])
+                failures.pop(id(target), None)
+            except OSError as exc:
+                failures[id(target)] = f"{_label(target['key'], device)}: {kernel_error(exc)}"
+        targets.reverse()
+    return list(failures.values())
+
+
+def _label(key: str, device: str | None) -> str:
+    return f"{device}: {key}" if device else key
+
+
+def _failure_text(change: dict[str, Any], exc: OSError, done: int, failures: list[str]) -> str:
+    where = _label(change["key"], change["device"])
+    text = f"writing {change['written']} to {where} failed: {kernel_error(exc)}"
+    if failures:
+        return text + "; rolling back did not restore " + "; ".join(failures)
+    if done:
+        return text + f"; the {done} earlier change(s) were rolled back: nothing was changed"
+    return text + "; nothing was changed"
+
+
+def _shown(change: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "key": change["key"],
+        "device": change["device"],
+        "unit": change["unit"],
+        "before": change["before"],
+        "written": change["written"],
+        "after": change["after"],
+        "matches": change["after"] == change["written"],
+        "side_effects": change.get("side_effects", []),
+    }

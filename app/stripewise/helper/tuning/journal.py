@@ -1,0 +1,112 @@
+"""`tuning-journal.json` in the state directory: every apply with the values it replaced, so
+a later helper (after a crash of this one or of the GUI) can write them back."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from stripewise.inventory.block_tunables import read_text
+
+JOURNAL_NAME = "tuning-journal.json"
+JOURNAL_VERSION = 1
+KEEP_ENTRIES = 32  # applies remembered; older ones are dropped from the journal
+OPEN_STATES = ("pending", "applied", "partial")  # something may still be changed
+
+
+class Journal:
+    """A list of applies, newest last."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.directory = state_dir
+        self.path = os.path.join(state_dir, JOURNAL_NAME)
+        self.warnings: list[str] = []
+
+    def load(self, *, set_aside: bool = True) -> list[dict[str, Any]]:
+        """The entries; an unreadable journal is moved aside (when about to write a new one)
+        with a warning, since nothing in it can be trusted to write back."""
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except FileNotFoundError:
+            return []
+        except (ValueError, UnicodeDecodeError):
+            return self._set_aside("is not valid JSON", set_aside)
+        entries = data.get("entries") if isinstance(data, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            return self._set_aside("has no list of entries", set_aside)
+        return entries
+
+    def _set_aside(self, problem: str, move: bool) -> list[dict[str, Any]]:
+        if not move:
+            self.warnings.append(f"{self.path} {problem}")
+            return []
+        aside = f"{self.path}.unreadable-{time.strftime('%Y%m%dT%H%M%S')}"
+        with contextlib.suppress(OSError):
+            os.rename(self.path, aside)
+            self.warnings.append(f"{self.path} {problem}: moved to {aside}")
+        return []
+
+    def save(self, entries: list[dict[str, Any]]) -> None:
+        """Temp file, fsync, rename over the old one, fsync the directory: a crash leaves the
+        old journal or the new one, never half of one."""
+        kept = entries[-KEEP_ENTRIES:]
+        data = json.dumps({"version": JOURNAL_VERSION, "entries": kept}, indent=1)
+        atomic_write(self.path, data + "\n", 0o644)  # tuning.verify works unprivileged
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """One apply, revert or persist at a time, also across helper processes."""
+        os.makedirs(self.directory, mode=0o755, exist_ok=True)
+        fd = os.open(
+            os.path.join(self.directory, "tuning.lock"),
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def atomic_write(path: str, text: str, mode: int) -> None:
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=directory)
+    try:
+        os.fchmod(fd, mode)
+        os.write(fd, text.encode())
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.rename(temporary, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    directory_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(directory_fd)
+    finally:
+        os.close(directory_fd)
+
+
+def boot_id() -> str | None:
+    """The running boot (always the real one: a reboot resets every value a journal holds)."""
+    try:
+        return read_text("/proc/sys/kernel/random/boot_id")
+    except OSError:
+        return None
+
+
+def timestamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
