@@ -225,22 +225,37 @@ def _user_served(fields: list[str]) -> bool:
     return any(owner != "0" for owner in owners)
 
 
+def _mountinfo() -> list[list[str]]:
+    try:
+        return [line.split() for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    except OSError:
+        return []
+
+
+def mount_of(fd: int) -> list[str] | None:
+    """The mountinfo fields of the mount the descriptor is on (by its mount id in fdinfo): no
+    path is looked up, so nothing a caller renames meanwhile changes the answer."""
+    try:
+        info = Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines()
+        mount_id = next(line.split()[1] for line in info if line.startswith("mnt_id:"))
+    except (OSError, StopIteration, IndexError):
+        return None
+    return next((fields for fields in _mountinfo() if fields[:1] == [mount_id]), None)
+
+
+def mount_source(fields: list[str]) -> str:
+    """The source field (after the ' - ' separator and the filesystem type), unescaped."""
+    at = fields.index("-") if "-" in fields else len(fields)
+    return _unescape(fields[at + 2]) if len(fields) > at + 2 else ""
+
+
 def user_served_mount(path: str, fd: int | None = None) -> str | None:
     """The mount point of a user's FUSE filesystem `path` lies in (by name, before any look-up
     that its daemon could hold forever), or that the descriptor is on (by mount id)."""
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-        mount_id = None
-        if fd is not None:
-            info = Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines()
-            mount_id = next(line.split()[1] for line in info if line.startswith("mnt_id:"))
-    except (OSError, StopIteration, IndexError):
-        return None
-    for line in lines:
-        fields = line.split()
-        if len(fields) < 5 or not _user_served(fields):
-            continue
-        point = _unescape(fields[4])
-        if fields[0] == mount_id or (fd is None and _within(path, point)):
-            return point
+    if fd is not None:
+        fields = mount_of(fd)
+        return _unescape(fields[4]) if fields and _user_served(fields) else None
+    for fields in _mountinfo():
+        if len(fields) >= 5 and _user_served(fields) and _within(path, _unescape(fields[4])):
+            return _unescape(fields[4])
     return None

@@ -18,12 +18,12 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import psutil
 
 from stripewise.helper.engines.base import Counters, Progress
+from stripewise.helper.resolve import mount_of, mount_source
 from stripewise.inventory.mounts import device_name
 
 _MAX_DEPTH = 8  # loop on a file on dm on loop ...: stop before a cycle can hurt
@@ -81,25 +81,10 @@ def _collect(name: str, found: list[str], depth: int) -> None:
                 os.close(fd)
 
 
-def _mount_of(fd: int) -> str | None:
-    """The /dev name the descriptor's own mount names (its mount id from fdinfo): no path is
-    looked up, so nothing a caller renames meanwhile can change the answer."""
-    try:
-        info = Path(f"/proc/self/fdinfo/{fd}").read_text()
-        mount_id = next(line.split()[1] for line in info.splitlines() if line.startswith("mnt_id:"))
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except (OSError, StopIteration, IndexError):
-        return None
-    for line in lines:
-        parts = line.split()
-        if parts and parts[0] == mount_id and "-" in parts:
-            return device_name(parts[parts.index("-") + 2].replace("\\040", " "))
-    return None
-
-
 def _anonymous_source(fd: int) -> list[str]:
     """Filesystems on anonymous device numbers (btrfs, tmpfs): the device their mount names."""
-    name = _mount_of(fd)
+    fields = mount_of(fd)
+    name = device_name(mount_source(fields)) if fields else None
     if name is None or not os.path.isdir(f"/sys/class/block/{name}"):
         return []
     found = [name]
