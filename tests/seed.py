@@ -35,7 +35,7 @@ def seed_runs(url: str, count: int, samples_per_run: int = 20) -> list[int]:
                 target="/srv/raid",
                 engine="fio",
                 engine_version="3.33",
-                spec={"size_bytes": 8 * 2**30, "block_size": 1 << 20, "phases": ["seq_read"]},
+                spec={"size": 8 * 2**30, "block_size": 1 << 20, "phases": ["seq_read"]},
                 context={"kernel": "6.18.0", "filesystem": "xfs"},
                 started_at=started,
             )

@@ -17,6 +17,7 @@ from stripewise.gui.main_window import MainWindow
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import ResultValue, RunDetail, RunStatus
+from stripewise.protocol.events import Sample
 from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
 from tests.seed import record_run
@@ -73,7 +74,7 @@ def test_a_real_run_streams_fills_the_table_and_is_saved_with_context(
     page = bench_page(window)
     target = set_up(page, tmp_path, "96M", PHASES)
     page.form.repetitions.setValue(2)
-    seen_samples: list[dict[str, Any]] = []
+    seen_samples: list[Sample] = []
     page.session.sampleArrived.connect(seen_samples.append)
     with qtbot.waitSignal(page.session.saved, timeout=120_000) as saved:
         qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
@@ -81,7 +82,7 @@ def test_a_real_run_streams_fills_the_table_and_is_saved_with_context(
     assert status == "complete"
 
     assert page.plots.sample_count == len(seen_samples) > 0
-    times = [sample["t_s"] for sample in seen_samples]
+    times = [sample.t_s for sample in seen_samples]
     assert times == sorted(times) and times[-1] > 0  # one clock across phases
     x, y = page.plots.series("engine_write")
     assert len(x) == len(seen_samples) and max(y) > 0
@@ -102,7 +103,10 @@ def test_a_real_run_streams_fills_the_table_and_is_saved_with_context(
     assert context["host_key"].startswith(("machine:", "host:"))
     assert context["disks"] and all("tuning" in disk for disk in context["disks"])
     assert "dirty_ratio_pct" in context["dirty"]
-    assert context["engine"] == "builtin" and context["spec"]["phases"] == list(PHASES)
+    assert context["engine"] == "builtin" and "spec" not in context
+    # the spec as the helper normalised it: every key, sizes in bytes
+    assert detail.spec["phases"] == list(PHASES) and detail.spec["size"] == 96 * 2**20
+    assert detail.spec["repetitions"] == 2 and detail.spec["sample_rate_hz"] > 0
     assert context["recorder"]["pid"] == os.getpid()
     throughput = {v.phase: v for v in detail.results if v.metric == "throughput"}
     assert set(throughput) == set(PHASES)
@@ -213,7 +217,7 @@ def test_presets_fill_the_form(
     page.form.preset.setCurrentText(preset)
     qtbot.waitUntil(lambda: page.form.size.text() != "1G" or preset == "Quick check", timeout=5000)
     wait_for_deliveries(qtbot)  # the preset's values, sized to the free space, have arrived
-    args = page.form.start_args()
+    args = page.form.start_args().to_json()  # what the helper is sent
     if preset == "Random 4K Q32":
         assert args["queue_depth"] == 32 and "random_read" in args["phases"]
     elif preset == "Sequential 1M Q8":

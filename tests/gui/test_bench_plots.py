@@ -12,12 +12,14 @@ from PySide6.QtWidgets import QApplication
 
 from stripewise.gui.bench_plots import MIB_PER_MB, SERIES, LivePlots
 from stripewise.gui.theme import dark_palette
+from stripewise.protocol.events import Sample, event_from_json
 
 PHASES = ("Sequential Output, Block #1", "Sequential Input, Block #1", "Random Seeks (reads) #1")
 
 
-def sample(t_s: float, **values: Any) -> dict[str, Any]:
-    """A helper `sample` event over two disks; keyword arguments override its values."""
+def sample(t_s: float, **values: Any) -> Sample:
+    """A helper `sample` event over two disks, parsed as the client core parses it; keyword
+    arguments override the wire's values."""
     event: dict[str, Any] = {
         "event": "sample",
         "run": "ab12",
@@ -37,10 +39,12 @@ def sample(t_s: float, **values: Any) -> dict[str, Any]:
         "eta_s": 31.0,
     }
     event.update(values)
-    return event
+    parsed = event_from_json(event)
+    assert isinstance(parsed, Sample)
+    return parsed
 
 
-def wavy_run(count: int) -> list[dict[str, Any]]:
+def wavy_run(count: int) -> list[Sample]:
     """`count` samples at 10 Hz whose values all differ (a noisy write, a spike at 2/3)."""
     rng = np.random.default_rng(7)
     writes = 800 + 80 * rng.standard_normal(count)
@@ -168,7 +172,7 @@ def test_a_long_run_is_downsampled_but_kept_whole(plots: LivePlots) -> None:
     QApplication.processEvents()
     x, y = plots.series("engine_write")
     assert len(x) == len(y) == 72_000
-    assert y[100] == run[100]["engine_write_mb_s"]
+    assert y[100] == run[100].engine_write_mb_s
     drawn = plots.drawn_points("engine_write")
     assert 0 < drawn < 2_000  # one min/max pair per pixel column, not 72,000 points
     _dx, dy = plots._curves["engine_write"].curve.getData()

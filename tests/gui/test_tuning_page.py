@@ -16,6 +16,8 @@ from stripewise.gui.tuning_page import TuningPage, unwrap
 from stripewise.helper.tuning.journal import JOURNAL_NAME
 from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, RaidLevel
 from stripewise.model.presets import CUSTOM
+from stripewise.protocol.events import BenchStartArgs
+from stripewise.protocol.tuning_replies import ApplyReply, PersistReply, VerifyReply
 from tests.fixtures.loops import Loop, loop_device, needs_loop
 from tests.gui.conftest import WindowFactory
 
@@ -79,8 +81,9 @@ def preview_on(
     return window, page
 
 
-def click_and_wait(qtbot: Any, page: TuningPage, button: Any) -> dict[str, Any]:
-    page.last_result = {}
+def click_and_wait(qtbot: Any, page: TuningPage, button: Any) -> Any:
+    """The helper's typed answer; text when it refused."""
+    page.last_result = None
     button.click()
     qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
     return page.last_result
@@ -120,11 +123,12 @@ def test_apply_verify_and_revert_through_the_real_helper(
     with loop_at(256) as (loop, queue):
         _window, page = preview_on(make_window, qtbot, loop)
         applied = click_and_wait(qtbot, page, page.apply_button)
-        assert "error" not in applied, applied
+        assert isinstance(applied, ApplyReply), applied
         assert (queue / "read_ahead_kb").read_text().strip() == "4096"
-        assert applied["journal"] and "all read back as written" in page.summary.text()
-        assert applied["journal"] in journal.read_text()
-        assert click_and_wait(qtbot, page, page.verify_button)["mismatches"] == []
+        assert applied.journal and "all read back as written" in page.summary.text()
+        assert applied.journal in journal.read_text()
+        verified = click_and_wait(qtbot, page, page.verify_button)
+        assert isinstance(verified, VerifyReply) and verified.mismatches == ()
         click_and_wait(qtbot, page, page.revert_button)
         assert (queue / "read_ahead_kb").read_text().strip() == "256"
         assert "Reverted" in page.summary.text()
@@ -153,7 +157,7 @@ def test_ab_alternates_runs_reverts_the_preset_and_judges_against_noise(
             "engine": "builtin",
         }
         with qtbot.waitSignal(page.ab.finished, timeout=120_000):
-            page.start_ab(args, 2)
+            page.start_ab(BenchStartArgs.from_json(args), 2)
         assert read_ahead.read_text().strip() == "256"  # reverted at the end
         assert "4096" in seen  # and applied in between
         figures = {f.phase: f for f in page.ab_figures}
@@ -193,7 +197,7 @@ def test_closing_the_window_during_an_ab_reverts_the_preset(
             "direct": False,
             "engine": "builtin",
         }
-        page.start_ab(args, 2)
+        page.start_ab(BenchStartArgs.from_json(args), 2)
         qtbot.waitUntil(lambda: page.ab is not None and page.ab._applied, timeout=20_000)
         qtbot.waitUntil(lambda: window.bench_session.busy, timeout=20_000)
         assert read_ahead.read_text().strip() == "4096"
@@ -234,27 +238,29 @@ def test_make_persistent_and_remove_through_the_dialogs(
         assert str(sysctl) in shown and "vm.dirty_ratio" in shown
         assert "kernel name" in shown, "a loop device has no stable identity: said so"
 
-        page.last_result = {}
+        page.last_result = None
         page.persist_button.click()
         # the helper answers in turn: with the next preview up, a write asked for before is done
         qtbot.waitUntil(lambda: page.persistence.box is not None, timeout=20_000)
         assert not rules.exists() and not sysctl.exists(), "cancelled: nothing written"
         answer(qtbot, page, QMessageBox.StandardButton.Save)
         qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
-        assert page.last_result["written"] == [str(sysctl), str(rules)]
+        assert isinstance(page.last_result, PersistReply), page.last_result
+        assert page.last_result.written == (str(sysctl), str(rules))
         assert 'ATTR{queue/read_ahead_kb}="4096"' in rules.read_text()
         assert "vm.dirty_ratio" in sysctl.read_text()
         assert (queue / "read_ahead_kb").read_text().strip() == "256", "persist never applies"
         assert "Made persistent" in page.summary.text() and str(rules) in page.summary.text()
 
-        page.last_result = {}
+        page.last_result = None
         page.unpersist_button.click()
         assert str(rules) in answer(qtbot, page, QMessageBox.StandardButton.Discard)
         qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
-        assert page.last_result["removed"] == [str(sysctl), str(rules)]
+        assert isinstance(page.last_result, PersistReply), page.last_result
+        assert page.last_result.removed == (str(sysctl), str(rules))
         assert not rules.exists() and not sysctl.exists()
 
-        page.last_result = {}
+        page.last_result = None
         page.unpersist_button.click()  # nothing left: said, no box
         qtbot.waitUntil(lambda: bool(page.last_result), timeout=20_000)
         assert page.persistence.box is None
@@ -336,7 +342,7 @@ def test_values_typed_into_the_preview_are_checked_and_applied(
         assert page.apply_button.isEnabled()
         assert "1 of" in page.summary.text()
         applied = click_and_wait(qtbot, page, page.apply_button)
-        assert "error" not in applied, applied
+        assert isinstance(applied, ApplyReply), applied
         assert (queue / "read_ahead_kb").read_text().strip() == "6144"
         click_and_wait(qtbot, page, page.revert_button)
         assert (queue / "read_ahead_kb").read_text().strip() == "256"

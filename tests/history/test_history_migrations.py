@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import sqlite3
@@ -11,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
@@ -28,6 +30,7 @@ from stripewise.history.database import (
 )
 from stripewise.history.models import Base
 from stripewise.history.store import HistoryStore
+from stripewise.protocol.spec import spec_from_json, spec_to_json
 
 ALL_TABLES = {
     "alembic_version",
@@ -293,3 +296,99 @@ def test_migrations_apply_on_a_real_postgresql_server() -> None:
             run(tools["pg_ctl"], "-D", str(data), "-m", "immediate", "stop")
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# Specs as releases before 0006 filed them: the GUI's form arguments (and `overwrite`), the
+# CLI's argparse names, both repeated in the context; an import keeps its tool's own.
+_GUI_SPEC = {
+    "target": "/srv/a",
+    "size": 1073741824,
+    "block_size": 1048576,
+    "direct": True,
+    "phases": ["seq_write", "seq_read"],
+    "queue_depth": 4,
+    "streams": 2,
+    "repetitions": 3,
+    "runtime_cap_s": 120.0,
+    "sample_rate_hz": 5,
+    "engine": "fio",
+    "overwrite": True,
+}
+_CLI_SPEC = {
+    "size": "16M",
+    "block_size": "64k",
+    "phases": "seq_write,random_read",
+    "streams": 1,
+    "repeat": 2,
+    "rate": 10.0,
+    "engine": "builtin",
+    "buffered": True,
+    "queue_depth": 1,
+}
+_IMPORTED_SPEC = {"global": {"rw": "read"}, "jobs": {"seq": {"bs": "1M"}}, "bs": "1M"}
+
+
+def _old_runs(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO hosts VALUES (1, 'h', 'm', 'k', 'c', 2, 1, "
+            "'2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+        for run_id, target, source, spec in (
+            (1, "/srv/a", "measured", _GUI_SPEC),
+            (2, "/srv/b", "measured", _CLI_SPEC),
+            (3, "/srv/c", "imported", _IMPORTED_SPEC),
+        ):
+            context = {"host_key": "machine:m", "spec": spec} if source == "measured" else {}
+            conn.execute(
+                "INSERT INTO runs (id, uuid, host_id, name, status, engine, engine_version, "
+                "target, started_at, spec, context, tags, notes, source) VALUES "
+                "(?, ?, 1, 'r', 'complete', 'fio', '3', ?, '2026-01-01 00:00:00', ?, ?, "
+                "'[]', '', ?)",
+                (run_id, f"u{run_id}", target, json.dumps(spec), json.dumps(context), source),
+            )
+    conn.close()
+
+
+def _specs_and_contexts(path: Path) -> dict[int, tuple[dict[str, Any], dict[str, Any]]]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT id, spec, context FROM runs ORDER BY id").fetchall()
+    conn.close()
+    return {run: (json.loads(spec), json.loads(context)) for run, spec, context in rows}
+
+
+def test_0006_gives_measured_runs_the_helpers_spec_shape_once(db_path: Path) -> None:
+    config = alembic_config(path_to_url(db_path))
+    command.upgrade(config, "0005")
+    _old_runs(db_path)
+    command.upgrade(config, "0006")
+    runs = _specs_and_contexts(db_path)
+
+    gui, gui_context = runs[1]
+    expected_gui = {k: v for k, v in _GUI_SPEC.items() if k != "overwrite"}
+    assert gui == expected_gui | {"random_block_size": 4096}
+    assert list(gui)[:2] == ["target", "size"]
+    cli, cli_context = runs[2]
+    assert cli == {
+        "target": "/srv/b",
+        "size": 16 * 2**20,
+        "block_size": 64 * 2**10,
+        "random_block_size": 4096,
+        "direct": False,
+        "phases": ["seq_write", "random_read"],
+        "queue_depth": 1,
+        "streams": 1,
+        "repetitions": 2,
+        "runtime_cap_s": 600.0,
+        "sample_rate_hz": 10.0,
+        "engine": "builtin",
+    }
+    # the shape bench.start echoes: the protocol reads it back as the same spec
+    assert spec_to_json(spec_from_json(cli)) == cli
+    assert "spec" not in gui_context and "spec" not in cli_context
+    assert gui_context["host_key"] == "machine:m"
+    assert runs[3] == (_IMPORTED_SPEC, {})
+
+    command.downgrade(config, "0005")
+    restored = _specs_and_contexts(db_path)
+    assert restored[2][1]["spec"] == cli and restored[3] == (_IMPORTED_SPEC, {})

@@ -7,7 +7,6 @@ testbed, whose /sys carries md/level, md/chunk_size and slaves/ as the kernel wr
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -21,19 +20,19 @@ import pytest
 from stripewise.helper.sampling import resolve_disks
 from stripewise.inventory import read_live
 from stripewise.inventory.bench_context import collect_context, live_host_key
+from stripewise.model.bench import Phase
+from stripewise.model.run import RunStatus
+from stripewise.protocol.events import BenchStarted, RunResult, Sample
+from stripewise.protocol.spec import spec_from_json, spec_to_json
 from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
 from tests.fixtures.machines import X4500_CONTROLLERS, X4500_SLOT_MAP, sun_x4500
 from tests.fixtures.umock import run_in_testbed, umockdev_available
 
 needs_umockdev = pytest.mark.skipif(not umockdev_available(), reason="umockdev is not installed")
 
-SPEC = {"size": "16M", "phases": ("seq_write", "seq_read"), "streams": 2}
-
 
 def context(target: str, disks: list[str], **options: Any) -> dict[str, Any]:
-    return collect_context(
-        target, disks, spec=SPEC, engine="builtin", engine_version="1.0", **options
-    )
+    return collect_context(target, disks, engine="builtin", engine_version="1.0", **options)
 
 
 @pytest.fixture
@@ -87,7 +86,7 @@ def test_filesystem_mount_options_fill_and_tuning(
     assert disk["tuning"]["read_ahead_kb"] == 3076
     assert disk["tuning"]["scheduler"] == active_scheduler(loop.name)
     assert "controller" not in disk  # a loop device sits in no slot: nothing is made up
-    assert before["spec"] == {"size": "16M", "phases": ["seq_write", "seq_read"], "streams": 2}
+    assert "spec" not in before  # the run's own (runs.spec), not repeated in its context
     assert (before["engine"], before["engine_version"]) == ("builtin", "1.0")
     json.dumps(before)  # stored as JSON as it is
 
@@ -219,7 +218,7 @@ os.symlink("../md5", f"{devfs}/md/stripes")
 
 def run(target, disks, inventory=None, **options):
     return collect_context(
-        target, disks, spec={}, engine="fio", engine_version="3.33", inventory=inventory, **options
+        target, disks, engine="fio", engine_version="3.33", inventory=inventory, **options
     )
 
 print(json.dumps({
@@ -318,24 +317,29 @@ def test_another_hosts_inventory_places_nothing(x4500: dict[str, Any]) -> None:
 # --- saved with the run -----------------------------------------------------------------------
 
 
-def test_save_run_records_the_context_of_the_sampled_disks(tmp_path: Path, db_url: str) -> None:
+def test_save_run_records_the_normalised_spec_and_the_context_of_the_disks(
+    tmp_path: Path, db_url: str
+) -> None:
     from stripewise.cli.bench_save import save_run
     from stripewise.history.database import open_database
     from stripewise.history.store import HistoryStore
 
-    args = argparse.Namespace(
-        engine="builtin", target=str(tmp_path), size="16M", block_size="1M", phases="seq_read"
-    )
-    result = {"engine": "builtin", "engine_version": "1.0", "status": "complete", "results": []}
-    samples = [{"t_s": 0.5, "phase": "seq_read", "disks": {"vdz": {"read_mb_s": 1.0}}}]
-    first = save_run(db_url, args, result, samples)
-    second = save_run(db_url, args, result, samples, disks=["vdy"])
+    spec = spec_from_json({"target": str(tmp_path), "size": "16M", "phases": ["seq_read"]})
+    result = RunResult("r1", RunStatus.COMPLETE, 1.0, "builtin", "1.0", ())
+    sample = Sample("r1", Phase.SEQ_READ, 1, 0.5, 1.0, 0.0, 1.0, 0.0, 0.5, 0.5)
+    started = [
+        BenchStarted("r1", str(tmp_path), disks, "builtin", "1.0", spec)
+        for disks in (("vdz",), ("vdy", "vdx"))
+    ]
+    ids = [save_run(db_url, "builtin", begun, result, [sample]) for begun in started]
     db = open_database(db_url)
     try:
         store = HistoryStore(db)
-        saved = [store.get_run(first).context, store.get_run(second).context]
+        saved = [store.get_run(run_id) for run_id in ids]
     finally:
         db.close()
-    assert [[d["name"] for d in c["disks"]] for c in saved] == [["vdz"], ["vdy"]]
-    assert saved[0]["target_kind"] == "directory" and saved[0]["host_key"] == live_host_key()
-    assert saved[0]["spec"]["size"] == "16M" and saved[0]["engine_version"] == "1.0"
+    assert [[d["name"] for d in run.context["disks"]] for run in saved] == [["vdz"], ["vdy", "vdx"]]
+    context = saved[0].context
+    assert context["target_kind"] == "directory" and context["host_key"] == live_host_key()
+    assert context["engine_version"] == "1.0" and "spec" not in context
+    assert saved[0].spec == spec_to_json(spec) and saved[0].spec["size"] == 16 * MiB

@@ -10,6 +10,7 @@ from stripewise.helper.tuning.sysfs import Machine
 from stripewise.helper.tuning.validation import validated_settings
 from stripewise.inventory.bench_context import collect_context
 from stripewise.inventory.block_tunables import Tree
+from stripewise.protocol.tuning import ApplyArgs
 from stripewise.protocol.wire import ProtocolError, Request
 from stripewise.tuning.current import read_device
 from tests.fixtures.loops import MiB, loop_device, needs_loop
@@ -88,7 +89,8 @@ def helper_accepts(root: Path, name: str) -> bool:
     """Whether the helper would write stripe_cache_size there (persist and apply check so)."""
     settings = [{"key": "stripe_cache_size", "value": 4096, "device": name}]
     try:
-        validated_settings(Machine(str(root)), settings, Request(1, "tuning.apply"))
+        parsed = ApplyArgs.from_json({"settings": settings}, 1).settings
+        validated_settings(Machine(str(root)), parsed, Request(1, "tuning.apply"))
     except ProtocolError as exc:
         assert exc.code == "bad_args" and "md RAID 4/5/6" in str(exc), exc
         return False
@@ -105,7 +107,6 @@ def context_records(root: Path, name: str) -> bool:
     context = collect_context(
         str(root),
         [MEMBERS.get(name, name)],
-        spec={},
         engine="builtin",
         engine_version="1.0",
         sysfs=root / "sys",

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from stripewise.helper.enclosure import locate_path
 from stripewise.protocol import wire as protocol
+from stripewise.protocol.verbs import LocateArgs
 from tests.fixtures.machines_sas import sas_enclosure
 from tests.fixtures.umock import needs_umockdev, run_in_testbed
 
@@ -58,5 +58,5 @@ def test_locate_led_is_switched_through_the_helper() -> None:
 )
 def test_locate_refuses_anything_but_a_bay_name(enclosure: object, bay: object) -> None:
     with pytest.raises(protocol.ProtocolError) as refused:
-        locate_path(enclosure, bay, 1)
+        LocateArgs.from_json({"enclosure": enclosure, "bay": bay, "on": True}, 1)
     assert refused.value.code == "bad_args"

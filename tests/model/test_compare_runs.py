@@ -202,13 +202,10 @@ def test_where_imported_figures_came_from_is_bookkeeping() -> None:
     assert [(d.key, d.values) for d in comparison.context] == [("spec.chunk_kib", ("64", "512"))]
 
 
-def test_spec_of_the_run_is_used_when_the_context_has_none() -> None:
-    bare = [
-        replace(run(i, ctx={"ram_bytes": 8 * GiB}), spec={"size_bytes": i * 8 * GiB})
-        for i in (1, 2)
-    ]
+def test_the_runs_spec_is_compared_with_the_derived_file_size_vs_ram() -> None:
+    bare = [replace(run(i, ctx={"ram_bytes": 8 * GiB}), spec={"size": i * 8 * GiB}) for i in (1, 2)]
     keys = {d.key: d.values for d in compare_runs(bare).context}
-    assert keys == {"spec.size_bytes": (8 * GiB, 16 * GiB), "workload.file_size_vs_ram": (1, 2)}
+    assert keys == {"spec.size": (8 * GiB, 16 * GiB), "workload.file_size_vs_ram": (1, 2)}
 
 
 # --- sweep ---------------------------------------------------------------------------------
@@ -234,7 +231,7 @@ def test_read_ahead_equal_across_disks_counts_once() -> None:
 
 
 def test_file_size_sweep_in_gib() -> None:
-    runs = [run(i + 1, ctx=context(spec__size=size)) for i, size in enumerate(("2G", "4G", "8G"))]
+    runs = [run(i + 1, ctx=context(spec__size=size * GiB)) for i, size in enumerate((2, 4, 8))]
     sweep = compare_runs(runs).sweep
     assert sweep is not None and sweep.key == "spec.size" and sweep.values == (2, 4, 8)
 

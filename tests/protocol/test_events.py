@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from stripewise.model.bench import BenchSpec, Phase, PhaseResult, Spread
+from stripewise.model.run import RunStatus
 from stripewise.protocol.client import ClientCore, Garbled, Reply
 from stripewise.protocol.events import (
     EVENT_TYPES,
@@ -22,6 +23,7 @@ from stripewise.protocol.events import (
     event_to_json,
 )
 from stripewise.protocol.spec import spec_from_json, spec_to_json
+from stripewise.protocol.verbs import CapabilitiesArgs, CapabilitiesReply
 from stripewise.protocol.wire import ProtocolError, encode
 from tests.fixtures.bench_specs import spec
 from tests.fixtures.helper_process import Helper
@@ -47,7 +49,7 @@ EXAMPLES = [
     PhaseFinished("r1", Phase.REWRITE, 1, 2.0, 50.0, 48.0, 2**20, 2**20, 10.0, 90.0, 12.5, None),
     RunResult(
         "r1",
-        "complete",
+        RunStatus.COMPLETE,
         3.0,
         "builtin",
         "0.1.0",
@@ -121,15 +123,17 @@ def test_the_client_core_matches_replies_and_types_events() -> None:
     core = ClientCore()
     first, line = core.hello()
     assert b'"verb":"hello"' in line
-    second, _ = core.request("capabilities", {})
-    answer = core.receive(encode({"id": second, "ok": True, "result": {"euid": 0}}))
-    assert answer == Reply(second, "capabilities", True, {"euid": 0})
+    second, _ = core.request(CapabilitiesArgs())
+    caps = CapabilitiesReply({"builtin": "0.1.0"}, False, 0, 0, (), 2**30, None)
+    answer = core.receive(encode({"id": second, "ok": True, "result": caps.to_json()}))
+    assert answer == Reply(second, "capabilities", True, caps)
     refused = core.receive(
         encode({"id": first, "ok": False, "error": {"code": "busy", "message": "one at a time"}})
     )
-    assert isinstance(refused, Reply) and (refused.code, refused.message) == (
+    assert isinstance(refused, Reply) and (refused.code, refused.message, refused.result) == (
         "busy",
         "one at a time",
+        None,
     )
     assert core.receive(encode({"id": first, "ok": True, "result": {}})) is None  # answered
     assert core.receive(encode(event_to_json(EXAMPLES[0]))) == EXAMPLES[0]  # type: ignore[arg-type]

@@ -22,6 +22,13 @@ from stripewise import environment
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import RunStatus
+from stripewise.protocol.events import (
+    BenchStartArgs,
+    PhaseFinished,
+    RunResult,
+    Sample,
+    event_to_json,
+)
 from stripewise.services.bench_session import BenchRequest, BenchSession
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
@@ -128,23 +135,25 @@ def test_the_bench_session_files_a_killed_helpers_run_aborted(
     helper = HelperClient(options=["--state-dir", str(tmp_path / "helper-state")])
     helper.set_privileges(environment.probe_privileges())
     session = BenchSession(helper, history)
-    samples: list[dict[str, Any]] = []
-    phases: list[dict[str, Any]] = []
-    finished: list[dict[str, Any]] = []
+    samples: list[Sample] = []
+    phases: list[PhaseFinished] = []
+    finished: list[RunResult] = []
     session.sampleArrived.connect(samples.append)
     session.phaseFinished.connect(phases.append)
     session.finished.connect(finished.append)
     try:
         session.start(
             BenchRequest(
-                args={
-                    "target": str(target),
-                    "size": SIZE,
-                    "phases": list(PHASES),
-                    "repetitions": REPETITIONS,
-                    "sample_rate_hz": 10,
-                    "engine": "builtin",
-                },
+                args=BenchStartArgs.from_json(
+                    {
+                        "target": str(target),
+                        "size": SIZE,
+                        "phases": list(PHASES),
+                        "repetitions": REPETITIONS,
+                        "sample_rate_hz": 10,
+                        "engine": "builtin",
+                    }
+                ),
                 name="lost helper",
             )
         )
@@ -157,8 +166,8 @@ def test_the_bench_session_files_a_killed_helpers_run_aborted(
     finally:
         helper.stop()
     assert status == RunStatus.ABORTED.value
-    assert finished[-1]["status"] == "aborted"
-    assert finished[-1]["error"] == "lost the helper mid-run (the helper was killed by SIGKILL)"
+    assert finished[-1].status is RunStatus.ABORTED
+    assert finished[-1].error == "lost the helper mid-run (the helper was killed by SIGKILL)"
     db = open_database(db_url)
     try:
         store = HistoryStore(db)
@@ -169,4 +178,4 @@ def test_the_bench_session_files_a_killed_helpers_run_aborted(
     assert detail.summary.status is RunStatus.ABORTED
     assert stored_samples == len(samples) > 0
     throughput = {v.phase: v.repetitions for v in detail.results if v.metric == "throughput"}
-    assert throughput == finished_phases([{"event": "phase_result", **p} for p in phases])
+    assert throughput == finished_phases([event_to_json(p) for p in phases])

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from stripewise.environment import PrivilegeMode, Privileges
+from stripewise.protocol.verbs import CapabilitiesArgs, CapabilitiesReply, DropCachesArgs
 from stripewise.services.helper_client import HelperClient
 
 
@@ -19,20 +20,21 @@ from stripewise.services.helper_client import HelperClient
 def test_a_failed_pkexec_falls_back_to_a_user_helper_for_benchmarks(qtbot: Any) -> None:
     client = HelperClient()
     client.set_privileges(Privileges(PrivilegeMode.PKEXEC, "pkexec with our policy"))
-    replies: list[dict[str, Any]] = []
+    replies: list[object] = []
     errors: list[str] = []
     try:
         with qtbot.waitSignal(client.notice, timeout=10_000) as notice:
-            client.request("capabilities", {}, replies.append, errors.append, privileged=False)
-            client.request("drop_caches", {}, replies.append, errors.append)
+            client.request(CapabilitiesArgs(), replies.append, errors.append, privileged=False)
+            client.request(DropCachesArgs(), replies.append, errors.append)
         assert "privileged actions are off" in notice.args[0]
         assert "authority" in notice.args[0]  # pkexec's own words are passed on
         qtbot.waitUntil(lambda: len(replies) + len(errors) == 2, timeout=10_000)
-        assert replies and "engines" in replies[0]  # the benchmark side still works
+        # the benchmark side still works
+        assert replies and isinstance(replies[0], CapabilitiesReply) and replies[0].engines
         assert errors and "privileged actions are off" in errors[0]
         assert client.privileges is not None and not client.privileges.available
         refused: list[str] = []
-        client.request("drop_caches", {}, replies.append, refused.append)
+        client.request(DropCachesArgs(), replies.append, refused.append)
         assert refused == [client.unavailable_reason]
     finally:
         client.stop()

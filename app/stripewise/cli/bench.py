@@ -17,12 +17,22 @@ import time
 from typing import Any
 
 from stripewise import environment
-from stripewise.cli.bench_output import emit, say
+from stripewise.cli.bench_output import emit, emit_lost, say
 from stripewise.cli.bench_save import save_run
 from stripewise.cli.errors import CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import add_db_option, finite, positive_int
 from stripewise.model.run import RunStatus
+from stripewise.protocol.client import Reply
+from stripewise.protocol.events import (
+    BenchStartArgs,
+    BenchStarted,
+    Event,
+    PhaseFinished,
+    RunResult,
+    Sample,
+)
+from stripewise.protocol.wire import ProtocolError
 from stripewise.unfinished_run import unfinished_result
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -87,15 +97,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _bench(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> int:
-    reply = client.ask("bench.start", _start_args(args))
+    try:  # parsed as the helper parses it: refused by name, as it would be
+        start = BenchStartArgs.from_json(_start_args(args))
+    except ProtocolError as exc:
+        print(f"stripewise: error: {exc}", file=sys.stderr)
+        return 2
+    reply = client.ask(start)
     if reply is None:
         print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
         return 1
-    if not reply.get("ok"):
-        error = reply.get("error", {})
-        print(f"stripewise: error: {error.get('message', 'refused')}", file=sys.stderr)
+    begun = reply.result  # a BenchStarted when ok
+    if begun is None:
+        print(f"stripewise: error: {reply.message}", file=sys.stderr)
         return 2
-    begun: dict[str, Any] = reply.get("result") or {}
     began = time.monotonic()
     stop.arm()
     result = _follow(client, args, stop)
@@ -106,23 +120,21 @@ def _bench(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> int:
     lost = result is None and stop.signal is None
     if result is None:
         result = _unfinished(client, begun, elapsed_s, stop)
-        emit(
-            {**result, "event": "helper_lost", "samples": len(client.samples)} if lost else result,
-            as_json=args.json,
-        )
-    if stop.signal is not None and result.get("status") == "cancelled":
+        if lost:
+            emit_lost(result, len(client.samples), as_json=args.json)
+        else:
+            emit(result, as_json=args.json)
+    if stop.signal is not None and result.status is RunStatus.CANCELLED:
         say(f"stripewise: cancelled by {stop.signal.name}\n", sys.stderr)
     saved = None
     if args.save:
-        status = RunStatus.ABORTED if lost else None
-        saved = _save(
-            args, result, client.samples, [str(d) for d in begun.get("disks") or []], status
-        )
+        name = f"{args.engine} on {args.target}"
+        saved = save_run(database_url(args), name, begun, result, client.samples)
     if lost:
         say(f"stripewise: error: {_lost_line(client, result, begun, saved)}\n", sys.stderr)
     elif saved is not None:
         say(f"saved as run {saved}\n", sys.stderr)
-    return 0 if result.get("status") == "complete" else 1
+    return 0 if result.status is RunStatus.COMPLETE else 1
 
 
 class _Stop:
@@ -174,12 +186,12 @@ def _start_args(args: argparse.Namespace) -> dict[str, Any]:
     return start
 
 
-def _follow(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> dict[str, Any] | None:
+def _follow(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> RunResult | None:
     """The helper's run_result; None when its output ended first, or a cancel went unanswered
     for CANCEL_GRACE_S."""
     while True:
         if client.pending_events:
-            message: dict[str, Any] | None = client.pending_events.pop(0)
+            message: Reply[Any] | Event | None = client.pending_events.pop(0)
         else:
             try:
                 message = client.read(_POLL_S)
@@ -189,38 +201,31 @@ def _follow(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> dict
                 continue
         if message is None:
             return None
-        if "event" not in message:
+        if isinstance(message, Reply):
             continue  # the reply to a cancel
-        if message["event"] == "sample":
+        if isinstance(message, Sample):
             client.samples.append(message)
-        elif message["event"] == "phase_result":
+        elif isinstance(message, PhaseFinished):
             client.phase_results.append(message)
         emit(message, as_json=args.json)
-        if message["event"] == "run_result":
+        if isinstance(message, RunResult):
             return message
 
 
 def _unfinished(
-    client: HelperClient, begun: dict[str, Any], elapsed_s: float, stop: _Stop
-) -> dict[str, Any]:
+    client: HelperClient, begun: BenchStarted, elapsed_s: float, stop: _Stop
+) -> RunResult:
     """A run_result for a run whose helper was lost (`aborted`), or ended a cancelled run
     without saying so (`cancelled`): the phases that finished, and why it ended there."""
     if stop.signal is None:
-        status, message = "aborted", f"lost the helper mid-run ({_how_it_ended(client)})"
+        status, message = RunStatus.ABORTED, f"lost the helper mid-run ({_how_it_ended(client)})"
     elif client.ended:  # the same signal reached the helper too (Ctrl-C, a closed terminal)
-        status, message = "cancelled", f"the helper ended without a result on {stop.signal.name}"
+        status = RunStatus.CANCELLED
+        message = f"the helper ended without a result on {stop.signal.name}"
     else:
-        status = "cancelled"
+        status = RunStatus.CANCELLED
         message = f"the helper did not end the run within {CANCEL_GRACE_S:.0f} s of the cancel"
-    return unfinished_result(
-        status,
-        message,
-        client.phase_results,
-        run=begun.get("run"),
-        engine=str(begun.get("engine") or ""),
-        engine_version=str(begun.get("engine_version") or ""),
-        elapsed_s=elapsed_s,
-    )
+    return unfinished_result(status, message, client.phase_results, begun, elapsed_s)
 
 
 def _how_it_ended(client: HelperClient) -> str:
@@ -229,27 +234,17 @@ def _how_it_ended(client: HelperClient) -> str:
 
 
 def _lost_line(
-    client: HelperClient, result: dict[str, Any], begun: dict[str, Any], saved: int | None
+    client: HelperClient, result: RunResult, begun: BenchStarted, saved: int | None
 ) -> str:
     """The one line a lost helper gets: what ended, what was kept, what was left behind."""
-    passes = sum(not event.get("error") for event in client.phase_results)
+    passes = sum(not event.error for event in client.phase_results)
     kept = f"{len(client.samples)} samples and {passes} finished phases"
     if saved is not None:
-        line = f"{result['error']}: run {saved} saved as aborted with {kept}"
+        line = f"{result.error}: run {saved} saved as aborted with {kept}"
     else:
-        line = f"{result['error']}: {kept} received, not saved (no --save)"
-    test_file = str(begun.get("target") or "")
+        line = f"{result.error}: {kept} received, not saved (no --save)"
+    test_file = begun.target
     with contextlib.suppress(OSError):  # a device target is no file to leave behind
         if test_file and stat.S_ISREG(os.lstat(test_file).st_mode):
             line += f"; its test file {test_file} is left behind"  # SIGKILL left it no time
     return line
-
-
-def _save(
-    args: argparse.Namespace,
-    result: dict[str, Any],
-    samples: list[dict[str, Any]],
-    disks: list[str],
-    status: RunStatus | None,
-) -> int:
-    return save_run(database_url(args), args, result, samples, disks, status=status)

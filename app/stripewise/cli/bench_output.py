@@ -10,19 +10,38 @@ import contextlib
 import json
 import os
 import sys
-from typing import IO, Any
+from typing import IO
 
-from stripewise.model.bench import BONNIE_NAMES, Phase
+from stripewise.protocol.events import (
+    Event,
+    PhaseFinished,
+    PhaseStarted,
+    RunError,
+    RunResult,
+    RunWarning,
+    Sample,
+    event_to_json,
+)
 
 BAR_WIDTH = 28
 
 
-def emit(message: dict[str, Any], *, as_json: bool) -> None:
+def emit(event: Event, *, as_json: bool) -> None:
     """One event: a JSON line, or what a person reads (nothing for a sample off a terminal)."""
     if as_json:
-        say(json.dumps(message) + "\n", sys.stdout)
+        say(json.dumps(event_to_json(event)) + "\n", sys.stdout)
     else:
-        say(_text(message, sys.stdout.isatty()), sys.stdout)
+        say(_text(event, sys.stdout.isatty()), sys.stdout)
+
+
+def emit_lost(result: RunResult, samples: int, *, as_json: bool) -> None:
+    """The helper went away mid-run: `helper_lost`, shaped as the run_result the client made,
+    with the number of samples received."""
+    if as_json:
+        lost = result.to_json() | {"event": "helper_lost", "samples": samples}
+        say(json.dumps(lost) + "\n", sys.stdout)
+    else:
+        say(format_results(result), sys.stdout)
 
 
 def say(text: str, stream: IO[str]) -> None:
@@ -40,48 +59,41 @@ def say(text: str, stream: IO[str]) -> None:
             os.close(devnull)
 
 
-def _text(message: dict[str, Any], interactive: bool) -> str:
-    kind = message["event"]
-    if kind == "phase_started":
-        return f"{message['name']} (repetition {message['repetition']})\n"
-    if kind == "sample" and interactive:
-        done = message.get("progress") or 0.0
+def _text(event: Event, interactive: bool) -> str:
+    if isinstance(event, PhaseStarted):
+        return f"{event.name} (repetition {event.repetition})\n"
+    if isinstance(event, Sample):
+        if not interactive:
+            return ""
+        done = event.progress or 0.0
         bar = "#" * int(done * BAR_WIDTH)
-        rate = (message.get("engine_read_mb_s") or 0) + (message.get("engine_write_mb_s") or 0)
-        eta = message.get("eta_s")
-        eta_text = f" ETA {eta:,.0f} s" if eta is not None else ""
+        rate = event.engine_read_mb_s + event.engine_write_mb_s
+        eta_text = f" ETA {event.eta_s:,.0f} s" if event.eta_s is not None else ""
         return f"\r  [{bar:<{BAR_WIDTH}}] {done:4.0%} {rate:9,.1f} MB/s{eta_text}   "
-    if kind == "phase_result":
-        status = f"  failed: {message['error']}" if message.get("error") else ""
+    if isinstance(event, PhaseFinished):
+        status = f"  failed: {event.error}" if event.error else ""
         return (
-            ("\r" + " " * 70 + "\r" if interactive else "")
-            + f"  {message['mb_s']:,.1f} MB/s, {message['iops']:,.0f} IOPS in "
-            f"{message['elapsed_s']:.1f} s{status}\n"
-        )
-    if kind in ("warning", "error"):
-        return f"{kind}: {message['message']}\n"
-    if kind in ("run_result", "helper_lost"):
-        return format_results(message)
-    return ""
+            "\r" + " " * 70 + "\r" if interactive else ""
+        ) + f"  {event.mb_s:,.1f} MB/s, {event.iops:,.0f} IOPS in {event.elapsed_s:.1f} s{status}\n"
+    if isinstance(event, RunWarning | RunError):
+        return f"{event.EVENT}: {event.message}\n"
+    return format_results(event)
 
 
-def format_results(result: dict[str, Any]) -> str:
+def format_results(result: RunResult) -> str:
     lines = [
-        f"\nRun {result['status']} ({result['engine']} {result['engine_version']}, "
-        f"{result['elapsed_s']:.1f} s)",
+        f"\nRun {result.status} ({result.engine} {result.engine_version}, "
+        f"{result.elapsed_s:.1f} s)",
         f"{'Phase':<28} {'MB/s median':>11} {'min .. max':>19} {'IOPS':>9} "
         f"{'p99 us':>9} {'CPU %':>6} {'KB/s per CPU%':>14}",
     ]
-    for phase in result["results"]:
-        mb = phase.get("mb_s") or {}
-        iops = phase.get("iops") or {}
-        spread = f"{mb.get('low', 0):,.1f} .. {mb.get('high', 0):,.1f}" if mb else "-"
-        cpu = phase.get("cpu_pct")
-        efficiency = phase.get("kb_s_per_cpu_pct")
-        p99 = phase.get("lat_p99_us")
+    for phase in result.results:
+        mb, iops = phase.mb_s, phase.iops
+        spread = f"{mb.low:,.1f} .. {mb.high:,.1f}" if mb else "-"
+        cpu, efficiency, p99 = phase.cpu_pct, phase.kb_s_per_cpu_pct, phase.lat_p99_us
         lines.append(
-            f"{BONNIE_NAMES[Phase(phase['phase'])]:<28} {mb.get('median', 0):>11,.1f} "
-            f"{spread:>19} {iops.get('median', 0):>9,.0f} "
+            f"{phase.name:<28} {mb.median if mb else 0:>11,.1f} "
+            f"{spread:>19} {iops.median if iops else 0:>9,.0f} "
             f"{f'{p99:,.0f}' if p99 else '-':>9} {f'{cpu:.0f}' if cpu else '-':>6} "
             f"{f'{efficiency:,.0f}' if efficiency else '-':>14}"
         )

@@ -14,11 +14,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from stripewise import environment
 from stripewise.protocol.client import ClientCore, Garbled, Reply
-from stripewise.protocol.events import event_to_json
+from stripewise.protocol.events import Event, PhaseFinished, Sample
+from stripewise.protocol.fields import VerbArgs
+from stripewise.protocol.verbs import BenchCancelArgs, HelloReply
+
+R = TypeVar("R")
 
 
 def start_helper(
@@ -47,10 +51,14 @@ def start_helper_command(argv: list[str]) -> HelperClient | str:
         errors.close()
         return f"cannot start the helper ({' '.join(argv)}): {exc.strerror}"
     client = HelperClient(helper, errors)
+    hello = None
     with contextlib.suppress(BrokenPipeError):
-        if client.hello() is not None:
-            return client
+        hello = client.hello()
+    if hello is not None and hello.ok:
+        return client
     client.close()
+    if hello is not None:  # another version's helper, or an answer that did not parse
+        return f"the helper refused hello: {hello.message}"
     return client.stopped_reason()
 
 
@@ -59,18 +67,18 @@ class HelperClient:
         self.helper = helper
         self.errors = errors
         self._core = ClientCore()  # ids, matching, and every message parsed as its type once
-        self.pending_events: list[dict[str, Any]] = []
-        self.samples: list[dict[str, Any]] = []
-        self.phase_results: list[dict[str, Any]] = []
+        self.pending_events: list[Event] = []  # came while a reply was awaited
+        self.samples: list[Sample] = []
+        self.phase_results: list[PhaseFinished] = []
         self.ended = False  # its output ended: it exited, or was killed
         self._buffer = b""
 
-    def send(self, verb: str, args: dict[str, Any]) -> int:
-        request_id, line = self._core.request(verb, args)
+    def send(self, args: VerbArgs[Any]) -> int:
+        request_id, line = self._core.request(args)
         self._write(line)
         return request_id
 
-    def hello(self) -> dict[str, Any] | None:
+    def hello(self) -> Reply[HelloReply] | None:
         request_id, line = self._core.hello()
         self._write(line)
         return self._reply_to(request_id)
@@ -80,11 +88,11 @@ class HelperClient:
         self.helper.stdin.write(line)
         self.helper.stdin.flush()
 
-    def read(self, wait_s: float | None = None) -> dict[str, Any] | None:
-        """The next message as the wire has it, after the client core parsed it as its type
-        (a line that is not the protocol, or a reply nobody awaits, is skipped); None at the
-        end of the helper's output. With `wait_s`, raises TimeoutError when none came in that
-        time. Reads the pipe itself (select, not the buffered reader) so that a wait can end."""
+    def read(self, wait_s: float | None = None) -> Reply[Any] | Event | None:
+        """The next message as its type (a line that is not the protocol, or a reply nobody
+        awaits, is skipped); None at the end of the helper's output. With `wait_s`, raises
+        TimeoutError when none came in that time. Reads the pipe itself (select, not the
+        buffered reader) so that a wait can end."""
         assert self.helper.stdout is not None
         end = None if wait_s is None else time.monotonic() + wait_s
         while True:
@@ -100,21 +108,20 @@ class HelperClient:
                     self._buffer += chunk
             line, self._buffer = self._buffer.split(b"\n", 1)
             delivered = self._core.receive(line)
-            if isinstance(delivered, Reply):
-                return _reply_json(delivered)
             if delivered is not None and not isinstance(delivered, Garbled):
-                return event_to_json(delivered)
+                return delivered
 
-    def ask(self, verb: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        """The reply to `verb`; None when the helper stopped first (see `stopped_reason`)."""
-        return self._reply_to(self.send(verb, args))
+    def ask(self, args: VerbArgs[R]) -> Reply[R] | None:
+        """The reply to `args`' verb, its result typed (`bad_reply` when it does not parse);
+        None when the helper stopped first (see `stopped_reason`)."""
+        return self._reply_to(self.send(args))
 
-    def _reply_to(self, wanted: int) -> dict[str, Any] | None:
+    def _reply_to(self, wanted: int) -> Reply[Any] | None:
         while (message := self.read()) is not None:
-            if message.get("id") == wanted:
-                return message
-            if "event" in message:
+            if not isinstance(message, Reply):
                 self.pending_events.append(message)
+            elif message.id == wanted:
+                return message
         return None
 
     def close(self, wait_s: float = 30.0) -> None:
@@ -151,10 +158,4 @@ class HelperClient:
 
     def cancel(self) -> None:
         with contextlib.suppress(BrokenPipeError, OSError):
-            self.send("bench.cancel", {})
-
-
-def _reply_json(reply: Reply) -> dict[str, Any]:
-    if reply.ok:
-        return {"id": reply.id, "ok": True, "result": dict(reply.result)}
-    return {"id": reply.id, "ok": False, "error": {"code": reply.code, "message": reply.message}}
+            self.send(BenchCancelArgs())

@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from stripewise import environment
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
@@ -28,8 +28,13 @@ from stripewise.model.tunables import (
     tunable,
     validate,
 )
+from stripewise.protocol.fields import Message, VerbArgs
+from stripewise.protocol.tuning import MAX_LABEL, ApplyArgs, RevertArgs, TuningSetting, VerifyArgs
+from stripewise.protocol.tuning_replies import ApplyReply, RevertReply, VerifyReply
 from stripewise.tuning.current import read_device, read_globals
 from stripewise.tuning.preset_files import load
+
+R = TypeVar("R", bound=Message)
 
 WRITE_COMMANDS = ("apply", "set", "revert", "verify")
 _INPUT_ERRORS = ("bad_args", "not_found", "bad_request")  # nothing was written
@@ -87,14 +92,14 @@ def run_write(args: argparse.Namespace) -> int:
     except _InputError as exc:
         return fail(str(exc), EXIT_USAGE)
     if command == "revert":
-        return _ask(args, "tuning.revert", _journal_args(args), _show_revert, need_root=True)
+        return _ask(args, RevertArgs(args.journal or None), _show_revert, need_root=True)
     if command == "verify":
-        return _ask(args, "tuning.verify", _journal_args(args), _show_verify, need_root=False)
+        return _ask(args, VerifyArgs(args.journal or None), _show_verify, need_root=False)
     raise AssertionError(f"unhandled tune command {command}")
 
 
 # --- input -----------------------------------------------------------------------------------
-def settings_from_assignments(assignments: list[str], devices: list[str]) -> list[dict[str, Any]]:
+def settings_from_assignments(assignments: list[str], devices: list[str]) -> list[TuningSetting]:
     """KEY=VALUE pairs -> the helper's settings: per-device keys once per --device, global
     keys once. Checked here too so a typo never starts (or asks for) a root helper."""
     settings: list[Setting] = []
@@ -116,10 +121,10 @@ def settings_from_assignments(assignments: list[str], devices: list[str]) -> lis
         check_together(settings)
     except TuningError as exc:
         raise _InputError(str(exc)) from None
-    return [_as_arg(s.key, s.value, s.device) for s in settings]
+    return [TuningSetting(s.key, s.value, s.device) for s in settings]
 
 
-def settings_from_preset(preset_name: str, devices: list[str]) -> list[dict[str, Any]]:
+def settings_from_preset(preset_name: str, devices: list[str]) -> list[TuningSetting]:
     """The preset resolved against the devices' current values: the changes it makes."""
     try:
         preset, _source = load(preset_name)
@@ -128,37 +133,25 @@ def settings_from_preset(preset_name: str, devices: list[str]) -> list[dict[str,
     except (PresetError, TuningError) as exc:
         raise _InputError(str(exc)) from None
     return [
-        _as_arg(c.setting.key, c.setting.value, c.setting.device)
+        TuningSetting(c.setting.key, c.setting.value, c.setting.device)
         for c in changes
         if c.changes_anything
     ]
 
 
-def _as_arg(key: str, value: int | str, device: str | None) -> dict[str, Any]:
-    item: dict[str, Any] = {"key": key, "value": value}
-    if device is not None:
-        item["device"] = device
-    return item
-
-
-def _journal_args(args: argparse.Namespace) -> dict[str, Any]:
-    return {"journal": args.journal} if args.journal else {}
-
-
 # --- talking to the helper -------------------------------------------------------------------
-def _apply(args: argparse.Namespace, settings: list[dict[str, Any]], label: str) -> int:
+def _apply(args: argparse.Namespace, settings: list[TuningSetting], label: str) -> int:
     if not settings:
         print("nothing to change: every value is already in place")
         return EXIT_OK
-    request = {"settings": settings, "label": label[:200]}
-    return _ask(args, "tuning.apply", request, _show_apply, need_root=True)
+    request = ApplyArgs(tuple(settings), label[:MAX_LABEL])
+    return _ask(args, request, _show_apply, need_root=True)
 
 
 def _ask(
     args: argparse.Namespace,
-    verb: str,
-    request: dict[str, Any],
-    show: Callable[[dict[str, Any]], int],
+    request: VerbArgs[R],
+    show: Callable[[R], int],
     *,
     need_root: bool,
 ) -> int:
@@ -166,21 +159,18 @@ def _ask(
     if isinstance(client, str):
         return fail(client, EXIT_FAILED)
     try:
-        reply = client.ask(verb, request)
+        reply = client.ask(request)
     finally:
         client.close()
     if reply is None:
         return fail(client.stopped_reason(), EXIT_FAILED)
-    if not reply.get("ok"):
-        error = reply.get("error") or {}
-        code = error.get("code", "refused")
-        return fail(
-            error.get("message", "refused"), EXIT_USAGE if code in _INPUT_ERRORS else EXIT_FAILED
-        )
-    result: dict[str, Any] = reply["result"]
+    if reply.result is None:  # refused, or an answer that did not parse (bad_reply)
+        code = EXIT_USAGE if reply.code in _INPUT_ERRORS else EXIT_FAILED
+        return fail(reply.message or "refused", code)
+    result = reply.result
     if args.json:
-        print(json.dumps(result, indent=2))
-        return EXIT_FAILED if verb == "tuning.verify" and result["mismatches"] else EXIT_OK
+        print(json.dumps(result.to_json(), indent=2))
+        return EXIT_FAILED if isinstance(result, VerifyReply) and result.mismatches else EXIT_OK
     return show(result)
 
 
@@ -202,46 +192,50 @@ def _with_unit(key: str, value: object) -> str:
     return shown(key, value) if isinstance(value, int | str) else str(value)
 
 
-def _where(item: dict[str, Any]) -> str:
-    return f"{item['device']}: {item['key']}" if item.get("device") else str(item["key"])
+def _where(key: str, device: str | None) -> str:
+    return f"{device}: {key}" if device else key
 
 
-def _show_apply(result: dict[str, Any]) -> int:
-    for item in result["settings"]:
-        line = f"{_where(item)}: {item['before']} -> {_with_unit(item['key'], item['written'])}"
-        if not item["matches"]:
-            line += f" (the kernel stored {item['after']})"
-        for effect in item.get("side_effects", []):
-            line += f"; {effect['key']} {effect['before']} -> {effect['after']}"
+def _show_apply(result: ApplyReply) -> int:
+    for item in result.settings:
+        where = _where(item.key, item.device)
+        line = f"{where}: {item.before} -> {_with_unit(item.key, item.written)}"
+        if not item.matches:
+            line += f" (the kernel stored {item.after})"
+        for effect in item.side_effects:
+            line += f"; {effect.key} {effect.before} -> {effect.after}"
         print(line)
-    for warning in result.get("warnings", []):
+    for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print(f"journal {result['journal']}: undo with `stripewise tune revert`")
+    print(f"journal {result.journal}: undo with `stripewise tune revert`")
     return EXIT_OK
 
 
-def _show_revert(result: dict[str, Any]) -> int:
-    for item in result["restored"]:
-        print(f"{_where(item)}: {item['was']} -> {_with_unit(item['key'], item['now'])}")
-    for item in result["skipped"]:
-        print(f"{_where(item)}: skipped, {item['reason']}")
-    print(f"journal {result['journal']} reverted")
+def _show_revert(result: RevertReply) -> int:
+    for item in result.restored:
+        where = _where(item.key, item.device)
+        print(f"{where}: {item.was} -> {_with_unit(item.key, item.now)}")
+    for skipped in result.skipped:
+        print(f"{_where(skipped.key, skipped.device)}: skipped, {skipped.reason}")
+    print(f"journal {result.journal} reverted")
     return EXIT_OK
 
 
-def _show_verify(result: dict[str, Any]) -> int:
-    for item in result["settings"]:
-        if item["matches"]:
-            print(f"{_where(item)}: {_with_unit(item['key'], item['now'])}, as written")
+def _show_verify(result: VerifyReply) -> int:
+    for item in result.settings:
+        if item.matches:
+            where = _where(item.key, item.device)
+            print(f"{where}: {_with_unit(item.key, item.now)}, as written")
     shown = [
-        f"{_where(m)}: written {m['written']}, now {_with_unit(m['key'], m['now'])}: {m['reason']}"
-        for m in result["mismatches"]
+        f"{_where(m.key, m.device)}: written {m.written}, now {_with_unit(m.key, m.now)}: "
+        f"{m.reason}"
+        for m in result.mismatches
     ]
     for line in shown:
         print(f"differs: {line}")
-    total = len(result["settings"])
+    total = len(result.settings)
     if shown:
-        print(f"journal {result['journal']}: {len(shown)} of {total} differ")
+        print(f"journal {result.journal}: {len(shown)} of {total} differ")
         return EXIT_FAILED
-    print(f"journal {result['journal']}: all {total} as written")
+    print(f"journal {result.journal}: all {total} as written")
     return EXIT_OK

@@ -6,8 +6,6 @@ machine (free space, serials, mounts) is the helper's, and its refusal is shown 
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,9 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from stripewise.model.bench import BONNIE_NAMES, Phase, SpecError, parse_size
+from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, SpecError, parse_size
 from stripewise.model.bench_presets import PRESETS, PresetValues
 from stripewise.model.bench_targets import BenchTarget, TargetKind
+from stripewise.protocol.events import BenchStartArgs
 
 BLOCK_SIZES = ("4K", "64K", "128K", "256K", "512K", "1M", "4M")
 PHASE_LABELS = {  # short, for a narrow column; bonnie++'s full names are the tooltips
@@ -243,33 +242,36 @@ class BenchForm(QWidget):
     def phases(self) -> list[Phase]:
         return [phase for phase, box in self.phase_boxes.items() if box.isChecked()]
 
-    def start_args(self) -> dict[str, Any]:
-        """bench.start's arguments; SpecError naming the field when the form is incomplete."""
+    def start_args(self) -> BenchStartArgs:
+        """bench.start's arguments; SpecError naming the field when the form is incomplete or
+        out of bounds (the helper checks the same bounds again: it trusts no client)."""
         target = self.current_target()
         if target is None or not target.runnable:
             raise SpecError(target.note if target else "pick a target first")
         phases = self.phases()
         if not phases:
             raise SpecError("tick at least one phase")
-        size = parse_size(self.size.text().strip())
-        args: dict[str, Any] = {
-            "target": target.path,
-            "size": size,
-            "block_size": parse_size(self.block.currentText()),
-            "direct": self.direct.isChecked(),
-            "phases": [p.value for p in phases],
-            "queue_depth": self.queue_depth.value(),
-            "streams": self.streams.value(),
-            "repetitions": self.repetitions.value(),
-            "runtime_cap_s": float(self.runtime_cap.value()),
-            "sample_rate_hz": self.rate.value(),
-            "engine": self.engine.currentData(),
-        }
-        if self.confirm.isVisible() and self.confirm.text().strip():
-            args["confirm_serial"] = self.confirm.text().strip()
-        if self.overwrite.isVisible() and self.overwrite.isChecked():
-            args["overwrite"] = True
-        return args
+        spec = BenchSpec(
+            target=target.path,
+            size_bytes=parse_size(self.size.text().strip()),
+            block_bytes=parse_size(self.block.currentText()),
+            direct=self.direct.isChecked(),
+            phases=tuple(phases),
+            queue_depth=self.queue_depth.value(),
+            streams=self.streams.value(),
+            repetitions=self.repetitions.value(),
+            runtime_cap_s=float(self.runtime_cap.value()),
+            sample_rate_hz=float(self.rate.value()),
+            engine=str(self.engine.currentData()),
+        )
+        if problems := spec.problems():
+            raise SpecError("; ".join(problems))
+        confirm = self.confirm.text().strip() if self.confirm.isVisible() else ""
+        return BenchStartArgs(
+            spec,
+            confirm_serial=confirm or None,
+            overwrite=self.overwrite.isVisible() and self.overwrite.isChecked(),
+        )
 
     def set_running(self, running: bool) -> None:
         for child in self.findChildren(QWidget):

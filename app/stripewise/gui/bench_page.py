@@ -29,9 +29,19 @@ from stripewise.gui.bench_form import BenchForm
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable
 from stripewise.gui.pages import page_title
-from stripewise.model.bench import BONNIE_NAMES, Phase, SpecError
+from stripewise.model.bench import BONNIE_NAMES, SpecError
 from stripewise.model.bench_presets import preset_values
 from stripewise.model.bench_targets import targets_from
+from stripewise.model.run import RunStatus
+from stripewise.protocol.events import (
+    BenchStarted,
+    PhaseFinished,
+    PhaseStarted,
+    RunError,
+    RunResult,
+    RunWarning,
+    Sample,
+)
 from stripewise.services.bench_session import BenchRequest, BenchSession
 from stripewise.services.hardware import HardwareService
 from stripewise.services.history import HistoryService
@@ -245,10 +255,10 @@ class BenchPage(QWidget):
             return
         target = self.form.current_target()
         assert target is not None
-        phases = len(args["phases"]) * int(args["repetitions"])
+        phases = len(args.spec.phases) * args.spec.repetitions
         self._planned_steps, self._steps_done = max(1, phases), 0
         self._target_path = target.path
-        name = f"{args['engine']} on {target.path}"
+        name = f"{args.spec.engine} on {target.path}"
         self.start_button.setEnabled(False)
         self.phase_label.setText("Starting the helper...")
         self.session.start(BenchRequest(args, name, target.array_name))
@@ -262,7 +272,7 @@ class BenchPage(QWidget):
         self.start_button.setEnabled(True)
         self.phase_label.setText(f"Not started: {message}")
 
-    def _on_started(self, reply: dict[str, Any]) -> None:
+    def _on_started(self, started: BenchStarted) -> None:
         self.saved_run_id = None
         self._last_t = 0.0
         self.plots.clear()
@@ -275,42 +285,37 @@ class BenchPage(QWidget):
         self.cancel_button.setEnabled(True)
         self.open_button.setEnabled(False)
         self.compare_button.setEnabled(False)
-        disks = ", ".join(reply.get("disks") or []) or "no disk found under the target"
+        disks = ", ".join(started.disks) or "no disk found under the target"
         self.saved_label.setText(f"Recording to the history; disks: {disks}")
         self.saved_label.setToolTip(f"Disks under the target: {disks}")
         self.redraw.start()
 
-    def _on_phase_started(self, event: dict[str, Any]) -> None:
-        phase = str(event.get("phase"))
-        repetition = int(event.get("repetition") or 1)  # the helper counts passes from 1
-        label = (
-            BONNIE_NAMES.get(Phase(phase), phase) if phase in Phase._value2member_map_ else phase
-        )
-        self._phase_text = f"{label}, pass {repetition}"
+    def _on_phase_started(self, event: PhaseStarted) -> None:
+        # the helper counts passes from 1
+        self._phase_text = f"{BONNIE_NAMES[event.phase]}, pass {event.repetition}"
         self.plots.begin_phase(self._phase_text, self._last_t)
         self.phase_label.setText(f"{self._phase_text}: starting")
 
-    def _on_sample(self, sample: dict[str, Any]) -> None:
-        self._last_t = float(sample.get("t_s") or self._last_t)
+    def _on_sample(self, sample: Sample) -> None:
+        self._last_t = sample.t_s
         self.plots.add_sample(sample)
-        fraction = float(sample.get("progress") or 0.0)
+        fraction = sample.progress or 0.0
         overall = (self._steps_done + fraction) / self._planned_steps
         self.progress.setValue(round(1000 * min(1.0, overall)))
-        eta = sample.get("eta_s")
         self.phase_label.setText(
             f"{self._phase_text}: {100 * fraction:.0f} %, this phase ends in "
-            f"{_duration(eta if isinstance(eta, int | float) else None)}"
+            f"{_duration(sample.eta_s)}"
         )
 
-    def _on_phase_finished(self, event: dict[str, Any]) -> None:
+    def _on_phase_finished(self, event: PhaseFinished) -> None:
         self._steps_done += 1
         self.results.add_phase_result(event)
-        if event.get("error") and event.get("error") != "cancelled":
-            self._warnings.append(f"{event.get('phase')}: {event['error']}")
+        if event.error and event.error != "cancelled":
+            self._warnings.append(f"{event.phase.value}: {event.error}")
         self._show_warnings()
 
-    def _on_warning(self, event: dict[str, Any]) -> None:
-        message = str(event.get("message") or event.get("code") or "warning")
+    def _on_warning(self, event: RunWarning | RunError) -> None:
+        message = event.message or (event.code if isinstance(event, RunWarning) else "warning")
         if message not in self._warnings:
             self._warnings.append(message)
         self._show_warnings()
@@ -320,7 +325,7 @@ class BenchPage(QWidget):
         self.warnings.setVisible(bool(lines))
         self.warnings.setText("<br>".join(f"&#9888; {line}" for line in lines))
 
-    def _on_finished(self, result: dict[str, Any]) -> None:
+    def _on_finished(self, result: RunResult) -> None:
         self.redraw.stop()
         self.plots.refresh()
         self.results.set_run_result(result)
@@ -328,13 +333,11 @@ class BenchPage(QWidget):
         self.form.set_running(False)
         self.start_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        status = str(result.get("status") or "failed")
-        if status == "complete":
+        status = result.status.value
+        if result.status is RunStatus.COMPLETE:
             self.progress.setValue(1000)
-        detail = f": {result['error']}" if result.get("error") else ""
-        elapsed = result.get("elapsed_s")
-        took = f" in {_duration(elapsed)}" if isinstance(elapsed, int | float) else ""
-        self.phase_label.setText(f"Run {status}{took}{detail}")
+        detail = f": {result.error}" if result.error else ""
+        self.phase_label.setText(f"Run {status} in {_duration(result.elapsed_s)}{detail}")
         self.statusMessage.emit(f"Benchmark {status}{detail}")
 
     def _on_saved(self, run_id: int, status: str) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+
+from stripewise.protocol.events import DiskRates, Sample
 
 # Columns of the sample buffer; the CPU ones hold the cumulative top of each stacked band.
 COLUMNS = (
@@ -108,26 +109,26 @@ class RunData:
         self.phases.append(Phase(label, start))
         return start
 
-    def add_sample(self, sample: Mapping[str, Any]) -> float | None:
+    def add_sample(self, sample: Sample) -> float | None:
         """Append one sample. When the sampler's clock restarted under a phase that has no
         samples yet, that phase moves to the end of the run so far: its new start is returned."""
         moved = None
-        t = number(sample.get("t_s")) + self._t_offset
+        t = sample.t_s + self._t_offset
         if self.columns.size and t < self.columns.last("t"):
             t, moved = self._restart_clock(t - self._t_offset)
-        disk_read, disk_write = disk_sums(sample.get("disks"))
-        cpu = self._cpu_stack(sample.get("cpu"))
+        disk_read, disk_write = disk_sums(sample.disks)
+        cpu = self._cpu_stack(sample.cpu)
         sums = self._cpu_sums
         self._cpu_sums = (sums[0] + cpu[0], sums[1] + cpu[1], sums[2] + cpu[2])
         self.columns.append(
             (
                 t,
-                number(sample.get("engine_read_mb_s")),
-                number(sample.get("engine_write_mb_s")),
+                sample.engine_read_mb_s,
+                sample.engine_write_mb_s,
                 disk_read,
                 disk_write,
-                number(sample.get("engine_read_iops")),
-                number(sample.get("engine_write_iops")),
+                sample.engine_read_iops,
+                sample.engine_write_iops,
                 *cpu,
                 *self._cpu_sums,
             )
@@ -147,13 +148,13 @@ class RunData:
             phase.start = moved = last
         return raw_t + last, moved
 
-    def _cpu_stack(self, cpu: Any) -> tuple[float, float, float]:
+    def _cpu_stack(self, cpu: Mapping[str, float] | None) -> tuple[float, float, float]:
         """Cumulative tops of the user, system and iowait bands; a sample without a CPU split
         (too short an interval) repeats the previous one instead of dropping to zero."""
         if cpu:
-            user = number(cpu.get("user"))
-            system = user + number(cpu.get("system"))
-            self._last_cpu = (user, system, system + number(cpu.get("iowait")))
+            user = cpu.get("user", 0.0)
+            system = user + cpu.get("system", 0.0)
+            self._last_cpu = (user, system, system + cpu.get("iowait", 0.0))
         return self._last_cpu
 
     # --- maxima ----------------------------------------------------------------------------
@@ -178,16 +179,12 @@ class RunData:
         return float(np.fmax.reduce(chunk)) if len(chunk) else math.nan
 
 
-def number(value: Any) -> float:
-    return 0.0 if value is None else float(value)
-
-
-def disk_sums(disks: Any) -> tuple[float, float]:
+def disk_sums(disks: Mapping[str, DiskRates]) -> tuple[float, float]:
     """Kernel counters summed over the disks; NaN (no line) when the sample has none."""
     if not disks:
         return math.nan, math.nan
-    read = sum(number(d.get("read_mb_s")) for d in disks.values())
-    write = sum(number(d.get("write_mb_s")) for d in disks.values())
+    read = sum(d.read_mb_s for d in disks.values())
+    write = sum(d.write_mb_s for d in disks.values())
     return read, write
 
 

@@ -18,7 +18,7 @@ bands, grid and names by `bench_plot_backdrop`; this module is the widget that t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from stripewise.gui.bench_plot_data import CPU, IOPS, SERIES, THROUGHPUT, RunDat
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark
 from stripewise.model.units import MIB_PER_MB
+from stripewise.protocol.events import Sample
 
 __all__ = ["MIB_PER_MB", "SERIES", "LivePlots"]
 
@@ -200,14 +201,14 @@ class LivePlots(QWidget):
         """Start a phase band at `t_s`; it grows with the samples until the next phase starts."""
         self._set_band_end(self._data.begin_phase(label, t_s))
 
-    def add_sample(self, sample: Mapping[str, Any]) -> None:
+    def add_sample(self, sample: Sample) -> None:
         """Append one sample; drawing waits for refresh()."""
         moved = self._data.add_sample(sample)
         if moved is not None:  # the sampler's clock restarted under a new phase
             self._set_band_end(moved)
         self._dirty = True
 
-    def add_samples(self, samples: Sequence[Mapping[str, Any]]) -> None:
+    def add_samples(self, samples: Sequence[Sample]) -> None:
         self._columns.reserve(len(samples))
         for sample in samples:
             self.add_sample(sample)

@@ -7,9 +7,8 @@ helper's own summary at the end. The same table shows a stored run from the hist
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from stripewise.model.run import ResultValue
 from stripewise.model.units import MIB_PER_MB
+from stripewise.protocol.events import PhaseFinished, RunResult
 
 GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Sequential Output", (("seq_write", "Block"), ("rewrite", "Rewrite"))),
@@ -32,8 +32,11 @@ SPREAD_WARNING = 0.10  # (max - min) / median over repetitions above this is cal
 
 @dataclass
 class PhaseFigures:
-    mb_s: list[float] = field(default_factory=list)  # per repetition, as they finish
-    summary: dict[str, Any] | None = None  # the helper's run_result entry, once there
+    """One phase's row: figures per repetition as they finish, then the run's summary (the
+    history's figures of the phase, by metric) once the run ends or for a stored run."""
+
+    mb_s: list[float] = field(default_factory=list)
+    summary: dict[str, ResultValue] | None = None
     iops: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     p50: list[float] = field(default_factory=list)
@@ -42,20 +45,23 @@ class PhaseFigures:
 
     def spread(self) -> tuple[float, float, float, int] | None:
         """median, low, high, n of MB/s."""
-        if self.summary and isinstance(self.summary.get("mb_s"), Mapping):
-            s = self.summary["mb_s"]
-            return float(s["median"]), float(s["low"]), float(s["high"]), int(s["n"])
+        if self.summary is not None:
+            mb = self.summary.get("throughput")
+            if mb is None or mb.value is None:
+                return None
+            low = mb.min_value if mb.min_value is not None else mb.value
+            high = mb.max_value if mb.max_value is not None else mb.value
+            return mb.value, low, high, mb.repetitions
         if not self.mb_s:
             return None
         return statistics.median(self.mb_s), min(self.mb_s), max(self.mb_s), len(self.mb_s)
 
-
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    def figure(self, metric: str, live: list[float]) -> float | None:
+        """The summary's figure once there, else the median of the repetitions so far."""
+        if self.summary is not None:
+            found = self.summary.get(metric)
+            return found.value if found is not None else None
+        return statistics.median(live) if live else None
 
 
 class ResultsTable(QTableWidget):
@@ -77,53 +83,37 @@ class ResultsTable(QTableWidget):
         self._figures = {}
         self._render()
 
-    def add_phase_result(self, event: Mapping[str, Any]) -> None:
-        figures = self._figures.setdefault(str(event.get("phase")), PhaseFigures())
-        if event.get("error"):
-            figures.errors.append(str(event["error"]))
-        elif (mb_s := _number(event.get("mb_s"))) is not None:
-            figures.mb_s.append(mb_s)
-        for key, bucket in (("iops", figures.iops), ("cpu_pct", figures.cpu)):
-            if (value := _number(event.get(key))) is not None and not event.get("error"):
-                bucket.append(value)
-        for key, bucket in (("lat_p50_us", figures.p50), ("lat_p99_us", figures.p99)):
-            if (value := _number(event.get(key))) is not None:
+    def add_phase_result(self, event: PhaseFinished) -> None:
+        figures = self._figures.setdefault(event.phase.value, PhaseFigures())
+        if event.error:
+            figures.errors.append(event.error)
+        else:
+            figures.mb_s.append(event.mb_s)
+            figures.iops.append(event.iops)
+            if event.cpu_pct is not None:
+                figures.cpu.append(event.cpu_pct)
+        for value, bucket in ((event.lat_p50_us, figures.p50), (event.lat_p99_us, figures.p99)):
+            if value is not None:
                 bucket.append(value)
         self._render()
 
-    def set_run_result(self, event: Mapping[str, Any]) -> None:
-        for entry in event.get("results") or []:
-            if isinstance(entry, Mapping) and isinstance(entry.get("phase"), str):
-                figures = self._figures.setdefault(entry["phase"], PhaseFigures())
-                figures.summary = dict(entry)
-        self._render()
+    def set_run_result(self, result: RunResult) -> None:
+        """The run's summary replaces the figures per repetition (an unfinished run's keeps
+        the rows of phases it has no summary for)."""
+        self._show_values(result.values())
 
     def show_stored(self, values: Sequence[ResultValue]) -> None:
         """A run from the history: its stored figures, in the same layout."""
-        summaries: dict[str, dict[str, Any]] = {}
-        for value in values:
-            entry = summaries.setdefault(value.phase, {"phase": value.phase})
-            if value.metric in ("throughput", "iops") and value.value is not None:
-                key = "mb_s" if value.metric == "throughput" else "iops"
-                low = value.min_value if value.min_value is not None else value.value
-                high = value.max_value if value.max_value is not None else value.value
-                entry[key] = {
-                    "median": value.value,
-                    "low": low,
-                    "high": high,
-                    "n": value.repetitions,
-                }
-            else:
-                key = {
-                    "latency_p50": "lat_p50_us",
-                    "latency_p99": "lat_p99_us",
-                    "cpu": "cpu_pct",
-                    "efficiency": "kb_s_per_cpu_pct",
-                }.get(value.metric)
-                if key:
-                    entry[key] = value.value
         self._figures = {}
-        self.set_run_result({"results": list(summaries.values())})
+        self._show_values(values)
+
+    def _show_values(self, values: Sequence[ResultValue]) -> None:
+        for value in values:
+            figures = self._figures.setdefault(value.phase, PhaseFigures())
+            if figures.summary is None:
+                figures.summary = {}
+            figures.summary[value.metric] = value
+        self._render()
 
     def set_binary_units(self, mib: bool) -> None:
         self._mib = mib
@@ -191,16 +181,14 @@ class ResultsTable(QTableWidget):
         figures = self._figures[phase]
         scale = MIB_PER_MB if self._mib else 1.0
         spread = figures.spread()
-        summary = figures.summary or {}
-        iops = _number((summary.get("iops") or {}).get("median")) if summary else None
-        cpu = _number(summary.get("cpu_pct")) if summary else _median(figures.cpu)
-        p50 = _number(summary.get("lat_p50_us")) if summary else _median(figures.p50)
-        p99 = _number(summary.get("lat_p99_us")) if summary else _median(figures.p99)
-        eff = _number(summary.get("kb_s_per_cpu_pct")) if summary else None
-        if not summary:
-            iops = _median(figures.iops)
-            if spread and cpu:
-                eff = spread[0] * 1000 / cpu  # KB/s per CPU %, as the RAID notes compute it
+        iops = figures.figure("iops", figures.iops)
+        cpu = figures.figure("cpu", figures.cpu)
+        p50 = figures.figure("latency_p50", figures.p50)
+        p99 = figures.figure("latency_p99", figures.p99)
+        if figures.summary is not None:
+            eff = figures.figure("efficiency", [])
+        else:  # KB/s per CPU %, as the RAID notes compute it
+            eff = spread[0] * 1000 / cpu if spread and cpu else None
         cells = [
             f"  {label}",
             _rate(spread[0] * scale) if spread else ("failed" if figures.errors else ""),

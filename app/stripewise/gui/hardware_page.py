@@ -25,6 +25,7 @@ from stripewise.gui.hardware_map import HardwareMap
 from stripewise.gui.pages import page_title
 from stripewise.model.topology import Controller, Inventory, Slot
 from stripewise.model.units import human_size
+from stripewise.protocol.verbs import LocateArgs
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 
@@ -244,10 +245,9 @@ class HardwarePage(QWidget):
         if bay is None:
             return
         self.helper.request(
-            "enclosure.locate",
-            {"enclosure": bay.enclosure, "bay": bay.name, "on": on},
+            LocateArgs(bay.enclosure, bay.name, on),
             lambda result: self.statusMessage.emit(
-                f"Locate LED of {bay.name} {'on' if result.get('on') else 'off'}"
+                f"Locate LED of {bay.name} {'on' if result.on else 'off'}"
             ),
             lambda error: self._locate_failed(bay.name, error),
         )

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
+from stripewise.protocol.verbs import ArrayCreateArgs, ArrayMember
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.planner import PlannerService
 
@@ -71,20 +72,20 @@ class SerialsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
 
-    def request_args(self, plan: Plan, array: PlannedArray) -> dict[str, object]:
-        def entry(disk_id: str) -> dict[str, str]:
+    def request_args(self, plan: Plan, array: PlannedArray) -> ArrayCreateArgs:
+        def entry(disk_id: str) -> ArrayMember:
             disk = plan.disk(disk_id)
             device = disk.stable_path if disk and disk.stable_path else f"/dev/{disk_id}"
-            return {"device": device, "serial": self.fields[disk_id].text().strip()}
+            return ArrayMember(device, self.fields[disk_id].text().strip())
 
-        return {
-            "name": array.name,
-            "level": array.level.value,
-            "chunk_kib": None if array.level is RaidLevel.RAID1 else array.chunk_kib,
-            "members": [entry(d) for d in array.members],
-            "spares": [entry(d) for d in array.spares],
-            "overwrite": self.overwrite.isChecked(),
-        }
+        return ArrayCreateArgs(
+            array.name,
+            array.level.value,
+            None if array.level is RaidLevel.RAID1 else array.chunk_kib,
+            tuple(entry(d) for d in array.members),
+            tuple(entry(d) for d in array.spares),
+            self.overwrite.isChecked(),
+        )
 
 
 def show_commands(
@@ -140,8 +141,7 @@ def _create(parent: QWidget, plan: Plan, array: PlannedArray, helper: HelperClie
     result.setWordWrap(True)
     parent.layout().addWidget(result)
     helper.request(
-        "array.create",
         dialog.request_args(plan, array),
-        lambda answer: result.setText(f"Created: {' '.join(answer.get('argv', []))}"),
+        lambda answer: result.setText(f"Created: {' '.join(answer.argv)}"),
         lambda error: result.setText(f"Not created: {error}"),
     )

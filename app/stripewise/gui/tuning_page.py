@@ -36,12 +36,16 @@ from PySide6.QtWidgets import (
 from stripewise.gui.pages import page_title
 from stripewise.gui.tuning_persist import PersistDialogs
 from stripewise.model.ab import ABFigure
+from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.bench_targets import targets_from
 from stripewise.model.plan import Plan
 from stripewise.model.presets import CUSTOM, Preset, SkippedChange
 from stripewise.model.topology import DiskKind, Inventory
 from stripewise.model.tunables import Change, TuningError, tunable
 from stripewise.model.tuning_targets import PlannedTuning, planned_tuning
+from stripewise.protocol.events import BenchStartArgs
+from stripewise.protocol.tuning import ApplyArgs, RevertArgs, VerifyArgs
+from stripewise.protocol.tuning_replies import TuningReply
 from stripewise.services.ab_runner import ABRunner
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService
@@ -53,6 +57,7 @@ from stripewise.services.tuning import (
     edited_change,
     planned_geometry_report,
     settings_of,
+    summary_of,
 )
 
 _COLUMNS = ("Device", "Setting", "Current", "New", "Unit", "Note")
@@ -106,7 +111,7 @@ class TuningPage(QWidget):
         self.ab_figures: list[ABFigure] = []
         self.changes: list[Change] = []
         self.preset: Preset | None = None
-        self.last_result: dict[str, Any] = {}
+        self.last_result: TuningReply | str | None = None  # the helper's answer; text: refused
         self._last_action = ""  # what Apply/Verify/Revert just did, kept above the preview
         self._edited = False  # values were typed into the preview
         self.persistence = PersistDialogs(service, self)
@@ -447,9 +452,13 @@ class TuningPage(QWidget):
         dialog = ABDialog(self, targets_from(self.hardware.inventory))
         self.ab_dialog = dialog
         if dialog.exec() == QDialog.DialogCode.Accepted:
-            self.start_ab(dialog.bench_args(), dialog.rounds.value())
+            args = dialog.bench_args()
+            if args is None:
+                self.summary.setText("A/B needs a directory on a mounted filesystem to run on")
+                return
+            self.start_ab(args, dialog.rounds.value())
 
-    def start_ab(self, bench_args: dict[str, Any], rounds: int) -> None:
+    def start_ab(self, bench_args: BenchStartArgs, rounds: int) -> None:
         assert self.ab is not None
         label = self._label()
         self.ab_figures = []
@@ -482,17 +491,14 @@ class TuningPage(QWidget):
         label = self._label()
         self.summary.setText("Applying...")
         self.service.call(
-            "tuning.apply",
-            {"settings": settings, "label": label},
-            lambda result: self._done("Applied", result),
-            self._refused,
+            ApplyArgs(settings, label), lambda r: self._done("Applied", r), self._refused
         )
 
     def verify(self) -> None:
-        self.service.call("tuning.verify", {}, lambda r: self._done("Verified", r), self._refused)
+        self.service.call(VerifyArgs(), lambda r: self._done("Verified", r), self._refused)
 
     def revert(self) -> None:
-        self.service.call("tuning.revert", {}, lambda r: self._done("Reverted", r), self._refused)
+        self.service.call(RevertArgs(), lambda r: self._done("Reverted", r), self._refused)
 
     def persist(self) -> None:
         self.persistence.make_persistent(settings_of(self.changes))
@@ -500,38 +506,16 @@ class TuningPage(QWidget):
     def remove_persistent(self) -> None:
         self.persistence.remove()
 
-    def _done(self, what: str, result: dict[str, Any]) -> None:
+    def _done(self, what: str, result: TuningReply) -> None:
         self.last_result = result
-        parts = [what]
-        if "journal" in result:
-            parts.append(f"journal {result['journal']}")
-        settings = result.get("settings") or result.get("restored") or []
-        if settings:
-            parts.append(f"{len(settings)} values")
-        mismatches = result.get("mismatches") or [
-            s for s in result.get("settings") or [] if s.get("matches") is False
-        ]
-        if mismatches:
-            reasons = "; ".join(
-                f"{m.get('device') or 'global'} {m.get('key')}: {m.get('reason', 'differs')}"
-                for m in mismatches
-            )
-            parts.append(f"{len(mismatches)} differ from what was written ({reasons})")
-        elif what in ("Applied", "Verified"):
-            parts.append("all read back as written")
-        if result.get("skipped"):
-            parts.append(f"{len(result['skipped'])} skipped")
-        for key, verb in (("written", "wrote"), ("removed", "removed")):
-            if result.get(key):
-                parts.append(f"{verb} {', '.join(result[key])}")
-        text = ", ".join(parts) + "."
+        text = summary_of(what, result)
         self.statusMessage.emit(f"Tuning: {text}")
         self._selection_changed()  # re-read: the preview shows what is now in force
         self._last_action = text
         self.summary.setText(text)
 
     def _refused(self, message: str) -> None:
-        self.last_result = {"error": message}
+        self.last_result = message
         self.summary.setText(f"Not done: {message}")
 
     def _on_failed(self, message: str) -> None:
@@ -584,12 +568,17 @@ class ABDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
 
-    def bench_args(self) -> dict[str, Any]:
-        return {
-            "target": self.target.currentData(),
-            "size": self.size_mib.value() * 2**20,
-            "phases": ["seq_write", "seq_read", "random_read"],
-            "direct": True,
-            "runtime_cap_s": 30.0,
-            "engine": "builtin",
-        }
+    def bench_args(self) -> BenchStartArgs | None:
+        """None when there is no directory to run on."""
+        target = self.target.currentData()
+        if not isinstance(target, str):
+            return None
+        spec = BenchSpec(
+            target,
+            self.size_mib.value() * 2**20,
+            phases=(Phase.SEQ_WRITE, Phase.SEQ_READ, Phase.RANDOM_READ),
+            direct=True,
+            runtime_cap_s=30.0,
+            engine="builtin",
+        )
+        return BenchStartArgs(spec)

@@ -7,22 +7,24 @@ helper's replies keep arriving while a box is up.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from stripewise.protocol.tuning import PersistArgs, TuningSetting
+from stripewise.protocol.tuning_replies import PersistFile, PersistReply
 from stripewise.services.tuning import TuningService
 
 Button = QMessageBox.StandardButton
 
 
-def _file_texts(files: list[dict[str, Any]]) -> str:
-    return "\n\n".join(f"# {f['path']}\n{f['text']}" for f in files)
+def _file_texts(files: Sequence[PersistFile]) -> str:
+    return "\n\n".join(f"# {f.path}\n{f.text}" for f in files)
 
 
 class PersistDialogs(QObject):
-    done = Signal(str, dict)  # what was done ("Made persistent", ...), the helper's result
+    done = Signal(str, object)  # what was done ("Made persistent", ...), the PersistReply
     refused = Signal(str)
 
     def __init__(self, service: TuningService, parent: QWidget) -> None:
@@ -31,49 +33,45 @@ class PersistDialogs(QObject):
         self.window = parent
         self.box: QMessageBox | None = None  # the confirmation now up, for tests
 
-    def make_persistent(self, settings: list[dict[str, Any]]) -> None:
+    def make_persistent(self, settings: tuple[TuningSetting, ...]) -> None:
         self.service.call(
-            "tuning.persist",
-            {"action": "preview", "settings": settings},
+            PersistArgs("preview", settings),
             lambda preview: self._confirm_write(settings, preview),
             self.refused.emit,
         )
 
-    def _confirm_write(self, settings: list[dict[str, Any]], preview: dict[str, Any]) -> None:
-        files = [f for f in preview.get("files") or [] if f.get("text")]
-        stale = [f["path"] for f in preview.get("files") or [] if not f.get("text")]
+    def _confirm_write(self, settings: tuple[TuningSetting, ...], preview: PersistReply) -> None:
+        files = [f for f in preview.files or () if f.text]
+        stale = [f.path for f in preview.files or () if not f.text]
         lines = ["These files will be written so the values are set again at boot:"]
-        lines += [f"  {f['path']}" for f in files]
+        lines += [f"  {f.path}" for f in files]
         if stale:
             lines += ["Removed if present (no such settings any more):"]
             lines += [f"  {path}" for path in stale]
-        lines += [f"\n{w}" for w in preview.get("warnings") or []]
+        lines += [f"\n{w}" for w in preview.warnings or ()]
         self._ask(
             "Make persistent",
             "\n".join(lines),
             _file_texts(files),
             Button.Save,
             lambda: self.service.call(
-                "tuning.persist",
-                {"action": "write", "settings": settings},
+                PersistArgs("write", settings),
                 lambda result: self.done.emit("Made persistent", result),
                 self.refused.emit,
             ),
         )
 
     def remove(self) -> None:
-        self.service.call(
-            "tuning.persist", {"action": "show"}, self._confirm_remove, self.refused.emit
-        )
+        self.service.call(PersistArgs("show"), self._confirm_remove, self.refused.emit)
 
-    def _confirm_remove(self, shown: dict[str, Any]) -> None:
-        present = [f for f in shown.get("files") or [] if f.get("text") is not None]
+    def _confirm_remove(self, shown: PersistReply) -> None:
+        present = [f for f in shown.files or () if f.text is not None]
         if not present:
-            self.done.emit("No boot-time settings to remove", {"removed": [], "absent": []})
+            self.done.emit("No boot-time settings to remove", PersistReply(removed=(), absent=()))
             return
         text = (
             "These files will be removed, so the values are no longer set at boot:\n"
-            + "\n".join(f"  {f['path']}" for f in present)
+            + "\n".join(f"  {f.path}" for f in present)
             + "\n\nWhat is in force now stays until a restart or Revert."
         )
         self._ask(
@@ -82,14 +80,15 @@ class PersistDialogs(QObject):
             _file_texts(present),
             Button.Discard,
             lambda: self.service.call(
-                "tuning.persist",
-                {"action": "remove"},
+                PersistArgs("remove"),
                 lambda result: self.done.emit("Removed the boot-time settings", result),
                 self.refused.emit,
             ),
         )
 
-    def _ask(self, title: str, text: str, details: str, confirm: Button, then: Any) -> None:
+    def _ask(
+        self, title: str, text: str, details: str, confirm: Button, then: Callable[[], None]
+    ) -> None:
         box = QMessageBox(self.window)
         box.setWindowTitle(title)
         box.setText(text)

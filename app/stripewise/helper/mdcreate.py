@@ -8,18 +8,12 @@ mdadm is started with an argument list; its exit status and messages are returne
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-from typing import Any
 
+from stripewise.protocol.verbs import KERNEL_DISK, MIN_MEMBERS, ArrayCreateArgs, ArrayCreateReply
 from stripewise.protocol.wire import ProtocolError, Request
 
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}\Z")  # \Z: "$" allows a final "\n"
-_BY_ID = re.compile(r"^/dev/disk/by-id/[A-Za-z0-9_.:+@-]{1,200}\Z")
-_KERNEL = re.compile(r"^/dev/(sd[a-z]{1,3}|vd[a-z]{1,2}|xvd[a-z]{1,2}|hd[a-z]|nvme\d+n\d+)\Z")
-LEVELS = {"raid0": "0", "raid1": "1", "raid4": "4", "raid5": "5", "raid6": "6", "raid10": "10"}
-MIN_DEVICES = {"raid0": 2, "raid1": 2, "raid4": 3, "raid5": 3, "raid6": 4, "raid10": 4}
-MAX_DEVICES = 64
+LEVELS = {level: level.removeprefix("raid") for level in MIN_MEMBERS}  # mdadm's --level
 MDADM_TIMEOUT_S = 120
 
 
@@ -39,13 +33,9 @@ class _Machine:
         self.mounts = read_mount_table()
 
 
-def _resolve(device: object, request: Request, machine: _Machine) -> str:
-    """A by-id or kernel path -> the kernel name of a whole disk."""
-    if not isinstance(device, str) or not (_BY_ID.match(device) or _KERNEL.match(device)):
-        raise _fail(
-            "bad_args", f"{device!r}: give /dev/disk/by-id/... or a whole-disk /dev name", request
-        )
-    if _KERNEL.match(device):
+def _resolve(device: str, request: Request, machine: _Machine) -> str:
+    """A by-id or kernel path (ArrayMember checked which) -> the kernel name of a whole disk."""
+    if KERNEL_DISK.match(device):
         return device.removeprefix("/dev/")
     for record in machine.records.values():
         if device.removeprefix("/dev/") in record.links and record.devtype == "disk":
@@ -53,11 +43,9 @@ def _resolve(device: object, request: Request, machine: _Machine) -> str:
     raise _fail("not_found", f"{device} names no disk on this machine", request)
 
 
-def _check_disk(name: str, typed_serial: object, request: Request, machine: _Machine) -> None:
+def _check_disk(name: str, typed_serial: str, request: Request, machine: _Machine) -> None:
     from stripewise.inventory.disks import serial
 
-    if not isinstance(typed_serial, str) or not typed_serial.strip():
-        raise _fail("bad_args", f"type the serial number printed on {name}", request)
     base = f"/sys/class/block/{name}"
     if not os.path.isdir(base):
         raise _fail("not_found", f"/dev/{name} does not exist", request)
@@ -127,39 +115,17 @@ def mdadm_argv(
     return argv + [f"/dev/{d}" for d in devices + spares]
 
 
-def handle_create(request: Request) -> dict[str, Any]:
-    args = request.args
-    unknown = set(args) - {"name", "level", "chunk_kib", "members", "spares", "overwrite"}
-    if unknown:
-        raise _fail("bad_args", f"unknown arguments: {sorted(unknown)}", request)
-    name, level, chunk = args.get("name"), args.get("level"), args.get("chunk_kib")
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise _fail("bad_args", "name: letters, digits, _ and -, at most 32", request)
-    if not isinstance(level, str) or level not in LEVELS:  # a list or object is unhashable
-        raise _fail("bad_args", f"level must be one of {', '.join(LEVELS)}", request)
-    if chunk is not None and (type(chunk) is not int or chunk not in [2**n for n in range(2, 12)]):
-        raise _fail("bad_args", "chunk_kib must be a power of two from 4 to 2048", request)
-    members, spares = args.get("members"), args.get("spares", [])
-    if not isinstance(members, list) or not isinstance(spares, list):
-        raise _fail("bad_args", "members and spares are lists of {device, serial}", request)
-    if not MIN_DEVICES[level] <= len(members) <= MAX_DEVICES or len(spares) > 8:
-        raise _fail(
-            "bad_args", f"{level} needs {MIN_DEVICES[level]} to {MAX_DEVICES} members", request
-        )
+def handle_create(request: Request) -> ArrayCreateReply:
+    args = ArrayCreateArgs.from_json(request.args, request.id)
     disks: list[str] = []
     machine = _Machine()
-    for entry in members + spares:
-        if not isinstance(entry, dict) or set(entry) != {"device", "serial"}:
-            raise _fail("bad_args", "each member is {device, serial}", request)
-        disk = _resolve(entry["device"], request, machine)
-        if disk in disks:
+    for entry in args.members + args.spares:
+        disk = _resolve(entry.device, request, machine)
+        if disk in disks:  # by-id and kernel names may name one disk twice
             raise _fail("bad_args", f"/dev/{disk} is listed twice", request)
-        _check_disk(disk, entry["serial"], request, machine)
+        _check_disk(disk, entry.serial, request, machine)
         disks.append(disk)
-    overwrite = args.get("overwrite", False)
-    if not isinstance(overwrite, bool):
-        raise _fail("bad_args", "overwrite is true or false", request)
-    if not overwrite:
+    if not args.overwrite:
         for disk in disks:
             try:
                 found = _carries(disk)
@@ -173,7 +139,8 @@ def handle_create(request: Request) -> dict[str, Any]:
                     f"/dev/{disk} carries {found}: give overwrite as well to destroy it",
                     request,
                 )
-    argv = mdadm_argv(name, level, chunk, disks[: len(members)], disks[len(members) :])
+    members = len(args.members)
+    argv = mdadm_argv(args.name, args.level, args.chunk_kib, disks[:members], disks[members:])
     try:
         done = subprocess.run(
             argv,
@@ -192,4 +159,4 @@ def handle_create(request: Request) -> dict[str, Any]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
         raise _fail("command_failed", f"mdadm failed: {last}", request)
-    return {"argv": argv, "stdout": done.stdout, "stderr": done.stderr}
+    return ArrayCreateReply(tuple(argv), done.stdout, done.stderr)

@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from stripewise import __version__
 from stripewise.helper.credentials import Caller, CredentialsError, caller_from_environment
@@ -22,26 +22,18 @@ from stripewise.helper.tuning.apply import handle_apply
 from stripewise.helper.tuning.persist import handle_persist
 from stripewise.helper.tuning.revert import handle_revert, handle_verify
 from stripewise.protocol import wire as protocol
+from stripewise.protocol.fields import Message
+from stripewise.protocol.verbs import HelloArgs, HelloReply
 from stripewise.protocol.wire import ProtocolError, Request
 
-Handler = Callable[[Request], dict[str, Any]]
+# Each handler parses its arguments as their type (refusing them by name) and answers with
+# its typed reply, which the loop below encodes.
+Handler = Callable[[Request], Message]
 
 
-def handle_hello(request: Request) -> dict[str, Any]:
-    wanted = request.args.get("protocol")
-    if type(wanted) is not int or wanted != protocol.PROTOCOL_VERSION:  # not true, not 1.0
-        raise ProtocolError(
-            "protocol_mismatch",
-            f"client speaks protocol {wanted!r}, helper {protocol.PROTOCOL_VERSION}: "
-            "install matching versions of Stripewise",
-            request.id,
-        )
-    return {
-        "protocol": protocol.PROTOCOL_VERSION,
-        "version": __version__,
-        "pid": os.getpid(),
-        "euid": os.geteuid(),
-    }
+def handle_hello(request: Request) -> HelloReply:
+    hello = HelloArgs.from_json(request.args, request.id)  # protocol_mismatch for another
+    return HelloReply(hello.protocol, __version__, os.getpid(), os.geteuid())
 
 
 HANDLERS: dict[str, Handler] = {
@@ -49,7 +41,7 @@ HANDLERS: dict[str, Handler] = {
     "enclosure.locate": handle_locate,
     "array.create": handle_create,
 }
-SESSION_VERBS: dict[str, Callable[[Session, Request], dict[str, Any]]] = {
+SESSION_VERBS: dict[str, Callable[[Session, Request], Message]] = {
     "capabilities": Session.capabilities,
     "bench.start": Session.bench_start,
     "bench.cancel": Session.bench_cancel,
@@ -103,9 +95,9 @@ def _serve(stdin: BinaryIO, session: Session) -> None:
             handler = HANDLERS.get(request.verb)
             bound = SESSION_VERBS.get(request.verb)
             if handler is not None:
-                answer = protocol.reply(request.id, handler(request))
+                answer = protocol.reply(request.id, handler(request).to_json())
             elif bound is not None:
-                answer = protocol.reply(request.id, bound(session, request))
+                answer = protocol.reply(request.id, bound(session, request).to_json())
             else:
                 raise ProtocolError("unknown_verb", f"unknown verb {request.verb!r}", request.id)
             greeted = True

@@ -12,8 +12,15 @@ from stripewise.helper.credentials import Caller, caller_from_environment
 from stripewise.helper.output import Output
 from stripewise.helper.state import DEFAULT_STATE_DIR
 from stripewise.protocol import wire as protocol
-from stripewise.protocol.events import BenchStarted
-from stripewise.protocol.spec import spec_from_json
+from stripewise.protocol.events import BenchStartArgs, BenchStarted
+from stripewise.protocol.verbs import (
+    BenchCancelArgs,
+    BenchCancelReply,
+    CapabilitiesArgs,
+    CapabilitiesReply,
+    DropCachesArgs,
+    DropCachesReply,
+)
 from stripewise.protocol.wire import ProtocolError, Request
 
 CLOSE_FLUSH_S = 1.0  # at exit, how long the last lines may wait for a client that reads
@@ -54,11 +61,12 @@ class Session:
         self._out.flush(CLOSE_FLUSH_S)
 
     # --- verbs ---------------------------------------------------------------------------------
-    def capabilities(self, request: Request) -> dict[str, Any]:
+    def capabilities(self, request: Request) -> CapabilitiesReply:
         import psutil
 
         from stripewise.helper.engines.builtin import BuiltinEngine
 
+        CapabilitiesArgs.from_json(request.args, request.id)
         engines = {"builtin": BuiltinEngine().version()}
         try:
             from stripewise.helper.engines.fio import FioEngine
@@ -66,22 +74,21 @@ class Session:
             engines["fio"] = FioEngine().version()
         except (OSError, RuntimeError):
             pass
-        return {
-            "engines": engines,
-            "privileged": self.privileged,
-            "euid": os.geteuid(),
-            "caller_uid": self.caller.uid,
+        return CapabilitiesReply(
+            engines,
+            self.privileged,
+            os.geteuid(),
+            self.caller.uid,
             # another user's private paths are not the caller's business
-            "removed_at_start": [
-                path for uid, path in self.removed_at_start if uid == self.caller.uid
-            ],
-            "ram_bytes": psutil.virtual_memory().total,
-            "cpu_count": os.cpu_count(),
-        }
+            tuple(path for uid, path in self.removed_at_start if uid == self.caller.uid),
+            psutil.virtual_memory().total,
+            os.cpu_count(),
+        )
 
-    def drop_caches(self, request: Request) -> dict[str, Any]:
+    def drop_caches(self, request: Request) -> DropCachesReply:
         from stripewise.helper.safety import drop_caches
 
+        DropCachesArgs.from_json(request.args, request.id)
         if not self.privileged:
             raise ProtocolError(
                 "not_privileged",
@@ -89,30 +96,22 @@ class Session:
                 request.id,
             )
         drop_caches(True)
-        return {"dropped": True}
+        return DropCachesReply(True)
 
-    def bench_start(self, request: Request) -> dict[str, Any]:
+    def bench_start(self, request: Request) -> BenchStarted:
         from stripewise.helper.safety import TargetRefused
 
         if self.run is not None and not self.run.finished.is_set():
             raise ProtocolError("busy", "a benchmark is running: one at a time", request.id)
-        args = dict(request.args)
-        confirm = args.pop("confirm_serial", None)
-        overwrite = args.pop("overwrite", False)
-        if (confirm is not None and not isinstance(confirm, str)) or not isinstance(
-            overwrite, bool
-        ):
-            raise ProtocolError(
-                "bad_args", "confirm_serial is text, overwrite true/false", request.id
-            )
-        spec = spec_from_json(args, request.id)
+        args = BenchStartArgs.from_json(request.args, request.id)
+        spec = args.spec
         try:
             run = BenchRun(
                 spec,
                 self.event,
                 privileged=self.privileged,
-                confirm_serial=confirm,
-                overwrite=overwrite,
+                confirm_serial=args.confirm_serial,
+                overwrite=args.overwrite,
                 caller=self.caller,
                 records=self.created_files,
             )
@@ -120,13 +119,13 @@ class Session:
             raise ProtocolError("refused", str(exc), request.id) from None
         self.run = run
         run.start()
-        started = BenchStarted(
+        return BenchStarted(
             run.id, run.target.path, run.target.disks, spec.engine, run.engine_version(), spec
         )
-        return started.to_json()
 
-    def bench_cancel(self, request: Request) -> dict[str, Any]:
+    def bench_cancel(self, request: Request) -> BenchCancelReply:
+        BenchCancelArgs.from_json(request.args, request.id)
         if self.run is None or self.run.finished.is_set():
             raise ProtocolError("not_running", "no benchmark is running", request.id)
         self.run.cancel.set()
-        return {"run": self.run.id, "cancelling": True}
+        return BenchCancelReply(self.run.id, True)

@@ -25,6 +25,7 @@ from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
 from stripewise.model.compare import ENGINE_KEYS
 from stripewise.model.run import Headline, ResultValue, RunDetail, RunStatus, RunSummary
 from stripewise.model.run_headline import headline
+from stripewise.protocol.events import Sample
 
 MAX_NAME = 255
 MAX_TAG = 64
@@ -40,6 +41,11 @@ class SampleRow:
     phase: str
     repetition: int
     data: dict[str, float | None]
+
+    @classmethod
+    def of(cls, seq: int, sample: Sample) -> SampleRow:
+        """A helper's sample as the history keeps it."""
+        return cls(seq, sample.t_s, sample.phase.value, sample.repetition, sample.series())
 
 
 _SUMMARY_COLUMNS = tuple(

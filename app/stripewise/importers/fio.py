@@ -6,7 +6,7 @@ and duplicate keys in "global options"; each object starts with `{` at the start
 Interval reports of one run are cumulative, so only the last of them is kept.
 
 Per job and direction with I/O: phase = the job name, plus " read"/" write"/" trim" when the
-job did more than one; metrics as the measured runs use them (history/bench_rows.py).
+job did more than one; metrics as the measured runs use them (`PhaseResult.values`).
 """
 
 from __future__ import annotations

@@ -39,7 +39,6 @@ def collect_context(
     target: str,
     disks: Sequence[str],
     *,
-    spec: Mapping[str, Any],
     engine: str,
     engine_version: str,
     inventory: Inventory | None = None,
@@ -60,11 +59,8 @@ def collect_context(
         context["array"] = _array(tree, devfs, md, inventory)
     dirty = tree.globals()
     context["dirty"] = _known({key: dirty.get(f"vm.{name}") for name, key in _DIRTY.items()})
-    return _known(context) | {
-        "engine": engine,
-        "engine_version": engine_version,
-        "spec": _plain(spec),
-    }
+    # the spec is the run's own (runs.spec), not repeated here
+    return _known(context) | {"engine": engine, "engine_version": engine_version}
 
 
 def live_host_key() -> str:
@@ -340,14 +336,3 @@ def _entries(path: Path) -> list[str]:
 def _known(values: dict[str, Any]) -> dict[str, Any]:
     """Unknown facts are left out rather than stored as guesses."""
     return {k: v for k, v in values.items() if v is not None and v != {}}
-
-
-def _plain(value: Any) -> Any:
-    """The spec as JSON keeps it: mappings to dicts, sequences to lists, the rest as text."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)

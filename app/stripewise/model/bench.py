@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
+from typing import Protocol
+
+from stripewise.model.run import ResultValue
 
 
 class Phase(StrEnum):
@@ -141,6 +144,10 @@ class PhaseOutcome:
     error: str | None = None
 
     @property
+    def cpu_pct(self) -> float | None:
+        return self.cpu_busy_pct
+
+    @property
     def mb_s(self) -> float:
         """Decimal MB/s of everything moved (reads plus writes), except rewrite: there each
         block counts once, as it is rewritten, like bonnie++'s Rewrite column (reading it
@@ -188,13 +195,55 @@ class PhaseResult:
     def name(self) -> str:
         return BONNIE_NAMES[self.phase]
 
+    def values(self) -> list[ResultValue]:
+        """This phase in the history's vocabulary (`compare.METRICS`): MB/s
+        and IOPS with their spread over repetitions, then the single figures."""
+        values = [
+            ResultValue(self.phase.value, metric, unit, s.median, s.low, s.high, s.n)
+            for metric, unit, s in (
+                ("throughput", "MB/s", self.mb_s),
+                ("iops", "IOPS", self.iops),
+            )
+            if s is not None
+        ]
+        values += [
+            ResultValue(self.phase.value, metric, unit, figure)
+            for metric, unit, figure in (
+                ("latency_p50", "us", self.lat_p50_us),
+                ("latency_p99", "us", self.lat_p99_us),
+                ("cpu", "%", self.cpu_pct),
+                ("efficiency", "KB/s per CPU %", self.kb_s_per_cpu_pct),
+            )
+        ]
+        return values
 
-def summarize(phase: Phase, outcomes: Sequence[PhaseOutcome]) -> PhaseResult:
+
+class PhaseFigures(Protocol):
+    """What a summary takes of one repetition: an engine's outcome, or the phase_result
+    event a client received (a client summarises a run the helper never finished)."""
+
+    @property
+    def phase(self) -> Phase: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def mb_s(self) -> float: ...
+    @property
+    def iops(self) -> float: ...
+    @property
+    def lat_p50_us(self) -> float | None: ...
+    @property
+    def lat_p99_us(self) -> float | None: ...
+    @property
+    def cpu_pct(self) -> float | None: ...
+
+
+def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
     good = [o for o in outcomes if o.phase is phase and o.error is None]
     errors = tuple(o.error for o in outcomes if o.phase is phase and o.error)
     latencies50 = [o.lat_p50_us for o in good if o.lat_p50_us is not None]
     latencies99 = [o.lat_p99_us for o in good if o.lat_p99_us is not None]
-    cpus = [o.cpu_busy_pct for o in good if o.cpu_busy_pct is not None]
+    cpus = [o.cpu_pct for o in good if o.cpu_pct is not None]
     mb = spread_of([o.mb_s for o in good])
     cpu = statistics.median(cpus) if cpus else None
     efficiency = mb.median * 1000 / cpu if mb and cpu else None  # KB/s per CPU %

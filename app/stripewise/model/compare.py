@@ -60,7 +60,7 @@ CONTEXT_GROUPS = (
 _IGNORED_HEADS = frozenset(
     ("host_key", "import", "line", "lines", "time", "run_began", "status_reports", "disk_util")
 )
-_IGNORED_KEYS = frozenset(("spec.sample_rate_hz", "spec.rate"))  # how often it was sampled
+_IGNORED_KEYS = frozenset(("spec.sample_rate_hz",))  # how often it was sampled
 _FILESYSTEM_KEYS = (
     "filesystem",
     "mount_options",
@@ -89,7 +89,6 @@ _SWEEP_LABELS: dict[str, tuple[str, str, float]] = {
     "dirty.dirty_expire_centisecs": ("vm.dirty_expire_centisecs", "cs", 1),
     "dirty.dirty_writeback_centisecs": ("vm.dirty_writeback_centisecs", "cs", 1),
     "spec.size": ("file size", "GiB", 2**30),
-    "spec.size_bytes": ("file size", "GiB", 2**30),
     "spec.block_size": ("block size", "KiB", 2**10),
     "spec.queue_depth": ("queue depth", "", 1),
     "spec.iodepth": ("queue depth", "", 1),
@@ -102,7 +101,7 @@ _KNOB_LABELS = {
     "max_sectors_kb": ("max_sectors_kb", "KiB"),
     "wbt_lat_usec": ("wbt_lat_usec", "us"),
 }
-_BYTE_SIZES = ("spec.size", "spec.size_bytes", "spec.block_size")
+_BYTE_SIZES = ("spec.size", "spec.block_size")
 _MIXED = object()  # a disk knob that differs between the disks of one run
 
 
@@ -356,8 +355,8 @@ def engine_digest(
 
 
 def _comparable_context(run: RunDetail) -> dict[str, Any]:
-    """Flattened context without bookkeeping; spec from the run when the context lacks it,
-    plus the derived `workload.file_size_vs_ram`."""
+    """Flattened context without bookkeeping, the run's spec under `spec`, plus the derived
+    `workload.file_size_vs_ram`."""
     context = dict(run.context)
     if "spec" not in context and run.spec:
         context["spec"] = run.spec
@@ -375,7 +374,8 @@ def is_bookkeeping(key: str) -> bool:
 
 
 def _bytes(value: Any) -> float | None:
-    """Sizes as the spec holds them: a number of bytes or text such as `8G`."""
+    """Sizes as the spec holds them: bytes (measured runs), or text such as `8G` (fio's
+    options in an imported run)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -390,7 +390,7 @@ def _bytes(value: Any) -> float | None:
 
 def _file_size_vs_ram(flat: Mapping[str, Any]) -> float | None:
     """Test file size over RAM: under 2 the page cache can answer part of the reads."""
-    size = _bytes(flat.get("spec.size", flat.get("spec.size_bytes")))
+    size = _bytes(flat.get("spec.size"))
     ram = _bytes(flat.get("ram_bytes"))
     if size is None or not ram:
         return None

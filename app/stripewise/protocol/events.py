@@ -1,4 +1,5 @@
-"""A benchmark's events and `bench.start`'s reply as typed values, parsed once.
+"""A benchmark's messages as typed values, parsed once: `bench.start`'s arguments and reply,
+and the run's events down to its `run_result`.
 
 `to_json` gives the wire's object (the keys docs/protocol.md lists); `event_from_json`
 validates one and returns its type, or raises ProtocolError("bad_event") naming the field.
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from stripewise.model.bench import BenchSpec, Phase, PhaseResult, Spread
+from stripewise.model.run import ResultValue, RunStatus
 from stripewise.protocol.spec import spec_from_json, spec_to_json
 from stripewise.protocol.wire import ProtocolError
 
@@ -99,6 +101,39 @@ class BenchStarted:
 
 
 @dataclass(frozen=True)
+class BenchStartArgs:
+    """The spec, plus what writing to a block device takes: its serial, typed by the user,
+    and `overwrite` to write over a partition table or filesystem."""
+
+    VERB: ClassVar[str] = "bench.start"
+    REPLY: ClassVar[type[BenchStarted]] = BenchStarted
+    spec: BenchSpec
+    confirm_serial: str | None = None
+    overwrite: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data = spec_to_json(self.spec)
+        if self.confirm_serial is not None:
+            data["confirm_serial"] = self.confirm_serial
+        if self.overwrite:
+            data["overwrite"] = True
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], request_id: int | None = None) -> BenchStartArgs:
+        args = dict(data)
+        confirm = args.pop("confirm_serial", None)
+        overwrite = args.pop("overwrite", False)
+        if (confirm is not None and not isinstance(confirm, str)) or not isinstance(
+            overwrite, bool
+        ):
+            raise ProtocolError(
+                "bad_args", "confirm_serial is text, overwrite true/false", request_id
+            )
+        return cls(spec_from_json(args, request_id), confirm, overwrite)
+
+
+@dataclass(frozen=True)
 class PhaseStarted:
     EVENT: ClassVar[str] = "phase_started"
     run: str
@@ -144,6 +179,25 @@ class Sample:
     eta_s: float | None
     disks: Mapping[str, DiskRates] = field(default_factory=dict)
     cpu: Mapping[str, float] | None = None  # user, system, iowait, idle, steal (percent)
+
+    def series(self) -> dict[str, float | None]:
+        """The figures as named series, units in their names, nested ones dotted
+        (`disks.sda.read_mb_s`, `cpu.iowait`): the history's shape of a sample. A figure the
+        sample lacks (no ETA yet, no busy time) is left out, never stored as 0."""
+        data: dict[str, float | None] = {
+            "engine_read_mb_s": self.engine_read_mb_s,
+            "engine_write_mb_s": self.engine_write_mb_s,
+            "engine_read_iops": self.engine_read_iops,
+            "engine_write_iops": self.engine_write_iops,
+            "progress": self.progress,
+            "eta_s": self.eta_s,
+        }
+        for name, rates in self.disks.items():
+            for key, figure in vars(rates).items():
+                data[f"disks.{name}.{key}"] = figure
+        for key, share in (self.cpu or {}).items():
+            data[f"cpu.{key}"] = share
+        return {key: value for key, value in data.items() if value is not None}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Sample:
@@ -289,24 +343,30 @@ def summary_from_json(data: Any) -> PhaseResult:
 
 @dataclass(frozen=True)
 class RunResult:
+    """How a run ended and its phases summarised over repetitions. From the helper the status
+    is one of RUN_STATUSES; a client that files a run the helper never reported the end of
+    makes one itself (`unfinished_run`): `aborted` or `cancelled`, with `error` saying why."""
+
     EVENT: ClassVar[str] = "run_result"
     run: str
-    status: str  # complete, cancelled or failed
+    status: RunStatus
     elapsed_s: float
     engine: str
     engine_version: str
     results: tuple[PhaseResult, ...]
+    error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "event": self.EVENT,
             "run": self.run,
-            "status": self.status,
+            "status": self.status.value,
             "elapsed_s": self.elapsed_s,
             "engine": self.engine,
             "engine_version": self.engine_version,
             "results": [summary_to_json(r) for r in self.results],
         }
+        return data if self.error is None else data | {"error": self.error}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunResult:
@@ -316,14 +376,22 @@ class RunResult:
         results = data.get("results") or []
         if not isinstance(results, list):
             raise _fail("results: a list expected")
+        error = data.get("error")
+        if error is not None and not isinstance(error, str):
+            raise _fail("error: text or null expected")
         return cls(
             _text(data, "run"),
-            status,
+            RunStatus(status),
             _number(data, "elapsed_s"),
             _text(data, "engine"),
             _text(data, "engine_version"),
             tuple(summary_from_json(r) for r in results),
+            error,
         )
+
+    def values(self) -> list[ResultValue]:
+        """Every phase's figures in the history's vocabulary, phases in run order."""
+        return [value for phase in self.results for value in phase.values()]
 
 
 Event = PhaseStarted | Sample | PhaseFinished | RunWarning | RunError | RunResult

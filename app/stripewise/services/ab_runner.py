@@ -7,22 +7,18 @@ through the helper's journaled verbs. Whatever happens, the preset does not stay
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, Signal
 
 from stripewise.model.ab import ABFigure, ab_figures, order
+from stripewise.model.run import RunStatus
+from stripewise.protocol.events import BenchStartArgs, RunResult
+from stripewise.protocol.tuning import ApplyArgs, RevertArgs, TuningSetting
 from stripewise.services.bench_session import BenchRequest, BenchSession
 from stripewise.services.tuning import TuningService
 
 
-def _mb_s_by_phase(result: dict[str, Any]) -> dict[str, float]:
-    found = {}
-    for entry in result.get("results") or []:
-        spread = entry.get("mb_s") if isinstance(entry, dict) else None
-        if isinstance(spread, dict) and isinstance(spread.get("median"), int | float):
-            found[str(entry["phase"])] = float(spread["median"])
-    return found
+def _mb_s_by_phase(result: RunResult) -> dict[str, float]:
+    return {p.phase.value: p.mb_s.median for p in result.results if p.mb_s is not None}
 
 
 class ABRunner(QObject):
@@ -40,20 +36,24 @@ class ABRunner(QObject):
         self._steps: list[bool] = []
         self._with: list[dict[str, float]] = []
         self._without: list[dict[str, float]] = []
-        self._settings: list[dict[str, Any]] = []
+        self._settings: tuple[TuningSetting, ...] = ()
         self._label = ""
-        self._bench_args: dict[str, Any] = {}
+        self._bench_args: BenchStartArgs | None = None
         self._applied = False
         self._current: bool | None = None
 
     def start(
-        self, settings: list[dict[str, Any]], label: str, bench_args: dict[str, Any], rounds: int
+        self,
+        settings: tuple[TuningSetting, ...],
+        label: str,
+        bench_args: BenchStartArgs,
+        rounds: int,
     ) -> None:
         if self.running or self.session.busy:
             self.failed.emit("a benchmark is already running")
             return
         self.running = True
-        self._settings, self._label, self._bench_args = settings, label, dict(bench_args)
+        self._settings, self._label, self._bench_args = settings, label, bench_args
         self._steps = order(rounds)
         self._with, self._without = [], []
         self.session.finished.connect(self._on_bench_finished)
@@ -72,14 +72,13 @@ class ABRunner(QObject):
         if with_preset and not self._applied:
             self.progress.emit(f"A/B {self._step_text()}: applying {self._label}")
             self.tuning.call(
-                "tuning.apply",
-                {"settings": self._settings, "label": f"A/B {self._label}"},
+                ApplyArgs(self._settings, f"A/B {self._label}"),
                 lambda _r: self._applied_now(),
                 self._fail,
             )
         elif not with_preset and self._applied:
             self.progress.emit(f"A/B {self._step_text()}: reverting {self._label}")
-            self.tuning.call("tuning.revert", {}, lambda _r: self._reverted_now(), self._fail)
+            self.tuning.call(RevertArgs(), lambda _r: self._reverted_now(), self._fail)
         else:
             self._bench(with_preset)
 
@@ -97,13 +96,14 @@ class ABRunner(QObject):
         self.progress.emit(f"A/B {self._step_text()}: benchmark {side} {self._label}")
         name = f"A/B {self._label}: {side}"
         tags = ("ab", f"{side}-preset", f"preset:{self._label}")
+        assert self._bench_args is not None
         self.session.start(BenchRequest(self._bench_args, name, tags=tags))
 
-    def _on_bench_finished(self, result: dict[str, Any]) -> None:
+    def _on_bench_finished(self, result: RunResult) -> None:
         if not self.running or self._current is None:
             return
-        if result.get("status") != "complete":
-            self._fail(f"a benchmark ended {result.get('status')}: {result.get('error', '')}")
+        if result.status is not RunStatus.COMPLETE:
+            self._fail(f"a benchmark ended {result.status}: {result.error or ''}")
             return
         (self._with if self._current else self._without).append(_mb_s_by_phase(result))
         self._current = None
@@ -117,16 +117,14 @@ class ABRunner(QObject):
     def _fail(self, message: str) -> None:
         self._stop()
         if self._applied:  # never leave the preset behind
-            self.tuning.call(
-                "tuning.revert", {}, lambda _r: None, lambda e: self.failed.emit(f"{e}")
-            )
+            self.tuning.call(RevertArgs(), lambda _r: None, lambda e: self.failed.emit(f"{e}"))
             self._applied = False
         self.failed.emit(message)
 
     def _end(self) -> None:
         if self._applied:  # the last run was with the preset: take it off before judging
             self.progress.emit(f"A/B: reverting {self._label}")
-            self.tuning.call("tuning.revert", {}, lambda _r: self._reverted_at_end(), self._fail)
+            self.tuning.call(RevertArgs(), lambda _r: self._reverted_at_end(), self._fail)
             return
         self._stop()
         figures: list[ABFigure] = ab_figures(self._with, self._without)
@@ -144,7 +142,7 @@ class ABRunner(QObject):
         applied = self._applied
         self._stop()
         if applied:
-            self.tuning.call("tuning.revert", {}, lambda _r: None, lambda _e: None)
+            self.tuning.call(RevertArgs(), lambda _r: None, lambda _e: None)
             self._applied = False
 
     def _stop(self) -> None:

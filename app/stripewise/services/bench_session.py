@@ -9,57 +9,58 @@ crashed) ends the run as `aborted`, with every sample received and the phases th
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from stripewise.history.bench_rows import final_status
 from stripewise.history.recorder_id import this_recorder
 from stripewise.model.run import RunStatus
 from stripewise.model.topology import Inventory
-from stripewise.protocol.events import Event, event_to_json
+from stripewise.protocol.events import (
+    BenchStartArgs,
+    BenchStarted,
+    Event,
+    PhaseFinished,
+    PhaseStarted,
+    RunError,
+    RunResult,
+    RunWarning,
+    Sample,
+)
+from stripewise.protocol.verbs import BenchCancelArgs
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.run_recorder import RunHeader, RunRecorder
 from stripewise.unfinished_run import unfinished_result
-
-_NOT_RECORDED = ("confirm_serial",)  # typed to allow writing; not part of what was measured
 
 
 @dataclass(frozen=True)
 class BenchRequest:
     """What the page asks for: the helper's `bench.start` arguments plus how to file the run."""
 
-    args: dict[str, Any]  # target, size, phases, ... as docs/protocol.md lists them
+    args: BenchStartArgs
     name: str
     array_name: str | None = None  # a planned array this target realises (planner convention)
     tags: tuple[str, ...] = field(default=())
 
 
 def gather_context(
-    target: str,
-    test_file: str,
-    disks: list[str],
-    request: BenchRequest,
-    engine: str,
-    engine_version: str,
-    inventory: Inventory | None,
+    started: BenchStarted, request: BenchRequest, inventory: Inventory | None
 ) -> dict[str, Any]:
     """Runs on the recorder's thread: reads sysfs, mountinfo and /proc."""
     from stripewise.inventory.bench_context import collect_context
 
+    target = started.spec.target
     context = collect_context(
         target,
-        disks,
-        spec={k: v for k, v in request.args.items() if k not in _NOT_RECORDED},
-        engine=engine,
-        engine_version=engine_version,
+        started.disks,
+        engine=started.engine,
+        engine_version=started.engine_version,
         inventory=inventory,
     )
-    if test_file != target:
-        context["test_file"] = test_file
+    if started.target != target:
+        context["test_file"] = started.target
     context["recorder"] = this_recorder()
     if request.array_name:
         array = dict(context.get("array") or {})
@@ -69,12 +70,12 @@ def gather_context(
 
 
 class BenchSession(QObject):
-    started = Signal(dict)  # bench.start's reply: run, target, disks, engine, engine_version
-    phaseStarted = Signal(dict)
-    sampleArrived = Signal(dict)
-    phaseFinished = Signal(dict)
-    warningRaised = Signal(dict)
-    finished = Signal(dict)  # run_result, or one made here when the helper was lost
+    started = Signal(object)  # BenchStarted: the run, its test file, disks, normalised spec
+    phaseStarted = Signal(object)  # PhaseStarted
+    sampleArrived = Signal(object)  # Sample
+    phaseFinished = Signal(object)  # PhaseFinished
+    warningRaised = Signal(object)  # RunWarning or RunError
+    finished = Signal(object)  # RunResult: the helper's, or one made here when it was lost
     refused = Signal(str)  # the run did not start (bad target, busy...)
     recorded = Signal(int)  # history id as soon as the run row exists
     saved = Signal(int, str)  # history id, final status: all written
@@ -90,9 +91,9 @@ class BenchSession(QObject):
         self.run_id: str | None = None  # the helper's id of the running benchmark
         self.recorder: RunRecorder | None = None
         self._starting = False
-        self._reply: dict[str, Any] = {}  # bench.start's, for a run_result made here
+        self._started: BenchStarted | None = None  # for a run_result made here
         self._began = 0.0
-        self._phase_results: list[dict[str, Any]] = []
+        self._phase_results: list[PhaseFinished] = []
         helper.eventReceived.connect(self._on_event)
         helper.failed.connect(self._on_helper_failed)
 
@@ -106,9 +107,8 @@ class BenchSession(QObject):
             return
         self._starting = True
         self._helper.request(
-            "bench.start",
             request.args,
-            lambda reply: self._on_started(request, reply),
+            lambda started: self._on_started(request, started),
             self._on_refused,
             privileged=False,
         )
@@ -116,22 +116,18 @@ class BenchSession(QObject):
     def cancel(self) -> None:
         if self.run_id is not None:
             self._helper.request(
-                "bench.cancel", {}, lambda _r: None, lambda _e: None, privileged=False
+                BenchCancelArgs(), lambda _r: None, lambda _e: None, privileged=False
             )
 
     def _on_refused(self, message: str) -> None:
         self._starting = False
         self.refused.emit(message)
 
-    def _on_started(self, request: BenchRequest, reply: dict[str, Any]) -> None:
+    def _on_started(self, request: BenchRequest, started: BenchStarted) -> None:
         self._starting = False
-        self.run_id = str(reply.get("run"))
-        self._reply, self._began, self._phase_results = reply, time.monotonic(), []
-        target = str(request.args.get("target"))
-        test_file = str(reply.get("target") or target)
-        disks = [str(d) for d in reply.get("disks") or []]
-        engine = str(reply.get("engine") or request.args.get("engine") or "builtin")
-        version = str(reply.get("engine_version") or "")
+        self.run_id = started.run
+        self._started, self._began, self._phase_results = started, time.monotonic(), []
+        target = started.spec.target
         inventory = self.inventory
         recorder = RunRecorder(self._history.database, self._history.writer, self)
         recorder.created.connect(self.recorded)
@@ -141,38 +137,32 @@ class BenchSession(QObject):
             RunHeader(
                 name=request.name,
                 target=target,
-                engine=engine,
-                engine_version=version,
-                spec={k: v for k, v in request.args.items() if k not in _NOT_RECORDED},
-                context=lambda: gather_context(
-                    target, test_file, disks, request, engine, version, inventory
-                ),
+                engine=started.engine,
+                engine_version=started.engine_version,
+                spec=started.spec,
+                context=lambda: gather_context(started, request, inventory),
                 tags=request.tags,
             )
         )
         self.recorder = recorder
-        self.started.emit(reply)
+        self.started.emit(started)
 
     def _on_event(self, event: Event) -> None:
         if self.run_id is None or event.run != self.run_id:
             return
-        # validated as its type by the client core; the page and the recorder still take
-        # the wire's shape
-        message = event_to_json(event)
-        kind = message.get("event")
-        if kind == "sample":
+        if isinstance(event, Sample):
             if self.recorder is not None:
-                self.recorder.add_sample(message)
-            self.sampleArrived.emit(message)
-        elif kind == "phase_started":
-            self.phaseStarted.emit(message)
-        elif kind == "phase_result":
-            self._phase_results.append(message)
-            self.phaseFinished.emit(message)
-        elif kind in ("warning", "error"):
-            self.warningRaised.emit(message)
-        elif kind == "run_result":
-            self._end(final_status(message), message)
+                self.recorder.add_sample(event)
+            self.sampleArrived.emit(event)
+        elif isinstance(event, PhaseStarted):
+            self.phaseStarted.emit(event)
+        elif isinstance(event, PhaseFinished):
+            self._phase_results.append(event)
+            self.phaseFinished.emit(event)
+        elif isinstance(event, RunWarning | RunError):
+            self.warningRaised.emit(event)
+        else:
+            self._end(event)
 
     def _on_helper_failed(self, message: str) -> None:
         if self.run_id is not None:
@@ -180,22 +170,15 @@ class BenchSession(QObject):
 
     def _end_unreported(self, status: RunStatus, message: str) -> None:
         """The run ends without the helper's run_result: file what arrived."""
-        result = unfinished_result(
-            status.value,
-            message,
-            self._phase_results,
-            run=self.run_id,
-            engine=str(self._reply.get("engine") or ""),
-            engine_version=str(self._reply.get("engine_version") or ""),
-            elapsed_s=time.monotonic() - self._began,
-        )
-        self._end(status, result)
+        assert self._started is not None
+        elapsed = time.monotonic() - self._began
+        self._end(unfinished_result(status, message, self._phase_results, self._started, elapsed))
 
-    def _end(self, status: RunStatus, result: Mapping[str, Any]) -> None:
+    def _end(self, result: RunResult) -> None:
         self.run_id = None
         if self.recorder is not None:
-            self.recorder.finish(status, result)
-        self.finished.emit(dict(result))
+            self.recorder.finish(result)
+        self.finished.emit(result)
 
     def shutdown(self) -> None:
         """Closing the window: the helper stops the run when its stdin closes; file it."""

@@ -11,15 +11,18 @@ from __future__ import annotations
 import contextlib
 import signal
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QProcess, Signal
 
 from stripewise import environment
 from stripewise.environment import PrivilegeMode, Privileges
 from stripewise.protocol.client import ClientCore, Garbled, Reply
+from stripewise.protocol.fields import VerbArgs
+from stripewise.protocol.verbs import HelloReply
 
-ResultCallback = Callable[[dict[str, Any]], None]
+R = TypeVar("R")
+ResultCallback = Callable[[Any], None]  # given the verb's typed reply (see `request`)
 ErrorCallback = Callable[[str], None]
 
 
@@ -66,14 +69,15 @@ class HelperClient(QObject):
 
     def request(
         self,
-        verb: str,
-        args: dict[str, Any],
-        on_result: ResultCallback,
+        args: VerbArgs[R],
+        on_result: Callable[[R], None],
         on_error: ErrorCallback,
         *,
         privileged: bool = True,
     ) -> None:
-        """Send `verb`; `privileged=False` for verbs a user's helper serves too (benchmarks)."""
+        """Ask for `args`' verb: `on_result` gets its typed reply, `on_error` the helper's (or
+        the launcher's) reason. `privileged=False` for verbs a user's helper serves too
+        (benchmarks)."""
         if self.privileges is None:
             on_error(self.unavailable_reason)
             return
@@ -82,7 +86,7 @@ class HelperClient(QObject):
             return
         if self._process is None:
             self._start()
-        request_id, line = self._core.request(verb, args)
+        request_id, line = self._core.request(args)
         self._pending[request_id] = (on_result, on_error)
         if self._greeted:
             self._write(line)
@@ -110,7 +114,7 @@ class HelperClient(QObject):
         if self._process is not None:
             self._process.write(line)
 
-    def _on_hello(self, _result: dict[str, Any]) -> None:
+    def _on_hello(self, _result: HelloReply) -> None:
         self._greeted = True
         queued, self._queued = self._queued, []
         for _request_id, line, _privileged in queued:
@@ -161,7 +165,7 @@ class HelperClient(QObject):
             return
         on_result, on_error = callbacks
         if delivered.ok:
-            on_result(dict(delivered.result))
+            on_result(delivered.result)
         else:
             on_error(delivered.message)
 

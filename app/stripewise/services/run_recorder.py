@@ -11,17 +11,18 @@ so far; the next start marks it aborted (see `recorder_id`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from stripewise.history.bench_rows import result_values, sample_row
 from stripewise.history.database import Database
 from stripewise.history.hostinfo import HostInfo
-from stripewise.history.store import HistoryStore
-from stripewise.model.run import RunStatus
+from stripewise.history.store import HistoryStore, SampleRow
+from stripewise.model.bench import BenchSpec
+from stripewise.protocol.events import RunResult, Sample
+from stripewise.protocol.spec import spec_to_json
 from stripewise.services.tasks import SerialWriter
 
 FLUSH_S = 0.5  # the issue asks for at least once a second
@@ -33,15 +34,9 @@ class RunHeader:
     target: str
     engine: str
     engine_version: str
-    spec: Mapping[str, Any]
+    spec: BenchSpec  # as the helper normalised it (bench.start's reply)
     context: Callable[[], dict[str, Any]]  # gathered on the recorder's thread (reads sysfs)
     tags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class _Finish:
-    status: RunStatus
-    run_result: Mapping[str, Any] | None
 
 
 class RunRecorder(QObject):
@@ -56,7 +51,7 @@ class RunRecorder(QObject):
         super().__init__(parent)
         self._store = HistoryStore(db)
         self._writer = writer
-        self._samples: list[Mapping[str, Any]] = []  # as received; rows made on the writer
+        self._samples: list[Sample] = []  # as received; rows made on the writer
         self._lock = threading.Lock()
         self._seq = 0
         self._timer = QTimer(self)
@@ -74,21 +69,24 @@ class RunRecorder(QObject):
         self._writer.submit(create, self.created.emit, self._on_failure)
         self._timer.start()
 
-    def add_sample(self, sample: Mapping[str, Any]) -> None:
+    def add_sample(self, sample: Sample) -> None:
         with self._lock:
             self._samples.append(sample)
 
-    def finish(self, status: RunStatus, run_result: Mapping[str, Any] | None = None) -> None:
+    def finish(self, result: RunResult) -> None:
+        """The run's end as the helper reported it, or as the client made it (unfinished_run):
+        its results and its status are filed."""
         self._timer.stop()
 
         def finish() -> int:
             self._flush()
-            self._finish(_Finish(status, run_result))
             assert self.run_id is not None
+            self._store.add_results(self.run_id, result.values())
+            self._store.finish_run(self.run_id, result.status)
             return self.run_id
 
         self._writer.submit(
-            finish, lambda run: self.saved.emit(run, status.value), self._on_failure
+            finish, lambda run: self.saved.emit(run, result.status.value), self._on_failure
         )
 
     def wait(self, timeout_s: float = 10.0) -> bool:
@@ -114,7 +112,7 @@ class RunRecorder(QObject):
             target=header.target,
             engine=header.engine,
             engine_version=header.engine_version,
-            spec=header.spec,
+            spec=spec_to_json(header.spec),
             context=header.context(),
             tags=header.tags,
         )
@@ -124,12 +122,6 @@ class RunRecorder(QObject):
             received, self._samples = self._samples, []
         if received and self.run_id is not None:
             first, self._seq = self._seq, self._seq + len(received)
-            batch = [sample_row(first + n, sample) for n, sample in enumerate(received)]
+            batch = [SampleRow.of(first + n, sample) for n, sample in enumerate(received)]
             self._store.add_samples(self.run_id, batch)
             self.samples_written += len(batch)
-
-    def _finish(self, job: _Finish) -> None:
-        assert self.run_id is not None
-        if job.run_result is not None:
-            self._store.add_results(self.run_id, result_values(job.run_result))
-        self._store.finish_run(self.run_id, job.status)

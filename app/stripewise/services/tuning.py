@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 import shiboken6
 from PySide6.QtCore import QObject, Signal
@@ -14,6 +14,15 @@ from stripewise.model.plan import Plan, PlannedArray
 from stripewise.model.presets import CUSTOM, Preset, PresetError, as_now, edited, resolve
 from stripewise.model.tunables import Change, TuningError
 from stripewise.planner.commands import md_device
+from stripewise.protocol.fields import VerbArgs
+from stripewise.protocol.tuning import TuningSetting
+from stripewise.protocol.tuning_replies import (
+    ApplyReply,
+    PersistReply,
+    RevertReply,
+    TuningReply,
+    VerifyReply,
+)
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.tasks import run_in_background
 from stripewise.tuning.geometry import (
@@ -24,6 +33,8 @@ from stripewise.tuning.geometry import (
     planned_advice,
     read_recorded,
 )
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -90,17 +101,44 @@ def edited_change(change: Change, text: str) -> Change:
     return edited(change, text, state, read_globals())
 
 
-def settings_of(changes: Sequence[Change]) -> list[dict[str, Any]]:
+def settings_of(changes: Sequence[Change]) -> tuple[TuningSetting, ...]:
     """The helper's `settings` argument: only what really changes."""
-    settings = []
-    for change in changes:
-        if not change.changes_anything:
-            continue
-        entry: dict[str, Any] = {"key": change.setting.key, "value": change.setting.value}
-        if change.setting.device is not None:
-            entry["device"] = change.setting.device
-        settings.append(entry)
-    return settings
+    return tuple(
+        TuningSetting(c.setting.key, c.setting.value, c.setting.device)
+        for c in changes
+        if c.changes_anything
+    )
+
+
+def summary_of(what: str, result: TuningReply) -> str:
+    """One line for the helper's answer: the journal, how many values, what differs from what
+    was written and why, what was skipped, and the files a persist wrote or removed."""
+    parts = [what]
+    count, differ = 0, []
+    if isinstance(result, ApplyReply | VerifyReply | RevertReply):
+        parts.append(f"journal {result.journal}")
+    if isinstance(result, ApplyReply):
+        count = len(result.settings)
+        differ = [(s.device, s.key, "differs") for s in result.settings if not s.matches]
+    elif isinstance(result, VerifyReply):
+        count = len(result.settings)
+        differ = [(m.device, m.key, m.reason or "differs") for m in result.mismatches]
+    elif isinstance(result, RevertReply):
+        count = len(result.restored)
+    if count:
+        parts.append(f"{count} values")
+    if differ:
+        reasons = "; ".join(f"{device or 'global'} {key}: {why}" for device, key, why in differ)
+        parts.append(f"{len(differ)} differ from what was written ({reasons})")
+    elif what in ("Applied", "Verified"):
+        parts.append("all read back as written")
+    if isinstance(result, RevertReply) and result.skipped:
+        parts.append(f"{len(result.skipped)} skipped")
+    if isinstance(result, PersistReply):
+        for paths, verb in ((result.written, "wrote"), (result.removed, "removed")):
+            if paths:
+                parts.append(f"{verb} {', '.join(paths)}")
+    return ", ".join(parts) + "."
 
 
 def geometry_report(
@@ -192,11 +230,8 @@ class TuningService(QObject):
 
     # --- through the helper: every write is its -------------------------------------------
     def call(
-        self,
-        verb: str,
-        args: dict[str, Any],
-        on_result: Callable[[dict[str, Any]], None],
-        on_error: Callable[[str], None],
+        self, args: VerbArgs[R], on_result: Callable[[R], None], on_error: Callable[[str], None]
     ) -> None:
-        """tuning.apply / verify / revert / persist; privileged (the helper refuses otherwise)."""
-        self.helper.request(verb, args, on_result, on_error)
+        """tuning.apply / verify / revert / persist, `on_result` given the typed reply;
+        privileged (the helper refuses otherwise)."""
+        self.helper.request(args, on_result, on_error)

@@ -14,30 +14,21 @@ from typing import Any
 from stripewise.helper.state import HelperState
 from stripewise.helper.tuning.journal import Journal, boot_id, timestamp
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
-from stripewise.helper.tuning.validation import (
-    bad,
-    check_args,
-    require_root,
-    validated_settings,
-    write_order,
-)
+from stripewise.helper.tuning.validation import require_root, validated_settings, write_order
 from stripewise.model.tunables import Setting, tunable
+from stripewise.protocol.tuning import ApplyArgs
+from stripewise.protocol.tuning_replies import AppliedSetting, ApplyReply, SideEffect
 from stripewise.protocol.wire import ProtocolError, Request
 
 
-def handle_apply(session: HelperState, request: Request) -> dict[str, Any]:
-    args = check_args(request, {"settings", "label"})
+def handle_apply(session: HelperState, request: Request) -> ApplyReply:
+    args = ApplyArgs.from_json(request.args, request.id)
     require_root(session, request, "changing tunables")
-    label = args.get("label")
-    if label is not None and (
-        not isinstance(label, str) or len(label) > 200 or not label.isprintable()
-    ):
-        raise bad("label: printable text of at most 200 characters", request)
     machine = Machine(session.root)
-    settings = write_order(validated_settings(machine, args.get("settings"), request))
+    settings = write_order(validated_settings(machine, args.settings, request))
     journal = Journal(session.state_dir)
     try:
-        return _apply(machine, journal, settings, label, request)
+        return _apply(machine, journal, settings, args.label, request)
     except OSError as exc:  # the journal: before the first write, or the final bookkeeping
         raise ProtocolError(
             "io_error", f"journal {journal.path}: {exc.strerror or exc}", request.id
@@ -50,7 +41,7 @@ def _apply(
     settings: list[Setting],
     label: str | None,
     request: Request,
-) -> dict[str, Any]:
+) -> ApplyReply:
     with journal.locked():
         entries = journal.load()
         entry = _new_entry(machine, settings, label, request)
@@ -85,12 +76,9 @@ def _apply(
             ]
         entry["state"] = "applied"
         journal.save(entries)
-    return {
-        "journal": entry["id"],
-        "label": label,
-        "settings": [_shown(change) for change in changes],
-        "warnings": journal.warnings,
-    }
+    return ApplyReply(
+        entry["id"], label, tuple(_shown(change) for change in changes), tuple(journal.warnings)
+    )
 
 
 def _not_sticking(machine: Machine, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -190,14 +178,17 @@ def _failure_text(change: dict[str, Any], exc: OSError, done: int, failures: lis
     return text + "; nothing was changed"
 
 
-def _shown(change: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "key": change["key"],
-        "device": change["device"],
-        "unit": change["unit"],
-        "before": change["before"],
-        "written": change["written"],
-        "after": change["after"],
-        "matches": change["after"] == change["written"],
-        "side_effects": change.get("side_effects", []),
-    }
+def _shown(change: dict[str, Any]) -> AppliedSetting:
+    return AppliedSetting(
+        change["key"],
+        change["device"],
+        change["unit"],
+        change["before"],
+        change["written"],
+        change["after"],
+        change["after"] == change["written"],
+        tuple(
+            SideEffect(effect["key"], effect["before"], effect["after"])
+            for effect in change.get("side_effects", [])
+        ),
+    )

@@ -9,21 +9,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from stripewise.helper.state import HelperState
 from stripewise.helper.tuning.journal import Journal, atomic_write
 from stripewise.helper.tuning.sysfs import Machine
-from stripewise.helper.tuning.validation import (
-    bad,
-    check_args,
-    require_root,
-    validated_settings,
-    write_order,
-)
+from stripewise.helper.tuning.validation import require_root, validated_settings, write_order
 from stripewise.inventory.block_tunables import read_text
 from stripewise.model.tunables import Setting, relative_path
+from stripewise.protocol.tuning import PersistArgs
+from stripewise.protocol.tuning_replies import PersistFile, PersistReply
 from stripewise.protocol.wire import Request
 
 SYSCTL_FILE = "etc/sysctl.d/90-stripewise.conf"
@@ -31,22 +26,14 @@ UDEV_FILE = "etc/udev/rules.d/90-stripewise.rules"
 _UDEV_SAFE = re.compile(r"^[A-Za-z0-9_.:+-]{1,128}\Z")  # no glob, quote or space in a match
 
 
-def handle_persist(session: HelperState, request: Request) -> dict[str, Any]:
-    args = check_args(request, {"action", "settings"})
-    action = args.get("action")
-    if action not in ("show", "preview", "write", "remove"):
-        raise bad("action: show, preview, write or remove", request)
+def handle_persist(session: HelperState, request: Request) -> PersistReply:
+    args = PersistArgs.from_json(request.args, request.id)
     machine = Machine(session.root)
     paths = {"sysctl": machine.path(SYSCTL_FILE), "udev": machine.path(UDEV_FILE)}
-    if action == "show":  # what is in place now; reading needs no root
-        if "settings" in args:
-            raise bad("show takes no settings", request)
-        files = [{"kind": k, "path": p, "text": _text_or_none(p)} for k, p in paths.items()]
-        return {"files": files}
-    if action == "remove":
+    if args.action == "show":  # what is in place now; reading needs no root
+        return PersistReply(tuple(PersistFile(k, p, _text_or_none(p)) for k, p in paths.items()))
+    if args.action == "remove":
         require_root(session, request, "removing the boot-time settings")
-        if "settings" in args:
-            raise bad("remove takes no settings", request)
         removed, absent = [], []
         with Journal(session.state_dir).locked():
             for path in paths.values():
@@ -55,30 +42,29 @@ def handle_persist(session: HelperState, request: Request) -> dict[str, Any]:
                     removed.append(path)
                 except FileNotFoundError:
                     absent.append(path)
-        return {"removed": removed, "absent": absent}
-    if action == "write":
+        return PersistReply(removed=tuple(removed), absent=tuple(absent))
+    if args.action == "write":
         require_root(session, request, "writing the boot-time settings")
-    settings = validated_settings(machine, args.get("settings"), request)
+    settings = validated_settings(machine, args.settings or (), request)
     sysctl_text = sysctl_conf(s for s in settings if s.device is None)
     rules_text, warnings = udev_rules(machine, [s for s in settings if s.device is not None])
     texts = {"sysctl": sysctl_text, "udev": rules_text}
-    result: dict[str, Any] = {
-        "files": [{"kind": k, "path": paths[k], "text": texts[k]} for k in paths],
-        "warnings": warnings,
-    }
-    if action == "write":
-        written, removed = [], []
-        with Journal(session.state_dir).locked():
-            for kind, path in paths.items():
-                text = texts[kind]
-                if text is not None:
-                    atomic_write(path, text, 0o644)
-                    written.append(path)
-                elif os.path.exists(path):  # no such settings any more: none at boot
-                    os.unlink(path)
-                    removed.append(path)
-        result.update(written=written, removed=removed)
-    return result
+    preview = PersistReply(
+        tuple(PersistFile(k, paths[k], texts[k]) for k in paths), tuple(warnings)
+    )
+    if args.action != "write":
+        return preview
+    written, removed = [], []
+    with Journal(session.state_dir).locked():
+        for kind, path in paths.items():
+            text = texts[kind]
+            if text is not None:
+                atomic_write(path, text, 0o644)
+                written.append(path)
+            elif os.path.exists(path):  # no such settings any more: none at boot
+                os.unlink(path)
+                removed.append(path)
+    return replace(preview, written=tuple(written), removed=tuple(removed))
 
 
 def _text_or_none(path: str) -> str | None:

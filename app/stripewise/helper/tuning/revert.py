@@ -3,25 +3,30 @@ values now, or written back."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import replace
 from typing import Any
 
 from stripewise.helper.state import HelperState
 from stripewise.helper.tuning.apply import restore
 from stripewise.helper.tuning.journal import OPEN_STATES, Journal, boot_id, timestamp
 from stripewise.helper.tuning.sysfs import Machine
-from stripewise.helper.tuning.validation import bad, check_args, require_root
+from stripewise.helper.tuning.validation import require_root
+from stripewise.protocol.tuning import RevertArgs, VerifyArgs
+from stripewise.protocol.tuning_replies import (
+    KnobValue,
+    RestoredSetting,
+    RevertReply,
+    SkippedSetting,
+    VerifiedSetting,
+    VerifyReply,
+)
 from stripewise.protocol.wire import ProtocolError, Request
-
-_JOURNAL_ID = re.compile(r"^[0-9A-Za-z-]{1,40}\Z")  # \Z: "$" allows a final "\n"
 
 
 def _pick(
-    entries: list[dict[str, Any]], wanted: object, request: Request, nothing: str
+    entries: list[dict[str, Any]], wanted: str | None, request: Request, nothing: str
 ) -> dict[str, Any]:
-    if wanted is not None:
-        if not isinstance(wanted, str) or not _JOURNAL_ID.match(wanted):
-            raise bad("journal: an id as returned by tuning.apply", request)
+    if wanted is not None:  # its spelling was checked as the arguments were parsed
         for entry in entries:
             if entry.get("id") == wanted:
                 return entry
@@ -35,8 +40,8 @@ def _pick(
 
 
 # --- tuning.verify ----------------------------------------------------------------------------
-def handle_verify(session: HelperState, request: Request) -> dict[str, Any]:
-    args = check_args(request, {"journal"})
+def handle_verify(session: HelperState, request: Request) -> VerifyReply:
+    args = VerifyArgs.from_json(request.args, request.id)
     machine = Machine(session.root)
     journal = Journal(session.state_dir)
     try:
@@ -45,7 +50,7 @@ def handle_verify(session: HelperState, request: Request) -> dict[str, Any]:
         raise ProtocolError(
             "io_error", f"cannot read {journal.path}: {exc.strerror}", request.id
         ) from None
-    entry = _pick(entries, args.get("journal"), request, "nothing_to_verify")
+    entry = _pick(entries, args.journal, request, "nothing_to_verify")
     same_boot = entry.get("boot_id") == boot_id()
     checked, mismatches = [], []
     for change in entry.get("changes", []):
@@ -60,40 +65,37 @@ def handle_verify(session: HelperState, request: Request) -> dict[str, Any]:
             reason = f"the kernel stored {change['after']} (rounded or clamped)"
         elif now != change["written"]:
             reason = "changed since the apply (by something else)"
-        item = {
-            "key": change["key"],
-            "device": device,
-            "unit": change["unit"],
-            "written": change["written"],
-            "now": now,
-            "matches": reason is None and now == change["written"],
-        }
+        item = VerifiedSetting(
+            change["key"],
+            device,
+            change["unit"],
+            change["written"],
+            now,
+            reason is None and now == change["written"],
+        )
         checked.append(item)
-        if not item["matches"]:
-            mismatches.append({**item, "reason": reason or "differs"})
-    return {
-        "journal": entry["id"],
-        "state": entry.get("state"),
-        "settings": checked,
-        "mismatches": mismatches,
-    }
+        if not item.matches:
+            mismatches.append(replace(item, reason=reason or "differs"))
+    return VerifyReply(entry["id"], entry.get("state"), tuple(checked), tuple(mismatches))
 
 
 # --- tuning.revert ----------------------------------------------------------------------------
-def handle_revert(session: HelperState, request: Request) -> dict[str, Any]:
-    args = check_args(request, {"journal"})
+def handle_revert(session: HelperState, request: Request) -> RevertReply:
+    args = RevertArgs.from_json(request.args, request.id)
     require_root(session, request, "reverting tunables")
     machine = Machine(session.root)
     journal = Journal(session.state_dir)
     try:
-        return _revert(machine, journal, args.get("journal"), request)
+        return _revert(machine, journal, args.journal, request)
     except OSError as exc:
         raise ProtocolError(
             "io_error", f"journal {journal.path}: {exc.strerror or exc}", request.id
         ) from None
 
 
-def _revert(machine: Machine, journal: Journal, wanted: object, request: Request) -> dict[str, Any]:
+def _revert(
+    machine: Machine, journal: Journal, wanted: str | None, request: Request
+) -> RevertReply:
     with journal.locked():
         entries = journal.load()
         current_boot = boot_id()
@@ -115,17 +117,13 @@ def _revert(machine: Machine, journal: Journal, wanted: object, request: Request
                 request.id,
             )
         _check_revertible(entry, entries, machine, current_boot, request)
-        skipped, todo = [], []
+        skipped: list[SkippedSetting] = []
+        todo = []
         for change in entry["changes"]:
             device = change["device"]
             if device and machine.tree.diskseq(device) != entry["devices"][device]["diskseq"]:
-                skipped.append(
-                    {
-                        "key": change["key"],
-                        "device": device,
-                        "reason": f"{device} is gone or is another device now",
-                    }
-                )
+                reason = f"{device} is gone or is another device now"
+                skipped.append(SkippedSetting(change["key"], device, reason))
             else:
                 todo.append(change)
         was = {id(c): machine.read(c["key"], c["device"]) for c in todo}
@@ -141,18 +139,18 @@ def _revert(machine: Machine, journal: Journal, wanted: object, request: Request
         entry["state"] = "reverted"
         entry["reverted"] = timestamp()
         journal.save(entries)
-    restored = [
-        {
-            "key": c["key"],
-            "device": c["device"],
-            "unit": c["unit"],
-            "was": was[id(c)],
-            "now": machine.read(c["key"], c["device"]),
-            "restored": c["restore"][0],
-        }
+    restored = tuple(
+        RestoredSetting(
+            c["key"],
+            c["device"],
+            c["unit"],
+            was[id(c)],
+            machine.read(c["key"], c["device"]),
+            KnobValue(c["restore"][0]["key"], c["restore"][0]["value"]),
+        )
         for c in reversed(todo)
-    ]
-    return {"journal": entry["id"], "restored": restored, "skipped": skipped}
+    )
+    return RevertReply(entry["id"], restored, tuple(skipped))
 
 
 def _check_revertible(

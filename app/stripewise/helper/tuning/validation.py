@@ -1,9 +1,10 @@
-"""Requests checked before anything is written: their arguments, the caller's privilege, the
-devices named, and every setting against its device's own limits and the pair rules."""
+"""Requests checked before anything is written: the caller's privilege, the devices named, and
+every setting against its device's own limits and the pair rules. The arguments' shape (and
+each setting's key and device name) was checked as they were parsed (`protocol.tuning`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from stripewise.helper.state import HelperState
 from stripewise.helper.tuning.sysfs import Machine
@@ -12,26 +13,16 @@ from stripewise.model.tunables import (
     Scope,
     Setting,
     TuningError,
-    check_device_name,
     check_together,
-    relative_path,
     tunable,
     validate,
 )
+from stripewise.protocol.tuning import TuningSetting
 from stripewise.protocol.wire import ProtocolError, Request
-
-MAX_SETTINGS = 256
 
 
 def bad(message: str, request: Request) -> ProtocolError:
     return ProtocolError("bad_args", message, request.id)
-
-
-def check_args(request: Request, allowed: set[str]) -> dict[str, Any]:
-    unknown = set(request.args) - allowed
-    if unknown:
-        raise bad(f"unknown arguments: {sorted(unknown)}", request)
-    return request.args
 
 
 def require_root(session: HelperState, request: Request, what: str) -> None:
@@ -41,53 +32,37 @@ def require_root(session: HelperState, request: Request, what: str) -> None:
         )
 
 
-def device(machine: Machine, name: object, request: Request) -> str:
-    """A kernel name that passes check_device_name and exists under <root>/sys/block."""
-    if not isinstance(name, str):
-        raise bad(f"device must be a kernel name such as sdb, not {name!r}", request)
-    try:
-        bare = check_device_name(name)
-    except TuningError as exc:
-        raise bad(str(exc), request) from None
-    if not machine.tree.exists(bare):
-        if machine.tree.parent_disk(bare) is not None:
-            raise bad(f"{bare} is a partition: tune its whole disk", request)
-        raise ProtocolError("not_found", f"/dev/{bare} does not exist", request.id)
-    return bare
+def device(machine: Machine, name: str, request: Request) -> str:
+    """A kernel name (checked as the arguments were parsed) that exists under
+    <root>/sys/block: a partition is refused, naming its disk."""
+    if not machine.tree.exists(name):
+        if machine.tree.parent_disk(name) is not None:
+            raise bad(f"{name} is a partition: tune its whole disk", request)
+        raise ProtocolError("not_found", f"/dev/{name} does not exist", request.id)
+    return name
 
 
-def validated_settings(machine: Machine, raw: object, request: Request) -> list[Setting]:
-    """Every setting checked before anything is written: shape, count, key, device (its name
-    and its existence), value against the device's own limits, and the pair rules."""
-    if not isinstance(raw, list) or not raw:
-        raise bad("settings: a non-empty list of {key, value, device?}", request)
-    if len(raw) > MAX_SETTINGS:
-        raise bad(f"settings: at most {MAX_SETTINGS} at a time, not {len(raw)}", request)
+def validated_settings(
+    machine: Machine, parsed: Sequence[TuningSetting], request: Request
+) -> list[Setting]:
+    """Every setting checked against the machine before anything is written: its device's
+    existence, its value against the device's own limits, and the pair rules."""
     limits: dict[str, DeviceLimits] = {}
     settings: list[Setting] = []
-    for index, item in enumerate(raw):
-        where = f"settings[{index}]"
-        if not isinstance(item, dict) or set(item) - {"key", "value", "device"}:
-            raise bad(f"{where}: an object with key, value and (per device) device", request)
-        key, value, named = item.get("key"), item.get("value"), item.get("device")
-        if not isinstance(key, str):
-            raise bad(f"{where}: key must be text", request)
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            raise bad(f"{where}: value must be a number or a name", request)
+    for index, item in enumerate(parsed):
         try:
-            knob = tunable(key)
-            name = None if named is None else device(machine, named, request)
-            relative_path(knob.key, name)  # global vs device vs md: refused here by name
+            name = None if item.device is None else device(machine, item.device, request)
             if name is not None and name not in limits:
                 limits[name] = machine.tree.limits(name)
             device_limits = limits.get(name) if name else None
+            knob = tunable(item.key)
             if knob.scope is Scope.MD and not (
                 device_limits and device_limits.is_md_with_stripe_cache
             ):
                 raise TuningError(f"{name} has no stripe cache (md RAID 4/5/6 only)")
-            settings.append(Setting(knob.key, validate(knob.key, value, device_limits), name))
+            settings.append(Setting(knob.key, validate(knob.key, item.value, device_limits), name))
         except TuningError as exc:
-            raise bad(f"{where}: {exc}", request) from None
+            raise bad(f"settings[{index}]: {exc}", request) from None
     try:
         check_together(settings)
     except TuningError as exc:
