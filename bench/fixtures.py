@@ -64,7 +64,7 @@ def seed_history(url: str, runs: int, samples_per_run: int = 100) -> None:
                 target=f"/srv/array{number % 8}",
                 engine="fio",
                 engine_version="3.33",
-                spec={"size_bytes": 2**34, "phases": list(phases)},
+                spec={"size": 2**34, "phases": list(phases)},
                 context={"kernel": "6.18.0", "filesystem": "xfs", "chunk_kib": 512},
                 started_at=start + timedelta(hours=number),
             )

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
 import numpy as np
+
+from stripewise.protocol.events import Sample
 
 # (phase, label, engine MB/s, read share, block size in bytes) of a bonnie-like run
 _PHASES = (
@@ -25,14 +26,14 @@ DISKS = ("sda", "sdb")
 
 def synthetic_run(
     samples: int, phases: int = 6, rate_hz: float = 10.0, seed: int = 1
-) -> list[tuple[str, float, list[dict[str, Any]]]]:
+) -> list[tuple[str, float, list[Sample]]]:
     """A run of `samples` helper samples over `phases` phases: (label, start t_s, samples) each.
 
     Engine rates are noisy around a per-phase level; the disks see the same traffic split over
     two members plus writeback bursts, so the dashed disk lines differ from the engine's."""
     rng = np.random.default_rng(seed)
     per_phase = np.array_split(np.arange(samples), phases)
-    run: list[tuple[str, float, list[dict[str, Any]]]] = []
+    run: list[tuple[str, float, list[Sample]]] = []
     for index, numbers in enumerate(per_phase):
         name, label, level, read_share, block = _PHASES[index % len(_PHASES)]
         start = float(numbers[0]) / rate_hz if len(numbers) else 0.0
@@ -48,7 +49,8 @@ def _sample(
     read_share: float,
     block: int,
     rng: np.random.Generator,
-) -> dict[str, Any]:
+) -> Sample:
+    """One sample as the client core delivers it: the wire's object, parsed."""
     rate = max(0.0, level * (1.0 + 0.08 * rng.standard_normal()))
     read, write = rate * read_share, rate * (1.0 - read_share)
     burst = 1.0 + (0.6 if rng.random() < 0.05 else 0.0) * (write > 0)
@@ -65,26 +67,28 @@ def _sample(
     user = 2.0 + rng.random() * 2.0
     system = 8.0 + rng.random() * 6.0
     iowait = 30.0 + rng.random() * 25.0
-    return {
-        "event": "sample",
-        "run": "bench",
-        "phase": phase,
-        "repetition": 0,
-        "t_s": round(t_s, 3),
-        "engine_read_mb_s": round(read, 3),
-        "engine_write_mb_s": round(write, 3),
-        "engine_read_iops": round(read * 1e6 / block, 1),
-        "engine_write_iops": round(write * 1e6 / block, 1),
-        "disks": disks,
-        "cpu": {
-            "user": round(user, 2),
-            "system": round(system, 2),
-            "iowait": round(iowait, 2),
-            "idle": round(100.0 - user - system - iowait, 2),
-        },
-        "progress": None,
-        "eta_s": None,
-    }
+    return Sample.from_json(
+        {
+            "event": "sample",
+            "run": "bench",
+            "phase": phase,
+            "repetition": 0,
+            "t_s": round(t_s, 3),
+            "engine_read_mb_s": round(read, 3),
+            "engine_write_mb_s": round(write, 3),
+            "engine_read_iops": round(read * 1e6 / block, 1),
+            "engine_write_iops": round(write * 1e6 / block, 1),
+            "disks": disks,
+            "cpu": {
+                "user": round(user, 2),
+                "system": round(system, 2),
+                "iowait": round(iowait, 2),
+                "idle": round(100.0 - user - system - iowait, 2),
+            },
+            "progress": None,
+            "eta_s": None,
+        }
+    )
 
 
 def plot_refresh_ms(samples: int = 72_000, rounds: int = 20) -> list[float]:

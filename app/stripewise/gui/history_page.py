@@ -250,7 +250,7 @@ class HistoryPage(QWidget):
         elif scope != "all":
             caption = f"{len(shown)} of {len(self._all_runs)} runs ({SCOPES[scope].lower()})"
         else:
-            caption = f"{len(runs)} runs in {where}"
+            caption = f"{len(runs)} run{'' if len(runs) == 1 else 's'} in {where}"
         self._list(shown, caption)
 
     def _list(self, runs: list[RunSummary], caption: str) -> None:

@@ -44,7 +44,6 @@ PRESET_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _TOP_KEYS = ("format", "version", "name", "description", "include")
 _TABLES = {"device": Scope.DEVICE, "md": Scope.MD, "global": Scope.GLOBAL}
 _RAISE_ONLY = re.compile(r">=\s*(\d+)")
-_PARITY_LEVELS = ("raid4", "raid5", "raid6")
 # a device's knobs in write order: switching the scheduler resets nr_requests, so it goes first
 _DEVICE_ORDER = tuple(
     dict.fromkeys(("scheduler", *(k for k, t in TUNABLES.items() if t.scope is not Scope.GLOBAL)))
