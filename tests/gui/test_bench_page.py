@@ -111,6 +111,8 @@ def test_a_real_run_streams_fills_the_table_and_is_saved_with_context(
     throughput = {v.phase: v for v in detail.results if v.metric == "throughput"}
     assert set(throughput) == set(PHASES)
     assert all(v.repetitions == 2 and v.value and v.value > 0 for v in throughput.values())
+    # each pass kept: the evidence a comparison's verdict is tested on
+    assert all(len(v.passes) == 2 and min(v.passes) == v.min_value for v in throughput.values())
 
     with qtbot.waitSignal(window.history.runsLoaded, timeout=10_000):
         qtbot.mouseClick(page.open_button, Qt.MouseButton.LeftButton)

@@ -14,7 +14,9 @@ from stripewise.model.run import ResultValue, RunStatus
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 RESULTS = (
-    ResultValue("write", "throughput", "MB/s", 1834.5, 1790.0, 1902.25, 3),
+    ResultValue(
+        "write", "throughput", "MB/s", 1834.5, 1790.0, 1902.25, 3, (1790.0, 1834.5, 1902.25)
+    ),
     ResultValue("seeks", "iops", "1/s", None, None, None, 3),
     ResultValue("read", "latency_p99", "ms", 0.1 + 0.2, 0.25, None, 1),
 )
@@ -72,6 +74,8 @@ def test_json_export_holds_the_whole_run(store: HistoryStore, host_id: int) -> N
         "min": 1790.0,
         "max": 1902.25,
         "repetitions": 3,
+        "passes": [1790.0, 1834.5, 1902.25],  # each repetition's figure, in run order
+        "flags": [],
     }
     assert doc["results"][1]["value"] is None
     assert doc["results"][2]["value"] == 0.1 + 0.2

@@ -70,6 +70,8 @@ def export_run_json(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
                 "min": r.min_value,
                 "max": r.max_value,
                 "repetitions": r.repetitions,
+                "passes": list(r.passes),
+                "flags": list(r.flags),
             }
             for r in detail.results
         ],

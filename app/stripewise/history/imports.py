@@ -195,6 +195,9 @@ def _result_rows(run_id: int, run: ImportedRun) -> Sequence[dict[str, Any]]:
             "min_value": json_safe(v.min_value),
             "max_value": json_safe(v.max_value),
             "repetitions": v.repetitions,
+            "passes": [json_safe(p) for p in v.passes] or None,
+            "flags": list(v.flags) or None,
+            "source_unit": v.source_unit or None,
         }
         for v in run.results
     ]

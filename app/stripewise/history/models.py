@@ -149,6 +149,10 @@ class Result(Base):
     min_value: Mapped[float | None] = mapped_column(Float)
     max_value: Mapped[float | None] = mapped_column(Float)
     repetitions: Mapped[int] = mapped_column(Integer, default=1)
+    # each repetition's figure (the verdict's evidence) and the guards it tripped; NULL: none
+    passes: Mapped[list[float] | None] = mapped_column(JSON)
+    flags: Mapped[list[str] | None] = mapped_column(JSON)
+    source_unit: Mapped[str | None] = mapped_column(String(32))  # an import's own unit
 
 
 class SlotLabelRow(Base):

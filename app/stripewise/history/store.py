@@ -165,6 +165,9 @@ class HistoryStore:
                 "min_value": _finite(v.min_value),
                 "max_value": _finite(v.max_value),
                 "repetitions": v.repetitions,
+                "passes": [_finite(p) for p in v.passes] or None,
+                "flags": list(v.flags) or None,
+                "source_unit": v.source_unit or None,
             }
             for v in values
         ]
@@ -469,6 +472,9 @@ def _result_value(row: Any) -> ResultValue:
         min_value=row.min_value,
         max_value=row.max_value,
         repetitions=row.repetitions,
+        passes=tuple(p for p in row.passes or () if p is not None),
+        flags=tuple(row.flags or ()),
+        source_unit=row.source_unit or "",
     )
 
 

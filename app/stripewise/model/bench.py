@@ -142,6 +142,7 @@ class PhaseOutcome:
     lat_p99_us: float | None = None
     cpu_busy_pct: float | None = None  # system-wide user+system+iowait... see sampler
     error: str | None = None
+    flags: tuple[str, ...] = ()  # guards this repetition tripped
 
     @property
     def cpu_pct(self) -> float | None:
@@ -170,12 +171,13 @@ class Spread:
     low: float
     high: float
     n: int
+    values: tuple[float, ...] = ()  # each repetition's figure, in run order
 
 
 def spread_of(values: Sequence[float]) -> Spread | None:
     if not values:
         return None
-    return Spread(statistics.median(values), min(values), max(values), len(values))
+    return Spread(statistics.median(values), min(values), max(values), len(values), tuple(values))
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,7 @@ class PhaseResult:
     cpu_pct: float | None = None
     kb_s_per_cpu_pct: float | None = None  # the RAID notes' efficiency figure
     errors: tuple[str, ...] = field(default_factory=tuple)
+    flags: tuple[str, ...] = ()  # guards its figures tripped (docs/protocol.md)
 
     @property
     def name(self) -> str:
@@ -199,7 +202,9 @@ class PhaseResult:
         """This phase in the history's vocabulary (`compare.METRICS`): MB/s
         and IOPS with their spread over repetitions, then the single figures."""
         values = [
-            ResultValue(self.phase.value, metric, unit, s.median, s.low, s.high, s.n)
+            ResultValue(
+                self.phase.value, metric, unit, s.median, s.low, s.high, s.n, s.values, self.flags
+            )
             for metric, unit, s in (
                 ("throughput", "MB/s", self.mb_s),
                 ("iops", "IOPS", self.iops),
@@ -207,7 +212,7 @@ class PhaseResult:
             if s is not None
         ]
         values += [
-            ResultValue(self.phase.value, metric, unit, figure)
+            ResultValue(self.phase.value, metric, unit, figure, flags=self.flags)
             for metric, unit, figure in (
                 ("latency_p50", "us", self.lat_p50_us),
                 ("latency_p99", "us", self.lat_p99_us),
@@ -236,6 +241,8 @@ class PhaseFigures(Protocol):
     def lat_p99_us(self) -> float | None: ...
     @property
     def cpu_pct(self) -> float | None: ...
+    @property
+    def flags(self) -> tuple[str, ...]: ...
 
 
 def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
@@ -256,4 +263,6 @@ def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
         cpu_pct=cpu,
         kb_s_per_cpu_pct=efficiency,
         errors=errors,
+        # any repetition's guard holds for the phase: its figures mix that repetition in
+        flags=tuple(dict.fromkeys(f for o in outcomes if o.phase is phase for f in o.flags)),
     )

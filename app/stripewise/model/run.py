@@ -28,7 +28,8 @@ class ResultValue:
     """One figure of one phase: the median over repetitions with its spread.
 
     `value` is None when the tool produced no figure (bonnie++ prints `+++++`): a missing
-    figure is never stored as 0.
+    figure is never stored as 0. `passes` are the repetitions a verdict is tested on; samples
+    within a pass are no repetitions.
     """
 
     phase: str
@@ -38,6 +39,9 @@ class ResultValue:
     min_value: float | None = None
     max_value: float | None = None
     repetitions: int = 1
+    passes: tuple[float, ...] = ()  # each repetition's figure, in run order (when recorded)
+    flags: tuple[str, ...] = ()  # guards the figure tripped (docs/history.md lists them)
+    source_unit: str = ""  # an import's own unit, for display; `unit` is the stored (SI) one
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,14 @@ def _whole(data: Mapping[str, Any], key: str) -> int:
     return value
 
 
+def _texts(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    """An optional list of text (absent: empty)."""
+    value = data.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(f"{key}: a list of text expected")
+    return tuple(value)
+
+
 def _figure(value: Any, key: str) -> float | None:
     if value is None:
         return None
@@ -251,6 +259,7 @@ class PhaseFinished:
     lat_p99_us: float | None
     cpu_pct: float | None
     error: str | None
+    flags: tuple[str, ...] = ()  # guards this repetition tripped (docs/protocol.md)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PhaseFinished:
@@ -270,6 +279,7 @@ class PhaseFinished:
             _figure(data.get("lat_p99_us"), "lat_p99_us"),
             _figure(data.get("cpu_pct"), "cpu_pct"),
             error,
+            _texts(data, "flags"),
         )
 
 
@@ -301,14 +311,21 @@ def _spread(data: Any, key: str) -> Spread | None:
         return None
     if not isinstance(data, dict):
         raise _fail(f"{key}: an object or null expected")
+    values = data.get("values") or []
+    if not isinstance(values, list) or None in (_figure(v, f"{key}.values") for v in values):
+        raise _fail(f"{key}.values: a list of numbers expected")
     return Spread(
-        _number(data, "median"), _number(data, "low"), _number(data, "high"), _whole(data, "n")
+        _number(data, "median"),
+        _number(data, "low"),
+        _number(data, "high"),
+        _whole(data, "n"),
+        tuple(float(v) for v in values),
     )
 
 
 def summary_to_json(result: PhaseResult) -> dict[str, Any]:
     spread = {
-        key: None if value is None else vars(value)
+        key: None if value is None else vars(value) | {"values": list(value.values)}
         for key, value in (("mb_s", result.mb_s), ("iops", result.iops))
     }
     return {
@@ -320,15 +337,14 @@ def summary_to_json(result: PhaseResult) -> dict[str, Any]:
         "cpu_pct": result.cpu_pct,
         "kb_s_per_cpu_pct": result.kb_s_per_cpu_pct,
         "errors": list(result.errors),
+        "flags": list(result.flags),
     }
 
 
 def summary_from_json(data: Any) -> PhaseResult:
     if not isinstance(data, dict):
         raise _fail("results: objects expected")
-    errors = data.get("errors") or []
-    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
-        raise _fail("errors: a list of text expected")
+    errors = _texts(data, "errors")
     return PhaseResult(
         _phase(data),
         _spread(data.get("mb_s"), "mb_s"),
@@ -337,7 +353,8 @@ def summary_from_json(data: Any) -> PhaseResult:
         _figure(data.get("lat_p99_us"), "lat_p99_us"),
         _figure(data.get("cpu_pct"), "cpu_pct"),
         _figure(data.get("kb_s_per_cpu_pct"), "kb_s_per_cpu_pct"),
-        tuple(errors),
+        errors,
+        _texts(data, "flags"),
     )
 
 
@@ -414,6 +431,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             value = {name: vars(rates) for name, rates in value.items()}
         elif isinstance(value, Mapping):
             value = dict(value)
+        elif isinstance(value, tuple):
+            value = list(value)
         data[item.name] = value
     return data
 
