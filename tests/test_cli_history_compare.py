@@ -6,6 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,17 +71,27 @@ def store_run(
 
 
 def mb_s(value: float, low: float | None = None, high: float | None = None, reps: int = 1):
+    """As results filed before schema 0007 hold it: median, min, max, no passes."""
     return ResultValue("seq_read", "throughput", "MB/s", value, low, high, reps)
+
+
+def mb_s_passes(*figures: float) -> ResultValue:
+    ordered = sorted(figures)
+    median = ordered[len(ordered) // 2]
+    return ResultValue(
+        "seq_read", "throughput", "MB/s", median, ordered[0], ordered[-1], len(figures), figures
+    )
 
 
 @pytest.fixture
 def chunk_runs(db_url: str) -> list[int]:
-    """Seed 000's chunk table: 64 KiB is within the 512 KiB runs' spread, 128/256 beyond."""
+    """Seed 000's chunk table over three passes: 64 KiB clearly slower than 512 KiB, 128 and
+    256 KiB inside the 512 KiB runs' scatter."""
     return [
-        store_run(db_url, "chunk 512", 512, mb_s(239.5, 224, 255, 2)),
-        store_run(db_url, "chunk 64", 64, mb_s(174.5, 172, 177, 2)),
-        store_run(db_url, "chunk 128", 128, mb_s(245, 240, 250, 2)),
-        store_run(db_url, "chunk <256>", 256, mb_s(226.5, 226, 227, 2)),
+        store_run(db_url, "chunk 512", 512, mb_s_passes(239.5, 224, 255)),
+        store_run(db_url, "chunk 64", 64, mb_s_passes(174.5, 172, 177)),
+        store_run(db_url, "chunk 128", 128, mb_s_passes(245, 240, 250)),
+        store_run(db_url, "chunk <256>", 256, mb_s_passes(226.5, 226, 227)),
     ]
 
 
@@ -89,18 +102,22 @@ def history(db_url: str, *args: str) -> int:
 # --- compare -------------------------------------------------------------------------------
 
 
-def test_compare_text_marks_noise_and_wins_and_says_what_differs(
+def test_compare_text_shows_each_change_with_its_interval_and_says_what_differs(
     db_url: str, chunk_runs: list[int], capsys
 ) -> None:
     assert history(db_url, "compare", "1", "2", "3", "4") == 0
     out = capsys.readouterr().out
     assert "Runs compared (baseline #1):" in out
     read = next(line for line in out.splitlines() if line.startswith("seq_read  throughput"))
-    assert "-27.1% * worse" in read  # 174.5 vs 239.5: beyond the 224..255 spread
-    assert "+2.3% ~" in read  # 245 inside the baseline's spread: noise, not a win
-    assert "-5.4% ~" in read
+    assert "239.5 n=3" in read and "174.5 n=3" in read
+    # 64 KiB: means 174.5 vs 239.5 (-27.1 %); Welch's interval over 3 passes each
+    assert re.search(r"-27\.1 % ± \d+\.\d % \(95 %\) \* worse", read), read
+    assert re.search(r"\+2\.3 % ± \d+\.\d % \(95 %\) ~", read), read  # 128 KiB: noise
+    assert re.search(r"-5\.4 % ± \d+\.\d % \(95 %\) ~", read), read
     cpu = next(line for line in out.splitlines() if line.startswith("seq_read  cpu"))
-    assert cpu.count("+0.0% ~") == 3  # no spread: the 5 % rule
+    assert cpu.count("+0.0 % ? can't tell: 1 pass each") == 3
+    assert "± their 95 % interval (Welch's t)" in out
+    assert "Holm's correction for the 3 figures tested" in out
     assert "What differs:" in out and "array:" in out
     assert "array.chunk_kib  512  64  128  256" in out
     assert "recorder" not in out
@@ -122,32 +139,87 @@ def test_compare_json_is_the_comparison_document(
     )
     assert read["beyond_noise"] == [True, None] and read["verdicts"] == ["better", ""]
     assert read["changes_pct"][0] == pytest.approx(100 * 65 / 174.5)
+    assert read["passes"] == [[239.5, 224, 255], [174.5, 172, 177]]
+    interval = read["intervals"][0]
+    assert interval["low_pct"] > 0 and interval["confidence"] == 0.95
+    assert interval["passes"] == [3, 3] and interval["p_adjusted"] < 0.05
+    cpu = document["rows"][1]
+    assert cpu["verdicts"] == ["unknown", ""] and cpu["beyond_noise"] == [None, None]
+    assert cpu["verdict_texts"] == ["can't tell: 1 pass each", ""]
+    assert document["verdict_rule"]["tests"] == 1
     assert document["context"] == [
         {"key": "array.chunk_kib", "group": "array", "values": [512, 64]}
     ]
     assert document["sweep"] is None  # two runs are a comparison, not a trend
 
 
-def test_sample_spreads_judge_runs_without_repetitions(db_url: str, capsys) -> None:
-    """Batch means of 4 samples: the steady runs vary by 1 MB/s, the wobbly one by 60."""
+def test_samples_within_a_pass_and_results_without_passes_give_no_verdict(
+    db_url: str, capsys
+) -> None:
+    """Steady samples once made +2.7 % a win; results filed before schema 0007 kept a min and
+    max but not the passes: neither is a repetition to test."""
     steady = tuple(200.0 + (i // 4) % 2 for i in range(20))
-    wobbly = tuple(200.0 + (30 if (i // 4) % 2 else -30) for i in range(20))
-    store_run(db_url, "steady", 512, mb_s(200.5), steady)
-    store_run(db_url, "steady again", 512, mb_s(206), steady)
-    store_run(db_url, "wobbly", 512, mb_s(206), wobbly)
-    store_run(db_url, "imported", 512, mb_s(206))
+    store_run(db_url, "steady", 512, mb_s_passes(200.5), steady)
+    store_run(db_url, "steady again", 512, mb_s_passes(206), steady)
+    store_run(db_url, "filed before 0007", 512, mb_s(206, 204, 208, 3))
+    store_run(db_url, "three passes", 512, mb_s_passes(206, 205, 207))
     assert history(db_url, "compare", "1", "2", "--json") == 0
     row = json.loads(capsys.readouterr().out)["rows"][0]
-    assert row["spreads"][0] == {"low": 200.0, "high": 201.0, "source": "samples"}
-    assert row["verdicts"] == ["", "better"]  # +2.7 %, yet well beyond the samples' 1 MB/s
-    assert history(db_url, "compare", "3", "2", "--json") == 0
-    assert json.loads(capsys.readouterr().out)["rows"][0]["verdicts"] == ["", "noise"]
-    assert history(db_url, "compare", "4", "1", "--json") == 0
-    row = json.loads(capsys.readouterr().out)["rows"][0]
-    assert row["spreads"][0] is None
-    assert row["verdicts"] == ["", "worse"]  # the other run's samples decide
-    assert history(db_url, "compare", "4", "2", "--json") == 0
-    assert json.loads(capsys.readouterr().out)["rows"][0]["verdicts"] == ["", "noise"]
+    assert row["spreads"] == [None, None] and row["verdicts"] == ["", "unknown"]
+    assert row["verdict_texts"][1] == "can't tell: 1 pass each"
+    assert history(db_url, "compare", "3", "4") == 0
+    read = next(line for line in capsys.readouterr().out.splitlines() if "throughput" in line)
+    assert "? can't tell: passes not recorded" in read and "206.0 n=3" in read
+
+
+def test_two_identical_single_pass_runs_give_no_verdict(tmp_path: Path, capsys) -> None:
+    """The field report, for real: two single-pass runs of the built-in engine on the same
+    directory, stored by `stripewise bench --save`, differ by chance in every figure; the
+    comparison calls none of them better or worse. Three passes each get intervals."""
+    work = tmp_path / "work"
+    work.mkdir()
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    for repeat in ("1", "1", "3", "3"):
+        args = ["--target", str(work), "--size", "32M", "--phases", "seq_write,seq_read"]
+        args += ["--engine", "builtin", "--repeat", repeat, "--save", "--db", db]
+        done = subprocess.run(
+            [sys.executable, "-m", "stripewise", "bench", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+    assert history(db, "compare", "1", "2", "--json") == 0
+    single = json.loads(capsys.readouterr().out)
+    assert len(single["rows"]) >= 10  # throughput, IOPS, CPU, latencies, efficiency x 2
+    for row in single["rows"]:
+        # "" where a figure of the baseline is 0 (a CPU reading can be): nothing to compare
+        assert row["verdicts"][0] == "" and row["verdicts"][1] in ("unknown", ""), row
+        assert row["beyond_noise"] == [None, None] and row["intervals"] == [None, None]
+    throughput = single["rows"][0]
+    assert (throughput["phase"], throughput["metric"]) == ("seq_write", "throughput")
+    assert [len(p) for p in throughput["passes"]] == [1, 1]
+    assert throughput["verdict_texts"][1] == "can't tell: 1 pass each"
+    assert history(db, "compare", "1", "2") == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("seq_")]
+    assert len(table) == len(single["rows"])
+    assert not any("* better" in line or "* worse" in line for line in table)
+    assert sum("? can't tell: 1 pass each" in line for line in table) >= 8
+
+    assert history(db, "compare", "3", "4", "--json") == 0
+    repeated = json.loads(capsys.readouterr().out)
+    rows = {(r["phase"], r["metric"]): r for r in repeated["rows"]}
+    for phase in ("seq_write", "seq_read"):
+        tested = rows[(phase, "throughput")]
+        interval = tested["intervals"][1]
+        assert [len(p) for p in tested["passes"]] == [3, 3] and interval is not None
+        assert interval["low_pct"] < interval["change_pct"] < interval["high_pct"]
+        assert tested["verdicts"][1] in ("better", "worse", "noise")
+        assert (tested["verdicts"][1] == "noise") == (interval["p_adjusted"] > 0.05)
+        # CPU: one median of three passes ("" when the baseline's reads 0: no change to judge)
+        assert rows[(phase, "cpu")]["verdicts"][1] in ("unknown", "")
+    assert repeated["verdict_rule"]["tests"] == 4  # throughput and IOPS of two phases
 
 
 @pytest.mark.parametrize(
@@ -184,6 +256,7 @@ def test_export_comparison_html_csv_and_json(
     assert history(db_url, "export", "1", "2", "--format", "csv") == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert rows[0]["#2 chunk 64"] == "174.5" and rows[0]["#2 beyond noise"] == "true"
+    assert rows[0]["#2 verdict"] == "worse" and float(rows[0]["#2 interval ± %"]) > 0
 
     assert history(db_url, "export", "1", "2", "--format", "json", "--baseline", "2") == 0
     assert json.loads(capsys.readouterr().out)["baseline"] == 2

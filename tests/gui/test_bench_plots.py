@@ -10,9 +10,10 @@ import pytest
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
+from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import MIB_PER_MB, SERIES, LivePlots
 from stripewise.gui.theme import dark_palette
-from stripewise.protocol.events import Sample, event_from_json
+from stripewise.protocol.events import DiskLayer, Sample, event_from_json
 
 PHASES = ("Sequential Output, Block #1", "Sequential Input, Block #1", "Random Seeks (reads) #1")
 
@@ -241,3 +242,70 @@ def test_palette_change_recolours(plots: LivePlots) -> None:
     assert axis.textPen().color() == dark_palette().color(QPalette.ColorRole.Text)
     plots.grab()  # and it paints
     assert not math.isnan(plots.series("engine_write")[1][0])
+
+
+# --- layers: the disk lines measure one layer, never a sum across layers ---------------------
+
+
+def disk(read: float, write: float, **layer: Any) -> dict[str, Any]:
+    return {"read_mb_s": read, "write_mb_s": write, "read_iops": 1, "write_iops": 1} | layer
+
+
+def test_a_loop_device_and_the_disk_under_its_file_are_not_added_up(plots: LivePlots) -> None:
+    """The user's report: loop0 (on a file on vda) and vda summed to 4,400 MB/s where no
+    device did more than 2,223. The line is vda's alone, and the legend says so."""
+    disks = {
+        "loop0": disk(0.0, 2180.0, role="target", under=None, depth=0),
+        "vda": disk(1.5, 2223.0, role="backing", under="loop0", depth=1),
+    }
+    plots.add_samples([sample(0.1, disks=disks), sample(0.2, disks=disks)])
+    plots.refresh()
+    assert list(plots.series("disk_write")[1]) == [2223.0, 2223.0]
+    assert list(plots.series("disk_read")[1]) == [1.5, 1.5]
+    assert plots.throughput_plot.getViewBox().viewRange()[1] == [0.0, 2500.0]
+    assert plots.legend_labels() == [
+        "engine read",
+        "engine write",
+        "disk read (vda, under loop0)",
+        "disk write (vda, under loop0)",
+    ]
+
+
+def test_md_members_are_summed_as_one_layer(plots: LivePlots) -> None:
+    members = {
+        name: disk(0.0, 400.0, role="member", under="md0", depth=1) for name in ("sdb", "sdc")
+    }
+    plots.add_samples([sample(0.1, disks=members)])
+    plots.refresh()
+    assert list(plots.series("disk_write")[1]) == [800.0]
+    assert plots.legend_labels()[2:] == [
+        "disk read (sdb + sdc, under md0)",
+        "disk write (sdb + sdc, under md0)",
+    ]
+    eight = {f"sd{c}": disk(0.0, 100.0, role="member", under="md4", depth=1) for c in "bcdefghi"}
+    plots.clear()
+    assert plots.legend_labels()[2] == "disk read"  # a new run: nothing said yet
+    plots.add_sample(sample(0.1, disks=eight))
+    plots.refresh()
+    assert list(plots.series("disk_write")[1]) == [800.0]
+    assert plots.legend_labels()[3] == "disk write (8 disks under md4)"
+
+
+def test_a_device_alone_is_named_without_a_layer_and_old_samples_are_summed(
+    plots: LivePlots,
+) -> None:
+    plots.add_sample(sample(0.1, disks={"loop3": disk(0.0, 50.0, role="target", depth=0)}))
+    plots.refresh()
+    assert plots.legend_labels()[3] == "disk write (loop3)"
+    plots.add_sample(sample(0.2))  # sda and sdb, no places said (an older helper): both count
+    plots.refresh()
+    assert list(plots.series("disk_write")[1]) == pytest.approx([50.0, 822.0])
+    assert plots.legend_labels()[3] == "disk write (sda + sdb)"
+
+
+def test_layers_in_words() -> None:
+    loop = (DiskLayer("loop0", "target"), DiskLayer("vda", "backing", "loop0", 1))
+    assert describe_layers(loop) == "loop0 on vda"
+    members = tuple(DiskLayer(n, "member", "md0", 1) for n in ("sdb", "sdc"))
+    assert describe_layers(members) == "md0 on sdb, sdc"  # the array is not sampled itself
+    assert describe_layers(()) == ""

@@ -1,13 +1,18 @@
-"""The comparison window driven with pytest-qt on three stored runs: a chunk-size sweep where
-one change is beyond the runs' spread and one is not."""
+"""The comparison window driven with pytest-qt on stored runs: a chunk-size sweep of three
+passes each where one change is beyond the passes' noise and one is not; single-pass runs it
+can't judge, with the way to run them again; a phase too short for a line."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
+from stripewise.gui.bench_form import size_text
+from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.compare_view import CompareWindow
 from stripewise.gui.history_page import HistoryPage
 from stripewise.history.database import open_database
@@ -17,8 +22,23 @@ from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
 from tests.seed import HOST
 
-# chunk KiB -> (seq_read MB/s median, min, max): 128 is inside 64's spread, 256 is beyond it
-CHUNKS = {64: (400.0, 380.0, 420.0), 128: (410.0, 395.0, 425.0), 256: (520.0, 510.0, 530.0)}
+# chunk KiB -> seq_read MB/s of three passes: 128 is inside 64's noise, 256 is beyond it
+CHUNKS = {64: (380.0, 400.0, 420.0), 128: (395.0, 410.0, 425.0), 256: (510.0, 520.0, 530.0)}
+# the spec as the helper normalised it (runs.spec)
+SPEC = {
+    "target": "/srv/raid",
+    "size": 3 * 2**30,
+    "block_size": 2**19,
+    "random_block_size": 4096,
+    "direct": False,
+    "phases": ["seq_write", "seq_read"],
+    "queue_depth": 4,
+    "streams": 2,
+    "repetitions": 1,
+    "runtime_cap_s": 120.0,
+    "sample_rate_hz": 5.0,
+    "engine": "builtin",
+}
 
 
 def store_sweep(url: str) -> list[int]:
@@ -27,7 +47,8 @@ def store_sweep(url: str) -> list[int]:
         store = HistoryStore(db)
         host = store.ensure_host(HOST)
         ids = []
-        for chunk, (median, low, high) in CHUNKS.items():
+        for chunk, passes in CHUNKS.items():
+            low, median, high = passes
             context = {
                 "kernel": "6.18.0",
                 "ram_bytes": 16 * 2**30,
@@ -41,7 +62,7 @@ def store_sweep(url: str) -> list[int]:
                 target="/srv/raid",
                 engine="builtin",
                 engine_version="1",
-                spec={"size": 32 * 2**30},
+                spec=dict(SPEC, repetitions=3),
                 context=context,
             )
             store.add_samples(
@@ -60,7 +81,7 @@ def store_sweep(url: str) -> list[int]:
             store.add_results(
                 run_id,
                 [
-                    ResultValue("seq_read", "throughput", "MB/s", median, low, high, 3),
+                    ResultValue("seq_read", "throughput", "MB/s", median, low, high, 3, passes),
                     ResultValue("seq_read", "latency_p99", "us", 900.0),
                 ],
             )
@@ -101,9 +122,16 @@ def test_results_are_coloured_only_beyond_the_spread(compared: CompareWindow) ->
     within = cell(compared, "Throughput (MB/s)", 3)
     beyond = cell(compared, "Throughput (MB/s)", 4)
     assert baseline.text() == "400.0"
-    assert within.text() == "410.0  (+2.5 % \u2248)" and not within.font().bold()
-    assert beyond.text() == "520.0  (+30.0 %)" and beyond.font().bold()
-    assert "noise" in within.toolTip() and "better" in beyond.toolTip()
+    assert re.fullmatch(r"410\.0  \(\+2\.5 % ± \d+\.\d % \(95 %\) \u2248\)", within.text())
+    assert not within.font().bold()
+    assert re.fullmatch(r"520\.0  \(\+30\.0 % ± \d+\.\d % \(95 %\)\)", beyond.text())
+    assert beyond.font().bold()
+    assert within.toolTip().startswith("noise: the means of the passes changed +2.5 % ±")
+    assert (
+        beyond.toolTip().startswith("better: ") and "3 passes, 510.0 .. 530.0" in beyond.toolTip()
+    )
+    assert "Holm's correction for the 2 figures tested" in compared.legend.text()
+    assert compared.more_passes.isHidden(), "every run has its passes: nothing to run again"
 
 
 def test_baseline_can_be_changed(compared: CompareWindow, qtbot: Any) -> None:
@@ -112,14 +140,15 @@ def test_baseline_can_be_changed(compared: CompareWindow, qtbot: Any) -> None:
         compared._baseline_picked()
     assert compared.comparison.baseline_index == 2
     assert cell(compared, "Throughput (MB/s)", 4).text() == "520.0"
+    assert cell(compared, "Latency p99 (µs)", 2).text() == "900.0  (+0.0 % ?)"
     assert "(baseline)" in compared.heading.text()
 
 
 def test_series_context_and_sweep(compared: CompareWindow, tmp_path: Path) -> None:
     assert [compared.phase_box.itemText(i) for i in range(compared.phase_box.count())] == [
-        "seq_read",
         "seq_write",
-    ]
+        "seq_read",
+    ], "bonnie++'s order"
     assert compared.series_plot.getPlotItem().listDataItems() == [], "drawn when first shown"
     compared.tabs.setCurrentIndex(compared.series_index)
     compared.phase_box.setCurrentText("seq_read")
@@ -127,6 +156,9 @@ def test_series_context_and_sweep(compared: CompareWindow, tmp_path: Path) -> No
     assert len(curves) == 3
     xs, _ys = curves[0].getData()
     assert xs[0] == 0.0, "each phase aligned at its start"
+    axis = compared.series_plot.getAxis("bottom")
+    assert axis.labelUnits == "s" and "x0.001" not in axis.labelString()
+    assert compared.series_note.text() == "Each line starts at its run's first sample of the phase."
     groups = {
         compared.context.topLevelItem(i).text(0): compared.context.topLevelItem(i)
         for i in range(compared.context.topLevelItemCount())
@@ -163,3 +195,111 @@ def test_closing_before_the_runs_arrive_is_quiet(
     compare = window.compare_runs(ids)
     compare.close()  # deleted on close, while its comparison is still being read
     wait_for_deliveries(qtbot)  # the delivery ran; an exception there would fail this test
+
+
+def store_single_passes(url: str) -> list[int]:
+    """Two one-pass runs of SPEC: seq_write sampled once (a phase shorter than two sampling
+    periods), seq_read not at all (it ended before its first sample); and an import."""
+    db = open_database(url)
+    try:
+        store = HistoryStore(db)
+        host = store.ensure_host(HOST)
+        ids = []
+        for name, mb_s in (("before", 1329.0), ("after", 2069.0)):
+            run_id = store.create_run(
+                host,
+                name=name,
+                target=SPEC["target"],
+                engine="builtin",
+                engine_version="1",
+                spec=SPEC,
+                context={"kernel": "6.18.0"},
+            )
+            sample = {"engine_write_mb_s": mb_s, "engine_read_mb_s": 0.0}
+            store.add_samples(run_id, [SampleRow(0, 0.18, "seq_write", 1, sample)])
+            store.add_results(
+                run_id,
+                [
+                    ResultValue("seq_write", "throughput", "MB/s", mb_s, mb_s, mb_s, 1, (mb_s,)),
+                    ResultValue("seq_read", "throughput", "MB/s", mb_s, mb_s, mb_s, 1, (mb_s,)),
+                ],
+            )
+            store.finish_run(run_id, RunStatus.COMPLETE)
+            ids.append(run_id)
+        return ids
+    finally:
+        db.close()
+
+
+def open_comparison(window: Any, qtbot: Any, ids: list[int]) -> CompareWindow:
+    compare = window.compare_runs(ids)
+    qtbot.waitUntil(lambda: compare.comparison is not None, timeout=10_000)
+    return compare
+
+
+def test_single_passes_can_t_tell_and_the_window_offers_to_run_more(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    """+55.7 % from one pass each is no verdict; the button sets up the Benchmark page with
+    the run's stored spec and enough passes for one."""
+    ids = store_single_passes(db_url)
+    window = make_window(view="history")
+    compare = open_comparison(window, qtbot, ids)
+    try:
+        within = cell(compare, "Throughput (MB/s)", 3)
+        assert within.text() == "2,069  (+55.7 % ?)" and not within.font().bold()
+        assert within.toolTip().startswith("can't tell: 1 pass each")
+        assert compare.more_passes.isVisibleTo(compare)
+        assert "Can't tell from 1 pass: run the benchmark again with 3 passes" in (
+            compare.more_passes_note.text()
+        )
+        labels = [b.text() for b in compare.more_passes_buttons]
+        assert labels == [f"Run #{ids[0]} with 3 passes...", f"Run #{ids[1]} with 3 passes..."]
+
+        qtbot.mouseClick(compare.more_passes_buttons[1], Qt.MouseButton.LeftButton)
+        assert window.current_view == "benchmark"
+        page = window.page_widgets["benchmark"]
+        assert isinstance(page, BenchPage)
+        form = page.form
+        assert form.current_target() is not None and form.current_target().path == "/srv/raid"
+        assert form.repetitions.value() == 3
+        assert form.size.text() == size_text(3 * 2**30) == "3G"
+        assert form.block.currentText() == "512K" and not form.direct.isChecked()
+        assert [p.value for p in form.phases()] == ["seq_write", "seq_read"]
+        assert (form.queue_depth.value(), form.streams.value()) == (4, 2)
+        assert (form.rate.value(), form.runtime_cap.value()) == (5, 120)
+        assert form.preset.currentText() == "Custom"
+        assert "press Start" in window.statusBar().currentMessage()
+        args = form.start_args()  # the form as set up would run
+        assert (args.spec.repetitions, args.spec.block_bytes) == (3, 2**19)
+    finally:
+        compare.close()
+
+
+def test_over_time_names_runs_without_a_line_and_why(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    """A phase with one sample is drawn as a dot; a measured run's phase without a sample is
+    not called an import; the axis has its unit, so a short phase reads in ms, not x0.001."""
+    ids = store_single_passes(db_url)
+    window = make_window(view="history")
+    compare = open_comparison(window, qtbot, ids)
+    try:
+        phases = [compare.phase_box.itemText(i) for i in range(compare.phase_box.count())]
+        assert phases == ["seq_write", "seq_read"], "bonnie++ order, results' phases included"
+        compare.tabs.setCurrentIndex(compare.series_index)
+        compare.phase_box.setCurrentText("seq_write")
+        curves = compare.series_plot.getPlotItem().listDataItems()
+        assert len(curves) == 2 and all(c.opts["symbol"] == "o" for c in curves)
+        assert compare.series_note.text() == f"#{ids[0]}, #{ids[1]}: one sample, shown as a dot."
+        axis = compare.series_plot.getAxis("bottom")
+        assert "x0.001" not in axis.labelString() and axis.labelUnits == "s"
+        assert compare.series_plot.getViewBox().viewRange()[0][0] >= -0.05, "from 0 s on"
+        assert not compare.series_plot.getAxis("left").autoSIPrefix, "MB/s, never kMB/s"
+        compare.phase_box.setCurrentText("seq_read")
+        assert compare.series_plot.getPlotItem().listDataItems() == []
+        assert compare.series_note.text() == (
+            f"#{ids[0]}, #{ids[1]}: no sample (the phase ended before the first one)."
+        )
+    finally:
+        compare.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -133,7 +134,8 @@ def test_import_from_the_gui_lists_the_runs_and_refuses_the_same_file_twice(
     import_path(window, window.history, source, imported.append)
     qtbot.waitUntil(lambda: bool(imported) and page.proxy.rowCount() > 0, timeout=10_000)
     assert len(imported[0]) == page.proxy.rowCount()
-    assert "(imported)" in cell(page, 0, "Engine") and "MiB/s" in cell(page, 0, "Results")
+    assert "(imported)" in cell(page, 0, "Engine")
+    assert cell(page, 0, "Results") == "write 592 MB/s, rand read 12,806 IOPS, rewrite 442 MB/s"
     page.scope.setCurrentIndex(page.scope.findData("imported"))
     qtbot.waitUntil(lambda: page.proxy.rowCount() == len(imported[0]), timeout=5_000)
 
@@ -150,3 +152,51 @@ def test_import_from_the_gui_lists_the_runs_and_refuses_the_same_file_twice(
     qtbot.waitUntil(lambda: bool(said), timeout=10_000)
     assert "Nothing was imported" in said[0] and "already imported" in said[0]
     assert len(imported) == 1
+
+
+def test_an_import_fills_the_detail_pane_in_the_units_the_toggle_picks(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    from stripewise.history.database import open_database
+    from stripewise.history.imports import import_file
+
+    db = open_database(db_url)
+    try:
+        (bonnie,) = import_file(db, FIXTURES / "bonnie200a_direct.csv")
+        fio = import_file(db, FIXTURES / "fio_randrw.json")[0]
+    finally:
+        db.close()
+    page = history_page(make_window, db_url)
+    page.show_run(bonnie)
+    qtbot.waitUntil(lambda: page.shown_run is not None, timeout=5_000)
+    table = page.detail_results
+    # bonnie++'s Block output is the measured seq_write: 577865 K/s = 591.7 MB/s
+    assert table.cell_text("seq_write", 1) == "592"
+    assert table.cell_text("random_read", 3) == "12,806"
+    assert table.cell_text("rewrite", 4) == "86.0"
+    with pytest.raises(KeyError):  # `-f`: bonnie++ skipped the per-char tests, no empty rows
+        table.cell_text("seq_write_per_char", 0)
+    assert "imported from bonnie200a_direct.csv (/s as IOPS, KiB/s as MB/s)" in (
+        page.detail_title.text()
+    )
+    # what the table has no cell for: bonnie++'s slowest operation, as it printed it
+    other = page.other_figures
+    assert other.isVisibleTo(page)
+    rows = {
+        (other.item(r, 0).text(), other.item(r, 1).text()): other.item(r, 2).text()
+        for r in range(other.rowCount())
+    }
+    assert rows["seq_write", "latency_max"] == "4,181"
+
+    page.mib_toggle.setChecked(True)
+    assert table.cell_text("seq_write", 1) == "564"  # bonnie++'s own table printed `564m`
+    assert cell(page, 0, "Results").startswith("write 564 MiB/s")
+    assert page.model.binary_units
+    page.set_binary_units(False)
+    assert not page.mib_toggle.isChecked() and "MB/s" in cell(page, 0, "Results")
+
+    page.shown_run = None
+    page.show_run(fio)
+    qtbot.waitUntil(lambda: page.shown_run is not None, timeout=5_000)
+    assert page.detail_results.phases_shown() == ["mixed"]  # fio's randrw job
+    assert page.detail_results.cell_text("mixed", 1) == "224"  # reads plus writes, MB/s

@@ -169,3 +169,16 @@ def test_history_filters_runs_by_tuning_in_force(make_window, db_url: str, qtbot
     assert "2 of 3 runs match" in page.caption.text()
     page.filter.setText("")
     qtbot.waitUntil(lambda: page.model.rowCount() == 3, timeout=5_000)
+
+
+def test_one_mib_toggle_for_the_benchmark_and_history_pages(main_window: MainWindow) -> None:
+    history = main_window.page_widgets["history"]
+    history.mib_toggle.setChecked(True)  # type: ignore[attr-defined]
+    main_window.show_view("benchmark")  # built now, lazily: it starts in step
+    bench = main_window.page_widgets["benchmark"]
+    assert bench.mib_toggle.isChecked()  # type: ignore[attr-defined]
+    bench.mib_toggle.setChecked(False)  # type: ignore[attr-defined]
+    assert not history.mib_toggle.isChecked()  # type: ignore[attr-defined]
+    assert not history.model._mib  # type: ignore[attr-defined]
+    history.mib_toggle.setChecked(True)  # type: ignore[attr-defined]
+    assert bench.mib_toggle.isChecked()  # type: ignore[attr-defined]

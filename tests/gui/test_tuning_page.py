@@ -134,15 +134,16 @@ def test_apply_verify_and_revert_through_the_real_helper(
         assert "Reverted" in page.summary.text()
 
 
-@needs_loop
-def test_ab_alternates_runs_reverts_the_preset_and_judges_against_noise(
-    make_window: WindowFactory, db_url: str, qtbot: Any, tmp_path: Path
-) -> None:
-    from stripewise.history.database import open_database
-    from stripewise.history.store import HistoryStore
-
-    target = tmp_path / "target"
-    target.mkdir()
+def run_ab(
+    make_window: WindowFactory,
+    qtbot: Any,
+    target: Path,
+    rounds: int,
+    round_cap: int,
+    target_pct: float,
+) -> TuningPage:
+    """An A/B of streaming-throughput on a real loop device, the preset applied in between
+    and reverted at the end."""
     with loop_at(256) as (loop, queue):
         read_ahead = queue / "read_ahead_kb"
         _window, page = preview_on(make_window, qtbot, loop)
@@ -156,28 +157,67 @@ def test_ab_alternates_runs_reverts_the_preset_and_judges_against_noise(
             "direct": True,
             "engine": "builtin",
         }
-        with qtbot.waitSignal(page.ab.finished, timeout=120_000):
-            page.start_ab(BenchStartArgs.from_json(args), 2)
+        with qtbot.waitSignal(page.ab.finished, timeout=180_000):
+            page.start_ab(BenchStartArgs.from_json(args), rounds, round_cap, target_pct)
         assert read_ahead.read_text().strip() == "256"  # reverted at the end
         assert "4096" in seen  # and applied in between
-        figures = {f.phase: f for f in page.ab_figures}
-        assert set(figures) == {"seq_write", "seq_read"}
-        assert all(len(f.with_preset) == 2 and len(f.without) == 2 for f in figures.values())
-        assert figures["seq_read"].verdict in (
-            "within noise",
-            "faster with the preset",
-            "slower with the preset",
-        )
-        assert "A/B of streaming-throughput" in page.geometry.toPlainText()
+        return page
+
+
+def stored_runs(db_url: str) -> list[Any]:
+    from stripewise.history.database import open_database
+    from stripewise.history.store import HistoryStore
+
     db = open_database(db_url)
     try:
-        runs = HistoryStore(db).list_runs()
+        return HistoryStore(db).list_runs()
     finally:
         db.close()
+
+
+@needs_loop
+def test_ab_adds_rounds_while_the_interval_is_wide_up_to_the_cap(
+    make_window: WindowFactory, db_url: str, qtbot: Any, tmp_path: Path
+) -> None:
+    """No disk measures to within ± 0.001 %: 3 rounds, then one more, then the cap of 4."""
+    target = tmp_path / "target"
+    target.mkdir()
+    page = run_ab(make_window, qtbot, target, 3, 4, 0.001)
+    outcome = page.ab_outcome
+    assert outcome is not None and outcome.rounds == 4 and not outcome.narrow
+    figures = {f.phase: f for f in page.ab_figures}
+    assert set(figures) == {"seq_write", "seq_read"}
+    assert all(len(f.with_preset) == 4 and len(f.without) == 4 for f in figures.values())
+    read = figures["seq_read"]
+    assert read.evidence is not None and read.evidence.passes == (4, 4)
+    assert read.evidence.p_adjusted is not None  # Holm over the two phases
+    assert read.verdict in ("within noise", "faster with the preset", "slower with the preset")
+    text = page.geometry.toPlainText()
+    assert text.startswith(
+        "A/B of streaming-throughput: 4 rounds (8 benchmarks), the cap; not every interval "
+        "came within ± 0.001 %"
+    )
+    assert f"seq_read: {read.evidence.interval_text()}, {read.verdict}" in text
+    runs = stored_runs(db_url)
     assert sorted(r.name for r in runs) == sorted(
-        ["A/B streaming-throughput: with"] * 2 + ["A/B streaming-throughput: without"] * 2
+        ["A/B streaming-throughput: with"] * 4 + ["A/B streaming-throughput: without"] * 4
     )
     assert all("ab" in r.tags for r in runs)
+
+
+@needs_loop
+def test_ab_stops_after_the_rounds_asked_for_when_the_interval_is_narrow_enough(
+    make_window: WindowFactory, db_url: str, qtbot: Any, tmp_path: Path
+) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    page = run_ab(make_window, qtbot, target, 3, 9, 1e6)
+    assert page.ab_outcome is not None and page.ab_outcome.rounds == 3
+    assert all(len(f.with_preset) == 3 for f in page.ab_figures)
+    assert "3 rounds (6 benchmarks); every interval within ± 1e+06 %" in (
+        page.geometry.toPlainText()
+    )
+    assert len(stored_runs(db_url)) == 6
 
 
 @needs_loop

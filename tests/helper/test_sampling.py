@@ -1,4 +1,5 @@
-"""The sampler against a real engine run, and disk resolution through loop devices and mounts.
+"""The sampler against a real engine run, and disk resolution through loop devices and mounts,
+each disk with its layer (tests/helper/test_live_rates.py: when rates are taken).
 
 Tests of what the sampler makes of its readings over time run it on a fake clock: time jumps
 from tick to tick, with the test's events (a progress growing, a new phase) in between, so
@@ -20,11 +21,14 @@ import pytest
 
 from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
-from stripewise.helper.sampling import Sampler, resolve_disks
+from stripewise.helper.sampling import Sampler, layers_of, resolve_disks, resolve_layers
 from stripewise.model.bench import Phase
+from stripewise.protocol.events import DiskLayer
 from tests.fixtures.bench_specs import spec_for
 from tests.fixtures.held import hold_path
-from tests.fixtures.loops import MiB, loop_device, mounted, needs_loop
+from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
+from tests.fixtures.machines import sun_x4500
+from tests.fixtures.umock import needs_umockdev, run_in_testbed
 
 
 class FakeClock:
@@ -95,7 +99,9 @@ def test_samples_follow_a_real_run_at_the_chosen_rate() -> None:
             assert busy is not None and 0 < busy <= 100
 
         samples, _, elapsed = collect(10, resolve_disks(loop.device), lambda: progress, work)
-    assert abs(len(samples) - elapsed * 10) <= 2
+    # at most one a tick; a tick in the engine's pause between two phases waits for the next
+    # (its clock stands still there: no rate over less than a period of it)
+    assert 0.6 * elapsed * 10 - 2 <= len(samples) <= elapsed * 10 + 2
     times = [0.0] + [s["t_s"] for s in samples]
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert 0.09 <= statistics.median(gaps) <= 0.11
@@ -105,12 +111,12 @@ def test_samples_follow_a_real_run_at_the_chosen_rate() -> None:
         assert set(sample["disks"]) == {loop.name}
         busy = sample["disks"][loop.name]["busy_pct"]
         assert busy is None or 0 <= busy <= 100
-    # the engine's bytes, integrated over the samples, add up to what it moved
+    # the engine's bytes, integrated over the samples' spans of its clock, are what it moved
+    # (but for the closing sample, whose rate reaches back over the interval before it)
     engine_bytes = sum(
-        (s["engine_read_mb_s"] + s["engine_write_mb_s"]) * 1e6 * gap
-        for s, gap in zip(samples, gaps, strict=True)
+        (s["engine_read_mb_s"] + s["engine_write_mb_s"]) * 1e6 * s["span_s"] for s in samples
     )
-    assert engine_bytes == pytest.approx(moved[0], rel=0.35)
+    assert engine_bytes == pytest.approx(moved[0], rel=0.05)
     # and the kernel saw the same traffic on the loop device
     disk_bytes = sum(
         (s["disks"][loop.name]["read_mb_s"] + s["disks"][loop.name]["write_mb_s"]) * 1e6 * gap
@@ -171,14 +177,22 @@ def test_a_new_phase_counts_from_zero_and_a_failing_emit_stops_nothing() -> None
         if len(emitted) == 2:
             raise BrokenPipeError("consumer went away")
 
-    clock = FakeClock(0.5, [(0.25, lambda: current.append(second))])
+    def switch() -> None:
+        current.append(second)
+        second.add(read_bytes=10**6)  # 1 MB in the new phase's first 0.05 s
+
+    clock = FakeClock(0.5, [(0.25, switch)])
     sampler = Sampler(lambda: current[-1], (), 10, emit, clock=clock, wait=clock.wait)
     sampler.start()
     sampler.stop()
     assert isinstance(sampler.error, BrokenPipeError)
     assert len(emitted) >= 4
     assert all(s["engine_read_mb_s"] >= 0 for s in emitted)
-    assert emitted[-1]["engine_read_mb_s"] == 0 and emitted[-1]["progress"] == 0
+    assert emitted[0]["engine_read_mb_s"] == 500  # 50 MB in the first 0.1 s
+    # the new phase counts from where it was first seen (0.3): its 1 MB in its first 0.1 s,
+    # then nothing more until it ends
+    assert [s["engine_read_mb_s"] for s in emitted[-2:]] == [10, 0]
+    assert emitted[-1]["progress"] == 1.0
 
 
 def test_resolve_disks_without_a_disk_or_on_the_root_filesystem(tmp_path: Path) -> None:
@@ -260,3 +274,120 @@ def test_an_engine_updating_once_a_second_reads_as_a_steady_rate(stepped: bool) 
         assert len(steady) >= 0.8 * len(rates)
     else:  # what the step-unaware sampler shows: mostly zeros and spikes
         assert len(steady) < 0.3 * len(rates)
+
+
+# --- layers: each disk with its place under the target --------------------------------------
+
+
+def image_on(directory: str, size: int) -> Loop:
+    """A loop device over a file in `directory` (detached by the caller)."""
+    image = os.path.join(directory, "disk.img")
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+    done = subprocess.run(
+        ["losetup", "-f", "--show", image], capture_output=True, text=True, check=True
+    )
+    return Loop(done.stdout.strip(), image)
+
+
+@needs_loop
+def test_a_loop_device_on_a_disk_file_is_a_layer_above_that_disk(tmp_path: Path) -> None:
+    disk = resolve_disks(str(tmp_path))
+    if not disk:
+        pytest.skip("the temporary directory is on no block device")
+    loop = image_on(str(tmp_path), 8 * MiB)
+    try:
+        layers = resolve_layers(loop.device)
+    finally:
+        subprocess.run(["losetup", "-d", loop.device], check=True)
+    assert layers == (
+        DiskLayer(loop.name, "target", None, 0),
+        *(DiskLayer(name, "backing", loop.name, 1) for name in disk),
+    )
+
+
+@needs_loop
+def test_a_loop_on_a_file_on_a_filesystem_on_a_loop_is_two_layers() -> None:
+    with loop_device(64 * MiB) as lower, mounted(lower, "ext4") as mountpoint:
+        upper = image_on(mountpoint, 8 * MiB)
+        try:
+            layers = resolve_layers(upper.device)
+            test_file = Path(mountpoint, "file")
+            test_file.write_bytes(b"x")
+            on_lower = resolve_layers(str(test_file))
+        finally:
+            subprocess.run(["losetup", "-d", upper.device], check=True)
+    assert layers == (
+        DiskLayer(upper.name, "target", None, 0),
+        DiskLayer(lower.name, "backing", upper.name, 1),  # its image lies in RAM: the bottom
+    )
+    assert on_lower == (DiskLayer(lower.name, "target", None, 0),)
+
+
+@needs_loop
+def test_a_btrfs_on_two_devices_has_both_at_the_top(tmp_path: Path) -> None:
+    with loop_device(256 * MiB) as first, loop_device(256 * MiB) as second:
+        subprocess.run(
+            ["mkfs.btrfs", "-q", "-f", "-d", "raid0", first.device, second.device],
+            check=True,
+            capture_output=True,
+        )
+        mountpoint = tmp_path / "mnt"
+        mountpoint.mkdir()
+        subprocess.run(["mount", first.device, str(mountpoint)], check=True)
+        try:
+            layers = resolve_layers(str(mountpoint))
+        finally:
+            subprocess.run(["umount", str(mountpoint)], check=True)
+    assert sorted(layers, key=lambda layer: layer.name) == sorted(
+        [DiskLayer(first.name, "target"), DiskLayer(second.name, "target")],
+        key=lambda layer: layer.name,
+    )
+
+
+_MD_LAYERS = """
+import json
+from stripewise.helper.sampling import layers_of
+print(json.dumps({name: [vars(layer) for layer in layers_of(name)] for name in ("md4", "md5")}))
+"""
+
+
+@needs_umockdev
+def test_md_arrays_stand_for_their_members_each_under_its_array() -> None:
+    """The X4500 testbed's md4 (RAID 6 on eight partitions) and md5 (RAID 0 over md2, md3)."""
+    import json
+    import sys
+
+    done = run_in_testbed(sun_x4500(), [sys.executable, "-c", _MD_LAYERS])
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    md4 = [DiskLayer(**layer) for layer in found["md4"]]
+    assert [layer.name for layer in md4] == ["sdb", "sdd", "sdf", "sdh", "sdl", "sdo", "sdr", "sdu"]
+    assert {(layer.role, layer.under, layer.depth) for layer in md4} == {("member", "md4", 1)}
+    md5 = [DiskLayer(**layer) for layer in found["md5"]]
+    assert {layer.under for layer in md5} == {"md2", "md3"}  # md5 itself and md2/md3 are not
+    assert {(layer.role, layer.depth) for layer in md5} == {("member", 2)}  # sampled: members
+
+
+def test_layers_of_a_name_that_is_no_device() -> None:
+    assert layers_of("nosuchdisk") == (DiskLayer("nosuchdisk", "target"),)
+
+
+@needs_loop
+def test_samples_say_each_disks_layer() -> None:
+    progress = Progress(10**6)
+    with loop_device(8 * MiB) as loop:
+        layers = (DiskLayer(loop.name, "target"), DiskLayer("nosuchdisk", "backing", loop.name, 1))
+        samples, _sampler, _ = collect(10, layers, lambda: progress, lambda _s: time.sleep(0.25))
+    for sample in samples:
+        assert sample["disks"][loop.name] | {"read_mb_s": 0} == {
+            "read_mb_s": 0,
+            "write_mb_s": sample["disks"][loop.name]["write_mb_s"],
+            "read_iops": sample["disks"][loop.name]["read_iops"],
+            "write_iops": sample["disks"][loop.name]["write_iops"],
+            "busy_pct": sample["disks"][loop.name]["busy_pct"],
+            "role": "target",
+            "under": None,
+            "depth": 0,
+        }
+        assert "nosuchdisk" not in sample["disks"]

@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from tests.fixtures.compared_runs import chunk_run
+from tests.fixtures.compared_runs import chunk_run, passes
 
 from stripewise.history.export import (
     COMPARISON_FORMAT,
@@ -26,13 +26,13 @@ SEED = ((64, 172, 177, 186), (128, 195, 200, 186), (256, 226, 227, 186), (512, 2
 
 
 def seed_runs(name: str = "chunk {chunk}") -> list[RunDetail]:
-    """Seed 000's chunk table: read over two passes, write within noise."""
+    """Seed 000's chunk table: read over three passes, write within noise."""
     runs = []
     for i, (chunk, low, high, write) in enumerate(SEED):
         run = chunk_run(i + 1, chunk, 0)
         results = (
-            ResultValue("seq_write", "throughput", "MB/s", write, write - 6, write + 6, 2),
-            ResultValue("seq_read", "throughput", "MB/s", (low + high) / 2, low, high, 2),
+            passes(write - 6, write + 6, write, phase="seq_write"),
+            passes(low, high, (low + high) / 2),
             ResultValue("seq_read", "latency_p99", "us", None),
         )
         summary = replace(run.summary, name=name.format(chunk=chunk))
@@ -74,6 +74,21 @@ def test_csv_has_one_row_per_metric_and_names_the_runs(comparison: Comparison) -
     assert read["#3 beyond noise"] == "true"
     assert rows[0]["#2 beyond noise"] == "false"  # writes flat, as in the seed table
     assert rows[2]["#2 chunk 128"] == "" and rows[2]["#2 beyond noise"] == ""
+    # the evidence, after every column that was there before
+    header = next(csv.reader(io.StringIO(export_comparison_csv(comparison))))
+    assert header.index("#4 beyond noise") < header.index("#1 passes")
+    assert read["#1 passes"] == "3" and read["#1 verdict"] == "" and read["#1 p (Holm)"] == ""
+    half = float(read["#3 interval ± %"])
+    assert 0 < half < float(read["#3 tested change %"]) and read["#3 verdict"] == "better"
+    assert float(read["#3 p (Holm)"]) < 0.05
+    assert rows[0]["#2 verdict"] == "noise"
+
+
+def test_csv_says_can_t_tell_for_single_passes() -> None:
+    runs = [replace(r, results=(passes(r.results[1].value or 0),)) for r in seed_runs()[:2]]
+    (read,) = csv.DictReader(io.StringIO(export_comparison_csv(compare_runs(runs))))
+    assert read["#2 verdict"] == "can't tell: 1 pass each" and read["#2 beyond noise"] == ""
+    assert read["#2 interval ± %"] == "" and read["#2 passes"] == "1"
 
 
 def test_json_round_trips_values_spreads_changes_context_and_sweep(
@@ -91,7 +106,39 @@ def test_json_round_trips_values_spreads_changes_context_and_sweep(
         spreads = tuple(None if s is None else Spread(**s) for s in stored["spreads"])
         assert spreads == row.spreads
     read = document["rows"][1]
-    assert read["beyond_noise"] == [None, True, True, True]
+    # 512 KiB: +37 % by its own interval, but its passes scatter 224..255: with six figures
+    # tested, one that far out is expected by chance (Holm)
+    assert read["beyond_noise"] == [None, True, True, False]
+    assert read["passes"][3] == [224, 255, 239.5]
+    assert read["verdict_texts"] == [
+        "",
+        "better",
+        "better",
+        "noise after Holm's correction (its own interval leaves out 0)",
+    ]
+    assert read["intervals"][3]["p_value"] < 0.05 < read["intervals"][3]["p_adjusted"]
+    assert read["intervals"][0] is None
+    interval = read["intervals"][2]
+    evidence = comparison.rows[1].evidence[2]
+    assert evidence is not None
+    assert interval == {
+        "change_pct": evidence.change_pct,
+        "half_width_pct": evidence.half_width_pct,
+        "low_pct": evidence.low_pct,
+        "high_pct": evidence.high_pct,
+        "confidence": 0.95,
+        "p_value": evidence.p_value,
+        "p_adjusted": evidence.p_adjusted,
+        "df": evidence.df,
+        "passes": [3, 3],
+    }
+    assert document["verdict_rule"] == {
+        "test": "welch_t",
+        "confidence": 0.95,
+        "min_passes": 3,
+        "multiplicity": "holm",
+        "tests": 6,  # seq_write and seq_read of three runs against the baseline
+    }
     assert document["context"][0] == {
         "key": "array.chunk_kib",
         "group": "array",
@@ -140,10 +187,48 @@ def test_changes_are_coloured_only_beyond_noise(comparison: Comparison) -> None:
     html = report_html(comparison, None)
     write_row = next(line for line in html.splitlines() if "<td>seq_write</td>" in line)
     read_row = next(line for line in html.splitlines() if "<td>seq_read</td><td>throughput" in line)
-    assert 'class="num better"' not in write_row and 'class="num noise">~ ' in write_row
-    assert read_row.count('class="num better">') == 3
-    assert "±2.5" in read_row  # the baseline's 172..177 spread is shown with its figure
+    assert 'class="num better"' not in write_row and write_row.count('class="num noise" ') == 3
+    assert read_row.count('class="num better" ') == 2
+    assert read_row.count('class="num noise" ') == 1 and ", not after Holm</td>" in read_row
+    evidence = comparison.rows[1].evidence[2]
+    assert evidence is not None
+    shown = f"{evidence.change_pct:+.1f}\u00a0% \u00b1 {evidence.half_width_pct:.1f}\u00a0%"
+    assert f"\u25b2 {shown} (95\u00a0%)</td>" in read_row
+    assert "n=3" in read_row  # how many passes each median is of
+    assert "Holm's correction for the 6 figures tested here" in html
     assert "No engine throughput samples" in html
+
+
+def test_single_passes_are_marked_can_t_tell_not_coloured() -> None:
+    runs = [replace(r, results=(passes(r.results[1].value or 0),)) for r in seed_runs()[:2]]
+    html = report_html(compare_runs(runs), None)
+    read_row = next(line for line in html.splitlines() if "<td>seq_read</td><td>throughput" in line)
+    assert 'class="num unknown"' in read_row and "? +13.2\u00a0% can&#x27;t tell" in read_row
+    assert "better" not in read_row
+
+
+def test_over_time_says_which_runs_have_no_line_and_why() -> None:
+    """A measured run whose phase ended before its first sample is not called an import, and
+    a one-sample phase is drawn as a dot (a polyline of one point draws nothing)."""
+    runs = seed_runs()[:3]
+    runs[2] = replace(runs[2], source="imported")
+    series = {
+        1: {"seq_read": ((0.0, 0.5, 1.0), (170.0, 175.0, 172.0)), "seq_write": ((0.0,), (186.0,))},
+        2: {"seq_read": ((0.0,), (197.0,))},
+    }
+    html = report_html(compare_runs(runs), series)
+    read = html[
+        html.index("<figcaption>seq_read") : html.index(
+            "</figure>", html.index("<figcaption>seq_read")
+        )
+    ]
+    assert "#3: imported, results only" in read
+    assert "#2: one sample, shown as a dot" in read and "no sample" not in read
+    write = html[html.index("<figcaption>seq_write") :]
+    write = write[: write.index("</figure>")]
+    assert "#2: no sample (the phase ended before the first one)" in write
+    assert "#1: one sample, shown as a dot" in write
+    assert write.count("<circle") == 1 and read.count("<circle") == 1
 
 
 def test_run_report_escapes_and_draws_each_phase(comparison: Comparison) -> None:
@@ -188,6 +273,7 @@ def test_charts_are_deterministic_escape_labels_and_cope_with_no_data() -> None:
     first = line_chart(lines, "s", "MB/s")
     assert first == line_chart(lines, "s", "MB/s")
     assert "&lt;a&gt;" in first and "<a>" not in first and first.count("<polyline") == 2
+    assert first.count("<circle") == 2, "the two-point line gets its dots, the longer none"
     assert "no data" in line_chart([("a", [], [])], "s", "MB/s")
 
 

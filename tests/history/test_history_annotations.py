@@ -13,7 +13,7 @@ from stripewise.history.database import open_database
 from stripewise.history.errors import RunNotFoundError
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import Headline, ResultValue
-from stripewise.model.run_headline import headline
+from stripewise.model.run_headline import figures_in_units, headline
 
 
 @pytest.fixture
@@ -89,10 +89,13 @@ def test_headline_from_context() -> None:
     assert line == Headline(
         "md0 raid6, 512 KiB chunk, 4 members",
         "read_ahead 4096 KiB, none, dirty 40/10 %",
-        "read 640 MB/s, rand read 12,345 IOPS",
+        "read 640.4 MB/s, rand read 12345 IOPS",  # stored unrounded: rounded once, as shown
     )
-    bonnie = [ResultValue("seq_write", "seq_write_block_kBps", "KiB/s", 204800.0)]
-    assert headline({}, bonnie).figures == "write 200 MiB/s"
+    assert figures_in_units(line.figures, mib=False) == "read 640 MB/s, rand read 12,345 IOPS"
+    # an import stores MB/s like a measured run (bonnie++'s 204,800 KiB/s); shown in one unit
+    bonnie = [ResultValue("seq_write", "throughput", "MB/s", 209.7152, source_unit="KiB/s")]
+    assert figures_in_units(headline({}, bonnie).figures, mib=True) == "write 200 MiB/s"
+    assert figures_in_units(headline({}, bonnie).figures, mib=False) == "write 210 MB/s"
     loop = {
         "filesystem": "xfs",
         "disks": [

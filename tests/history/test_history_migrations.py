@@ -392,3 +392,158 @@ def test_0006_gives_measured_runs_the_helpers_spec_shape_once(db_path: Path) -> 
     command.downgrade(config, "0005")
     restored = _specs_and_contexts(db_path)
     assert restored[2][1]["spec"] == cli and restored[3] == (_IMPORTED_SPEC, {})
+
+
+# Imports as releases before 0008 filed them: each tool's own names and units, no
+# source_unit (the parsers have written these names since imports began; `parse_raw` still
+# gives them), plus rows no mapping knows.
+_IMPORT_FILES = (
+    "bonnie200a_direct_x2_files.csv",
+    "bonnie103.csv",
+    "fio_two_jobs.json",
+    "fio_randrw.json",
+    "fio_clients.txt",
+    "iozone_auto_selected.txt",
+    "iozone_throughput.txt",
+)
+_FIXTURES = Path(__file__).parents[1] / "fixtures" / "imports"
+_Rows = list[tuple[str, str, str, float | None, str | None]]
+
+
+def _old_imports(path: Path) -> dict[int, str]:
+    """Runs as 0007 stored imports, with one measured run beside them; run id -> engine."""
+    from stripewise.importers import parse_raw
+
+    engines: dict[int, str] = {}
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO hosts VALUES (1, 'h', 'm', 'k', 'c', 2, 1, "
+            "'2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+        raw = [
+            run for name in _IMPORT_FILES for run in parse_raw((_FIXTURES / name).read_text(), name)
+        ]
+        unknown = ("seq_write", "hand_made_kBps", "KiB/s", 7.0)  # no mapping knows it
+        for run_id, run in enumerate(raw, start=1):
+            engines[run_id] = run.engine
+            conn.execute(
+                "INSERT INTO runs (id, uuid, host_id, name, status, engine, engine_version, "
+                "target, started_at, spec, context, tags, notes, source, headline) VALUES "
+                "(?, ?, 1, ?, 'complete', ?, '', '', '2026-01-01 00:00:00', ?, '{}', '[]', '', "
+                "'imported', ?)",
+                (run_id, f"u{run_id}", run.name, run.engine, json.dumps(run.spec), '{"v": 2}'),
+            )
+            rows = [(r.phase, r.metric, r.unit, r.value) for r in run.results]
+            for phase, metric, unit, value in [*rows, unknown] if run_id == 1 else rows:
+                conn.execute(
+                    "INSERT INTO results (run_id, phase, metric, unit, value, repetitions) "
+                    "VALUES (?, ?, ?, ?, ?, 1)",
+                    (run_id, phase, metric, unit, value),
+                )
+        measured = len(raw) + 1
+        conn.execute(
+            "INSERT INTO runs (id, uuid, host_id, name, status, engine, engine_version, target, "
+            "started_at, spec, context, tags, notes, source) VALUES (?, 'm', 1, 'measured', "
+            "'complete', 'builtin', '', '/srv', '2026-01-01 00:00:00', '{}', '{}', '[]', '', "
+            "'measured')",
+            (measured,),
+        )
+        conn.execute(
+            "INSERT INTO results (run_id, phase, metric, unit, value, repetitions) VALUES "
+            "(?, 'seq_write', 'throughput', 'MB/s', 512.0, 1)",
+            (measured,),
+        )
+        engines[measured] = "builtin"
+    conn.close()
+    return engines
+
+
+def _rows_of(path: Path) -> dict[int, _Rows]:
+    with sqlite3.connect(path) as conn:
+        found = conn.execute(
+            "SELECT run_id, phase, metric, unit, value, source_unit FROM results ORDER BY id"
+        ).fetchall()
+    conn.close()
+    rows: dict[int, _Rows] = {}
+    for run_id, *row in found:
+        rows.setdefault(run_id, []).append(tuple(row))  # type: ignore[arg-type]
+    return rows
+
+
+def _close(a: _Rows, b: _Rows) -> bool:
+    """Same rows, figures equal but for float rounding (a KiB/s -> MB/s -> KiB/s trip)."""
+    return len(a) == len(b) and all(
+        x[:3] == y[:3] and x[4:] == y[4:] and (x[3] == y[3] or x[3] == pytest.approx(y[3]))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def test_0008_gives_old_imports_the_vocabulary_of_measured_runs(db_path: Path) -> None:
+    from stripewise.history.imports import import_runs
+    from stripewise.importers import parse
+
+    config = alembic_config(path_to_url(db_path))
+    command.upgrade(config, "0007")
+    engines = _old_imports(db_path)
+    before = _rows_of(db_path)
+    command.upgrade(config, "0008")
+    after = _rows_of(db_path)
+
+    # exactly what importing the same files today stores
+    fresh_path = db_path.with_name("fresh.db")
+    fresh_db = open_database(path_to_url(fresh_path))
+    try:
+        for number, name in enumerate(_IMPORT_FILES):
+            runs = parse((_FIXTURES / name).read_text(), name)
+            import_runs(fresh_db, runs, source_name=name, sha256=f"{number:064}", name=None)
+    finally:
+        fresh_db.close()
+    fresh = _rows_of(fresh_path)
+    measured = max(engines)
+    for run_id in range(1, measured):
+        expected = fresh[run_id] + (
+            [("seq_write", "hand_made_kBps", "KiB/s", 7.0, None)] if run_id == 1 else []
+        )
+        assert after[run_id] == expected, (run_id, engines[run_id])
+    assert after[measured] == before[measured], "measured runs are not touched"
+
+    bonnie = {(p, m): (u, v, s) for p, m, u, v, s in after[1]}
+    assert bonnie["seq_write", "throughput"] == ("MB/s", 124386 * 1024 / 1e6, "KiB/s")
+    assert bonnie["random_read", "iops"][2] == "/s"
+    assert ("seq_create", "seq_create_per_s") in bonnie, "file tests keep bonnie++'s names"
+    with sqlite3.connect(db_path) as conn:
+        headlines = dict(conn.execute("SELECT id, headline FROM runs").fetchall())
+    conn.close()
+    assert [i for i in range(1, measured) if headlines[i] is not None] == [], "made again"
+
+    command.downgrade(config, "0007")
+    back = _rows_of(db_path)
+    for run_id, rows in before.items():
+        assert _close(back[run_id], rows), (run_id, engines[run_id])
+
+
+def test_0008_leaves_what_it_cannot_read_as_it_was(db_path: Path) -> None:
+    config = alembic_config(path_to_url(db_path))
+    command.upgrade(config, "0007")
+    with sqlite3.connect(db_path) as conn:
+        conn.execute(
+            "INSERT INTO hosts VALUES (1, 'h', 'm', 'k', 'c', 2, 1, "
+            "'2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+        for run_id, engine, spec in ((1, "fio", "[1, 2]"), (2, "sysbench", "{}"), (3, "fio", "{}")):
+            conn.execute(
+                "INSERT INTO runs (id, uuid, host_id, name, status, engine, engine_version, "
+                "target, started_at, spec, context, tags, notes, source) VALUES "
+                "(?, ?, 1, 'r', 'complete', ?, '', '', '2026-01-01 00:00:00', ?, '{}', '[]', "
+                "'', 'imported')",
+                (run_id, f"u{run_id}", engine, spec),
+            )
+            conn.execute(
+                "INSERT INTO results (run_id, phase, metric, unit, value, repetitions) VALUES "
+                "(?, 'job1', 'throughput', 'MB/s', 10.0, 1)",
+                (run_id,),
+            )
+    conn.close()
+    before = _rows_of(db_path)
+    command.upgrade(config, "0008")
+    assert _rows_of(db_path) == before

@@ -1,10 +1,14 @@
-"""Access to the recorded and written results files in tests/fixtures/imports."""
+"""Access to the recorded and written results files in tests/fixtures/imports.
+
+`runs_of` reads them as the parsers do, under each tool's own names (what test_bonnie,
+test_fio and test_iozone check); `imported` as they are stored, in the history's vocabulary.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from stripewise.importers import ImportedRun, parse
+from stripewise.importers import ImportedRun, parse, parse_raw
 from stripewise.model.run import ResultValue
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "imports"
@@ -16,6 +20,10 @@ def text(name: str) -> str:
 
 
 def runs_of(name: str, fmt: str = "auto") -> list[ImportedRun]:
+    return parse_raw(text(name), name, fmt)
+
+
+def imported(name: str, fmt: str = "auto") -> list[ImportedRun]:
     return parse(text(name), name, fmt)
 
 

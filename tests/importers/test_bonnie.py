@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stripewise.importers import ImportFormatError, parse
+from stripewise.importers import ImportFormatError, parse_raw
 from stripewise.importers.bonnie_fields import FILE_FIGURES, IO_FIGURES
 from tests.importers.fixtures import figures, result, runs_of, text
 
@@ -215,14 +215,14 @@ def test_real_world_variation(name: str) -> None:
         "leading notes": "results from the lab, see wiki\n\n" + original,
     }
     for label, variant in variants.items():
-        assert [figures(r) for r in parse(variant, name)] == plain, label
+        assert [figures(r) for r in parse_raw(variant, name)] == plain, label
 
 
 def test_several_runs_concatenated_with_repeated_header() -> None:
     twice = text("bonnie200a_x2_header.csv") + text("bonnie200a_x2_header.csv")
-    assert len(parse(twice, "twice.csv")) == 4
+    assert len(parse_raw(twice, "twice.csv")) == 4
     tables = text("bonnie200a_n0_table.txt") + text("bonnie200a_direct_table.txt")
-    runs = parse(tables, "tables.txt")
+    runs = parse_raw(tables, "tables.txt")
     assert [r.host for r in runs] == ["vm", "lab-nas"]
 
 
@@ -230,7 +230,7 @@ def test_truncated_csv_line_names_its_line() -> None:
     lines = text("bonnie200a_x2_header.csv").splitlines()
     truncated = "\n".join([*lines[:2], ",".join(lines[2].split(",")[:12])])
     with pytest.raises(ImportFormatError) as caught:
-        parse(truncated, "results.csv")
+        parse_raw(truncated, "results.csv")
     assert str(caught.value) == (
         "results.csv line 3: expected 50 fields, found 12 (truncated line?)"
     )
@@ -240,28 +240,28 @@ def test_truncated_csv_line_names_its_line() -> None:
 def test_truncated_103_csv_line() -> None:
     lines = text("bonnie103.csv").splitlines()
     with pytest.raises(ImportFormatError, match=r"line 2: expected 14 or 27 fields, found 9"):
-        parse("\n".join([lines[0], ",".join(lines[1].split(",")[:9])]), "old.csv")
+        parse_raw("\n".join([lines[0], ",".join(lines[1].split(",")[:9])]), "old.csv")
 
 
 def test_truncated_table_row_names_its_line() -> None:
     table = text("bonnie200a_direct_table.txt")
     cut = table[: table.index("+++++ +++ 12806")]
     with pytest.raises(ImportFormatError, match=r"^t\.txt line 4: row ends before its last"):
-        parse(cut, "t.txt")
+        parse_raw(cut, "t.txt")
 
 
 def test_garbage_figure_names_its_line() -> None:
     bad = text("bonnie200a_n0.csv").replace("1189,99", "1189,9x")
     with pytest.raises(ImportFormatError, match=r"line 1: seq_write_char_kBps_cpu_pct: '9x'"):
-        parse(bad, "bad.csv")
+        parse_raw(bad, "bad.csv")
     table = text("bonnie103_tables.txt").replace("45120  18", "45l20  18")
     with pytest.raises(ImportFormatError, match=r"line 18: '45l20' is not a bonnie\+\+ figure"):
-        parse(table, "bad.txt")
+        parse_raw(table, "bad.txt")
 
 
 def test_no_bonnie_output() -> None:
     with pytest.raises(ImportFormatError, match=r"^notes\.txt line 1: no bonnie\+\+"):
-        parse("Using uid:0, gid:0.\nWriting intelligently...done\n", "notes.txt", "bonnie")
+        parse_raw("Using uid:0, gid:0.\nWriting intelligently...done\n", "notes.txt", "bonnie")
 
 
 QUOTED_193 = """\
@@ -280,7 +280,7 @@ Wrote on the list:
 
 
 def test_table_quoted_in_an_email() -> None:
-    (run,) = parse(QUOTED_193, "mail.txt")
+    (run,) = parse_raw(QUOTED_193, "mail.txt")
     got = figures(run)
     assert (run.host, run.engine_version) == ("tank", "1.93c")
     assert got["seq_read", "seq_read_block_kBps"] == 250871
@@ -295,7 +295,7 @@ def test_csv_saved_again_by_a_spreadsheet() -> None:
         ",".join(f'"{field}"' for field in line.split(","))
         for line in text("bonnie103.csv").splitlines()
     )
-    assert [figures(r) for r in parse(quoted, "q.csv")] == [
+    assert [figures(r) for r in parse_raw(quoted, "q.csv")] == [
         figures(r) for r in runs_of("bonnie103.csv")
     ]
 

@@ -39,11 +39,12 @@ def test_json_shape(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     }
     assert run["id"] == 1 and run["host"] == "vm" and run["format"] == "bonnie++ csv 1.98"
     metrics = {(m["phase"], m["metric"]): m for m in run["metrics"]}
-    assert metrics["seq_write", "seq_write_char_kBps"] == {
-        "phase": "seq_write",
-        "metric": "seq_write_char_kBps",
-        "unit": "KiB/s",
-        "value": 1243.0,
+    per_char = metrics["seq_write_per_char", "throughput"]
+    assert {key: per_char[key] for key in ("phase", "metric", "unit", "value")} == {
+        "phase": "seq_write_per_char",
+        "metric": "throughput",
+        "unit": "MB/s",
+        "value": pytest.approx(1243 * 1024 / 1e6),  # bonnie++'s 1243 K/s, K = 1024 bytes
     }
     assert metrics["seq_create", "seq_create_per_s"]["value"] is None
     assert metrics["random_create", "random_delete_latency_us"]["value"] == 1660
@@ -63,7 +64,9 @@ def test_text_output(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", db_url, "import", str(FIXTURES / "iozone_throughput.txt")]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Imported 1 run from iozone_throughput.txt")
-    assert "children_kBps" in out and "1,418,609.94" in out
+    # iozone's 1,418,609.94 kB/s of all children, in MB/s; its own per-process figures as they were
+    assert "throughput" in out and "1,452.657" in out and "MB/s" in out
+    assert "parent_kBps" in out and "3,667.14" in out
 
 
 def test_bad_file_exit_2_names_the_line_and_leaves_no_database(

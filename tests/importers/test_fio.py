@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from stripewise.importers import ImportFormatError, parse
+from stripewise.importers import ImportFormatError, parse_raw
 from tests.importers.fixtures import figures, result, runs_of, text
 
 
@@ -77,7 +77,7 @@ def test_status_interval_reports_are_one_run() -> None:
 
 def test_separate_runs_appended_to_one_file() -> None:
     both = text("fio_two_jobs.json") + text("fio_randrw.json")
-    runs = parse(both, "appended.json")
+    runs = parse_raw(both, "appended.json")
     assert [r.name for r in runs] == ["fio seqread, seqwrite", "fio mixed"]
     assert runs[1].context["line"] == text("fio_two_jobs.json").count("\n") + 1
 
@@ -86,14 +86,14 @@ def test_clones_without_group_reporting_are_numbered() -> None:
     data = json.loads(text("fio_two_jobs.json"))
     for job in data["jobs"]:
         job["jobname"] = "clone"
-    (run,) = parse(json.dumps(data, indent=2), "clones.json")
+    (run,) = parse_raw(json.dumps(data, indent=2), "clones.json")
     assert {r.phase for r in run.results} == {"clone#1", "clone#2"}
 
 
 def test_crlf_and_text_around_the_json() -> None:
     original = text("fio_clients.txt")
     noisy = "fio: this is a client log\r\n" + original.replace("\n", "\r\n") + "\r\ndone\r\n"
-    assert [figures(r) for r in parse(noisy, "noisy.txt")] == [
+    assert [figures(r) for r in parse_raw(noisy, "noisy.txt")] == [
         figures(r) for r in runs_of("fio_clients.txt")
     ]
 
@@ -101,16 +101,16 @@ def test_crlf_and_text_around_the_json() -> None:
 def test_truncated_json_names_the_line() -> None:
     cut = text("fio_two_jobs.json")[:5000]
     with pytest.raises(ImportFormatError) as caught:
-        parse(cut, "cut.json", "fio")
+        parse_raw(cut, "cut.json", "fio")
     assert caught.value.line == cut.count("\n") + 1
     assert "truncated" in str(caught.value)
 
 
 def test_json_that_is_not_fio() -> None:
     with pytest.raises(ImportFormatError, match=r"^x\.json line 2: JSON object without fio"):
-        parse('note\n{"a": 1}\n', "x.json", "fio")
+        parse_raw('note\n{"a": 1}\n', "x.json", "fio")
     with pytest.raises(ImportFormatError, match=r"line 1: no fio JSON"):
-        parse("Starting 1 process\n", "x.txt", "fio")
+        parse_raw("Starting 1 process\n", "x.txt", "fio")
 
 
 FIO_2 = """{
@@ -139,7 +139,7 @@ FIO_2 = """{
 
 def test_fio_2_json_without_bw_bytes_and_clat_ns() -> None:
     """Written in fio 2.x's layout: `bw` in KiB/s, `clat` in microseconds, no timestamp."""
-    (run,) = parse(FIO_2, "old.json")
+    (run,) = parse_raw(FIO_2, "old.json")
     got = figures(run)
     assert got["seqwrite", "throughput"] == pytest.approx(98432 * 1024 / 1e6)
     assert got["seqwrite", "latency_p50"] == 30

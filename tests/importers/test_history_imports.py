@@ -53,10 +53,12 @@ def test_runs_hosts_and_results_are_stored(db: Database) -> None:
         "line": 2,
     }
     values = {(r.phase, r.metric): r for r in first.results}
-    assert values["rewrite", "rewrite_kBps"].value == 682854
-    assert values["rewrite", "rewrite_kBps"].unit == "KiB/s"
-    assert values["seq_read", "seq_read_block_kBps"].value is None  # +++++ stays missing
-    assert values["seq_write", "seq_write_char_kBps"].value is None
+    rewrite = values["rewrite", "throughput"]
+    assert (rewrite.value, rewrite.unit) == (pytest.approx(682854 * 1024 / 1e6), "MB/s")
+    assert rewrite.source_unit == "KiB/s", "bonnie++'s own unit, kept for display"
+    assert values["seq_read", "throughput"].value is None  # +++++ stays missing
+    assert values["seq_write_per_char", "throughput"].value is None
+    assert values["seq_create", "seq_create_per_s"].value == 4193  # file tests: bonnie's names
     assert first.spec["file_size_bytes"] == 1 << 30
     assert len(store.list_runs()) == 2
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stripewise.importers import ImportFormatError, parse
+from stripewise.importers import ImportFormatError, parse_raw
 from stripewise.importers.iozone_auto import AUTO_TESTS
 from tests.importers.fixtures import SEEDS, figures, result, runs_of, text
 
@@ -52,7 +52,7 @@ def test_blank_cell_in_a_column_that_ran_is_missing() -> None:
         line for line in original.splitlines() if line.startswith("             128       4")
     )
     cut = row[:42] + " " * 9 + row[51:]  # blank the read cell
-    (run,) = parse(original.replace(row, cut), "blank.txt")
+    (run,) = parse_raw(original.replace(row, cut), "blank.txt")
     assert figures(run)["read", "128k_file_4k_records"] is None
     assert figures(run)["reread", "128k_file_4k_records"] == 3443428
     assert figures(run)["rewrite", "128k_file_4k_records"] == 1718017
@@ -63,7 +63,7 @@ def test_indentation_changed_by_pasting() -> None:
     shifted = "\n".join(
         line[4:] if line.startswith("    ") else line for line in original.split("\n")
     )
-    assert [figures(r) for r in parse(shifted, "pasted.txt")] == [
+    assert [figures(r) for r in parse_raw(shifted, "pasted.txt")] == [
         figures(r) for r in runs_of("iozone_auto_selected.txt")
     ]
 
@@ -72,7 +72,7 @@ def test_ops_mode_unit() -> None:
     ops = text("iozone_auto_selected.txt").replace(
         "Output is in kBytes/sec", "OPS Mode. Output is in operations per second."
     )
-    first, _ = parse(ops, "ops.txt")
+    first, _ = parse_raw(ops, "ops.txt")
     assert {r.unit for r in first.results} == {"ops/s"}
 
 
@@ -108,7 +108,7 @@ def test_throughput_in_ops_and_threads() -> None:
         .replace(" KB\n", " ops\n")
         .replace("per process", "per thread")
     )
-    (run,) = parse(ops, "ops.txt")
+    (run,) = parse_raw(ops, "ops.txt")
     assert figures(run)["read", "children_ops_per_s"] == 1105917.62
     assert figures(run)["read", "min_xfer_ops"] == 0.0
     assert {r.unit for r in run.results} == {"ops/s", "ops"}
@@ -116,7 +116,7 @@ def test_throughput_in_ops_and_threads() -> None:
 
 def test_unknown_throughput_test_keeps_its_name() -> None:
     lines = text("iozone_throughput.txt").replace("re-readers", "pre-readers")
-    (run,) = parse(lines, "t.txt")
+    (run,) = parse_raw(lines, "t.txt")
     assert "pre_readers" in {r.phase for r in run.results}
 
 
@@ -124,7 +124,7 @@ def test_truncated_throughput_block_names_its_line() -> None:
     whole = text("iozone_throughput.txt")
     cut = whole[: whole.index("	Avg throughput per process 			=  110591.76")]
     with pytest.raises(ImportFormatError) as caught:
-        parse(cut, "t10.dat")
+        parse_raw(cut, "t10.dat")
     assert str(caught.value).startswith("t10.dat line 39: throughput summary for 10 readers")
     assert "avg" in str(caught.value)
 
@@ -132,16 +132,16 @@ def test_truncated_throughput_block_names_its_line() -> None:
 def test_malformed_table_row_names_its_line() -> None:
     bad = text("iozone_auto_selected.txt").replace("   13449", "   134x9")
     with pytest.raises(ImportFormatError, match=r"^a\.txt line 36: '134x9' in an iozone -a"):
-        parse(bad, "a.txt")
+        parse_raw(bad, "a.txt")
 
 
 def test_ocr_mangled_seed_is_refused_not_misread() -> None:
     # seeds/004 pasted its -t output through OCR: "Chil dren see", values split from labels.
     notes = (SEEDS / "004_45ed19b2e7a70b8d.txt").read_text(encoding="utf-8")
     with pytest.raises(ImportFormatError, match=r"line 1: no iozone -a table or -t"):
-        parse(notes, "004.txt", "iozone")
+        parse_raw(notes, "004.txt", "iozone")
     with pytest.raises(ImportFormatError, match=r"line 1: not bonnie\+\+, fio or iozone"):
-        parse(notes, "004.txt")
+        parse_raw(notes, "004.txt")
 
 
 def test_excel_section_of_r_option_is_not_read_twice() -> None:
@@ -149,5 +149,5 @@ def test_excel_section_of_r_option_is_not_read_twice() -> None:
         '\nExcel output is below:\n\n"Writer report"\n        "4"  "8"  "16"  "32"  "64"  \n'
         '"64"   574000  664200  754400  772850  863050  \n'
     )
-    (run,) = parse(text("iozone_auto.txt") + excel, "r.txt")
+    (run,) = parse_raw(text("iozone_auto.txt") + excel, "r.txt")
     assert figures(run) == figures(runs_of("iozone_auto.txt")[0])

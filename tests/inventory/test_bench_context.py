@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from stripewise.helper.sampling import resolve_disks
+from stripewise.helper.sampling import resolve_disks, resolve_layers
 from stripewise.inventory import read_live
 from stripewise.inventory.bench_context import collect_context, live_host_key
 from stripewise.model.bench import Phase
@@ -136,6 +136,36 @@ def test_a_partition_reads_its_disks_queue_and_mounts_show(read_ahead: Any, tmp_
     assert raw["device"] == part.name and raw["mounted_at"] == []
     assert whole["mounted_at"] == [mountpoint]  # its partition is mounted: the disk is in use
     assert as_root["mounted_at"] == [mountpoint]  # found by device number, not by name
+
+
+@needs_loop
+def test_each_disk_names_its_layer(tmp_path: Path) -> None:
+    """A loop device over a file on the temporary directory's disk: the loop device at the
+    top, the disk under it, as bench.start's `layers` say."""
+    below = resolve_disks(str(tmp_path))
+    if not below:
+        pytest.skip("the temporary directory is on no block device")
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"")
+    os.truncate(image, 8 * MiB)
+    done = subprocess.run(
+        ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+    )
+    device = done.stdout.strip()
+    try:
+        layers = resolve_layers(device)
+        found = context(device, [layer.name for layer in layers], layers=layers)
+        unplaced = context(device, [layer.name for layer in layers])
+    finally:
+        subprocess.run(["losetup", "-d", device], check=True)
+    loop, *disks = found["disks"]
+    assert (loop["name"], loop["role"], loop["depth"]) == (os.path.basename(device), "target", 0)
+    assert "under" not in loop  # the top: nothing above it
+    assert [(d["name"], d["role"], d["under"], d["depth"]) for d in disks] == [
+        (name, "backing", loop["name"], 1) for name in below
+    ]
+    assert not {"role", "under", "depth"} & unplaced["disks"][0].keys()  # none said: none made up
+    json.dumps(found)
 
 
 def booted_from(part: Loop, tmp_path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Comparing 2 to 8 runs: noise against the runs' own spread, what differed, parameter sweeps."""
+"""Comparing 2 to 8 runs: verdicts tested on the passes, what differed, parameter sweeps."""
 
 from __future__ import annotations
 
@@ -8,65 +8,115 @@ from dataclasses import replace
 import pytest
 
 from stripewise.model.compare import (
+    UNKNOWN,
     Spread,
-    batch_spread,
     compare_runs,
-    engine_digest,
+    count_tested,
+    engine_series,
+    short_of_passes,
 )
 from stripewise.model.run import ResultValue, RunDetail
-from tests.fixtures.compared_runs import GiB, chunk_run, context, read, run
+from tests.fixtures.compared_runs import GiB, chunk_run, context, passes, read, run
 
 
 def row(comparison, phase: str = "seq_read", metric: str = "throughput"):
     return next(r for r in comparison.rows if (r.phase, r.metric) == (phase, metric))
 
 
-# --- noise ---------------------------------------------------------------------------------
+# --- verdicts --------------------------------------------------------------------------------
 
 
-def test_a_change_inside_the_repetitions_spread_is_noise_and_beyond_it_a_win() -> None:
-    base = run(1, (read(224, 224, 255, 2),))  # seed 000: 512 KiB chunk, "224-255 MB/sec"
-    inside = run(2, (read(250, 240, 252, 2),))  # +26 < 31 (the baseline's own spread)
-    beyond = run(3, (read(300, 296, 304, 2),))
-    comparison = compare_runs([base, inside, beyond])
-    figures = row(comparison)
+def test_a_change_the_passes_support_is_called_and_one_inside_their_noise_is_not() -> None:
+    base = run(1, (passes(224, 255, 240),))  # seed 000's 512 KiB chunk: "224-255 MB/sec"
+    inside = run(2, (passes(250, 232, 262),))  # +8 %, well inside the passes' scatter
+    beyond = run(3, (passes(300, 296, 304),))
+    figures = row(compare_runs([base, inside, beyond]))
     assert figures.verdicts == ("", "noise", "better")
     assert figures.changes_pct[0] is None
-    assert figures.changes_pct[1] == pytest.approx(100 * 26 / 224)
+    assert figures.changes_pct[1] == pytest.approx(100 * (250 - 240) / 240)  # of the medians
     assert figures.spreads[0] == Spread(224, 255, "repetitions")
+    assert figures.pass_counts == (3, 3, 3)
+    tested = figures.evidence[2]
+    assert figures.evidence[0] is None and tested is not None
+    assert tested.change_pct == pytest.approx(100 * (300 - 719 / 3) / (719 / 3))  # of the means
+    assert 0 < tested.low_pct < tested.change_pct < tested.high_pct
+    assert tested.p_adjusted is not None and tested.p_adjusted >= tested.p_value
 
 
-def test_sample_spreads_stand_in_for_runs_without_repetitions() -> None:
-    before, after = run(1, (read(200),)), run(2, (read(208),))  # +4 %: noise by the % rule
-    spreads = {1: {("seq_read", "throughput"): Spread(199.0, 201.0, "samples")}}
-    figures = row(compare_runs([before, after], sample_spreads=spreads))
-    assert figures.verdicts == ("", "better")  # +8 MB/s beyond the 2 MB/s the samples vary
-    assert figures.spreads == (Spread(199.0, 201.0, "samples"), None)
-    noisy = {2: {("seq_read", "throughput"): Spread(190.0, 215.0, "samples")}}
-    assert row(compare_runs([before, after], sample_spreads=noisy)).verdicts == ("", "noise")
+def test_one_pass_each_gives_no_verdict_however_large_the_change() -> None:
+    """The field report: two single-pass runs, +55.7 % and +119 % called better."""
+    before = run(1, (passes(1329.0), ResultValue("seq_write", "efficiency", "KB/s per CPU %", 1e4)))
+    after = run(
+        2, (passes(2069.0), ResultValue("seq_write", "efficiency", "KB/s per CPU %", 2.2e4))
+    )
+    comparison = compare_runs([before, after])
+    for figures in comparison.rows:
+        assert figures.verdicts == ("", UNKNOWN)
+        assert figures.evidence == (None, None)
+        assert figures.verdict_text(1, 0) == "can't tell: 1 pass each"
+    assert row(comparison).changes_pct[1] == pytest.approx(55.7, abs=0.05)
+    assert count_tested(comparison) == 0
+    assert short_of_passes(comparison) == {0: 1, 1: 1}
 
 
-def test_repetitions_win_over_sample_spreads() -> None:
-    before = run(1, (read(200, 150, 250, 3),))
-    spreads = {1: {("seq_read", "throughput"): Spread(199.0, 201.0, "samples")}}
-    figures = row(compare_runs([before, run(2, (read(220),))], sample_spreads=spreads))
-    assert figures.spreads[0] is not None and figures.spreads[0].source == "repetitions"
-    assert figures.verdicts[1] == "noise"
+def test_two_passes_are_too_few_and_results_filed_before_passes_were_kept_can_t_tell() -> None:
+    two = compare_runs([run(1, (passes(200, 202),)), run(2, (passes(300, 301),))])
+    assert row(two).verdicts == ("", UNKNOWN)
+    assert row(two).verdict_text(1, 0) == "can't tell: 2 passes each"
+    old = compare_runs([run(1, (read(200, 190, 210, 3),)), run(2, (passes(300, 301, 299),))])
+    assert row(old).spreads[0] == Spread(190, 210)  # still shown, from min and max
+    assert row(old).pass_counts == (0, 3)
+    assert row(old).verdict_text(1, 0) == "can't tell: passes not recorded"
+    assert short_of_passes(old) == {}, "running it again would not bring its passes back"
 
 
-def test_without_any_spread_the_percentage_rule_decides() -> None:
-    comparison = compare_runs([run(1, (read(100),)), run(2, (read(104),)), run(3, (read(90),))])
-    assert row(comparison).verdicts == ("", "noise", "worse")
+def test_cpu_and_latency_kept_as_one_median_of_several_passes_can_t_tell() -> None:
+    def measured(run_id: int, mb_s: tuple[float, ...], cpu: float) -> RunDetail:
+        figures = (passes(*mb_s), ResultValue("seq_read", "cpu", "%", cpu))
+        return replace(run(run_id, figures), spec={"repetitions": 3})
+
+    comparison = compare_runs([measured(1, (100, 101, 99), 40), measured(2, (150, 151, 149), 80)])
+    assert row(comparison).verdicts[1] == "better"
+    cpu = row(comparison, metric="cpu")
+    assert cpu.pass_counts == (0, 0) and cpu.verdicts == ("", UNKNOWN)
+
+
+def test_holm_counts_every_figure_of_every_run_against_the_baseline() -> None:
+    """p just under 0.05 alone is a verdict; among many tested figures it is noise."""
+    borderline = (passes(100.0, 104.0, 102.0), passes(105.5, 109.5, 107.5))
+    alone = compare_runs([run(1, (borderline[0],)), run(2, (borderline[1],))])
+    evidence = row(alone).evidence[1]
+    assert evidence is not None and 0.01 < evidence.p_value < 0.05
+    assert row(alone).verdicts[1] == "better"
+
+    flat = [passes(500.0, 510.0, 490.0, phase=phase) for phase in ("seq_write", "rewrite")]
+    crowded = compare_runs(
+        [run(1, (borderline[0], *flat)), run(2, (borderline[1], *flat)), run(3, (*flat,))]
+    )
+    assert count_tested(crowded) == 5  # seq_read for #2, seq_write and rewrite for #2 and #3
+    tested = row(crowded).evidence[1]
+    assert tested is not None and tested.p_adjusted == pytest.approx(5 * tested.p_value)
+    assert row(crowded).verdicts[1] == "noise"
+
+
+def test_identical_passes_give_no_noise_estimate() -> None:
+    same = compare_runs([run(1, (passes(200, 200, 200),)), run(2, (passes(210, 210, 210),))])
+    assert row(same).verdicts[1] == UNKNOWN
+    assert row(same).verdict_text(1, 0) == "can't tell: the passes do not vary"
 
 
 def test_lower_is_better_for_latency_and_cpu_but_not_efficiency() -> None:
     def figures(latency: float, cpu: float, efficiency: float) -> tuple[ResultValue, ...]:
+        def of(phase: str, metric: str, unit: str, value: float) -> ResultValue:
+            spread = (value * 0.99, value, value * 1.01)
+            return ResultValue(phase, metric, unit, value, spread[0], spread[2], 3, spread)
+
         return (
-            ResultValue("seq_read", "latency_p99", "us", latency),
-            ResultValue("seq_read", "cpu", "%", cpu),
-            ResultValue("seq_write", "seq_write_block_cpu_pct", "%", cpu),
-            ResultValue("seq_write", "seq_write_block_latency_us", "us", latency),
-            ResultValue("seq_read", "kb_s_per_cpu_pct", "KB/s per CPU %", efficiency),
+            of("seq_read", "latency_p99", "us", latency),
+            of("seq_read", "cpu", "%", cpu),
+            of("seq_write", "seq_write_block_cpu_pct", "%", cpu),
+            of("seq_write", "seq_write_block_latency_us", "us", latency),
+            of("seq_read", "kb_s_per_cpu_pct", "KB/s per CPU %", efficiency),
         )
 
     comparison = compare_runs([run(1, figures(900, 40, 100)), run(2, figures(600, 60, 150))])
@@ -123,9 +173,10 @@ def test_baseline_is_the_given_id_else_the_one_marked_else_the_first() -> None:
 
 
 def test_changes_are_against_the_chosen_baseline() -> None:
-    runs = [run(1, (read(100),)), run(2, (read(200),))]
+    runs = [run(1, (passes(100, 99, 101),)), run(2, (passes(200, 198, 202),))]
     figures = row(compare_runs(runs, baseline_id=2))
     assert figures.changes_pct == (-50.0, None) and figures.verdicts == ("worse", "")
+    assert figures.evidence[0] is not None and figures.evidence[0].change_pct == -50.0
 
 
 @pytest.mark.parametrize("count", [0, 1, 9])
@@ -253,24 +304,12 @@ def test_no_sweep_when_two_parameters_differ_or_too_few_runs_or_mixed_disks() ->
 # --- samples -------------------------------------------------------------------------------
 
 
-def test_batch_spread_is_the_range_of_batch_means() -> None:
-    values = [9.0, 10, 10, 20, 20, 30, 30, 40, 40, 50, 50]  # the odd leading 9 is dropped
-    assert batch_spread(values) == Spread(10, 50, "samples")
-    assert batch_spread(values, batches=2) == Spread(18, 42, "samples")
-    assert batch_spread([1.0] * 9) is None  # under two values per batch
-
-
-def test_spreads_from_samples_sum_read_and_write_except_for_rewrite() -> None:
-    samples = []
-    for i in range(10):
-        data = {"engine_read_mb_s": 100.0 + i, "engine_write_mb_s": 50.0, "engine_read_iops": 5.0}
-        samples.append((float(i), "seq_read", 0, data))
-        samples.append((float(i), "rewrite", 0, data))
-    spreads = engine_digest(samples).spreads
-    assert spreads[("seq_read", "throughput")] == Spread(150.5, 158.5, "samples")
-    assert spreads[("rewrite", "throughput")] == Spread(50, 50, "samples")
-    assert spreads[("seq_read", "iops")] == Spread(5, 5, "samples")
-    assert ("rewrite", "iops") not in spreads  # no write IOPS were sampled
+def test_samples_within_one_pass_give_no_verdict() -> None:
+    """The series is drawn, never judged: the same figures with steady samples can't tell."""
+    steady = [(i * 0.5, "seq_read", 1, {"engine_read_mb_s": 200.0 + i % 2}) for i in range(40)]
+    assert len(engine_series(steady)["seq_read"][0]) == 40
+    comparison = compare_runs([run(1, (passes(200.5),)), run(2, (passes(230.0),))])
+    assert row(comparison).verdicts == ("", UNKNOWN) and row(comparison).spreads == (None, None)
 
 
 def test_aligned_series_starts_each_phase_at_zero_and_keeps_the_first_repetition() -> None:
@@ -283,7 +322,7 @@ def test_aligned_series_starts_each_phase_at_zero_and_keeps_the_first_repetition
         (21.0, "seq_read", 0, {"cpu.user": 3.0}),
         (21.5, "seq_read", 0, {"engine_read_mb_s": 4.0}),
     ]
-    series = engine_digest(samples).series
+    series = engine_series(samples)
     assert series == {"seq_write": ((0.0, 0.5), (1.0, 3.0)), "seq_read": ((0.0, 1.5), (3.0, 4.0))}
     rewrite = [(t, "rewrite", rep, data) for t, phase, rep, data in samples if phase == "seq_write"]
-    assert engine_digest(rewrite).series["rewrite"] == ((0.0, 0.5), (1.0, 2.0)), "writes only"
+    assert engine_series(rewrite)["rewrite"] == ((0.0, 0.5), (1.0, 2.0)), "writes only"

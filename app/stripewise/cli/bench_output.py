@@ -12,6 +12,7 @@ import os
 import sys
 from typing import IO
 
+from stripewise.model.guards import describe, guard
 from stripewise.protocol.events import (
     Event,
     PhaseFinished,
@@ -72,6 +73,8 @@ def _text(event: Event, interactive: bool) -> str:
         return f"\r  [{bar:<{BAR_WIDTH}}] {done:4.0%} {rate:9,.1f} MB/s{eta_text}   "
     if isinstance(event, PhaseFinished):
         status = f"  failed: {event.error}" if event.error else ""
+        if event.flags:  # the helper's warning just before says why, with its figures
+            status += f"  ! {', '.join(guard(f).title for f in event.flags)}"
         return (
             "\r" + " " * 70 + "\r" if interactive else ""
         ) + f"  {event.mb_s:,.1f} MB/s, {event.iops:,.0f} IOPS in {event.elapsed_s:.1f} s{status}\n"
@@ -87,14 +90,22 @@ def format_results(result: RunResult) -> str:
         f"{'Phase':<28} {'MB/s median':>11} {'min .. max':>19} {'IOPS':>9} "
         f"{'p99 us':>9} {'CPU %':>6} {'KB/s per CPU%':>14}",
     ]
+    flagged: dict[str, tuple[str, ...]] = {}
     for phase in result.results:
         mb, iops = phase.mb_s, phase.iops
+        name = f"{phase.name} !" if phase.flags else phase.name
+        if phase.flags:
+            flagged[phase.phase.value] = phase.flags
         spread = f"{mb.low:,.1f} .. {mb.high:,.1f}" if mb else "-"
         cpu, efficiency, p99 = phase.cpu_pct, phase.kb_s_per_cpu_pct, phase.lat_p99_us
         lines.append(
-            f"{phase.name:<28} {mb.median if mb else 0:>11,.1f} "
+            f"{name:<28} {mb.median if mb else 0:>11,.1f} "
             f"{spread:>19} {iops.median if iops else 0:>9,.0f} "
             f"{f'{p99:,.0f}' if p99 else '-':>9} {f'{cpu:.0f}' if cpu else '-':>6} "
             f"{f'{efficiency:,.0f}' if efficiency else '-':>14}"
         )
+    if flagged:
+        lines.append("! guards tripped (the figure is not the disks' alone):")
+        for phase_name, flags in flagged.items():
+            lines += [f"  {phase_name}: {line}" for line in describe(flags)]
     return "\n".join(lines) + "\n"

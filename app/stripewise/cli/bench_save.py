@@ -42,6 +42,7 @@ def save_run(
                 started.disks,
                 engine=started.engine,
                 engine_version=started.engine_version,
+                layers=started.layers,
             ),
             started_at=started_at,
         )

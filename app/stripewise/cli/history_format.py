@@ -9,24 +9,28 @@ from typing import TYPE_CHECKING, Any
 from stripewise.model.run import ResultValue, RunDetail, RunSummary
 
 if TYPE_CHECKING:
-    from stripewise.model.compare import Comparison
+    from stripewise.model.compare import Comparison, MetricRow
 
-_MARKS = {"better": "* better", "worse": "* worse", "noise": "~"}
-
-
-# --- comparisons ---------------------------------------------------------------------------
+_MARKS = {"better": "* better", "worse": "* worse", "noise": "~", "unknown": "?"}
 
 
-def _value_cell(value: float | None, low: float | None, high: float | None) -> str:
-    if value is None or low is None or high is None:
+def _value_cell(value: float | None, passes: int) -> str:
+    """The median, with how many passes it is the median of when more than one."""
+    if value is None or passes < 2:
         return _figure(value)
-    return f"{_figure(value)} ±{_figure((high - low) / 2)}"
+    return f"{_figure(value)} n={passes}"
 
 
-def _change_cell(change: float | None, verdict: str) -> str:
+def _change_cell(row: MetricRow, index: int, baseline: int) -> str:
+    """`+12.3 % ± 4.1 % (95 %) * better` when tested; the medians' change and why not, else."""
+    change, verdict = row.changes_pct[index], row.verdicts[index]
     if change is None:
         return ""
-    return f"{change:+.1f}% {_MARKS.get(verdict, '')}".rstrip()
+    evidence = row.evidence[index]
+    if evidence is not None:
+        mark = "~ (Holm)" if evidence.held_alone else _MARKS.get(verdict, "")
+        return f"{evidence.interval_text()} {mark}".rstrip()
+    return f"{change:+.1f} % ? {row.verdict_text(index, baseline)}"
 
 
 def format_comparison(c: Comparison) -> str:
@@ -46,6 +50,9 @@ def format_comparison(c: Comparison) -> str:
 
 
 def _results_table(c: Comparison) -> str:
+    from stripewise.model.compare import count_tested  # lazy: kept out of `history list`
+    from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
+
     if not c.rows:
         return "No results recorded."
     base = c.baseline.summary.id
@@ -56,17 +63,28 @@ def _results_table(c: Comparison) -> str:
     rows = []
     for row in c.rows:
         cells = [row.phase, row.metric, row.unit]
-        for i, (value, spread, change, verdict) in enumerate(
-            zip(row.values, row.spreads, row.changes_pct, row.verdicts, strict=True)
-        ):
-            low, high = (spread.low, spread.high) if spread else (None, None)
-            cells.append(_value_cell(value, low, high))
+        for i, value in enumerate(row.values):
+            cells.append(_value_cell(value, row.pass_counts[i]))
             if i != c.baseline_index:
-                cells.append(_change_cell(change, verdict))
+                cells.append(_change_cell(row, i, c.baseline_index))
         rows.append(cells)
-    legend = (
-        f"Changes against #{base}: * beyond the runs' own spread (± shown), ~ within noise; "
-        "without any spread, under 5 % is noise."
+    confidence = f"{CONFIDENCE * 100:g} %"
+    tests = count_tested(c)
+    tested = (
+        f"Holm's correction for the {tests} figure{'s' if tests != 1 else ''} tested"
+        if tests
+        else "Holm's correction for the figures tested (none here)"
+    )
+    legend = "\n".join(
+        (
+            f"Changes against #{base}: of the means over the passes, ± their {confidence} "
+            "interval (Welch's t).",
+            f"* better or worse: beyond noise at {confidence} after {tested}; ~ within noise",
+            "  (~ (Holm): its own interval leaves out 0, but among this many figures one that far "
+            "out is expected by chance);",
+            f"? can't tell: a verdict needs {MIN_PASSES} passes of each run "
+            f"(stripewise bench --repeat {MIN_PASSES}). n= passes behind a median.",
+        )
     )
     return format_table(header, rows) + "\n" + legend
 
@@ -202,9 +220,18 @@ def format_detail(detail: RunDetail) -> str:
     lines.append("")
     if detail.results:
         rows = [_result_row(result) for result in detail.results]
-        lines.append(
-            format_table(["Phase", "Metric", "Median", "Unit", "Min .. max", "Reps"], rows)
-        )
+        header = ["Phase", "Metric", "Median", "Unit", "Min .. max", "Reps"]
+        flagged = list(dict.fromkeys(f for result in detail.results for f in result.flags))
+        if flagged:  # the guards a figure tripped (model/guards.py), named, then explained
+            header.append("Guards")
+            for row, result in zip(rows, detail.results, strict=True):
+                row.append(",".join(result.flags))
+        lines.append(format_table(header, rows))
+        if flagged:
+            from stripewise.model.guards import guard  # lazy: kept out of `history list`
+
+            lines += ["", "Guards tripped (the figure is not the disks' alone):"]
+            lines += [f"  {name}: {guard(name).title}: {guard(name).meaning}" for name in flagged]
     else:
         lines.append("No results recorded.")
     return "\n".join(lines)

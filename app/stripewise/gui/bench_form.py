@@ -6,6 +6,9 @@ machine (free space, serials, mounts) is the helper's, and its refusal is shown 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -272,6 +275,61 @@ class BenchForm(QWidget):
             confirm_serial=confirm or None,
             overwrite=self.overwrite.isVisible() and self.overwrite.isChecked(),
         )
+
+    def load_spec(self, spec: Mapping[str, Any], repetitions: int) -> list[str]:
+        """A stored run's spec (runs.spec, as the helper normalised it) in the form, with
+        `repetitions` passes: to run it again for a verdict. Returns what could not be
+        carried over, each as a line to show (the form keeps its own value there)."""
+        left_out: list[str] = []
+        target = spec.get("target")
+        if isinstance(target, str) and target:
+            known = next((i for i, t in enumerate(self._targets) if t.path == target), None)
+            if known is not None:
+                self.target.setCurrentIndex(known)
+            elif target.startswith("/dev/"):
+                left_out.append(f"target {target} is not among the devices found now")
+            else:
+                self.add_directory(target)
+        self.preset.setCurrentText(CUSTOM_PRESET)
+        self._applying_preset = True
+        try:
+            phases = spec.get("phases")
+            if isinstance(phases, list) and phases:
+                for phase, box in self.phase_boxes.items():
+                    box.setChecked(phase.value in phases)
+            size, block = spec.get("size"), spec.get("block_size")
+            if isinstance(size, int) and not isinstance(size, bool):
+                self.size.setText(size_text(size))
+            if isinstance(block, int) and not isinstance(block, bool):
+                if self.block.findText(size_text(block)) < 0:  # a size the list lacks
+                    self.block.addItem(size_text(block))
+                self.block.setCurrentText(size_text(block))
+            if isinstance(spec.get("direct"), bool):
+                self.direct.setChecked(bool(spec["direct"]))
+            for key, spin in (
+                ("queue_depth", self.queue_depth),
+                ("streams", self.streams),
+                ("sample_rate_hz", self.rate),
+                ("runtime_cap_s", self.runtime_cap),
+            ):
+                value = spec.get(key)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    spin.setValue(round(value))
+            self.repetitions.setValue(repetitions)
+            engine = spec.get("engine")
+            if isinstance(engine, str) and engine:
+                found = self.engine.findData(engine)
+                if found >= 0:
+                    self.engine.setCurrentIndex(found)
+                else:
+                    left_out.append(f"engine {engine} is not available here")
+            random_block = spec.get("random_block_size")
+            if isinstance(random_block, int) and random_block != 4096:
+                left_out.append("random phases use 4 KiB blocks here")
+            self.preset_note.setText(f"Set up as a stored run, with {repetitions} passes.")
+        finally:
+            self._applying_preset = False
+        return left_out
 
     def set_running(self, running: bool) -> None:
         for child in self.findChildren(QWidget):

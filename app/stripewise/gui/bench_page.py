@@ -26,12 +26,14 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.bench_form import BenchForm
+from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable
 from stripewise.gui.pages import page_title
 from stripewise.model.bench import BONNIE_NAMES, SpecError
 from stripewise.model.bench_presets import preset_values
 from stripewise.model.bench_targets import targets_from
+from stripewise.model.guards import page_cache_warning
 from stripewise.model.run import RunStatus
 from stripewise.protocol.events import (
     BenchStarted,
@@ -99,6 +101,7 @@ class BenchPage(QWidget):
         self._planned_steps = 1
         self._steps_done = 0
         self._warnings: list[str] = []
+        self._cache_line: str | None = None  # the page's own page-cache warning, if shown
         self._ram_bytes = _ram_bytes()
         self._last_t = 0.0  # the newest sample's time: where the next phase band starts
         self._phase_text = ""
@@ -277,7 +280,11 @@ class BenchPage(QWidget):
         self._last_t = 0.0
         self.plots.clear()
         self.results.clear_results()
-        self._warnings = []
+        # said here, not only by the helper: its warning can come before the reply, and a
+        # run's events before its reply are not this page's yet
+        spec = started.spec
+        self._cache_line = page_cache_warning(spec.size_bytes, spec.direct, self._ram_bytes)
+        self._warnings = [self._cache_line] if self._cache_line else []
         self._show_warnings()
         self.progress.setValue(0)
         self.form.set_running(True)
@@ -285,7 +292,11 @@ class BenchPage(QWidget):
         self.cancel_button.setEnabled(True)
         self.open_button.setEnabled(False)
         self.compare_button.setEnabled(False)
-        disks = ", ".join(started.disks) or "no disk found under the target"
+        disks = (  # as layers when the helper said them: "loop0 on vda"
+            describe_layers(started.layers)
+            or ", ".join(started.disks)
+            or "no disk found under the target"
+        )
         self.saved_label.setText(f"Recording to the history; disks: {disks}")
         self.saved_label.setToolTip(f"Disks under the target: {disks}")
         self.redraw.start()
@@ -316,6 +327,9 @@ class BenchPage(QWidget):
 
     def _on_warning(self, event: RunWarning | RunError) -> None:
         message = event.message or (event.code if isinstance(event, RunWarning) else "warning")
+        if isinstance(event, RunWarning) and event.code == "page_cache":
+            # the helper's RAM figure replaces the page's own line of the same warning
+            self._warnings = [w for w in self._warnings if w != self._cache_line]
         if message not in self._warnings:
             self._warnings.append(message)
         self._show_warnings()

@@ -1,6 +1,11 @@
 """What the live plots hold: a benchmark run's samples as growable numpy columns, its phases,
 and running maxima. Nothing here draws; `bench_plots.LivePlots` hands views of the columns to
 pyqtgraph when it refreshes.
+
+The disk lines measure one layer of the devices under the target, never a sum across layers:
+a loop device and the disk under its backing file move the same bytes, so adding them up
+doubles them. They show the bottom layer (`bottom_layer`): the disks nothing sampled sits
+under, e.g. an md array's members or the disk under a loop device's file, summed.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stripewise.protocol.events import DiskRates, Sample
+from stripewise.protocol.events import DiskLayer, DiskRates, Sample
 
 # Columns of the sample buffer; the CPU ones hold the cumulative top of each stacked band.
 COLUMNS = (
@@ -90,6 +95,9 @@ class RunData:
         self._cpu_sums = (0.0, 0.0, 0.0)
         self._peaks = dict.fromkeys((*THROUGHPUT, *IOPS), math.nan)  # running maxima
         self._peaks_upto = 0
+        self._layout: tuple[tuple[str, str | None], ...] | None = None  # disks, what above
+        self._bottom: tuple[str, ...] = ()
+        self.disk_layer = ""  # what the disk lines measure, e.g. "vda, under loop0"
 
     def clear(self) -> None:
         """Forget everything: a new run starts."""
@@ -100,6 +108,7 @@ class RunData:
         self._cpu_sums = (0.0, 0.0, 0.0)
         self._peaks = dict.fromkeys(self._peaks, math.nan)
         self._peaks_upto = 0
+        self._layout, self._bottom, self.disk_layer = None, (), ""
 
     def begin_phase(self, label: str, t_s: float) -> float:
         """A phase starting at `t_s` on the sampler's clock; its start on the run's axis."""
@@ -116,7 +125,7 @@ class RunData:
         t = sample.t_s + self._t_offset
         if self.columns.size and t < self.columns.last("t"):
             t, moved = self._restart_clock(t - self._t_offset)
-        disk_read, disk_write = disk_sums(sample.disks)
+        disk_read, disk_write = self._disk_sums(sample.disks)
         cpu = self._cpu_stack(sample.cpu)
         sums = self._cpu_sums
         self._cpu_sums = (sums[0] + cpu[0], sums[1] + cpu[1], sums[2] + cpu[2])
@@ -136,6 +145,16 @@ class RunData:
         if self.phases:
             self.phases[-1].has_samples = True
         return moved
+
+    def _disk_sums(self, disks: Mapping[str, DiskRates]) -> tuple[float, float]:
+        """The bottom layer's rates; what it is is worked out again only when the disks or
+        their places change (they do not within a run)."""
+        layout = tuple((name, rates.under) for name, rates in disks.items())
+        if layout != self._layout:
+            self._layout = layout
+            self._bottom = bottom_layer(disks)
+            self.disk_layer = layer_text(self._bottom, disks)
+        return disk_sums({name: disks[name] for name in self._bottom})
 
     def _restart_clock(self, raw_t: float) -> tuple[float, float | None]:
         """A t_s that runs backwards means the sampler's clock restarted with a new phase
@@ -177,6 +196,44 @@ class RunData:
         lo, hi = np.searchsorted(self.columns.column("t"), (left, right))
         chunk = self.columns.column(name)[lo:hi]
         return float(np.fmax.reduce(chunk)) if len(chunk) else math.nan
+
+
+def bottom_layer(disks: Mapping[str, DiskRates]) -> tuple[str, ...]:
+    """The disks nothing else of the sample sits under: the lowest layer, where the bytes
+    reach the hardware (all of them when the helper said nothing of layers)."""
+    above = {rates.under for rates in disks.values()}
+    return tuple(name for name in disks if name not in above)
+
+
+def layer_text(names: Sequence[str], disks: Mapping[str, DiskRates]) -> str:
+    """What a line over `names` measures: "vda, under loop0", "sdb + sdc, under md0", "8
+    disks under md0"; a top-level device alone is just its name."""
+    if not names:
+        return ""
+    unders = {disks[name].under for name in names}
+    listed = " + ".join(names) if len(names) <= 3 else f"{len(names)} disks"
+    if len(unders) > 1:  # at the bottom of different stacks
+        return f"{listed} at the bottom"
+    [under] = unders
+    if under is None:
+        return listed
+    return f"{listed}, under {under}" if len(names) <= 3 else f"{listed} under {under}"
+
+
+def describe_layers(layers: Sequence[DiskLayer]) -> str:
+    """The devices under a target in words, top first: "loop0 on vda", "md0 on sdb, sdc" (an
+    md or dm device is named by its members' `under`: it is not sampled itself)."""
+    names = {layer.name for layer in layers}
+    below: dict[str | None, list[str]] = {}
+    for layer in layers:
+        below.setdefault(layer.under, []).append(layer.name)
+
+    def stack(name: str, depth: int) -> str:
+        parts = [stack(child, depth + 1) for child in below.get(name, ())] if depth < 8 else []
+        return f"{name} on {', '.join(parts)}" if parts else name
+
+    tops = [*below.get(None, ()), *(u for u in below if u is not None and u not in names)]
+    return "; ".join(stack(top, 0) for top in tops)
 
 
 def disk_sums(disks: Mapping[str, DiskRates]) -> tuple[float, float]:

@@ -14,6 +14,7 @@ item painted in one go. pyqtgraph's auto range is replaced too (see `_apply_rang
 
 The samples are kept in `bench_plot_data`, the CPU areas drawn by `bench_plot_cpu` and the
 bands, grid and names by `bench_plot_backdrop`; this module is the widget that ties them up.
+The disk lines' legend says which layer they measure ("disk read (vda, under loop0)").
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class LivePlots(QWidget):
         self._dirty = False
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._follow = True  # the time axis follows the run until the user zooms or pans
+        self._disk_layer = ""  # what the disk lines' legend names
         self._view = pg.GraphicsLayoutWidget()
         without_export(self._view)  # Save Plot... on the page writes PNG or SVG
         self._view.ci.layout.setContentsMargins(2, 2, 10, 2)
@@ -195,6 +197,7 @@ class LivePlots(QWidget):
             curve.setData([], [])
         self._area.set_data(np.empty(0), (), ())
         self._dirty = False
+        self._name_disk_layer()
         self.auto_range()
 
     def begin_phase(self, label: str, t_s: float) -> None:
@@ -256,7 +259,26 @@ class LivePlots(QWidget):
         )
         self._set_band_end(float(t[-1]))
         self._data.update_peaks()
+        self._name_disk_layer()
         self._apply_ranges()
+
+    def _name_disk_layer(self) -> None:
+        """The disk lines' legend names the layer they measure once the samples say it."""
+        layer = self._data.disk_layer
+        if layer == self._disk_layer:
+            return
+        self._disk_layer = layer
+        for name in ("disk_read", "disk_write"):
+            text = f"{_LABELS[name]} ({layer})" if layer else _LABELS[name]
+            self._curves[name].opts["name"] = text
+            for sample, label in self._throughput_legend.items:
+                if sample.item is self._curves[name]:
+                    label.setText(text)
+        self._throughput_legend.updateSize()
+
+    def legend_labels(self) -> list[str]:
+        """The throughput legend's entries as shown."""
+        return [label.text for _sample, label in self._throughput_legend.items]
 
     def _display(self, name: str) -> np.ndarray:
         column = self._columns.column(name)

@@ -14,13 +14,18 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from stripewise.model.guards import describe
 from stripewise.model.run import ResultValue
 from stripewise.model.units import MIB_PER_MB
 from stripewise.protocol.events import PhaseFinished, RunResult
 
 GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    ("Sequential Output", (("seq_write", "Block"), ("rewrite", "Rewrite"))),
-    ("Sequential Input", (("seq_read", "Block"),)),
+    # per-char rows only for a bonnie++ import: Stripewise measures blocks
+    (
+        "Sequential Output",
+        (("seq_write_per_char", "Per Chr"), ("seq_write", "Block"), ("rewrite", "Rewrite")),
+    ),
+    ("Sequential Input", (("seq_read_per_char", "Per Chr"), ("seq_read", "Block"))),
     (
         "Random",
         (("random_read", "Seeks (reads)"), ("random_write", "Writes"), ("mixed", "Mixed 70/30")),
@@ -28,6 +33,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 COLUMNS = ("", "{rate}", "min - max", "IOPS", "CPU %", "p50 lat", "p99 lat", "KB/s per CPU %")
 SPREAD_WARNING = 0.10  # (max - min) / median over repetitions above this is called out
+GUARD_MARK = "\u26a0"  # after the phase's name when a guard tripped; its tooltip says which
 
 
 @dataclass
@@ -42,6 +48,10 @@ class PhaseFigures:
     p50: list[float] = field(default_factory=list)
     p99: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # guards tripped, in the order first seen
+
+    def add_flags(self, flags: Sequence[str]) -> None:
+        self.flags.extend(f for f in flags if f not in self.flags)
 
     def spread(self) -> tuple[float, float, float, int] | None:
         """median, low, high, n of MB/s."""
@@ -85,6 +95,7 @@ class ResultsTable(QTableWidget):
 
     def add_phase_result(self, event: PhaseFinished) -> None:
         figures = self._figures.setdefault(event.phase.value, PhaseFigures())
+        figures.add_flags(event.flags)
         if event.error:
             figures.errors.append(event.error)
         else:
@@ -113,6 +124,7 @@ class ResultsTable(QTableWidget):
             if figures.summary is None:
                 figures.summary = {}
             figures.summary[value.metric] = value
+            figures.add_flags(value.flags)
         self._render()
 
     def set_binary_units(self, mib: bool) -> None:
@@ -129,6 +141,19 @@ class ResultsTable(QTableWidget):
             if item is not None and item.data(Qt.ItemDataRole.UserRole) == phase:
                 cell = self.item(row, column)
                 return cell.text() if cell is not None else ""
+        raise KeyError(phase)
+
+    def flags(self, phase: str) -> list[str]:
+        """The guards the phase's figures tripped (model.guards names)."""
+        figures = self._figures.get(phase)
+        return list(figures.flags) if figures is not None else []
+
+    def cell_tooltip(self, phase: str, column: int) -> str:
+        for row in range(self.rowCount()):
+            item = self.item(row, 0)
+            if item is not None and item.data(Qt.ItemDataRole.UserRole) == phase:
+                cell = self.item(row, column)
+                return cell.toolTip() if cell is not None else ""
         raise KeyError(phase)
 
     def spread_warnings(self) -> list[str]:
@@ -190,7 +215,7 @@ class ResultsTable(QTableWidget):
         else:  # KB/s per CPU %, as the RAID notes compute it
             eff = spread[0] * 1000 / cpu if spread and cpu else None
         cells = [
-            f"  {label}",
+            f"  {label} {GUARD_MARK}" if figures.flags else f"  {label}",
             _rate(spread[0] * scale) if spread else ("failed" if figures.errors else ""),
             f"{_rate(spread[1] * scale)} - {_rate(spread[2] * scale)} (n={spread[3]})"
             if spread and spread[3] > 1
@@ -207,9 +232,18 @@ class ResultsTable(QTableWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             if column == 0:
                 item.setData(Qt.ItemDataRole.UserRole, phase)
-                if figures.errors:
-                    item.setToolTip("; ".join(figures.errors))
+            if column in (0, 1):  # the name and the figure the guards speak of
+                item.setToolTip(_tooltip(figures))
             self.setItem(row, column, item)
+
+
+def _tooltip(figures: PhaseFigures) -> str:
+    """Errors, then each tripped guard in words (the figure-invalidating ones first)."""
+    lines = ["; ".join(figures.errors)] if figures.errors else []
+    if figures.flags:
+        lines.append(f"{GUARD_MARK} Guards tripped:")
+        lines += [f"\u2022 {line}" for line in describe(figures.flags)]
+    return "\n".join(lines)
 
 
 def _rate(value: float) -> str:

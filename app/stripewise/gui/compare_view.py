@@ -1,8 +1,9 @@
 """Two to eight runs side by side: figures against a baseline, throughput over time per phase,
 what differed around the runs, and a figure against the one parameter that changed.
 
-A change is coloured only when it is larger than the runs' own spread (repetitions, or the
-spread of the samples' batch means): noise is shown as noise, never as a win.
+A change is coloured only when Welch's t over the runs' passes holds it at 95 % after Holm's
+correction (`model.verdict`); noise is shown as noise, never as a win, and with too few passes
+the window says it can't tell and offers to run the benchmark again with enough.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -34,9 +36,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, number, phase_order
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
-from stripewise.model.compare import Comparison, MetricRow
+from stripewise.model.compare import UNKNOWN, Comparison, count_tested, short_of_passes
+from stripewise.model.phase_series import series_note
+from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 from stripewise.services.history import CompareSeries, HistoryService
 
 # Okabe-Ito: eight colours told apart with every common colour-vision deficiency
@@ -51,42 +56,6 @@ RUN_COLOURS = (
     "#8c8c8c",  # grey rather than black: it shows on dark backgrounds too
 )
 _VERDICT_COLOURS = {"better": QColor(46, 160, 67), "worse": QColor(218, 54, 51)}
-_METRIC_NAMES = {
-    "throughput": "Throughput",
-    "iops": "IOPS",
-    "cpu": "CPU",
-    "latency_p50": "Latency p50",
-    "latency_p99": "Latency p99",
-    "efficiency": "Efficiency",
-}
-
-
-def figure_name(metric: str, unit: str) -> str:
-    name = _METRIC_NAMES.get(metric, metric)
-    unit = "µs" if unit == "us" else unit
-    return name if not unit or unit.lower() == name.lower() else f"{name} ({unit})"
-
-
-def number(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
-
-
-def _cell_text(row: MetricRow, index: int, baseline: int) -> str:
-    value = number(row.values[index])
-    change = row.changes_pct[index]
-    if index == baseline or change is None:
-        return value
-    mark = "" if row.verdicts[index] in ("better", "worse") else " \u2248"  # ≈: noise
-    return f"{value}  ({change:+.1f} %{mark})"
-
-
-def _spread_text(row: MetricRow, index: int) -> str:
-    spread = row.spreads[index]
-    if spread is None:
-        return "no spread known (one pass, no samples): under 5 % counts as noise"
-    return f"spread {number(spread.low)} .. {number(spread.high)} ({spread.source})"
 
 
 class CompareWindow(QDialog):
@@ -94,6 +63,7 @@ class CompareWindow(QDialog):
 
     loaded = Signal()
     saved = Signal(str)  # the file written, or why it could not be
+    rerunRequested = Signal(dict, int)  # a run's stored spec, the passes to run it with
 
     def __init__(
         self,
@@ -127,13 +97,30 @@ class CompareWindow(QDialog):
         self.results.horizontalHeader().setSectionResizeMode(
             QHeaderView.ResizeMode.ResizeToContents
         )
-        self.tabs.addTab(self.results, "Results")
+        self.legend = QLabel()
+        self.legend.setWordWrap(True)
+        self.more_passes = QWidget()  # "can't tell": offers to run a benchmark again
+        self.more_passes_row = QHBoxLayout(self.more_passes)
+        self.more_passes_row.setContentsMargins(0, 0, 0, 0)
+        self.more_passes_note = QLabel()
+        self.more_passes_note.setWordWrap(True)
+        self.more_passes_row.addWidget(self.more_passes_note, 1)
+        self.more_passes_buttons: list[QPushButton] = []
+        self.more_passes.hide()
+        results_page = QWidget()
+        results_layout = QVBoxLayout(results_page)
+        results_layout.addWidget(self.results, 1)
+        results_layout.addWidget(self.legend)
+        results_layout.addWidget(self.more_passes)
+        self.tabs.addTab(results_page, "Results")
         self.phase_box = QComboBox()
         self.phase_box.setAccessibleName("Phase")
         self.phase_box.currentIndexChanged.connect(lambda _i: self._draw_series())
         self.series_plot = pg.PlotWidget()
-        self.series_plot.setLabel("bottom", "seconds since the phase started")
+        # with its unit, pyqtgraph writes "(ms)" for a short phase, not a bare "(x0.001)"
+        self.series_plot.setLabel("bottom", "time since the phase's first sample", units="s")
         self.series_plot.setLabel("left", "engine throughput", units="MB/s")
+        self.series_plot.getAxis("left").enableAutoSIPrefix(False)  # never "kMB/s"
         self.series_plot.addLegend(offset=(-10, 10))
         self.series_plot.showGrid(x=True, y=True, alpha=0.25)
         series_page = QWidget()
@@ -144,6 +131,7 @@ class CompareWindow(QDialog):
         series_layout.addLayout(row)
         series_layout.addWidget(self.series_plot, 1)
         self.series_note = QLabel()
+        self.series_note.setWordWrap(True)
         series_layout.addWidget(self.series_note)
         self.series_index = self.tabs.addTab(series_page, "Over time")
         self.context = QTreeWidget()
@@ -239,8 +227,12 @@ class CompareWindow(QDialog):
         self.baseline_box.setCurrentIndex(c.baseline_index)
         self.baseline_box.blockSignals(False)
         self._fill_results()
+        self._fill_more_passes()
         self._fill_context()
-        phases = sorted({p for by_phase in self.series.values() for p in by_phase})
+        phases = phase_order(
+            [row.phase for row in c.rows]
+            + [p for by_phase in self.series.values() for p in by_phase]
+        )
         current = self.phase_box.currentText()
         self.phase_box.blockSignals(True)
         self.phase_box.clear()
@@ -268,22 +260,61 @@ class CompareWindow(QDialog):
             self.results.setItem(r, 0, QTableWidgetItem(row.phase))
             self.results.setItem(r, 1, QTableWidgetItem(figure_name(row.metric, row.unit)))
             for i in range(len(c.runs)):
-                item = QTableWidgetItem(_cell_text(row, i, c.baseline_index))
+                item = QTableWidgetItem(cell_text(row, i, c.baseline_index))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 verdict = row.verdicts[i]
-                item.setToolTip(
-                    f"{verdict or 'baseline' if i == c.baseline_index else verdict}; "
-                    + _spread_text(row, i)
-                )
+                item.setToolTip(cell_tip(row, i, c.baseline_index))
                 colour = _VERDICT_COLOURS.get(verdict)
                 if colour is not None:
                     item.setForeground(QBrush(colour))
                     font = item.font()
                     font.setBold(True)
                     item.setFont(font)
-                elif verdict == "noise":
+                elif verdict in ("noise", UNKNOWN):
                     item.setForeground(QBrush(noise))
                 self.results.setItem(r, 2 + i, item)
+        tests = count_tested(c)
+        confidence = f"{CONFIDENCE * 100:g} %"
+        tested = (
+            f"the {tests} figure{'s' if tests != 1 else ''} tested"
+            if tests
+            else "the figures tested (none here)"
+        )
+        self.legend.setText(
+            f"Changes are of the means over each run's passes, ± their {confidence} interval "
+            f"(Welch's t). Coloured only when beyond noise at {confidence} after Holm's "
+            f"correction for {tested}; \u2248 noise; ? can't tell (a verdict needs "
+            f"{MIN_PASSES} passes of each run)."
+        )
+
+    def _fill_more_passes(self) -> None:
+        """One button per measured run whose passes were too few for a verdict."""
+        c = self.comparison
+        assert c is not None
+        for button in self.more_passes_buttons:
+            self.more_passes_row.removeWidget(button)
+            button.deleteLater()
+        self.more_passes_buttons = []
+        short = {i: n for i, n in short_of_passes(c).items() if c.runs[i].spec}
+        self.more_passes.setVisible(bool(short))
+        if not short:
+            return
+        fewest = min(short.values())
+        self.more_passes_note.setText(
+            f"Can't tell from {fewest} pass{'es' if fewest != 1 else ''}: run the benchmark "
+            f"again with {MIN_PASSES} passes (it opens on the Benchmark page, set up as the run "
+            "was), then compare the new runs."
+        )
+        for index in short:
+            run = c.runs[index]
+            button = QPushButton(f"Run #{run.summary.id} with {MIN_PASSES} passes...")
+            button.setToolTip(f"{run.summary.name}: its benchmark, {MIN_PASSES} repetitions")
+            button.clicked.connect(self._rerun(run.spec))
+            self.more_passes_row.addWidget(button)
+            self.more_passes_buttons.append(button)
+
+    def _rerun(self, spec: dict[str, Any]) -> Callable[[], None]:
+        return lambda: self.rerunRequested.emit(dict(spec), MIN_PASSES)
 
     def _fill_context(self) -> None:
         c = self.comparison
@@ -329,19 +360,28 @@ class CompareWindow(QDialog):
         if c is None:
             return
         phase = self.phase_box.currentText()
-        drawn = 0
+        longest = 0.0
         for index, detail in enumerate(c.runs):
             xs, ys = self.series.get(detail.summary.id, {}).get(phase, ((), ()))
             if not xs:
                 continue
-            pen = pg.mkPen(RUN_COLOURS[index % len(RUN_COLOURS)], width=1)
-            self.series_plot.plot(list(xs), list(ys), pen=pen, name=self.run_label(index))
-            drawn += 1
-        missing = len(c.runs) - drawn
+            longest = max(longest, xs[-1])
+            colour = RUN_COLOURS[index % len(RUN_COLOURS)]
+            # a phase shorter than two sampling periods has one sample: a dot, not a line
+            dots: dict[str, Any] = (
+                {"symbol": "o", "symbolBrush": colour, "symbolPen": colour, "symbolSize": 7}
+                if len(xs) < 3
+                else {}
+            )
+            pen = pg.mkPen(colour, width=1)
+            self.series_plot.plot(list(xs), list(ys), pen=pen, name=self.run_label(index), **dots)
+        if longest > 0:
+            self.series_plot.enableAutoRange(axis="x")
+        else:  # single samples at 0 s: a second from the phase's start, not -0.5..0.5
+            self.series_plot.setXRange(0.0, 1.0, padding=0.02)
+        note = series_note(c.runs, self.series, phase)
         self.series_note.setText(
-            f"{missing} of the runs have no samples for this phase (imported runs have none)."
-            if missing
-            else "Each line starts where its run's phase started."
+            f"{note}." if note else "Each line starts at its run's first sample of the phase."
         )
 
     def _fill_sweep(self) -> None:

@@ -9,6 +9,7 @@ from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from stripewise.model.run import RunStatus, RunSummary
+from stripewise.model.run_headline import figures_in_units
 
 COLUMNS = (
     "ID",  # what `stripewise history compare ID ID` takes
@@ -28,7 +29,7 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # what a column sorts by (time, not it
 _AnyIndex = QModelIndex | QPersistentModelIndex
 
 
-def _cells(run: RunSummary) -> tuple[str, ...]:
+def _cells(run: RunSummary, mib: bool) -> tuple[str, ...]:
     name = f"\u2605 {run.name}" if run.baseline else run.name  # the star marks a baseline
     engine = f"{run.engine} {run.engine_version}".strip()
     if run.source == "imported":
@@ -38,7 +39,7 @@ def _cells(run: RunSummary) -> tuple[str, ...]:
         str(run.id),
         run.started_at.astimezone().strftime("%Y-%m-%d %H:%M"),
         name,
-        run.headline.figures,
+        figures_in_units(run.headline.figures, mib=mib),  # one unit, the toggle's
         run.headline.array,
         run.headline.tuning,
         run.target,
@@ -55,12 +56,27 @@ class RunTableModel(QAbstractTableModel):
         super().__init__()
         self._runs: list[RunSummary] = []
         self._cells: list[tuple[str, ...]] = []
+        self._mib = False
 
     def set_runs(self, runs: list[RunSummary]) -> None:
         self.beginResetModel()
         self._runs = list(runs)
-        self._cells = [_cells(run) for run in self._runs]  # formatted once, not per paint
+        self._cells = [_cells(run, self._mib) for run in self._runs]  # once, not per paint
         self.endResetModel()
+
+    def set_binary_units(self, mib: bool) -> None:
+        """Throughput in the Results column in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s)."""
+        if mib == self._mib:
+            return
+        self._mib = mib
+        self._cells = [_cells(run, mib) for run in self._runs]
+        if self._runs:  # only the figures change: the selection stays
+            column = COLUMNS.index("Results")
+            self.dataChanged.emit(self.index(0, column), self.index(len(self._runs) - 1, column))
+
+    @property
+    def binary_units(self) -> bool:
+        return self._mib
 
     def row_of(self, run_id: int) -> int | None:
         return next((row for row, run in enumerate(self._runs) if run.id == run_id), None)

@@ -1,15 +1,18 @@
 """History page: every recorded or imported run, sortable and filterable; a selected run's
-results below; rename, tag, annotate, mark a baseline, delete (with undo) and compare 2 to 8."""
+results below (laid out as bonnie++'s report, figures it has no row for in a second table);
+rename, tag, annotate, mark a baseline, delete (with undo) and compare 2 to 8. Throughput
+shows in MB/s, or MiB/s with the toggle, in the list and the results alike."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import shiboken6
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -22,14 +25,18 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTableView,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from stripewise.gui.bench_results import ResultsTable
+from stripewise.gui.bench_results import GROUPS, ResultsTable
 from stripewise.gui.history_model import COLUMNS, SORT_ROLE, RunTableModel
 from stripewise.gui.pages import page_title
-from stripewise.model.run import RunDetail, RunSummary
+from stripewise.model.run import ResultValue, RunDetail, RunSummary
+from stripewise.model.units import MIB_PER_MB
+from stripewise.model.vocabulary import BONNIE_TESTS, MEASURED, THROUGHPUT, from_stored
 from stripewise.services.history import HistoryService
 
 MAX_COMPARED = 8
@@ -44,6 +51,64 @@ SCOPES = {
 }
 
 
+# what the results table has a cell for; every other figure goes to the second table
+_TABLED_PHASES = frozenset(phase for _, phases in GROUPS for phase, _ in phases)
+_TABLED_METRICS = frozenset(q.metric for q in MEASURED)
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"  # the tool printed no figure (bonnie++'s +++++)
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.4g}"
+
+
+class OtherFigures(QTableWidget):
+    """A run's figures the results table has no cell for: bonnie++'s file tests, iozone's
+    cells, fio jobs told apart, tools' own figures; each also as the tool printed it."""
+
+    HEADERS = ("Phase", "Figure", "Value", "Unit", "As imported")
+
+    def __init__(self) -> None:
+        super().__init__(0, len(self.HEADERS))
+        self.setAccessibleName("Other figures")
+        self.setHorizontalHeaderLabels(self.HEADERS)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.verticalHeader().hide()
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setStretchLastSection(True)
+        self._values: list[ResultValue] = []
+        self._mib = False
+
+    def show_values(self, values: Sequence[ResultValue]) -> None:
+        self._values = [
+            v for v in values if v.phase not in _TABLED_PHASES or v.metric not in _TABLED_METRICS
+        ]
+        self._render()
+        self.setVisible(bool(self._values))
+
+    def set_binary_units(self, mib: bool) -> None:
+        self._mib = mib
+        self._render()
+
+    def _render(self) -> None:
+        self.setRowCount(len(self._values))
+        for row, v in enumerate(self._values):
+            value, unit = v.value, v.unit
+            if self._mib and unit == THROUGHPUT.unit and value is not None:
+                value, unit = value * MIB_PER_MB, "MiB/s"
+            printed = ""
+            if v.source_unit and v.value is not None:
+                printed = f"{_number(from_stored(v.value, v.source_unit))} {v.source_unit}"
+            for column, text in enumerate((v.phase, v.metric, _number(value), unit, printed)):
+                item = QTableWidgetItem(text)
+                if column in (2, 4):
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                self.setItem(row, column, item)
+
+
 def _in_scope(run: RunSummary, scope: str) -> bool:
     if scope == "baselines":
         return run.baseline
@@ -56,6 +121,7 @@ class HistoryPage(QWidget):
     compareRequested = Signal(list)  # run ids, 2 to 8, oldest first
     importRequested = Signal()
     exportRequested = Signal(list)  # run ids
+    binaryUnitsChanged = Signal(bool)  # the MiB/s toggle: the Benchmark page's follows it
 
     def __init__(self, history: HistoryService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -102,6 +168,9 @@ class HistoryPage(QWidget):
         self.run_button.setMenu(self.run_menu)
         self.restore_button = QPushButton("Restore")
         self.restore_button.clicked.connect(self.restore_selected)
+        self.mib_toggle = QCheckBox("MiB/s")
+        self.mib_toggle.setToolTip("Show throughput in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s)")
+        self.mib_toggle.toggled.connect(self.set_binary_units)
 
         self.undo_bar = QWidget()
         undo_layout = QHBoxLayout(self.undo_bar)
@@ -148,6 +217,8 @@ class HistoryPage(QWidget):
         self.detail_notes.setWordWrap(True)
         self.detail_notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail_results = ResultsTable()
+        self.other_figures = OtherFigures()
+        self.other_figures.hide()
         self.detail_title.setText(
             "Select a run to see its results; select 2 to 8 (Ctrl+click) to compare them."
         )
@@ -194,17 +265,25 @@ class HistoryPage(QWidget):
             self.import_button,
         ):
             tools.addWidget(button)
+        tools.addWidget(self.mib_toggle)
         detail = QWidget()
         detail_layout = QVBoxLayout(detail)
         detail_layout.setContentsMargins(0, 6, 0, 0)
         detail_layout.addWidget(self.detail_title)
         detail_layout.addWidget(self.detail_notes)
-        detail_layout.addWidget(self.detail_results, 1)
+        figures = QSplitter()  # bonnie++'s layout beside what it has no cell for
+        figures.addWidget(self.detail_results)
+        figures.addWidget(self.other_figures)
+        figures.setStretchFactor(0, 3)
+        figures.setStretchFactor(1, 2)
+        figures.setChildrenCollapsible(False)
+        detail_layout.addWidget(figures, 1)
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.table)
         self.split.addWidget(detail)
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 2)
+        self.split.setSizes([550, 350])  # in proportion: a run's results need a dozen rows
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.split)
@@ -221,6 +300,17 @@ class HistoryPage(QWidget):
     @property
     def in_trash(self) -> bool:
         return self.scope.currentData() == "trash"
+
+    def set_binary_units(self, mib: bool) -> None:
+        """Throughput in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s): the Results column, the
+        run's results and its other figures; the main window keeps the pages in step."""
+        if self.mib_toggle.isChecked() != mib:
+            self.mib_toggle.setChecked(mib)  # comes back here through `toggled`
+            return
+        self.model.set_binary_units(mib)
+        self.detail_results.set_binary_units(mib)
+        self.other_figures.set_binary_units(mib)
+        self.binaryUnitsChanged.emit(mib)
 
     def _show_runs(self, runs: list[RunSummary]) -> None:
         self._all_runs = runs
@@ -371,13 +461,16 @@ class HistoryPage(QWidget):
             f"{context.get('filesystem', '')} {context.get('mount_options', '')}".strip(),
             ", ".join(d.get("name", "") for d in context.get("disks", []) if isinstance(d, dict)),
             f"{detail.sample_count} samples",
+            _imported_from(detail),
             f"tags: {', '.join(run.tags)}" if run.tags else "",
         ]
         self.detail_title.setText(" &middot; ".join(f for f in facts if f))
         self.detail_notes.setText(detail.notes)
         self.detail_notes.setVisible(bool(detail.notes))
-        self.detail_results.show_stored(detail.results)
+        ran = [v for v in detail.results if v.phase not in _not_run(detail)]
+        self.detail_results.show_stored(ran)
         self.detail_results.show()
+        self.other_figures.show_values(ran)
 
     # --- changes ---------------------------------------------------------------------------
     def rename(self, run_id: int, name: str) -> None:
@@ -477,4 +570,22 @@ class HistoryPage(QWidget):
             self.compareRequested.emit([run.id for run in runs])
 
 
-__all__ = ["COLUMNS", "HistoryPage"]
+def _not_run(detail: RunDetail) -> set[str]:
+    """Phases of tests a bonnie++ import says did not run (`-f` skips per-char): no rows."""
+    skipped = detail.context.get("not_run") if detail.source == "imported" else None
+    if not isinstance(skipped, list):
+        return set()
+    return {BONNIE_TESTS[name][0] for name in skipped if name in BONNIE_TESTS}
+
+
+def _imported_from(detail: RunDetail) -> str:
+    """Where an import came from, and the units its tool printed (shown converted)."""
+    record = detail.context.get("import")
+    if detail.source != "imported" or not isinstance(record, dict):
+        return ""
+    units = {r.source_unit: r.unit for r in detail.results if r.source_unit}
+    shown = ", ".join(f"{tool} as {stored}" for tool, stored in sorted(units.items()))
+    return f"imported from {record.get('file', '?')}" + (f" ({shown})" if shown else "")
+
+
+__all__ = ["COLUMNS", "HistoryPage", "OtherFigures"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import shiboken6
 from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, Signal
@@ -35,6 +35,7 @@ from stripewise.services.planner import PlannerService
 from stripewise.services.system_info import SystemInfoService, SystemReport
 
 if TYPE_CHECKING:  # pyqtgraph is loaded with the first comparison, not at start-up
+    from stripewise.gui.bench_page import BenchPage
     from stripewise.gui.compare_view import CompareWindow
 
 MINIMUM_SIZE = QSize(900, 600)  # comfortably inside a 1024x768 console
@@ -177,10 +178,27 @@ class MainWindow(QMainWindow):
 
         window = CompareWindow(self.history, run_ids, self)
         window.saved.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+        window.rerunRequested.connect(self.bench_again)
         window.show()
         self.compare_windows = [w for w in self.compare_windows if shiboken6.isValid(w)]
         self.compare_windows.append(window)
         return window
+
+    def bench_again(self, spec: dict[str, object], repetitions: int) -> None:
+        """The Benchmark page set up with a stored run's spec and `repetitions` passes (a
+        comparison could not tell from fewer); the user checks it and presses Start."""
+        from stripewise.gui.bench_page import BenchPage
+
+        self.show_view("benchmark")
+        page = self.page_widgets["benchmark"]
+        assert isinstance(page, BenchPage)
+        left_out = page.form.load_spec(spec, repetitions)
+        said = f"Benchmark set up as the stored run, with {repetitions} passes: press Start"
+        self.statusBar().showMessage(
+            f"{said} (not carried over: {'; '.join(left_out)})" if left_out else said, 30_000
+        )
+        self.raise_()
+        self.activateWindow()
 
     def import_results(self) -> None:
         from stripewise.gui.history_io import ask_import
@@ -231,9 +249,20 @@ class MainWindow(QMainWindow):
             self.pages.removeWidget(placeholder)
             placeholder.deleteLater()
             self.page_widgets[name] = page
+            if name == "benchmark":
+                self._keep_units_in_step(cast("BenchPage", page))
         self.pages.setCurrentIndex(row)
         self.view_actions[name].setChecked(True)
         self.viewChanged.emit(name)
+
+    def _keep_units_in_step(self, bench: BenchPage) -> None:
+        """One MiB/s toggle for the app: the Benchmark page's and the History page's follow each
+        other (setting a box to what it shows emits nothing, so no echo)."""
+        history = self.page_widgets["history"]
+        if isinstance(history, HistoryPage):
+            bench.mib_toggle.setChecked(history.mib_toggle.isChecked())
+            bench.mib_toggle.toggled.connect(history.set_binary_units)
+            history.binaryUnitsChanged.connect(bench.mib_toggle.setChecked)
 
     def _paint_nav_icons(self) -> None:
         for row, name in enumerate(VIEW_NAMES):

@@ -35,7 +35,13 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.pages import page_title
 from stripewise.gui.tuning_persist import PersistDialogs
-from stripewise.model.ab import ABFigure
+from stripewise.model.ab import (
+    MIN_ROUNDS,
+    ROUND_CAP,
+    TARGET_HALF_WIDTH_PCT,
+    ABFigure,
+    ABOutcome,
+)
 from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.bench_targets import targets_from
 from stripewise.model.plan import Plan
@@ -109,6 +115,7 @@ class TuningPage(QWidget):
         self._planned: dict[str, PlannedTuning] = {}  # list key ("plan:NAME") -> what it tunes
         self.ab = ABRunner(session, service, self) if session is not None else None
         self.ab_figures: list[ABFigure] = []
+        self.ab_outcome: ABOutcome | None = None
         self.changes: list[Change] = []
         self.preset: Preset | None = None
         self.last_result: TuningReply | str | None = None  # the helper's answer; text: refused
@@ -458,25 +465,28 @@ class TuningPage(QWidget):
                 return
             self.start_ab(args, dialog.rounds.value())
 
-    def start_ab(self, bench_args: BenchStartArgs, rounds: int) -> None:
+    def start_ab(
+        self,
+        bench_args: BenchStartArgs,
+        rounds: int,
+        round_cap: int | None = None,
+        target_pct: float = TARGET_HALF_WIDTH_PCT,
+    ) -> None:
         assert self.ab is not None
         label = self._label()
         self.ab_figures = []
-        self.ab.start(settings_of(self.changes), label, bench_args, rounds)
+        self.ab.start(settings_of(self.changes), label, bench_args, rounds, round_cap, target_pct)
         self._enable()
 
     def _on_ab_progress(self, text: str) -> None:
         self.summary.setText(text)
         self.statusMessage.emit(text)
 
-    def _on_ab_finished(self, figures: list[ABFigure]) -> None:
-        self.ab_figures = figures
-        label = self._label()
-        lines = [
-            f"A/B of {label}, medians of {len(figures[0].without) if figures else 0} runs "
-            "each side:"
-        ]
-        lines += [f"  {figure.sentence()}" for figure in figures]
+    def _on_ab_finished(self, outcome: ABOutcome) -> None:
+        self.ab_outcome = outcome
+        self.ab_figures = list(outcome.figures)
+        lines = [outcome.summary(self._label())]
+        lines += [f"  {figure.sentence()}" for figure in outcome.figures]
         self.geometry.setPlainText("\n".join(lines))
         self.summary.setText("A/B done: the preset is reverted. Each run is in the History.")
         self._enable()
@@ -556,10 +566,14 @@ class ABDialog(QDialog):
         self.size_mib.setSuffix(" MiB")
         form.addRow("File size", self.size_mib)
         self.rounds = QSpinBox()
-        self.rounds.setRange(2, 20)
-        self.rounds.setValue(3)
-        self.rounds.setToolTip("Each round runs once with and once without, in alternating order")
-        form.addRow("Rounds", self.rounds)
+        self.rounds.setRange(MIN_ROUNDS, 20)
+        self.rounds.setValue(MIN_ROUNDS)
+        self.rounds.setToolTip(
+            "Each round runs once with and once without, in alternating order. While a "
+            f"difference is known less closely than ± {TARGET_HALF_WIDTH_PCT:g} %, rounds are "
+            f"added, up to {ROUND_CAP}."
+        )
+        form.addRow("Rounds (at least)", self.rounds)
         form.addRow(QLabel("Sequential write and read, then random reads, direct I/O."))
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel

@@ -12,7 +12,9 @@ from typing import Any
 from stripewise.helper.created_files import CreatedFiles
 from stripewise.helper.credentials import Caller
 from stripewise.helper.engines.base import Engine, EngineError, Progress
+from stripewise.helper.guards import RunGuards, target_facts
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome, summarize
+from stripewise.model.guards import page_cache_warning
 from stripewise.protocol.events import EVENT_TYPES, event_to_json, summary_to_json
 
 Emit = Callable[[dict[str, Any]], None]
@@ -57,6 +59,11 @@ class BenchRun:
         )  # raises TargetRefused: nothing written
         try:
             self.target.create_file(records)  # as the caller, recorded first
+            from stripewise.helper.sampling import layers_under
+
+            # where each of target.disks sits (loop over disk, md over members), from the
+            # held file or device
+            self.layers = layers_under(self.target.fd)
         except BaseException:
             self.target.close()
             raise
@@ -65,6 +72,7 @@ class BenchRun:
         self.thread = threading.Thread(target=self._run, name=f"bench-{self.id}", daemon=True)
         self.finished = threading.Event()
         self._clock_zero = time.monotonic()  # reset when the run starts: samples' t_s zero
+        self.guards: RunGuards | None = None  # read at the run's start (helper/guards.py)
 
     def emit(self, event: str, **fields: Any) -> None:
         """Every event is built as its protocol type, so what goes out is what clients parse."""
@@ -86,6 +94,12 @@ class BenchRun:
         status = "complete"
         try:
             self._warn_about_cache()
+            self.guards = RunGuards(
+                self.spec,
+                self.engine.name,
+                target_facts(self.target),
+                lambda code, message: self.emit("warning", code=code, message=message),
+            )
             self.engine.prepare(self.spec, self.target)
             self._note_engine()
             self._layout_if_read_first()
@@ -146,23 +160,29 @@ class BenchRun:
         )
         sampler = Sampler(
             lambda: progress,
-            self.target.disks,
+            self.layers,
             self.spec.sample_rate_hz,
             lambda sample: self.emit("sample", phase=phase.value, repetition=repetition, **sample),
             clock_zero=self._clock_zero,
         )
         sampler.start()
+        watch = self.guards.watch() if self.guards else None
         try:
             outcome = self.engine.run_phase(
                 self.spec, phase, repetition, self.target, progress, self.cancel
             )
         finally:
             sampler.stop()
+            if watch is not None:
+                watch.stop()
         cpu = sampler.cpu_busy_pct()
         if cpu is not None and outcome.cpu_busy_pct is None:
             from dataclasses import replace
 
             outcome = replace(outcome, cpu_busy_pct=cpu)
+        if self.guards is not None and watch is not None:
+            buffered = not self.spec.direct or getattr(self.engine, "last_mode", "") == "buffered"
+            outcome = self.guards.judge(outcome, watch, buffered=buffered)
         self.emit(
             "phase_result",
             phase=phase.value,
@@ -176,6 +196,7 @@ class BenchRun:
             lat_p99_us=outcome.lat_p99_us,
             cpu_pct=outcome.cpu_busy_pct,
             error=outcome.error,
+            flags=list(outcome.flags),
         )
         return outcome
 
@@ -204,14 +225,9 @@ class BenchRun:
         import psutil
 
         ram = psutil.virtual_memory().total
-        if not self.spec.direct and self.spec.size_bytes < 2 * ram:
-            self.emit(
-                "warning",
-                code="page_cache",
-                message=f"buffered I/O on a {self.spec.size_bytes / 1e9:.1f} GB file with "
-                f"{ram / 1e9:.1f} GB of RAM: the page cache will inflate the results "
-                "(use direct I/O, or a file of at least twice the RAM)",
-            )
+        said = page_cache_warning(self.spec.size_bytes, self.spec.direct, ram)
+        if said is not None:  # in the GUI's words too: it warns before the reply comes
+            self.emit("warning", code="page_cache", message=said)
         if not self.privileged and not self.spec.direct:
             self.emit(
                 "warning",

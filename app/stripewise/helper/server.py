@@ -111,6 +111,7 @@ def _serve(stdin: BinaryIO, session: Session) -> None:
                 f"{type(exc).__name__}: {exc}",
             )
         session.write(answer)
+        session.start_accepted_run()
 
 
 _ENDING_SIGNALS = (

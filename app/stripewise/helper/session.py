@@ -37,6 +37,7 @@ class Session:
     ) -> None:
         self._out = Output(stdout)
         self.run: BenchRun | None = None
+        self._unstarted: BenchRun | None = None
         self.privileged = os.geteuid() == 0
         self.root = root  # prefixes sysfs/procfs/etc paths of the tuning verbs (tests only)
         self.state_dir = state_dir  # the tuning journal's directory
@@ -48,13 +49,22 @@ class Session:
     def write(self, line: bytes) -> None:
         self._out.put(line)
 
+    def start_accepted_run(self) -> None:
+        """After `bench.start`'s reply is queued: the run's first events follow it on the one
+        writer, so a client knows the run's id before any event names it."""
+        run, self._unstarted = self._unstarted, None
+        if run is not None:
+            run.start()
+
     def event(self, message: dict[str, Any]) -> None:
         self._out.put(protocol.encode(message), droppable=message.get("event") == "sample")
 
     def close(self) -> None:
         """stdin closed: stop the engine, remove test files, then the helper exits. A run that
         does not stop in time has its test file removed here all the same."""
-        if self.run is not None:
+        if self._unstarted is not None:  # accepted, never started: the helper ends first
+            self._unstarted.target.close()
+        elif self.run is not None:
             self.run.stop(timeout=2.0)
             if self.run.thread.is_alive():
                 self.run.target.close()
@@ -118,9 +128,15 @@ class Session:
         except (TargetRefused, OSError) as exc:
             raise ProtocolError("refused", str(exc), request.id) from None
         self.run = run
-        run.start()
+        self._unstarted = run  # started once its reply is queued: no event goes out before it
         return BenchStarted(
-            run.id, run.target.path, run.target.disks, spec.engine, run.engine_version(), spec
+            run.id,
+            run.target.path,
+            run.target.disks,
+            spec.engine,
+            run.engine_version(),
+            spec,
+            run.layers,
         )
 
     def bench_cancel(self, request: Request) -> BenchCancelReply:

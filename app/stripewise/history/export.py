@@ -16,8 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from stripewise.history.store import SampleRow
-from stripewise.model.compare import Comparison, MetricRow, Spread
+from stripewise.model.compare import Comparison, MetricRow, Spread, count_tested
 from stripewise.model.run import RunDetail
+from stripewise.model.verdict import CONFIDENCE, MIN_PASSES, Evidence
 
 JSON_FORMAT = "stripewise-run"
 JSON_FORMAT_VERSION = 1
@@ -116,8 +117,19 @@ def export_run_csv(detail: RunDetail) -> str:
 
 
 def beyond_noise(verdict: str) -> bool | None:
-    """better/worse: True; noise: False; baseline or nothing to compare: None."""
-    return None if not verdict else verdict != "noise"
+    """better/worse: True; noise: False; baseline, nothing to compare or can't tell: None."""
+    return None if verdict in ("", "unknown") else verdict != "noise"
+
+
+def verdict_rule(c: Comparison) -> dict[str, Any]:
+    """How the verdicts were reached, for a reader of the file (docs/history.md)."""
+    return {
+        "test": "welch_t",
+        "confidence": CONFIDENCE,
+        "min_passes": MIN_PASSES,
+        "multiplicity": "holm",
+        "tests": count_tested(c),
+    }
 
 
 def comparison_document(c: Comparison) -> dict[str, Any]:
@@ -135,7 +147,8 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
             }
             for run in c.runs
         ],
-        "rows": [_row_json(row) for row in c.rows],
+        "verdict_rule": verdict_rule(c),
+        "rows": [_row_json(row, c.baseline_index) for row in c.rows],
         "context": [{"key": d.key, "group": d.group, "values": list(d.values)} for d in c.context],
         "sweep": None
         if c.sweep is None
@@ -148,7 +161,7 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
     }
 
 
-def _row_json(row: MetricRow) -> dict[str, Any]:
+def _row_json(row: MetricRow, baseline: int) -> dict[str, Any]:
     return {
         "phase": row.phase,
         "metric": row.metric,
@@ -158,6 +171,28 @@ def _row_json(row: MetricRow) -> dict[str, Any]:
         "changes_pct": list(row.changes_pct),
         "verdicts": list(row.verdicts),
         "beyond_noise": [beyond_noise(verdict) for verdict in row.verdicts],
+        "passes": [list(passes) for passes in row.passes],
+        "intervals": [_interval_json(evidence) for evidence in row.evidence],
+        "verdict_texts": [
+            "" if not verdict else row.verdict_text(i, baseline)
+            for i, verdict in enumerate(row.verdicts)
+        ],
+    }
+
+
+def _interval_json(evidence: Evidence | None) -> dict[str, Any] | None:
+    if evidence is None:
+        return None
+    return {
+        "change_pct": evidence.change_pct,
+        "half_width_pct": evidence.half_width_pct,
+        "low_pct": evidence.low_pct,
+        "high_pct": evidence.high_pct,
+        "confidence": evidence.confidence,
+        "p_value": evidence.p_value,
+        "p_adjusted": evidence.p_adjusted,
+        "df": evidence.df,
+        "passes": list(evidence.passes),
     }
 
 
@@ -173,7 +208,8 @@ def export_comparison_json(c: Comparison) -> str:
 
 
 def comparison_csv_header(c: Comparison) -> list[str]:
-    """phase, metric, unit, then per run: its value (headed `#id name`), spread, change."""
+    """phase, metric, unit, then per run: its value (headed `#id name`), spread, change; then
+    per run the evidence (added later, so it follows every column that was there before)."""
     header = ["phase", "metric", "unit"]
     for run in c.runs:
         tag = f"#{run.summary.id}"
@@ -184,11 +220,20 @@ def comparison_csv_header(c: Comparison) -> list[str]:
             f"{tag} change %",
             f"{tag} beyond noise",
         ]
+    for run in c.runs:
+        tag = f"#{run.summary.id}"
+        header += [
+            f"{tag} passes",
+            f"{tag} tested change %",
+            f"{tag} interval ± %",
+            f"{tag} p (Holm)",
+            f"{tag} verdict",
+        ]
     return header
 
 
 def export_comparison_csv(c: Comparison) -> str:
-    """One row per phase/metric; the baseline's change and noise cells stay empty."""
+    """One row per phase/metric; the baseline's change, noise and evidence cells stay empty."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(comparison_csv_header(c))
@@ -204,6 +249,16 @@ def export_comparison_csv(c: Comparison) -> str:
                 _cell(spread.high if spread else None),
                 _cell(change),
                 "" if flag is None else str(flag).lower(),
+            ]
+        for i, (count, evidence, verdict) in enumerate(
+            zip(row.pass_counts, row.evidence, row.verdicts, strict=True)
+        ):
+            cells += [
+                str(count) if row.values[i] is not None else "",
+                _cell(evidence.change_pct if evidence else None),
+                _cell(evidence.half_width_pct if evidence else None),
+                _cell(evidence.p_adjusted if evidence else None),
+                row.verdict_text(i, c.baseline_index) if verdict else "",
             ]
         writer.writerow(cells)
     return buffer.getvalue()

@@ -1,5 +1,8 @@
 """Imported results files as history runs: all of a file's runs in one transaction, or none.
 
+Results are stored as `importers.parse` gives them, in the vocabulary of measured runs
+(`model.vocabulary`: SI units, each tool's own unit in `source_unit`).
+
 A file is recognised by the SHA-256 of its bytes (recorded in each run's `context.import`), so
 importing it again, under any name, is refused instead of doubling its runs.
 """

@@ -2,7 +2,7 @@
 
 Convention (written by the benchmark runner): a run of an array records
 `context.array.name` and `context.host_key`, and its results carry `seq_read` / `seq_write`
-phases with a `throughput` metric in MB/s.
+phases with a `throughput` metric in MB/s (the history's vocabulary, `model.vocabulary`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from sqlalchemy import select
 from stripewise.history.database import Database
 from stripewise.history.models import results, runs
 from stripewise.model.run import RunStatus
+from stripewise.model.vocabulary import THROUGHPUT
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,8 @@ def measured_for_array(db: Database, host_key: str, array_name: str) -> Measured
         rows = conn.execute(
             select(results.c.phase, results.c.value)
             .where(results.c.run_id == run.id)
-            .where(results.c.metric == "throughput")
-            .where(results.c.unit == "MB/s")
+            .where(results.c.metric == THROUGHPUT.metric)
+            .where(results.c.unit == THROUGHPUT.unit)
         ).all()
     figures = {row.phase: row.value for row in rows}
     from stripewise.history.rows import as_utc

@@ -25,16 +25,19 @@ from stripewise.model.compare import (
     Series,
     Spread,
     context_group,
-    engine_digest,
+    count_tested,
+    engine_series,
     flatten,
     is_bookkeeping,
 )
+from stripewise.model.phase_series import series_note
 from stripewise.model.run import ResultValue, RunDetail
 from stripewise.model.units import binary_size
+from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 
 _NO_SERIES = "No engine throughput samples recorded (imported runs keep only their results)."
-_CHANGE_CLASS = {"better": "better", "worse": "worse", "noise": "noise"}
-_MARK = {"better": "\u25b2 ", "worse": "\u25bc ", "noise": "~ "}  # not by colour alone
+_CHANGE_CLASS = {"better": "better", "worse": "worse", "noise": "noise", "unknown": "unknown"}
+_MARK = {"better": "\u25b2 ", "worse": "\u25bc ", "noise": "~ ", "unknown": "? "}  # not by colour
 
 _CSS = """
 body { font-family: system-ui, sans-serif; color: #1f2328; background: #fff;
@@ -52,6 +55,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .better { color: #1a7f37; font-weight: 600; }
 .worse { color: #cf222e; font-weight: 600; }
 .noise { color: #6e7781; }
+.unknown { color: #6e7781; font-style: italic; }
 figure { margin: 1em 0; }
 figcaption { font-weight: 600; margin-bottom: 0.3em; }
 svg.chart { display: block; max-width: 100%; height: auto; }
@@ -69,7 +73,7 @@ svg.chart { display: block; max-width: 100%; height: auto; }
 def throughput_series(samples: Iterable[SampleRow]) -> Series:
     """Engine MB/s per phase as its result counts it, aligned at each phase's start (first
     repetition)."""
-    return engine_digest((s.t_s, s.phase, s.repetition, s.data) for s in samples).series
+    return engine_series((s.t_s, s.phase, s.repetition, s.data) for s in samples)
 
 
 def report_html(c: Comparison, series: Mapping[int, Series] | None = None) -> str:
@@ -78,9 +82,7 @@ def report_html(c: Comparison, series: Mapping[int, Series] | None = None) -> st
     ids = ", ".join(f"#{run.summary.id}" for run in c.runs)
     body = [
         f"<h1>Stripewise comparison of runs {ids}</h1>",
-        f'<p class="meta">Baseline: {_run_name(c.baseline)}. A change is coloured only when '
-        "it is larger than the runs' own spread (repetitions, or the variation of the samples); "
-        "without either, changes under 5 % count as noise.</p>",
+        f'<p class="meta">Baseline: {_run_name(c.baseline)}. {_verdict_rule(c)}</p>',
         "<h2>Runs</h2>",
         _runs_table(c),
         "<h2>Results</h2>",
@@ -200,28 +202,56 @@ def _results_table(c: Comparison) -> str:
     return _table([], (_result_row(c, row) for row in c.rows), head)
 
 
+def _verdict_rule(c: Comparison) -> str:
+    tests = count_tested(c)
+    confidence = f"{CONFIDENCE * 100:g}\u00a0%"
+    return (
+        "A change is the change of the means over each run's passes with its "
+        f"{confidence} interval (Welch's t). It is coloured better or worse only when it holds "
+        f"at {confidence} after Holm's correction for the {tests} figure"
+        f"{'s' if tests != 1 else ''} tested here; otherwise it is noise (~). A figure with "
+        f"fewer than {MIN_PASSES} passes in either run gets no verdict (?): samples within one "
+        "pass are no repetitions."
+    )
+
+
 def _result_row(c: Comparison, row: MetricRow) -> str:
     cells = [_td(escape(row.phase)), _td(escape(row.metric)), _td(escape(row.unit))]
-    for i, (value, spread, change, verdict) in enumerate(
-        zip(row.values, row.spreads, row.changes_pct, row.verdicts, strict=True)
+    for i, (value, spread, change) in enumerate(
+        zip(row.values, row.spreads, row.changes_pct, strict=True)
     ):
-        cells.append(_td(_number(value) + _spread_note(spread), "num"))
+        cells.append(_td(_number(value) + _spread_note(spread, row.pass_counts[i]), "num"))
         if i == c.baseline_index:
             cells.append(_td("baseline", "num noise"))
         elif change is None:
             cells.append(_td("", "num"))
         else:
-            text = f"{_MARK.get(verdict, '')}{change:+.1f}\u00a0%"
-            cells.append(_td(text, f"num {_CHANGE_CLASS.get(verdict, '')}".strip()))
+            cells.append(_change_cell(row, i, c.baseline_index))
     return "<tr>" + "".join(cells) + "</tr>"
 
 
-def _spread_note(spread: Spread | None) -> str:
-    if spread is None:
+def _change_cell(row: MetricRow, index: int, baseline: int) -> str:
+    """`▲ +12.3 % ± 4.1 % (95 %)` when tested; `? +10.4 %` titled with why not, else."""
+    verdict, evidence = row.verdicts[index], row.evidence[index]
+    said = escape(row.verdict_text(index, baseline))
+    if evidence is not None:
+        text = escape(evidence.interval_text()).replace(" %", "\u00a0%")
+        text += ", not after Holm" if evidence.held_alone else ""
+        p = evidence.p_value if evidence.p_adjusted is None else evidence.p_adjusted
+        title = f"{said}; p = {p:.3g} after Holm"
+    else:
+        text = f"{row.changes_pct[index] or 0.0:+.1f}\u00a0% {said}"
+        title = "the change of the medians; " + said
+    css = f"num {_CHANGE_CLASS.get(verdict, '')}".strip()
+    return f'<td class="{css}" title="{title}">{_MARK.get(verdict, "")}{text}</td>'
+
+
+def _spread_note(spread: Spread | None, passes: int) -> str:
+    """`n=3`, titled with the passes' min..max."""
+    if spread is None or passes < 2:
         return ""
-    half = (spread.high - spread.low) / 2
-    title = f"{_number(spread.low)} .. {_number(spread.high)} over {spread.source}"
-    return f' <span class="spread" title="{escape(title)}">\u00b1{_number(half)}</span>'
+    title = f"median of {passes} passes, {_number(spread.low)} .. {_number(spread.high)}"
+    return f' <span class="spread" title="{escape(title)}">n={passes}</span>'
 
 
 def _series_figures(c: Comparison, series: Mapping[int, Series]) -> list[str]:
@@ -235,8 +265,10 @@ def _series_figures(c: Comparison, series: Mapping[int, Series]) -> list[str]:
             for run in c.runs
             if phase in series.get(run.summary.id, {})
         ]
-        chart = line_chart(lines, "seconds since the phase started", "MB/s", title=phase)
-        figures.append(f"<figure><figcaption>{escape(phase)}</figcaption>{chart}</figure>")
+        chart = line_chart(lines, "seconds since the phase's first sample", "MB/s", title=phase)
+        note = series_note(c.runs, series, phase)
+        caption = escape(phase) + (f' <span class="note">{escape(note)}</span>' if note else "")
+        figures.append(f"<figure><figcaption>{caption}</figcaption>{chart}</figure>")
     return figures
 
 

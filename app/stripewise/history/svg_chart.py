@@ -22,6 +22,7 @@ PALETTE = (
     "#8c564b",
 )
 MAX_POINTS = 800  # per line: beyond this, each bucket keeps its min and max
+MARKED_POINTS = 3  # lines of fewer points get a dot at each: one point alone draws nothing
 _LEFT, _RIGHT, _TOP, _BOTTOM = 70, 16, 16, 46
 _LEGEND_ROW = 18
 _FONT = 'font-family="sans-serif" font-size="11"'
@@ -203,10 +204,17 @@ def line_chart(
         coords = " ".join(
             f"{_n(frame.x(x))},{_n(frame.y(y))}" for x, y in line if math.isfinite(x + y)
         )
+        colour = PALETTE[i % len(PALETTE)]
         parts.append(
-            f'<polyline fill="none" stroke="{PALETTE[i % len(PALETTE)]}" stroke-width="1.5" '
+            f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" '
             f'stroke-linejoin="round" points="{coords}"/>'
         )
+        if len(line) < MARKED_POINTS:  # one point draws no line: a short phase had one sample
+            parts += [
+                f'<circle cx="{_n(frame.x(x))}" cy="{_n(frame.y(y))}" r="3" fill="{colour}"/>'
+                for x, y in line
+                if math.isfinite(x + y)
+            ]
     parts += _legend([label for label, _ in lines], height)
     parts.append("</svg>")
     return "\n".join(parts)

@@ -1,7 +1,8 @@
 """Importers of results recorded by other tools: bonnie++, fio and iozone output as runs.
 
 Pure parsing (no Qt, no database, no processes): `parse` turns a file's text into
-`ImportedRun` values; `stripewise.history.imports` stores them.
+`ImportedRun` values whose figures are in the history's vocabulary (`importers.mapping`);
+`parse_raw` gives them under the tools' own names; `stripewise.history.imports` stores them.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from stripewise.importers.common import (
     check_run,
     text_lines,
 )
+from stripewise.importers.mapping import to_vocabulary
 
-__all__ = ["FORMATS", "ImportFormatError", "ImportedRun", "detect_format", "parse"]
+__all__ = ["FORMATS", "ImportFormatError", "ImportedRun", "detect_format", "parse", "parse_raw"]
 
 FORMATS = ("auto", "bonnie", "fio", "iozone")
 
@@ -39,8 +41,18 @@ def detect_format(text: str, source_name: str = "input") -> str:
 
 
 def parse(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
-    """The runs of one results file; raises ImportFormatError naming the offending line, and
-    the field when a figure is one no run can have."""
+    """The runs of one results file, their figures in the history's vocabulary (MB/s,
+    IOPS...; each tool's unit kept as `source_unit`); raises as `parse_raw`."""
+    return [
+        replace(run, results=to_vocabulary(run.engine, run.spec, run.results))
+        for run in parse_raw(text, source_name, fmt)
+    ]
+
+
+def parse_raw(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
+    """The runs of one results file under the tools' own names and units; raises
+    ImportFormatError naming the offending line, and the field when a figure is one no run
+    can have (checked as the tool printed it: `seq_write_block_kBps: 1e+25 KiB/s`)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     check_digits(text, source_name)

@@ -1,11 +1,13 @@
 """What is recorded with every benchmark run: host, target, disks, array, tuning, writeback.
 
 Numbers are only comparable when the run says what they were measured on (DOMAIN §4): the
-kernel, filesystem and mount options, array level/chunk/members, the disks' queue tuning, RAM,
-the engine and its version, and how full the filesystem was. Everything is read from /sys and
-/proc as they are at the time of the call (roots are parameters so tests can point them at a
-testbed or an empty directory), through `block_tunables`, the reader the helper and the tuning
-preview use. A fact that cannot be read is left out: never guessed, and never an exception.
+kernel, filesystem and mount options, array level/chunk/members, the disks' queue tuning and
+where each sits under the target (its layer: the loop device or the disk under its file, an
+array or its members), RAM, the engine and its version, and how full the filesystem was.
+Everything is read from /sys and /proc as they are at the time of the call (roots are
+parameters so tests can point them at a testbed or an empty directory), through
+`block_tunables`, the reader the helper and the tuning preview use. A fact that cannot be read
+is left out: never guessed, and never an exception.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from stripewise.history.hostinfo import MACHINE_ID_FILES, HostInfo, read_machine
 from stripewise.inventory.block_tunables import Tree, as_int
 from stripewise.inventory.mounts import MountEntry, device_name, read_mount_entries
 from stripewise.model.topology import SECTOR_BYTES, DiskKind, HostIdentity, Inventory, Slot
+from stripewise.protocol.events import DiskLayer
 
 _MAX_DEPTH = 8  # md over md over dm...: deeper stacks are not real
 _TUNING_INTS = ("read_ahead_kb", "nr_requests", "max_sectors_kb", "rq_affinity", "wbt_lat_usec")
@@ -42,18 +45,22 @@ def collect_context(
     engine: str,
     engine_version: str,
     inventory: Inventory | None = None,
+    layers: Sequence[DiskLayer] = (),
     sysfs: Path = Path("/sys"),
     procfs: Path = Path("/proc"),
     devfs: Path = Path("/dev"),
 ) -> dict[str, Any]:
-    """The run context as a JSON-safe dict; `disks` are the kernel names bench.start gave."""
+    """The run context as a JSON-safe dict; `disks` are the kernel names bench.start gave, and
+    `layers` where it said each sits: each disk's entry names its `role`, the device it sits
+    `under` (none at the top) and its `depth`."""
     host_key = live_host_key()
     if inventory is not None and inventory.host.key != host_key:
         inventory = None  # a snapshot of another server: its slots say nothing about this one
     tree = Tree(sysfs, procfs)
     context = _host_facts() | {"host_key": host_key, "target": target}
     device = _describe_target(context, target, tree)
-    context["disks"] = [_disk(tree, name, inventory) for name in disks]
+    placed = {layer.name: layer for layer in layers}
+    context["disks"] = [_disk(tree, name, inventory, placed.get(name)) for name in disks]
     md = _md_under(tree, device) if device else _md_holding(tree, disks)
     if md is not None:
         context["array"] = _array(tree, devfs, md, inventory)
@@ -171,7 +178,9 @@ def _mounted_at(
 # --- disks ------------------------------------------------------------------------------------
 
 
-def _disk(tree: Tree, name: str, inventory: Inventory | None) -> dict[str, Any]:
+def _disk(
+    tree: Tree, name: str, inventory: Inventory | None, layer: DiskLayer | None
+) -> dict[str, Any]:
     parent = tree.parent_disk(name)
     whole = parent or name  # partitions share their disk's queue
     sectors = as_int(tree.text(_block_dir(tree, name) / "size"))
@@ -186,6 +195,8 @@ def _disk(tree: Tree, name: str, inventory: Inventory | None) -> dict[str, Any]:
         "logical_block_bytes": tree.number(whole, "queue", "logical_block_size"),
         "physical_block_bytes": tree.number(whole, "queue", "physical_block_size"),
     }
+    if layer is not None:  # the layer it measures: never added up with the one above
+        entry |= {"role": layer.role, "under": layer.under, "depth": layer.depth}
     entry |= _placement(inventory, whole)
     entry["tuning"] = _tuning(tree, whole)
     return _known(entry)

@@ -1,8 +1,10 @@
-"""A/B: the same benchmark with a preset applied and without, alternated, judged against noise.
+"""A/B: the same benchmark with a preset applied and without, alternated, judged by the passes.
 
 Rounds alternate the order (with, without, then without, with...) so slow drift (a warming
-disk, a filling filesystem) does not favour one side. A difference counts only when the two
-sides' ranges do not overlap: otherwise it is within noise, and the result says so plainly.
+disk, a filling filesystem) does not favour one side. Each side's passes are tested as a
+comparison's are (`model.verdict`: Welch's t, Holm over the phases). Like the Phoronix Test
+Suite growing its run count when the deviation is high, the runner adds rounds until every
+phase's interval is within `TARGET_HALF_WIDTH_PCT` or a cap of rounds is reached.
 """
 
 from __future__ import annotations
@@ -11,21 +13,31 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from stripewise.model.verdict import CONFIDENCE, MIN_PASSES, Evidence, cant_tell, holm, welch
+
+TARGET_HALF_WIDTH_PCT = 5.0  # narrow enough: the change is known to within ± 5 %
+MIN_ROUNDS = MIN_PASSES  # one pass a side per round, at least; a verdict needs MIN_PASSES
+ROUND_CAP = 9  # three times the first rounds: when noise is this wide, more rarely helps
+
+PhasePasses = Mapping[str, Sequence[float]]  # one benchmark: phase -> MB/s of each pass
+
+
+def round_order(round_index: int) -> tuple[bool, bool]:
+    """True = with the preset: with/without in even rounds, without/with in odd ones."""
+    return (True, False) if round_index % 2 == 0 else (False, True)
+
 
 def order(rounds: int) -> list[bool]:
-    """True = with the preset. with/without, without/with, ... for `rounds` rounds."""
-    sequence: list[bool] = []
-    for round_index in range(rounds):
-        pair = [True, False] if round_index % 2 == 0 else [False, True]
-        sequence.extend(pair)
-    return sequence
+    """The sides of `rounds` rounds, in the order they run."""
+    return [side for index in range(rounds) for side in round_order(index)]
 
 
 @dataclass(frozen=True)
 class ABFigure:
     phase: str
-    with_preset: tuple[float, ...]  # MB/s of each run
+    with_preset: tuple[float, ...]  # MB/s of every pass with the preset, in run order
     without: tuple[float, ...]
+    evidence: Evidence | None = None  # without -> with, Holm-adjusted over the A/B's phases
 
     @property
     def median_with(self) -> float:
@@ -37,56 +49,103 @@ class ABFigure:
 
     @property
     def change_pct(self) -> float:
+        """The tested change of the means; the medians' when nothing could be tested."""
+        if self.evidence is not None:
+            return self.evidence.change_pct
         base = self.median_without
         return 100.0 * (self.median_with - base) / base if base else 0.0
 
     @property
-    def noise_pct(self) -> float:
-        """The larger side's spread (max - min) as a share of its median."""
-        spreads = [
-            (max(v) - min(v)) / statistics.median(v) * 100
-            for v in (self.with_preset, self.without)
-            if v and statistics.median(v)
-        ]
-        return max(spreads, default=0.0)
-
-    @property
-    def overlaps(self) -> bool:
-        return min(self.with_preset) <= max(self.without) and min(self.without) <= max(
-            self.with_preset
-        )
-
-    @property
     def verdict(self) -> str:
-        if len(self.with_preset) < 2 or len(self.without) < 2:
-            return "not enough runs to judge"
-        if self.overlaps:
+        if self.evidence is None:
+            return cant_tell(len(self.without), len(self.with_preset))
+        if not self.evidence.significant:
             return "within noise"
-        return "faster with the preset" if self.change_pct > 0 else "slower with the preset"
+        faster = self.evidence.change_pct > 0
+        return "faster with the preset" if faster else "slower with the preset"
+
+    def narrow(self, target_pct: float = TARGET_HALF_WIDTH_PCT) -> bool:
+        """Its interval is within ± target_pct: more rounds would add little."""
+        return self.evidence is not None and self.evidence.half_width_pct <= target_pct
 
     def sentence(self) -> str:
         ranges = (
             f"{min(self.with_preset):,.0f}-{max(self.with_preset):,.0f} MB/s with, "
-            f"{min(self.without):,.0f}-{max(self.without):,.0f} MB/s without"
+            f"{min(self.without):,.0f}-{max(self.without):,.0f} MB/s without, "
+            f"{len(self.with_preset)} and {len(self.without)} passes"
         )
+        if self.evidence is None:
+            return f"{self.phase}: {self.change_pct:+.1f} %, {self.verdict} ({ranges})"
+        said = f"{self.phase}: {self.evidence.interval_text()}, {self.verdict} ({ranges})"
         if self.verdict == "within noise":
-            return (
-                f"{self.phase}: {self.change_pct:+.1f} % is within noise: the runs overlap "
-                f"({ranges}); this preset makes no difference you can rely on here"
-            )
-        return f"{self.phase}: {self.change_pct:+.1f} %, {self.verdict} ({ranges})"
+            return f"{said}; this preset makes no difference you can rely on here"
+        return said
 
 
 def ab_figures(
-    with_runs: Sequence[Mapping[str, float]], without_runs: Sequence[Mapping[str, float]]
+    with_runs: Sequence[PhasePasses], without_runs: Sequence[PhasePasses]
 ) -> list[ABFigure]:
-    """Per phase both sides measured, from each run's phase -> MB/s."""
-    phases = [p for p in (with_runs[0] if with_runs else {}) if all(p in r for r in without_runs)]
-    return [
-        ABFigure(
+    """Per phase both sides measured, every pass of every run pooled by side, each tested
+    (Welch's t, without -> with) and Holm-adjusted over the phases."""
+    first = with_runs[0] if with_runs else {}
+    phases = [p for p in first if without_runs and all(p in r for r in without_runs)]
+    pooled = [
+        (
             phase,
-            tuple(run[phase] for run in with_runs if phase in run),
-            tuple(run[phase] for run in without_runs if phase in run),
+            tuple(v for run in with_runs for v in run.get(phase, ())),
+            tuple(v for run in without_runs for v in run.get(phase, ())),
         )
         for phase in phases
     ]
+    tested = {
+        phase: found
+        for phase, with_preset, without in pooled
+        if min(len(with_preset), len(without)) >= MIN_PASSES
+        and (found := welch(without, with_preset, CONFIDENCE)) is not None
+    }
+    adjusted = dict(zip(tested, holm(list(tested.values())), strict=True))
+    return [
+        ABFigure(phase, with_preset, without, adjusted.get(phase))
+        for phase, with_preset, without in pooled
+    ]
+
+
+@dataclass(frozen=True)
+class ABOutcome:
+    """What an A/B found, and how many rounds it took to find it."""
+
+    figures: tuple[ABFigure, ...]
+    rounds: int
+    round_cap: int
+    target_pct: float = TARGET_HALF_WIDTH_PCT
+
+    @property
+    def narrow(self) -> bool:
+        return all_narrow(self.figures, self.target_pct)
+
+    def summary(self, label: str) -> str:
+        """`A/B of X: 3 rounds (6 benchmarks); every interval within ± 5 %:`"""
+        ran = f"A/B of {label}: {self.rounds} rounds ({2 * self.rounds} benchmarks)"
+        target = f"\u00b1 {self.target_pct:g} %"
+        if self.narrow:
+            return f"{ran}; every interval within {target}:"
+        widest = max(
+            (f.evidence.half_width_pct for f in self.figures if f.evidence is not None),
+            default=None,
+        )
+        still = f" (the widest is \u00b1 {widest:.1f} %)" if widest is not None else ""
+        return f"{ran}, the cap; not every interval came within {target}{still}:"
+
+
+def all_narrow(figures: Sequence[ABFigure], target_pct: float = TARGET_HALF_WIDTH_PCT) -> bool:
+    return bool(figures) and all(f.narrow(target_pct) for f in figures)
+
+
+def needs_more_rounds(
+    figures: Sequence[ABFigure],
+    rounds: int,
+    round_cap: int,
+    target_pct: float = TARGET_HALF_WIDTH_PCT,
+) -> bool:
+    """Another round, while an interval is wider than the target and the cap allows one."""
+    return rounds < round_cap and not all_narrow(figures, target_pct)

@@ -11,6 +11,15 @@ from enum import StrEnum
 from typing import Protocol
 
 from stripewise.model.run import ResultValue
+from stripewise.model.vocabulary import (
+    CPU,
+    EFFICIENCY,
+    IOPS,
+    LATENCY_P50,
+    LATENCY_P99,
+    THROUGHPUT,
+    efficiency,
+)
 
 
 class Phase(StrEnum):
@@ -199,25 +208,21 @@ class PhaseResult:
         return BONNIE_NAMES[self.phase]
 
     def values(self) -> list[ResultValue]:
-        """This phase in the history's vocabulary (`compare.METRICS`): MB/s
-        and IOPS with their spread over repetitions, then the single figures."""
+        """This phase in the history's vocabulary (`model.vocabulary.MEASURED`, shared with
+        imports): MB/s and IOPS with their spread over repetitions, then the single figures."""
+        phase = self.phase.value
         values = [
-            ResultValue(
-                self.phase.value, metric, unit, s.median, s.low, s.high, s.n, s.values, self.flags
-            )
-            for metric, unit, s in (
-                ("throughput", "MB/s", self.mb_s),
-                ("iops", "IOPS", self.iops),
-            )
+            ResultValue(phase, q.metric, q.unit, s.median, s.low, s.high, s.n, s.values, self.flags)
+            for q, s in ((THROUGHPUT, self.mb_s), (IOPS, self.iops))
             if s is not None
         ]
         values += [
-            ResultValue(self.phase.value, metric, unit, figure, flags=self.flags)
-            for metric, unit, figure in (
-                ("latency_p50", "us", self.lat_p50_us),
-                ("latency_p99", "us", self.lat_p99_us),
-                ("cpu", "%", self.cpu_pct),
-                ("efficiency", "KB/s per CPU %", self.kb_s_per_cpu_pct),
+            ResultValue(phase, q.metric, q.unit, figure, flags=self.flags)
+            for q, figure in (
+                (LATENCY_P50, self.lat_p50_us),
+                (LATENCY_P99, self.lat_p99_us),
+                (CPU, self.cpu_pct),
+                (EFFICIENCY, self.kb_s_per_cpu_pct),
             )
         ]
         return values
@@ -253,7 +258,7 @@ def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
     cpus = [o.cpu_pct for o in good if o.cpu_pct is not None]
     mb = spread_of([o.mb_s for o in good])
     cpu = statistics.median(cpus) if cpus else None
-    efficiency = mb.median * 1000 / cpu if mb and cpu else None  # KB/s per CPU %
+    per_cpu = efficiency(mb.median if mb else None, cpu)  # KB/s per CPU %
     return PhaseResult(
         phase=phase,
         mb_s=mb,
@@ -261,7 +266,7 @@ def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
         lat_p50_us=statistics.median(latencies50) if latencies50 else None,
         lat_p99_us=statistics.median(latencies99) if latencies99 else None,
         cpu_pct=cpu,
-        kb_s_per_cpu_pct=efficiency,
+        kb_s_per_cpu_pct=per_cpu,
         errors=errors,
         # any repetition's guard holds for the phase: its figures mix that repetition in
         flags=tuple(dict.fromkeys(f for o in outcomes if o.phase is phase for f in o.flags)),

@@ -1,26 +1,31 @@
 """Runs side by side: figure by figure with the change, and what differed around them.
 
-A change smaller than either run's own spread (over repetitions, or over its samples) is
-reported as noise, not as a gain or a loss: that is the habit the field notes lacked.
+A change is called better or worse only when Welch's t over the two runs' passes supports it
+at `verdict.CONFIDENCE` after Holm's correction for every figure of the comparison
+(`model.verdict`); with fewer than `verdict.MIN_PASSES` passes a side it is "can't tell".
 `compare_runs` takes 2 to 8 runs.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from stripewise.model.bench import SpecError, parse_size
+from stripewise.model.phase_series import ENGINE_KEYS as ENGINE_KEYS  # history.store reads it here
+from stripewise.model.phase_series import Series as Series
+from stripewise.model.phase_series import engine_series as engine_series
 from stripewise.model.run import ResultValue, RunDetail
+from stripewise.model.verdict import MIN_PASSES, Evidence, cant_tell, holm, welch
 
 METRICS = ("throughput", "iops", "cpu", "latency_p50", "latency_p99", "efficiency")
 LOWER_IS_BETTER = {"cpu", "latency_p50", "latency_p99"}
 PHASE_ORDER = ("seq_write", "rewrite", "seq_read", "random_read", "random_write", "mixed")
+UNKNOWN = "unknown"  # the verdict word when the passes cannot tell (see MetricRow.verdict_text)
 # Bookkeeping that differs between any two runs and says nothing about the measurement
 _IGNORED_CONTEXT = ("recorder", "fill_pct", "free_bytes", "python", "test_file")
-UNMEASURED_NOISE_PCT = 5.0  # without repetitions there is no spread: smaller changes are noise
 
 
 def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -107,11 +112,11 @@ _MIXED = object()  # a disk knob that differs between the disks of one run
 
 @dataclass(frozen=True)
 class Spread:
-    """A figure's own variation: min..max over repetitions, or over batch means of samples."""
+    """A figure's own variation: min..max over its passes (two or more)."""
 
     low: float
     high: float
-    source: str  # "repetitions" or "samples"
+    source: str = "repetitions"
 
     @property
     def width(self) -> float:
@@ -123,10 +128,25 @@ class MetricRow:
     phase: str
     metric: str
     unit: str
-    values: tuple[float | None, ...]  # per run, in Comparison.runs order
+    values: tuple[float | None, ...]  # per run, in Comparison.runs order: medians over passes
     spreads: tuple[Spread | None, ...]
-    changes_pct: tuple[float | None, ...]  # None for the baseline and missing figures
-    verdicts: tuple[str, ...]  # better / worse / noise / "" (baseline, nothing to compare)
+    changes_pct: tuple[float | None, ...]  # of the medians; None for the baseline and missing
+    verdicts: tuple[str, ...]  # better / worse / noise / unknown / "" (baseline, nothing)
+    passes: tuple[tuple[float, ...], ...] = ()  # per run: each pass's figure, when recorded
+    pass_counts: tuple[int, ...] = ()  # per run: passes behind the figure, 0 = not recorded
+    evidence: tuple[Evidence | None, ...] = ()  # per run: Welch against the baseline, Holm's p
+
+    def verdict_text(self, index: int, baseline: int) -> str:
+        """What the verdict says to a reader: `better`, `noise`, `can't tell: 1 pass each`."""
+        verdict, evidence = self.verdicts[index], self.evidence[index]
+        if verdict == "noise" and evidence is not None and evidence.held_alone:
+            return "noise after Holm's correction (its own interval leaves out 0)"
+        if verdict != UNKNOWN:
+            return verdict
+        counts = (self.pass_counts[baseline], self.pass_counts[index])
+        if min(counts) >= MIN_PASSES:
+            return "can't tell: the passes do not vary"
+        return cant_tell(*counts)
 
 
 @dataclass(frozen=True)
@@ -159,13 +179,9 @@ class Comparison:
         return self.runs[self.baseline_index]
 
 
-def compare_runs(
-    runs: Sequence[RunDetail],
-    baseline_id: int | None = None,
-    sample_spreads: Mapping[int, Mapping[tuple[str, str], Spread]] | None = None,
-) -> Comparison:
+def compare_runs(runs: Sequence[RunDetail], baseline_id: int | None = None) -> Comparison:
     """2 to 8 runs against a baseline: `baseline_id`, else the one run marked as baseline,
-    else the first. `sample_spreads` (by run id) stand in for runs without repetitions."""
+    else the first."""
     if not MIN_RUNS <= len(runs) <= MAX_RUNS:
         raise ValueError(f"compare {MIN_RUNS} to {MAX_RUNS} runs, not {len(runs)}")
     chosen = tuple(runs)
@@ -175,10 +191,31 @@ def compare_runs(
     return Comparison(
         runs=chosen,
         baseline_index=base,
-        rows=tuple(_metric_rows(chosen, base, sample_spreads or {})),
+        rows=tuple(_metric_rows(chosen, base)),
         context=tuple(differences),
         sweep=_sweep(contexts, differences),
     )
+
+
+def count_tested(comparison: Comparison) -> int:
+    """How many figure-against-baseline tests the comparison's verdicts were corrected for."""
+    return sum(e is not None for row in comparison.rows for e in row.evidence)
+
+
+def short_of_passes(comparison: Comparison) -> dict[int, int]:
+    """Measured runs (by index) whose too few passes left a figure at "can't tell", with
+    their pass count: running them again with MIN_PASSES passes would give a verdict."""
+    short: dict[int, int] = {}
+    base = comparison.baseline_index
+    for row in comparison.rows:
+        for i, verdict in enumerate(row.verdicts):
+            if verdict != UNKNOWN:
+                continue
+            for j in (base, i):
+                count = row.pass_counts[j]
+                if 0 < count < MIN_PASSES and comparison.runs[j].source == "measured":
+                    short[j] = min(count, short.get(j, count))
+    return dict(sorted(short.items()))
 
 
 def is_lower_better(metric: str) -> bool:
@@ -201,24 +238,82 @@ def _baseline_index(runs: tuple[RunDetail, ...], baseline_id: int | None) -> int
 # --- results ---------------------------------------------------------------------------------
 
 
-def _metric_rows(
-    runs: tuple[RunDetail, ...],
-    base: int,
-    sample_spreads: Mapping[int, Mapping[tuple[str, str], Spread]],
-) -> list[MetricRow]:
+def _metric_rows(runs: tuple[RunDetail, ...], base: int) -> list[MetricRow]:
     indexes = [{(r.phase, r.metric): r for r in run.results} for run in runs]
     rows = []
     for key in _ordered_keys(runs):
         found = [index.get(key) for index in indexes]
         values = tuple(r.value if r is not None else None for r in found)
-        spreads = tuple(
-            _spread_of(r, sample_spreads.get(run.summary.id, {}).get(key))
-            for r, run in zip(found, runs, strict=True)
-        )
+        passes = tuple(r.passes if r is not None else () for r in found)
+        counts = tuple(_pass_count(r, run) for r, run in zip(found, runs, strict=True))
         unit = next((r.unit for r in found if r is not None), "")
-        changes, verdicts = _verdicts(key[1], values, spreads, base)
-        rows.append(MetricRow(key[0], key[1], unit, values, spreads, changes, verdicts))
-    return rows
+        changes = _changes(values, base)
+        evidence = tuple(
+            welch(passes[base], passes[i])
+            if change is not None and min(counts[base], counts[i]) >= MIN_PASSES
+            else None
+            for i, change in enumerate(changes)
+        )
+        spreads = tuple(_spread_of(r) for r in found)
+        rows.append(
+            MetricRow(key[0], key[1], unit, values, spreads, changes, (), passes, counts, evidence)
+        )
+    return _judged(rows)
+
+
+def _judged(rows: list[MetricRow]) -> list[MetricRow]:
+    """Holm over every test of the comparison, then each cell's verdict from its test."""
+    tested = [(r, i) for r, row in enumerate(rows) for i, e in enumerate(row.evidence) if e]
+    adjusted = holm([e for r, i in tested if (e := rows[r].evidence[i]) is not None])
+    evidence = [list(row.evidence) for row in rows]
+    for (r, i), judged in zip(tested, adjusted, strict=True):
+        evidence[r][i] = judged
+    return [
+        replace(
+            row,
+            evidence=tuple(found),
+            verdicts=tuple(
+                _verdict(row.metric, change, e)
+                for change, e in zip(row.changes_pct, found, strict=True)
+            ),
+        )
+        for row, found in zip(rows, evidence, strict=True)
+    ]
+
+
+def _pass_count(result: ResultValue | None, run: RunDetail) -> int:
+    """Passes behind a figure: its recorded passes; a single figure of a one-pass run (or of
+    an import) is one; 0 when the run made several but kept none for this figure (results
+    filed before passes were stored, or CPU and latency, kept as one median)."""
+    if result is None or result.value is None:
+        return 0
+    if result.passes:
+        return len(result.passes)
+    made = run.spec.get("repetitions") if run.source == "measured" else None
+    if result.repetitions > 1 or (isinstance(made, int) and made > 1):
+        return 0
+    return 1
+
+
+def _changes(values: tuple[float | None, ...], base: int) -> tuple[float | None, ...]:
+    reference = values[base]
+    return tuple(
+        None
+        if i == base or value is None or reference is None or reference == 0
+        else 100.0 * (value - reference) / abs(reference)
+        for i, value in enumerate(values)
+    )
+
+
+def _verdict(metric: str, change: float | None, evidence: Evidence | None) -> str:
+    if change is None:
+        return ""
+    if evidence is None:
+        return UNKNOWN
+    if not evidence.significant:
+        return "noise"
+    improved = evidence.change_pct < 0 if is_lower_better(metric) else evidence.change_pct > 0
+    return "better" if improved else "worse"
 
 
 def _ordered_keys(runs: Sequence[RunDetail]) -> list[tuple[str, str]]:
@@ -238,117 +333,13 @@ def _ordered_keys(runs: Sequence[RunDetail]) -> list[tuple[str, str]]:
     return sorted(seen, key=rank)
 
 
-def _spread_of(result: ResultValue | None, from_samples: Spread | None) -> Spread | None:
-    """Repetitions when there were several, else the samples' batch means, else nothing."""
-    if result is None or result.value is None:
+def _spread_of(result: ResultValue | None) -> Spread | None:
+    """min..max over two or more passes; nothing for one pass or a missing figure."""
+    if result is None or result.value is None or result.repetitions < 2:
         return None
-    if result.repetitions > 1 and result.min_value is not None and result.max_value is not None:
-        return Spread(result.min_value, result.max_value, "repetitions")
-    return from_samples
-
-
-def _verdicts(
-    metric: str, values: tuple[float | None, ...], spreads: tuple[Spread | None, ...], base: int
-) -> tuple[tuple[float | None, ...], tuple[str, ...]]:
-    changes: list[float | None] = []
-    verdicts: list[str] = []
-    reference, reference_spread = values[base], spreads[base]
-    for i, (value, spread) in enumerate(zip(values, spreads, strict=True)):
-        if i == base or value is None or reference is None or reference == 0:
-            changes.append(None)
-            verdicts.append("")
-            continue
-        change = 100.0 * (value - reference) / abs(reference)
-        changes.append(change)
-        verdicts.append(_verdict(metric, value, reference, change, (spread, reference_spread)))
-    return tuple(changes), tuple(verdicts)
-
-
-def _verdict(
-    metric: str, value: float, reference: float, change: float, spreads: tuple[Spread | None, ...]
-) -> str:
-    """Beyond noise only when the difference exceeds the larger of the two runs' spreads; a
-    zero-width spread (one pass, an import's min = max) says nothing, so the % rule applies."""
-    width = max((s.width for s in spreads if s is not None), default=0.0)
-    noise = abs(value - reference) <= width if width > 0 else abs(change) < UNMEASURED_NOISE_PCT
-    if noise:
-        return "noise"
-    improved = change < 0 if is_lower_better(metric) else change > 0
-    return "better" if improved else "worse"
-
-
-# --- spreads and series from samples ---------------------------------------------------------
-
-
-def batch_spread(values: Sequence[float], batches: int = 5) -> Spread | None:
-    """Batch means: min..max of the means of `batches` consecutive equal slices.
-
-    Consecutive samples are correlated, so their own min..max overstates the noise and their
-    standard error understates it; means of long slices behave like independent passes. The
-    leading remainder is dropped (a phase's first samples are its ramp-up). None under two
-    values per batch."""
-    size = len(values) // batches if batches > 0 else 0
-    if size < 2:
-        return None
-    usable = list(values)[len(values) - size * batches :]
-    means = [sum(usable[i * size : (i + 1) * size]) / size for i in range(batches)]
-    return Spread(min(means), max(means), "samples")
-
-
-ENGINE_KEYS = ("engine_read_mb_s", "engine_write_mb_s", "engine_read_iops", "engine_write_iops")
-Series = dict[str, tuple[tuple[float, ...], tuple[float, ...]]]  # phase -> (s since start, MB/s)
-
-
-@dataclass(frozen=True)
-class EngineDigest:
-    spreads: dict[tuple[str, str], Spread]  # (phase, "throughput" | "iops") -> batch means
-    series: Series  # each phase's first repetition, aligned at its start
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def engine_digest(
-    samples: Iterable[tuple[float, str, int, Mapping[str, float | None]]],
-) -> EngineDigest:
-    """One pass over (t_s, phase, repetition, data) in time order: batch-mean spreads of the
-    engine's MB/s and IOPS per phase (every repetition), and the MB/s of each phase's first
-    repetition against seconds since it began. Rates are counted as the phase's result counts
-    them (PhaseOutcome.mb_s): rewrite its writes only, everything else reads plus writes."""
-    values: dict[tuple[str, str], list[float]] = {}
-    starts: dict[str, tuple[float, int]] = {}
-    points: dict[str, tuple[list[float], list[float]]] = {}
-    for t_s, phase, repetition, data in samples:
-        if phase in ("", "None"):
-            continue
-        read_mb, write_mb, read_ops, write_ops = (_number(data.get(k)) for k in ENGINE_KEYS)
-        if phase == "rewrite":
-            read_mb = read_ops = None
-        mb_s = (
-            None if read_mb is None and write_mb is None else (read_mb or 0.0) + (write_mb or 0.0)
-        )
-        iops = (
-            None
-            if read_ops is None and write_ops is None
-            else (read_ops or 0.0) + (write_ops or 0.0)
-        )
-        if mb_s is None and iops is None:
-            continue
-        if mb_s is not None:
-            values.setdefault((phase, "throughput"), []).append(mb_s)
-            start = starts.setdefault(phase, (t_s, repetition))
-            if repetition == start[1]:
-                xs, ys = points.setdefault(phase, ([], []))
-                xs.append(t_s - start[0])
-                ys.append(mb_s)
-        if iops is not None:
-            values.setdefault((phase, "iops"), []).append(iops)
-    spreads = {key: batch_spread(found) for key, found in values.items()}
-    return EngineDigest(
-        {key: spread for key, spread in spreads.items() if spread is not None},
-        {phase: (tuple(xs), tuple(ys)) for phase, (xs, ys) in points.items()},
-    )
+    low = min(result.passes) if result.passes else result.min_value
+    high = max(result.passes) if result.passes else result.max_value
+    return None if low is None or high is None else Spread(low, high)
 
 
 # --- context ---------------------------------------------------------------------------------

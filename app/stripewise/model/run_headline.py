@@ -1,29 +1,33 @@
 """The one-line facts a history listing shows per run: array, tuning in force, key figures.
 
 Computed from a run's context and results once, stored with the run, and recomputed when its
-results change, so listing a thousand runs never parses a thousand contexts.
+results change, so listing a thousand runs never parses a thousand contexts. Figures are in
+the history's vocabulary (`model.vocabulary`): throughput is stored as MB/s, with enough
+digits that `figures_in_units` can show the line in MB/s or MiB/s, rounded once, as the
+results table rounds the same figure (never 565 MiB/s in the list and 564 in the table).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stripewise.model.run import Headline, ResultValue
+from stripewise.model.units import MIB_PER_MB
+from stripewise.model.vocabulary import IOPS, THROUGHPUT
 
 # (phase, metric, label) in the order they are worth a glance; the first three found are shown
 _FIGURES = (
-    ("seq_write", "throughput", "write"),
-    ("seq_read", "throughput", "read"),
-    ("random_read", "iops", "rand read"),
-    ("random_write", "iops", "rand write"),
-    ("rewrite", "throughput", "rewrite"),
-    ("mixed", "iops", "mixed"),
-    ("seq_write", "seq_write_block_kBps", "write"),  # bonnie++ imports
-    ("seq_read", "seq_read_block_kBps", "read"),
-    ("random_seeks", "random_seeks_per_s", "seeks"),
+    ("seq_write", THROUGHPUT.metric, "write"),
+    ("seq_read", THROUGHPUT.metric, "read"),
+    ("random_read", IOPS.metric, "rand read"),
+    ("random_write", IOPS.metric, "rand write"),
+    ("rewrite", THROUGHPUT.metric, "rewrite"),
+    ("mixed", IOPS.metric, "mixed"),
 )
 _SHOWN = 3
+_RATE = re.compile(r"(\d[\d,]*(?:\.\d+)?) (MB/s|IOPS)")
 
 
 def headline(context: Mapping[str, Any], results: Sequence[ResultValue]) -> Headline:
@@ -87,19 +91,35 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
 
 
+def _stored_number(value: float) -> str:
+    """Three decimals at most, no separators: shown rounded by `figures_in_units`."""
+    return f"{round(value, 3):f}".rstrip("0").rstrip(".")
+
+
 def _figures(results: Sequence[ResultValue]) -> str:
     found = {(r.phase, r.metric): r for r in results if r.value is not None}
     shown: list[str] = []
     for phase, metric, label in _FIGURES:
         result = found.get((phase, metric))
-        if result is None or result.value is None or len(shown) == _SHOWN:
-            continue
-        value, unit = result.value, result.unit
-        if unit == "KiB/s" and value >= 1024:
-            value, unit = value / 1024, "MiB/s"
-        shown.append(f"{label} {_number(value)} {unit}")
-    if not shown:  # imports of other shapes: the first figures as they come
-        for result in list(found.values())[:_SHOWN]:
+        if result is not None and result.value is not None and len(shown) < _SHOWN:
+            shown.append(f"{label} {_stored_number(result.value)} {result.unit}")
+    if not shown:  # phases of their own (iozone's cells, fio jobs told apart): as they come
+        rates = [r for r in found.values() if r.metric == THROUGHPUT.metric]
+        rates += [r for r in found.values() if r.metric == IOPS.metric]
+        for result in rates[:_SHOWN]:
             assert result.value is not None
-            shown.append(f"{result.phase} {_number(result.value)} {result.unit}")
+            shown.append(f"{result.phase} {_stored_number(result.value)} {result.unit}")
     return ", ".join(shown)
+
+
+def figures_in_units(figures: str, *, mib: bool) -> str:
+    """A stored figures line as shown: rates rounded, throughput in MiB/s (2^20 B/s) when
+    `mib`, else MB/s (10^6 B/s) as stored."""
+
+    def shown(match: re.Match[str]) -> str:
+        value, unit = float(match.group(1).replace(",", "")), match.group(2)
+        if mib and unit == THROUGHPUT.unit:
+            value, unit = value * MIB_PER_MB, "MiB/s"
+        return f"{_number(value)} {unit}"
+
+    return _RATE.sub(shown, figures)

@@ -69,9 +69,49 @@ def _phase(data: Mapping[str, Any]) -> Phase:
         raise _fail(f"phase: one of {', '.join(Phase)}") from None
 
 
+LAYER_ROLES = ("target", "member", "backing")
+
+
+@dataclass(frozen=True)
+class DiskLayer:
+    """Where one sampled disk sits under a benchmark's target. `role`: `target` (the device
+    the target is, or whose filesystem holds it; every device of a multi-device btrfs),
+    `member` (one an md or dm device is built from: the array itself is not sampled, its
+    members stand for it), `backing` (the disk holding a loop device's backing file); a
+    partition counts as its whole disk. `under` is the device it sits under (None at the
+    top), `depth` the layers above it, sampled or not (0 at the top)."""
+
+    name: str
+    role: str
+    under: str | None = None
+    depth: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "role": self.role, "under": self.under, "depth": self.depth}
+
+    @classmethod
+    def from_json(cls, data: Any, key: str) -> DiskLayer:
+        if not isinstance(data, dict):
+            raise _fail(f"{key}: an object expected")
+        return cls(_text(data, "name"), *_layer_of(data, key))
+
+
+def _layer_of(data: Mapping[str, Any], key: str) -> tuple[str, str | None, int]:
+    """`role`, `under` and `depth` of a layer or of a sample's disk entry."""
+    role, under, depth = data.get("role"), data.get("under"), data.get("depth", 0)
+    if role not in LAYER_ROLES:
+        raise _fail(f"{key}.role: one of {', '.join(LAYER_ROLES)}")
+    if under is not None and not isinstance(under, str):
+        raise _fail(f"{key}.under: a kernel name or null expected")
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= 64:
+        raise _fail(f"{key}.depth: a whole number from 0 to 64 expected")
+    return role, under, depth
+
+
 @dataclass(frozen=True)
 class BenchStarted:
-    """`bench.start`'s reply: the run's id, what it runs on, and the spec as normalised."""
+    """`bench.start`'s reply: the run's id, what it runs on, and the spec as normalised.
+    `layers` says where each of `disks` sits (empty from a helper that did not say)."""
 
     run: str
     target: str
@@ -79,12 +119,14 @@ class BenchStarted:
     engine: str
     engine_version: str
     spec: BenchSpec
+    layers: tuple[DiskLayer, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "run": self.run,
             "target": self.target,
             "disks": list(self.disks),
+            "layers": [layer.to_json() for layer in self.layers],
             "engine": self.engine,
             "engine_version": self.engine_version,
             "spec": spec_to_json(self.spec),
@@ -98,6 +140,9 @@ class BenchStarted:
         spec = data.get("spec")
         if not isinstance(spec, dict):
             raise _fail("spec: an object expected")
+        layers = data.get("layers") or []
+        if not isinstance(layers, list):
+            raise _fail("layers: a list expected")
         return cls(
             _text(data, "run"),
             _text(data, "target"),
@@ -105,6 +150,7 @@ class BenchStarted:
             _text(data, "engine"),
             _text(data, "engine_version"),
             spec_from_json(spec),
+            tuple(DiskLayer.from_json(item, f"layers[{n}]") for n, item in enumerate(layers)),
         )
 
 
@@ -163,13 +209,30 @@ class PhaseStarted:
 
 @dataclass(frozen=True)
 class DiskRates:
-    """One disk's kernel counters over a sample's interval (decimal MB/s)."""
+    """One disk's kernel counters over a sample's interval (decimal MB/s), and where the disk
+    sits under the target (as `DiskLayer`; role None from a helper that did not say)."""
 
+    FIGURES: ClassVar[tuple[str, ...]] = (
+        "read_mb_s",
+        "write_mb_s",
+        "read_iops",
+        "write_iops",
+        "busy_pct",
+    )
     read_mb_s: float
     write_mb_s: float
     read_iops: float
     write_iops: float
     busy_pct: float | None
+    role: str | None = None
+    under: str | None = None
+    depth: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {key: getattr(self, key) for key in self.FIGURES}
+        if self.role is not None:
+            data |= {"role": self.role, "under": self.under, "depth": self.depth}
+        return data
 
 
 @dataclass(frozen=True)
@@ -187,6 +250,9 @@ class Sample:
     eta_s: float | None
     disks: Mapping[str, DiskRates] = field(default_factory=dict)
     cpu: Mapping[str, float] | None = None  # user, system, iowait, idle, steal (percent)
+    # the seconds since the phase's previous sample (or its start) this one stands for: the
+    # weights of a time-weighted mean (None from a helper that did not say)
+    span_s: float | None = None
 
     def series(self) -> dict[str, float | None]:
         """The figures as named series, units in their names, nested ones dotted
@@ -201,8 +267,8 @@ class Sample:
             "eta_s": self.eta_s,
         }
         for name, rates in self.disks.items():
-            for key, figure in vars(rates).items():
-                data[f"disks.{name}.{key}"] = figure
+            for key in DiskRates.FIGURES:
+                data[f"disks.{name}.{key}"] = getattr(rates, key)
         for key, share in (self.cpu or {}).items():
             data[f"cpu.{key}"] = share
         return {key: value for key, value in data.items() if value is not None}
@@ -216,12 +282,16 @@ class Sample:
         for name, figures in disks.items():
             if not isinstance(figures, dict):
                 raise _fail(f"disks.{name}: an object expected")
+            layer: tuple[str | None, str | None, int | None] = (None, None, None)
+            if figures.get("role") is not None:
+                layer = _layer_of(figures, f"disks.{name}")
             rates[name] = DiskRates(
                 _number(figures, "read_mb_s"),
                 _number(figures, "write_mb_s"),
                 _number(figures, "read_iops"),
                 _number(figures, "write_iops"),
                 _figure(figures.get("busy_pct"), f"disks.{name}.busy_pct"),
+                *layer,
             )
         cpu = data.get("cpu")
         if cpu is not None and not isinstance(cpu, dict):
@@ -239,6 +309,7 @@ class Sample:
             _figure(data.get("eta_s"), "eta_s"),
             rates,
             None if cpu is None else {k: _number(cpu, k) for k in cpu},
+            _figure(data.get("span_s"), "span_s"),
         )
 
 
@@ -428,7 +499,7 @@ def event_to_json(event: Event) -> dict[str, Any]:
         if isinstance(value, Phase):
             value = value.value
         elif item.name == "disks":
-            value = {name: vars(rates) for name, rates in value.items()}
+            value = {name: rates.to_json() for name, rates in value.items()}
         elif isinstance(value, Mapping):
             value = dict(value)
         elif isinstance(value, tuple):

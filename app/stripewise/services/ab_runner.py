@@ -3,13 +3,23 @@
 Each benchmark goes through the same `BenchSession` as the Benchmark page (so it streams
 there and is saved, tagged `ab` and `with-preset` / `without-preset`); each apply and revert
 through the helper's journaled verbs. Whatever happens, the preset does not stay applied.
+After the rounds asked for, it adds one round at a time while a phase's interval is wider
+than the target, up to the cap (`model.ab`).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from stripewise.model.ab import ABFigure, ab_figures, order
+from stripewise.model.ab import (
+    ROUND_CAP,
+    TARGET_HALF_WIDTH_PCT,
+    ABOutcome,
+    ab_figures,
+    needs_more_rounds,
+    order,
+    round_order,
+)
 from stripewise.model.run import RunStatus
 from stripewise.protocol.events import BenchStartArgs, RunResult
 from stripewise.protocol.tuning import ApplyArgs, RevertArgs, TuningSetting
@@ -17,13 +27,18 @@ from stripewise.services.bench_session import BenchRequest, BenchSession
 from stripewise.services.tuning import TuningService
 
 
-def _mb_s_by_phase(result: RunResult) -> dict[str, float]:
-    return {p.phase.value: p.mb_s.median for p in result.results if p.mb_s is not None}
+def _passes_by_phase(result: RunResult) -> dict[str, tuple[float, ...]]:
+    """Each phase's MB/s of every pass (a benchmark of N repetitions gives N)."""
+    return {
+        p.phase.value: p.mb_s.values or (p.mb_s.median,)
+        for p in result.results
+        if p.mb_s is not None
+    }
 
 
 class ABRunner(QObject):
     progress = Signal(str)
-    finished = Signal(list)  # list[ABFigure]
+    finished = Signal(object)  # ABOutcome
     failed = Signal(str)
 
     def __init__(
@@ -34,8 +49,12 @@ class ABRunner(QObject):
         self.tuning = tuning
         self.running = False
         self._steps: list[bool] = []
-        self._with: list[dict[str, float]] = []
-        self._without: list[dict[str, float]] = []
+        self._with: list[dict[str, tuple[float, ...]]] = []
+        self._without: list[dict[str, tuple[float, ...]]] = []
+        self._rounds = 0  # scheduled so far
+        self._first_rounds = 0
+        self._round_cap = ROUND_CAP
+        self._target_pct = TARGET_HALF_WIDTH_PCT
         self._settings: tuple[TuningSetting, ...] = ()
         self._label = ""
         self._bench_args: BenchStartArgs | None = None
@@ -48,13 +67,20 @@ class ABRunner(QObject):
         label: str,
         bench_args: BenchStartArgs,
         rounds: int,
+        round_cap: int | None = None,
+        target_pct: float = TARGET_HALF_WIDTH_PCT,
     ) -> None:
+        """`rounds` first, then one more at a time while an interval is wider than
+        ± target_pct %, up to `round_cap` rounds (ROUND_CAP, or `rounds` when larger)."""
         if self.running or self.session.busy:
             self.failed.emit("a benchmark is already running")
             return
         self.running = True
         self._settings, self._label, self._bench_args = settings, label, bench_args
         self._steps = order(rounds)
+        self._rounds = self._first_rounds = rounds
+        self._round_cap = max(rounds, ROUND_CAP if round_cap is None else round_cap)
+        self._target_pct = target_pct
         self._with, self._without = [], []
         self.session.finished.connect(self._on_bench_finished)
         self.session.refused.connect(self._on_bench_refused)
@@ -62,9 +88,19 @@ class ABRunner(QObject):
 
     def _step_text(self) -> str:
         done = len(self._with) + len(self._without)
-        return f"run {done + 1} of {done + len(self._steps)}"
+        rounds = (
+            f"{self._rounds} rounds"
+            if self._rounds > self._first_rounds or self._round_cap == self._first_rounds
+            else f"{self._rounds} rounds, up to {self._round_cap} if noisy"
+        )
+        return f"benchmark {done + 1} of {2 * self._rounds} ({rounds})"
 
     def _next(self) -> None:
+        if not self._steps and needs_more_rounds(
+            ab_figures(self._with, self._without), self._rounds, self._round_cap, self._target_pct
+        ):
+            self._steps = list(round_order(self._rounds))
+            self._rounds += 1
         if not self._steps:
             self._end()
             return
@@ -105,7 +141,7 @@ class ABRunner(QObject):
         if result.status is not RunStatus.COMPLETE:
             self._fail(f"a benchmark ended {result.status}: {result.error or ''}")
             return
-        (self._with if self._current else self._without).append(_mb_s_by_phase(result))
+        (self._with if self._current else self._without).append(_passes_by_phase(result))
         self._current = None
         self._steps.pop(0)
         self._next()
@@ -127,8 +163,8 @@ class ABRunner(QObject):
             self.tuning.call(RevertArgs(), lambda _r: self._reverted_at_end(), self._fail)
             return
         self._stop()
-        figures: list[ABFigure] = ab_figures(self._with, self._without)
-        self.finished.emit(figures)
+        figures = tuple(ab_figures(self._with, self._without))
+        self.finished.emit(ABOutcome(figures, self._rounds, self._round_cap, self._target_pct))
 
     def _reverted_at_end(self) -> None:
         self._applied = False

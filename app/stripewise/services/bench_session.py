@@ -58,6 +58,7 @@ def gather_context(
         engine=started.engine,
         engine_version=started.engine_version,
         inventory=inventory,
+        layers=started.layers,
     )
     if started.target != target:
         context["test_file"] = started.target

@@ -190,8 +190,8 @@ class HistoryService(QObject):
         baseline_id: int | None,
         on_done: Callable[[tuple[Comparison, CompareSeries]], None],
     ) -> None:
-        """2 to 8 runs compared (their samples give spreads and time series), off the GUI
-        thread; a bad selection arrives as `failed`."""
+        """2 to 8 runs compared (verdicts from their passes, time series from their samples),
+        off the GUI thread; a bad selection arrives as `failed`."""
         store = self._store
         run_in_background(
             lambda: load_comparison(store, run_ids, baseline_id), on_done, self._on_failure

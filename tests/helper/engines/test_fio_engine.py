@@ -50,7 +50,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
     class Recording(real):  # type: ignore[valid-type,misc]
         def __init__(self, args: list[str], **kwargs: object) -> None:
             super().__init__(args, **kwargs)
-            if "--status-interval=1" in args:
+            if any(str(a).startswith("--status-interval=") for a in args):
                 found.append(self)
 
     monkeypatch.setattr(subprocess, "Popen", Recording)

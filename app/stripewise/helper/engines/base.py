@@ -7,6 +7,7 @@ rate to turn byte counts into live MB/s (deltas of counters, never an engine's o
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,11 +30,29 @@ class Progress:
 
     def __init__(self, planned_bytes: int) -> None:
         self.planned_bytes = planned_bytes
-        # How often the engine updates the counters, when not continuously (fio: once a
-        # second); the sampler then spreads each update over its interval, not one sample.
+        # How often the engine updates the counters, when not continuously (fio: its status
+        # interval); the sampler then takes each rate from one update to another, on the
+        # engine's runtime clock, instead of reading the same totals between updates.
         self.update_period_s: float | None = None
         self._lock = threading.Lock()
         self._counters = Counters()
+        self._runtime_s: float | None = None  # the engine's own clock at these totals (fio)
+        self._begun: float | None = None  # time.monotonic() when the engine began (builtin)
+
+    def begin(self) -> None:
+        """The engine starts moving data now: its runtime, which live rates are divided by,
+        counts from here, as its result's elapsed time does (the first call counts)."""
+        with self._lock:
+            if self._begun is None:
+                self._begun = time.monotonic()
+            self._runtime_s = None  # running again after an end()
+
+    def end(self) -> None:
+        """The engine has stopped moving data: its runtime stops here (its clean-up after,
+        say io_destroy's wait, is not part of what it measured)."""
+        with self._lock:
+            if self._begun is not None:
+                self._runtime_s = time.monotonic() - self._begun
 
     def add(
         self, read_bytes: int = 0, write_bytes: int = 0, read_ops: int = 0, write_ops: int = 0
@@ -44,10 +63,22 @@ class Progress:
             self._counters.read_ops += read_ops
             self._counters.write_ops += write_ops
 
-    def set_totals(self, counters: Counters) -> None:
-        """For engines that report cumulative totals (fio's status JSON)."""
+    def set_totals(self, counters: Counters, runtime_s: float | None = None) -> None:
+        """For engines that report cumulative totals (fio's status JSON), with the seconds the
+        engine had been moving data when it counted them, by its own clock (fio's job runtime):
+        the sampler divides by that, not by when the totals happened to arrive."""
         with self._lock:
             self._counters = Counters(**vars(counters))
+            self._runtime_s = runtime_s
+
+    def reading(self) -> tuple[Counters, float | None]:
+        """The counters and the engine's runtime at them (None: the engine keeps no clock or
+        has not begun): one consistent pair."""
+        with self._lock:
+            runtime = self._runtime_s
+            if runtime is None and self._begun is not None:
+                runtime = time.monotonic() - self._begun
+            return Counters(**vars(self._counters)), runtime
 
     def snapshot(self) -> Counters:
         with self._lock:

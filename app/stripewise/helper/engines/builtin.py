@@ -39,6 +39,13 @@ def _gb(count: int) -> str:
     return f"{count / 1e9:.2f} GB" if count >= 1e8 else f"{count / 1e6:.1f} MB"
 
 
+def pattern_period_bytes(spec: BenchSpec, phase: Phase) -> int:
+    """What the engine writes repeats every this many bytes: each buffer holds the same random
+    block (`_jobs`), incompressible within one write, compressible across several (the
+    compressed_writes guard in helper/guards.py asks)."""
+    return spec.block_bytes if phase in _SEQUENTIAL else spec.random_block_bytes
+
+
 def logical_block_bytes(fd: int) -> int:
     """O_DIRECT alignment: the device's logical block size (a partition's parent queue)."""
     info = os.fstat(fd)
@@ -374,6 +381,7 @@ class BuiltinEngine:
                         finished.set()
 
         threads = [threading.Thread(target=worker, args=(j,), daemon=True) for j in jobs]
+        progress.begin()  # live rates are timed from here, as `elapsed` is
         started = time.perf_counter()
         deadline = started + spec.runtime_cap_s
         for thread in threads:
@@ -389,6 +397,7 @@ class BuiltinEngine:
             except OSError as sync_error:
                 failures.append((sync_error, 0))
         elapsed = time.perf_counter() - started
+        progress.end()
         after = progress.snapshot()
         latencies = sorted(v for j in jobs for v in j.latencies.values)
         for job in jobs:

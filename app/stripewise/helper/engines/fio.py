@@ -1,9 +1,10 @@
 """The fio engine: one fio process per phase, its streamed JSON turned into live counters.
 
-fio prints cumulative totals once a second (`--status-interval` cannot go below 1 s): a
-sampler that reads `Progress` faster sees the same totals until the next object arrives, so
-`Progress.update_period_s` tells it to spread each step over its second instead of showing a
-spike and nine zeros. The final object gives the outcome.
+fio prints cumulative totals, with each job's runtime, once per sampling period
+(`--status-interval`, `fio_stream.status_interval_ms`): `Progress.update_period_s` tells the
+sampler they come in steps, and each step carries fio's runtime, so live rates are taken
+between two steps on fio's own clock, the one its result is timed with (its start-up and the
+delay of its output count for nothing). The final object gives the outcome.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from stripewise.helper.credentials import Caller, child_prefix
 from stripewise.helper.engines import fio_job, fio_stream
 from stripewise.helper.engines.base import EngineError, Progress
 from stripewise.helper.engines.builtin import logical_block_bytes
+from stripewise.helper.kernel_log import killed_by
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
@@ -85,7 +87,8 @@ class FioEngine:
     ) -> PhaseOutcome:
         if phase.reads and not _laid_out(spec, phase, target):
             raise EngineError(f"{target.path} is missing or sparse: lay out the test file first")
-        progress.update_period_s = 1.0  # --status-interval=1: totals arrive once a second
+        interval_ms = fio_stream.status_interval_ms(spec.sample_rate_hz, spec.streams)
+        progress.update_period_s = interval_ms / 1000  # totals arrive in steps this far apart
         if phase is Phase.SEQ_WRITE:
             # every repetition measures allocating writes, as bonnie++; at full size, fio
             # does not lay the file out again (which it does by unlinking the name)
@@ -93,7 +96,7 @@ class FioEngine:
         caller = _caller(target)
         text = fio_job.job_file(spec, phase, target.engine_path, repetition, self._engine(caller))
         final, returncode, cancelled, said = self._run(
-            fio_job.as_arguments(text), target.fd, caller, progress, cancel
+            fio_job.as_arguments(text), target.fd, caller, progress, cancel, interval_ms
         )
         try:
             return _outcome(phase, repetition, final, returncode, cancelled, said)
@@ -160,14 +163,17 @@ class FioEngine:
         caller: Caller | None,
         progress: Progress,
         cancel: threading.Event,
+        interval_ms: int = 1000,
     ) -> tuple[dict[str, Any] | None, int, bool, str]:
         """Run fio on the job, the target's descriptor inherited under its own number; fio dies
         with the thread that started it (setpriv's parent-death signal), jobs and all.
         -> (its last object, exit status, whether it was cancelled, the end of its stderr)."""
-        argv = [*child_prefix(caller), self._fio, "--output-format=json", "--status-interval=1"]
+        argv = [*child_prefix(caller), self._fio, "--output-format=json"]
+        argv.append(f"--status-interval={interval_ms}ms")
         # --thread: jobs as threads of the one process the parent-death signal reaches (forked
         # job processes would lose it and outlive a killed helper)
         argv += ["--eta=never", "--thread", *job]
+        began = time.monotonic()  # the kernel log is read from here if fio dies of a signal
         try:
             process = subprocess.Popen(
                 argv,
@@ -195,7 +201,10 @@ class FioEngine:
         reader.join(timeout=5)
         stderr.join()
         process.stdout.close()
-        return (last[-1] if last else None), returncode, cancelled, stderr.text()
+        said = stderr.text()
+        if returncode < 0 and not cancelled:  # a signal nobody here sent: name it, and why
+            said += "\n" + killed_by("fio", process.pid, returncode, began)
+        return (last[-1] if last else None), returncode, cancelled, said
 
 
 class _Tail:
@@ -270,9 +279,14 @@ def _read(stdout: IO[bytes], progress: Progress, last: list[dict[str, Any]]) -> 
     while chunk := os.read(stdout.fileno(), 65536):
         for obj in stream.feed(chunk):
             try:
-                progress.set_totals(fio_stream.totals(obj))
+                found = fio_stream.totals(obj)
             except (TypeError, ValueError, AttributeError):
                 continue  # not fio's shape: keep the last good totals
+            try:  # fio's runtime at them: live rates are taken on fio's clock
+                runtime_s: float | None = fio_stream.elapsed_s(obj)
+            except (TypeError, ValueError, AttributeError):
+                runtime_s = None  # the outcome will say it could not be read
+            progress.set_totals(found, runtime_s)
             last[:] = [obj]
 
 

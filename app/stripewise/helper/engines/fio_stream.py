@@ -1,5 +1,8 @@
 """fio's streamed JSON (`--output-format=json --status-interval=N`) read as it arrives.
 
+Each object holds cumulative totals and each job's runtime (ms) at them: the sampler takes
+live rates between two objects on that clock (`totals`, `elapsed_s`).
+
 fio prints one pretty-printed object per interval and a final one, without separators: each
 starts with `{` and ends with `}` alone in column 0 (nested braces are indented). Other lines
 ("fio: terminating on signal 2", blank lines) may come between objects.
@@ -20,6 +23,7 @@ from typing import Any
 from stripewise.helper.engines.base import Counters
 
 DIRECTIONS = ("read", "write", "trim")
+_JOBS_PER_STATUS_STEP = 16  # a status object of 64 jobs is ~0.4 MB: print it less often
 MAX_LINE_CHARS = 64 * 1024  # fio's pretty-printed lines are short
 MAX_OBJECT_CHARS = 16 * 2**20  # a status object of 64 jobs with histograms is well under this
 _MAX_COUNT = 2**62  # bytes or I/Os: more than any run can move
@@ -127,6 +131,14 @@ def totals(obj: dict[str, Any]) -> Counters:
                 found.write_bytes += moved
                 found.write_ops += ops
     return found
+
+
+def status_interval_ms(sample_rate_hz: float, jobs: int) -> int:
+    """How often fio is asked for its totals: once per sampling period, so each live rate is
+    taken between two of its reports (fio >= 3 takes millisecond intervals); less often for
+    many jobs, whose objects cost fio and the helper a few percent of a CPU at 10 a second."""
+    steps = -(-max(1, jobs) // _JOBS_PER_STATUS_STEP)
+    return max(100, round(1000 / sample_rate_hz)) * steps
 
 
 def elapsed_s(obj: dict[str, Any]) -> float:

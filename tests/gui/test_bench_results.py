@@ -1,0 +1,55 @@
+"""The results table marks a phase whose figures tripped a guard, live and stored alike, and
+its tooltip says each guard in words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stripewise.gui.bench_results import GUARD_MARK, ResultsTable
+from stripewise.model.bench import Phase
+from stripewise.model.run import ResultValue
+from stripewise.protocol.events import PhaseFinished
+
+
+def finished(phase: Phase, mb_s: float, *flags: str, repetition: int = 1) -> PhaseFinished:
+    return PhaseFinished(
+        "r1", phase, repetition, 1.0, mb_s, mb_s, int(mb_s * 1e6), 0, None, None, 50.0, None,
+        flags,
+    )  # fmt: skip
+
+
+def test_live_phases_carry_the_mark_and_the_words(qtbot: Any) -> None:
+    table = ResultsTable()
+    qtbot.addWidget(table)
+    table.add_phase_result(finished(Phase.SEQ_WRITE, 500.0))
+    table.add_phase_result(finished(Phase.SEQ_READ, 5000.0, "cached_reads"))
+    table.add_phase_result(finished(Phase.SEQ_READ, 5100.0, "cpu_bound", repetition=2))
+    assert table.cell_text("seq_write", 0) == "  Block"
+    assert table.cell_text("seq_read", 0) == f"  Block {GUARD_MARK}"
+    assert table.flags("seq_read") == ["cached_reads", "cpu_bound"]
+    tip = table.cell_tooltip("seq_read", 1)
+    assert tip.splitlines()[0] == f"{GUARD_MARK} Guards tripped:"
+    assert "reads served from cache: the disks read less than half" in tip
+    assert "CPU-bound: a CPU was saturated" in tip
+    assert tip.index("reads served") < tip.index("CPU-bound")  # figure-invalidating first
+    assert table.cell_tooltip("seq_write", 1) == ""
+    assert float(table.cell_text("seq_read", 1).replace(",", "")) > 0  # the figure stays a number
+
+
+def test_a_stored_run_shows_its_flags(qtbot: Any) -> None:
+    table = ResultsTable()
+    qtbot.addWidget(table)
+    flagged = ("above_ceiling", "some_guard_of_a_newer_version")
+    table.show_stored(
+        [
+            ResultValue("seq_read", "throughput", "MB/s", 9000.0, flags=flagged),
+            ResultValue("seq_read", "cpu", "%", 12.0, flags=flagged),
+            ResultValue("random_read", "iops", "IOPS", 300.0),
+        ]
+    )
+    assert table.cell_text("seq_read", 0).endswith(GUARD_MARK)
+    assert table.flags("seq_read") == list(flagged)
+    tip = table.cell_tooltip("seq_read", 0)
+    assert "above the physical ceiling" in tip and "some guard of a newer version" in tip
+    table.show_stored([ResultValue("seq_read", "throughput", "MB/s", 90.0)])
+    assert table.flags("seq_read") == [] and table.cell_text("seq_read", 0) == "  Block"
