@@ -217,9 +217,12 @@ def test_two_identical_single_pass_runs_give_no_verdict(tmp_path: Path, capsys) 
         assert interval["low_pct"] < interval["change_pct"] < interval["high_pct"]
         assert tested["verdicts"][1] in ("better", "worse", "noise")
         assert (tested["verdicts"][1] == "noise") == (interval["p_adjusted"] > 0.05)
-        # CPU: one median of three passes ("" when the baseline's reads 0: no change to judge)
-        assert rows[(phase, "cpu")]["verdicts"][1] in ("unknown", "")
-    assert repeated["verdict_rule"]["tests"] == 4  # throughput and IOPS of two phases
+        # CPU and latency keep their passes too: tested like throughput
+        for metric in ("cpu", "latency_p99"):
+            assert [len(p) for p in rows[(phase, metric)]["passes"]] == [3, 3], metric
+        assert rows[(phase, "latency_p99")]["intervals"][1] is not None
+    tested_rows = [r for r in repeated["rows"] if r["intervals"][1] is not None]
+    assert repeated["verdict_rule"]["tests"] == len(tested_rows) >= 8  # Holm over all of them
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,8 @@ def test_a_real_run_streams_fills_the_table_and_is_saved_with_context(
     assert all(v.repetitions == 2 and v.value and v.value > 0 for v in throughput.values())
     # each pass kept: the evidence a comparison's verdict is tested on
     assert all(len(v.passes) == 2 and min(v.passes) == v.min_value for v in throughput.values())
+    latency = [v for v in detail.results if v.metric == "latency_p99"]
+    assert latency and all(len(v.passes) == 2 for v in latency)  # a verdict on it can be tested
 
     with qtbot.waitSignal(window.history.runsLoaded, timeout=10_000):
         qtbot.mouseClick(page.open_button, Qt.MouseButton.LeftButton)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stripewise.model.bench import Phase, PhaseOutcome
+from stripewise.model.bench import Phase, PhaseOutcome, summarize
 
 MB = 10**6
 
@@ -34,3 +34,23 @@ def test_other_phases_count_reads_plus_writes() -> None:
 
 def test_no_elapsed_time_gives_zero_not_a_division_error() -> None:
     assert outcome(Phase.SEQ_READ, 10, 0, elapsed=0.0).mb_s == 0.0
+
+
+def test_every_figure_keeps_its_passes_for_a_verdict_failed_ones_left_out() -> None:
+    def outcome(mb: int, cpu: float | None, p99: float, error: str | None = None) -> PhaseOutcome:
+        return PhaseOutcome(
+            Phase.SEQ_READ, 1, 1.0, read_bytes=mb * 10**6, lat_p99_us=p99, cpu_busy_pct=cpu,
+            error=error,
+        )  # fmt: skip
+
+    outcomes = [outcome(100, 10.0, 50.0), outcome(300, None, 70.0), outcome(200, 20.0, 60.0)]
+    result = summarize(Phase.SEQ_READ, [*outcomes, outcome(999, 99.0, 1.0, "cancelled")])
+    assert result.mb_s is not None and result.mb_s.values == (100.0, 300.0, 200.0)
+    assert result.passes["cpu_pct"] == (10.0, 20.0)  # the repetition without a CPU figure: none
+    assert result.passes["lat_p99_us"] == (50.0, 70.0, 60.0)
+    assert result.passes["kb_s_per_cpu_pct"] == (10_000.0, 10_000.0)  # MB/s x 1000 / CPU %
+    assert "lat_p50_us" not in result.passes
+    by_metric = {v.metric: v for v in result.values()}
+    assert by_metric["cpu"].passes == (10.0, 20.0) and by_metric["cpu"].value == 15.0
+    assert by_metric["latency_p99"].passes == (50.0, 70.0, 60.0)
+    assert by_metric["throughput"].passes == (100.0, 300.0, 200.0)

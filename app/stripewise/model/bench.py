@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
@@ -202,6 +202,9 @@ class PhaseResult:
     kb_s_per_cpu_pct: float | None = None  # the RAID notes' efficiency figure
     errors: tuple[str, ...] = field(default_factory=tuple)
     flags: tuple[str, ...] = ()  # guards its figures tripped (docs/protocol.md)
+    # each repetition's single figures, keyed as on the wire (SINGLE_FIGURES): a verdict on
+    # CPU, latency or efficiency is tested on these, as one on MB/s is on `mb_s.values`
+    passes: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -217,12 +220,14 @@ class PhaseResult:
             if s is not None
         ]
         values += [
-            ResultValue(phase, q.metric, q.unit, figure, flags=self.flags)
-            for q, figure in (
-                (LATENCY_P50, self.lat_p50_us),
-                (LATENCY_P99, self.lat_p99_us),
-                (CPU, self.cpu_pct),
-                (EFFICIENCY, self.kb_s_per_cpu_pct),
+            ResultValue(
+                phase, q.metric, q.unit, figure, passes=self.passes.get(key, ()), flags=self.flags
+            )
+            for q, key, figure in (
+                (LATENCY_P50, "lat_p50_us", self.lat_p50_us),
+                (LATENCY_P99, "lat_p99_us", self.lat_p99_us),
+                (CPU, "cpu_pct", self.cpu_pct),
+                (EFFICIENCY, "kb_s_per_cpu_pct", self.kb_s_per_cpu_pct),
             )
         ]
         return values
@@ -259,6 +264,13 @@ def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
     mb = spread_of([o.mb_s for o in good])
     cpu = statistics.median(cpus) if cpus else None
     per_cpu = efficiency(mb.median if mb else None, cpu)  # KB/s per CPU %
+    each = [efficiency(o.mb_s, o.cpu_pct) for o in good]
+    passes = {
+        "lat_p50_us": tuple(latencies50),
+        "lat_p99_us": tuple(latencies99),
+        "cpu_pct": tuple(cpus),
+        "kb_s_per_cpu_pct": tuple(e for e in each if e is not None),
+    }
     return PhaseResult(
         phase=phase,
         mb_s=mb,
@@ -270,4 +282,5 @@ def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
         errors=errors,
         # any repetition's guard holds for the phase: its figures mix that repetition in
         flags=tuple(dict.fromkeys(f for o in outcomes if o.phase is phase for f in o.flags)),
+        passes={key: figures for key, figures in passes.items() if figures},
     )

@@ -284,7 +284,7 @@ def _judged(rows: list[MetricRow]) -> list[MetricRow]:
 def _pass_count(result: ResultValue | None, run: RunDetail) -> int:
     """Passes behind a figure: its recorded passes; a single figure of a one-pass run (or of
     an import) is one; 0 when the run made several but kept none for this figure (results
-    filed before passes were stored, or CPU and latency, kept as one median)."""
+    filed before passes were stored)."""
     if result is None or result.value is None:
         return 0
     if result.passes:

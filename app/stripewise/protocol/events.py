@@ -409,7 +409,25 @@ def summary_to_json(result: PhaseResult) -> dict[str, Any]:
         "kb_s_per_cpu_pct": result.kb_s_per_cpu_pct,
         "errors": list(result.errors),
         "flags": list(result.flags),
+        "passes": {key: list(figures) for key, figures in result.passes.items()},
     }
+
+
+SINGLE_FIGURES = ("lat_p50_us", "lat_p99_us", "cpu_pct", "kb_s_per_cpu_pct")
+
+
+def _passes(data: Any) -> dict[str, tuple[float, ...]]:
+    """A result's `passes`: each repetition's single figures by key (absent: none)."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not set(data) <= set(SINGLE_FIGURES):
+        raise _fail(f"passes: an object of {', '.join(SINGLE_FIGURES)} expected")
+    found = {}
+    for key, figures in data.items():
+        if not isinstance(figures, list) or None in (_figure(v, f"passes.{key}") for v in figures):
+            raise _fail(f"passes.{key}: a list of numbers expected")
+        found[key] = tuple(float(v) for v in figures)
+    return found
 
 
 def summary_from_json(data: Any) -> PhaseResult:
@@ -426,6 +444,7 @@ def summary_from_json(data: Any) -> PhaseResult:
         _figure(data.get("kb_s_per_cpu_pct"), "kb_s_per_cpu_pct"),
         errors,
         _texts(data, "flags"),
+        _passes(data.get("passes")),
     )
 
 
