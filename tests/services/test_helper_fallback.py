@@ -33,6 +33,7 @@ def test_a_failed_pkexec_falls_back_to_a_user_helper_for_benchmarks(qtbot: Any) 
         assert replies and isinstance(replies[0], CapabilitiesReply) and replies[0].engines
         assert errors and "privileged actions are off" in errors[0]
         assert client.privileges is not None and not client.privileges.available
+        assert client._core.waiting == []  # nothing left waiting for the helper that died
         refused: list[str] = []
         client.request(DropCachesArgs(), replies.append, refused.append)
         assert refused == [client.unavailable_reason]

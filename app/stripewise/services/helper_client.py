@@ -134,12 +134,14 @@ class HelperClient(QObject):
         self.privileges = Privileges(PrivilegeMode.NONE, explanation)
         self.notice.emit(explanation)
         self._pending.pop(self._hello_id, None)
+        self._core.forget(self._hello_id)  # the dead helper's hello gets no answer
         callbacks = {request_id: self._pending.pop(request_id) for request_id, *_ in queued}
         self._drop_process()
         self._start()
         for request_id, line, privileged in queued:
             on_result, on_error = callbacks[request_id]
             if privileged:
+                self._core.forget(request_id)
                 on_error(explanation)
             else:
                 self._pending[request_id] = (on_result, on_error)
