@@ -10,15 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stripewise.model.bench import PhaseResult, summarize
+from stripewise.model.bench import phase_summaries
 from stripewise.model.run import RunStatus
 from stripewise.protocol.events import BenchStarted, PhaseFinished, RunResult
-
-
-def phase_summaries(phase_results: Sequence[PhaseFinished]) -> tuple[PhaseResult, ...]:
-    """run_result's `results` from the phase_result events received, phases in run order."""
-    phases = list(dict.fromkeys(event.phase for event in phase_results))
-    return tuple(summarize(phase, phase_results) for phase in phases)
 
 
 def unfinished_result(

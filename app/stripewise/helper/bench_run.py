@@ -7,15 +7,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from stripewise.helper.created_files import CreatedFiles
 from stripewise.helper.credentials import Caller
 from stripewise.helper.engines.base import Engine, EngineError, Progress
 from stripewise.helper.guards import RunGuards, target_facts
-from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome, summarize
+from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome, phase_summaries
 from stripewise.model.guards import page_cache_warning
-from stripewise.protocol.events import EVENT_TYPES, event_to_json, summary_to_json
+from stripewise.model.run import RunStatus
+from stripewise.protocol.events import EVENT_TYPES, RunResult, event_to_json
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -75,7 +77,8 @@ class BenchRun:
         self.guards: RunGuards | None = None  # read at the run's start (helper/guards.py)
 
     def emit(self, event: str, **fields: Any) -> None:
-        """Every event is built as its protocol type, so what goes out is what clients parse."""
+        """An event from its fields, checked as its protocol type on the way out, so what goes
+        out is what clients parse (the run's result is built as its type directly)."""
         kind = EVENT_TYPES[event]
         self._emit(event_to_json(kind.from_json({"run": self.id, **fields})))
 
@@ -125,24 +128,22 @@ class BenchRun:
             self.emit("error", message=f"the run broke off: {type(exc).__name__}: {exc}")
         finally:
             self._cleanup()
-        results = [
-            summarize(p, outcomes) for p in self.spec.phases if any(o.phase is p for o in outcomes)
-        ]
-        result = {
-            "status": status,
-            "elapsed_s": round(time.monotonic() - started, 3),
-            "engine": self.engine.name,
-            "engine_version": self.engine_version(),
-            "results": [summary_to_json(r) for r in results],
-        }
+        result = RunResult(
+            self.id,
+            RunStatus(status),
+            round(time.monotonic() - started, 3),
+            self.engine.name,
+            self.engine_version(),
+            phase_summaries(outcomes),
+        )
         # finished before the result goes out: a client that starts the next run as soon as
         # it reads run_result must not be told "busy"
         self.finished.set()
         try:
-            self.emit("run_result", **result)
+            self._emit(result.to_json())
         except ValueError as exc:  # a figure no run can have (non-finite): say so, keep none
             self.emit("error", message=f"the results could not be reported: {exc}")
-            self.emit("run_result", **{**result, "status": "failed", "results": []})
+            self._emit(replace(result, status=RunStatus.FAILED, results=()).to_json())
 
     def _phase(self, phase: Phase, repetition: int) -> PhaseOutcome:
         from stripewise.helper.sampling import Sampler
@@ -177,8 +178,6 @@ class BenchRun:
                 watch.stop()
         cpu = sampler.cpu_busy_pct()
         if cpu is not None and outcome.cpu_busy_pct is None:
-            from dataclasses import replace
-
             outcome = replace(outcome, cpu_busy_pct=cpu)
         if self.guards is not None and watch is not None:
             buffered = not self.spec.direct or getattr(self.engine, "last_mode", "") == "buffered"

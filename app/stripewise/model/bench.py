@@ -284,3 +284,10 @@ def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
         flags=tuple(dict.fromkeys(f for o in outcomes if o.phase is phase for f in o.flags)),
         passes={key: figures for key, figures in passes.items() if figures},
     )
+
+
+def phase_summaries(outcomes: Sequence[PhaseFigures]) -> tuple[PhaseResult, ...]:
+    """Each phase that ran, summarised over its repetitions, in the order phases first ran:
+    the helper's run_result, and a client's for a run the helper never finished."""
+    phases = dict.fromkeys(outcome.phase for outcome in outcomes)
+    return tuple(summarize(phase, outcomes) for phase in phases)
