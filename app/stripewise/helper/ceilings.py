@@ -22,7 +22,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from stripewise.helper.resolve import mount_of
+from stripewise.helper.resolve import mount_of, open_loop_backing
 from stripewise.inventory.pci import PCI_ADDRESS, parse_link
 from stripewise.model.topology import pcie_link_mb_s
 
@@ -220,14 +220,9 @@ class Layer:
 
 def _ram_backed_loop(sys: str, name: str) -> bool | None:
     """A loop device: True when its backing file lives in RAM, False when on a filesystem with
-    disks (the sampler lists those after it), None when unknown. The backing file's name is
-    the kernel's, opened O_PATH to read its mount only."""
-    backing = _read(f"{sys}/class/block/{name}/loop/backing_file")
-    if not backing:
-        return None
-    try:
-        fd = os.open(backing.removesuffix(" (deleted)"), os.O_PATH | os.O_CLOEXEC)
-    except OSError:
+    disks (the sampler lists those after it), None when unknown."""
+    fd = open_loop_backing(name, sys)
+    if fd is None:
         return None
     try:
         if os.major(os.fstat(fd).st_dev) != 0:

@@ -34,7 +34,7 @@ from stripewise.helper.ceilings import (
     lowest_layer,
     memory_mb_s,
 )
-from stripewise.helper.resolve import mount_of, mount_source
+from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
 from stripewise.helper.target import Target
 from stripewise.model import guards as names
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome
@@ -129,14 +129,8 @@ def _zfs_compression(dataset: str) -> str | None:
 def _loop_compression(names_: tuple[str, ...], sys: str) -> Compression | None:
     """A loop device whose backing file sits on a compressing filesystem compresses too."""
     for name in names_:
-        backing = None
-        with contextlib.suppress(OSError):
-            backing = _read_proc(f"{sys}/class/block/{name}/loop/backing_file").strip()
-        if not backing:
-            continue
-        try:
-            fd = os.open(backing.removesuffix(" (deleted)"), os.O_PATH | os.O_CLOEXEC)
-        except OSError:
+        fd = open_loop_backing(name, sys)
+        if fd is None:
             continue
         try:
             found = _fs_compression(mount_of(fd), None)

@@ -259,3 +259,23 @@ def user_served_mount(path: str, fd: int | None = None) -> str | None:
         if len(fields) >= 5 and _user_served(fields) and _within(path, _unescape(fields[4])):
             return _unescape(fields[4])
     return None
+
+
+def open_loop_backing(name: str, sys: str = "/sys") -> int | None:
+    """An O_PATH descriptor of loop device `name`'s backing file, or None. The name is the
+    kernel's, but the directories on the way belong to whoever attached the file: resolved as
+    a target is (no untrusted links), and refused inside a user's FUSE mount before any
+    look-up its daemon could hold forever. The sampler, the ceiling and the compression guard
+    all come here."""
+    try:
+        with open(f"{sys}/class/block/{name}/loop/backing_file", "rb") as source:
+            raw = source.read(_MAX_PATH + 1)
+    except OSError:
+        return None
+    backing = os.fsdecode(raw).strip().removesuffix(" (deleted)")
+    if len(raw) > _MAX_PATH or not backing or user_served_mount(backing) is not None:
+        return None
+    try:
+        return open_path(backing)
+    except (OSError, PathRefused):
+        return None

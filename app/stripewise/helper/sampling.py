@@ -30,7 +30,7 @@ from typing import Any
 import psutil
 
 from stripewise.helper.engines.base import Counters, Progress
-from stripewise.helper.resolve import mount_of, mount_source
+from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
 from stripewise.inventory.mounts import device_name
 from stripewise.protocol.events import DiskLayer
 
@@ -88,14 +88,12 @@ def _collect(name: str, found: list[DiskLayer], role: str, under: str | None, de
     if slaves:
         return
     found.append(DiskLayer(name, role, under, depth))
-    backing = _read(f"{base}/loop/backing_file")
-    if backing:  # a file root attached: its name is the kernel's, not a caller's
-        with contextlib.suppress(OSError):
-            fd = os.open(backing.removesuffix(" (deleted)"), os.O_PATH | os.O_CLOEXEC)
-            try:
-                _collect_devno(os.fstat(fd).st_dev, fd, found, "backing", name, depth + 1)
-            finally:
-                os.close(fd)
+    fd = open_loop_backing(name)
+    if fd is not None:
+        try:
+            _collect_devno(os.fstat(fd).st_dev, fd, found, "backing", name, depth + 1)
+        finally:
+            os.close(fd)
 
 
 def _anonymous_source(fd: int) -> list[str]:
