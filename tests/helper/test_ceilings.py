@@ -117,6 +117,22 @@ def test_an_nvme_drive_is_its_functions_link(sysfs: Sysfs) -> None:
     assert "nvme0n1's PCIe link" in found.what
 
 
+def test_a_multipath_nvme_namespace_is_physical_and_sums_its_controllers(sysfs: Sysfs) -> None:
+    """Native multipath: the namespace lives under /sys/devices/virtual/nvme-subsystem, with
+    one controller per path; it is no virtual device without a link to read."""
+    functions = [f"{ROOT}/0000:00:01.1/0000:01:00.0", f"{ROOT}/0000:00:01.2/0000:02:00.0"]
+    subsystem = "devices/virtual/nvme-subsystem/nvme-subsys0"
+    for number, function in enumerate(functions):
+        sysfs.pcie(function, "8.0 GT/s", 4)
+        (sysfs.root / subsystem / f"nvme{number}").mkdir(parents=True)
+        (sysfs.root / subsystem / f"nvme{number}" / "device").symlink_to(sysfs.root / function)
+    name = sysfs.disk(f"{subsystem}/nvme0n1")
+    layer = lowest_layer((name,), "xfs", sysfs.path)
+    assert layer.disks == (name,) and layer.unknown == ()
+    found = ceiling(layer, None, sysfs.path)
+    assert found is not None and found.mb_s == 2 * 3938
+
+
 def test_a_usb_disk_is_its_usb_link(sysfs: Sysfs) -> None:
     device = f"{ROOT}/0000:00:14.0/usb2/2-1"
     sysfs.attr(f"{device}/speed", "5000")

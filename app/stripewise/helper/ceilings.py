@@ -235,6 +235,12 @@ def _ram_backed_loop(sys: str, name: str) -> bool | None:
     return fields[fields.index("-") + 1] in RAM_FILESYSTEMS
 
 
+def _without_link(real: str) -> bool:
+    """A virtual block device (nbd, rbd...); a multipath NVMe namespace lives under
+    devices/virtual/nvme-subsystem too, but its controllers have links."""
+    return "/virtual/" in real and "/nvme-subsystem/" not in real
+
+
 def lowest_layer(disks: tuple[str, ...], target_fstype: str | None, sys: str = "/sys") -> Layer:
     """Sort the sampler's disks into physical, RAM-backed and unknown; a loop device over a
     file on disks is no layer of its own (its disks follow it in the list)."""
@@ -248,7 +254,7 @@ def lowest_layer(disks: tuple[str, ...], target_fstype: str | None, sys: str = "
                 ram.append(name)
             elif backed is None:
                 unknown.append(name)
-        elif "/virtual/" in os.path.realpath(f"{sys}/class/block/{name}"):
+        elif _without_link(os.path.realpath(f"{sys}/class/block/{name}")):
             unknown.append(name)  # nbd, rbd...: no link to read
         else:
             physical.append(name)
