@@ -114,7 +114,7 @@ def test_headline_from_context() -> None:
 def test_an_empty_listing_line_is_made_once_and_an_outdated_one_again(
     store: HistoryStore, db_url: str
 ) -> None:
-    from sqlalchemy import event, update
+    from sqlalchemy import event, select, update
     from tests.seed import record_run
 
     from stripewise.history.models import runs
@@ -128,6 +128,13 @@ def test_an_empty_listing_line_is_made_once_and_an_outdated_one_again(
     with store._db.engine.begin() as conn:  # a line made by an older version
         conn.execute(update(runs).where(runs.c.id == 1).values(headline={"array": "old"}))
     assert next(r for r in store.list_runs() if r.id == 1).headline.figures == "read 211 MB/s"
+    rounded = {"v": 2, "array": "", "tuning": "", "figures": "read 211 MB/s"}  # rounded once
+    with store._db.engine.begin() as conn:
+        conn.execute(update(runs).where(runs.c.id == 1).values(headline=rounded))
+    store.list_runs()
+    with store._db.engine.begin() as conn:
+        stored = conn.execute(select(runs.c.headline).where(runs.c.id == 1)).scalar_one()
+    assert stored["v"] == 3, "a line rounded by version 2 would be rounded twice in MiB/s"
 
 
 def test_samples_are_stored_as_compact_json(store: HistoryStore, db_url: str) -> None:

@@ -52,7 +52,9 @@ class Headline:
     tuning: str = ""  # "read_ahead 4096 KiB, mq-deadline, dirty 20/10 %"
     figures: str = ""  # "write 512 MB/s, read 640 MB/s, rand read 12,000 IOPS"
 
-    VERSION = 2  # a line stored by an older way of making it is made again when listed
+    # a line stored by an older way of making it is made again when listed (3: figures kept
+    # unrounded, rounded once as shown, in MB/s or MiB/s)
+    VERSION = 3
 
     def as_json(self) -> dict[str, str | int]:
         return {
