@@ -19,10 +19,10 @@ from stripewise.model.phase_series import Series as Series
 from stripewise.model.phase_series import engine_series as engine_series
 from stripewise.model.run import ResultValue, RunDetail
 from stripewise.model.verdict import MIN_PASSES, Evidence, cant_tell, holm, welch
+from stripewise.model.vocabulary import PHASES, is_lower_better
 
 METRICS = ("throughput", "iops", "cpu", "latency_p50", "latency_p99", "efficiency")
-LOWER_IS_BETTER = {"cpu", "latency_p50", "latency_p99"}
-PHASE_ORDER = ("seq_write", "rewrite", "seq_read", "random_read", "random_write", "mixed")
+PHASE_ORDER = PHASES  # bonnie++'s order, as reports list them
 UNKNOWN = "unknown"  # the verdict word when the passes cannot tell (see MetricRow.verdict_text)
 # Bookkeeping that differs between any two runs and says nothing about the measurement
 _IGNORED_CONTEXT = ("recorder", "fill_pct", "free_bytes", "python", "test_file")
@@ -216,13 +216,6 @@ def short_of_passes(comparison: Comparison) -> dict[int, int]:
                 if 0 < count < MIN_PASSES and comparison.runs[j].source == "measured":
                     short[j] = min(count, short.get(j, count))
     return dict(sorted(short.items()))
-
-
-def is_lower_better(metric: str) -> bool:
-    """Latency and CPU: less is better. `kb_s_per_cpu_pct` is an efficiency, more is better."""
-    if metric in LOWER_IS_BETTER or "latency" in metric:
-        return True
-    return metric.endswith("_cpu_pct") and "_per_" not in metric
 
 
 def _baseline_index(runs: tuple[RunDetail, ...], baseline_id: int | None) -> int:

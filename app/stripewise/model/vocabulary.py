@@ -104,11 +104,12 @@ def split_qualified(phase: str) -> tuple[str, str | None]:
 
 
 def is_lower_better(metric: str) -> bool:
-    """Latencies and CPU: less is better; a tool's own `*_cpu_pct` and `*_latency_us` too."""
+    """The table's quantities say; of a tool's own names, latencies and CPU shares are better
+    lower (`*_latency_us`, `*_cpu_pct`), an efficiency (`kb_s_per_cpu_pct`) higher."""
     known = QUANTITIES.get(metric)
     if known is not None:
         return known.lower_is_better
-    return "latency" in metric or metric.endswith(("_cpu_pct", "_cpu"))
+    return "latency" in metric or (metric.endswith("_cpu_pct") and "_per_" not in metric)
 
 
 # --- the tools' names for the same figures ----------------------------------------------------
