@@ -28,7 +28,6 @@ from stripewise.model.run import RunDetail, RunSummary
 
 if TYPE_CHECKING:
     from stripewise.history.store import HistoryStore
-    from stripewise.model.compare import Comparison, Series
 
 EXPORT_FORMATS = ("csv", "json", "html")
 _SUFFIXES = {".csv": "csv", ".json": "json", ".html": "html", ".htm": "html"}
@@ -177,20 +176,12 @@ def _check_ids(run_ids: Sequence[int], baseline: int | None) -> None:
         raise CliError(f"baseline run {baseline} is not among the compared runs ({listed})")
 
 
-def load_comparison(
-    store: HistoryStore, run_ids: Sequence[int], baseline: int | None
-) -> tuple[Comparison, dict[int, Series]]:
-    """The runs compared (ids checked first), with their throughput over time."""
-    from stripewise.history.comparison import load_comparison as load  # lazy: SQL
-
-    _check_ids(run_ids, baseline)
-    return load(store, run_ids, baseline)
-
-
 def _compare(args: argparse.Namespace, store: HistoryStore) -> int:
     from stripewise.history import export  # lazy: SQL
+    from stripewise.history.comparison import load_compared
 
-    comparison, _ = load_comparison(store, args.run_ids, args.baseline)
+    _check_ids(args.run_ids, args.baseline)
+    comparison = load_compared(store, args.run_ids, args.baseline)
     if args.json:
         sys.stdout.write(export.export_comparison_json(comparison))
     else:

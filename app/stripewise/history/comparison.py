@@ -10,12 +10,19 @@ from stripewise.history.store import HistoryStore
 from stripewise.model.compare import Comparison, Series, compare_runs, engine_series
 
 
+def load_compared(
+    store: HistoryStore, run_ids: Sequence[int], baseline_id: int | None
+) -> Comparison:
+    """The runs and their verdicts: results only, no samples (nothing judged needs them)."""
+    return compare_runs(store.get_runs(run_ids), baseline_id)
+
+
 def load_comparison(
     store: HistoryStore, run_ids: Sequence[int], baseline_id: int | None
 ) -> tuple[Comparison, dict[int, Series]]:
-    runs = store.get_runs(run_ids)
+    """The comparison with every run's throughput over time, for what draws it."""
     series = {run_id: engine_series(store.engine_samples(run_id)) for run_id in run_ids}
-    return compare_runs(runs, baseline_id), series
+    return load_compared(store, run_ids, baseline_id), series
 
 
 def comparison_text(comparison: Comparison, series: dict[int, Series], fmt: str) -> str:
@@ -48,5 +55,7 @@ def export_text(
     """A run, or a comparison when several are given (or a baseline is named)."""
     if len(run_ids) == 1 and baseline_id is None:
         return run_text(store, run_ids[0], fmt)
+    if fmt != "html":  # only the report draws the samples
+        return comparison_text(load_compared(store, run_ids, baseline_id), {}, fmt)
     comparison, series = load_comparison(store, run_ids, baseline_id)
     return comparison_text(comparison, series, fmt)
