@@ -53,7 +53,6 @@ _FS_COMPR_FL, _FS_NOCOMP_FL = 0x4, 0x400
 _MAX_PROC = 2**20
 _ZFS_S = 5.0
 _T = TypeVar("_T")
-_FIO_COMPRESSIBLE = ("buffer_compress_percentage", "zero_buffers", "buffer_pattern", "dedupe")
 
 
 def _read_proc(path: str) -> str:
@@ -146,17 +145,14 @@ def data_period(engine: str, spec: BenchSpec, phase: Phase) -> int | None:
     Built-in: one random pattern per block, the same in every block. fio: each I/O unit's
     buffer is filled with random bytes once and reused (scramble_buffers changes a few bytes
     per 512), one buffer per I/O in flight; verified on btrfs with compress-force=zstd, where
-    4 KiB blocks at queue depth 1 are stored in a sixteenth of their size. A job asking for
-    compressible buffers would repeat within any unit."""
+    4 KiB blocks at queue depth 1 are stored in a sixteenth of their size (the job comes from
+    the spec alone: it never asks for compressible buffers of its own)."""
     if engine == "builtin":
         from stripewise.helper.engines.builtin import pattern_period_bytes
 
         return pattern_period_bytes(spec, phase)
     from stripewise.helper.engines import fio_job
 
-    job = fio_job.job_file(spec, phase, "/dev/null", 1)
-    if any(key in job for key in _FIO_COMPRESSIBLE):
-        return 1
     return fio_job.block_of(spec, phase) * spec.queue_depth  # psync cycles fewer: shorter
 
 

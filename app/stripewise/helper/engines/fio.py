@@ -42,9 +42,12 @@ class FioEngine:
         """`ioengine` None: io_uring if a probe run works here, else libaio."""
         self._fio = fio
         self._ioengine = ioengine
+        self._version: str | None = None  # asked once: bench.start, prepare and run_result
 
     def version(self) -> str:
         """fio's version without the `fio-` prefix, e.g. `3.33`."""
+        if self._version is not None:
+            return self._version
         try:
             done = subprocess.run(
                 [self._fio, "--version"], capture_output=True, text=True, timeout=10,
@@ -52,7 +55,8 @@ class FioEngine:
             )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as error:
             raise EngineError(f"fio cannot run: {error}") from error
-        return done.stdout.strip().removeprefix("fio-")
+        self._version = done.stdout.strip().removeprefix("fio-")
+        return self._version
 
     def prepare(self, spec: BenchSpec, target: Target) -> None:
         problems = spec.problems()
