@@ -171,7 +171,8 @@ class ResultsTable(QTableWidget):
         return [
             "High spread between repetitions (max - min of the median): "
             + ", ".join(found)
-            + ". Differences smaller than that are noise."
+            + ". A comparison calls a change real only when the passes of both runs show it (3"
+            " passes each at least)."
         ]
 
     # --- drawing ---------------------------------------------------------------------------

@@ -467,7 +467,8 @@ class HistoryPage(QWidget):
         self.detail_title.setText(" &middot; ".join(f for f in facts if f))
         self.detail_notes.setText(detail.notes)
         self.detail_notes.setVisible(bool(detail.notes))
-        ran = [v for v in detail.results if v.phase not in _not_run(detail)]
+        skipped = _not_run(detail)
+        ran = [v for v in detail.results if v.phase not in skipped]
         self.detail_results.show_stored(ran)
         self.detail_results.show()
         self.other_figures.show_values(ran)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, Signal
@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
             )
             bench_page.openRun.connect(self.open_run)
             bench_page.compareRuns.connect(self.compare_runs)
+            self._keep_units_in_step(bench_page)
             return bench_page
         raise ValueError(f"no page for view {name!r}")
 
@@ -249,8 +250,6 @@ class MainWindow(QMainWindow):
             self.pages.removeWidget(placeholder)
             placeholder.deleteLater()
             self.page_widgets[name] = page
-            if name == "benchmark":
-                self._keep_units_in_step(cast("BenchPage", page))
         self.pages.setCurrentIndex(row)
         self.view_actions[name].setChecked(True)
         self.viewChanged.emit(name)

@@ -151,7 +151,7 @@ def disks_under(fd: int) -> tuple[str, ...]:
 
 
 def resolve_layers(target: str) -> tuple[DiskLayer, ...]:
-    """`layers_under` for a path the program itself chose (tests, the run context)."""
+    """`layers_under` for a path the program itself chose (tests)."""
     fd = os.open(target, os.O_PATH | os.O_CLOEXEC)
     try:
         return layers_under(fd)

@@ -74,7 +74,7 @@ def serve(
     caller: Caller | None = None,
 ) -> int:
     """Answer requests in order until stdin closes. `hello` must come first. Replies and a
-    running benchmark's events share one locked writer."""
+    running benchmark's events go out through one writer thread (helper/output.py)."""
     session = Session(stdout, root=root, state_dir=state_dir, caller=caller)
     try:
         _serve(stdin, session)

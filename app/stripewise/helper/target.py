@@ -28,7 +28,7 @@ TEST_FILE_PREFIX = ".stripewise-bench-"
 class Target:
     kind: Literal["directory", "device"]
     shown: str  # for people and sysfs look-ups: the directory or device node, as resolved
-    disks: tuple[str, ...]  # kernel names under it, for the sampler
+    disks: tuple[str, ...]  # kernel names under it (the reply's; the run samples its layers)
     free_bytes: int  # free space in the directory, or the device's size
     notes: tuple[str, ...] = ()
     caller: Caller | None = None  # whose credentials file I/O runs with (None: the helper's)

@@ -22,7 +22,7 @@ from stripewise.history.errors import CorruptDatabaseError, DatabaseError, RunNo
 from stripewise.history.hostinfo import HostInfo
 from stripewise.history.models import RUN_SOURCES, hosts, results, runs, samples, utc_now
 from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
-from stripewise.model.compare import ENGINE_KEYS
+from stripewise.model.phase_series import ENGINE_KEYS
 from stripewise.model.run import Headline, ResultValue, RunDetail, RunStatus, RunSummary
 from stripewise.model.run_headline import headline
 from stripewise.protocol.events import Sample

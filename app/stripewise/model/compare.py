@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from stripewise.model.bench import SpecError, parse_size
-from stripewise.model.phase_series import ENGINE_KEYS as ENGINE_KEYS  # history.store reads it here
 from stripewise.model.phase_series import Series as Series
 from stripewise.model.phase_series import engine_series as engine_series
 from stripewise.model.run import ResultValue, RunDetail

@@ -8,7 +8,7 @@ from typing import Any
 
 from stripewise.model.run import RunDetail
 
-ENGINE_KEYS = ("engine_read_mb_s", "engine_write_mb_s", "engine_read_iops", "engine_write_iops")
+ENGINE_KEYS = ("engine_read_mb_s", "engine_write_mb_s")  # what "Over time" draws
 Series = dict[str, tuple[tuple[float, ...], tuple[float, ...]]]  # phase -> (s since start, MB/s)
 
 
@@ -26,7 +26,7 @@ def engine_series(samples: Iterable[tuple[float, str, int, Mapping[str, float | 
     for t_s, phase, repetition, data in samples:
         if phase in ("", "None"):
             continue
-        read_mb, write_mb = (_number(data.get(k)) for k in ENGINE_KEYS[:2])
+        read_mb, write_mb = (_number(data.get(k)) for k in ENGINE_KEYS)
         if phase == "rewrite":
             read_mb = None
         if read_mb is None and write_mb is None:

@@ -48,7 +48,8 @@ class BenchRequest:
 def gather_context(
     started: BenchStarted, request: BenchRequest, inventory: Inventory | None
 ) -> dict[str, Any]:
-    """Runs on the recorder's thread: reads sysfs, mountinfo and /proc."""
+    """Runs on the history's serial writer thread (the recorder's work): reads sysfs,
+    mountinfo and /proc."""
     from stripewise.inventory.bench_context import collect_context
 
     target = started.spec.target

@@ -35,7 +35,7 @@ class RunHeader:
     engine: str
     engine_version: str
     spec: BenchSpec  # as the helper normalised it (bench.start's reply)
-    context: Callable[[], dict[str, Any]]  # gathered on the recorder's thread (reads sysfs)
+    context: Callable[[], dict[str, Any]]  # gathered off the GUI thread (reads sysfs)
     tags: tuple[str, ...] = ()
 
 
