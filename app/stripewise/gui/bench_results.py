@@ -6,7 +6,6 @@ helper's own summary at the end. The same table shows a stored run from the hist
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -14,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from stripewise.model.bench import summarize
 from stripewise.model.guards import describe
 from stripewise.model.run import ResultValue
 from stripewise.model.units import MIB_PER_MB
@@ -37,16 +37,14 @@ GUARD_MARK = "\u26a0"  # after the phase's name when a guard tripped; its toolti
 
 
 @dataclass
-class PhaseFigures:
-    """One phase's row: figures per repetition as they finish, then the run's summary (the
-    history's figures of the phase, by metric) once the run ends or for a stored run."""
+class PhaseRow:
+    """One phase's row: its figures by metric, summarised as the helper summarises them
+    (`model.bench.summarize`) over the repetitions finished so far, then replaced by the run's
+    own summary once it ends (`final`), or a stored run's."""
 
-    mb_s: list[float] = field(default_factory=list)
-    summary: dict[str, ResultValue] | None = None
-    iops: list[float] = field(default_factory=list)
-    cpu: list[float] = field(default_factory=list)
-    p50: list[float] = field(default_factory=list)
-    p99: list[float] = field(default_factory=list)
+    events: list[PhaseFinished] = field(default_factory=list)
+    summary: dict[str, ResultValue] = field(default_factory=dict)
+    final: bool = False
     errors: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # guards tripped, in the order first seen
 
@@ -55,23 +53,16 @@ class PhaseFigures:
 
     def spread(self) -> tuple[float, float, float, int] | None:
         """median, low, high, n of MB/s."""
-        if self.summary is not None:
-            mb = self.summary.get("throughput")
-            if mb is None or mb.value is None:
-                return None
-            low = mb.min_value if mb.min_value is not None else mb.value
-            high = mb.max_value if mb.max_value is not None else mb.value
-            return mb.value, low, high, mb.repetitions
-        if not self.mb_s:
+        mb = self.summary.get("throughput")
+        if mb is None or mb.value is None:
             return None
-        return statistics.median(self.mb_s), min(self.mb_s), max(self.mb_s), len(self.mb_s)
+        low = mb.min_value if mb.min_value is not None else mb.value
+        high = mb.max_value if mb.max_value is not None else mb.value
+        return mb.value, low, high, mb.repetitions
 
-    def figure(self, metric: str, live: list[float]) -> float | None:
-        """The summary's figure once there, else the median of the repetitions so far."""
-        if self.summary is not None:
-            found = self.summary.get(metric)
-            return found.value if found is not None else None
-        return statistics.median(live) if live else None
+    def figure(self, metric: str) -> float | None:
+        found = self.summary.get(metric)
+        return found.value if found is not None else None
 
 
 class ResultsTable(QTableWidget):
@@ -84,7 +75,7 @@ class ResultsTable(QTableWidget):
         self.verticalHeader().hide()
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.horizontalHeader().setStretchLastSection(True)
-        self._figures: dict[str, PhaseFigures] = {}
+        self._figures: dict[str, PhaseRow] = {}
         self._mib = False
         self._render()
 
@@ -94,18 +85,14 @@ class ResultsTable(QTableWidget):
         self._render()
 
     def add_phase_result(self, event: PhaseFinished) -> None:
-        figures = self._figures.setdefault(event.phase.value, PhaseFigures())
+        figures = self._figures.setdefault(event.phase.value, PhaseRow())
         figures.add_flags(event.flags)
+        figures.events.append(event)
         if event.error:
             figures.errors.append(event.error)
-        else:
-            figures.mb_s.append(event.mb_s)
-            figures.iops.append(event.iops)
-            if event.cpu_pct is not None:
-                figures.cpu.append(event.cpu_pct)
-        for value, bucket in ((event.lat_p50_us, figures.p50), (event.lat_p99_us, figures.p99)):
-            if value is not None:
-                bucket.append(value)
+        if not figures.final:
+            so_far = summarize(event.phase, figures.events)
+            figures.summary = {value.metric: value for value in so_far.values()}
         self._render()
 
     def set_run_result(self, result: RunResult) -> None:
@@ -120,9 +107,9 @@ class ResultsTable(QTableWidget):
 
     def _show_values(self, values: Sequence[ResultValue]) -> None:
         for value in values:
-            figures = self._figures.setdefault(value.phase, PhaseFigures())
-            if figures.summary is None:
-                figures.summary = {}
+            figures = self._figures.setdefault(value.phase, PhaseRow())
+            if not figures.final:  # the repetitions so far give way to the summary
+                figures.summary, figures.final = {}, True
             figures.summary[value.metric] = value
             figures.add_flags(value.flags)
         self._render()
@@ -207,14 +194,9 @@ class ResultsTable(QTableWidget):
         figures = self._figures[phase]
         scale = MIB_PER_MB if self._mib else 1.0
         spread = figures.spread()
-        iops = figures.figure("iops", figures.iops)
-        cpu = figures.figure("cpu", figures.cpu)
-        p50 = figures.figure("latency_p50", figures.p50)
-        p99 = figures.figure("latency_p99", figures.p99)
-        if figures.summary is not None:
-            eff = figures.figure("efficiency", [])
-        else:  # KB/s per CPU %, as the RAID notes compute it
-            eff = spread[0] * 1000 / cpu if spread and cpu else None
+        iops, cpu = figures.figure("iops"), figures.figure("cpu")
+        p50, p99 = figures.figure("latency_p50"), figures.figure("latency_p99")
+        eff = figures.figure("efficiency")  # KB/s per CPU %, as the RAID notes compute it
         cells = [
             f"  {label} {GUARD_MARK}" if figures.flags else f"  {label}",
             _rate(spread[0] * scale) if spread else ("failed" if figures.errors else ""),
@@ -238,7 +220,7 @@ class ResultsTable(QTableWidget):
             self.setItem(row, column, item)
 
 
-def _tooltip(figures: PhaseFigures) -> str:
+def _tooltip(figures: PhaseRow) -> str:
     """Errors, then each tripped guard in words (the figure-invalidating ones first)."""
     lines = ["; ".join(figures.errors)] if figures.errors else []
     if figures.flags:
