@@ -3,7 +3,7 @@ the change with its interval, and the verdict in words (`model.verdict`)."""
 
 from __future__ import annotations
 
-from stripewise.model.compare import PHASE_ORDER, MetricRow
+from stripewise.model.compare import MetricRow
 from stripewise.model.verdict import CONFIDENCE
 
 _METRIC_NAMES = {
@@ -65,9 +65,3 @@ def _passes_text(row: MetricRow, index: int) -> str:
     if spread is None:
         return f"{count} pass" if count == 1 else f"{count} passes"
     return f"{count} passes, {number(spread.low)} .. {number(spread.high)}"
-
-
-def phase_order(phases: list[str]) -> list[str]:
-    """bonnie++'s order, then any other phase as first seen."""
-    found = list(dict.fromkeys(phases))
-    return [p for p in PHASE_ORDER if p in found] + [p for p in found if p not in PHASE_ORDER]

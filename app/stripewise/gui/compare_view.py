@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, number, phase_order
+from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, number
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
 from stripewise.model.compare import (
@@ -44,6 +44,7 @@ from stripewise.model.compare import (
     Comparison,
     compare_runs,
     count_tested,
+    phase_order,
     short_of_passes,
 )
 from stripewise.model.phase_series import series_note

@@ -18,7 +18,6 @@ from stripewise.history.svg_chart import bar_or_xy_chart, line_chart
 from stripewise.model.compare import (
     CONTEXT_GROUPS,
     METRICS,
-    PHASE_ORDER,
     Comparison,
     ContextDifference,
     MetricRow,
@@ -29,6 +28,7 @@ from stripewise.model.compare import (
     engine_series,
     flatten,
     is_bookkeeping,
+    phase_order,
 )
 from stripewise.model.phase_series import series_note
 from stripewise.model.run import ResultValue, RunDetail
@@ -165,12 +165,6 @@ def _when(moment: datetime | None) -> str:
     return "\u2013" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _phase_order(phases: Iterable[str]) -> list[str]:
-    found = list(dict.fromkeys(phases))
-    known = [p for p in PHASE_ORDER if p in found]
-    return known + [p for p in found if p not in PHASE_ORDER]
-
-
 # --- comparison ------------------------------------------------------------------------------
 
 
@@ -255,7 +249,7 @@ def _spread_note(spread: Spread | None, passes: int) -> str:
 
 
 def _series_figures(c: Comparison, series: Mapping[int, Series]) -> list[str]:
-    phases = _phase_order(p for run in c.runs for p in series.get(run.summary.id, {}))
+    phases = phase_order(p for run in c.runs for p in series.get(run.summary.id, {}))
     if not phases:
         return [f'<p class="note">{_NO_SERIES}</p>']
     figures = []
@@ -382,7 +376,7 @@ def _repetition_figures(samples: Sequence[SampleRow]) -> list[str]:
     per_rep = {
         rep: throughput_series(s for s in samples if s.repetition == rep) for rep in repetitions
     }
-    phases = _phase_order(p for series in per_rep.values() for p in series)
+    phases = phase_order(p for series in per_rep.values() for p in series)
     if not phases:
         return [f'<p class="note">{_NO_SERIES}</p>']
     figures = []

@@ -9,7 +9,7 @@ at `verdict.CONFIDENCE` after Holm's correction for every figure of the comparis
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -490,3 +490,10 @@ def _sweep_label(parameter: str) -> tuple[str, str, float]:
     if parameter.startswith("array.tuning."):
         label = f"array {label}"
     return label, unit, 1
+
+
+def phase_order(phases: Iterable[str]) -> list[str]:
+    """bonnie++'s order (PHASE_ORDER), then any other phase as first seen: how every table
+    and chart of a comparison lists them."""
+    found = list(dict.fromkeys(phases))
+    return [p for p in PHASE_ORDER if p in found] + [p for p in found if p not in PHASE_ORDER]
