@@ -133,16 +133,18 @@ def test_unknown_transport_in_a_snapshot_is_shown_as_unknown() -> None:
 
 
 @pytest.mark.parametrize(
-    "text, message",
+    "text",
     [
-        ("", "no devices found"),
-        ("E: SUBSYSTEM=block\n", "dump.txt:1: 'E:' line before any 'P:' line"),
-        ("P: /devices/x\nE: SUBSYSTEM=block\nthis is prose\n", "dump.txt:3: not a udev dump line"),
-        ("P: /devices/x\nE: NOEQUALS\n", "dump.txt:2: expected KEY=value"),
-        ("P: /sys/devices/x\n", "dump.txt:1: device path must start with /devices/"),
+        "",
+        "E: SUBSYSTEM=block\n",  # a property outside any record
+        "this is prose\nand more of it\n",
+        "P: devices/x\nE: SUBSYSTEM=block\n",  # not a device path
+        "[]\n",
     ],
 )
-def test_bad_dumps_name_the_line(text: str, message: str) -> None:
+def test_dumps_without_a_device_are_refused(text: str) -> None:
+    """Odd lines are skipped (tests/inventory/test_udev_field_dumps.py); a file with no
+    device at all is not a dump."""
     with pytest.raises(DumpFormatError) as refused:
         DumpSource(text, "dump.txt")
-    assert message in str(refused.value)
+    assert "dump.txt: no devices found" in str(refused.value)

@@ -13,6 +13,7 @@ from stripewise.inventory import InventoryError, load_inventory, read_live
 from stripewise.inventory.snapshot import dumps
 from stripewise.model.topology import Controller, Disk, Inventory, link_text
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
 
 
 def fill_parser(inventory: argparse.ArgumentParser) -> None:
@@ -32,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         inventory = load_inventory(args.source) if args.source else read_live()
     except InventoryError as exc:
         raise CliError(str(exc)) from None
+    for warning in inventory.warnings:  # on stderr, so `--json` output stays clean to pipe
+        print(f"warning: {warning}", file=sys.stderr)
     text = dumps(inventory)
     if args.save:
         _write_atomically(args.save, text)
@@ -58,7 +61,7 @@ def _controller_line(controller: Controller) -> str:
     model = controller.model or "unknown controller"
     link = link_text(controller) if controller.pci and controller.pci.link else None
     count = controller.port_count
-    ports = None if count is None else f"{count} port" + ("" if count == 1 else "s")
+    ports = None if count is None else count_noun(count, "port")
     extras = ", ".join(x for x in (controller.driver, link, ports) if x)
     return f"{controller.id}  {model}" + (f"  ({extras})" if extras else "")
 
@@ -66,19 +69,21 @@ def _controller_line(controller: Controller) -> str:
 def _disk_cells(disk: Disk) -> str:
     state = disk.state.value.replace("_", " ")
     serial = f"s/n {disk.serial}" if disk.serial else "s/n unknown"
+    paths = f"  paths {' '.join(p.name for p in disk.paths)}" if disk.paths else ""
     return (
         f"{disk.name:<9} {human_size(disk.size_bytes):>12}  {disk.model or 'model unknown'}  "
-        f"{serial}  [{state}]"
+        f"{serial}  [{state}]{paths}"
     )
 
 
 def format_inventory(inventory: Inventory) -> str:
+    """The map as text; the inventory's warnings are printed apart, on stderr."""
     host = inventory.host.hostname or "unknown host"
+    disks, controllers = len(inventory.disks), len(inventory.controllers)
     lines = [
-        f"{host}: {len(inventory.disks)} disks on {len(inventory.controllers)} controllers"
+        f"{host}: {count_noun(disks, 'disk')} on {count_noun(controllers, 'controller')}"
         f" (from {inventory.source})"
     ]
-    lines += [f"warning: {w}" for w in inventory.warnings]
     for root, controllers in inventory.roots().items():
         lines.append("")
         lines.append(root)
@@ -94,7 +99,8 @@ def format_inventory(inventory: Inventory) -> str:
         lines.append("Arrays and volumes")
         for array in inventory.arrays:
             members = " ".join(array.members) or "members unknown"
-            lines.append(f"  {array.name:<8} {array.level or '?':<8} {members}")
+            size = human_size(array.size_bytes)
+            lines.append(f"  {array.name:<8} {array.level or '?':<9} {size:>12}  {members}")
     used_virtual = [d for d in inventory.virtual if d.size_bytes]
     if used_virtual:
         lines.append("")

@@ -48,7 +48,16 @@ def _size(disk: Disk) -> str:
     return f"{human_size(disk.size_bytes)} ({binary}, {sectors:,} sectors of 512 B)"
 
 
-def disk_html(controller: Controller, slot: Slot) -> str:
+def _paths(disk: Disk) -> tuple[str, ...]:
+    """Each path of a multipathed disk with the controller port it goes through."""
+    return tuple(
+        f"{p.name} via {p.controller} {p.port}" + (f" (HCTL {p.hctl})" if p.hctl else "")
+        for p in disk.paths
+    )
+
+
+def disk_html(controller: Controller, slot: Slot, path_to: Disk | None = None) -> str:
+    """`path_to`: for a slot that is a further path to a multipathed disk, that disk."""
     where = [
         ("Controller", f"{controller.model or 'unknown'} ({controller.id})"),
         ("Port", slot.port),
@@ -57,9 +66,13 @@ def disk_html(controller: Controller, slot: Slot) -> str:
         where.append(("Enclosure bay", f"{slot.enclosure.name} of {slot.enclosure.enclosure}"))
     if slot.label:
         where.append(("Your label", slot.label))
-    disk = slot.disk
+    disk = slot.disk or (path_to if slot.path_of else None)
     if disk is None:
-        return f"<h3>{escape(slot.title)}: empty</h3>" + _rows(where)
+        what = slot.note or "empty"
+        return f"<h3>{escape(slot.title)}: {escape(what)}</h3>" + _rows(where)
+    title = f"{disk.name} in {slot.title}"
+    if slot.disk is None:  # a further path: the disk is drawn at its first path's slot
+        title = f"{slot.title}: {slot.note or 'a path'}"
     state = STATE_NAMES.get(disk.state.value, disk.state.value)
     identity = [
         ("Device", disk.devnode),
@@ -72,6 +85,8 @@ def disk_html(controller: Controller, slot: Slot) -> str:
         ("by-id", disk.by_id),
         ("by-path", disk.by_path),
     ]
+    if disk.paths:
+        identity.append(("Paths", _paths(disk)))
     geometry = [
         ("Size", _size(disk)),
         ("Logical block", f"{disk.logical_block_size} B" if disk.logical_block_size else None),
@@ -106,7 +121,7 @@ def disk_html(controller: Controller, slot: Slot) -> str:
         for p in disk.partitions
     )
     return (
-        f"<h3>{escape(disk.name)} in {escape(slot.title)}</h3>"
+        f"<h3>{escape(title)}</h3>"
         + _rows(where + [r for r in identity if r[0] != "Why" or r[1]])
         + "<h4>Geometry and tuning</h4>"
         + _rows(geometry)
@@ -151,10 +166,16 @@ class DetailsPanel(QWidget):
         self._set_locate(None, "")
 
     def show_slot(
-        self, controller: Controller, slot: Slot, *, can_label: bool, locate_reason: str
+        self,
+        controller: Controller,
+        slot: Slot,
+        *,
+        can_label: bool,
+        locate_reason: str,
+        path_to: Disk | None = None,
     ) -> None:
         self.slot = slot
-        self.browser.setHtml(disk_html(controller, slot))
+        self.browser.setHtml(disk_html(controller, slot, path_to))
         self.rename.setEnabled(can_label)
         self._set_locate(slot, locate_reason)
 

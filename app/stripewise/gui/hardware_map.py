@@ -20,6 +20,7 @@ from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.model.topology import Controller, Inventory, Slot, link_text
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
 
 TILE_SIZE = QSize(120, 64)
 
@@ -39,7 +40,10 @@ def slot_matches(slot: Slot, needle: str) -> bool:
             disk.vendor or "",
             *disk.by_id,
             *disk.by_path,
+            *(path.name for path in disk.paths),
         ]
+    elif slot.path_of:
+        haystack += [slot.path_of, slot.note or ""]
     return any(needle in text.lower() for text in haystack)
 
 
@@ -62,7 +66,7 @@ class SlotTile(QWidget):
         self.setAccessibleName(
             f"{slot.title}: {disk.name} {human_size(disk.size_bytes)} {disk.state.value}"
             if disk
-            else f"{slot.title}: empty"
+            else f"{slot.title}: {slot.note or 'empty'}"
         )
         self.setToolTip(self._tooltip())
 
@@ -207,7 +211,7 @@ def controller_header(controller: Controller) -> str:
         facts.append(controller.driver)
     if controller.port_count is not None:
         used = len(controller.disks)
-        facts.append(f"{used} of {controller.port_count} ports used")
+        facts.append(f"{used} of {count_noun(controller.port_count, 'port')} used")
     facts.append(link_text(controller))
     return f"<b>{title}</b><br><span style='font-size:small'>{' · '.join(facts)}</span>"
 

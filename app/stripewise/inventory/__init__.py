@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from stripewise.input_files import InputFileError, read_text
+from stripewise.input_files import InputFileError, read_bytes
 from stripewise.model.topology import Inventory
 
 __all__ = ["InventoryError", "load_inventory", "read_live", "with_labels"]
@@ -32,21 +32,32 @@ def load_inventory(path: Path, labels: Mapping[str, str] | None = None) -> Inven
     """A snapshot (JSON), `udevadm info --export-db` text, or a umockdev recording."""
     from stripewise.inventory.build import build_inventory
     from stripewise.inventory.snapshot import SnapshotError, loads
-    from stripewise.inventory.udevdump import DumpFormatError, DumpSource
+    from stripewise.inventory.udevdump import DumpFormatError, DumpSource, decode_dump, is_udev_json
 
     try:
-        text = read_text(path, what="an inventory file", max_bytes=MAX_INVENTORY_BYTES)
+        data = read_bytes(path, what="an inventory file", max_bytes=MAX_INVENTORY_BYTES)
     except InputFileError as exc:
         raise InventoryError(str(exc)) from None
+    text, not_utf8 = decode_dump(data, str(path))
     try:
-        if text.lstrip().startswith("{"):
+        if text.lstrip().startswith("{") and not is_udev_json(text):
+            if not_utf8:  # snapshots are written as UTF-8: anything else is not one of ours
+                raise InventoryError(f"{path}: not UTF-8 text (byte {_first_bad_byte(data)})")
             inventory = loads(text, str(path))
             return _relabel(inventory, labels) if labels else inventory
-        source = DumpSource(text, str(path))
+        source = DumpSource(text, str(path), (not_utf8,) if not_utf8 else ())
         source.host = replace(source.host, source_file=path.name)
         return build_inventory(source, labels)
     except (SnapshotError, DumpFormatError) as exc:
         raise InventoryError(str(exc)) from None
+
+
+def _first_bad_byte(data: bytes) -> int:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return -1
 
 
 def with_labels(inventory: Inventory, labels: Mapping[str, str]) -> Inventory:

@@ -8,24 +8,24 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from stripewise.inventory import disks as facts
-from stripewise.inventory import ports
-from stripewise.inventory.enclosures import BayMap, read_enclosures
-from stripewise.inventory.pci import hex_id, parse_link, pci_names
+from stripewise.inventory import multipath, ports
+from stripewise.inventory.controllers import Occupant, controller_id, controllers, with_lun
+from stripewise.inventory.enclosures import read_enclosures
+from stripewise.inventory.kernel_names import disk_of_partition, natural_key
 from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import (
     Array,
-    Controller,
     Disk,
     DiskKind,
+    DiskPath,
     Inventory,
     Partition,
-    PciFunction,
-    Slot,
     Transport,
 )
 
 _VIRTUAL = re.compile(r"^(loop|zram|ram|nbd|rbd|zd)\d+")
 _MD_MEMBER = re.compile(r"^MD_DEVICE_(?:ev_|dev_)?(.+)_DEV$")
+_DM_PARTITION = re.compile(r"^part\d+-(.+)$")  # kpartx: DM_UUID part1-mpath-<wwid>
 
 
 @dataclass
@@ -39,6 +39,9 @@ class _Graph:
         self.holders.setdefault(lower, set()).add(upper)
         self.slaves.setdefault(upper, set()).add(lower)
 
+    def holders_of(self, name: str) -> tuple[str, ...]:
+        return tuple(sorted(self.holders.get(name, ())))
+
 
 def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = None) -> Inventory:
     records = source.block_devices()
@@ -48,42 +51,106 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
             parent = record.path.rsplit("/", 1)[0].rsplit("/", 1)[-1]
             partitions_of.setdefault(parent, []).append(record)
     owner = {p.name: disk for disk, parts in partitions_of.items() for p in parts}
+    wholes = [
+        r
+        for r in records
+        if not _is_partition(r) and r.devtype in (None, "disk") and not _not_a_disk(source, r)
+    ]
+    port_of = {
+        r.name: with_lun(port)
+        for r in wholes
+        if _kind(r) is DiskKind.DISK and (port := ports.locate(source, r)) is not None
+    }
     graph = _holder_graph(source, records)
+    pairing = multipath.pair_paths(
+        source,
+        [r for r in wholes if _kind(r) is DiskKind.VOLUME],
+        lambda name: graph.slaves.get(name, ()),
+        [r for r in wholes if r.name in port_of],
+    )
+    for name, below in pairing.paths.items():  # a dump records no slaves: what pairing found
+        for path in below:
+            graph.link(path, name)
+    owner |= _unlisted_partitions(graph, {r.name for r in records})
     system = _system_reasons(source, records, graph, owner)
-    warnings: list[str] = []
+    warnings = list(source.warnings)
     if source.kind in ("udev-dump", "umockdev-file"):
         warnings.append("mounts and swap are not recorded in a dump: system disks are unknown")
+    warnings += pairing.warnings
 
-    physical: list[tuple[Disk, ports.PortInfo]] = []
+    built: dict[str, Disk] = {}
+    physical: list[Occupant] = []
     virtual: list[Disk] = []
     arrays: list[Array] = []
-    for record in records:
-        if _is_partition(record) or record.devtype not in (None, "disk"):
-            continue
-        if _not_a_disk(source, record):
-            continue
+    for record in wholes:
         kind = _kind(record)
-        port = ports.locate(source, record) if kind is DiskKind.DISK else None
-        disk = _disk(source, record, kind, partitions_of.get(record.name, []), graph, system, port)
+        port = port_of.get(record.name)
+        parts = partitions_of.get(record.name, [])
+        disk = _disk(source, record, kind, parts, graph, owner, system, port)
+        built[record.name] = disk
+        if pairing.map_of(record.name) is not None:
+            continue  # shown as a path of its multipath disk
         if kind is DiskKind.DISK and port is not None:
-            physical.append((disk, port))
+            physical.append(Occupant(port, record.name, record.path, disk))
         elif kind in (DiskKind.ARRAY, DiskKind.VOLUME):
-            arrays.append(_array(source, record, kind, graph, disk))
+            arrays.append(_array(source, record, kind, graph, owner, disk))
         else:
             virtual.append(
                 replace(disk, kind=DiskKind.VIRTUAL if kind is DiskKind.VIRTUAL else kind)
             )
-    bays = read_enclosures(source)
-    controllers = _controllers(source, physical, bays, labels or {})
+    for name, below in pairing.paths.items():
+        links = next(r.links for r in wholes if r.name == name)
+        mapper = next((link for link in links if link.startswith("mapper/")), None)
+        volume = replace(built[name], devnode=f"/dev/{mapper}") if mapper else built[name]
+        physical += _multipath_occupants(volume, [built[p] for p in below], port_of)
     return Inventory(
         host=source.host,
         source=source.kind,
-        controllers=controllers,
-        virtual=tuple(sorted(virtual, key=lambda d: _natural(d.name))),
-        arrays=tuple(sorted(arrays, key=lambda a: _natural(a.name))),
+        controllers=controllers(source, physical, read_enclosures(source), labels or {}),
+        virtual=tuple(sorted(virtual, key=lambda d: natural_key(d.name))),
+        arrays=tuple(sorted(arrays, key=lambda a: natural_key(a.name))),
         warnings=tuple(warnings),
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def _multipath_occupants(
+    volume: Disk, paths: list[Disk], port_of: Mapping[str, ports.PortInfo]
+) -> list[Occupant]:
+    """The multipathed disk at its first path's port; the other ports say whose path they are."""
+    entries = [
+        (
+            path,
+            DiskPath(
+                name=path.name,
+                controller=controller_id(port_of[path.name].controller_path),
+                port=port_of[path.name].port,
+                hctl=port_of[path.name].hctl,
+                by_path=path.by_path,
+            ),
+        )
+        for path in paths
+    ]
+    reasons = [*volume.system_reasons, *(r for path in paths for r in path.system_reasons)]
+    disk = multipath.merged_disk(volume, entries, reasons)
+    first = paths[0]
+    found = [Occupant(port_of[first.name], first.name, first.sys_path or "", disk=disk)]
+    for path in paths[1:]:
+        note = f"{path.name}: path to {disk.name}"
+        where = (port_of[path.name], path.name, path.sys_path or "")
+        found.append(Occupant(*where, path_of=disk.name, note=note))
+    return found
+
+
+def _unlisted_partitions(graph: _Graph, known: set[str]) -> dict[str, str]:
+    """Members a dump names (MD_DEVICE_sda3_DEV) without a record of the partition: the disk
+    its name points to, when that disk is listed."""
+    found = {}
+    for name in graph.holders:
+        parent = disk_of_partition(name) if name not in known else None
+        if parent is not None and parent in known:
+            found[name] = parent
+    return found
 
 
 _NOT_DISKS = re.compile(r"^(sr\d+|fd\d+|mmcblk\d+(boot\d+|rpmb)|nvme\d+c\d+n\d+)$")
@@ -114,15 +181,22 @@ def _kind(record: DeviceRecord) -> DiskKind:
 
 
 def _holder_graph(source: DeviceSource, records: list[DeviceRecord]) -> _Graph:
+    """From holders/ and slaves/ where the source has them; a dump has only properties: md
+    members (`mdadm --export`, by kernel name or any /dev link) and kpartx partition maps."""
     graph = _Graph()
+    by_node = {f"/dev/{link}": r.name for r in records for link in (*r.links, r.name)}
+    by_uuid = {uuid: r.name for r in records if (uuid := r.prop("DM_UUID"))}
     for record in records:
         for upper in source.entries(f"{record.path}/holders"):
             graph.link(record.name, upper)
         for lower in source.entries(f"{record.path}/slaves"):
             graph.link(lower, record.name)
-        for key, value in record.properties.items():  # dumps: mdadm --export members
+        for key, value in record.properties.items():
             if _MD_MEMBER.match(key) and value.startswith("/dev/"):
-                graph.link(value.rsplit("/", 1)[-1], record.name)
+                graph.link(by_node.get(value, value.rsplit("/", 1)[-1]), record.name)
+        partition_of = _DM_PARTITION.match(record.prop("DM_UUID") or "")
+        if partition_of and partition_of.group(1) in by_uuid:
+            graph.link(by_uuid[partition_of.group(1)], record.name)
     return graph
 
 
@@ -161,6 +235,7 @@ def _disk(
     kind: DiskKind,
     partitions: list[DeviceRecord],
     graph: _Graph,
+    owner: Mapping[str, str],
     system: dict[str, list[str]],
     port: ports.PortInfo | None,
 ) -> Disk:
@@ -174,10 +249,13 @@ def _disk(
             fs_type=p.prop("ID_FS_TYPE") or source.probe_fs_type(p, facts.devno(source, p)),
             fs_label=p.prop("ID_FS_LABEL"),
             mountpoints=source.mounts.mountpoints(p.name, facts.devno(source, p)),
-            holders=tuple(sorted(graph.holders.get(p.name, ()))),
+            holders=graph.holders_of(p.name),
         )
-        for p in sorted(partitions, key=lambda p: _natural(p.name))
+        for p in sorted(partitions, key=lambda p: natural_key(p.name))
     )
+    listed = {p.name for p in partitions}
+    unlisted = [n for n, disk in owner.items() if disk == record.name and n not in listed]
+    holders = {*graph.holders_of(record.name), *(h for n in unlisted for h in graph.holders_of(n))}
     swapped = source.mounts.is_swap(record.name) or any(
         source.mounts.is_swap(p.name) for p in partitions
     )
@@ -202,7 +280,7 @@ def _disk(
         fs_type=record.prop("ID_FS_TYPE") or source.probe_fs_type(record, number),
         partitions=parts,
         mountpoints=source.mounts.mountpoints(record.name, number),
-        holders=tuple(sorted(graph.holders.get(record.name, ()))),
+        holders=tuple(sorted(holders)),
         swap=swapped,
         system_reasons=tuple(system.get(record.name, ())),
         read_ahead_kb=facts.int_attr(source, record.path, "queue/read_ahead_kb"),
@@ -218,24 +296,36 @@ def _transport_without_port(kind: DiskKind) -> Transport:
 
 
 def _array(
-    source: DeviceSource, record: DeviceRecord, kind: DiskKind, graph: _Graph, disk: Disk
+    source: DeviceSource,
+    record: DeviceRecord,
+    kind: DiskKind,
+    graph: _Graph,
+    owner: Mapping[str, str],
+    disk: Disk,
 ) -> Array:
+    raid_devices = None
     if kind is DiskKind.ARRAY:
         level = source.attribute(record.path, "md/level") or record.prop("MD_LEVEL")
         chunk = facts.int_attr(source, record.path, "md/chunk_size")
         state = source.attribute(record.path, "md/array_state")
         label = record.prop("MD_DEVNAME") or record.prop("MD_NAME")
         uuid = record.prop("MD_UUID") or source.attribute(record.path, "md/uuid")
+        raid_devices = facts.int_attr(source, record.path, "md/raid_disks")
+        if raid_devices is None and (record.prop("MD_DEVICES") or "").isdigit():
+            raid_devices = int(record.properties["MD_DEVICES"])
     else:
         uuid = record.prop("DM_UUID") or source.attribute(record.path, "dm/uuid")
         level = _dm_kind(uuid)
         chunk, state = None, None
         label = record.prop("DM_NAME") or source.attribute(record.path, "dm/name")
+    members = tuple(sorted(graph.slaves.get(record.name, ()), key=natural_key))
     return Array(
         name=record.name,
         kind=kind,
         level=level,
-        members=tuple(sorted(graph.slaves.get(record.name, ()), key=_natural)),
+        members=members,
+        member_disks=tuple(dict.fromkeys(owner.get(m, m) for m in members)),
+        raid_devices=raid_devices,
         size_bytes=disk.size_bytes,
         chunk_kib=chunk // 1024 if chunk else None,
         uuid=uuid,
@@ -249,138 +339,4 @@ def _dm_kind(uuid: str | None) -> str | None:
     prefixes = {"LVM-": "lvm", "CRYPT-": "crypt", "mpath-": "multipath", "part": "partition"}
     return next(
         (kind for prefix, kind in prefixes.items() if uuid and uuid.startswith(prefix)), None
-    )
-
-
-def _controllers(
-    source: DeviceSource,
-    physical: list[tuple[Disk, ports.PortInfo]],
-    bays: BayMap,
-    labels: Mapping[str, str],
-) -> tuple[Controller, ...]:
-    grouped: dict[str, list[tuple[Disk, ports.PortInfo]]] = {}
-    for disk, port in physical:
-        grouped.setdefault(port.controller_path, []).append((disk, port))
-    for path in bays.controller_paths():
-        grouped.setdefault(path, [])
-    built = [_controller(source, path, members, bays, labels) for path, members in grouped.items()]
-    return tuple(sorted(built, key=lambda c: (c.root is None, c.root or "", _natural(c.id))))
-
-
-def _controller(
-    source: DeviceSource,
-    path: str,
-    members: list[tuple[Disk, ports.PortInfo]],
-    bays: BayMap,
-    labels: Mapping[str, str],
-) -> Controller:
-    record = source.device(path)
-    name = path.rsplit("/", 1)[-1]
-    pci = None
-    vendor_name = model_name = None
-    if ports.PCI_ADDRESS.match(name):
-        vendor_id = hex_id(source.attribute(path, "vendor")) or _pci_id(record, 0)
-        device_id = hex_id(source.attribute(path, "device")) or _pci_id(record, 1)
-        pci = PciFunction(
-            address=name,
-            vendor_id=vendor_id,
-            device_id=device_id,
-            driver=record.driver if record else None,
-            link=parse_link(
-                source.attribute(path, "current_link_speed"),
-                source.attribute(path, "current_link_width"),
-            ),
-            max_link=parse_link(
-                source.attribute(path, "max_link_speed"), source.attribute(path, "max_link_width")
-            ),
-        )
-        db_vendor, db_model = pci_names(vendor_id, device_id)
-        vendor_name = (record.prop("ID_VENDOR_FROM_DATABASE") if record else None) or db_vendor
-        model_name = (record.prop("ID_MODEL_FROM_DATABASE") if record else None) or db_model
-        if model_name is None and vendor_id:
-            model_name = f"PCI device {vendor_id}:{device_id or '????'}"
-    elif record is not None and record.driver:
-        model_name = f"{record.driver} controller ({record.subsystem or 'platform'} device)"
-    kinds = {port.kind for _disk, port in members}
-    driver = record.driver if record else None
-    kind = driver or (kinds.pop() if len(kinds) == 1 else "unknown")
-    root, bridges = ports.pci_chain(path)
-    controller_id = name
-    slots, port_count = _slots(source, path, controller_id, members, bays, labels)
-    return Controller(
-        id=controller_id,
-        kind=kind,
-        model=model_name,
-        vendor=vendor_name,
-        driver=driver,
-        pci=pci,
-        root=root,
-        bridges=bridges,
-        port_count=port_count,
-        slots=slots,
-    )
-
-
-def _pci_id(record: DeviceRecord | None, index: int) -> str | None:
-    pci_id = record.prop("PCI_ID") if record else None  # "11AB:6081"
-    if pci_id and ":" in pci_id:
-        return hex_id(pci_id.split(":")[index])
-    return None
-
-
-def _slots(
-    source: DeviceSource,
-    path: str,
-    controller_id: str,
-    members: list[tuple[Disk, ports.PortInfo]],
-    bays: BayMap,
-    labels: Mapping[str, str],
-) -> tuple[tuple[Slot, ...], int | None]:
-    """Occupied ports, plus empty ones where the controller says how many it has."""
-    entries: dict[str, tuple[tuple[object, ...], Slot]] = {}
-    for disk, port in members:
-        bay = bays.bay_of(disk.sys_path or "")
-        if bay is not None:
-            key = f"{bay.enclosure}/{bay.name}"
-            slot = Slot(0, f"{bay.name} ({port.port})", key, disk, bay)
-            entries[key] = ((0, *bays.order(bay)), slot)
-        else:
-            key = f"{controller_id}/{port.key}"
-            if key in entries:  # two disks the port scheme cannot tell apart: keep both
-                key = f"{key}/{disk.name}"
-            entries[key] = ((1, *port.order), Slot(0, port.port, key, disk))
-    port_count: int | None = None
-    kinds = {port.kind for _disk, port in members}
-    ata = ports.ata_ports(source, path)
-    if ata and kinds <= {"ata"}:
-        port_count = len(ata)
-        for _name, number in ata:
-            key = f"{controller_id}/ata-{number}"
-            if key not in entries:
-                entries[key] = ((1, number, 0, 0), Slot(0, f"port {number - 1}", key))
-    phys = ports.sas_phys(source, path)
-    if phys and kinds <= {"sas"}:
-        port_count = len(phys)
-        for phy, expander in phys.items():
-            key = f"{controller_id}/phy-{phy}"
-            if key not in entries:
-                note = f"cable to expander {expander}" if expander else None
-                entries[key] = ((1, 0, phy), Slot(0, f"phy {phy}", key, note=note))
-    for bay in bays.bays_under(path):
-        key = f"{bay.enclosure}/{bay.name}"
-        if key not in entries:
-            entries[key] = ((0, *bays.order(bay)), Slot(0, bay.name, key, None, bay))
-    ordered = sorted(entries.values(), key=lambda item: item[0])
-    slots = tuple(
-        replace(slot, index=index, label=labels.get(slot.key))
-        for index, (_order, slot) in enumerate(ordered)
-    )
-    return slots, port_count
-
-
-def _natural(text: str) -> tuple[object, ...]:
-    """sdb < sdaa, md2 < md10: kernel names in the order people expect."""
-    return tuple(
-        (len(part), part) if not part.isdigit() else (0, int(part))
-        for part in re.findall(r"\d+|\D+", text)
     )

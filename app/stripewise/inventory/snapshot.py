@@ -17,6 +17,7 @@ from stripewise.model.topology import (
     Controller,
     Disk,
     DiskKind,
+    DiskPath,
     EnclosureSlot,
     HostIdentity,
     Inventory,
@@ -88,6 +89,16 @@ def disk_json(disk: Disk) -> dict[str, Any]:
         "schedulers": list(disk.schedulers),
         "sys_path": disk.sys_path,
         "usage_known": disk.usage_known,
+        "paths": [
+            {
+                "name": p.name,
+                "controller": p.controller,
+                "port": p.port,
+                "hctl": p.hctl,
+                "by_path": list(p.by_path),
+            }
+            for p in disk.paths
+        ],
     }
 
 
@@ -109,6 +120,7 @@ def _slot_json(slot: Slot) -> dict[str, Any]:
             "locate_on": bay.locate_on,
         },
         "disk": disk_json(slot.disk) if slot.disk else None,
+        "path_of": slot.path_of,
     }
 
 
@@ -140,6 +152,8 @@ def _array_json(array: Array) -> dict[str, Any]:
         "kind": array.kind.value,
         "level": array.level,
         "members": list(array.members),
+        "member_disks": list(array.member_disks),
+        "raid_devices": array.raid_devices,
         "size_bytes": array.size_bytes,
         "chunk_kib": array.chunk_kib,
         "uuid": array.uuid,
@@ -273,6 +287,17 @@ def _read_disk(r: _Reader) -> Disk:
         schedulers=r.text_list("schedulers"),
         sys_path=r.get("sys_path", str),
         usage_known=r.get("usage_known", bool) is not False,
+        paths=r.objects("paths", _read_path),
+    )
+
+
+def _read_path(r: _Reader) -> DiskPath:
+    return DiskPath(
+        name=r.get("name", str, optional=False),
+        controller=r.get("controller", str, optional=False),
+        port=r.get("port", str, optional=False),
+        hctl=r.get("hctl", str),
+        by_path=r.text_list("by_path"),
     )
 
 
@@ -305,6 +330,7 @@ def _read_slot(r: _Reader) -> Slot:
         ),
         label=r.get("label", str),
         note=r.get("note", str),
+        path_of=r.get("path_of", str),
     )
 
 
@@ -343,6 +369,8 @@ def _read_array(r: _Reader) -> Array:
         kind=r.enum("kind", DiskKind, DiskKind.ARRAY),
         level=r.get("level", str),
         members=r.text_list("members"),
+        member_disks=r.text_list("member_disks"),
+        raid_devices=r.get("raid_devices", int),
         size_bytes=r.get("size_bytes", int),
         chunk_kib=r.get("chunk_kib", int),
         uuid=r.get("uuid", str),

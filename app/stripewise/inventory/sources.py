@@ -46,6 +46,7 @@ class DeviceSource(ABC):
     host: HostIdentity
     mounts: MountTable
     mounts_known: bool = True  # False for dumps: nothing says what is mounted
+    warnings: tuple[str, ...] = ()  # what reading passed over (a dump's unreadable lines)
 
     @abstractmethod
     def block_devices(self) -> list[DeviceRecord]: ...

@@ -56,8 +56,20 @@ class Partition:
 
 
 @dataclass(frozen=True)
+class DiskPath:
+    """One way to reach a multipathed disk: a kernel device behind one controller's port."""
+
+    name: str  # the path's kernel name: sdc
+    controller: str  # id of the controller it hangs off
+    port: str  # as the slot shows it: "phy 4 lun 1"
+    hctl: str | None = None
+    by_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Disk:
-    """A whole block device with its stable identity and what uses it."""
+    """A whole block device with its stable identity and what uses it. A multipathed disk is
+    its dm device (what is read and written) with `paths` naming the devices underneath."""
 
     name: str  # kernel name: sda, nvme0n1, vda, md0
     kind: DiskKind = DiskKind.DISK
@@ -87,6 +99,7 @@ class Disk:
     schedulers: tuple[str, ...] = ()
     sys_path: str | None = None
     usage_known: bool = True  # False when the source does not record mounts and swap
+    paths: tuple[DiskPath, ...] = ()  # the devices under a multipath map; none otherwise
 
     @property
     def system_disk(self) -> bool:
@@ -185,6 +198,7 @@ class Slot:
     enclosure: EnclosureSlot | None = None
     label: str | None = None  # the admin's own name for it ("Bay 12"), if any
     note: str | None = None  # what occupies a slot without a disk ("cable to expander 0:0")
+    path_of: str | None = None  # a further path to this disk, which is shown at its first path
 
     @property
     def title(self) -> str:
@@ -262,6 +276,8 @@ class Array:
     kind: DiskKind  # ARRAY or VOLUME
     level: str | None = None  # raid5, linear, crypt, lvm...
     members: tuple[str, ...] = ()  # kernel names of member disks or partitions
+    member_disks: tuple[str, ...] = ()  # the whole disks those members are on
+    raid_devices: int | None = None  # members the array is made for (md), known or not
     size_bytes: int | None = None
     chunk_kib: int | None = None
     uuid: str | None = None
