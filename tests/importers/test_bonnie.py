@@ -226,11 +226,18 @@ def test_several_runs_concatenated_with_repeated_header() -> None:
     assert [r.host for r in runs] == ["vm", "lab-nas"]
 
 
-def test_truncated_csv_line_names_its_line() -> None:
+def test_truncated_csv_line_is_skipped_with_a_warning_naming_it() -> None:
     lines = text("bonnie200a_x2_header.csv").splitlines()
-    truncated = "\n".join([*lines[:2], ",".join(lines[2].split(",")[:12])])
+    truncated = ",".join(lines[2].split(",")[:12])
+    (run,) = parse_raw("\n".join([*lines[:2], truncated]), "results.csv")
+    assert figures(run)["seq_write", "seq_write_char_kBps"] == 1330
+    assert run.warnings == (
+        "results.csv line 3: expected 50 fields, found 12 (truncated line?); "
+        "skipped it, read the rest",
+    )
+    # Nothing else to read: the file is refused with the same line.
     with pytest.raises(ImportFormatError) as caught:
-        parse_raw(truncated, "results.csv")
+        parse_raw("\n".join([lines[0], "", truncated]), "results.csv")
     assert str(caught.value) == (
         "results.csv line 3: expected 50 fields, found 12 (truncated line?)"
     )
@@ -239,8 +246,12 @@ def test_truncated_csv_line_names_its_line() -> None:
 
 def test_truncated_103_csv_line() -> None:
     lines = text("bonnie103.csv").splitlines()
-    with pytest.raises(ImportFormatError, match=r"line 2: expected 14 or 27 fields, found 9"):
-        parse_raw("\n".join([lines[0], ",".join(lines[1].split(",")[:9])]), "old.csv")
+    cut = ",".join(lines[1].split(",")[:9])
+    (run,) = parse_raw("\n".join([lines[0], cut]), "old.csv")
+    assert run.host == "raidbox"
+    assert run.warnings[0].startswith("old.csv line 2: expected 14 or 27 fields, found 9")
+    with pytest.raises(ImportFormatError, match=r"line 1: expected 14 or 27 fields, found 9"):
+        parse_raw(cut, "old.csv")
 
 
 def test_truncated_table_row_names_its_line() -> None:
@@ -254,9 +265,13 @@ def test_garbage_figure_names_its_line() -> None:
     bad = text("bonnie200a_n0.csv").replace("1189,99", "1189,9x")
     with pytest.raises(ImportFormatError, match=r"line 1: seq_write_char_kBps_cpu_pct: '9x'"):
         parse_raw(bad, "bad.csv")
+    # In a file of two runs the garbled row is skipped; the other run is read.
     table = text("bonnie103_tables.txt").replace("45120  18", "45l20  18")
-    with pytest.raises(ImportFormatError, match=r"line 18: '45l20' is not a bonnie\+\+ figure"):
-        parse_raw(table, "bad.txt")
+    (run,) = parse_raw(table, "bad.txt")
+    assert run.host == "ubuntu-ssd"
+    assert run.warnings == (
+        "bad.txt line 18: '45l20' is not a bonnie++ figure; skipped it, read the rest",
+    )
 
 
 def test_no_bonnie_output() -> None:

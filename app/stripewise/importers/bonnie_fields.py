@@ -37,10 +37,12 @@ FILE_FIGURES = (
     ("random_create", "random_delete_per_s", PER_S),
 )
 
-# bonnie++ 2.00a prints speeds of 10000 K/s and more as `564m` or `1.6g`. Its own
-# bon_csv2txt (Debian 12's 2.00a, convSpd) divides by 1024 for `m` and by 1024*1024 for `g`,
-# and the binary holds the same " %4dk", " %4.1fm", " %4dm", " %4.1fg" formats: m and g are
-# binary multiples of bonnie's 1024-byte K. The recorded fixtures agree (577865 K/s is `564m`).
+# bonnie++ 2.00a prints speeds of 10000 K/s and more as `564m` or `1.6g`. What this relies on:
+# the bonnie++(8) man page (OUTPUT: "K" is KiB, 1024 bytes; "M" MiB, 1048576; "G" GiB), its
+# BonTimer::print_stat (bon_time.cpp: " %4dk" below 10000, else stat/1024 as " %4.1fm" or
+# " %4dm", else stat/1024/1024 as " %4.1fg") and bon_csv2txt's convSpd doing the same. So k is
+# the CSV's K/s itself (KiB/s), m is x1024 and g x1024*1024 of it; the recorded 2.00a fixtures
+# agree (577865 K/s is printed `564m`). A figure keeps its unit: KiB/s, never MB/s here.
 _SUFFIX = {"": 1, "k": 1, "m": 1024, "g": 1024 * 1024}
 _SPEED = re.compile(r"(\d+(?:\.\d+)?)([kmg]?)", re.IGNORECASE)
 _LATENCY = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|s)")
@@ -159,27 +161,50 @@ def _latency(cell: str | None, row: BonnieRow, source: str, test: str) -> float 
 
 
 def io_spec(size_field: str) -> dict[str, Any]:
-    """`2G:64k` or bon_csv2txt's `256M::8192:5`: size, chunk, seeks, seeker processes."""
-    parts = [*size_field.split(":"), "", "", ""][:4]
-    spec: dict[str, Any] = {"file_size": parts[0]}
-    if (size := size_bytes(parts[0], "m")) is not None:
-        spec["file_size_bytes"] = size
-    if parts[1] and (chunk := size_bytes(parts[1], "")) is not None:
-        spec["chunk_size_bytes"] = chunk
-    if parts[2].isdigit():
-        spec["seeks"] = int(parts[2])
-    if parts[3].isdigit():
-        spec["seeker_processes"] = int(parts[3])
+    """The size field of a row or CSV line: size, chunk and what follows.
+
+    bonnie++ 2.00a prints `size:chunk:concurrency:seeks:seekers` in its table, leaving out
+    defaults from the end (`256M::4` is concurrency 4); bon_csv2txt (2.00a) joins the CSV's
+    `size:chunk:seeks:seekers` (`1G::8192:5`). Two fields after the chunk are therefore seeks
+    and seekers when the first is not smaller (8192 seeks by 5 processes), else concurrency and
+    seeks (a concurrency of 2 with 100 seeks).
+    """
+    size, _, rest = size_field.partition(":")
+    chunk, *after = rest.split(":") if rest else [""]
+    spec: dict[str, Any] = {"file_size": size}
+    if (whole := size_bytes(size, "m")) is not None:
+        spec["file_size_bytes"] = whole
+    if chunk and (chunk_bytes := size_bytes(chunk, "")) is not None:
+        spec["chunk_size_bytes"] = chunk_bytes
+    numbers = [int(a) if a.isdigit() else None for a in after[:3]]
+    keys: tuple[str, ...] = ("concurrency", "seeks", "seeker_processes")
+    if len(numbers) == 2:
+        first, second = numbers
+        if first is not None and second is not None and first >= second:
+            keys = ("seeks", "seeker_processes")
+    spec |= {key: n for key, n in zip(keys, numbers, strict=False) if n is not None}
     return spec
 
 
+# `-n num:max:min:dirs:chunk` (bonnie++(8)); tables print `num:max:min/dirs`. 2.00a's CSV puts
+# the directories in its file_chunk_size field, leaving num_dirs empty: chunk sizes are powers
+# of two from 256 bytes to 1 MiB, so a smaller number there is the directory count.
+_SMALLEST_CHUNK = 256
+_LINKS = {"link": "hard", "symlink": "symbolic"}  # what -n num:-1 / num:-2 print as max size
+
+
 def file_spec(text: str) -> dict[str, Any]:
-    """`16`, `16:100000:16/64` (1.0x) or the CSV's separate fields joined the same way."""
-    m = re.fullmatch(r"(\d+)(?::([^:/]*))?(?::([^:/]*))?(?:/(\d*))?(?::(\S*))?", text.strip())
+    """`16`, `16:100000:16/64`, `16:100000:16:64:8k`, `16:link`, or the CSV's fields joined as
+    `num:max:min/dirs:chunk`."""
+    m = re.fullmatch(r"(\d+)(?::([^:/]*))?(?::([^:/]*))?(?:[:/](\d*))?(?::(\S*))?", text.strip())
     if m is None:
         return {"files": text}
     count, largest, smallest, dirs, chunk = m.groups()
+    if not dirs and chunk and chunk.isdigit() and int(chunk) < _SMALLEST_CHUNK:
+        dirs, chunk = chunk, None
     spec: dict[str, Any] = {"files_x1024": int(count)}
+    if largest in _LINKS:
+        spec["links"] = _LINKS[largest]
     for key, value in (("max_size_bytes", largest), ("min_size_bytes", smallest)):
         if value and (size := size_bytes(value, "")) is not None:
             spec[key] = size

@@ -1,57 +1,94 @@
-"""The tables bonnie++ prints (and bon_csv2txt rebuilds), read by column position.
+"""The tables bonnie++ prints (and bon_csv2txt rebuilds), read row by row.
 
-A table starts at its column header (`Machine Size K/sec %CP ...`, `Name:Size etc /sec %CP`
-or `files /sec %CP ...`); the lines just above it give the version, the concurrency and, for
-file tests, the machine name. Cells of tests that did not run are blank, so each figure is
-placed by where it ends (see `common.by_column`). Rows of a file-test table belong, in order,
-to the rows of the sequential-I/O table before it.
+A table starts at its column header (`Machine Size K/sec %CP ...`, `Name:Size etc /sec %CP`,
+`files /sec %CP` or `files:max:min /sec %CP`); the lines just above it give the version, the
+concurrency and, for file tests, the machine name. Cells of tests that did not run are blank,
+so a row that is not full is placed by column (`bonnie_columns`). Rows of a file-test table
+belong, in order, to the rows of the sequential-I/O table before it.
+
+One table or row that cannot be read is skipped and reported to `skipped`; the rest are read.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from stripewise.importers.bonnie_columns import (
+    CutOff,
+    Unplaced,
+    latency_readings,
+    pair_cells,
+    place,
+    readings_for,
+)
 from stripewise.importers.bonnie_fields import BonnieRow, io_spec, is_figure, is_plus
-from stripewise.importers.common import ImportFormatError, Token, by_column, tokens
+from stripewise.importers.common import ImportFormatError, Token, tokens
 
-TABLE_HEADER = re.compile(r"(Size|files)\b.*/sec\s+%CP")
+TABLE_HEADER = re.compile(r"(Size|files)\b.*/sec\s+%CP", re.IGNORECASE)
 _SIZE = re.compile(r"\d+(\.\d+)?[kmgt]?(:\S*)*", re.IGNORECASE)
 _FILES = re.compile(r"\d+([:/]\S*)?")
 _LATENCY = re.compile(r"\d+(\.\d+)?(ns|us|ms|s)")
-_COLUMN_WORDS = {"/sec", "K/sec", "%CP"}
+_COLUMN_WORDS = {"/sec", "k/sec", "%cp", "%cpu"}
+_FEWEST_COLUMN_WORDS = 4  # a header names at least two tests' figure and %CP
+_MOST_PATTERNS = 8  # layouts of complete rows tried on a row with blank cells
+
+Skip = Callable[[ImportFormatError], None]
 
 
 @dataclass
 class _Table:
     kind: str  # "io" or "files"
     header_line: int
-    edges: list[int]
+    cp_edges: list[int]  # right edges of the %CP columns
     version: str
     concurrency: int | None
     machine: str  # from the `-Create--` line of file tables
 
 
-def parse_tables(lines: list[str], source: str) -> list[BonnieRow]:
+@dataclass
+class _Raw:
+    """A row as words, before its figures are placed in columns."""
+
+    number: int
+    described: list[Token]  # machine and size, or (machine and) file count
+    values: list[Token]
+    latency: list[Token] | None = None
+    latency_start: int = 0
+    latency_line: int = 0
+
+
+def parse_tables(lines: list[str], source: str, skip: Skip) -> list[BonnieRow]:
     rows: list[BonnieRow] = []
     io_rows: list[BonnieRow] = []  # rows of the latest I/O table, for file rows to join
+    io_lost = False  # whether that table had a row skipped
     version = ""
     index = 0
     while index < len(lines):
-        line = lines[index].expandtabs()
-        if not TABLE_HEADER.search(line):
+        if not TABLE_HEADER.search(lines[index]):
             index += 1
             continue
-        table = _table(lines, index, source)
+        try:
+            table = _table(lines, index, source)
+        except ImportFormatError as error:
+            skip(error)
+            index += 1
+            continue
+        if table is None:  # prose that happens to read like a header
+            index += 1
+            continue
         # bon_csv2txt prints no Version line above the file-test table: it is the same run's.
         table.version = table.version or version
         version = table.version
-        index, found = _rows(lines, index + 1, table, source)
+        index, found, lost = _rows(lines, index + 1, table, source, skip)
         if table.kind == "io":
             rows.extend(found)
-            io_rows = found
-        else:
+            io_rows, io_lost = found, lost
+        elif not io_lost:
             rows.extend(_attach(io_rows, found))
+        else:  # file rows left over belong to the runs skipped: no run of their own
+            _attach(io_rows, found)
     return rows
 
 
@@ -87,10 +124,12 @@ def _join(io_row: BonnieRow, file_row: BonnieRow) -> None:
     io_row.lines.extend(file_row.lines)
 
 
-def _table(lines: list[str], header_index: int, source: str) -> _Table:
-    header = lines[header_index].expandtabs()
-    edges = [t.end for t in tokens(header) if t.text in _COLUMN_WORDS]
-    if not edges or len(edges) % 2 or len(edges) > 12:
+def _table(lines: list[str], header_index: int, source: str) -> _Table | None:
+    header = lines[header_index]
+    edges = [t.end for t in tokens(header) if t.text.lower() in _COLUMN_WORDS]
+    if len(edges) < _FEWEST_COLUMN_WORDS:
+        return None
+    if len(edges) % 2 or len(edges) > 12:
         raise ImportFormatError(
             source, header_index + 1, f"bonnie++ table header with {len(edges)} columns"
         )
@@ -104,55 +143,53 @@ def _table(lines: list[str], header_index: int, source: str) -> _Table:
         first = line.split()[0]
         if "-Create--" in line and not first.startswith("-"):
             machine = first
-    kind = "files" if "files" in header else "io"
-    return _Table(kind, header_index + 1, edges, version, concurrency, machine)
+    kind = "files" if "files" in header.lower() else "io"
+    return _Table(kind, header_index + 1, edges[1::2], version, concurrency, machine)
 
 
-def _rows(lines: list[str], start: int, table: _Table, source: str) -> tuple[int, list[BonnieRow]]:
-    """Rows up to the first line that is neither a row, a Latency line nor blank."""
-    rows: list[BonnieRow] = []
+def _rows(
+    lines: list[str], start: int, table: _Table, source: str, skip: Skip
+) -> tuple[int, list[BonnieRow], bool]:
+    """Rows up to the first line that is neither a row, a Latency line nor blank, and whether
+    any was skipped."""
+    raws: list[_Raw] = []
+    last: _Raw | None = None  # the row a Latency line belongs to; None after a skipped row
+    skipped = False
     index = start
     while index < len(lines):
         number = index + 1
-        words = tokens(lines[index].expandtabs())
-        if not words:
-            index += 1
-            continue
-        if words[0].text == "Latency":
-            if not rows:
-                raise ImportFormatError(source, number, "Latency line without a result row")
-            latencies = _latencies(words[1:], table, source, number)
-            if table.kind == "io":
-                rows[-1].io_latency = latencies
-            else:
-                rows[-1].file_latency = latencies
-            rows[-1].lines.append(number)
-        else:
-            parse_row = _io_row if table.kind == "io" else _file_row
-            row = parse_row(words, table, source, number)
-            if row is None:
-                break
-            rows.append(row)
+        words = tokens(lines[index])
         index += 1
-    if not rows:
-        raise ImportFormatError(source, table.header_line, "bonnie++ table without result rows")
-    return index, rows
+        if not words:
+            continue
+        try:
+            if words[0].text == "Latency":
+                if last is not None:
+                    _latency_words(last, words, source, number)
+                elif not skipped:
+                    raise ImportFormatError(source, number, "Latency line without a result row")
+                continue
+            raw = _raw_row(words, table, source, number)
+        except ImportFormatError as error:
+            skip(error)
+            last, skipped = None, True
+            continue
+        if raw is None:
+            index -= 1
+            break
+        raws.append(raw)
+        last = raw
+    rows = _placed(raws, table, source, skip)
+    if not raws and not skipped:
+        skip(ImportFormatError(source, table.header_line, "bonnie++ table without result rows"))
+    return index, rows, skipped or len(rows) < len(raws)
 
 
-def _fmt(table: _Table) -> str:
-    version = table.version
-    family = "2.0x" if version.startswith("2") else "1.9x" if version.startswith("1.9") else "1.0x"
-    return f"bonnie++ table {family}"
-
-
-def _cells(values: list[Token], table: _Table, source: str, number: int) -> list[str | None]:
-    if len(values) == len(table.edges):
-        cells: list[str | None] = [v.text for v in values]
-    else:
-        cells = by_column(values, table.edges, source=source, line=number)
-    if cells[-1] is None:
-        raise ImportFormatError(source, number, "row ends before its last column (%CP): truncated?")
-    return cells + [None] * (12 - len(cells))
+def _latency_words(row: _Raw, words: list[Token], source: str, number: int) -> None:
+    for value in words[1:]:
+        if not (_LATENCY.fullmatch(value.text) or is_plus(value.text)):
+            raise ImportFormatError(source, number, f"{value.text!r} is not a latency")
+    row.latency, row.latency_start, row.latency_line = words[1:], words[0].start, number
 
 
 def _is_heading(words: list[Token]) -> bool:
@@ -160,65 +197,98 @@ def _is_heading(words: list[Token]) -> bool:
     return words[0].text in ("Version", "Concurrency") or any(w.text[0] == "-" for w in words)
 
 
-def _io_row(words: list[Token], table: _Table, source: str, number: int) -> BonnieRow | None:
-    if len(words) < 3 or not _SIZE.fullmatch(words[1].text) or _is_heading(words):
+def _raw_row(words: list[Token], table: _Table, source: str, number: int) -> _Raw | None:
+    """The row's words, or None for a line that is not a row of this table (its end)."""
+    if _is_heading(words):
         return None
-    values = words[2:]
-    if not all(is_figure(v.text) for v in values):
-        bad = next(v.text for v in values if not is_figure(v.text))
-        raise ImportFormatError(source, number, f"{bad!r} is not a bonnie++ figure")
-    spec: dict[str, object] = {}
-    if table.concurrency is not None:
-        spec["concurrency"] = table.concurrency
-    return BonnieRow(
-        line=number,
-        fmt=_fmt(table),
-        version=table.version,
-        name=words[0].text,
-        size=words[1].text,
-        io=_cells(values, table, source, number),
-        spec=io_spec(words[1].text) | spec,
-        lines=[number],
-    )
-
-
-def _file_row(words: list[Token], table: _Table, source: str, number: int) -> BonnieRow | None:
-    if len(words) == 13:
-        described, values = words[:1], words[1:]
-    elif len(words) == 14:
+    if table.kind == "io":
+        if len(words) < 3 or not _SIZE.fullmatch(words[1].text):
+            return None
         described, values = words[:2], words[2:]
     else:
-        first_edge = table.edges[0] - 5  # cells are 5 wide: descriptions end before them
-        described = [w for w in words if w.end <= first_edge]
-        values = words[len(described) :]
-    if _is_heading(words) or not described or len(described) > 2:
-        return None
-    if not _FILES.fullmatch(described[-1].text):
+        # bonnie++ prints the file count alone; bon_csv2txt puts the machine before it.
+        if len(words) in (13, 14):
+            count = len(words) - 12
+        else:
+            count = 1 if _FILES.fullmatch(words[0].text) else 2
+        described, values = words[:count], words[count:]
+        if not _FILES.fullmatch(described[-1].text):
+            return None
+    if not values:
         return None
     if not all(is_figure(v.text) for v in values):
         bad = next(v.text for v in values if not is_figure(v.text))
         raise ImportFormatError(source, number, f"{bad!r} is not a bonnie++ figure")
-    name = described[0].text if len(described) == 2 else table.machine
-    return BonnieRow(
-        line=number,
+    return _Raw(number, described, values)
+
+
+def _placed(raws: list[_Raw], table: _Table, source: str, skip: Skip) -> list[BonnieRow]:
+    columns = len(table.cp_edges)
+    patterns = (
+        tuple(raw.values[2 * j + 1].end - raw.described[-1].end for j in range(columns))
+        for raw in raws
+        if len(raw.values) == 2 * columns
+    )
+    # Machine-printed rows share one pattern; a few distinct ones are enough for the others.
+    complete = [list(p) for p in dict.fromkeys(patterns)][:_MOST_PATTERNS]
+    rows: list[BonnieRow] = []
+    for raw in raws:
+        try:
+            rows.append(_row(raw, table, complete, source))
+        except ImportFormatError as error:
+            skip(error)
+    return rows
+
+
+def _row(raw: _Raw, table: _Table, complete: list[list[int]], source: str) -> BonnieRow:
+    readings = readings_for(table.cp_edges, raw.described[-1].end, complete)
+    try:
+        cells, shift = pair_cells(raw.values, readings, len(table.cp_edges))
+    except CutOff as why:
+        raise ImportFormatError(source, raw.number, str(why)) from None
+    except Unplaced as why:
+        raise ImportFormatError(source, raw.number, f"row not read: {why}") from None
+    cells += [None] * (12 - len(cells))
+    latencies = _latencies(raw, table, shift, source)
+    lines = [raw.number] + ([raw.latency_line] if raw.latency_line else [])
+    row = BonnieRow(
+        line=raw.number,
         fmt=_fmt(table),
         version=table.version,
-        name=name,
+        name="",
         size="",
         io=None,
-        file_spec=described[-1].text,
-        files=_cells(values, table, source, number),
-        lines=[number],
+        lines=lines,
     )
+    if table.kind == "io":
+        row.name, row.size = raw.described[0].text, raw.described[1].text
+        row.io, row.io_latency = cells, latencies
+        row.spec = io_spec(row.size)
+        if table.concurrency is not None:
+            row.spec["concurrency"] = table.concurrency
+    else:
+        row.name = raw.described[0].text if len(raw.described) == 2 else table.machine
+        row.file_spec = raw.described[-1].text
+        row.files, row.file_latency = cells, latencies
+    return row
 
 
-def _latencies(values: list[Token], table: _Table, source: str, number: int) -> list[str | None]:
-    for value in values:
-        if not (_LATENCY.fullmatch(value.text) or is_plus(value.text)):
-            raise ImportFormatError(source, number, f"{value.text!r} is not a latency")
-    if len(values) == 6:
-        return [v.text for v in values]
-    # Each latency sits under its test's pair of cells, ending two columns left of %CP.
-    edges = [edge - 2 for edge in table.edges[1::2]]
-    cells = by_column(values, edges, source=source, line=number)
-    return cells + [None] * (6 - len(cells))
+def _latencies(raw: _Raw, table: _Table, shift: int, source: str) -> list[str | None] | None:
+    if raw.latency is None:
+        return None
+    readings = latency_readings(table.cp_edges, raw.latency_start, shift)
+    try:
+        ends = [t.end for t in raw.latency]
+        slots, _ = place(ends, readings, len(table.cp_edges), ends_full=False)
+    except Unplaced as why:
+        raise ImportFormatError(source, raw.latency_line, f"latencies not read: {why}") from None
+    cells: list[str | None] = [None] * 6
+    for token, slot in zip(raw.latency, slots, strict=True):
+        cells[slot] = token.text
+    return cells
+
+
+def _fmt(table: _Table) -> str:
+    version = table.version
+    family = "2.0x" if version.startswith("2") else "1.9x" if version.startswith("1.9") else "1.0x"
+    return f"bonnie++ table {family}"

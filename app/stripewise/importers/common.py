@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -68,6 +68,14 @@ class ImportedRun:
     spec: dict[str, Any]
     context: dict[str, Any]
     results: list[ResultValue]
+    # What the parser skipped in the file ("r.txt line 7: ..."), one line each, the same on
+    # every run of the file: read them once with `file_warnings`.
+    warnings: tuple[str, ...] = ()
+
+
+def file_warnings(runs: Sequence[ImportedRun]) -> list[str]:
+    """The warnings of one file's runs, each once, in file order."""
+    return list(dict.fromkeys(w for run in runs for w in run.warnings))
 
 
 def decode(data: bytes) -> str:

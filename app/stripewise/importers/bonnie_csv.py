@@ -1,0 +1,183 @@
+"""bonnie++ CSV lines: 1.0x (`name,size,...`), 1.96/1.97 (48 fields) and 1.98 (50 fields).
+
+A CSV line pasted from a terminal or a web page is often wrapped at 80 columns; the pieces of a
+line are joined again when together they make the fields of its format. A line that still has
+the wrong number of fields is skipped and reported; the others are read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from stripewise.importers.bonnie_fields import BonnieRow, io_spec
+from stripewise.importers.common import ImportFormatError
+
+# 1.96/1.97 write 48 fields; 1.98 (bonnie++ 2.00a) adds seeks and seeker processes after
+# the chunk size. Their header line (printed with -x) still names only 48: it is skipped.
+_NEW_VERSION = re.compile(r"(1\.9\d|[2-9]\.\d\d)[a-z]?")
+_OLD_SIZE = re.compile(r"\d+(\.\d+)?[kmgt]?(:[\w]*)*", re.IGNORECASE)
+_FIGURE = re.compile(r"(\d+(\.\d+)?|\++)?")
+_HEADER_STARTS = ("format_version,", "name,")
+_PIECE = re.compile(r"[\w.+:/,\"-]+")  # what a wrapped CSV line's next piece may hold
+_MOST_PIECES = 4  # a 50-field line of about 250 characters wrapped at 80 columns
+
+Skip = Callable[[ImportFormatError], None]
+
+
+def csv_kind(line: str) -> str | None:
+    """'new' (1.9x), 'old' (1.0x) or None for lines that are not bonnie++ CSV."""
+    text = line.strip()
+    if "," not in text or text.startswith(_HEADER_STARTS):
+        return None
+    fields = _fields(text)
+    if len(fields) > 1 and _NEW_VERSION.fullmatch(fields[0]) and _NEW_VERSION.fullmatch(fields[1]):
+        return "new"
+    # 1.0x lines start `name,size,` and go on with figures; prose with commas does not.
+    name, head = fields[0], fields[1:13]
+    if (
+        len(fields) >= 8
+        and name
+        and not any(c.isspace() for c in name)
+        and _OLD_SIZE.fullmatch(fields[1])
+        and all(_FIGURE.fullmatch(f) for f in head[1:])
+    ):
+        return "old"
+    return None
+
+
+def _fields(line: str) -> list[str]:
+    """bonnie++ never quotes; a spreadsheet saving the file again may."""
+    return [f.strip().strip('"').strip() for f in line.strip().split(",")]
+
+
+def csv_rows(lines: list[str], source: str, skip: Skip) -> list[BonnieRow]:
+    rows: list[BonnieRow] = []
+    used: set[int] = set()  # lines joined to the line before them
+    for index, line in enumerate(lines):
+        kind = csv_kind(line)
+        if kind is None or index in used:
+            continue
+        number = index + 1
+        read = _new_row if kind == "new" else _old_row
+        try:
+            fields, pieces = _whole(lines, index, kind)
+            row = read(fields, number, source)
+        except ImportFormatError as error:
+            skip(error)
+            continue
+        used.update(range(index + 1, index + pieces))
+        row.lines = list(range(number, number + pieces))
+        rows.append(row)
+    return rows
+
+
+def _expected(kind: str, fields: list[str]) -> tuple[int, ...]:
+    if kind == "old":
+        return (13, 14, 26, 27)
+    version = fields[0].rstrip("abcdefghijklmnopqrstuvwxyz")
+    return (50,) if float(version) >= 1.98 else (48,)
+
+
+def _fits(kind: str, fields: list[str]) -> bool:
+    while fields and fields[-1] == "" and len(fields) > max(_expected(kind, fields)):
+        fields = fields[:-1]
+    return len(fields) in _expected(kind, fields)
+
+
+def _complete(line: str) -> bool:
+    """A CSV line of its own, not the rest of the line before (which may look like one)."""
+    kind = csv_kind(line)
+    return kind is not None and _fits(kind, _fields(line))
+
+
+def _whole(lines: list[str], index: int, kind: str) -> tuple[list[str], int]:
+    """The fields of the CSV line at `index` and how many lines it spans (1 unless wrapped).
+
+    The lines after it are its rest when joined on they make its format's fields and are not
+    CSV lines of their own. The line alone is taken when it fits, unless a join fits with more
+    fields: a 1.0x line cut after its 14th field would pass for a run without file tests.
+    """
+    text = lines[index].strip()
+    alone = _fields(text)
+    joined = text
+    for pieces in range(2, _MOST_PIECES + 1):
+        at = index + pieces - 1
+        piece = lines[at].strip() if at < len(lines) else ""
+        if not piece or not _PIECE.fullmatch(piece) or _complete(piece):
+            break
+        joined += piece
+        fields = _fields(joined)
+        if _fits(kind, fields) and not (_fits(kind, alone) and len(fields) <= len(alone)):
+            return fields, pieces
+    return alone, 1
+
+
+def _fit(fields: list[str], expected: tuple[int, ...], number: int, source: str) -> list[str]:
+    """Trailing empty fields beyond the format's count are tolerated; anything else is not."""
+    while len(fields) > max(expected) and fields[-1] == "":
+        fields = fields[:-1]
+    if len(fields) not in expected:
+        wanted = " or ".join(str(n) for n in expected)
+        raise ImportFormatError(
+            source, number, f"expected {wanted} fields, found {len(fields)} (truncated line?)"
+        )
+    return fields
+
+
+def _new_row(fields: list[str], number: int, source: str) -> BonnieRow:
+    fmt_version = fields[0]
+    with_seeks = float(fmt_version.rstrip("abcdefghijklmnopqrstuvwxyz")) >= 1.98
+    fields = _fit(fields, (50,) if with_seeks else (48,), number, source)
+    spec = io_spec(fields[5] + (":" + fields[6] if fields[6] else ""))
+    numbers = {"concurrency": fields[3], "seed": fields[4]}
+    if with_seeks:
+        numbers |= {"seeks": fields[7], "seeker_processes": fields[8]}
+    spec |= {key: int(value) for key, value in numbers.items() if value.isdigit()}
+    at = 9 if with_seeks else 7
+    io = fields[at : at + 12]
+    files_at = at + 12
+    count, largest, smallest, dirs, chunk = fields[files_at : files_at + 5]
+    described = f"{count}:{largest}:{smallest}/{dirs}:{chunk}" if count else ""
+    cells = fields[files_at + 5 : files_at + 17]
+    latencies = fields[files_at + 17 : files_at + 29]
+    has_files = bool(count) or any(cells)
+    return BonnieRow(
+        line=number,
+        fmt=f"bonnie++ csv {fmt_version}",
+        version=fields[1],
+        name=fields[2],
+        size=fields[5],
+        io=_cells(io),
+        io_latency=_cells(latencies[:6]),
+        file_spec=described,
+        files=_cells(cells) if has_files else None,
+        file_latency=_cells(latencies[6:]) if has_files else None,
+        spec=spec,
+        lines=[number],
+    )
+
+
+def _old_row(fields: list[str], number: int, source: str) -> BonnieRow:
+    name, colon, size = fields[0].rpartition(":")
+    if colon and _OLD_SIZE.fullmatch(size) and _FIGURE.fullmatch(fields[1]):
+        # Some 1.0x builds join machine name and size with a colon: `host:4000M,47455,...`.
+        fields = [name, size, *_fit(fields, (13, 26), number, source)[1:]]
+    fields = _fit(fields, (14, 27), number, source)
+    has_files = len(fields) == 27 and any(fields[14:])
+    return BonnieRow(
+        line=number,
+        fmt="bonnie++ csv 1.0x",
+        version="",
+        name=fields[0],
+        size=fields[1],
+        io=_cells(fields[2:14]),
+        file_spec=fields[14] if has_files else "",
+        files=_cells(fields[15:27]) if has_files else None,
+        spec=io_spec(fields[1]),
+        lines=[number],
+    )
+
+
+def _cells(fields: list[str]) -> list[str | None]:
+    return [f or None for f in fields]
