@@ -120,19 +120,38 @@ def test_unknown_throughput_test_keeps_its_name() -> None:
     assert "pre_readers" in {r.phase for r in run.results}
 
 
-def test_truncated_throughput_block_names_its_line() -> None:
+def test_truncated_throughput_block_is_read_with_what_it_has() -> None:
     whole = text("iozone_throughput.txt")
     cut = whole[: whole.index("	Avg throughput per process 			=  110591.76")]
-    with pytest.raises(ImportFormatError) as caught:
-        parse_raw(cut, "t10.dat")
-    assert str(caught.value).startswith("t10.dat line 39: throughput summary for 10 readers")
-    assert "avg" in str(caught.value)
+    (run,) = parse_raw(cut, "t10.dat")
+    got = figures(run)
+    assert got["read", "children_kBps"] == 1105917.62  # the block as far as it goes
+    assert got["read", "max_per_process_kBps"] == 1105917.62
+    assert got["read", "avg_per_process_kBps"] is None  # cut off: missing, never 0
+    assert got["rewrite", "avg_per_process_kBps"] == 260411.72
+    (warning,) = run.warnings
+    assert warning.startswith("t10.dat line 39: throughput summary for 10 readers lacks its avg")
+    assert "read without them" in warning
+    orphan = "	Parent sees throughput for 10 readers = 174440.08 KB/sec\n"
+    with pytest.raises(ImportFormatError, match=r"^t\.txt line 1: no iozone -a table or -t"):
+        parse_raw(orphan, "t.txt", "iozone")
 
 
-def test_malformed_table_row_names_its_line() -> None:
+def test_malformed_table_row_is_skipped_and_named() -> None:
     bad = text("iozone_auto_selected.txt").replace("   13449", "   134x9")
-    with pytest.raises(ImportFormatError, match=r"^a\.txt line 36: '134x9' in an iozone -a"):
-        parse_raw(bad, "a.txt")
+    first, second = parse_raw(bad, "a.txt")
+    good = figures(runs_of("iozone_auto_selected.txt")[0])
+    got = figures(first)
+    assert ("write", "102400k_file_512k_records") not in got  # the row of line 36
+    assert got == {key: value for key, value in good.items() if "_512k_" not in key[1]}
+    assert figures(second) == figures(runs_of("iozone_auto_selected.txt")[1])
+    (warning,) = first.warnings
+    assert warning.startswith("a.txt line 36: '134x9' in an iozone -a table row")
+    assert "the row was skipped" in warning
+    lines = bad.splitlines()
+    only_bad = "\n".join([lines[32], lines[35]])  # the header and the bad row alone
+    with pytest.raises(ImportFormatError, match=r"^a\.txt line 2: '134x9' in an iozone -a"):
+        parse_raw(only_bad, "a.txt", "iozone")
 
 
 def test_ocr_mangled_seed_is_refused_not_misread() -> None:
@@ -151,3 +170,12 @@ def test_excel_section_of_r_option_is_not_read_twice() -> None:
     )
     (run,) = parse_raw(text("iozone_auto.txt") + excel, "r.txt")
     assert figures(run) == figures(runs_of("iozone_auto.txt")[0])
+
+
+def test_header_cut_to_its_first_words_places_figures_in_iozone_cells() -> None:
+    pasted = "              kB  reclen\n             128       4  1718017  1718017\n"
+    (run,) = parse_raw(pasted, "cut.txt", "iozone")
+    assert figures(run) == {
+        ("write", "128k_file_4k_records"): 1718017,
+        ("rewrite", "128k_file_4k_records"): 1718017,
+    }

@@ -9,6 +9,7 @@ becomes one run with a phase per test.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from stripewise.importers.common import (
@@ -32,15 +33,20 @@ def looks_like(lines: list[str]) -> bool:
 def parse(text: str, source: str) -> list[ImportedRun]:
     lines = text_lines(text)
     runs: list[ImportedRun] = []
+    warnings: list[str] = []
     for start, end in _invocations(lines):
         preamble = _preamble(lines[start:end])
         ops = "operations" in str(preamble.get("output_unit", "")).lower()
-        for make in (auto_runs, throughput_runs):
-            for made in make(lines, start, end, source, ops=ops):
-                runs.append(_finish(made, preamble))
+        for made in auto_runs(lines, start, end, source, ops=ops, warnings=warnings):
+            runs.append(_finish(made, preamble))
+        for host, made in throughput_runs(lines, start, end, source, ops=ops, warnings=warnings):
+            run = _finish(made, preamble)
+            if host is not None:  # one of several hosts a parallel shell ran it on
+                run = replace(run, host=host, name=clip(f"{run.name} on {host}", NAME_MAX))
+            runs.append(run)
     if not runs:
         raise ImportFormatError(source, 1, "no iozone -a table or -t throughput summary found")
-    return runs
+    return [replace(run, warnings=tuple(warnings)) for run in runs]
 
 
 def _invocations(lines: list[str]) -> list[tuple[int, int]]:

@@ -3,7 +3,8 @@
 Tests left out with `-i` leave blank fixed-width cells mid-row, so figures are placed by the
 column their end lines up with (the header's words end within a character of the figures).
 A pasted table may be indented differently from the original: positions are taken relative
-to the row's first figure (the file size) and the header's "kB".
+to the row's first figure (the file size) and the header's "kB". A row that cannot be read
+(a garbled cell, more figures than tests) is skipped and named in one warning.
 """
 
 from __future__ import annotations
@@ -50,15 +51,20 @@ class _Table:
 
     def edges(self, offset: int, count: int) -> list[int]:
         ends = [t.end + offset for t in self.header[2:]]
+        if not ends:  # a header cut to "kB reclen": iozone's 9-wide cells follow
+            ends = [self.header[-1].end + offset + 9]
         step = ends[-1] - ends[-2] if len(ends) > 1 else 9
         while len(ends) < count:  # a header cut short when pasted: extend its spacing
             ends.append(ends[-1] + step)
         return ends
 
 
-def auto_runs(lines: list[str], start: int, end: int, source: str, *, ops: bool) -> list[Made]:
+def auto_runs(
+    lines: list[str], start: int, end: int, source: str, *, ops: bool, warnings: list[str]
+) -> list[Made]:
     tables: list[_Table] = []
     table: _Table | None = None  # the open table, while its rows continue
+    skipped: list[ImportFormatError] = []
     for index in range(start, end):
         line = lines[index].expandtabs()
         number = index + 1
@@ -76,13 +82,24 @@ def auto_runs(lines: list[str], start: int, end: int, source: str, *, ops: bool)
         if not _ROW_START.match(line):
             table = None
             continue
-        key, cells = _row(line, table, source, number)
+        try:
+            key, cells = _row(line, table, source, number)
+        except ImportFormatError as exc:
+            skipped.append(exc)
+            continue
         if key in table.rows:  # the same sizes again: another run pasted below this one
             table = _Table(table.header, number)
             tables.append(table)
         table.rows[key] = cells
         table.last_line = number
-    return [_made(t, ops) for t in tables if t.rows]
+    made = [_made(t, ops) for t in tables if t.rows]
+    if skipped and not made:
+        raise skipped[0]  # nothing of the table could be read: the file's error
+    if skipped:
+        first, more = skipped[0], len(skipped) - 1
+        also = f" (and {more} more rows, the last at line {skipped[-1].line})" if more else ""
+        warnings.append(f"{first}{also}; the row was skipped, the rest of the table read")
+    return made
 
 
 def _row(

@@ -1,4 +1,4 @@
-"""iozone `-t N` throughput summaries, one block of lines per test:
+"""iozone `-t N` throughput summaries, one block of lines per test (iozone 3.2xx to 3.5xx):
 
     Children see throughput for  4 initial writers  = 1234567.89 kB/sec
     Parent sees throughput for  4 initial writers   =  987654.32 kB/sec
@@ -6,8 +6,14 @@
     Max throughput per process                      =  318765.43 kB/sec
     Avg throughput per process                      =  308641.97 kB/sec
     Min xfer                                        =  499712.00 kB
+    CPU Utilization: Wall time    2.671    CPU time    1.974    CPU utilization  73.89 %
 
-Older versions write KB/sec, `-O` writes ops/sec, `-T` says "per thread".
+Before 3.4 the unit is KB/sec, `-O` writes ops/sec (and Min xfer in ops), `-T` says "per
+thread", `-+u` adds the CPU line. iozone's kB is 1024 bytes. The preamble's `Record Size 4 kB`
+and `File size set to 102400 kB` give the sizes when "Each process writes..." is missing. Lines
+a parallel shell prefixed with a host (`node1: Children see...`, pdsh/clush) are runs of that
+host. A summary cut short or holding a figure iozone could not compute (`inf`, `-nan`) is read
+with what it has, the rest missing, and named in one warning.
 """
 
 from __future__ import annotations
@@ -16,18 +22,28 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError, clip, is_number
+from stripewise.importers.common import clip, is_number
 from stripewise.model.run import ResultValue
+from stripewise.model.wording import noun_for
 
-CHILDREN = re.compile(r"Children see throughput for\s+(\d+)\s+(.+?)\s*=\s*(\S*)\s*(\S*)", re.I)
-_PARENT = re.compile(r"Parent sees throughput for\s+(\d+)\s+(.+?)\s*=\s*(\S*)\s*(\S*)", re.I)
-_PER_PROCESS = re.compile(
-    r"(Min|Max|Avg) throughput per (?:process|thread)\s*=\s*(\S*)\s*(\S*)", re.I
+_FIGURE = r"=\s*(\S*)\s*(\S*)"
+CHILDREN = re.compile(rf"Children see throughput for\s+(\d+)\s+(.+?)\s*{_FIGURE}", re.I)
+_PARENT = re.compile(rf"Parent sees throughput for\s+(\d+)\s+(.+?)\s*{_FIGURE}", re.I)
+_PER_WORKER = re.compile(rf"(Min|Max|Avg) throughput per (?:process|thread)\s*{_FIGURE}", re.I)
+_MIN_XFER = re.compile(rf"Min xfer\s*{_FIGURE}", re.I)
+_ORPHAN = re.compile(r"Parent sees throughput|throughput per (?:process|thread)|Min xfer", re.I)
+_CPU = re.compile(
+    r"CPU Utilization:\s*Wall time\s+(\S+)\s+CPU time\s+(\S+)\s+CPU utilization\s+(\S+?)\s*%", re.I
 )
-_MIN_XFER = re.compile(r"Min xfer\s*=\s*(\S*)\s*(\S*)", re.I)
 _WORKERS = re.compile(r"Throughput test with (\d+) (processes|process|threads|thread)", re.I)
 _EACH = re.compile(
     r"Each (?:process|thread) writes a (\d+) kByte file in (\d+) kByte records", re.I
+)
+_RECORD_SIZE = re.compile(r"^\s*Record Size (\d+) kB\b", re.I)
+_FILE_SIZE = re.compile(r"^\s*File size set to (\d+) kB\b", re.I)
+# `node1: Children see...` as pdsh and clush print each host's lines
+_HOST_PREFIX = re.compile(
+    r"^\s*([A-Za-z0-9][\w.\-]*):\s+(?=(?:Children|Parent|Min|Max|Avg|Throughput test|Each|CPU)\b)"
 )
 
 # iozone's names of its throughput tests, as the -a table names the same tests.
@@ -41,12 +57,15 @@ TESTS = {
     "random readers": "random_read",
     "mixed workload": "mixed",
     "random writers": "random_write",
+    "record rewriters": "record_rewrite",
     "pwrite writers": "pwrite",
     "re-pwrite writers": "repwrite",
     "pread readers": "pread",
     "re-pread readers": "repread",
     "fwriters": "fwrite",
+    "re-fwriters": "frewrite",
     "freaders": "fread",
+    "re-freaders": "freread",
 }
 _REQUIRED = ("children", "parent", "min", "max", "avg")
 
@@ -60,7 +79,34 @@ class _Summary:
     workers: int
     line: int
     unit: str
-    figures: dict[str, float] = field(default_factory=dict)
+    figures: dict[str, float | None] = field(default_factory=dict)
+
+
+@dataclass
+class _Series:
+    """The summaries of one throughput test run (one process count), with its sizes."""
+
+    host: str
+    spec: dict[str, Any]
+    summaries: list[_Summary] = field(default_factory=list)
+
+
+@dataclass
+class _Problems:
+    """What could not be read, by kind: (line, what) for one warning per kind."""
+
+    found: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+
+    def add(self, kind: str, line: int, what: str) -> None:
+        self.found.setdefault(kind, []).append((line, what))
+
+    def warnings(self, source: str) -> list[str]:
+        out = []
+        for kind, cases in self.found.items():
+            (line, what), more = cases[0], len(cases) - 1
+            also = f" (and {more} more, the last at line {cases[-1][0]})" if more else ""
+            out.append(f"{source} line {line}: {what}{also}; {kind}")
+        return out
 
 
 def phase_of(test: str) -> str:
@@ -69,76 +115,105 @@ def phase_of(test: str) -> str:
 
 
 def throughput_runs(
-    lines: list[str], start: int, end: int, source: str, *, ops: bool
-) -> list[Made]:
-    groups: list[list[_Summary]] = []
-    current: _Summary | None = None
-    spec: dict[str, Any] = {}
+    lines: list[str], start: int, end: int, source: str, *, ops: bool, warnings: list[str]
+) -> list[tuple[str | None, Made]]:
+    """Each series of summaries as (host a parallel shell named, or None; what it made)."""
+    sizes: dict[str, Any] = {}  # the preamble's, for series that do not state their own
+    state: dict[str, dict[str, Any]] = {}  # per host: the sizes and workers stated so far
+    current: dict[str, _Summary] = {}
+    series: list[_Series] = []
+    open_series: dict[str, _Series] = {}
+    problems = _Problems()
     for index in range(start, end):
-        line, number = lines[index], index + 1
-        if m := _WORKERS.search(line):
-            spec["workers"] = "threads" if m.group(2).lower().startswith("thread") else "processes"
+        number = index + 1
+        host, line = _split_host(lines[index])
+        said = state.setdefault(host, {})
+        if m := _RECORD_SIZE.match(line):
+            sizes["record_size_kB"] = int(m.group(1))
+        elif m := _FILE_SIZE.match(line):
+            sizes["file_size_kB"] = int(m.group(1))
+        elif m := _WORKERS.search(line):
+            said["workers"] = "threads" if m.group(2).lower().startswith("thread") else "processes"
+            open_series.pop(host, None)  # `-l 1 -u 4`: each process count is a run of its own
         elif m := _EACH.search(line):
-            spec["file_size_kB"], spec["record_size_kB"] = int(m.group(1)), int(m.group(2))
+            said["file_size_kB"], said["record_size_kB"] = int(m.group(1)), int(m.group(2))
         elif m := CHILDREN.search(line):
-            _check(current, source)
-            current = _Summary(
+            _close(current.pop(host, None), problems)
+            summary = _Summary(
                 m.group(2), phase_of(m.group(2)), int(m.group(1)), number, m.group(4)
             )
-            current.figures["children"] = _value(m.group(3), source, number)
-            group = groups[-1] if groups else None
+            summary.figures["children"] = _value(m.group(3), summary, number, problems)
+            current[host] = summary
+            run = open_series.get(host)
             if (
-                group is None
-                or current.phase in {s.phase for s in group}
-                or group[0].workers != current.workers
+                run is None
+                or summary.phase in {s.phase for s in run.summaries}
+                or run.summaries[0].workers != summary.workers
             ):
-                groups.append([])  # a repeated test: the next run pasted below this one
-            groups[-1].append(current)
-        elif m := _PARENT.search(line):
-            _need(current, source, number, "Parent sees throughput").figures["parent"] = _value(
-                m.group(3), source, number
-            )
-        elif m := _PER_PROCESS.search(line):
-            _need(current, source, number, m.group(0)).figures[m.group(1).lower()] = _value(
-                m.group(2), source, number
-            )
-        elif m := _MIN_XFER.search(line):
-            _need(current, source, number, "Min xfer").figures["min_xfer"] = _value(
-                m.group(1), source, number
-            )
-    _check(current, source)
-    return [_made(group, spec, ops) for group in groups]
+                run = _Series(host, {**sizes, **said})  # a repeated test: the next run
+                open_series[host] = run
+                series.append(run)
+            run.summaries.append(summary)
+        elif host in current:
+            _read_figure(line, current[host], number, problems)
+        elif _ORPHAN.search(line):
+            problems.add("skipped", number, "a figure before any 'Children see throughput' line")
+    for summary in current.values():
+        _close(summary, problems)
+    warnings.extend(problems.warnings(source))
+    return [(s.host or None, _made(s, ops)) for s in series]
 
 
-def _value(token: str, source: str, number: int) -> float:
-    if not is_number(token):
-        raise ImportFormatError(source, number, f"expected a figure after '=', found {token!r}")
-    return float(token)
+def _split_host(line: str) -> tuple[str, str]:
+    m = _HOST_PREFIX.match(line)
+    return (m.group(1), line[m.end() :]) if m else ("", line)
 
 
-def _need(current: _Summary | None, source: str, number: int, what: str) -> _Summary:
-    if current is None:
-        raise ImportFormatError(
-            source, number, f"'{what}' line before any 'Children see throughput' line"
-        )
-    return current
+def _read_figure(line: str, summary: _Summary, number: int, problems: _Problems) -> None:
+    if m := _PARENT.search(line):
+        summary.figures["parent"] = _value(m.group(3), summary, number, problems)
+    elif m := _PER_WORKER.search(line):
+        summary.figures[m.group(1).lower()] = _value(m.group(2), summary, number, problems)
+    elif m := _MIN_XFER.search(line):
+        summary.figures["min_xfer"] = _value(m.group(1), summary, number, problems)
+    elif m := _CPU.search(line):
+        for key, token in zip(
+            ("wall_time", "cpu_time", "cpu_utilization"), m.groups(), strict=True
+        ):
+            summary.figures[key] = _value(token, summary, number, problems)
 
 
-def _check(summary: _Summary | None, source: str) -> None:
-    """Each block has all five figures; a missing one means a cut-off file."""
+def _value(token: str, summary: _Summary, number: int, problems: _Problems) -> float | None:
+    """A figure, or missing (named in a warning) for what iozone prints when it cannot
+    compute one (`inf`, `-nan`) or a cell garbled in pasting."""
+    if is_number(token):
+        return float(token)
+    problems.add(
+        "read as missing figures",
+        number,
+        f"throughput summary for {summary.workers} {summary.test} has {token or 'nothing'!r} "
+        "where a figure belongs",
+    )
+    return None
+
+
+def _close(summary: _Summary | None, problems: _Problems) -> None:
+    """Each block has all five figures; a missing one means a cut-off file or a partial paste:
+    the block is kept, those figures missing."""
     if summary is None:
         return
     missing = [k for k in _REQUIRED if k not in summary.figures]
     if missing:
-        raise ImportFormatError(
-            source,
+        problems.add(
+            "read without them",
             summary.line,
             f"throughput summary for {summary.workers} {summary.test} lacks its "
-            f"{', '.join(missing)} figure(s): truncated?",
+            f"{', '.join(missing)} {noun_for(len(missing), 'figure')}: truncated?",
         )
 
 
-def _made(group: list[_Summary], spec: dict[str, Any], ops: bool) -> Made:
+def _made(run: _Series, ops: bool) -> Made:
+    group = run.summaries
     ops = ops or any("ops" in s.unit.lower() for s in group)
     suffix, unit = ("ops_per_s", "ops/s") if ops else ("kBps", "KiB/s")
     names = {
@@ -148,21 +223,25 @@ def _made(group: list[_Summary], spec: dict[str, Any], ops: bool) -> Made:
         "max": f"max_per_process_{suffix}",
         "avg": f"avg_per_process_{suffix}",
     }
+    extras = {
+        "min_xfer": ("min_xfer_ops", "ops") if ops else ("min_xfer_kB", "KiB"),
+        "wall_time": ("wall_time_s", "s"),
+        "cpu_time": ("cpu_time_s", "s"),
+        "cpu_utilization": ("cpu_utilization_pct", "%"),
+    }
     results: list[ResultValue] = []
     for summary in group:
         for key, metric in names.items():
             results.append(ResultValue(summary.phase, metric, unit, summary.figures.get(key)))
-        if "min_xfer" in summary.figures:
-            xfer_metric, xfer_unit = ("min_xfer_ops", "ops") if ops else ("min_xfer_kB", "KiB")
-            results.append(
-                ResultValue(summary.phase, xfer_metric, xfer_unit, summary.figures["min_xfer"])
-            )
-    run_spec = {"processes": group[0].workers, "tests": [s.phase for s in group], **spec}
+        for key, (metric, extra_unit) in extras.items():
+            if key in summary.figures:
+                results.append(ResultValue(summary.phase, metric, extra_unit, summary.figures[key]))
+    run_spec = {"processes": group[0].workers, "tests": [s.phase for s in group], **run.spec}
     context: dict[str, Any] = {
         "line": group[0].line,
         "lines": [s.line for s in group],
         "test_names": {s.phase: s.test for s in group},
     }
-    if "file_size_kB" in spec:
-        context["file_size_bytes"] = spec["file_size_kB"] * 1024
+    if "file_size_kB" in run.spec:
+        context["file_size_bytes"] = run.spec["file_size_kB"] * 1024
     return "iozone -t throughput", run_spec, context, results

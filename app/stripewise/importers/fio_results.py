@@ -1,0 +1,166 @@
+"""fio job entries as figures: per job and direction with I/O, under the parser's names.
+
+Phase = the job name, plus " read"/" write"/" trim" when the job did more than one; metrics
+as the measured runs use them (`PhaseResult.values`). `--output-format=json+` adds latency
+histograms (`bins`); they are kept as fio gave them, never turned into other figures.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from stripewise.importers.common import ImportFormatError, clip
+from stripewise.model.run import ResultValue
+
+DIRECTIONS = ("read", "write", "trim")
+# fio 3.x json+ histograms, per direction: completion, total and submission latency (ns).
+HISTOGRAM_KINDS = ("clat_ns", "lat_ns", "slat_ns")
+# A direction's figures, each at most what any run can report: an exbibyte moved, a petabyte
+# per second, a trillion IOPS, a year of runtime in ms.
+_CEILINGS = {
+    "io_bytes": 2**60,
+    "io_kbytes": 2**50,
+    "bw_bytes": 1e15,
+    "bw": 1e12,
+    "iops": 1e12,
+    "runtime": 3.2e10,
+}
+
+
+def instance_names(entries: list[dict[str, Any]]) -> list[str]:
+    """Each entry's job name; clones of one job (numjobs without group_reporting) get
+    `name#1`, `name#2`..."""
+    counts = Counter(str(e.get("jobname")) for e in entries)
+    seen: Counter[str] = Counter()
+    names = []
+    for entry in entries:
+        name = str(entry.get("jobname"))
+        if counts[name] > 1:
+            seen[name] += 1
+            name = f"{name}#{seen[name]}"
+        names.append(name)
+    return names
+
+
+def job_results(entries: list[dict[str, Any]], source: str, line: int) -> list[ResultValue]:
+    results: list[ResultValue] = []
+    for name, entry in zip(instance_names(entries), entries, strict=True):
+        for direction in DIRECTIONS:
+            if isinstance(stats := entry.get(direction), dict):
+                check_direction(stats, f"{name} {direction}", source, line)
+        active = active_directions([entry])
+        cpu = _cpu(entry)
+        for direction in active:
+            phase = clip(name if len(active) == 1 else f"{name} {direction}")
+            results.extend(_direction(phase, entry[direction], cpu))
+    return results
+
+
+def active_directions(entries: Iterable[dict[str, Any]]) -> list[str]:
+    """Directions in which any of the entries moved data."""
+    listed = list(entries)
+    return [d for d in DIRECTIONS if any(io_bytes(e.get(d)) > 0 for e in listed)]
+
+
+def check_direction(stats: dict[str, Any], where: str, source: str, line: int) -> None:
+    """Refuse what no run reports: NaN, infinite, negative or absurd figures, and I/O done in
+    no time (no rate can come from it)."""
+    for key, ceiling in _CEILINGS.items():
+        value = stats.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue  # figures fio did not write are missing, not refused
+        if not 0 <= value <= ceiling:
+            raise ImportFormatError(
+                source, line, f"{where} {key}: {value:g} is out of range (0 to {ceiling:g})"
+            )
+    if io_bytes(stats) > 0 and stats.get("runtime") == 0:
+        raise ImportFormatError(source, line, f"{where} runtime: 0 ms with I/O done")
+
+
+def io_bytes(stats: Any) -> float:
+    if not isinstance(stats, dict):
+        return 0
+    value = stats.get("io_bytes", stats.get("io_kbytes"))
+    return float(value) if isinstance(value, int | float) else 0
+
+
+def bandwidth_bytes(stats: dict[str, Any]) -> float | None:
+    """Bytes per second; fio before 3.0 wrote `bw` only, in KiB/s."""
+    bw_bytes = stats.get("bw_bytes")
+    if isinstance(bw_bytes, int | float):
+        return float(bw_bytes)
+    bw = stats.get("bw")
+    return float(bw) * 1024 if isinstance(bw, int | float) else None
+
+
+def iops(stats: dict[str, Any]) -> float | None:
+    return num(stats.get("iops"), 1)
+
+
+def _cpu(entry: dict[str, Any]) -> float | None:
+    usr, sys = entry.get("usr_cpu"), entry.get("sys_cpu")
+    if isinstance(usr, int | float) and isinstance(sys, int | float):
+        return float(usr) + float(sys)
+    return None
+
+
+def _direction(phase: str, stats: dict[str, Any], cpu: float | None) -> list[ResultValue]:
+    p50, p99 = percentiles_us(stats)
+    return [
+        ResultValue(phase, "throughput", "MB/s", num(bandwidth_bytes(stats), 1e6)),
+        ResultValue(phase, "iops", "IOPS", iops(stats)),
+        ResultValue(phase, "latency_p50", "us", p50),
+        ResultValue(phase, "latency_p99", "us", p99),
+        ResultValue(phase, "cpu", "%", cpu),
+    ]
+
+
+def num(value: Any, divisor: float) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) / divisor
+
+
+def percentiles_us(stats: dict[str, Any]) -> tuple[float | None, float | None]:
+    """Completion latency percentiles; fio 2.x wrote `clat` in microseconds."""
+    clat, divisor = stats.get("clat_ns"), 1000
+    if not isinstance(clat, dict):
+        clat, divisor = stats.get("clat"), 1
+    points = clat.get("percentile") if isinstance(clat, dict) else None
+    if not isinstance(points, dict):
+        return None, None
+    return num(points.get("50.000000"), divisor), num(points.get("99.000000"), divisor)
+
+
+def histograms(entries: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, list[list[int]]]]]:
+    """json+ latency histograms: job -> direction -> kind -> [[latency ns, I/Os], ...] in
+    increasing latency. Pairs rather than fio's {"ns": count} object so the ns stay numbers
+    and a comparison of contexts sees one value per histogram, not one per bucket."""
+    found: dict[str, dict[str, dict[str, list[list[int]]]]] = {}
+    for name, entry in zip(instance_names(entries), entries, strict=True):
+        for direction in DIRECTIONS:
+            stats = entry.get(direction)
+            if not isinstance(stats, dict):
+                continue
+            for kind in HISTOGRAM_KINDS:
+                pairs = _bins(stats.get(kind))
+                if pairs:
+                    found.setdefault(name, {}).setdefault(direction, {})[kind] = pairs
+    return found
+
+
+def _bins(latency: Any) -> list[list[int]]:
+    """fio 3.x `bins`: latency in ns (as a string key) -> I/Os; anything else is left out
+    (fio 2.x's json+ numbered its buckets instead, which are no latencies)."""
+    bins = latency.get("bins") if isinstance(latency, dict) else None
+    if not isinstance(bins, dict):
+        return []
+    pairs = []
+    for key, count in bins.items():
+        if not str(key).isdigit() or isinstance(count, bool) or not isinstance(count, int):
+            continue
+        if count >= 0:
+            pairs.append([int(key), count])
+    return sorted(pairs)
