@@ -514,7 +514,9 @@ def test_0008_gives_old_imports_the_vocabulary_of_measured_runs(db_path: Path) -
     with sqlite3.connect(db_path) as conn:
         headlines = dict(conn.execute("SELECT id, headline FROM runs").fetchall())
     conn.close()
-    assert [i for i in range(1, measured) if headlines[i] is not None] == [], "made again"
+    changed = [i for i in range(1, measured) if after[i] != before[i]]
+    assert changed, "the vocabulary changes some imported rows"
+    assert [i for i in changed if headlines[i] is not None] == [], "made again"
 
     command.downgrade(config, "0007")
     back = _rows_of(db_path)

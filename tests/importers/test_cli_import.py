@@ -22,7 +22,7 @@ def import_json(db_url: str, capsys: pytest.CaptureFixture[str], *args: str) -> 
 
 def test_json_shape(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = import_json(db_url, capsys, str(FIXTURES / "bonnie200a_files.csv"))
-    assert set(out) == {"file", "sha256", "runs"}
+    assert set(out) == {"file", "sha256", "runs", "warnings"}
     assert out["file"] == "bonnie200a_files.csv"
     (run,) = out["runs"]
     assert set(run) == {
@@ -74,7 +74,7 @@ def test_bad_file_exit_2_names_the_line_and_leaves_no_database(
 ) -> None:
     bad = tmp_path / "results.csv"
     lines = text("bonnie200a_x2_header.csv").splitlines()
-    bad.write_text("\n".join([*lines[:2], ",".join(lines[2].split(",")[:12])]))
+    bad.write_text("\n".join([lines[0], "", ",".join(lines[2].split(",")[:12])]))
     database = tmp_path / "history.db"
     assert main(["--db", str(database), "import", str(bad)]) == 2
     err = capsys.readouterr().err
@@ -83,6 +83,20 @@ def test_bad_file_exit_2_names_the_line_and_leaves_no_database(
         "(truncated line?); nothing was imported\n"
     )
     assert not database.exists()
+
+
+def test_a_truncated_line_among_good_ones_is_skipped_with_one_warning(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    partly = tmp_path / "results.csv"
+    lines = text("bonnie200a_x2_header.csv").splitlines()
+    partly.write_text("\n".join([*lines[:2], ",".join(lines[2].split(",")[:12])]))
+    assert main(["--db", db_url, "import", "--json", str(partly)]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert len(document["runs"]) == 1
+    assert len(document["warnings"]) == 1 and "line 3" in document["warnings"][0]
+    assert captured.err == f"stripewise: warning: {document['warnings'][0]}\n"
 
 
 def test_duplicate_exit_2(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:

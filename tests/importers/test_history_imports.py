@@ -115,7 +115,7 @@ def test_malformed_file_writes_nothing(db: Database, tmp_path: Path) -> None:
     before = dump(db)
     lines = text("bonnie200a_x2_header.csv").splitlines()
     bad = tmp_path / "results.csv"
-    bad.write_text("\n".join([*lines[:2], lines[2][:60]]) + "\n")
+    bad.write_text("\n".join([lines[0], "", lines[2][:60]]) + "\n")
     with pytest.raises(ImportFormatError, match=r"^results\.csv line 3: expected 50 fields"):
         import_file(db, bad)
     assert dump(db) == before

@@ -1,6 +1,7 @@
 """`stripewise import FILE`: bonnie++, fio or iozone results from elsewhere as history runs.
 
-With `--json` prints `{"file", "sha256", "runs": [...]}` where each run carries its stored id,
+Warnings about parts of the file that were skipped go to stderr, one line each. With `--json`
+prints `{"file", "sha256", "runs": [...], "warnings": [...]}` where each run carries its stored id,
 name, host, engine, target, time, format and a list of `{"phase", "metric", "unit", "value"}`
 (see docs/importing.md); without it, a short table per run.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,9 @@ from stripewise.history.imports import (
 )
 from stripewise.history.store import HistoryStore
 from stripewise.importers import ImportFormatError
+from stripewise.importers.common import file_warnings
 from stripewise.input_files import InputFileError
+from stripewise.model.wording import count_noun
 
 FORMATS = ("auto", "bonnie", "fio", "iozone")
 
@@ -51,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
         imported, sha256 = read_results(path, args.format)
     except (InputFileError, ImportFormatError) as exc:
         raise CliError(f"{exc}; nothing was imported") from None
+    warnings = file_warnings(imported)
+    for warning in warnings:
+        print(f"stripewise: warning: {warning}", file=sys.stderr)
     try:
         db = database.open_database(url)
     except database.DatabaseError as exc:
@@ -66,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         db.close()
     runs = [_run_json(detail) for detail in details]
     if args.json:
-        print(json.dumps({"file": path.name, "sha256": sha256, "runs": runs}, indent=2))
+        document = {"file": path.name, "sha256": sha256, "runs": runs, "warnings": warnings}
+        print(json.dumps(document, indent=2))
     else:
         print(_text(path.name, runs))
     return 0
@@ -95,8 +103,7 @@ def _run_json(detail: Any) -> dict[str, Any]:
 
 
 def _text(file_name: str, runs: list[dict[str, Any]]) -> str:
-    plural = "s" if len(runs) != 1 else ""
-    blocks = [f"Imported {len(runs)} run{plural} from {file_name}"]
+    blocks = [f"Imported {count_noun(len(runs), 'run')} from {file_name}"]
     for run in runs:
         engine = f"{run['engine']} {run['engine_version']}".strip()
         blocks.append(

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from stripewise.gui import help_dialogs as says
+from stripewise.model.wording import count_noun
 from stripewise.services.history import HistoryService
 
 IMPORT_FILTERS = (
@@ -25,7 +27,7 @@ EXPORT_KINDS = {
 def ask_import(
     parent: QWidget, history: HistoryService, on_imported: Callable[[list[int]], None]
 ) -> None:
-    path, _chosen = QFileDialog.getOpenFileName(parent, "Import results", "", IMPORT_FILTERS)
+    path, _chosen = QFileDialog.getOpenFileName(parent, says.IMPORT_RESULTS, "", IMPORT_FILTERS)
     if path:
         import_path(parent, history, Path(path), on_imported)
 
@@ -41,7 +43,18 @@ def import_path(
     def refused(message: str) -> None:
         QMessageBox.warning(parent, "Import results", f"Nothing was imported.\n\n{message}")
 
-    history.import_file(path, "auto", None, on_imported, refused)
+    def imported(run_ids: list[int], warnings: list[str]) -> None:
+        on_imported(run_ids)
+        if warnings:
+            skipped = "\n".join(warnings)
+            QMessageBox.information(
+                parent,
+                "Import results",
+                f"Imported {count_noun(len(run_ids), 'run')}; parts of {path.name} could not be "
+                f"read and were skipped:\n\n{skipped}",
+            )
+
+    history.import_file(path, "auto", None, imported, refused)
 
 
 def ask_export(
@@ -54,7 +67,7 @@ def ask_export(
         return
     stem = f"run-{run_ids[0]}" if len(run_ids) == 1 else f"comparison-{'-'.join(map(str, run_ids))}"
     path, chosen = QFileDialog.getSaveFileName(
-        parent, "Export", f"{stem}.html", ";;".join(EXPORT_KINDS)
+        parent, says.export_runs(run_ids), f"{stem}.html", ";;".join(EXPORT_KINDS)
     )
     if not path:
         return

@@ -24,7 +24,7 @@ from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
 from stripewise.history.store import json_safe
 from stripewise.importers import ImportedRun, parse
-from stripewise.importers.common import decode
+from stripewise.importers.common import decode, file_warnings
 from stripewise.input_files import read_bytes
 from stripewise.model.run import RunStatus
 
@@ -78,8 +78,16 @@ def import_file(db: Database, path: Path, fmt: str = "auto", name: str | None = 
     Raises as `read_results`, then DuplicateImport if the same bytes were imported before
     and DatabaseError if storing fails; in every case nothing is written.
     """
+    return import_file_warning(db, path, fmt, name)[0]
+
+
+def import_file_warning(
+    db: Database, path: Path, fmt: str = "auto", name: str | None = None
+) -> tuple[list[int], list[str]]:
+    """As `import_file`, with what was skipped in the file (one line each, naming the line)."""
     imported, sha256 = read_results(path, fmt)
-    return import_runs(db, imported, source_name=path.name, sha256=sha256, name=name)
+    ids = import_runs(db, imported, source_name=path.name, sha256=sha256, name=name)
+    return ids, file_warnings(imported)
 
 
 def import_runs(

@@ -230,19 +230,22 @@ class HistoryService(QObject):
         path: Path,
         fmt: str,
         name: str | None,
-        on_done: Callable[[list[int]], None],
+        on_done: Callable[[list[int], list[str]], None],
         on_error: Callable[[str], None],
     ) -> None:
-        """bonnie++, fio or iozone results as runs, in one transaction; the list reloads."""
+        """bonnie++, fio or iozone results as runs, in one transaction; the list reloads.
+
+        `on_done` gets the new run ids and the warnings about what the file held but was skipped.
+        """
         db = self._db
 
-        def work() -> list[int]:
-            from stripewise.history.imports import import_file
+        def work() -> tuple[list[int], list[str]]:
+            from stripewise.history.imports import import_file_warning
 
-            return import_file(db, path, fmt, name)
+            return import_file_warning(db, path, fmt, name)
 
-        def done(ids: list[int]) -> None:
-            on_done(ids)
+        def done(outcome: tuple[list[int], list[str]]) -> None:
+            on_done(*outcome)
             self.load_runs()
 
         self.writer.submit(work, done, lambda exc: on_error(str(exc)))
