@@ -124,6 +124,36 @@ def test_compare_text_shows_each_change_with_its_interval_and_says_what_differs(
     assert "Sweep: chunk size (array.chunk_kib) = 512, 64, 128, 256 KiB" in out
 
 
+def test_compare_says_why_runs_form_no_sweep(db_url: str, chunk_runs: list[int], capsys) -> None:
+    """Three runs that differ in the chunk and, in one of them, the read-ahead too."""
+    db = open_database(db_url)
+    try:
+        store = HistoryStore(db)
+        run_id = store.create_run(
+            store.ensure_host(HOST),
+            name="chunk 256, read-ahead 4096",
+            target="/srv/raid",
+            engine="builtin",
+            engine_version="1",
+            spec={"size": "8G"},
+            context=context(256) | {"disks": [{"name": "sdb", "tuning": {"read_ahead_kb": 4096}}]},
+            started_at=START,
+        )
+        store.add_results(run_id, [mb_s(230.0)])
+        store.finish_run(run_id, RunStatus.COMPLETE, finished_at=START)
+    finally:
+        db.close()
+    assert history(db_url, "compare", "1", "2", str(run_id)) == 0
+    out = capsys.readouterr().out
+    assert "Sweep:" not in out
+    assert (
+        "No sweep: more than one parameter differs: array.chunk_kib, "
+        "disks[sdb].tuning.read_ahead_kb." in out
+    )
+    assert history(db_url, "compare", "1", "2") == 0
+    assert "sweep" not in capsys.readouterr().out.lower(), "two runs are never a sweep: not said"
+
+
 def test_compare_json_is_the_comparison_document(
     db_url: str, chunk_runs: list[int], capsys
 ) -> None:
@@ -350,10 +380,10 @@ def test_delete_needs_yes_or_a_terminal_and_restore_brings_runs_back(
     assert listed_ids(db_url, capsys) == [1, 3, 4]
     assert history(db_url, "delete", "3", "4", "--yes") == 0
     out = capsys.readouterr().out
-    assert "moved run(s) 3, 4 to the trash" in out
+    assert "moved runs 3, 4 to the trash" in out
     assert "`stripewise history restore 3 4` brings them back" in out
     assert listed_ids(db_url, capsys) == [1]
 
     assert history(db_url, "restore", "2", "3", "4") == 0
-    assert capsys.readouterr().out == "restored run(s) 2, 3, 4\n"
+    assert capsys.readouterr().out == "restored runs 2, 3, 4\n"
     assert listed_ids(db_url, capsys) == [1, 2, 3, 4]

@@ -20,7 +20,7 @@ from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
 from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
-from tests.seed import HOST
+from tests.seed import HOST, record_run
 
 # chunk KiB -> seq_read MB/s of three passes: 128 is inside 64's noise, 256 is beyond it
 CHUNKS = {64: (380.0, 400.0, 420.0), 128: (395.0, 410.0, 425.0), 256: (510.0, 520.0, 530.0)}
@@ -303,3 +303,40 @@ def test_over_time_names_runs_without_a_line_and_why(
         )
     finally:
         compare.close()
+
+
+def store_read_ahead_runs(url: str, read_ahead_kib: tuple[int, ...]) -> list[int]:
+    """Runs on a directory of a loop device whose read_ahead_kb alone was changed; the disk
+    under its backing file (vda) kept its own, as bench_context records both."""
+    ids = []
+    for kib in read_ahead_kib:
+        disks = [
+            {"name": "loop0", "role": "measured", "tuning": {"read_ahead_kb": kib}},
+            {"name": "vda", "role": "backing", "tuning": {"read_ahead_kb": 128}},
+        ]
+        context = {"kernel": "6.18.0", "filesystem": "ext4", "disks": disks}
+        result = ResultValue("seq_read", "throughput", "MB/s", 100.0 + kib / 64)
+        ids.append(record_run(url, f"read-ahead {kib}", context, results=(result,)))
+    return ids
+
+
+def test_only_read_ahead_differing_is_plotted_against_it(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    """The field report: "Against the parameter" was disabled when only read_ahead_kb
+    differed between the compared runs."""
+    ids = store_read_ahead_runs(db_url, (128, 1024, 4096))
+    window = make_window(view="history")
+    compare = open_comparison(window, qtbot, ids)
+    two = open_comparison(window, qtbot, ids[:2])
+    try:
+        assert compare.tabs.isTabEnabled(compare.sweep_index)
+        assert compare.tabs.tabText(compare.sweep_index) == "Against loop0 read-ahead"
+        column = [compare.sweep_table.item(r, 0).text() for r in range(3)]
+        assert column == ["128", "1024", "4096"]
+        assert not two.tabs.isTabEnabled(two.sweep_index)
+        assert two.tabs.tabText(two.sweep_index) == "Against the parameter"
+        assert "a trend needs 3 runs or more" in two.tabs.tabToolTip(two.sweep_index)
+    finally:
+        compare.close()
+        two.close()

@@ -297,8 +297,91 @@ def test_no_sweep_when_two_parameters_differ_or_too_few_runs_or_mixed_disks() ->
     with_fs = [chunk_run(1, 64, 1), chunk_run(2, 128, 1), chunk_run(3, 256, 1)]
     with_fs[2] = replace(with_fs[2], context=with_fs[2].context | {"filesystem": "jfs"})
     assert compare_runs(with_fs).sweep is None
-    mixed = [run(1), run(2, ctx=context(disks__0__tuning__read_ahead_kb=4096)), run(3)]
-    assert compare_runs(mixed).sweep is None
+    crossed = [
+        run(1),
+        run(
+            2,
+            ctx=context(disks__0__tuning__read_ahead_kb=4096, disks__1__tuning__read_ahead_kb=1024),
+        ),
+        run(
+            3,
+            ctx=context(disks__0__tuning__read_ahead_kb=1024, disks__1__tuning__read_ahead_kb=4096),
+        ),
+    ]
+    assert compare_runs(crossed).sweep is None
+    assert compare_runs(crossed).no_sweep == "the disks of one run have different read_ahead_kb"
+    assert compare_runs(two).no_sweep.startswith("more than one parameter differs")
+    assert compare_runs(with_fs).no_sweep == "the runs also differ in filesystem"
+    assert compare_runs([chunk_run(1, 64, 1), chunk_run(2, 128, 1)]).no_sweep == (
+        "a trend needs 3 runs or more"
+    )
+
+
+def test_read_ahead_of_the_one_disk_tuned_is_a_sweep() -> None:
+    """The field report: a directory on a loop device, read_ahead_kb set on the loop device
+    only (the disk under its file untouched): "Against the parameter" stayed disabled."""
+    runs = [
+        run(i + 1, ctx=context(disks__0__name="loop0", disks__0__tuning__read_ahead_kb=kib))
+        for i, kib in enumerate((128, 4096, 1024))
+    ]
+    comparison = compare_runs(runs)
+    assert [d.key for d in comparison.context] == ["disks[loop0].tuning.read_ahead_kb"]
+    sweep = comparison.sweep
+    assert sweep is not None, comparison.no_sweep
+    assert sweep.key == "disks[loop0].tuning.read_ahead_kb"
+    assert (sweep.label, sweep.unit, sweep.values) == ("loop0 read-ahead", "KiB", (128, 4096, 1024))
+
+
+def test_read_ahead_set_on_the_array_and_its_members_is_one_parameter() -> None:
+    runs = [
+        run(
+            i + 1,
+            ctx=context(
+                array__tuning__read_ahead_kb=kib * 2,
+                disks__0__tuning__read_ahead_kb=kib,
+                disks__1__tuning__read_ahead_kb=kib,
+            ),
+        )
+        for i, kib in enumerate((128, 512, 2048))
+    ]
+    sweep = compare_runs(runs).sweep
+    assert sweep is not None and sweep.key == "array.tuning.read_ahead_kb"
+    assert sweep.label == "array read-ahead" and sweep.values == (256, 1024, 4096)
+
+
+def test_any_one_tuning_value_or_spec_parameter_is_a_sweep() -> None:
+    def sweep_of(**changes_per_run: tuple[object, ...]):
+        ((name, values),) = changes_per_run.items()
+        runs = [run(i + 1, ctx=context(**{name: value})) for i, value in enumerate(values)]
+        return compare_runs(runs).sweep
+
+    affinity = sweep_of(disks__0__tuning__rq_affinity=(0, 1, 2))
+    assert affinity is not None and affinity.key == "disks[sdb].tuning.rq_affinity"
+    runtime = sweep_of(spec__runtime_cap_s=(10.0, 30.0, 60.0))
+    assert runtime is not None and (runtime.key, runtime.values) == (
+        "spec.runtime_cap_s",
+        (10, 30, 60),
+    )
+    assert sweep_of(spec__repetitions=(1, 3, 5)) is not None
+    assert sweep_of(dirty__dirty_ratio_pct=(5, 20, 40)) is not None
+    assert sweep_of(disks__0__tuning__scheduler=("none", "mq-deadline", "bfq")) is None
+
+
+def test_an_imported_option_kept_as_text_is_a_sweep() -> None:
+    """fio's job options are text in an import: iodepth=1, 4, 16; bs=4k, 64k, 1m."""
+
+    def imported(run_id: int, spec: dict[str, str]) -> RunDetail:
+        return replace(run(run_id, ctx={"format": "fio json"}), spec=spec)
+
+    depth = compare_runs([imported(i + 1, {"iodepth": d}) for i, d in enumerate(("1", "4", "16"))])
+    assert depth.sweep is not None and depth.sweep.values == (1, 4, 16)
+    blocks = compare_runs([imported(i + 1, {"bs": b}) for i, b in enumerate(("4k", "64k", "1m"))])
+    assert blocks.sweep is not None
+    assert (blocks.sweep.label, blocks.sweep.unit, blocks.sweep.values) == (
+        "bs",
+        "KiB",
+        (4, 64, 1024),
+    )
 
 
 # --- samples -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from stripewise.model.compare import MetricRow
 from stripewise.model.verdict import CONFIDENCE
+from stripewise.model.wording import count_noun
 
 _METRIC_NAMES = {
     "throughput": "Throughput",
@@ -63,5 +64,5 @@ def _passes_text(row: MetricRow, index: int) -> str:
     if count == 0:
         return "passes not recorded"
     if spread is None:
-        return f"{count} pass" if count == 1 else f"{count} passes"
-    return f"{count} passes, {number(spread.low)} .. {number(spread.high)}"
+        return count_noun(count, "pass")
+    return f"{count_noun(count, 'pass')}, {number(spread.low)} .. {number(spread.high)}"

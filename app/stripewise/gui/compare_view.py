@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, number
+from stripewise.gui.help_dialogs import SAVE_COMPARISON
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
 from stripewise.model.compare import (
@@ -49,6 +50,7 @@ from stripewise.model.compare import (
 )
 from stripewise.model.phase_series import series_note
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
+from stripewise.model.wording import count_noun
 from stripewise.services.history import CompareSeries, HistoryService
 
 # Okabe-Ito: eight colours told apart with every common colour-vision deficiency
@@ -287,7 +289,7 @@ class CompareWindow(QDialog):
         tests = count_tested(c)
         confidence = f"{CONFIDENCE * 100:g} %"
         tested = (
-            f"the {tests} figure{'s' if tests != 1 else ''} tested"
+            f"the {count_noun(tests, 'figure')} tested"
             if tests
             else "the figures tested (none here)"
         )
@@ -295,7 +297,7 @@ class CompareWindow(QDialog):
             f"Changes are of the means over each run's passes, ± their {confidence} interval "
             f"(Welch's t). Coloured only when beyond noise at {confidence} after Holm's "
             f"correction for {tested}; \u2248 noise; ? can't tell (a verdict needs "
-            f"{MIN_PASSES} passes of each run)."
+            f"{count_noun(MIN_PASSES, 'pass')} of each run)."
         )
 
     def _fill_more_passes(self) -> None:
@@ -312,14 +314,16 @@ class CompareWindow(QDialog):
             return
         fewest = min(short.values())
         self.more_passes_note.setText(
-            f"Can't tell from {fewest} pass{'es' if fewest != 1 else ''}: run the benchmark "
-            f"again with {MIN_PASSES} passes (it opens on the Benchmark page, set up as the run "
+            f"Can't tell from {count_noun(fewest, 'pass')}: run the benchmark again with "
+            f"{count_noun(MIN_PASSES, 'pass')} (it opens on the Benchmark page, set up as the run "
             "was), then compare the new runs."
         )
         for index in short:
             run = c.runs[index]
-            button = QPushButton(f"Run #{run.summary.id} with {MIN_PASSES} passes...")
-            button.setToolTip(f"{run.summary.name}: its benchmark, {MIN_PASSES} repetitions")
+            button = QPushButton(f"Run #{run.summary.id} with {count_noun(MIN_PASSES, 'pass')}...")
+            button.setToolTip(
+                f"{run.summary.name}: its benchmark, {count_noun(MIN_PASSES, 'repetition')}"
+            )
             button.clicked.connect(self._rerun(run.spec))
             self.more_passes_row.addWidget(button)
             self.more_passes_buttons.append(button)
@@ -399,6 +403,10 @@ class CompareWindow(QDialog):
         c = self.comparison
         assert c is not None
         self.tabs.setTabEnabled(self.sweep_index, c.sweep is not None)
+        # a disabled tab says why: "the runs also differ in filesystem"
+        why_not = f"No parameter to plot against: {c.no_sweep}." if c.no_sweep else ""
+        self.tabs.setTabToolTip(self.sweep_index, why_not)
+        self.tabs.setTabText(self.sweep_index, "Against the parameter")
         self.sweep_box.blockSignals(True)
         self.sweep_box.clear()
         if c.sweep is not None:
@@ -503,7 +511,7 @@ class CompareWindow(QDialog):
             return
         filters = {"csv": "CSV (*.csv)", "json": "JSON (*.json)", "html": "HTML report (*.html)"}
         chosen, _filter = QFileDialog.getSaveFileName(
-            self, "Save", f"{suggested}.{key}", filters[key]
+            self, SAVE_COMPARISON[key], f"{suggested}.{key}", filters[key]
         )
         if chosen:
             self.save(key, Path(chosen))

@@ -62,7 +62,17 @@ CONTEXT_GROUPS = (
 # import's file, line and digest, fio's status reports and disk_util say where figures came
 # from, not what they were measured on.
 _IGNORED_HEADS = frozenset(
-    ("host_key", "import", "line", "lines", "time", "run_began", "status_reports", "disk_util")
+    (
+        "host_key",
+        "import",
+        "line",
+        "lines",
+        "time",
+        "run_began",
+        "status_reports",
+        "disk_util",
+        "latency_histograms",
+    )
 )
 _IGNORED_KEYS = frozenset(("spec.sample_rate_hz",))  # how often it was sampled
 _FILESYSTEM_KEYS = (
@@ -80,8 +90,9 @@ _ENGINE_KEYS = ("engine", "engine_version")
 _GEOMETRY = ("array.chunk_kib", "array.level", "array.members", "array.raid_disks")
 # mount options the kernel fills in from the array's geometry (xfs sunit/swidth, ext4 stripe)
 _GEOMETRY_OPTIONS = ("sunit=", "swidth=", "stripe=")
-_DISK_KNOB = re.compile(r"disks\[[^\]]*\]\.tuning\.(\w+)")
-_SWEEP_KNOBS = ("read_ahead_kb", "nr_requests", "max_sectors_kb", "wbt_lat_usec")
+# a queue knob of one disk or of the array: the disks' and the array's read_ahead_kb are one
+# parameter, set on whichever devices the admin tuned
+_DEVICE_KNOB = re.compile(r"(?:disks\[(?P<disk>[^\]]*)\]|array)\.tuning\.(?P<knob>\w+)")
 # parameter -> (label, unit, divisor from the stored unit to the shown one)
 _SWEEP_LABELS: dict[str, tuple[str, str, float]] = {
     "array.chunk_kib": ("chunk size", "KiB", 1),
@@ -106,7 +117,6 @@ _KNOB_LABELS = {
     "wbt_lat_usec": ("wbt_lat_usec", "us"),
 }
 _BYTE_SIZES = ("spec.size", "spec.block_size")
-_MIXED = object()  # a disk knob that differs between the disks of one run
 
 
 @dataclass(frozen=True)
@@ -172,6 +182,7 @@ class Comparison:
     rows: tuple[MetricRow, ...]
     context: tuple[ContextDifference, ...]
     sweep: Sweep | None
+    no_sweep: str = ""  # why the runs form no sweep, in words, when they do not
 
     @property
     def baseline(self) -> RunDetail:
@@ -187,12 +198,14 @@ def compare_runs(runs: Sequence[RunDetail], baseline_id: int | None = None) -> C
     base = _baseline_index(chosen, baseline_id)
     contexts = [_comparable_context(run) for run in chosen]
     differences = _differences(contexts)
+    sweep = _sweep(contexts, differences)
     return Comparison(
         runs=chosen,
         baseline_index=base,
         rows=tuple(_metric_rows(chosen, base)),
         context=tuple(differences),
-        sweep=_sweep(contexts, differences),
+        sweep=sweep if isinstance(sweep, Sweep) else None,
+        no_sweep=sweep if isinstance(sweep, str) else "",
     )
 
 
@@ -414,13 +427,16 @@ def _differences(contexts: Sequence[Mapping[str, Any]]) -> list[ContextDifferenc
 
 
 def _parameter(key: str) -> str | None:
-    """The sweep parameter a context key sets; per-disk knobs count once for all disks."""
-    knob = _DISK_KNOB.fullmatch(key)
+    """The parameter a differing context key sets: a device's queue knob by its name (one
+    parameter whichever disks or array it was set on), any other tuning value (`dirty.*`,
+    stripe_cache_size), the array's chunk, any spec parameter; None for what is no parameter
+    (a filesystem, a kernel, a controller)."""
+    knob = _DEVICE_KNOB.fullmatch(key)
     if knob is not None:
-        return f"disks[*].tuning.{knob.group(1)}" if knob.group(1) in _SWEEP_KNOBS else None
-    if key.startswith("array.tuning.") and key.rsplit(".", 1)[1] in _SWEEP_KNOBS:
+        return f"tuning.{knob['knob']}"
+    if context_group(key) == "tuning" or key.startswith("spec.") or key in _SWEEP_LABELS:
         return key
-    return key if key in _SWEEP_LABELS else None
+    return None
 
 
 def _consequences(differing: set[str], contexts: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -446,48 +462,84 @@ def _without_geometry(options: Any) -> Any:
 
 def _sweep(
     contexts: Sequence[Mapping[str, Any]], differences: Sequence[ContextDifference]
-) -> Sweep | None:
+) -> Sweep | str:
     """The runs form a sweep when everything that differs (bookkeeping and consequences
-    aside) is one numeric parameter, known in every run, over at least MIN_SWEEP_RUNS runs."""
+    aside) is one numeric parameter, known in every run, over at least MIN_SWEEP_RUNS runs;
+    otherwise why not, in words."""
     if len(contexts) < MIN_SWEEP_RUNS:
-        return None
+        return f"a trend needs {MIN_SWEEP_RUNS} runs or more"
     differing = {d.key for d in differences}
-    remaining = differing - _consequences(differing, contexts)
-    parameters = {_parameter(key) for key in remaining}
-    if len(parameters) != 1 or None in parameters:
+    remaining = sorted(differing - _consequences(differing, contexts))
+    if not remaining:
+        return "the runs differ in no parameter"
+    parameters = {key: _parameter(key) for key in remaining}
+    others = [key for key, parameter in parameters.items() if parameter is None]
+    if others:
+        return f"the runs also differ in {', '.join(others)}"
+    if len(set(parameters.values())) > 1:
+        return f"more than one parameter differs: {', '.join(remaining)}"
+    found = _representative(remaining, contexts)
+    if found is None:
+        return f"the disks of one run have different {remaining[0].rsplit('.', 1)[1]}"
+    key, raw = found
+    values = [_number(value, key) for value in raw]
+    numbers = [v for v in values if v is not None]
+    if len(numbers) < len(values):
+        return f"{key} is not a number in every run"
+    label, unit, divisor = _sweep_label(key, raw)
+    return Sweep(key, label, unit, tuple(v / divisor for v in numbers))
+
+
+def _representative(
+    keys: Sequence[str], contexts: Sequence[Mapping[str, Any]]
+) -> tuple[str, list[Any]] | None:
+    """The key that stands for the parameter, and its value in each run: the only key; for a
+    queue knob set on several devices the array's, else `disks[*]` when each run's tuned
+    disks agree (None when they do not)."""
+    chosen = keys[0] if len(keys) == 1 else next((k for k in keys if k.startswith("array.")), None)
+    if chosen is not None:
+        return chosen, [context.get(chosen) for context in contexts]
+    per_run = [{_freeze(context.get(key)) for key in keys} for context in contexts]
+    if any(len(values) > 1 for values in per_run):
         return None
-    parameter = str(parameters.pop())
-    values = [_parameter_value(context, parameter) for context in contexts]
-    if any(not isinstance(v, float) for v in values):
+    return f"disks[*].tuning.{keys[0].rsplit('.', 1)[1]}", [c.get(keys[0]) for c in contexts]
+
+
+def _freeze(value: Any) -> Any:
+    return repr(value) if isinstance(value, list | dict) else value
+
+
+def _number(value: Any, key: str) -> float | None:
+    """A parameter's number: numbers as they are, numeric text (imports keep fio's options as
+    text), sizes such as `8G` for the spec's sizes, in bytes."""
+    if isinstance(value, bool):
         return None
-    label, unit, divisor = _sweep_label(parameter)
-    return Sweep(parameter, label, unit, tuple(float(v) / divisor for v in values))
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return _bytes(value) if key.startswith("spec.") else None
+    return None
 
 
-def _parameter_value(context: Mapping[str, Any], parameter: str) -> Any:
-    """The parameter's number in one run; _MIXED when its disks disagree, None if unknown."""
-    if parameter.startswith("disks[*].tuning."):
-        knob = parameter.rsplit(".", 1)[1]
-        found = {
-            v for k, v in context.items() if (m := _DISK_KNOB.fullmatch(k)) and m.group(1) == knob
-        }
-        if len(found) != 1:
-            return _MIXED if found else None
-        value: Any = found.pop()
-    else:
-        value = context.get(parameter)
-    number = _bytes(value) if parameter in _BYTE_SIZES else value
-    if isinstance(number, bool) or not isinstance(number, int | float):
-        return None
-    return float(number)
-
-
-def _sweep_label(parameter: str) -> tuple[str, str, float]:
-    if parameter in _SWEEP_LABELS:
-        return _SWEEP_LABELS[parameter]
-    knob = parameter.rsplit(".", 1)[1]
-    label, unit = _KNOB_LABELS.get(knob, (knob, ""))
-    if parameter.startswith("array.tuning."):
+def _sweep_label(key: str, values: Sequence[Any]) -> tuple[str, str, float]:
+    """What the axis says, its unit, and the divisor from the stored unit to the shown one."""
+    if key in _SWEEP_LABELS:
+        return _SWEEP_LABELS[key]
+    knob = _DEVICE_KNOB.fullmatch(key)
+    if knob is None and key.startswith("spec."):  # an import's own option, e.g. fio's bs=4k
+        sized = any(isinstance(v, str) and _number(v, "") is None for v in values)
+        name = key.removeprefix("spec.")
+        return (name, "KiB", 2**10) if sized else (name, "", 1)
+    name = key.rsplit(".", 1)[1]
+    label, unit = _KNOB_LABELS.get(name, (name, ""))
+    if knob is None:  # dirty.* and the like not in _SWEEP_LABELS
+        return label, unit, 1
+    if knob["disk"] not in (None, "*"):
+        label = f"{knob['disk']} {label}"
+    elif key.startswith("array."):
         label = f"array {label}"
     return label, unit, 1
 
