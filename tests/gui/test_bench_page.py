@@ -145,6 +145,9 @@ def test_cancel_stops_the_run_files_it_cancelled_and_removes_the_file(
     detail, samples = stored(db_url, run_id)
     assert detail.summary.status is RunStatus.CANCELLED and samples > 0
     assert page.start_button.isEnabled() and page.form.size.isEnabled()
+    # the table says what the history says: the phase was stopped, it did not fail
+    assert page.results.cell_text("seq_write", 1) == "cancelled"
+    assert "Run cancelled" in page.phase_label.text()
 
 
 def test_a_killed_helper_ends_the_run_as_aborted_and_keeps_its_samples(

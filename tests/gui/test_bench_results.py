@@ -1,14 +1,15 @@
 """The results table marks a phase whose figures tripped a guard, live and stored alike, and
-its tooltip says each guard in words."""
+its tooltip says each guard in words; a phase without a figure says whether it was cancelled
+or failed."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from stripewise.gui.bench_results import GUARD_MARK, ResultsTable
-from stripewise.model.bench import Phase
-from stripewise.model.run import ResultValue
-from stripewise.protocol.events import PhaseFinished
+from stripewise.model.bench import Phase, phase_summaries
+from stripewise.model.run import ResultValue, RunStatus
+from stripewise.protocol.events import PhaseFinished, RunResult
 
 
 def finished(phase: Phase, mb_s: float, *flags: str, repetition: int = 1) -> PhaseFinished:
@@ -53,3 +54,34 @@ def test_a_stored_run_shows_its_flags(qtbot: Any) -> None:
     assert "above the physical ceiling" in tip and "some guard of a newer version" in tip
     table.show_stored([ResultValue("seq_read", "throughput", "MB/s", 90.0)])
     assert table.flags("seq_read") == [] and table.cell_text("seq_read", 0) == "  Block"
+
+
+def stopped(phase: Phase, error: str, repetition: int = 1) -> PhaseFinished:
+    """A repetition that ended without a figure, as the helper reports one."""
+    return PhaseFinished("r1", phase, repetition, 0.4, 0.0, 0.0, 0, 0, None, None, None, error)
+
+
+def test_a_cancelled_phase_reads_cancelled_and_a_failed_one_failed(qtbot: Any) -> None:
+    table = ResultsTable()
+    qtbot.addWidget(table)
+    table.add_phase_result(finished(Phase.SEQ_WRITE, 500.0))
+    table.add_phase_result(stopped(Phase.SEQ_READ, "cancelled"))
+    assert table.cell_text("seq_read", 1) == "cancelled"
+    assert table.cell_text("seq_write", 1) == "500"
+    # the helper's run_result, as a cancelled run ends: the row still says what happened
+    result = RunResult(
+        "r1",
+        RunStatus.CANCELLED,
+        3.0,
+        "builtin",
+        "1",
+        phase_summaries([finished(Phase.SEQ_WRITE, 500.0), stopped(Phase.SEQ_READ, "cancelled")]),
+    )
+    table.set_run_result(result)
+    assert table.cell_text("seq_read", 1) == "cancelled"
+    assert table.cell_tooltip("seq_read", 1) == "cancelled"
+
+    table.clear_results()
+    table.add_phase_result(stopped(Phase.RANDOM_READ, "fio exited with status 1"))
+    assert table.cell_text("random_read", 1) == "failed"
+    assert "fio exited" in table.cell_tooltip("random_read", 1)

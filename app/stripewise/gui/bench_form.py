@@ -2,14 +2,21 @@
 
 Produces the helper's `bench.start` arguments (docs/protocol.md); validation that needs the
 machine (free space, serials, mounts) is the helper's, and its refusal is shown as it words it.
+
+The target the admin picked stays picked: a re-read of the hardware map (a hotplug) finds it
+again by identity, and when it went away it stays on show as gone, and cannot start. The form
+keeps one geometry whatever its hints say: they have room reserved, and the confirmation rows
+are always there, enabled for a device only.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+import shiboken6
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -19,16 +26,19 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from stripewise.gui.help_dialogs import BENCH_DIRECTORY
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, SpecError, parse_size
 from stripewise.model.bench_presets import PRESETS, PresetValues
-from stripewise.model.bench_targets import BenchTarget, TargetKind
+from stripewise.model.bench_targets import BenchTarget, TargetKind, directory_target, gone_reason
+from stripewise.model.wording import count_noun
 from stripewise.protocol.events import BenchStartArgs
+from stripewise.services.tasks import run_in_background
 
 BLOCK_SIZES = ("4K", "64K", "128K", "256K", "512K", "1M", "4M")
 PHASE_LABELS = {  # short, for a narrow column; bonnie++'s full names are the tooltips
@@ -40,6 +50,30 @@ PHASE_LABELS = {  # short, for a narrow column; bonnie++'s full names are the to
     Phase.MIXED: "Mixed 70/30",
 }
 CUSTOM_PRESET = "Custom"
+CUSTOM_NOTE = "Your own settings; a preset fills them in for this target"
+HINT_LINES = 3  # room kept for a hint, so the form does not jump as hints come and go
+NO_TARGET = "Pick a target, or a directory with \u2026"
+
+
+class HintLabel(QLabel):
+    """A word-wrapped hint with a fixed height of `lines` lines, shown or empty alike."""
+
+    def __init__(self, lines: int = HINT_LINES) -> None:
+        super().__init__()
+        self._lines = lines
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self._reserve()
+
+    def _reserve(self) -> None:
+        margins = self.contentsMargins()
+        line = self.fontMetrics().lineSpacing()
+        self.setFixedHeight(self._lines * line + margins.top() + margins.bottom())
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self._reserve()
+        super().changeEvent(event)
 
 
 def size_text(size: int) -> str:
@@ -57,6 +91,7 @@ class BenchForm(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._targets: list[BenchTarget] = []
+        self._shown: tuple[str, ...] | None = None  # the identity the form last showed
         self._applying_preset = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -71,19 +106,18 @@ class BenchForm(QWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.target.currentIndexChanged.connect(self._on_target)
-        browse = QPushButton("...")
-        browse.setToolTip("Benchmark in a directory of your choice")
-        browse.setAccessibleName("Choose a directory")
-        browse.setMaximumWidth(32)
-        browse.clicked.connect(self._choose_directory)
+        self.browse = QToolButton()
+        self.browse.setText("\u2026")
+        self.browse.setToolTip("Benchmark in a directory of your choice")
+        self.browse.setAccessibleName("Choose a directory")
+        self.browse.clicked.connect(self._choose_directory)
         row = QHBoxLayout()
         row.addWidget(self.target, 1)
-        row.addWidget(browse)
+        row.addWidget(self.browse)
         target_label = QLabel("&Target")
         target_label.setBuddy(self.target)
         form.addRow(target_label, row)
-        self.target_note = QLabel()
-        self.target_note.setWordWrap(True)
+        self.target_note = HintLabel()
         self.target_note.setObjectName("targetNote")
         form.addRow("", self.target_note)
 
@@ -97,8 +131,8 @@ class BenchForm(QWidget):
             )
         self.preset.currentTextChanged.connect(self._on_preset)
         form.addRow("Pre&set", self.preset)
-        self.preset_note = QLabel()
-        self.preset_note.setWordWrap(True)
+        self.preset_note = HintLabel()
+        self.preset_note.setObjectName("presetNote")
         form.addRow("", self.preset_note)
 
         self.engine = QComboBox()
@@ -113,7 +147,7 @@ class BenchForm(QWidget):
             box.setToolTip(f"{BONNIE_NAMES[phase]} ({phase.value})")
             box.toggled.connect(self._edited)
             self.phase_boxes[phase] = box
-            phases.addWidget(box, index, 0)
+            phases.addWidget(box, index // 2, index % 2)  # two columns: the form fits 768 px
         form.addRow("Phases", phases)
 
         self.size = QLineEdit("1G")
@@ -145,13 +179,17 @@ class BenchForm(QWidget):
         form.addRow("Phase &cap", self.runtime_cap)
 
         self.confirm = QLineEdit()
-        self.confirm.setPlaceholderText("type the device's serial to allow writing")
         self.confirm.setAccessibleName("Confirm serial")
-        self.overwrite = QCheckBox("Overwrite an existing partition table or filesystem")
-        self.confirm_label = QLabel("Confirm")
+        self.confirm.setToolTip("What the note under Target names: writing needs it typed back")
+        self.overwrite = QCheckBox("Overwrite partitions or a filesystem")
+        self.overwrite.setToolTip(
+            "Without it, a device that carries a partition table or a filesystem is refused"
+        )
+        self.confirm_label = QLabel("Con&firm")
+        self.confirm_label.setBuddy(self.confirm)
         form.addRow(self.confirm_label, self.confirm)
         form.addRow("", self.overwrite)
-        self._show_confirmation(False)
+        self._allow_confirmation(False)
         self.apply_values(PRESET_DEFAULT)
 
     def _spin(self, low: int, high: int, value: int, tip: str) -> QSpinBox:
@@ -164,49 +202,117 @@ class BenchForm(QWidget):
 
     # --- targets ---------------------------------------------------------------------------
     def set_targets(self, targets: list[BenchTarget]) -> None:
+        """The hardware map's targets, read again (start-up, a hotplug, a new plan). Directories
+        picked with the button stay; what is selected stays selected, found by identity; when
+        it is no longer there it stays on show as gone."""
         current = self.current_target()
-        self._targets = list(targets)
+        offered = [t for t in targets if t.kind is not TargetKind.DIRECTORY]
+        known = {t.identity for t in offered}
+        picked = [t for t in self._targets if t.kind is TargetKind.DIRECTORY]
+        known |= {t.identity for t in picked}
+        gone = []
+        if current is not None and current.identity not in known:
+            gone.append(current if current.gone else current.as_gone(_gone_note(current)))
+        self._fill([*gone, *picked, *offered], current)
+        self._check_directories()
+
+    def _fill(self, targets: list[BenchTarget], keep: BenchTarget | None) -> None:
+        self._targets = targets
         self.target.blockSignals(True)
         self.target.clear()
-        for target in self._targets:
+        for target in targets:
             self.target.addItem(target.label)
-        keep = next(
-            (
-                i
-                for i, t in enumerate(self._targets)
-                if current and t.path == current.path and t.label == current.label
-            ),
-            0,
-        )
-        self.target.setCurrentIndex(keep if self._targets else -1)
+        wanted = keep.identity if keep is not None else None
+        index = next((i for i, t in enumerate(targets) if t.identity == wanted), 0)
+        self.target.setCurrentIndex(index if targets else -1)
         self.target.blockSignals(False)
         self._on_target()
 
+    def _check_directories(self) -> None:
+        """Whether the picked directories still exist, looked at off the GUI thread (a hung
+        network mount must not freeze the window)."""
+        paths = [t.path for t in self._targets if t.kind is TargetKind.DIRECTORY]
+        if not paths:
+            return
+
+        def seen(exists: dict[str, bool]) -> None:
+            if shiboken6.isValid(self):
+                self._mark_directories(exists)
+
+        run_in_background(lambda: {path: os.path.isdir(path) for path in paths}, seen)
+
+    def _mark_directories(self, exists: dict[str, bool]) -> None:
+        changed = False
+        for index, target in enumerate(self._targets):
+            if target.kind is not TargetKind.DIRECTORY or target.path not in exists:
+                continue
+            if exists[target.path] == target.gone:  # it went away, or came back
+                fresh = directory_target(target.path)
+                self._targets[index] = (
+                    fresh if exists[target.path] else fresh.as_gone(_gone_note(fresh))
+                )
+                self.target.setItemText(index, self._targets[index].label)
+                changed = True
+        if changed:
+            self._on_target()
+
     def add_directory(self, path: str) -> None:
-        target = BenchTarget(f"{path}  (directory)", path, TargetKind.FILESYSTEM)
-        self._targets.insert(0, target)
-        self.target.insertItem(0, target.label)
-        self.target.setCurrentIndex(0)
+        """A directory the admin chose: first in the list, and selected."""
+        found = next(
+            (
+                i
+                for i, t in enumerate(self._targets)
+                if t.identity == directory_target(path).identity
+            ),
+            None,
+        )
+        if found is None:
+            self._targets.insert(0, directory_target(path))
+            self.target.blockSignals(True)
+            self.target.insertItem(0, self._targets[0].label)
+            self.target.blockSignals(False)
+            found = 0
+        self.target.setCurrentIndex(found)
+        self._on_target()
+        self._check_directories()
+
+    def targets(self) -> list[BenchTarget]:
+        """What the Target box lists, in its order."""
+        return list(self._targets)
 
     def current_target(self) -> BenchTarget | None:
         index = self.target.currentIndex()
         return self._targets[index] if 0 <= index < len(self._targets) else None
 
     def _choose_directory(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Benchmark in directory")
+        path = QFileDialog.getExistingDirectory(self, BENCH_DIRECTORY)
         if path:
             self.add_directory(path)
 
     def _on_target(self) -> None:
         target = self.current_target()
-        self.target_note.setText(target.note if target else "Pick a target or a directory.")
-        raw = target is not None and target.path.startswith("/dev/")
-        self._show_confirmation(raw)
-        self.targetChanged.emit()
+        self.target_note.setText(target.note if target else NO_TARGET)
+        self.target.setToolTip(target.label.strip() if target else "")
+        self._allow_confirmation(self._writes_to_device())
+        identity = target.identity if target else None
+        if identity != self._shown:
+            self._shown = identity
+            self.targetChanged.emit()
+            if target is not None and self.preset.currentText() != CUSTOM_PRESET:
+                self.presetChosen.emit(self.preset.currentText())  # sized for this target
 
-    def _show_confirmation(self, shown: bool) -> None:
+    def _writes_to_device(self) -> bool:
+        target = self.current_target()
+        return target is not None and target.is_device and not target.gone
+
+    def _allow_confirmation(self, allowed: bool) -> None:
+        """Always on show, enabled for a device only: rows that came and went moved the
+        form under the admin's pointer."""
         for widget in (self.confirm, self.overwrite, self.confirm_label):
-            widget.setVisible(shown)
+            widget.setEnabled(allowed)
+        self.confirm.setPlaceholderText(
+            "serial (or path) to allow writing" if allowed else "only a device needs it"
+        )
 
     # --- presets ---------------------------------------------------------------------------
     def set_engines(self, fio_version: str | None) -> None:
@@ -239,7 +345,7 @@ class BenchForm(QWidget):
             self.preset.blockSignals(True)
             self.preset.setCurrentText(CUSTOM_PRESET)
             self.preset.blockSignals(False)
-            self.preset_note.setText("")
+            self.preset_note.setText(CUSTOM_NOTE)
 
     # --- the request -----------------------------------------------------------------------
     def phases(self) -> list[Phase]:
@@ -249,8 +355,12 @@ class BenchForm(QWidget):
         """bench.start's arguments; SpecError naming the field when the form is incomplete or
         out of bounds (the helper checks the same bounds again: it trusts no client)."""
         target = self.current_target()
-        if target is None or not target.runnable:
-            raise SpecError(target.note if target else "pick a target first")
+        if target is None:
+            raise SpecError("pick a target first")
+        if target.gone:
+            raise SpecError(f"{target.path}: {gone_reason(target)}; pick another target")
+        if not target.runnable:
+            raise SpecError(target.note)
         phases = self.phases()
         if not phases:
             raise SpecError("tick at least one phase")
@@ -269,11 +379,12 @@ class BenchForm(QWidget):
         )
         if problems := spec.problems():
             raise SpecError("; ".join(problems))
-        confirm = self.confirm.text().strip() if self.confirm.isVisible() else ""
+        raw = self._writes_to_device()
+        confirm = self.confirm.text().strip() if raw else ""
         return BenchStartArgs(
             spec,
             confirm_serial=confirm or None,
-            overwrite=self.overwrite.isVisible() and self.overwrite.isChecked(),
+            overwrite=raw and self.overwrite.isChecked(),
         )
 
     def load_spec(self, spec: Mapping[str, Any], repetitions: int) -> list[str]:
@@ -326,7 +437,9 @@ class BenchForm(QWidget):
             random_block = spec.get("random_block_size")
             if isinstance(random_block, int) and random_block != 4096:
                 left_out.append("random phases use 4 KiB blocks here")
-            self.preset_note.setText(f"Set up as a stored run, with {repetitions} passes.")
+            self.preset_note.setText(
+                f"Set up as a stored run, with {count_noun(repetitions, 'pass')}."
+            )
         finally:
             self._applying_preset = False
         return left_out
@@ -334,8 +447,14 @@ class BenchForm(QWidget):
     def set_running(self, running: bool) -> None:
         for child in self.findChildren(QWidget):
             child.setEnabled(not running)
+        if not running:
+            self._allow_confirmation(self._writes_to_device())
+
+
+def _gone_note(target: BenchTarget) -> str:
+    return f"Gone: {gone_reason(target)}. Pick another target."
 
 
 PRESET_DEFAULT = PresetValues(
-    (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ, Phase.RANDOM_READ), 2**30
+    (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ, Phase.RANDOM_READ), 2**30, note=CUSTOM_NOTE
 )

@@ -11,7 +11,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+import shiboken6
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -52,6 +55,8 @@ from stripewise.services.system_info import SystemInfoService
 from stripewise.services.tasks import run_in_background
 
 REDRAW_MS = 200
+PLOTS_COMFORT_PX = 470  # below this the plots' legends and the results table are cut
+FORM_EXTRA_PX = 60  # what the form gets beyond its minimum when the window has room
 
 
 def _free_bytes(path: str) -> int | None:
@@ -105,6 +110,7 @@ class BenchPage(QWidget):
         self._ram_bytes = _ram_bytes()
         self._last_t = 0.0  # the newest sample's time: where the next phase band starts
         self._phase_text = ""
+        self._columns_fitted = False
 
         self.form = BenchForm()
         self.start_button = QPushButton("Start")
@@ -173,10 +179,9 @@ class BenchPage(QWidget):
         buttons.addWidget(self.cancel_button)
         left_layout.addLayout(buttons)
         left_layout.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self._form_scroll = _FormScroll()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(290)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
 
@@ -207,16 +212,27 @@ class BenchPage(QWidget):
         self.results.setMinimumHeight(150)
         right_layout.addWidget(split, 1)
 
-        columns = QSplitter()
+        columns = self.columns = QSplitter()
         columns.addWidget(scroll)
         columns.addWidget(right)
+        columns.setStretchFactor(0, 0)  # the form keeps its width, the plots take the rest
         columns.setStretchFactor(1, 1)
         columns.setChildrenCollapsible(False)
-        columns.setSizes([300, 720])
+        columns.setSizes([scroll.minimumSizeHint().width(), PLOTS_COMFORT_PX])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 14, 16, 10)
         layout.addWidget(page_title("Benchmark"))
         layout.addWidget(columns, 1)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._columns_fitted:  # once, with the real width; then the admin's splitter
+            self._columns_fitted = True
+            form = self._form_scroll.minimumSizeHint().width()
+            total = self.columns.width()
+            spare = total - self.columns.handleWidth() - form - PLOTS_COMFORT_PX
+            left = form + max(0, min(FORM_EXTRA_PX, spare))
+            self.columns.setSizes([left, total - self.columns.handleWidth() - left])
 
     # --- inputs ----------------------------------------------------------------------------
     def _refresh_targets(self) -> None:
@@ -236,14 +252,24 @@ class BenchPage(QWidget):
             self.form.set_engines(getattr(fio, "version", None) or "")
 
     def _apply_preset(self, name: str) -> None:
+        """The preset's values sized for the target: a device's capacity as the inventory read
+        it, a directory's free space as statvfs says (off the GUI thread)."""
         target = self.form.current_target()
         path = target.path if target else ""
+        device = target.size_bytes if target is not None and target.is_device else None
         ram = self._ram_bytes
 
         def apply(free: int | None) -> None:
-            self.form.apply_values(preset_values(name, ram, free))
+            if not shiboken6.isValid(self):
+                return  # the window closed meanwhile
+            now = self.form.current_target()
+            if self.form.preset.currentText() != name or (
+                (now.identity if now else None) != (target.identity if target else None)
+            ):
+                return  # chosen again since: that choice's values are on their way
+            self.form.apply_values(preset_values(name, ram, free, device_bytes=device))
 
-        run_in_background(lambda: _free_bytes(path), apply)
+        run_in_background(lambda: None if device is not None else _free_bytes(path), apply)
 
     def _set_binary_units(self, mib: bool) -> None:
         self.plots.set_binary_units(mib)
@@ -372,10 +398,11 @@ class BenchPage(QWidget):
             self.openRun.emit(self.saved_run_id)
 
     def _ask_save_plot(self) -> None:
+        from stripewise.gui.help_dialogs import SAVE_BENCH_PLOTS
         from stripewise.gui.plot_export import ask_path
 
         stem = f"run-{self.saved_run_id}" if self.saved_run_id is not None else "benchmark"
-        path = ask_path(self, f"{stem}-plots.png")
+        path = ask_path(self, f"{stem}-plots.png", SAVE_BENCH_PLOTS)
         if path is not None:
             self.save_plot(path)
 
@@ -403,6 +430,19 @@ class BenchPage(QWidget):
             self.compareRuns.emit([previous, run_id])
 
         self.history.previous_run(run_id, self._target_path, found)
+
+
+class _FormScroll(QScrollArea):
+    """Scrolls the form up and down only, and is never narrower than the form with room for
+    the vertical scroll bar: nothing is cut at its right edge, at any window size."""
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        inner = self.widget()
+        if inner is None:
+            return hint
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        return QSize(inner.minimumSizeHint().width() + bar, hint.height())
 
 
 def _ram_bytes() -> int:

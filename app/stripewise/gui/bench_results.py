@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from stripewise.model.bench import summarize
 from stripewise.model.guards import describe
-from stripewise.model.run import ResultValue
+from stripewise.model.run import ResultValue, RunStatus
 from stripewise.model.units import MIB_PER_MB
 from stripewise.protocol.events import PhaseFinished, RunResult
 
@@ -63,6 +63,15 @@ class PhaseRow:
     def figure(self, metric: str) -> float | None:
         found = self.summary.get(metric)
         return found.value if found is not None else None
+
+    def ended(self) -> str:
+        """What the figure's cell says when there is none: a phase the admin stopped was
+        cancelled, not failed (the helper files the run as cancelled too)."""
+        if not self.errors:
+            return ""
+        if all(error == RunStatus.CANCELLED.value for error in self.errors):
+            return RunStatus.CANCELLED.value
+        return RunStatus.FAILED.value
 
 
 class ResultsTable(QTableWidget):
@@ -199,7 +208,7 @@ class ResultsTable(QTableWidget):
         eff = figures.figure("efficiency")  # KB/s per CPU %, as the RAID notes compute it
         cells = [
             f"  {label} {GUARD_MARK}" if figures.flags else f"  {label}",
-            _rate(spread[0] * scale) if spread else ("failed" if figures.errors else ""),
+            _rate(spread[0] * scale) if spread else figures.ended(),
             f"{_rate(spread[1] * scale)} - {_rate(spread[2] * scale)} (n={spread[3]})"
             if spread and spread[3] > 1
             else "",

@@ -1,7 +1,9 @@
 """The Benchmark view's presets: named starting points for the form, never hidden settings.
 
 Sizes depend on the machine: bonnie++'s rule is a file of twice the RAM so the page cache
-cannot hold it; with direct I/O the cache is bypassed and a smaller file is honest too.
+cannot hold it; with direct I/O the cache is bypassed and a smaller file is honest too, so
+when 2 x RAM does not fit the target (a small device, a full filesystem) the preset falls
+back to direct I/O on what fits.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from stripewise.model.bench import Phase
+from stripewise.model.units import binary_size
 
 GiB = 2**30
 MiB = 2**20
@@ -46,14 +49,29 @@ PRESETS = (
 )
 
 
-def preset_values(name: str, ram_bytes: int, free_bytes: int | None) -> PresetValues:
-    """The form values for `name` on a machine with `ram_bytes` and `free_bytes` at the target
-    (None: unknown, as for a raw device, whose size the helper checks)."""
-    room = free_bytes if free_bytes is not None else 64 * GiB
+def _whole_mib(size: int) -> int:
+    return size // MiB * MiB
+
+
+def _room(free_bytes: int | None, device_bytes: int | None) -> int:
+    """What a preset may ask for, in whole MiB: all of a block device (the helper refuses
+    more than it holds, not less), 90 % of a filesystem's free space (leave it some air), or
+    64 GiB when neither is known (the helper checks)."""
+    if device_bytes is not None:
+        return _whole_mib(device_bytes)
+    return _whole_mib(int((free_bytes if free_bytes is not None else 64 * GiB) * 0.9))
+
+
+def preset_values(
+    name: str, ram_bytes: int, free_bytes: int | None, *, device_bytes: int | None = None
+) -> PresetValues:
+    """The form values for `name` on a machine with `ram_bytes`: on a directory with
+    `free_bytes` free (None: unknown), or on a block device of `device_bytes`. Sizes are
+    whole MiB, so the form shows them as M or G, never as a count of KiB."""
+    room = _room(free_bytes, device_bytes)
 
     def fitting(size: int) -> int:
-        usable = int(room * 0.9) // MiB * MiB  # leave the filesystem some air
-        return max(64 * MiB, min(size, usable))
+        return max(MiB, min(size, room))
 
     if name == "Quick check":
         return PresetValues(
@@ -62,19 +80,26 @@ def preset_values(name: str, ram_bytes: int, free_bytes: int | None) -> PresetVa
             runtime_cap_s=20.0,
         )
     if name == "bonnie-style":
+        twice_ram = -(-2 * ram_bytes // GiB) * GiB  # rounded up: never under 2 x RAM
         base = PresetValues(
             (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ, Phase.RANDOM_READ),
-            2 * ram_bytes,
+            twice_ram,
             direct=False,
             repetitions=3,
         )
-        if 2 * ram_bytes <= room * 0.9:
-            return replace(base, note="buffered, as bonnie++ runs: the file is 2 x RAM")
+        if twice_ram <= room:
+            return replace(
+                base,
+                note=f"buffered, as bonnie++ runs: the file ({binary_size(twice_ram)}) is "
+                f"2 x RAM ({binary_size(ram_bytes)})",
+            )
+        size = fitting(4 * GiB)
         return replace(
             base,
-            size_bytes=fitting(4 * GiB),
+            size_bytes=size,
             direct=True,
-            note="2 x RAM does not fit here: direct I/O keeps the page cache out instead",
+            note=f"2 x RAM ({binary_size(twice_ram)}) does not fit here: direct I/O on "
+            f"{binary_size(size)} keeps the page cache out instead",
         )
     if name == "Sequential 1M Q8":
         return PresetValues((Phase.SEQ_WRITE, Phase.SEQ_READ), fitting(4 * GiB), queue_depth=8)
