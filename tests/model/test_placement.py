@@ -166,11 +166,15 @@ def test_buses_count() -> None:
     assert spread(both_buses.arrays[0], both_buses).per_bus == {"pci0": 2, "pci1": 2}
 
 
-def test_small_arrays() -> None:
-    assert spread(array(R.RAID1, []), x4500()).score == 100
-    assert spread(array(R.RAID1, ["c0d0"]), x4500()).explanation == (
-        "One member: nothing to spread yet.",
-    )
+def test_small_arrays_have_no_score_to_show() -> None:
+    """The field report: "spread 100 / 100" for an array with no members."""
+    empty = spread(array(R.RAID1, []), x4500())
+    assert not empty.scored and empty.headline() == "no members yet"
+    one = spread(array(R.RAID1, ["c0d0"]), x4500())
+    assert not one.scored and one.headline() == "one member: nothing to spread yet"
+    assert one.explanation == ("One member: nothing to spread yet.",)
+    two = spread(array(R.RAID1, ["c0d0", "c1d0"]), x4500())
+    assert two.scored and two.headline() == "spread 100 / 100"
 
 
 def test_apply_swaps() -> None:

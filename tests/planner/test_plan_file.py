@@ -441,6 +441,7 @@ _price = st.none() | st.floats(0, 1e9, allow_nan=False)
 @st.composite
 def plans(draw: st.DrawFn) -> Plan:
     controller_ids = draw(st.lists(_name, min_size=1, max_size=3, unique=True))
+    labels = draw(st.lists(_name, max_size=len(controller_ids), unique=True))
     ctl = tuple(
         PlanController(
             id=cid,
@@ -450,8 +451,9 @@ def plans(draw: st.DrawFn) -> Plan:
             ports=draw(st.none() | st.integers(1, 1024)),
             hypothetical=draw(st.booleans()),
             price=draw(_price),
+            label=labels[index] if index < len(labels) else None,  # distinct, as files need
         )
-        for cid in controller_ids
+        for index, cid in enumerate(controller_ids)
     )
     disk_ids = draw(st.lists(_name, max_size=8, unique=True))
     disks = []

@@ -1,7 +1,8 @@
 """`stripewise plan FILE`: evaluate a plan file, print it (or its JSON), write its script.
 
-A file that cannot be read as a plan exits 2 with one line naming file, table and key; a
-valid plan whose arrays have problems exits 0 and lists them.
+A file that cannot be read as a plan exits 2 with one line naming file, table and key, and so
+does one whose hardware is impossible (more disks on a controller than it has ports); a valid
+plan whose arrays have problems exits 0 and lists them.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from pathlib import Path
 
 from stripewise.cli.errors import EXIT_FAILED, CliError
 from stripewise.inventory import InventoryError, load_inventory
-from stripewise.model.evaluate import PlanReport, evaluate
+from stripewise.model.evaluate import PlanReport
 from stripewise.model.plan import Plan
 from stripewise.model.topology import Inventory
+from stripewise.planner.checks import evaluate_plan, hardware_errors
 from stripewise.planner.commands import PlanNotReady, shell_script
 from stripewise.planner.plan_file import PlanFileError, load_plan
 from stripewise.planner.report_json import format_plan, plan_json
@@ -45,7 +47,11 @@ def run(args: argparse.Namespace) -> int:
         plan = load_plan(args.file, inventory)
     except PlanFileError as exc:
         raise CliError(str(exc)) from None
-    report = evaluate(plan)
+    errors = hardware_errors(plan)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise CliError(f"{args.file}: {errors[0].message}{more}")
+    report = evaluate_plan(plan)
     host = homehost(plan, inventory)
     status = 0
     if args.script is not None:

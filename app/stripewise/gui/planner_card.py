@@ -32,6 +32,8 @@ from stripewise.model.plan import (
     RaidLevel,
 )
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
+from stripewise.planner.sizes import members_of_unknown_size, unknown_capacity_text
 
 # the model's names, with what the two plainest levels do for a level picker
 LEVEL_NAMES = {
@@ -45,22 +47,36 @@ def _chunk_label(kib: int) -> str:
     return f"{kib // 1024} MiB" if kib >= 1024 else f"{kib} KiB"
 
 
+def _controller_name(plan: Plan, controller_id: str) -> str:
+    """Its label where it has one ("LSI SAS 9300-8i #2"), else its id (a PCI address): short
+    enough to list six in a card."""
+    controller = plan.controller(controller_id)
+    return controller.label if controller is not None and controller.label else controller_id
+
+
+def _capacity(report: ArrayReport, plan: Plan) -> str:
+    """Usable of raw, or why it is unknown: never a figure counting an unknown size as 0."""
+    unknown = members_of_unknown_size(plan, report)
+    if unknown:
+        return unknown_capacity_text(unknown)
+    g = report.geometry
+    return (
+        f"{human_size(g.usable_bytes)} usable of {human_size(g.raw_bytes)} raw ({g.efficiency:.0%})"
+    )
+
+
 def figures_html(report: ArrayReport, plan: Plan) -> str:
     g = report.geometry
     rows = [
-        (
-            "Capacity",
-            f"{human_size(g.usable_bytes)} usable of {human_size(g.raw_bytes)} raw "
-            f"({g.efficiency:.0%})",
-        ),
+        ("Capacity", _capacity(report, plan)),
         (
             "Data disks",
             f"{g.data_disks} of {g.members}"
-            + (f" in {g.groups} groups of {g.group_size}" if g.groups > 1 else ""),
+            + (f" in {count_noun(g.groups, 'group')} of {g.group_size}" if g.groups > 1 else ""),
         ),
         (
             "Tolerates",
-            f"{g.fault_tolerance} failed disk{'s' if g.fault_tolerance != 1 else ''}"
+            count_noun(g.fault_tolerance, "failed disk")
             + (f" ({g.failures_per_group} per group)" if g.groups > 1 else ""),
         ),
     ]
@@ -84,7 +100,8 @@ def figures_html(report: ArrayReport, plan: Plan) -> str:
             )
         )
     per_controller = ", ".join(
-        f"{count} on {cid}" for cid, count in report.spread.per_controller.items()
+        f"{count} on {_controller_name(plan, cid)}"
+        for cid, count in report.spread.per_controller.items()
     )
     rows.append(("Controllers", per_controller or "no members yet"))
     if report.fs is not None:
@@ -266,7 +283,8 @@ class ArrayCard(QFrame):
         self.group.blockSignals(False)
         self._show_members(plan, array.members)
         self.spares.show_spares(array.spares)
-        self.score.setValue(report.spread.score)
+        self.score.setValue(report.spread.score if report.spread.scored else 0)
+        self.score.setFormat(report.spread.headline())  # "no members yet", not "100 / 100"
         self.spread_text.setText(" ".join(report.spread.explanation))
         self.spread_button.setEnabled(len(array.members) > 1)
         self.commands_button.setEnabled(report.ok and bool(array.members))

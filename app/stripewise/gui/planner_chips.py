@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.model.plan import PlanDisk
-from stripewise.model.units import human_size
+from stripewise.planner.sizes import size_text
 
 DISK_MIME = "application/x-stripewise-disks"
 CHIP_SIZE = QSize(112, 52)
@@ -75,10 +75,10 @@ class DiskChip(QWidget):
         self._press: QPoint | None = None
         self.setFixedSize(CHIP_SIZE)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setAccessibleName(f"{disk.id} {human_size(disk.capacity_bytes)}")
+        self.setAccessibleName(f"{disk.id} {size_text(disk)}")
         where = f" in {array}" if array else ""
         self.setToolTip(
-            f"{disk.id}{where}: {disk.model or 'model unknown'}, {human_size(disk.capacity_bytes)}"
+            f"{disk.id}{where}: {disk.model or 'model unknown'}, {size_text(disk)}"
             + (f", {disk.seq_read_mb_s:g} MB/s read (outer)" if disk.seq_read_mb_s else "")
             + (f"\n{disk.slot}" if disk.slot else "")
             + ("" if disk.usable else f"\nnot free: {disk.state.replace('_', ' ')}")
@@ -113,7 +113,7 @@ class DiskChip(QWidget):
         painter.setBrush(self.colour())
         painter.drawRoundedRect(QRectF(box.x(), box.y(), 6, box.height()), 3, 3)
         self._text(painter, QRect(11, 3, self.width() - 15, 18), self.disk.id, bold=True)
-        detail = human_size(self.disk.capacity_bytes)
+        detail = size_text(self.disk)  # "size unknown" for a disk of a udev dump, never "0 B"
         if self.disk.hypothetical:
             detail += " · to buy"
         self._text(painter, QRect(11, 20, self.width() - 15, 14), detail, small=True)

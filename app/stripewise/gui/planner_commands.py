@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import help_dialogs as says
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
 from stripewise.protocol.verbs import ArrayCreateArgs, ArrayMember
 from stripewise.services.helper_client import HelperClient
@@ -44,12 +45,7 @@ class SerialsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Create {array.name}: confirm the disks")
         layout = QVBoxLayout(self)
-        note = QLabel(
-            f"Creating {array.name} erases every listed disk. Type the serial number printed on "
-            "each drive's label; the helper compares it with the disk before anything is written."
-        )
-        note.setWordWrap(True)
-        layout.addWidget(note)
+        layout.addWidget(says.purpose_label(says.create_array(array.name)))
         form = QFormLayout()
         self.fields: dict[str, QLineEdit] = {}
         for disk_id in (*array.members, *array.spares):
@@ -112,7 +108,7 @@ def show_commands(
     except PlanNotReady as exc:  # the card disables the button first; this is the last guard
         planner.failed.emit(str(exc))
         return
-    dialog = CommandsDialog(f"Commands for {name}", script, page)
+    dialog = CommandsDialog(f"Commands for {name}", script, page, says.show_commands(name))
     dialog.save.clicked.connect(lambda: _save_script(dialog, script, name))
     reason = creatable_reason(plan, array, helper)
     create = QPushButton("Create on This &Machine…")
@@ -125,7 +121,7 @@ def show_commands(
 
 def _save_script(parent: QWidget, script: str, name: str) -> None:
     path, _ = QFileDialog.getSaveFileName(
-        parent, "Save Script", f"create-{name}.sh", "Shell scripts (*.sh)"
+        parent, says.save_script(name), f"create-{name}.sh", "Shell scripts (*.sh)"
     )
     if path:
         Path(path).write_text(script, encoding="utf-8")

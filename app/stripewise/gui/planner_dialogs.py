@@ -18,10 +18,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import help_dialogs as says
 from stripewise.model.evaluate import evaluate
 from stripewise.model.placement import Swap
 from stripewise.model.plan import Plan
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
+from stripewise.planner.sizes import cost_per_usable_tb, plan_usable_bytes
 
 
 class SpreadDialog(QDialog):
@@ -56,10 +59,11 @@ class SpreadDialog(QDialog):
             )
             text = QLabel(
                 f"<p>Spread score {before} &rarr; <b>{after}</b> with "
-                f"{len(swaps)} swap{'s' if len(swaps) != 1 else ''}:</p>"
+                f"{count_noun(len(swaps), 'swap')}:</p>"
                 f"<table cellspacing='6'>{rows}</table>"
             )
             text.setTextFormat(Qt.TextFormat.RichText)
+            layout.addWidget(says.purpose_label(says.SPREAD_SWAPS))
             layout.addWidget(text)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         if swaps:
@@ -72,11 +76,15 @@ class SpreadDialog(QDialog):
 class CommandsDialog(QDialog):
     """The commands to build the array: copy them, or save them as a commented script."""
 
-    def __init__(self, title: str, script: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, title: str, script: str, parent: QWidget | None = None, purpose: str = ""
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
         self.resize(820, 520)
         layout = QVBoxLayout(self)
+        if purpose:
+            layout.addWidget(says.purpose_label(purpose))
         note = QLabel(
             "These commands destroy data on the listed disks. Check every serial "
             "number against the label on the drive before running them."
@@ -121,20 +129,20 @@ def comparison_rows(plans: list[tuple[str, Plan]]) -> tuple[list[str], list[list
         read = sum(p.read_mb_s.low for p in predicted), sum(p.read_mb_s.high for p in predicted)
         write = sum(p.write_mb_s.low for p in predicted), sum(p.write_mb_s.high for p in predicted)
         known = len(predicted) == len(arrays) and arrays
+        usable = plan_usable_bytes(plan, report)  # None: a disk's size was not recorded
+        per_tb = cost_per_usable_tb(plan, report)
         rows.append(
             [
                 name,
                 str(len(arrays)),
-                human_size(report.usable_bytes),
-                f"{tolerance} disk{'s' if tolerance != 1 else ''} (worst array)",
+                "unknown" if usable is None else human_size(usable),
+                f"{count_noun(tolerance, 'disk')} (worst array)",
                 f"{read[0]:,.0f} – {read[1]:,.0f}" if known else "unknown",
                 f"{write[0]:,.0f} – {write[1]:,.0f}" if known else "unknown",
                 f"{report.total_cost:,.0f} {plan.currency}"
                 if report.total_cost is not None
                 else "unknown",
-                f"{report.cost_per_usable_tb:,.0f} {plan.currency}"
-                if report.cost_per_usable_tb is not None
-                else "unknown",
+                f"{per_tb:,.0f} {plan.currency}" if per_tb is not None else "unknown",
             ]
         )
     return header, rows
@@ -146,6 +154,7 @@ class CompareDialog(QDialog):
         self.setWindowTitle("Compare Plans")
         self.resize(900, 300)
         layout = QVBoxLayout(self)
+        layout.addWidget(says.purpose_label(says.COMPARE_PLANS))
         self.table = QTableWidget()
         self.table.verticalHeader().hide()
         layout.addWidget(self.table)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import help_dialogs as says
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.gui.pages import page_title
 from stripewise.gui.planner_card import LEVEL_NAMES, ArrayCard
@@ -26,6 +27,8 @@ from stripewise.model.evaluate import PlanReport
 from stripewise.model.placement import spread, spread_improvers, suggest_spread
 from stripewise.model.plan import Plan, RaidLevel
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
+from stripewise.planner.sizes import cost_per_usable_tb, plan_usable_bytes
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.planner import PlannerService
@@ -156,14 +159,17 @@ class PlannerPage(QWidget):
 
     def _summary(self, plan: Plan, report: PlanReport) -> str:
         used = sum(1 for d in plan.disks if d.id in plan.assigned())
+        usable = plan_usable_bytes(plan, report)  # None: an array has a disk of unknown size
         text = (
-            f"{plan.name}: {len(plan.arrays)} array{'s' if len(plan.arrays) != 1 else ''}, "
-            f"{used} of {len(plan.disks)} disks used, {human_size(report.usable_bytes)} usable"
+            f"{plan.name}: {count_noun(len(plan.arrays), 'array')}, {used:,} of "
+            f"{count_noun(len(plan.disks), 'disk')} used, "
+            + ("usable capacity unknown" if usable is None else f"{human_size(usable)} usable")
         )
+        per_tb = cost_per_usable_tb(plan, report)
         if report.total_cost is not None and plan.assigned():
             text += f", {report.total_cost:,.0f} {plan.currency}"
-            if report.cost_per_usable_tb is not None:
-                text += f" ({report.cost_per_usable_tb:,.0f} {plan.currency} per usable TB)"
+            if per_tb is not None:
+                text += f" ({per_tb:,.0f} {plan.currency} per usable TB)"
         errors = [p.message for p in report.problems if p.error]
         return text + "".join(f"\n{e}" for e in errors)
 
@@ -229,13 +235,13 @@ class PlannerPage(QWidget):
         show_commands(self, self.planner, name, self.helper)
 
     def _open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open Plan", "", "Plans (*.toml)")
+        path, _ = QFileDialog.getOpenFileName(self, says.OPEN_PLAN, "", "Plans (*.toml)")
         if path:
             self.planner.load(Path(path))
 
     def _save(self) -> None:
         default = self.planner.path or Path(f"{self.planner.plan.name}.toml".replace(" ", "-"))
-        path, _ = QFileDialog.getSaveFileName(self, "Save Plan", str(default), "Plans (*.toml)")
+        path, _ = QFileDialog.getSaveFileName(self, says.SAVE_PLAN, str(default), "Plans (*.toml)")
         if path:
             self.planner.save(Path(path))
 
@@ -251,7 +257,7 @@ class PlannerPage(QWidget):
     def _compare_file(self, dialog: CompareDialog, plans: list[tuple[str, Plan]]) -> None:
         from stripewise.planner.plan_file import PlanFileError, load_plan
 
-        path, _ = QFileDialog.getOpenFileName(self, "Add Plan to Compare", "", "Plans (*.toml)")
+        path, _ = QFileDialog.getOpenFileName(self, says.ADD_PLAN_TO_COMPARE, "", "Plans (*.toml)")
         if not path:
             return
         try:
@@ -265,4 +271,6 @@ class PlannerPage(QWidget):
     def _add_hardware(self) -> None:
         from stripewise.gui.planner_catalog import CatalogDialog
 
-        CatalogDialog(self.planner, self).exec()
+        dialog = CatalogDialog(self.planner, self)
+        dialog.exec()
+        dialog.deleteLater()  # it follows the plan while open: no copy left listening

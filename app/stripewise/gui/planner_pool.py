@@ -2,26 +2,44 @@
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.planner_chips import DiskChip, accept_disks, start_drag, take_disks
-from stripewise.model.plan import Plan, PlanController
+from stripewise.model.plan import Plan, PlanDisk
+from stripewise.model.wording import count_noun
+from stripewise.planner.sizes import unknown_sizes
+
+OVER_FULL = "#d64541"  # the colour problems_html gives errors
 
 
-def _controller_title(controller: PlanController | None, controller_id: str) -> str:
+def _controller_title(plan: Plan, controller_id: str) -> str:
+    """Its distinct name in bold, then id, ports used, ceiling and bus (the ports in red when
+    it carries more disks than it has)."""
+    controller = plan.controller(controller_id)
     if controller is None:
-        return f"<b>{controller_id}</b>"
-    facts = [controller.id]
+        return f"<b>{escape(controller_id)}</b>"
+    facts = [escape(controller.id)]
+    if controller.label and controller.model and controller.label != controller.model:
+        facts.append(escape(controller.model))
+    disks = len(plan.disks_on(controller_id))
+    if controller.ports is not None:
+        if disks > controller.ports:
+            over = f"{count_noun(disks, 'disk')} on {count_noun(controller.ports, 'port')}"
+            facts.append(f"<span style='color:{OVER_FULL}'>{over}</span>")
+        else:
+            facts.append(f"{disks:,} of {count_noun(controller.ports, 'port')} used")
     if controller.bus_mb_s:
         facts.append(f"{controller.bus_mb_s:,.0f} MB/s ceiling")
     if controller.bus:
-        facts.append(f"bus {controller.bus}")
+        facts.append(f"bus {escape(controller.bus)}")
     if controller.hypothetical:
         facts.append("to buy")
-    title = controller.model or controller.id
+    title = escape(plan.controller_names()[controller_id])
     return f"<b>{title}</b><br><span style='font-size:small'>{' · '.join(facts)}</span>"
 
 
@@ -39,15 +57,25 @@ class DiskPool(QWidget):
         self._layout.setSpacing(8)
         self.chips: list[DiskChip] = []
         self._anchor: DiskChip | None = None
+        self.sizes_note: QLabel | None = None  # shown while disks of unknown size are listed
 
     def set_plan(self, plan: Plan) -> None:
         selected = {c.disk.id for c in self.chips if c.selected}
         while (item := self._layout.takeAt(0)) is not None:
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            if (widget := item.widget()) is not None:
+                widget.deleteLater()
         self.chips = []
+        self.sizes_note = None
+        unknown = unknown_sizes(plan, (d.id for d in plan.disks))
+        if unknown:
+            self.sizes_note = QLabel(
+                f"Size unknown for {count_noun(len(unknown), 'disk')} (a udev dump records "
+                "none): the capacity of an array using them is unknown."
+            )
+            self.sizes_note.setWordWrap(True)
+            self._layout.addWidget(self.sizes_note)
         assigned = plan.assigned()
-        by_controller: dict[str, list] = {}
+        by_controller: dict[str, list[PlanDisk]] = {}
         for disk in plan.disks:
             by_controller.setdefault(disk.controller, []).append(disk)
         order = [c.id for c in plan.controllers] + [
@@ -58,7 +86,7 @@ class DiskPool(QWidget):
             box.setFrameShape(QFrame.Shape.StyledPanel)
             layout = QVBoxLayout(box)
             layout.setContentsMargins(8, 6, 8, 8)
-            title = QLabel(_controller_title(plan.controller(controller_id), controller_id))
+            title = QLabel(_controller_title(plan, controller_id))
             title.setTextFormat(Qt.TextFormat.RichText)
             title.setWordWrap(True)
             layout.addWidget(title)

@@ -22,8 +22,10 @@ from stripewise.model.plan import (
     PlannedArray,
     Problem,
     RaidLevel,
+    hardware_problems,
 )
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
 
 MIN_MEMBERS: dict[RaidLevel, int] = {
     RaidLevel.RAID0: 2,
@@ -338,15 +340,15 @@ def check_array(
     if n < need:
         problems.append(
             Problem(
-                "too_few_members", f"{level} needs at least {need} members; {array.name} has {n}."
+                "too_few_members",
+                f"{level} needs at least {count_noun(need, 'member')}; {array.name} has {n}.",
             )
         )
     if array.level is RaidLevel.RAID10 and n % 2:
         problems.append(
             Problem(
                 "odd_raid10",
-                f"{level} pairs its members (md near-2 layout): "
-                f"{n} members leave one without a partner; add or remove one.",
+                f"{level} pairs its members (md near-2 layout): {_unpaired(n)}; add or remove one.",
             )
         )
     problems += _group_problems(array, level)
@@ -404,6 +406,13 @@ def check_array(
     return tuple(problems)
 
 
+def _unpaired(members: int) -> str:
+    """An odd count of RAID 10 members, said with its verb: "1 member has no partner"."""
+    if members == 1:
+        return "1 member has no partner"
+    return f"{count_noun(members, 'member')} leave one without a partner"
+
+
 def _counts(items: tuple[str, ...]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in items:
@@ -420,11 +429,11 @@ def _group_problems(array: PlannedArray, level: str) -> list[Problem]:
     if size is None:
         text = f"Set how many members each inner {inner} set of the {level} has."
     elif size < least:
-        text = f"Each inner {inner} set needs at least {least} members, not {size}."
+        text = f"Each inner {inner} set needs at least {count_noun(least, 'member')}, not {size}."
     elif n < MIN_MEMBERS[array.level]:
         return []  # too_few_members says it; sets are judged once there are enough members
     elif n % size:
-        text = f"{n} members do not split into {inner} sets of {size}."
+        text = f"{count_noun(n, 'member')} do not split into {inner} sets of {size}."
     elif n // size < 2:
         text = f"One {inner} set of {size} is a plain {inner}: a {level} needs at least two."
     else:
@@ -435,6 +444,9 @@ def _group_problems(array: PlannedArray, level: str) -> list[Problem]:
 def _size_problems(
     array: PlannedArray, members: list[PlanDisk], spares: list[PlanDisk]
 ) -> list[Problem]:
+    # a size of 0 is one a udev dump did not record (planner.sizes): compared with none
+    members = [d for d in members if d.capacity_bytes]
+    spares = [d for d in spares if d.capacity_bytes]
     if not members:
         return []
     problems: list[Problem] = []
@@ -490,8 +502,10 @@ def _identity_problems(disks: tuple[PlanDisk, ...]) -> list[Problem]:
 
 
 def plan_problems(plan: Plan) -> tuple[Problem, ...]:
-    """Clashes between arrays: a disk used twice, two arrays with one name."""
-    problems: list[Problem] = []
+    """What is wrong across the plan: its hardware itself (`hardware_problems`: figures out of
+    bounds, more disks than a controller has ports), then clashes between arrays (a disk used
+    twice, two arrays with one name). The hardware comes first, as `planner.checks` lists it."""
+    problems: list[Problem] = list(hardware_problems(plan))
     users: dict[str, list[str]] = {}
     for array in plan.arrays:
         for disk_id in dict.fromkeys((*array.members, *array.spares)):
@@ -511,4 +525,6 @@ def plan_problems(plan: Plan) -> tuple[Problem, ...]:
 
 
 def duplicate_name(name: str, count: int) -> Problem:
-    return Problem("duplicate_name", f"{count} arrays are named {name}: names must differ.")
+    return Problem(
+        "duplicate_name", f"{count_noun(count, 'array')} are named {name}: names must differ."
+    )

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from stripewise.model.arrays import PlanIndex, normalized, sizes_match
 from stripewise.model.plan import Plan, PlanDisk, PlannedArray, RaidLevel
+from stripewise.model.wording import count_noun
 
 CONTROLLER_WEIGHT = 70.0
 BUS_WEIGHT = 30.0
@@ -40,6 +41,21 @@ class Spread:
     per_controller: dict[str, int]
     per_bus: dict[str, int]
     explanation: tuple[str, ...]
+    members: int  # members on the plan's disks: what the score was worked out over
+
+    @property
+    def scored(self) -> bool:
+        """Fewer than two members have nothing to spread: there is no score to show (the
+        number stays 100 for sorting, but "100 / 100" for an empty array says too much)."""
+        return self.members >= 2
+
+    def headline(self) -> str:
+        """ "spread 85 / 100", or why there is no score yet."""
+        if self.members == 0:
+            return "no members yet"
+        if self.members == 1:
+            return "one member: nothing to spread yet"
+        return f"spread {self.score} / 100"
 
 
 @dataclass(frozen=True)
@@ -176,14 +192,15 @@ def _exposure(
             for controller, count in group.items():
                 if count > tolerance:
                     found.append(
-                        f"{count} members of set {start // size + 1} on controller {controller}"
+                        f"{count_noun(count, 'member')} of set {start // size + 1} on "
+                        f"controller {controller}"
                     )
         places = sum(1 for r in room.values() if r > 0)
         groups = max(1, n // size)
         return tuple(found), -(-size // tolerance) <= places and best_max <= groups * tolerance
     tolerance = n - 1 if level is RaidLevel.RAID1 else _TOLERANCE[level]
     found = [
-        f"{count} of {n} members on controller {controller}"
+        f"{count} of {count_noun(n, 'member')} on controller {controller}"
         for controller, count in per_controller.items()
         if count > tolerance
     ]
@@ -200,6 +217,7 @@ def spread(array: PlannedArray, plan: Plan, index: PlanIndex | None = None) -> S
         per_controller=_ordered(layout.per_controller, index),
         per_bus=layout.per_bus,
         explanation=_explain(context.array, layout, index),
+        members=sum(layout.per_controller.values()),
     )
 
 
@@ -220,7 +238,8 @@ def _explain(array: PlannedArray, layout: _Layout, index: PlanIndex) -> tuple[st
     possible = sum(1 for r in layout.controller_room.values() if r > 0)
     where = ", ".join(f"{k} on {c}" for c, k in used.items())
     lines.append(
-        f"{n} members on {len(used)} of the {possible} controllers with suitable disks ({where})."
+        f"{count_noun(n, 'member')} on {len(used)} of the "
+        f"{count_noun(possible, 'controller')} with suitable disks ({where})."
     )
     if array.level in (RaidLevel.RAID0, RaidLevel.JBOD):
         lines.append(
@@ -242,7 +261,8 @@ def _explain(array: PlannedArray, layout: _Layout, index: PlanIndex) -> tuple[st
     cap = index.controller_cap_mb_s(busiest)
     if cap and count > 1:
         lines.append(
-            f"{count} of {n} members share controller {busiest}'s {cap:,.0f} MB/s link, "
+            f"{count} of {count_noun(n, 'member')} share controller {busiest}'s "
+            f"{cap:,.0f} MB/s link, "
             f"{cap / count:,.0f} MB/s each at most; striping gives every member the same "
             f"share, so the array reads at most {n} x {cap / count:,.0f} = "
             f"{cap * n / count:,.0f} MB/s."
@@ -262,9 +282,9 @@ def _tolerance_words(array: PlannedArray, n: int) -> str:
         return "it survives one failed disk per mirror pair"
     if array.level.nested:
         per = 1 if array.level is RaidLevel.RAID50 else 2
-        return f"each set tolerates {per} failed disk{'s' if per > 1 else ''}"
+        return f"each set tolerates {count_noun(per, 'failed disk')}"
     tolerance = n - 1 if array.level is RaidLevel.RAID1 else _TOLERANCE[array.level]
-    return f"it tolerates {tolerance} failed disk{'s' if tolerance != 1 else ''}"
+    return f"it tolerates {count_noun(tolerance, 'failed disk')}"
 
 
 def suggest_spread(
@@ -315,7 +335,7 @@ def _swap(old: str, new: str, array: PlannedArray, index: PlanIndex) -> Swap:
     on_was = sum(1 for m in array.members if m in index.disks and index.disks[m].controller == was)
     on_now = sum(1 for m in array.members if m in index.disks and index.disks[m].controller == now)
     reason = (
-        f"{old} on controller {was} ({on_was} member{'s' if on_was != 1 else ''} there) "
+        f"{old} on controller {was} ({count_noun(on_was, 'member')} there) "
         f"→ {new} on controller {now} ({on_now} before)"
     )
     if index.bus(was) != index.bus(now):

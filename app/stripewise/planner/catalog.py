@@ -85,6 +85,8 @@ class CatalogController:
     year: int
     matches: tuple[str, ...] = ()
     pci_ids: tuple[str, ...] = ()
+    pcie_gen: int | None = None  # its PCIe (or DMI) link, where it has one
+    lanes: int | None = None
 
     @property
     def title(self) -> str:
@@ -262,9 +264,11 @@ def _controller(entry: _Entry) -> CatalogController:
             "interface", f"{interface!r} is not one of {', '.join(CONTROLLER_INTERFACES)}"
         )
     computed: int | None = None
+    gen: int | None = None
+    lanes: int | None = None
     if interface in ("pcie", "dmi"):
-        gen = entry.whole("pcie_gen", 1, 6)
-        computed = pcie_link_mb_s(PCIE_GT_S[gen], entry.whole("lanes", 1, 32))
+        gen, lanes = entry.whole("pcie_gen", 1, 6), entry.whole("lanes", 1, 32)
+        computed = pcie_link_mb_s(PCIE_GT_S[gen], lanes)
     elif interface in ("pci", "pci-x"):
         mhz = entry.number("bus_mhz", 33, 533)
         computed = int(mhz * entry.whole("bus_bits", 32, 64) / 8)
@@ -290,4 +294,6 @@ def _controller(entry: _Entry) -> CatalogController:
         year=entry.whole("year", 1980, 2100),
         matches=entry.texts("matches"),
         pci_ids=pci_ids,
+        pcie_gen=gen,
+        lanes=lanes,
     )

@@ -15,7 +15,15 @@ from dataclasses import dataclass, replace
 
 from stripewise.model.arrays import LEVEL_NAMES, MD_NAME
 from stripewise.model.evaluate import ArrayReport
-from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, Problem, RaidLevel
+from stripewise.model.plan import (
+    Filesystem,
+    Plan,
+    PlanDisk,
+    PlannedArray,
+    Problem,
+    RaidLevel,
+)
+from stripewise.model.wording import count_noun
 
 CONFIRM_FLAG = "--i-have-checked-the-serials"
 MDADM_CONF = "/etc/mdadm/mdadm.conf"
@@ -160,7 +168,7 @@ def _create(array: PlannedArray, plan: Plan, report: ArrayReport, host: str) -> 
         )
         comment = (
             f"Inner {LEVEL_NAMES[inner]} set {group + 1} of {geometry.groups} of "
-            f"{LEVEL_NAMES[array.level]} {array.name}: {size} disks, "
+            f"{LEVEL_NAMES[array.level]} {array.name}: {count_noun(size, 'disk')}, "
             f"{array.chunk_kib} KiB chunk." + _device_notes(devices)
         )
         commands.append(Command(f"Create {name}", argv, comment))
@@ -171,8 +179,9 @@ def _create(array: PlannedArray, plan: Plan, report: ArrayReport, host: str) -> 
     )
     data = geometry.data_disks // geometry.groups
     comment = (
-        f"RAID 0 over the {geometry.groups} sets. Its chunk ({outer} KiB) is one full stripe of "
-        f"a set ({array.chunk_kib} KiB x {data} data disks), so each write to the outer stripe "
+        f"RAID 0 over the {count_noun(geometry.groups, 'set')}. Its chunk ({outer} KiB) is one "
+        f"full stripe of a set ({array.chunk_kib} KiB x {count_noun(data, 'data disk')}), so "
+        "each write to the outer stripe "
         "fills whole inner stripes."
     )
     if array.spares:
@@ -210,8 +219,9 @@ def _create_comment(
 ) -> str:
     g = report.geometry
     text = (
-        f"{LEVEL_NAMES[array.level]} of {g.members} disks: {g.data_disks} data disks, "
-        f"survives {g.fault_tolerance} failed disk{'s' if g.fault_tolerance != 1 else ''}"
+        f"{LEVEL_NAMES[array.level]} of {count_noun(g.members, 'disk')}: "
+        f"{count_noun(g.data_disks, 'data disk')}, "
+        f"survives {count_noun(g.fault_tolerance, 'failed disk')}"
     )
     if array.level not in (RaidLevel.RAID1, RaidLevel.JBOD):
         text += f", {array.chunk_kib} KiB chunk, full stripe {g.stripe_kib} KiB"
@@ -224,7 +234,7 @@ def _create_comment(
         text += (
             "; the last disk listed is a hot spare"
             if count == 1
-            else (f"; the last {count} disks listed are hot spares")
+            else f"; the last {count_noun(count, 'disk')} listed are hot spares"
         )
     if array.level not in (RaidLevel.RAID0, RaidLevel.JBOD):
         text += "; it resyncs in the background (cat /proc/mdstat) and is usable meanwhile"
@@ -351,6 +361,7 @@ def _script_header(
         "# names (sda...) change when disks or controllers move, so commands use /dev/disk/by-id.",
         "#",
     ]
+    names = {c.id: c.label or c.id for c in plan.controllers}  # "LSI SAS 9300-8i #2", a PCI address
     for array in arrays:
         lines.append(f"#   {array.name} ({array.level.value}):")
         for disk_id, (path, _) in zip(
@@ -360,7 +371,8 @@ def _script_header(
             assert disk is not None  # device_paths checked
             role = " (spare)" if disk_id in array.spares else ""
             serial = "NOT BOUGHT YET" if disk.hypothetical else (disk.serial or "serial unknown")
-            where = f"{disk.slot} on {disk.controller}" if disk.slot else f"on {disk.controller}"
+            on = names.get(disk.controller, disk.controller)
+            where = f"{disk.slot} on {on}" if disk.slot else f"on {on}"
             lines.append(f"#     {disk_id:<8} serial {serial:<22} {where}{role}")
             lines.append(f"#              {path}")
     for exc in blocked:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from stripewise.model.plan import DEFAULT_INNER_RATIO, Plan, PlanController, PlanDisk
 from stripewise.model.topology import Controller, Disk, Inventory
 from stripewise.planner.catalog import Catalog, CatalogController, CatalogDisk, load_catalog
+from stripewise.planner.sizes import UNKNOWN_SIZE
 
 _BY_ID_PREFERRED = ("ata-", "scsi-", "nvme-")
 
@@ -15,7 +16,8 @@ def plan_from_inventory(
 ) -> Plan:
     """Every controller and every disk on the map, no arrays yet. Speeds come from the catalog
     when it knows the disk's model; a controller whose link the kernel does not report (PCI,
-    PCI-X) gets its catalog ceiling."""
+    PCI-X) gets its catalog ceiling. A size the inventory does not know (a udev dump records
+    none) stays unknown: UNKNOWN_SIZE, never a size looked up by model (see planner.sizes)."""
     catalog = catalog if catalog is not None else load_catalog()
     controllers = tuple(_controller(c, catalog) for c in inventory.controllers)
     disks = tuple(
@@ -65,12 +67,16 @@ def _controller(controller: Controller, catalog: Catalog) -> PlanController:
     bus_mb_s = controller.link_mb_s
     if bus_mb_s is None and entry is not None:
         bus_mb_s = entry.bus_mb_s
+    ports = controller.port_count
+    attached = sum(1 for slot in controller.slots if slot.disk is not None)
+    if ports is not None and attached > ports:
+        ports = None  # an expander or port multiplier: its own ports do not bound the disks
     return PlanController(
         id=controller.id,
         model=controller.model,
         bus=controller.bus,
         bus_mb_s=None if bus_mb_s is None else float(bus_mb_s),
-        ports=controller.port_count,
+        ports=ports,
     )
 
 
@@ -79,7 +85,7 @@ def _disk(disk: Disk, controller_id: str, slot: str, catalog: Catalog) -> PlanDi
     return PlanDisk(
         id=disk.name,
         controller=controller_id,
-        capacity_bytes=disk.size_bytes or 0,
+        capacity_bytes=disk.size_bytes or UNKNOWN_SIZE,
         seq_read_mb_s=entry.outer_mb_s if entry else None,
         seq_write_mb_s=entry.outer_write_mb_s if entry else None,
         inner_ratio=entry.inner_ratio if entry else DEFAULT_INNER_RATIO,

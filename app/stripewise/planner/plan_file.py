@@ -3,7 +3,7 @@
     format = "stripewise-plan"
     version = 1
     name = "X4500 data arrays"
-    [[controller]]  id, model, bus, bus_mb_s, ports, hypothetical, price, catalog
+    [[controller]]  id, label, model, bus, bus_mb_s, ports, hypothetical, price, catalog
     [[disk]]        id, controller, capacity_gb | capacity_bytes, seq_read_mb_s, seq_write_mb_s,
                     inner_ratio, random_iops, price, catalog, model, serial, wwn, stable_path,
                     slot, state, state_reason, hypothetical
@@ -14,6 +14,11 @@ With an inventory the [[controller]] and [[disk]] tables may be left out: the ma
 controllers and disks are used, a [[disk]] or [[controller]] with the id of a real one adjusts
 it, and array members may name real disks by kernel name or serial. Every error names the
 file, the table and the key.
+
+A controller's `label` is what people call it ("LSI SAS 9300-8i #2"), distinct in the plan.
+Figures must lie within the bounds of model.plan (ports 1-1024, capacity up to 1 PB, speeds
+above 0). A controller with more disks than ports loads (the planner shows the problem), but
+`stripewise plan` refuses it.
 """
 
 from __future__ import annotations
@@ -31,8 +36,12 @@ from stripewise.model.file_errors import FileFieldError, header_problem
 from stripewise.model.plan import (
     BLOCK_CHOICES_KIB,
     CHUNK_CHOICES_KIB,
+    CONTROLLER_LIMITS,
     DEFAULT_CHUNK_KIB,
     DEFAULT_INNER_RATIO,
+    DISK_LIMITS,
+    MAX_CAPACITY_BYTES,
+    MAX_PORTS,
     Filesystem,
     Plan,
     PlanController,
@@ -47,13 +56,15 @@ from stripewise.planner.from_inventory import catalog_controller, catalog_disk, 
 FORMAT = "stripewise-plan"
 VERSION = 1
 GB = 10**9
-MAX_GB = 1_000_000
+MAX_GB = MAX_CAPACITY_BYTES // GB
 MAX_PLAN_BYTES = 16 * 2**20  # a plan of 10,000 disks is about 2 MiB
 DISK_STATES = tuple(s.value for s in DiskState)
 
 _TOP_KEYS = ("format", "version", "name", "currency", "inventory", "notes")
 _TABLES = ("controller", "disk", "array")
-_CONTROLLER_KEYS = ("id", "model", "bus", "bus_mb_s", "ports", "hypothetical", "price", "catalog")
+_CONTROLLER_KEYS = (
+    *("id", "label", "model", "bus", "bus_mb_s", "ports", "hypothetical", "price", "catalog"),
+)
 _DISK_KEYS = (
     *("id", "controller", "capacity_gb", "capacity_bytes", "seq_read_mb_s", "seq_write_mb_s"),
     *("inner_ratio", "random_iops", "price", "catalog", "model", "serial", "wwn"),
@@ -187,6 +198,11 @@ class _Table:
         return value
 
 
+def _figure(row: _Table, key: str, default: float | None) -> float | None:
+    """A disk figure within the model's bounds (DISK_LIMITS)."""
+    return row.number(key, *DISK_LIMITS[key], default)
+
+
 def _bound(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else format(value, "f").rstrip("0")
 
@@ -261,13 +277,19 @@ class _Reader:
     def _controllers(self, rows: list[_Table]) -> tuple[PlanController, ...]:
         found = {c.id: c for c in self.base.controllers} if self.base else {}
         from_file: set[str] = set()
+        labels: dict[str, str] = {}
         for row in rows:
             row.check_keys(_CONTROLLER_KEYS)
             ident = row.required("id")
             if ident in from_file:
                 raise row.fail("id", f"{ident!r} is used by another [[controller]]")
             from_file.add(ident)
-            found[ident] = self._controller(row, ident, found.get(ident))
+            controller = self._controller(row, ident, found.get(ident))
+            if controller.label is not None and labels.setdefault(controller.label, ident) != ident:
+                raise row.fail(
+                    "label", f"{controller.label!r} is the label of {labels[controller.label]!r}"
+                )
+            found[ident] = controller
         return tuple(found.values())
 
     def _controller(self, row: _Table, ident: str, real: PlanController | None) -> PlanController:
@@ -278,14 +300,18 @@ class _Reader:
             if entry is None:
                 raise row.fail("catalog", f"no controller {entry_id!r} in the catalog")
             base = catalog_controller(entry, ident)
+        label = row.text("label", base.label)
+        if label is not None and not label.strip():
+            raise row.fail("label", "must not be empty (leave it out to use the model)")
         return PlanController(
             id=ident,
             model=row.text("model", base.model),
             bus=row.text("bus", base.bus),
-            bus_mb_s=row.number("bus_mb_s", 1, 10_000_000, base.bus_mb_s),
-            ports=row.whole("ports", range(1, 1025), base.ports),
+            bus_mb_s=row.number("bus_mb_s", *CONTROLLER_LIMITS["bus_mb_s"], base.bus_mb_s),
+            ports=row.whole("ports", range(1, MAX_PORTS + 1), base.ports),
             hypothetical=row.flag("hypothetical", base.hypothetical),
-            price=row.number("price", 0, 1e9, base.price),
+            price=row.number("price", *CONTROLLER_LIMITS["price"], base.price),
+            label=label,
         )
 
     # --- disks ---------------------------------------------------------------------------------
@@ -338,17 +364,15 @@ class _Reader:
             id=ident,
             controller=row.required("controller", base.controller if base else None),
             capacity_bytes=self._capacity(row, base.capacity_bytes if base else None, hypothetical),
-            seq_read_mb_s=row.number(
-                "seq_read_mb_s", 0.001, 1e6, base.seq_read_mb_s if base else None
-            ),
-            seq_write_mb_s=row.number(
-                "seq_write_mb_s", 0.001, 1e6, base.seq_write_mb_s if base else None
-            ),
+            seq_read_mb_s=_figure(row, "seq_read_mb_s", base.seq_read_mb_s if base else None),
+            seq_write_mb_s=_figure(row, "seq_write_mb_s", base.seq_write_mb_s if base else None),
             inner_ratio=row.number(
-                "inner_ratio", 0.01, 1.0, base.inner_ratio if base else DEFAULT_INNER_RATIO
+                "inner_ratio",
+                *DISK_LIMITS["inner_ratio"],
+                base.inner_ratio if base else DEFAULT_INNER_RATIO,
             ),
-            random_iops=row.number("random_iops", 0.001, 1e9, base.random_iops if base else None),
-            price=row.number("price", 0, 1e9, base.price if base else None),
+            random_iops=_figure(row, "random_iops", base.random_iops if base else None),
+            price=_figure(row, "price", base.price if base else None),
             model=row.text("model", base.model if base else None),
             serial=row.text("serial", base.serial if base else None),
             wwn=row.text("wwn", base.wwn if base else None),
@@ -476,7 +500,10 @@ def dumps_plan(plan: Plan) -> str:
     if plan.notes:
         lines.append(f"notes = {_toml(plan.notes)}")
     for controller in plan.controllers:
-        lines += ["", "[[controller]]", *_pairs(_values(controller))]
+        values = _values(controller)
+        if "label" in values:  # next to the id, where people look for it
+            values = {"id": values.pop("id"), "label": values.pop("label"), **values}
+        lines += ["", "[[controller]]", *_pairs(values)]
     for disk in plan.disks:
         values = _values(disk)
         capacity = values.pop("capacity_bytes")

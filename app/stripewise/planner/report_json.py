@@ -3,6 +3,10 @@
 The required keys per array are name, level, members, data_disks, usable_bytes,
 fault_tolerance, predicted, spread_score, warnings and commands; the rest are extras that
 scripts may also use.
+
+`spread_score` is 0-100, or null for an array of fewer than two members: nothing is spread
+yet, so no score is given (before issue 16 an empty array read 100). The key is always there;
+the extra `spread.score` follows it, and `spread.headline` says it in words.
 """
 
 from __future__ import annotations
@@ -14,9 +18,19 @@ from enum import Enum
 from typing import Any
 
 from stripewise.model.evaluate import ArrayReport, PlanReport
+from stripewise.model.placement import Spread
 from stripewise.model.plan import Plan, Problem
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
 from stripewise.planner.commands import Command, PlanNotReady, commands_for
+from stripewise.planner.sizes import (
+    cost_per_usable_tb,
+    members_of_unknown_size,
+    plan_usable_bytes,
+    raw_bytes,
+    unknown_capacity_text,
+    usable_bytes,
+)
 
 LEVEL_TITLES = {
     "raid0": "RAID 0",
@@ -44,14 +58,15 @@ def plan_json(plan: Plan, report: PlanReport, host: str = "") -> dict[str, Any]:
         "host": plan.host,
         "ok": report.ok,
         "arrays": [_array(plan, a, host) for a in report.arrays],
+        "controllers": _controllers(plan),
         "errors": [p.message for p in report.problems if p.error],
         "warnings": [p.message for p in report.problems if not p.error],
         "problems": [_problem(p) for p in report.problems],
         "cost": {
             "total": _number(report.total_cost),
             "currency": plan.currency,
-            "usable_bytes": report.usable_bytes,
-            "cost_per_usable_tb": _number(report.cost_per_usable_tb),
+            "usable_bytes": plan_usable_bytes(plan, report),  # null: a size is unknown
+            "cost_per_usable_tb": _number(cost_per_usable_tb(plan, report)),
         },
     }
 
@@ -68,16 +83,17 @@ def _array(plan: Plan, report: ArrayReport, host: str) -> dict[str, Any]:
             "explanation": _plain(getattr(prediction, "explanation", None)),
         }
     commands = array_commands(plan, report, host)
+    unknown = members_of_unknown_size(plan, report)  # sizes a udev dump did not record
     fs = report.fs
     return {
         "name": array.name,
         "level": array.level.value,
         "members": list(array.members),
         "data_disks": g.data_disks,
-        "usable_bytes": g.usable_bytes,
+        "usable_bytes": usable_bytes(plan, report),  # null when a member's size is unknown
         "fault_tolerance": g.fault_tolerance,
         "predicted": predicted,
-        "spread_score": _number(report.spread.score),
+        "spread_score": report.spread.score if report.spread.scored else None,
         "warnings": [p.message for p in report.problems if not p.error],
         "commands": [c.shell for c in commands if c.argv],
         # extras
@@ -85,8 +101,9 @@ def _array(plan: Plan, report: ArrayReport, host: str) -> dict[str, Any]:
         "errors": [p.message for p in report.problems if p.error],
         "problems": [_problem(p) for p in report.problems],
         "spares": list(array.spares),
-        "raw_bytes": g.raw_bytes,
-        "efficiency": _number(g.efficiency),
+        "raw_bytes": raw_bytes(plan, report),
+        "efficiency": None if unknown else _number(g.efficiency),
+        "size_unknown": list(unknown),
         "groups": g.groups,
         "group_size": g.group_size,
         "chunk_kib": g.chunk_kib,
@@ -104,12 +121,40 @@ def _array(plan: Plan, report: ArrayReport, host: str) -> dict[str, Any]:
             "mkfs_args": list(fs.mkfs_args()),
         },
         "mountpoint": array.mountpoint,
-        "spread": _plain(report.spread),
+        "spread": _spread(report.spread),
         "cost": _number(report.cost),
         "steps": [
             {"title": c.title, "command": c.shell or None, "comment": c.comment} for c in commands
         ],
     }
+
+
+def _controllers(plan: Plan) -> list[dict[str, Any]]:
+    """Each controller with the name people know it by (distinct in the plan) and its load."""
+    names = plan.controller_names()
+    return [
+        {
+            "id": c.id,
+            "name": names[c.id],
+            "label": c.label,
+            "model": c.model,
+            "ports": c.ports,
+            "disks": len(plan.disks_on(c.id)),
+            "bus_mb_s": _number(c.bus_mb_s),
+            "hypothetical": c.hypothetical,
+            "price": _number(c.price),
+        }
+        for c in plan.controllers
+    ]
+
+
+def _spread(spread: Spread) -> dict[str, Any]:
+    """The score's parts, its score null as `spread_score` is when there is none, and the
+    headline the text shows ("spread 85 / 100", "no members yet")."""
+    found: dict[str, Any] = _plain(spread)
+    found["score"] = spread.score if spread.scored else None
+    found["headline"] = spread.headline()
+    return found
 
 
 def _problem(problem: Problem) -> dict[str, Any]:
@@ -146,44 +191,63 @@ def _plain(value: Any) -> Any:
 
 def format_plan(plan: Plan, report: PlanReport) -> str:
     """A readable summary per array, for the terminal."""
-    disks = len(plan.disks)
     lines = [
-        f"{plan.name}: {len(report.arrays)} array{'s' if len(report.arrays) != 1 else ''} on "
-        f"{disks} disk{'s' if disks != 1 else ''} and {len(plan.controllers)} controller"
-        f"{'s' if len(plan.controllers) != 1 else ''}"
+        f"{plan.name}: {count_noun(len(report.arrays), 'array')} on "
+        f"{count_noun(len(plan.disks), 'disk')} and "
+        f"{count_noun(len(plan.controllers), 'controller')}"
     ]
     lines += [f"error: {p.message}" for p in report.problems if p.error]
     lines += [f"warning: {p.message}" for p in report.problems if not p.error]
+    lines += _controller_lines(plan)
     for a in report.arrays:
-        lines += ["", *_array_lines(a)]
+        lines += ["", *_array_lines(a, members_of_unknown_size(plan, a))]
     lines.append("")
     cost = report.total_cost
     if cost:
-        per_tb = report.cost_per_usable_tb
+        per_tb = cost_per_usable_tb(plan, report)
         per = f", {per_tb:,.0f} {plan.currency} per usable TB" if per_tb else ""
         lines.append(f"cost of new hardware: {cost:,.0f} {plan.currency}{per}")
-    lines.append(f"usable in all: {human_size(report.usable_bytes)}")
+    usable = plan_usable_bytes(plan, report)
+    if usable is None:
+        lines.append("usable in all: unknown (an array has disks of unknown size)")
+    else:
+        lines.append(f"usable in all: {human_size(usable)}")
     return "\n".join(lines)
 
 
-def _array_lines(report: ArrayReport) -> list[str]:
+def _controller_lines(plan: Plan) -> list[str]:
+    """Controllers to buy, by their distinct names, with the ports their disks take."""
+    lines = []
+    for controller in plan.controllers:
+        if not controller.hypothetical:
+            continue  # the machine's own: the inventory lists them
+        disks = len(plan.disks_on(controller.id))
+        load = count_noun(disks, "disk")
+        if controller.ports is not None:
+            load = f"{disks:,} of {count_noun(controller.ports, 'port')} used"
+        lines.append(f"controller to buy: {controller.title_and_id}, {load}")
+    return lines
+
+
+def _array_lines(report: ArrayReport, unknown_sizes: tuple[str, ...]) -> list[str]:
     array, g = report.array, report.geometry
     level = LEVEL_TITLES.get(array.level.value, array.level.value)
-    head = f"{array.name}  {level}, {g.members} disk{'s' if g.members != 1 else ''}"
+    head = f"{array.name}  {level}, {count_noun(g.members, 'disk')}"
     if g.data_disks:
         head += f" ({g.data_disks} data)"
     if array.level.value not in ("raid1", "jbod"):
         head += f", {array.chunk_kib} KiB chunk"
     if array.level.nested and g.groups:
-        head += f", {g.groups} sets of {g.group_size}"
+        head += f", {count_noun(g.groups, 'set')} of {g.group_size}"
     lines = [head, "  members: " + (" ".join(array.members) or "none")]
     if array.spares:
         lines.append("  spares: " + " ".join(array.spares))
-    if g.usable_bytes:
-        failed = "disk" if g.fault_tolerance == 1 else "disks"
+    if unknown_sizes and g.valid:
+        lines.append(f"  usable {unknown_capacity_text(unknown_sizes)}")
+    elif g.usable_bytes:
         lines.append(
             f"  usable {human_size(g.usable_bytes)} of {human_size(g.raw_bytes)} raw "
-            f"({g.efficiency:.0%}), survives {g.fault_tolerance} failed {failed}"
+            f"({g.efficiency:.0%}), survives {count_noun(g.fault_tolerance, 'failed disk')}"
         )
     p = report.prediction
     if p is not None:
@@ -192,7 +256,10 @@ def _array_lines(report: ArrayReport) -> list[str]:
             f"{p.write_mb_s.low:,.0f}-{p.write_mb_s.high:,.0f} MB/s (limited by {p.bottleneck})"
         )
     spread = report.spread
-    lines.append(f"  spread {spread.score}/100: " + " ".join(spread.explanation))
+    if spread.scored:
+        lines.append(f"  {spread.headline()}: " + " ".join(spread.explanation))
+    else:  # "spread 100/100" would praise an array with nothing to spread
+        lines.append(f"  spread: {spread.headline()}")
     fs = report.fs
     if fs is not None:
         args = " ".join(fs.mkfs_args())

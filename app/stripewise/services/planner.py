@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from stripewise.model.evaluate import PlanReport, evaluate
+from stripewise.model.evaluate import PlanReport
 from stripewise.model.placement import Swap, apply_swaps
 from stripewise.model.plan import (
     Filesystem,
@@ -21,8 +21,11 @@ from stripewise.model.plan import (
     PlanDisk,
     PlannedArray,
     RaidLevel,
+    hardware_problems,
 )
 from stripewise.model.topology import Inventory
+from stripewise.model.wording import count_noun
+from stripewise.planner.checks import evaluate_plan
 from stripewise.services.history import HistoryService
 from stripewise.services.tasks import run_in_background
 
@@ -38,7 +41,7 @@ class PlannerService(QObject):
         self.history = history
         self.measured: dict[str, object] = {}
         self.plan = Plan(name="Untitled plan")
-        self.report: PlanReport = evaluate(self.plan)
+        self.report: PlanReport = evaluate_plan(self.plan)
         self.path: Path | None = None
         self.saved_plans: list[tuple[str, Plan]] = []  # this session's snapshots, to compare
 
@@ -60,7 +63,7 @@ class PlannerService(QObject):
         names_before = [a.name for a in self.plan.arrays]
         host_before = self.plan.host
         self.plan = plan
-        self.report = evaluate(plan)
+        self.report = evaluate_plan(plan)
         self.planChanged.emit(plan, self.report)
         if [a.name for a in plan.arrays] != names_before or plan.host != host_before:
             self.refresh_measured()
@@ -125,11 +128,61 @@ class PlannerService(QObject):
         self._commit(apply_swaps(self.plan, name, swaps))
 
     # --- hardware to come ----------------------------------------------------------------------
-    def add_controller(self, controller: PlanController) -> None:
+    def add_controller(self, controller: PlanController) -> bool:
+        """Refused (False, with the reason on `failed`) for a figure out of bounds or an id or
+        name another controller has."""
+        reason = self.controller_refusal(controller)
+        if reason is not None:
+            self.failed.emit(reason)
+            return False
         self._commit(replace(self.plan, controllers=(*self.plan.controllers, controller)))
+        return True
 
-    def add_disks(self, disks: tuple[PlanDisk, ...]) -> None:
+    def controller_refusal(self, controller: PlanController) -> str | None:
+        """Why this controller cannot join the plan as it is, or None."""
+        if self.plan.controller(controller.id) is not None or self.plan.disk(controller.id):
+            return f"the plan has something called {controller.id} already"
+        label = controller.label
+        if label is not None and self.plan.controller_name_taken(label):
+            return f"a controller is called {label!r} already: give this one another name"
+        bad = hardware_problems(Plan(controllers=(controller,)))
+        return bad[0].message if bad else None
+
+    def add_disks(self, disks: tuple[PlanDisk, ...]) -> bool:
+        """Refused whole (False, with the reason on `failed`) if a controller would carry more
+        disks than it has ports, or a figure is out of bounds."""
+        reason = self.disks_refusal(disks)
+        if reason is not None:
+            self.failed.emit(reason)
+            return False
         self._commit(replace(self.plan, disks=(*self.plan.disks, *disks)))
+        return True
+
+    def disks_refusal(self, disks: tuple[PlanDisk, ...]) -> str | None:
+        """Why these disks cannot be added to the plan as it is, or None."""
+        names = self.plan.controller_names()
+        ids = [d.id for d in disks]
+        clash = next((i for i in ids if self.plan.disk(i) or self.plan.controller(i)), None)
+        if clash is not None:
+            return f"the plan has something called {clash} already"
+        if len(set(ids)) != len(ids):
+            return "two of the new disks have one id"
+        for controller_id in dict.fromkeys(d.controller for d in disks):
+            if self.plan.controller(controller_id) is None:
+                return f"no controller {controller_id} in the plan: add it first"
+            left = self.plan.ports_left(controller_id)
+            wanted = sum(1 for d in disks if d.controller == controller_id)
+            if left is not None and wanted > left:
+                free = count_noun(max(left, 0), "free port")
+                return (
+                    f"{names[controller_id]} has {free}, not enough for "
+                    f"{count_noun(wanted, 'disk')}: add another controller, or fewer disks"
+                )
+        controllers = tuple(
+            c for c in self.plan.controllers if c.id in {d.controller for d in disks}
+        )
+        bad = hardware_problems(Plan(controllers=controllers, disks=disks))
+        return bad[0].message if bad else None
 
     def remove_hypothetical(self, disk_ids: tuple[str, ...]) -> None:
         gone = set(disk_ids)
@@ -138,8 +191,13 @@ class PlannerService(QObject):
         self._commit(replace(plan, disks=disks))
 
     def unique_id(self, stem: str) -> str:
+        return self.unique_ids(stem, 1)[0]
+
+    def unique_ids(self, stem: str, count: int) -> tuple[str, ...]:
+        """`count` ids no disk or controller of the plan has: d1, d2... (gaps filled first)."""
         taken = {d.id for d in self.plan.disks} | {c.id for c in self.plan.controllers}
-        return next(f"{stem}{n}" for n in itertools.count(1) if f"{stem}{n}" not in taken)
+        free = (f"{stem}{n}" for n in itertools.count(1) if f"{stem}{n}" not in taken)
+        return tuple(itertools.islice(free, count))
 
     # --- files ---------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
