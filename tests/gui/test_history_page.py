@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from stripewise.gui.history_model import COLUMNS
 from stripewise.gui.history_page import HistoryPage
+from stripewise.model.run import ResultValue
 from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
 
@@ -154,6 +155,34 @@ def test_import_from_the_gui_lists_the_runs_and_refuses_the_same_file_twice(
     assert len(imported) == 1
 
 
+def test_an_import_that_skipped_part_of_the_file_says_what_it_skipped(
+    make_window: WindowFactory, db_url: str, qtbot: Any, tmp_path: Path
+) -> None:
+    from stripewise.gui.history_io import import_path
+
+    window = make_window(url=db_url, view="history")
+    lines = (FIXTURES / "bonnie200a_x2_header.csv").read_text().splitlines()
+    partly = tmp_path / "results.csv"
+    partly.write_text("\n".join([*lines[:2], ",".join(lines[2].split(",")[:12])]))
+    imported: list[list[int]] = []
+    said: list[str] = []
+
+    def close_notice() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(100, close_notice)
+            return
+        said.append(box.text())
+        box.button(QMessageBox.StandardButton.Ok).click()
+
+    QTimer.singleShot(100, close_notice)
+    import_path(window, window.history, partly, imported.append)
+    qtbot.waitUntil(lambda: bool(said), timeout=10_000)
+    assert len(imported) == 1 and len(imported[0]) == 1
+    assert said[0].startswith("Imported 1 run; parts of results.csv could not be read")
+    assert "line 3" in said[0]
+
+
 def test_an_import_fills_the_detail_pane_in_the_units_the_toggle_picks(
     make_window: WindowFactory, db_url: str, qtbot: Any
 ) -> None:
@@ -200,3 +229,112 @@ def test_an_import_fills_the_detail_pane_in_the_units_the_toggle_picks(
     qtbot.waitUntil(lambda: page.shown_run is not None, timeout=5_000)
     assert page.detail_results.phases_shown() == ["mixed"]  # fio's randrw job
     assert page.detail_results.cell_text("mixed", 1) == "224"  # reads plus writes, MB/s
+
+
+FULL_RUN = ("seq_write", "rewrite", "seq_read", "random_read", "random_write", "mixed")
+
+
+def rows_in_view(table: Any) -> int:
+    """Rows wholly inside the table's viewport as it is scrolled now."""
+    height = table.viewport().height()
+    return sum(
+        table.rowViewportPosition(r) >= 0
+        and table.rowViewportPosition(r) + table.rowHeight(r) <= height
+        for r in range(table.model().rowCount())
+    )
+
+
+def store_full_run(url: str) -> int:
+    """A measured run with all six phases (bonnie++'s layout: 3 headings + 6 rows), a note
+    and tags, among 40 others: the title wraps and the list has more rows than fit."""
+    from tests.seed import record_run, seed_runs
+
+    seed_runs(url, count=40, samples_per_run=1)
+    figures = tuple(
+        ResultValue(phase, metric, unit, value)
+        for phase in FULL_RUN
+        for metric, unit, value in (("throughput", "MB/s", 512.0), ("iops", "IOPS", 900.0))
+    )
+    context = {"filesystem": "xfs", "mount_options": "rw,noatime,sunit=1024,swidth=3072"}
+    return record_run(
+        url, "md0 raid5 of 4, chunk 512K, after the firmware update", context, results=figures
+    )
+
+
+@pytest.mark.parametrize("size", [QSize(1280, 1024), QSize(1024, 768)], ids=str)
+def test_the_detail_pane_shows_a_whole_run_without_scrolling(
+    make_window: WindowFactory, db_url: str, qtbot: Any, size: QSize
+) -> None:
+    """The field report: two rows of results before scrolling. A whole run is nine rows (three
+    of bonnie++'s headings, six phases): all of them show, with a title, tags and a note, at
+    the smallest supported window and at the test screen's size; the list keeps five rows."""
+    run_id = store_full_run(db_url)
+    window = make_window(url=db_url, view="history")
+    page = window.page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    page.set_tags(run_id, ["raid5", "firmware-2.1"])
+    page.set_notes(run_id, "Members moved to the second controller before this run.")
+
+    def annotated() -> bool:
+        row = page.model.row_of(run_id)
+        return row is not None and bool(
+            page.model.run_at(row).notes and page.model.run_at(row).tags
+        )
+
+    qtbot.waitUntil(annotated, timeout=5_000)
+    window.resize(size)
+    page.show_run(run_id)
+    qtbot.waitUntil(lambda: page.shown_run is not None, timeout=5_000)
+    qtbot.waitUntil(lambda: "firmware-2.1" in page.detail_title.text(), timeout=5_000)
+    results = page.detail_results
+    assert results.rowCount() == 9
+    qtbot.waitUntil(lambda: rows_in_view(results) == 9, timeout=2_000)
+    assert results.verticalScrollBar().maximum() == 0
+    assert rows_in_view(page.table) >= 5
+
+
+def test_double_click_and_enter_open_the_run_and_f2_renames_it(
+    make_window: WindowFactory, seeded_db_url: str, qtbot: Any
+) -> None:
+    """The field report: double-clicking a run opened Rename."""
+    page = history_page(make_window, seeded_db_url)
+    dialogs: list[str] = []
+
+    def close_dialogs() -> None:
+        box = QApplication.activeModalWidget()
+        if box is not None:
+            dialogs.append(box.windowTitle())
+            box.close()
+
+    timer = QTimer(page)
+    timer.timeout.connect(close_dialogs)
+    timer.start(50)
+    page.select_runs([3, 1])
+    page.split.setSizes([sum(page.split.sizes()), 0])  # the divider dragged over the detail
+    page.split.splitterMoved.emit(sum(page.split.sizes()), 1)
+    second = page.table.visualRect(page.proxy.index(1, 0)).center()
+    # what a double-click delivers: press and release, then the double-click and release
+    qtbot.mouseClick(page.table.viewport(), Qt.MouseButton.LeftButton, pos=second)
+    qtbot.mouseDClick(page.table.viewport(), Qt.MouseButton.LeftButton, pos=second)
+    qtbot.waitUntil(
+        lambda: page.shown_run is not None and page.shown_run.summary.id == 2, timeout=5_000
+    )
+    qtbot.wait(200)  # the timer would have closed a dialog by now
+    assert dialogs == [], "opening a run asks nothing"
+    assert page.selected_ids() == [2]
+    assert "Run 2" in page.detail_title.text()
+    assert page.split.sizes()[1] >= page.detail.wanted_height(), "opened in full view"
+
+    page.table.setFocus()
+    page.table.setCurrentIndex(page.proxy.index(0, 0))
+    qtbot.keyClick(page.table, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: page.shown_run is not None and page.shown_run.summary.id == 3, timeout=5_000
+    )
+    qtbot.wait(200)  # the timer would have closed a dialog by now
+    assert dialogs == [], "opening a run asks nothing"
+
+    qtbot.keyClick(page.table, Qt.Key.Key_F2)
+    qtbot.waitUntil(lambda: bool(dialogs), timeout=5_000)
+    timer.stop()
+    assert [title.lower() for title in dialogs] == ["rename run"]

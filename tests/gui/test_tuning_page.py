@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+import subprocess
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -386,3 +388,66 @@ def test_values_typed_into_the_preview_are_checked_and_applied(
         assert (queue / "read_ahead_kb").read_text().strip() == "6144"
         click_and_wait(qtbot, page, page.revert_button)
         assert (queue / "read_ahead_kb").read_text().strip() == "256"
+
+
+@contextlib.contextmanager
+def detachable_loop() -> Iterator[tuple[Loop, Callable[[], None]]]:
+    """A loop device the test detaches itself; detached afterwards only if the test did not,
+    so a device number another test took in between is never touched."""
+    image = f"/dev/shm/stripewise-gone-{os.getpid()}.img"
+    with contextlib.ExitStack() as stack:
+        with open(image, "wb") as handle:
+            handle.truncate(64 * 2**20)
+        stack.callback(os.unlink, image)
+        done = subprocess.run(
+            ["losetup", "-f", "--show", image], capture_output=True, text=True, check=True
+        )
+        loop = Loop(done.stdout.strip(), image)
+        attached = [True]
+
+        def detach() -> None:
+            if attached[0]:
+                subprocess.run(["losetup", "-d", loop.device], check=True)
+                attached[0] = False
+
+        stack.callback(detach)
+        yield loop, detach
+
+
+@needs_loop
+def test_a_detached_device_clears_its_preview_and_apply_says_why(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    """The field report: "4 of 5 values change" stayed on screen for a loop device that was
+    detached, with Apply enabled."""
+    with detachable_loop() as (loop, detach):
+        window, page = preview_on(make_window, qtbot, loop, device_only=False)
+        assert page.apply_button.isEnabled() and "values change" in page.summary.text()
+        detach()
+        with qtbot.waitSignal(window.hardware.inventoryChanged, timeout=10_000):
+            window.hardware.load_live()
+        qtbot.waitUntil(lambda: not window.hardware.busy, timeout=10_000)
+        assert page.selected_devices() == []
+        assert page.preview.rowCount() == 0 and page.changes == []
+        assert f"{loop.name} is gone" in page.summary.text()
+        assert "values change" not in page.summary.text()
+        assert not page.apply_button.isEnabled()
+        assert f"{loop.name} is gone" in page.apply_button.toolTip()
+        assert not page.persist_button.isEnabled()
+
+
+@needs_loop
+def test_a_preview_read_before_its_device_went_is_not_shown(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    with detachable_loop() as (loop, detach):
+        window, page = preview_on(make_window, qtbot, loop, device_only=False)
+        late = (page.preset, list(page.changes))  # what a read started before the detach brings
+        detach()
+        with qtbot.waitSignal(window.hardware.inventoryChanged, timeout=10_000):
+            window.hardware.load_live()
+        page.service.previewReady.emit(*late)
+        assert page.changes == [] and not page.apply_button.isEnabled()
+        assert f"{loop.name} is gone" in page.summary.text()
+        page.select_devices([])  # a new choice: the gone device is no longer mentioned
+        assert page.summary.text() == "Pick disks or arrays and a preset."

@@ -23,6 +23,7 @@ from stripewise.cli.errors import CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import add_db_option, finite, positive_int
 from stripewise.model.run import RunStatus
+from stripewise.model.wording import count_noun
 from stripewise.protocol.client import Reply
 from stripewise.protocol.events import (
     BenchStartArgs,
@@ -238,7 +239,7 @@ def _lost_line(
 ) -> str:
     """The one line a lost helper gets: what ended, what was kept, what was left behind."""
     passes = sum(not event.error for event in client.phase_results)
-    kept = f"{len(client.samples)} samples and {passes} finished phases"
+    kept = f"{count_noun(len(client.samples), 'sample')} and {count_noun(passes, 'finished phase')}"
     if saved is not None:
         line = f"{result.error}: run {saved} saved as aborted with {kept}"
     else:

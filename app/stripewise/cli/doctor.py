@@ -17,6 +17,7 @@ from stripewise import __version__, environment
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, database_url
 from stripewise.cli.options import add_db_option
 from stripewise.history import database
+from stripewise.model.wording import count_noun
 
 _QT_PROBE_TIMEOUT_S = 20.0
 _QT_PROBE = (
@@ -118,14 +119,15 @@ def check_udev() -> Check:
         return Check(
             "udev",
             Status.WARN,
-            f"libudev sees {disks} disks but there is no udev database ({database}): "
+            f"libudev sees {count_noun(disks, 'disk')} but there is no udev database "
+            f"({database}): "
             "serials, WWNs and by-path names may be missing",
             {"disks": disks, "database": False},
         )
     return Check(
         "udev",
         Status.OK,
-        f"udev database readable, {disks} disks",
+        f"udev database readable, {count_noun(disks, 'disk')}",
         {"disks": disks, "database": True},
     )
 

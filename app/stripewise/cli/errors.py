@@ -11,6 +11,9 @@ from stripewise.history.location import resolve_database_url
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+# stdout's reader went away (`| head`): what a shell reports for any tool ended by SIGPIPE
+# (128 + 13), so `set -o pipefail` scripts see the output was cut short, as for `yes | head`
+EXIT_PIPE_CLOSED = 141
 
 
 class CliError(Exception):

@@ -25,6 +25,7 @@ from stripewise.cli.history_format import (
 from stripewise.cli.options import Parser, add_db_option, positive_int
 from stripewise.history import quicklist
 from stripewise.model.run import RunDetail, RunSummary
+from stripewise.model.wording import count_noun, noun_for
 
 if TYPE_CHECKING:
     from stripewise.history.store import HistoryStore
@@ -277,7 +278,8 @@ def _confirm(runs: Sequence[RunDetail]) -> bool:
         raise CliError("not deleting without --yes: standard input is not a terminal to ask on")
     for detail in runs:
         print(f"  #{detail.summary.id}  {detail.summary.name}", file=sys.stderr)
-    print(f"Move {len(runs)} run(s) to the trash? [y/N] ", end="", file=sys.stderr, flush=True)
+    asked = f"Move {count_noun(len(runs), 'run')} to the trash? [y/N] "
+    print(asked, end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
@@ -289,7 +291,7 @@ def _delete(args: argparse.Namespace, store: HistoryStore) -> int:
         return 1
     moved = store.delete_runs(ids)
     print(
-        f"moved run(s) {_ids_text(moved)} to the trash; "
+        f"moved {noun_for(len(moved), 'run')} {_ids_text(moved)} to the trash; "
         f"`stripewise history restore {' '.join(map(str, moved))}` brings them back"
     )
     return 0
@@ -297,5 +299,5 @@ def _delete(args: argparse.Namespace, store: HistoryStore) -> int:
 
 def _restore(args: argparse.Namespace, store: HistoryStore) -> int:
     restored = store.restore_runs(list(dict.fromkeys(args.run_ids)))
-    print(f"restored run(s) {_ids_text(restored)}")
+    print(f"restored {noun_for(len(restored), 'run')} {_ids_text(restored)}")
     return 0

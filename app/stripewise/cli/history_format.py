@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from stripewise.model.run import ResultValue, RunDetail, RunSummary
+from stripewise.model.wording import count_noun
 
 if TYPE_CHECKING:
     from stripewise.model.compare import Comparison, MetricRow
@@ -34,7 +35,10 @@ def _change_cell(row: MetricRow, index: int, baseline: int) -> str:
 
 
 def format_comparison(c: Comparison) -> str:
-    """Runs, a results table with changes against the baseline, what differs, the sweep."""
+    """Runs, a results table with changes against the baseline, what differs, the sweep (or
+    why there is none)."""
+    from stripewise.model.compare import MIN_SWEEP_RUNS  # lazy: kept out of `history list`
+
     base = c.baseline.summary.id
     lines = [f"Runs compared (baseline #{base}):"]
     for run_ in c.runs:
@@ -46,6 +50,8 @@ def format_comparison(c: Comparison) -> str:
         unit = f" {sweep.unit}" if sweep.unit else ""
         values = ", ".join(f"{v:g}" for v in sweep.values)
         lines += ["", f"Sweep: {sweep.label} ({sweep.key}) = {values}{unit}"]
+    elif c.context and len(c.runs) >= MIN_SWEEP_RUNS:  # two runs are never one: not said
+        lines += ["", f"No sweep: {c.no_sweep}."]
     return "\n".join(lines)
 
 
@@ -71,7 +77,7 @@ def _results_table(c: Comparison) -> str:
     confidence = f"{CONFIDENCE * 100:g} %"
     tests = count_tested(c)
     tested = (
-        f"Holm's correction for the {tests} figure{'s' if tests != 1 else ''} tested"
+        f"Holm's correction for the {count_noun(tests, 'figure')} tested"
         if tests
         else "Holm's correction for the figures tested (none here)"
     )
@@ -82,7 +88,7 @@ def _results_table(c: Comparison) -> str:
             f"* better or worse: beyond noise at {confidence} after {tested}; ~ within noise",
             "  (~ (Holm): its own interval leaves out 0, but among this many figures one that far "
             "out is expected by chance);",
-            f"? can't tell: a verdict needs {MIN_PASSES} passes of each run "
+            f"? can't tell: a verdict needs {count_noun(MIN_PASSES, 'pass')} of each run "
             f"(stripewise bench --repeat {MIN_PASSES}). n= passes behind a median.",
         )
     )

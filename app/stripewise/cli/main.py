@@ -2,19 +2,24 @@
 
 Each command is a module of this package with `fill_parser(parser)` and `run(args) -> int`
 (`Command`); only the one being run is imported, so each command loads only what it uses.
+
+A reader that stops reading (`stripewise history show 3 | head`) ends any command quietly with
+EXIT_PIPE_CLOSED, here once for all of them.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import select
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, cast
 
 from stripewise import __version__
-from stripewise.cli.errors import CliError, fail
+from stripewise.cli.errors import EXIT_PIPE_CLOSED, CliError, fail
 from stripewise.cli.options import Parser, add_db_option
 from stripewise.gui import VIEW_NAMES
 
@@ -127,6 +132,35 @@ def _window_size(text: str) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        try:
+            return _main(argv)
+        finally:
+            # What is still buffered goes now, not at interpreter exit where a closed pipe can
+            # only be reported as "Exception ignored ... BrokenPipeError"; `--help` too.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # a pipe to a helper or a tool: a real failure, not a reader that had enough
+        # Python's recipe (docs: signal, "Note on SIGPIPE"): stdout to devnull, so the flush
+        # at exit finds somewhere to put what is left instead of failing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_PIPE_CLOSED
+
+
+def _stdout_reader_gone() -> bool:
+    """The read end of stdout is closed: Linux reports POLLERR on a pipe with no reader."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _fd, events in poller.poll(0))
+    except (OSError, ValueError):  # no file descriptor (captured, or closed)
+        return False
+
+
+def _main(argv: list[str] | None) -> int:
     words = sys.argv[1:] if argv is None else argv
     args = build_parser(words).parse_args(words)
     try:

@@ -235,7 +235,8 @@ def _show_verify(result: VerifyReply) -> int:
         print(f"differs: {line}")
     total = len(result.settings)
     if shown:
-        print(f"journal {result.journal}: {len(shown)} of {total} differ")
+        verb = "differs" if len(shown) == 1 else "differ"
+        print(f"journal {result.journal}: {len(shown)} of {total} {verb}")
         return EXIT_FAILED
     print(f"journal {result.journal}: all {total} as written")
     return EXIT_OK

@@ -1,15 +1,16 @@
 """History page: every recorded or imported run, sortable and filterable; a selected run's
 results below (laid out as bonnie++'s report, figures it has no row for in a second table);
 rename, tag, annotate, mark a baseline, delete (with undo) and compare 2 to 8. Throughput
-shows in MB/s, or MiB/s with the toggle, in the list and the results alike."""
+shows in MB/s, or MiB/s with the toggle, in the list and the results alike. Double-click or
+Enter opens a run (its detail in full view); F2 renames it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -25,88 +26,31 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTableView,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from stripewise.gui.bench_results import GROUPS, ResultsTable
+from stripewise.gui import help_dialogs as says
+from stripewise.gui.history_detail import OtherFigures, RunDetailPane
 from stripewise.gui.history_model import COLUMNS, SORT_ROLE, RunTableModel
 from stripewise.gui.pages import page_title
-from stripewise.model.run import ResultValue, RunDetail, RunSummary
-from stripewise.model.units import MIB_PER_MB
-from stripewise.model.vocabulary import BONNIE_TESTS, MEASURED, THROUGHPUT, from_stored
+from stripewise.model.run import RunDetail, RunSummary
+from stripewise.model.wording import count_noun
 from stripewise.services.history import HistoryService
 
 MAX_COMPARED = 8
 _MEASURED_ROWS = 50
 _WIDEST = {"Name": 240, "Results": 300, "Tuning": 240, "Target": 160, "Array": 200}
 UNDO_SHOWN_MS = 30_000
+# the detail pane takes what a full run needs, but never more than this share of the page:
+# the list keeps room for several runs (at 1024x768: a header and seven rows)
+DETAIL_SHARE_MAX = 0.6
 SCOPES = {
     "all": "All runs",
     "baselines": "Baselines",
     "imported": "Imported",
     "trash": "Trash (deleted runs)",
 }
-
-
-# what the results table has a cell for; every other figure goes to the second table
-_TABLED_PHASES = frozenset(phase for _, phases in GROUPS for phase, _ in phases)
-_TABLED_METRICS = frozenset(q.metric for q in MEASURED)
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return "-"  # the tool printed no figure (bonnie++'s +++++)
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.4g}"
-
-
-class OtherFigures(QTableWidget):
-    """A run's figures the results table has no cell for: bonnie++'s file tests, iozone's
-    cells, fio jobs told apart, tools' own figures; each also as the tool printed it."""
-
-    HEADERS = ("Phase", "Figure", "Value", "Unit", "As imported")
-
-    def __init__(self) -> None:
-        super().__init__(0, len(self.HEADERS))
-        self.setAccessibleName("Other figures")
-        self.setHorizontalHeaderLabels(self.HEADERS)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.verticalHeader().hide()
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.horizontalHeader().setStretchLastSection(True)
-        self._values: list[ResultValue] = []
-        self._mib = False
-
-    def show_values(self, values: Sequence[ResultValue]) -> None:
-        self._values = [
-            v for v in values if v.phase not in _TABLED_PHASES or v.metric not in _TABLED_METRICS
-        ]
-        self._render()
-        self.setVisible(bool(self._values))
-
-    def set_binary_units(self, mib: bool) -> None:
-        self._mib = mib
-        self._render()
-
-    def _render(self) -> None:
-        self.setRowCount(len(self._values))
-        for row, v in enumerate(self._values):
-            value, unit = v.value, v.unit
-            if self._mib and unit == THROUGHPUT.unit and value is not None:
-                value, unit = value * MIB_PER_MB, "MiB/s"
-            printed = ""
-            if v.source_unit and v.value is not None:
-                printed = f"{_number(from_stored(v.value, v.source_unit))} {v.source_unit}"
-            for column, text in enumerate((v.phase, v.metric, _number(value), unit, printed)):
-                item = QTableWidgetItem(text)
-                if column in (2, 4):
-                    item.setTextAlignment(
-                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                    )
-                self.setItem(row, column, item)
 
 
 def _in_scope(run: RunSummary, scope: str) -> bool:
@@ -203,26 +147,19 @@ class HistoryPage(QWidget):
         self.table.customContextMenuRequested.connect(
             lambda pos: self.run_menu.exec(self.table.viewport().mapToGlobal(pos))
         )
-        self.table.doubleClicked.connect(lambda _index: self.rename_selected())
+        # Enter, and a double-click, open the run (F2 renames it, from the Run menu)
+        self.table.activated.connect(self.open_run_at)
         self.empty = QLabel(
             "No runs recorded yet. Benchmarks you run and results you import (bonnie++, fio, "
             "iozone) are listed here, to compare side by side."
         )
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.detail_title = QLabel()
-        self.detail_title.setWordWrap(True)
-        self.detail_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.detail_notes = QLabel()
-        self.detail_notes.setWordWrap(True)
-        self.detail_notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.detail_results = ResultsTable()
-        self.other_figures = OtherFigures()
-        self.other_figures.hide()
-        self.detail_title.setText(
-            "Select a run to see its results; select 2 to 8 (Ctrl+click) to compare them."
-        )
-        self.detail_results.hide()  # until a run is picked: an empty table says nothing
+        self.detail = RunDetailPane()
+        self.detail_title = self.detail.title
+        self.detail_results = self.detail.results
+        self.other_figures = self.detail.other_figures
+        self._detail_fitted = True  # until the user drags the divider: then it is theirs
         self._build_layout()
         self.table.selectionModel().selectionChanged.connect(lambda *_a: self._selection_changed())
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
@@ -266,24 +203,12 @@ class HistoryPage(QWidget):
         ):
             tools.addWidget(button)
         tools.addWidget(self.mib_toggle)
-        detail = QWidget()
-        detail_layout = QVBoxLayout(detail)
-        detail_layout.setContentsMargins(0, 6, 0, 0)
-        detail_layout.addWidget(self.detail_title)
-        detail_layout.addWidget(self.detail_notes)
-        figures = QSplitter()  # bonnie++'s layout beside what it has no cell for
-        figures.addWidget(self.detail_results)
-        figures.addWidget(self.other_figures)
-        figures.setStretchFactor(0, 3)
-        figures.setStretchFactor(1, 2)
-        figures.setChildrenCollapsible(False)
-        detail_layout.addWidget(figures, 1)
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.table)
-        self.split.addWidget(detail)
-        self.split.setStretchFactor(0, 3)
-        self.split.setStretchFactor(1, 2)
-        self.split.setSizes([550, 350])  # in proportion: a run's results need a dozen rows
+        self.split.addWidget(self.detail)
+        self.split.setStretchFactor(0, 1)  # the list grows with the window; the detail is fitted
+        self.split.setCollapsible(0, False)
+        self.split.splitterMoved.connect(self._divider_dragged)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.split)
@@ -295,6 +220,25 @@ class HistoryPage(QWidget):
         layout.addLayout(tools)
         layout.addWidget(self.undo_bar)
         layout.addWidget(self.stack, 1)
+
+    # --- the detail pane's height ------------------------------------------------------------
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._detail_fitted:
+            self.fit_detail()
+
+    def fit_detail(self) -> None:
+        """Give the detail pane the height a full run's figures need (FULL_RUN_ROWS), up to
+        DETAIL_SHARE_MAX of the split; the run list keeps the rest and scrolls. Done as the
+        window is sized, never as runs are picked, so the list does not move under a click."""
+        total = sum(self.split.sizes()) or self.split.height()
+        if total <= 0:
+            return
+        detail = min(self.detail.wanted_height(), int(total * DETAIL_SHARE_MAX))
+        self.split.setSizes([total - detail, detail])
+
+    def _divider_dragged(self, _position: int, _index: int) -> None:
+        self._detail_fitted = False
 
     # --- listing ---------------------------------------------------------------------------
     @property
@@ -308,8 +252,7 @@ class HistoryPage(QWidget):
             self.mib_toggle.setChecked(mib)  # comes back here through `toggled`
             return
         self.model.set_binary_units(mib)
-        self.detail_results.set_binary_units(mib)
-        self.other_figures.set_binary_units(mib)
+        self.detail.set_binary_units(mib)
         self.binaryUnitsChanged.emit(mib)
 
     def _show_runs(self, runs: list[RunSummary]) -> None:
@@ -329,18 +272,20 @@ class HistoryPage(QWidget):
 
     def _on_trash(self, runs: list[RunSummary]) -> None:
         if shiboken6.isValid(self) and self.in_trash:
-            self._list(runs, f"{len(runs)} deleted runs, kept 30 days: Restore brings them back")
+            deleted = count_noun(len(runs), "deleted run")
+            self._list(runs, f"{deleted}, kept 30 days: Restore brings them back")
 
     def _list_scoped(self, runs: list[RunSummary], text: str | None) -> None:
         scope = str(self.scope.currentData())
         shown = [run for run in runs if _in_scope(run, scope)]
         where = self._history.display_url
+        of_all = f"{len(shown)} of {count_noun(len(self._all_runs), 'run')}"
         if text:
-            caption = f"{len(shown)} of {len(self._all_runs)} runs match {text!r}"
+            caption = f"{of_all} match {text!r}"
         elif scope != "all":
-            caption = f"{len(shown)} of {len(self._all_runs)} runs ({SCOPES[scope].lower()})"
+            caption = f"{of_all} ({SCOPES[scope].lower()})"
         else:
-            caption = f"{len(runs)} run{'' if len(runs) == 1 else 's'} in {where}"
+            caption = f"{count_noun(len(runs), 'run')} in {where}"
         self._list(shown, caption)
 
     def _list(self, runs: list[RunSummary], caption: str) -> None:
@@ -454,24 +399,18 @@ class HistoryPage(QWidget):
         if not shiboken6.isValid(self):
             return
         self.shown_run = detail
-        run, context = detail.summary, detail.context
-        facts = [
-            f"<b>Run {run.id}</b>: {run.name}, {run.status.value}",
-            "baseline" if run.baseline else "",
-            f"{context.get('filesystem', '')} {context.get('mount_options', '')}".strip(),
-            ", ".join(d.get("name", "") for d in context.get("disks", []) if isinstance(d, dict)),
-            f"{detail.sample_count} samples",
-            _imported_from(detail),
-            f"tags: {', '.join(run.tags)}" if run.tags else "",
-        ]
-        self.detail_title.setText(" &middot; ".join(f for f in facts if f))
-        self.detail_notes.setText(detail.notes)
-        self.detail_notes.setVisible(bool(detail.notes))
-        skipped = _not_run(detail)
-        ran = [v for v in detail.results if v.phase not in skipped]
-        self.detail_results.show_stored(ran)
-        self.detail_results.show()
-        self.other_figures.show_values(ran)
+        self.detail.show_detail(detail)
+
+    def open_run_at(self, index: QModelIndex) -> None:
+        """Open the run of a row (Enter, double-click): it alone selected, its detail shown
+        in full even where the divider was dragged down over it."""
+        if not index.isValid():
+            return
+        run = self.model.run_at(self.proxy.mapToSource(index).row())
+        self.show_run(run.id)
+        if self.split.sizes()[1] < self.detail.wanted_height():
+            self._detail_fitted = True
+            self.fit_detail()
 
     # --- changes ---------------------------------------------------------------------------
     def rename(self, run_id: int, name: str) -> None:
@@ -487,7 +426,12 @@ class HistoryPage(QWidget):
         runs = self._selected_runs()
         if len(runs) != 1 or self.in_trash:
             return
-        name, ok = QInputDialog.getText(self, "Rename run", "Name:", text=runs[0].name)
+        name, ok = QInputDialog.getText(
+            self,
+            "Rename Run",
+            says.with_purpose(says.rename_run(runs[0].id), "Name:"),
+            text=runs[0].name,
+        )
         if ok and name.strip():
             self.rename(runs[0].id, name)
 
@@ -498,7 +442,10 @@ class HistoryPage(QWidget):
             return
         shared = [t for t in runs[0].tags if all(t in r.tags for r in runs)]
         text, ok = QInputDialog.getText(
-            self, "Tags", "Tags, separated by commas:", text=", ".join(shared)
+            self,
+            "Tags",
+            says.with_purpose(says.tag_runs([r.id for r in runs]), "Tags, separated by commas:"),
+            text=", ".join(shared),
         )
         if not ok:
             return
@@ -511,7 +458,9 @@ class HistoryPage(QWidget):
         runs = self._selected_runs()
         if len(runs) != 1:
             return
-        text, ok = QInputDialog.getMultiLineText(self, "Notes", "Notes:", runs[0].notes)
+        text, ok = QInputDialog.getMultiLineText(
+            self, "Notes", says.with_purpose(says.note_run(runs[0].id), "Notes:"), runs[0].notes
+        )
         if ok:
             self.set_notes(runs[0].id, text)
 
@@ -529,12 +478,8 @@ class HistoryPage(QWidget):
             box = QMessageBox(self)
             box.setIcon(QMessageBox.Icon.Question)
             box.setWindowTitle("Delete runs")
-            box.setText(
-                f"Delete {len(ids)} run{'s' if len(ids) > 1 else ''} ({', '.join(map(str, ids))})?"
-            )
-            box.setInformativeText(
-                "They go to the trash for 30 days: Undo, or Restore from the Trash view."
-            )
+            box.setText(f"Delete {count_noun(len(ids), 'run')} ({', '.join(map(str, ids))})?")
+            box.setInformativeText(says.DELETE_RUNS)
             box.setStandardButtons(
                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel
             )
@@ -548,7 +493,7 @@ class HistoryPage(QWidget):
             return
         self._undo_ids = ids
         self.undo_label.setText(
-            f"Deleted {len(ids)} run{'s' if len(ids) > 1 else ''} ({', '.join(map(str, ids))})."
+            f"Deleted {count_noun(len(ids), 'run')} ({', '.join(map(str, ids))})."
         )
         self.undo_bar.show()
         self._undo_timer.start()
@@ -569,24 +514,6 @@ class HistoryPage(QWidget):
         runs = sorted(self._selected_runs(), key=lambda run: (run.started_at, run.id))
         if 2 <= len(runs) <= MAX_COMPARED:
             self.compareRequested.emit([run.id for run in runs])
-
-
-def _not_run(detail: RunDetail) -> set[str]:
-    """Phases of tests a bonnie++ import says did not run (`-f` skips per-char): no rows."""
-    skipped = detail.context.get("not_run") if detail.source == "imported" else None
-    if not isinstance(skipped, list):
-        return set()
-    return {BONNIE_TESTS[name][0] for name in skipped if name in BONNIE_TESTS}
-
-
-def _imported_from(detail: RunDetail) -> str:
-    """Where an import came from, and the units its tool printed (shown converted)."""
-    record = detail.context.get("import")
-    if detail.source != "imported" or not isinstance(record, dict):
-        return ""
-    units = {r.source_unit: r.unit for r in detail.results if r.source_unit}
-    shown = ", ".join(f"{tool} as {stored}" for tool, stored in sorted(units.items()))
-    return f"imported from {record.get('file', '?')}" + (f" ({shown})" if shown else "")
 
 
 __all__ = ["COLUMNS", "HistoryPage", "OtherFigures"]

@@ -9,32 +9,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QSplitter,
-    QStyledItemDelegate,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from stripewise.gui.help_dialogs import BENCHMARK_WITH_AND_WITHOUT, purpose_label
 from stripewise.gui.pages import page_title
 from stripewise.gui.tuning_persist import PersistDialogs
+from stripewise.gui.tuning_preview import NEW, PreviewTable, change_summary, gone_text, unwrap
 from stripewise.model.ab import (
     MIN_ROUNDS,
     ROUND_CAP,
@@ -45,10 +42,11 @@ from stripewise.model.ab import (
 from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.bench_targets import targets_from
 from stripewise.model.plan import Plan
-from stripewise.model.presets import CUSTOM, Preset, SkippedChange
+from stripewise.model.presets import CUSTOM, Preset
 from stripewise.model.topology import DiskKind, Inventory
-from stripewise.model.tunables import Change, TuningError, tunable
+from stripewise.model.tunables import Change, TuningError
 from stripewise.model.tuning_targets import PlannedTuning, planned_tuning
+from stripewise.model.wording import count_noun
 from stripewise.protocol.events import BenchStartArgs
 from stripewise.protocol.tuning import ApplyArgs, RevertArgs, VerifyArgs
 from stripewise.protocol.tuning_replies import TuningReply
@@ -66,34 +64,8 @@ from stripewise.services.tuning import (
     summary_of,
 )
 
-_COLUMNS = ("Device", "Setting", "Current", "New", "Unit", "Note")
-_NEW = _COLUMNS.index("New")
-_VALUE = Qt.ItemDataRole.UserRole  # the New cell's value as text, what its editor starts from
-
-
-class _ValueEditor(QStyledItemDelegate):
-    """Edits the value itself, not the "unchanged" shown for a value that stays."""
-
-    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex) -> None:
-        if isinstance(editor, QLineEdit):
-            editor.setText(str(index.data(_VALUE) or ""))
-
-
-def unwrap(text: str) -> str:
-    """Preset descriptions are wrapped for the TOML file; let the widget wrap them instead.
-    Indented lines (quoted settings) keep their own lines."""
-    paragraphs = []
-    for paragraph in text.split("\n\n"):
-        lines = paragraph.splitlines()
-        if any(line.startswith(" ") for line in lines):
-            paragraphs.append(paragraph)
-        else:
-            paragraphs.append(" ".join(line.strip() for line in lines))
-    return "\n\n".join(paragraphs)
-
-
-def _shown(value: object) -> str:
-    return "-" if value is None else str(value)
+PICK = "Pick disks or arrays and a preset."
+__all__ = ["ABDialog", "TuningPage", "unwrap"]  # unwrap: where tests and callers found it
 
 
 class TuningPage(QWidget):
@@ -125,30 +97,21 @@ class TuningPage(QWidget):
         self.persistence.done.connect(self._done)
         self.persistence.refused.connect(self._refused)
         self._arrays: dict[str, tuple[str | None, int, int | None, str | None]] = {}
+        self._gone: list[str] = []  # checked devices the hardware map no longer has
+        self._asked: tuple[str, tuple[str, ...]] | None = None  # the preview being read
 
         self.devices = QListWidget()
         self.devices.setAccessibleName("Disks and arrays to tune")
-        self.devices.itemChanged.connect(lambda _item: self._selection_changed())
+        self.devices.itemChanged.connect(lambda _item: self._picked())
         self.preset_box = QComboBox()
         self.preset_box.setAccessibleName("Preset")
         self.preset_box.currentIndexChanged.connect(lambda _i: self._selection_changed())
         self.description = QPlainTextEdit()
         self.description.setReadOnly(True)
         self.description.setMaximumHeight(110)
-        self.preview = QTableWidget(0, len(_COLUMNS))
-        self.preview.setHorizontalHeaderLabels(list(_COLUMNS))
-        self.preview.verticalHeader().hide()
-        self.preview.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked
-            | QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.AnyKeyPressed
-        )
-        self.preview.setItemDelegateForColumn(_NEW, _ValueEditor(self.preview))
+        self.preview = PreviewTable()
         self.preview.itemChanged.connect(self._on_value_typed)
-        header = self.preview.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
-        self.summary = QLabel("Pick disks or arrays and a preset.")
+        self.summary = QLabel(PICK)
         self.summary.setWordWrap(True)
         self.apply_button = QPushButton("Apply")
         self.verify_button = QPushButton("Verify")
@@ -253,7 +216,8 @@ class TuningPage(QWidget):
             self._fill_devices()
 
     def _fill_devices(self) -> None:
-        """Arrays and disks from the map, then the plan's arrays by name; checks are kept."""
+        """Arrays and disks from the map, then the plan's arrays by name; checks are kept.
+        A checked device the map no longer has is said to be gone, and stays unchecked."""
         checked = set(self._checked_keys())
         self.devices.blockSignals(True)
         self.devices.clear()
@@ -269,7 +233,8 @@ class TuningPage(QWidget):
             self._arrays[array.name] = (array.level, len(array.members), array.chunk_kib, fs)
             self._add_device(
                 array.name,
-                f"{array.name}  ({array.level or 'md'}, {len(array.members)} members)",
+                f"{array.name}  ({array.level or 'md'}, "
+                f"{count_noun(len(array.members), 'member')})",
                 checked,
             )
         for disk in (*inventory.disks, *inventory.virtual) if inventory is not None else ():
@@ -281,6 +246,17 @@ class TuningPage(QWidget):
             self._add_device(disk.name, f"{disk.name}  ({what}, {disk.state.value})", checked)
         self._add_planned(checked)
         self.devices.blockSignals(False)
+        listed = {
+            self.devices.item(row).data(Qt.ItemDataRole.UserRole)
+            for row in range(self.devices.count())
+        }
+        vanished = sorted(k for k in checked if k not in listed and not k.startswith("plan:"))
+        self._gone = [name for name in dict.fromkeys(self._gone + vanished) if name not in listed]
+        self._selection_changed()
+
+    def _picked(self) -> None:
+        """The user checked or unchecked a row: a new choice, the devices gone are forgotten."""
+        self._gone = []
         self._selection_changed()
 
     def _add_planned(self, checked: set[str]) -> None:
@@ -309,7 +285,9 @@ class TuningPage(QWidget):
         self.devices.addItem(item)
 
     def select_devices(self, names: list[str]) -> None:
-        """Check these rows: kernel names, or `plan:NAME` for a planned array."""
+        """Check these rows: kernel names, or `plan:NAME` for a planned array. A new choice:
+        devices gone from an earlier one are no longer mentioned."""
+        self._gone = []
         self.devices.blockSignals(True)  # one preview for the whole selection, not one per row
         for row in range(self.devices.count()):
             item = self.devices.item(row)
@@ -375,59 +353,45 @@ class TuningPage(QWidget):
         else:
             self.geometry.clear()
         if choice is None or choice.error or not devices:
+            self._asked = None
             self.changes = []
             self._show_changes()
             return
+        self._asked = (choice.name, tuple(devices))
+        # rows of devices no longer selected (or gone) are never applied while the rest is read
+        self.changes = [c for c in self.changes if c.setting.device in (None, *devices)]
+        self._show_changes()
         self.summary.setText("Reading the current values...")
         self.service.preview(choice.name, devices)
 
     # --- preview ---------------------------------------------------------------------------
     def _on_preview(self, preset: Preset, changes: list[Change]) -> None:
+        choice = self._choice()
+        if choice is None or self._asked != (choice.name, tuple(self.selected_devices())):
+            return  # read for a choice since changed (a device gone, another preset picked)
         self.preset, self.changes = preset, changes
         self._edited = False
         self._show_changes()
 
     def _show_changes(self) -> None:
-        self.preview.blockSignals(True)  # filling the cells is not the user typing
-        self.preview.setRowCount(len(self.changes))
-        for row, change in enumerate(self.changes):
-            knob = tunable(change.setting.key)
-            cells = (
-                change.setting.device or "all (global)",
-                knob.key,
-                _shown(change.current),
-                _shown(change.setting.value) if change.changes_anything else "unchanged",
-                knob.unit,
-                "; ".join(
-                    part
-                    for part in (
-                        change.note,
-                        ", ".join(f"{s.key} becomes {s.value}" for s in change.side_effects)
-                        if change.changes_anything
-                        else "",
-                    )
-                    if part
-                ),
-            )
-            for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if column == 5:
-                    item.setToolTip(text)
-                if column == _NEW and not isinstance(change, SkippedChange):
-                    item.setData(_VALUE, _shown(change.setting.value))
-                    item.setToolTip(f"Double-click to type another value ({knob.unit})")
-                else:
-                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                self.preview.setItem(row, column, item)
-        self.preview.blockSignals(False)
-        count = len(settings_of(self.changes))
+        self.preview.show_changes(self.changes)
+        self.summary.setText(self._summary_text())
+        self._enable()
+
+    def _summary_text(self) -> str:
+        gone = f"{gone_text(self._gone)}: " if self._gone else ""
         if self.changes:
             done = f"{self._last_action} " if self._last_action else ""
-            self.summary.setText(
-                f"{done}{count} of {len(self.changes)} values change. Apply writes them through "
-                "the helper, which journals the current values first."
+            count = len(settings_of(self.changes))
+            return (
+                f"{gone}{done}{change_summary(count, len(self.changes))}. Apply writes them "
+                "through the helper, which journals the current values first."
             )
-        self._enable()
+        if self._gone and not self.selected_devices():
+            return f"{gone}nothing to preview or apply; pick what to tune again."
+        if self._asked is None:
+            return PICK
+        return f"{gone}The preset sets nothing on the selected devices."
 
     def _label(self) -> str:
         """What the journal and the A/B runs' tags call these values."""
@@ -436,7 +400,7 @@ class TuningPage(QWidget):
 
     def _on_value_typed(self, item: QTableWidgetItem) -> None:
         row = item.row()
-        if item.column() != _NEW or not 0 <= row < len(self.changes):
+        if item.column() != NEW or not 0 <= row < len(self.changes):
             return
         try:
             change = edited_change(self.changes[row], item.text())
@@ -449,10 +413,26 @@ class TuningPage(QWidget):
         self._show_changes()
 
     def _enable(self) -> None:
-        some = bool(settings_of(self.changes))
-        running = self.ab is not None and self.ab.running
+        why_not = self._why_not()
         for button in (self.apply_button, self.persist_button, self.ab_button):
-            button.setEnabled(some and not running)
+            button.setEnabled(not why_not)
+        self.apply_button.setToolTip(
+            why_not
+            or "Write the New values through the helper, which journals the current "
+            "values first so Revert can put them back"
+        )
+
+    def _why_not(self) -> str:
+        """Why Apply (and Make Persistent, A/B) cannot run now; empty when they can."""
+        if self.ab is not None and self.ab.running:
+            return "An A/B benchmark is running: it applies and reverts the values itself"
+        if settings_of(self.changes):
+            return ""
+        if self._gone and not self.selected_devices():
+            return f"{gone_text(self._gone)}: pick what to tune again"
+        if not self.changes:
+            return PICK
+        return "Every value is already what the preset sets: nothing to write"
 
     # --- A/B ---------------------------------------------------------------------------------
     def ask_ab(self) -> None:
@@ -529,9 +509,9 @@ class TuningPage(QWidget):
         self.summary.setText(f"Not done: {message}")
 
     def _on_failed(self, message: str) -> None:
-        self.summary.setText(message)
         self.changes = []
         self._show_changes()
+        self.summary.setText(message)
 
     # --- geometry ---------------------------------------------------------------------------
     def _on_geometry(self, reports: list[GeometryReport]) -> None:
@@ -555,6 +535,7 @@ class ABDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Benchmark with and without")
         form = QFormLayout(self)
+        form.addRow(purpose_label(BENCHMARK_WITH_AND_WITHOUT))
         self.target = QComboBox()
         for target in targets:
             if target.runnable and not target.path.startswith("/dev/"):

@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, Signal
 from stripewise.model.plan import Plan, PlannedArray
 from stripewise.model.presets import CUSTOM, Preset, PresetError, as_now, edited, resolve
 from stripewise.model.tunables import Change, TuningError
+from stripewise.model.wording import count_noun
 from stripewise.planner.commands import md_device
 from stripewise.protocol.fields import VerbArgs
 from stripewise.protocol.tuning import TuningSetting
@@ -126,10 +127,11 @@ def summary_of(what: str, result: TuningReply) -> str:
     elif isinstance(result, RevertReply):
         count = len(result.restored)
     if count:
-        parts.append(f"{count} values")
+        parts.append(count_noun(count, "value"))
     if differ:
         reasons = "; ".join(f"{device or 'global'} {key}: {why}" for device, key, why in differ)
-        parts.append(f"{len(differ)} differ from what was written ({reasons})")
+        verb = "differs" if len(differ) == 1 else "differ"
+        parts.append(f"{len(differ)} {verb} from what was written ({reasons})")
     elif what in ("Applied", "Verified"):
         parts.append("all read back as written")
     if isinstance(result, RevertReply) and result.skipped:

@@ -1,0 +1,178 @@
+"""The History page's detail pane: the selected run's facts, its notes, its results laid out as
+bonnie++'s report, and the figures that layout has no cell for beside them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui.bench_results import GROUPS, ResultsTable
+from stripewise.model.run import ResultValue, RunDetail
+from stripewise.model.units import MIB_PER_MB
+from stripewise.model.vocabulary import BONNIE_TESTS, MEASURED, THROUGHPUT, from_stored
+from stripewise.model.wording import count_noun
+
+# A measured run with every phase: bonnie++'s three headings and its six rows. The pane is
+# given the height to show them all without scrolling (plus a two-line title and a note).
+FULL_RUN_ROWS = 3 + 6
+_TITLE_LINES = 3  # the facts wrap to two lines at 1024 px; one more for a one-line note
+_TOP_MARGIN = 6
+
+# what the results table has a cell for; every other figure goes to the second table
+_TABLED_PHASES = frozenset(phase for _, phases in GROUPS for phase, _ in phases)
+_TABLED_METRICS = frozenset(q.metric for q in MEASURED)
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"  # the tool printed no figure (bonnie++'s +++++)
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.4g}"
+
+
+class OtherFigures(QTableWidget):
+    """A run's figures the results table has no cell for: bonnie++'s file tests, iozone's
+    cells, fio jobs told apart, tools' own figures; each also as the tool printed it."""
+
+    HEADERS = ("Phase", "Figure", "Value", "Unit", "As imported")
+
+    def __init__(self) -> None:
+        super().__init__(0, len(self.HEADERS))
+        self.setAccessibleName("Other figures")
+        self.setHorizontalHeaderLabels(self.HEADERS)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.verticalHeader().hide()
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setStretchLastSection(True)
+        self._values: list[ResultValue] = []
+        self._mib = False
+
+    def show_values(self, values: Sequence[ResultValue]) -> None:
+        self._values = [
+            v for v in values if v.phase not in _TABLED_PHASES or v.metric not in _TABLED_METRICS
+        ]
+        self._render()
+        self.setVisible(bool(self._values))
+
+    def set_binary_units(self, mib: bool) -> None:
+        self._mib = mib
+        self._render()
+
+    def _render(self) -> None:
+        self.setRowCount(len(self._values))
+        for row, v in enumerate(self._values):
+            value, unit = v.value, v.unit
+            if self._mib and unit == THROUGHPUT.unit and value is not None:
+                value, unit = value * MIB_PER_MB, "MiB/s"
+            printed = ""
+            if v.source_unit and v.value is not None:
+                printed = f"{_number(from_stored(v.value, v.source_unit))} {v.source_unit}"
+            for column, text in enumerate((v.phase, v.metric, _number(value), unit, printed)):
+                item = QTableWidgetItem(text)
+                if column in (2, 4):
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                self.setItem(row, column, item)
+
+
+def table_height(table: QTableView, rows: int) -> int:
+    """Pixels a table needs to show `rows` rows without scrolling: header, rows, frame and the
+    horizontal scroll bar a narrow window gives it."""
+    return (
+        table.horizontalHeader().sizeHint().height()
+        + rows * table.verticalHeader().defaultSectionSize()
+        + 2 * table.frameWidth()
+        + table.horizontalScrollBar().sizeHint().height()
+    )
+
+
+class RunDetailPane(QWidget):
+    """What the History page shows of the run picked in its list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.title = QLabel(
+            "Select a run to see its results; select 2 to 8 (Ctrl+click) to compare them."
+        )
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes = QLabel()
+        self.notes.setWordWrap(True)
+        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes.hide()
+        self.results = ResultsTable()
+        self.results.hide()  # until a run is picked: an empty table says nothing
+        self.other_figures = OtherFigures()
+        self.other_figures.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, _TOP_MARGIN, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.notes)
+        figures = QSplitter()  # bonnie++'s layout beside what it has no cell for
+        figures.addWidget(self.results)
+        figures.addWidget(self.other_figures)
+        figures.setStretchFactor(0, 3)
+        figures.setStretchFactor(1, 2)
+        figures.setChildrenCollapsible(False)
+        layout.addWidget(figures, 1)
+
+    def wanted_height(self) -> int:
+        """Room for a full run's figures: FULL_RUN_ROWS rows under a title of _TITLE_LINES."""
+        lines = _TITLE_LINES * self.title.fontMetrics().lineSpacing()
+        spacing = 2 * max(0, self.layout().spacing())
+        return _TOP_MARGIN + lines + spacing + table_height(self.results, FULL_RUN_ROWS)
+
+    def show_detail(self, detail: RunDetail) -> None:
+        run, context = detail.summary, detail.context
+        facts = [
+            f"<b>Run {run.id}</b>: {run.name}, {run.status.value}",
+            "baseline" if run.baseline else "",
+            f"{context.get('filesystem', '')} {context.get('mount_options', '')}".strip(),
+            ", ".join(d.get("name", "") for d in context.get("disks", []) if isinstance(d, dict)),
+            count_noun(detail.sample_count, "sample"),
+            _imported_from(detail),
+            f"tags: {', '.join(run.tags)}" if run.tags else "",
+        ]
+        self.title.setText(" &middot; ".join(f for f in facts if f))
+        self.notes.setText(detail.notes)
+        self.notes.setVisible(bool(detail.notes))
+        skipped = _not_run(detail)
+        ran = [v for v in detail.results if v.phase not in skipped]
+        self.results.show_stored(ran)
+        self.results.show()
+        self.other_figures.show_values(ran)
+
+    def set_binary_units(self, mib: bool) -> None:
+        self.results.set_binary_units(mib)
+        self.other_figures.set_binary_units(mib)
+
+
+def _not_run(detail: RunDetail) -> set[str]:
+    """Phases of tests a bonnie++ import says did not run (`-f` skips per-char): no rows."""
+    skipped = detail.context.get("not_run") if detail.source == "imported" else None
+    if not isinstance(skipped, list):
+        return set()
+    return {BONNIE_TESTS[name][0] for name in skipped if name in BONNIE_TESTS}
+
+
+def _imported_from(detail: RunDetail) -> str:
+    """Where an import came from, and the units its tool printed (shown converted)."""
+    record = detail.context.get("import")
+    if detail.source != "imported" or not isinstance(record, dict):
+        return ""
+    units = {r.source_unit: r.unit for r in detail.results if r.source_unit}
+    shown = ", ".join(f"{tool} as {stored}" for tool, stored in sorted(units.items()))
+    return f"imported from {record.get('file', '?')}" + (f" ({shown})" if shown else "")

@@ -1,0 +1,113 @@
+"""The Tuning page's preview: current -> new per device and setting, with units, the New cell
+editable; and the line under it that says what Apply would do, or why it cannot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLineEdit,
+    QStyledItemDelegate,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
+
+from stripewise.model.presets import SkippedChange
+from stripewise.model.tunables import Change, tunable
+from stripewise.model.wording import count_noun
+
+COLUMNS = ("Device", "Setting", "Current", "New", "Unit", "Note")
+NEW = COLUMNS.index("New")
+_NOTE = COLUMNS.index("Note")
+_VALUE = Qt.ItemDataRole.UserRole  # the New cell's value as text, what its editor starts from
+
+
+class _ValueEditor(QStyledItemDelegate):
+    """Edits the value itself, not the "unchanged" shown for a value that stays."""
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex) -> None:
+        if isinstance(editor, QLineEdit):
+            editor.setText(str(index.data(_VALUE) or ""))
+
+
+def unwrap(text: str) -> str:
+    """Preset descriptions are wrapped for the TOML file; let the widget wrap them instead.
+    Indented lines (quoted settings) keep their own lines."""
+    paragraphs = []
+    for paragraph in text.split("\n\n"):
+        lines = paragraph.splitlines()
+        if any(line.startswith(" ") for line in lines):
+            paragraphs.append(paragraph)
+        else:
+            paragraphs.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _shown(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def gone_text(names: Sequence[str]) -> str:
+    """Checked devices the hardware map no longer has (a loop device detached, a disk pulled)."""
+    which = ", ".join(names)
+    return f"{which} {'is' if len(names) == 1 else 'are'} gone (detached or unplugged)"
+
+
+def change_summary(changing: int, total: int) -> str:
+    """ "4 of 5 values change", "1 of 1 value changes"."""
+    verb = "changes" if changing == 1 else "change"
+    return f"{changing} of {count_noun(total, 'value')} {verb}"
+
+
+class PreviewTable(QTableWidget):
+    """One row per change; the New cell of a change that can take a value is editable (the
+    page checks what is typed: `itemChanged`)."""
+
+    def __init__(self) -> None:
+        super().__init__(0, len(COLUMNS))
+        self.setHorizontalHeaderLabels(list(COLUMNS))
+        self.verticalHeader().hide()
+        self.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.AnyKeyPressed
+        )
+        self.setItemDelegateForColumn(NEW, _ValueEditor(self))
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+
+    def show_changes(self, changes: Sequence[Change]) -> None:
+        self.blockSignals(True)  # filling the cells is not the user typing
+        self.setRowCount(len(changes))
+        for row, change in enumerate(changes):
+            knob = tunable(change.setting.key)
+            side_effects = ", ".join(f"{s.key} becomes {s.value}" for s in change.side_effects)
+            note = "; ".join(
+                part
+                for part in (change.note, side_effects if change.changes_anything else "")
+                if part
+            )
+            cells = (
+                change.setting.device or "all (global)",
+                knob.key,
+                _shown(change.current),
+                _shown(change.setting.value) if change.changes_anything else "unchanged",
+                knob.unit,
+                note,
+            )
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == _NOTE:
+                    item.setToolTip(text)
+                if column == NEW and not isinstance(change, SkippedChange):
+                    item.setData(_VALUE, _shown(change.setting.value))
+                    item.setToolTip(f"Double-click to type another value ({knob.unit})")
+                else:
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                self.setItem(row, column, item)
+        self.blockSignals(False)
