@@ -55,6 +55,7 @@ class AboutDialog(QDialog):
         title = QLabel(
             "<h2>Stripewise</h2><p>Storage-tuning assistant for Linux: see which disk sits on "
             "which controller, plan arrays, tune, measure and compare.</p>"
+            "<p>Press F1 on any page for its page of the manual (Help &gt; Stripewise Help).</p>"
         )
         title.setWordWrap(True)
         title.setAlignment(Qt.AlignmentFlag.AlignHCenter)

@@ -19,19 +19,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import help_dialogs as says
 from stripewise.gui.disk_colors import STATE_COLORS, STATE_NAMES
 from stripewise.gui.hardware_details import DetailsPanel
 from stripewise.gui.hardware_map import HardwareMap
 from stripewise.gui.pages import page_title
-from stripewise.model.topology import Controller, Inventory, Slot
+from stripewise.model.topology import Controller, Disk, Inventory, Slot
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
 from stripewise.protocol.verbs import LocateArgs
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 
 
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+def _raw_size(disks: tuple[Disk, ...]) -> str:
+    """The disks' total, never counting an unknown size (a dump records none) as 0 B."""
+    known = [d.size_bytes for d in disks if d.size_bytes is not None]
+    unknown = len(disks) - len(known)
+    if disks and not known:
+        return "size unknown"
+    total = f"{human_size(sum(known))} raw"
+    return f"{total} + {count_noun(unknown, 'disk')} of unknown size" if unknown else total
 
 
 def legend() -> QLabel:
@@ -151,11 +159,10 @@ class HardwarePage(QWidget):
             "umockdev-file": "umockdev recording (no mount state)",
         }.get(inventory.source, inventory.source)
         disks = inventory.disks
-        total = sum(d.size_bytes or 0 for d in disks)
         count = len(inventory.controllers)
         text = (
-            f"{where}: {plural(len(disks), 'disk')}, {human_size(total)} raw, on "
-            f"{plural(count, 'controller')} · {how}"
+            f"{where}: {count_noun(len(disks), 'disk')}, {_raw_size(disks)}, on "
+            f"{count_noun(count, 'controller')} · {how}"
         )
         return text + "".join(f"\nNote: {w}" for w in inventory.warnings)
 
@@ -183,7 +190,7 @@ class HardwarePage(QWidget):
                 for d in used
             )
             note = (
-                f"<p>{plural(idle, 'device')} of size 0 not listed (loop devices without a "
+                f"<p>{count_noun(idle, 'device')} of size 0 not listed (loop devices without a "
                 "backing file, unconfigured zram)</p>"
                 if idle
                 else ""
@@ -194,14 +201,18 @@ class HardwarePage(QWidget):
     def _filter(self, text: str) -> None:
         count = self.map.apply_filter(text)
         total = len(self.inventory.disks) if self.inventory else 0
-        self.matches.setText(f"{count} of {total} disks" if text.strip() else "")
+        self.matches.setText(f"{count} of {count_noun(total, 'disk')}" if text.strip() else "")
 
     def _show_slot(self, controller: Controller, slot: Slot) -> None:
+        path_to = None
+        if slot.path_of and self.inventory is not None:
+            path_to = self.inventory.find_disk(slot.path_of)
         self.details.show_slot(
             controller,
             slot,
             can_label=self.inventory is not None,
             locate_reason=self.helper.unavailable_reason,
+            path_to=path_to,
         )
 
     def _busy(self, busy: bool) -> None:
@@ -217,7 +228,10 @@ class HardwarePage(QWidget):
     # --- actions -------------------------------------------------------------------------------
     def _open(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open Inventory", "", "Inventories (*.json *.txt *.umockdev *.db);;All files (*)"
+            self,
+            says.OPEN_INVENTORY,
+            "",
+            "Inventories (*.json *.txt *.umockdev *.db);;All files (*)",
         )
         if path:
             self.hardware.load_file(Path(path))
@@ -225,7 +239,7 @@ class HardwarePage(QWidget):
     def _save(self) -> None:
         host = (self.inventory.host.hostname if self.inventory else None) or "inventory"
         path, _ = QFileDialog.getSaveFileName(
-            self, "Save Inventory Snapshot", f"{host}-inventory.json", "JSON (*.json)"
+            self, says.SAVE_INVENTORY, f"{host}-inventory.json", "JSON (*.json)"
         )
         if path:
             self.hardware.save_snapshot(Path(path))
@@ -234,7 +248,7 @@ class HardwarePage(QWidget):
         label, ok = QInputDialog.getText(
             self,
             "Label Slot",
-            f"Your name for {slot.port} (empty to clear):",
+            says.with_purpose(says.label_slot(slot.port), "Your name (empty to clear):"),
             text=slot.label or "",
         )
         if ok:

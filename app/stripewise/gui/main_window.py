@@ -23,10 +23,12 @@ from stripewise import APP_NAME
 from stripewise.gui import VIEW_NAMES
 from stripewise.gui.about import AboutDialog, version_rows
 from stripewise.gui.hardware_page import HardwarePage
+from stripewise.gui.help_window import HelpWindow
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.gui.tuning_page import TuningPage
+from stripewise.model.wording import count_noun
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
@@ -73,6 +75,7 @@ class MainWindow(QMainWindow):
         self._pending = {"system", "history", "hardware"}
         self._built: set[str] = set()  # lazy views made so far
         self.compare_windows: list[CompareWindow] = []
+        self.help_window: HelpWindow | None = None  # made with the first F1, then reused
         self.setObjectName("MainWindow")
         self.setWindowTitle(APP_NAME)
         self.setMinimumSize(MINIMUM_SIZE)
@@ -115,8 +118,8 @@ class MainWindow(QMainWindow):
         history.runsLoaded.connect(self._on_runs_loaded)
         history.runsAborted.connect(
             lambda ids: self.statusBar().showMessage(
-                f"{len(ids)} run(s) left running by a crash marked aborted, samples kept: "
-                + ", ".join(map(str, ids)),
+                f"{count_noun(len(ids), 'run')} left running by a crash marked aborted, "
+                "samples kept: " + ", ".join(map(str, ids)),
                 30_000,
             )
         )
@@ -194,7 +197,8 @@ class MainWindow(QMainWindow):
         page = self.page_widgets["benchmark"]
         assert isinstance(page, BenchPage)
         left_out = page.form.load_spec(spec, repetitions)
-        said = f"Benchmark set up as the stored run, with {repetitions} passes: press Start"
+        passes = count_noun(repetitions, "pass")
+        said = f"Benchmark set up as the stored run, with {passes}: press Start"
         self.statusBar().showMessage(
             f"{said} (not carried over: {'; '.join(left_out)})" if left_out else said, 30_000
         )
@@ -208,8 +212,7 @@ class MainWindow(QMainWindow):
 
     def _on_imported(self, run_ids: list[int]) -> None:
         self.statusBar().showMessage(
-            f"Imported {len(run_ids)} run{'s' if len(run_ids) != 1 else ''}: "
-            f"{', '.join(map(str, run_ids))}",
+            f"Imported {count_noun(len(run_ids), 'run')}: {', '.join(map(str, run_ids))}",
             15_000,
         )
         if run_ids:
@@ -303,12 +306,26 @@ class MainWindow(QMainWindow):
         view_menu.addAction(focus_nav)
 
         help_menu = self.menuBar().addMenu("&Help")
+        self.help_action = QAction("Stripewise &Help", self)
+        self.help_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
+        self.help_action.setToolTip("The manual page of the page on show")
+        self.help_action.triggered.connect(lambda: self.show_help())
+        help_menu.addAction(self.help_action)
+        help_menu.addSeparator()
         about = QAction("&About Stripewise", self)
         about.triggered.connect(self.show_about)
         help_menu.addAction(about)
         about_qt = QAction("About &Qt", self)
         about_qt.triggered.connect(QApplication.aboutQt)
         help_menu.addAction(about_qt)
+
+    def show_help(self, view: str | None = None) -> HelpWindow:
+        """F1: the manual page of `view` (the page on show by default), in a window of its own
+        that stays open beside this one."""
+        if self.help_window is None:
+            self.help_window = HelpWindow(self)
+        self.help_window.show_page(view or self.current_view)
+        return self.help_window
 
     def about_dialog(self) -> AboutDialog:
         rows = version_rows(
@@ -354,8 +371,7 @@ class MainWindow(QMainWindow):
         self._task_done("system")
 
     def _on_runs_loaded(self, runs: list[object]) -> None:
-        noun = "run" if len(runs) == 1 else "runs"
-        self.database_label.setText(f"History: {len(runs)} {noun}")
+        self.database_label.setText(f"History: {count_noun(len(runs), 'run')}")
         self.database_label.setToolTip(self.history.display_url)
         self._task_done("history")
 
@@ -411,6 +427,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
+        if self.help_window is not None:
+            self.help_window.close()
         self.hardware.stop_monitoring()
         tuning = self.page_widgets.get("tuning")
         if isinstance(tuning, TuningPage) and tuning.ab is not None:

@@ -13,6 +13,8 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QGraphicsView, QWidget
 
+from stripewise.gui.help_dialogs import SAVE_PLOT
+
 FILTERS = "PNG image (*.png);;SVG drawing (*.svg)"
 
 
@@ -39,9 +41,10 @@ def save_widget(widget: QWidget, path: Path, title: str = "Stripewise plot") -> 
         raise OSError(f"could not write {path}")
 
 
-def ask_path(parent: QWidget, suggested: str) -> Path | None:
-    """A .png or .svg path from a save dialog (the suffix follows the chosen type)."""
-    path, chosen = QFileDialog.getSaveFileName(parent, "Save plot", suggested, FILTERS)
+def ask_path(parent: QWidget, suggested: str, caption: str = SAVE_PLOT) -> Path | None:
+    """A .png or .svg path from a save dialog (the suffix follows the chosen type); the
+    caption says what will be saved."""
+    path, chosen = QFileDialog.getSaveFileName(parent, caption, suggested, FILTERS)
     if not path:
         return None
     result = Path(path)

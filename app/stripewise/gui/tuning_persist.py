@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from stripewise.gui import help_dialogs as says
 from stripewise.protocol.tuning import PersistArgs, TuningSetting
 from stripewise.protocol.tuning_replies import PersistFile, PersistReply
 from stripewise.services.tuning import TuningService
@@ -43,7 +44,7 @@ class PersistDialogs(QObject):
     def _confirm_write(self, settings: tuple[TuningSetting, ...], preview: PersistReply) -> None:
         files = [f for f in preview.files or () if f.text]
         stale = [f.path for f in preview.files or () if not f.text]
-        lines = ["These files will be written so the values are set again at boot:"]
+        lines = [says.PERSIST_WRITE]
         lines += [f"  {f.path}" for f in files]
         if stale:
             lines += ["Removed if present (no such settings any more):"]
@@ -69,11 +70,7 @@ class PersistDialogs(QObject):
         if not present:
             self.done.emit("No boot-time settings to remove", PersistReply(removed=(), absent=()))
             return
-        text = (
-            "These files will be removed, so the values are no longer set at boot:\n"
-            + "\n".join(f"  {f.path}" for f in present)
-            + "\n\nWhat is in force now stays until a restart or Revert."
-        )
+        text = says.PERSIST_REMOVE + "\n" + "\n".join(f"  {f.path}" for f in present)
         self._ask(
             "Remove persistent settings",
             text,

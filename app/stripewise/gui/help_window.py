@@ -1,0 +1,134 @@
+"""Help > Stripewise Help (F1): the manual page of the page on show, in a small window.
+
+The pages are Markdown files shipped inside the package (`stripewise.resources`, folder
+`manual`), read through importlib.resources, so an installed wheel finds them as the checkout
+does. Links between pages are relative (`planner.md`): the browser resolves them against the
+page on show and asks `loadResource` for the text, which keeps its Back history too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QRect, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut, QTextDocument
+from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
+
+from stripewise.gui import VIEW_NAMES
+from stripewise.resources import resource
+
+MANUAL_FOLDER = "manual"
+SCHEME = "manual"  # manual:planner.md; relative links resolve to manual:NAME.md
+WINDOW_SIZE = (600, 620)  # beside a page at 1024x768, not over all of it
+
+
+def manual_title(view: str) -> str:
+    """The page's own title, as its heading on screen says it."""
+    return view.capitalize()
+
+
+def manual_text(view: str) -> str:
+    """The manual page of a view, as shipped; KeyError for a name that is no view."""
+    if view not in VIEW_NAMES:
+        raise KeyError(f"no manual page for {view!r}; there are {', '.join(VIEW_NAMES)}")
+    return resource(MANUAL_FOLDER, f"{view}.md").read_text(encoding="utf-8")
+
+
+def page_url(view: str) -> QUrl:
+    return QUrl(f"{SCHEME}:{view}.md")
+
+
+def view_of(url: QUrl) -> str | None:
+    """The view a manual link names (`manual:tuning.md` -> "tuning"), else None."""
+    if url.scheme() != SCHEME:
+        return None
+    name = url.path().removesuffix(".md")
+    return name if name in VIEW_NAMES else None
+
+
+def with_contents_line(view: str, text: str) -> str:
+    """Every page opens with links to the others, the one on show in bold."""
+    links = " · ".join(
+        f"**{manual_title(name)}**" if name == view else f"[{manual_title(name)}]({name}.md)"
+        for name in VIEW_NAMES
+    )
+    return f"{links}\n\n{text}"
+
+
+class ManualBrowser(QTextBrowser):
+    """A QTextBrowser whose `manual:` pages come from the package, not the file system."""
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:
+        view = view_of(QUrl(name))
+        if view is not None:
+            return with_contents_line(view, manual_text(view))
+        return super().loadResource(kind, name)
+
+
+class HelpWindow(QWidget):
+    """A small window beside the main one; not modal, closed with Esc, reused for every F1."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setObjectName("helpWindow")
+        self.setWindowTitle("Stripewise Help")
+        self.resize(*WINDOW_SIZE)
+        self.browser = ManualBrowser()
+        self.browser.setAccessibleName("Manual page")
+        # links are followed here: QTextBrowser would take manual: for an external scheme
+        self.browser.setOpenLinks(False)
+        self.browser.anchorClicked.connect(self._follow)
+        self.browser.document().setDocumentMargin(14)
+        self.browser.sourceChanged.connect(self._on_source)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.browser)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.close)
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Back), self, self.browser.backward)
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Forward), self, self.browser.forward)
+        self._placed = False
+
+    @property
+    def view(self) -> str | None:
+        """The view whose manual page is on show."""
+        return view_of(self.browser.source())
+
+    def show_page(self, view: str) -> None:
+        """Show the manual page of `view` and bring the window up."""
+        if view not in VIEW_NAMES:
+            raise KeyError(f"no manual page for {view!r}")
+        if self.view != view:
+            self.browser.setSource(page_url(view), QTextDocument.ResourceType.MarkdownResource)
+        if not self._placed:
+            self._placed = True
+            self._place_beside_parent()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    def _follow(self, link: QUrl) -> None:
+        """Another manual page in this window; a web address in the desktop's browser."""
+        url = self.browser.source().resolved(link)
+        if view_of(url) is not None:
+            self.browser.setSource(url, QTextDocument.ResourceType.MarkdownResource)
+        elif url.scheme() in ("http", "https", "mailto"):
+            QDesktopServices.openUrl(url)
+
+    def _on_source(self, url: QUrl) -> None:
+        view = view_of(url)
+        title = f"{manual_title(view)}: Stripewise Help" if view else "Stripewise Help"
+        self.setWindowTitle(title)
+
+    def _place_beside_parent(self) -> None:
+        """Over the right-hand part of the main window, so the page it explains stays in
+        view on the left; kept on the parent's screen."""
+        parent = self.parentWidget()
+        if parent is None:
+            return
+        outer: QRect = parent.frameGeometry()
+        screen = parent.screen().availableGeometry()
+        width = min(self.width(), screen.width())
+        height = min(self.height(), screen.height())
+        x = max(screen.left(), min(outer.right() - width - 24, screen.right() - width))
+        y = max(screen.top(), min(outer.top() + 60, screen.bottom() - height))
+        self.setGeometry(x, y, width, height)
