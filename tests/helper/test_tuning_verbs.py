@@ -227,7 +227,7 @@ def test_a_write_failing_midway_rolls_back_the_earlier_ones(tmp_path: Path, stat
         helper.close()
     assert error["code"] == "write_failed"
     assert "sdq: max_sectors_kb" in error["message"] and "EPERM" in error["message"]
-    assert "2 earlier change(s) were rolled back" in error["message"]
+    assert "2 earlier changes were rolled back" in error["message"]
     assert text_of(root, "sys/block/sdq/queue/read_ahead_kb") == "128"
     assert text_of(root, "proc/sys/vm/dirty_ratio") == "20"
     entry = journal(state)[-1]  # journaled before the first write, then marked

@@ -33,7 +33,7 @@ def test_overlapping_runs_are_within_noise_and_say_so() -> None:
     assert figure.change_pct == pytest.approx(100 * (1510 / 3 - 1435 / 3) / (1435 / 3))
     sentence = figure.sentence()
     assert sentence.startswith(f"seq_read: {figure.evidence.interval_text()}, within noise")
-    assert "no difference you can rely on" in sentence and "3 and 3 passes" in sentence
+    assert "no difference you can rely on" in sentence and "3 passes each" in sentence
 
 
 def test_separated_runs_are_a_real_difference_and_too_few_cannot_tell() -> None:

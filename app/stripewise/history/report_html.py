@@ -34,6 +34,7 @@ from stripewise.model.phase_series import series_note
 from stripewise.model.run import ResultValue, RunDetail
 from stripewise.model.units import binary_size
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
+from stripewise.model.wording import count_noun
 
 _NO_SERIES = "No engine throughput samples recorded (imported runs keep only their results)."
 _CHANGE_CLASS = {"better": "better", "worse": "worse", "noise": "noise", "unknown": "unknown"}
@@ -202,9 +203,9 @@ def _verdict_rule(c: Comparison) -> str:
     return (
         "A change is the change of the means over each run's passes with its "
         f"{confidence} interval (Welch's t). It is coloured better or worse only when it holds "
-        f"at {confidence} after Holm's correction for the {tests} figure"
-        f"{'s' if tests != 1 else ''} tested here; otherwise it is noise (~). A figure with "
-        f"fewer than {MIN_PASSES} passes in either run gets no verdict (?): samples within one "
+        f"at {confidence} after Holm's correction for the {count_noun(tests, 'figure')} tested "
+        "here; otherwise it is noise (~). A figure with fewer than "
+        f"{count_noun(MIN_PASSES, 'pass')} in either run gets no verdict (?): samples within one "
         "pass are no repetitions."
     )
 
@@ -244,7 +245,9 @@ def _spread_note(spread: Spread | None, passes: int) -> str:
     """`n=3`, titled with the passes' min..max."""
     if spread is None or passes < 2:
         return ""
-    title = f"median of {passes} passes, {_number(spread.low)} .. {_number(spread.high)}"
+    title = (
+        f"median of {count_noun(passes, 'pass')}, {_number(spread.low)} .. {_number(spread.high)}"
+    )
     return f' <span class="spread" title="{escape(title)}">n={passes}</span>'
 
 

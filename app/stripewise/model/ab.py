@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES, Evidence, cant_tell, holm, welch
+from stripewise.model.wording import count_noun
 
 TARGET_HALF_WIDTH_PCT = 5.0  # narrow enough: the change is known to within ± 5 %
 MIN_ROUNDS = MIN_PASSES  # one pass a side per round, at least; a verdict needs MIN_PASSES
@@ -30,6 +31,13 @@ def round_order(round_index: int) -> tuple[bool, bool]:
 def order(rounds: int) -> list[bool]:
     """The sides of `rounds` rounds, in the order they run."""
     return [side for index in range(rounds) for side in round_order(index)]
+
+
+def _passes(with_preset: int, without: int) -> str:
+    """ "3 passes each", "1 pass each", or "3 and 2 passes" (the two together are plural)."""
+    if with_preset == without:
+        return f"{count_noun(with_preset, 'pass')} each"
+    return f"{with_preset} and {without} passes"
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,7 @@ class ABFigure:
         ranges = (
             f"{min(self.with_preset):,.0f}-{max(self.with_preset):,.0f} MB/s with, "
             f"{min(self.without):,.0f}-{max(self.without):,.0f} MB/s without, "
-            f"{len(self.with_preset)} and {len(self.without)} passes"
+            f"{_passes(len(self.with_preset), len(self.without))}"
         )
         if self.evidence is None:
             return f"{self.phase}: {self.change_pct:+.1f} %, {self.verdict} ({ranges})"
@@ -125,7 +133,8 @@ class ABOutcome:
 
     def summary(self, label: str) -> str:
         """`A/B of X: 3 rounds (6 benchmarks); every interval within ± 5 %:`"""
-        ran = f"A/B of {label}: {self.rounds} rounds ({2 * self.rounds} benchmarks)"
+        benchmarks = count_noun(2 * self.rounds, "benchmark")
+        ran = f"A/B of {label}: {count_noun(self.rounds, 'round')} ({benchmarks})"
         target = f"\u00b1 {self.target_pct:g} %"
         if self.narrow:
             return f"{ran}; every interval within {target}:"

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from stripewise.model.arrays import Geometry, PlanIndex, normalized
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
+from stripewise.model.wording import count_noun
 
 # Links deliver 70-100 % of their nominal rate: protocol overhead (PCIe TLP headers, PCI bus
 # arbitration) and other traffic. The seeds' two 3ware cards sharing one 266 MB/s PCI bus read
@@ -166,7 +167,7 @@ def _striped(
     inner = min(m.inner_mb_s for m in members)
     disks_high, disks_low = data_disks * outer, data_disks * inner
     disk_text = (
-        f"{verb}: {data_disks} data disk{'s' if data_disks > 1 else ''} × "
+        f"{verb}: {count_noun(data_disks, 'data disk')} × "
         f"{_mb(inner)} (inner tracks) to {_mb(outer)} (outer) = "
         f"{Range(disks_low, disks_high)} from the disks."
     )
@@ -191,10 +192,15 @@ def _striped(
         high = cap * n / (count * traffic)
         where = f"controller {key}" if kind == "controller" else f"bus {key}"
         whose = "its" if kind == "controller" else "the"
+        if count == 1:
+            shared = f"has {whose} {_mb(cap)} to itself"
+            short = f", less than the {_mb(demand)} it would move" if each < demand else ""
+        else:
+            shared = f"share {whose} {_mb(cap)}: {_mb(each)} each"
+            short = f", less than the {_mb(demand)} each would move" if each < demand else ""
         text = (
-            f"{count} of {n} members on {where} share {whose} {_mb(cap)}: {_mb(each)} "
-            f"each{', less than the ' + _mb(demand) + ' each would move' if each < demand else ''}"
-            f"{extra}; {verb.lower()} at most {_mb(high)}."
+            f"{count} of {count_noun(n, 'member')} on {where} {shared}{short}{extra}; "
+            f"{verb.lower()} at most {_mb(high)}."
         )
         terms.append(_Term(kind, high, high * LINK_EFFICIENCY_LOW, text))
     limit = min(terms, key=lambda t: (t.high, BOTTLENECKS.index(t.name)))
@@ -253,14 +259,20 @@ def _level_notes(level: RaidLevel, reads: list[_Member], geometry: Geometry) -> 
     n = len(reads)
     if level is RaidLevel.RAID1:
         return [
-            f"RAID 1: a single stream reads one mirror; {n} parallel readers can use "
-            f"every mirror (up to {_mb(sum(m.outer_mb_s for m in reads))} together)."
+            f"RAID 1: a single stream reads one mirror; {count_noun(n, 'parallel reader')} can "
+            f"use every mirror (up to {_mb(sum(m.outer_mb_s for m in reads))} together)."
         ]
     if level is RaidLevel.RAID10:
         return [
-            f"RAID 10 near layout: one stream reads {geometry.data_disks} disks' worth; the "
+            f"RAID 10 near layout: one stream reads {_disks_worth(geometry.data_disks)}; the "
             f"far layout (--layout=f2) or parallel streams can approach all {n}."
         ]
     if level is RaidLevel.JBOD:
         return ["JBOD (linear) fills one disk after another: one disk's speed at a time."]
     return []
+
+
+def _disks_worth(count: int) -> str:
+    """ "1 disk's worth", "4 disks' worth": the possessive moves with the plural."""
+    possessive = count_noun(count, "disk's", "disks'")
+    return f"{possessive} worth"

@@ -16,6 +16,7 @@ from typing import Any
 from stripewise.model.run import Headline, ResultValue
 from stripewise.model.units import MIB_PER_MB
 from stripewise.model.vocabulary import IOPS, THROUGHPUT
+from stripewise.model.wording import count_noun
 
 # (phase, metric, label) in the order they are worth a glance; the first three found are shown
 _FIGURES = (
@@ -46,7 +47,7 @@ def _array(context: Mapping[str, Any]) -> str:
         parts.append(f"{array['chunk_kib']} KiB chunk")
     members = array.get("members")
     if isinstance(members, list) and members:
-        parts.append(f"{len(members)} members")
+        parts.append(count_noun(len(members), "member"))
     return ", ".join(p for p in parts if p)
 
 

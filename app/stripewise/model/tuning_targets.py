@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from stripewise.model.plan import Plan, PlannedArray
 from stripewise.model.topology import DiskKind, Inventory
+from stripewise.model.wording import count_noun
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,11 @@ class PlannedTuning:
         if self.created_as:
             return f"{self.array.name}  (planned {level}, created as {self.created_as})"
         members = len(self.array.members)
-        here = f"{len(self.devices)} of {members} disks here" if self.absent else f"{members} disks"
+        here = (
+            f"{len(self.devices)} of {count_noun(members, 'disk')} here"
+            if self.absent
+            else count_noun(members, "disk")
+        )
         return f"{self.array.name}  (planned {level}, {here}, not created)"
 
 

@@ -21,6 +21,7 @@ from stripewise.model.ab import (
     round_order,
 )
 from stripewise.model.run import RunStatus
+from stripewise.model.wording import count_noun
 from stripewise.protocol.events import BenchStartArgs, RunResult
 from stripewise.protocol.tuning import ApplyArgs, RevertArgs, TuningSetting
 from stripewise.services.bench_session import BenchRequest, BenchSession
@@ -88,11 +89,9 @@ class ABRunner(QObject):
 
     def _step_text(self) -> str:
         done = len(self._with) + len(self._without)
-        rounds = (
-            f"{self._rounds} rounds"
-            if self._rounds > self._first_rounds or self._round_cap == self._first_rounds
-            else f"{self._rounds} rounds, up to {self._round_cap} if noisy"
-        )
+        rounds = count_noun(self._rounds, "round")
+        if self._rounds == self._first_rounds and self._round_cap > self._first_rounds:
+            rounds += f", up to {self._round_cap} if noisy"
         return f"benchmark {done + 1} of {2 * self._rounds} ({rounds})"
 
     def _next(self) -> None:

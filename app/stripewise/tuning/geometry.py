@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from stripewise.model.arrays import fs_geometry, geometry
 from stripewise.model.plan import Filesystem, Plan, PlannedArray
+from stripewise.model.wording import count_noun
 
 # data disks of an md array with `n` members (md RAID 10 near-2 keeps two copies)
 _DATA_DISKS = {
@@ -113,8 +114,8 @@ def check(recorded: Recorded, advice: Advice) -> list[str]:
         (names[1], recorded.width_blocks, advice.width_blocks),
     ):
         if have != want:
-            shown = "not set" if have is None else f"{have} blocks"
-            found.append(f"{name} is {shown}; the array wants {want} blocks")
+            shown = "not set" if have is None else count_noun(have, "block")
+            found.append(f"{name} is {shown}; the array wants {count_noun(want, 'block')}")
     return found
 
 

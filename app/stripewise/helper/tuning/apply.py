@@ -16,6 +16,7 @@ from stripewise.helper.tuning.journal import Journal, boot_id, timestamp
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
 from stripewise.helper.tuning.validation import require_root, validated_settings, write_order
 from stripewise.model.tunables import Setting, tunable
+from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning import ApplyArgs
 from stripewise.protocol.tuning_replies import AppliedSetting, ApplyReply, SideEffect
 from stripewise.protocol.wire import ProtocolError, Request
@@ -174,7 +175,10 @@ def _failure_text(change: dict[str, Any], exc: OSError, done: int, failures: lis
     if failures:
         return text + "; rolling back did not restore " + "; ".join(failures)
     if done:
-        return text + f"; the {done} earlier change(s) were rolled back: nothing was changed"
+        return text + (
+            f"; the {count_noun(done, 'earlier change')} "
+            f"{'was' if done == 1 else 'were'} rolled back: nothing was changed"
+        )
     return text + "; nothing was changed"
 
 
