@@ -398,6 +398,11 @@ class HistoryPage(QWidget):
     def _show_detail(self, detail: RunDetail) -> None:
         if not shiboken6.isValid(self):
             return
+        current = self.table.currentIndex()
+        if current.isValid():  # reads finish in any order: an earlier row's must not win
+            run = self.model.run_at(self.proxy.mapToSource(current).row())
+            if run.id != detail.summary.id:
+                return
         self.shown_run = detail
         self.detail.show_detail(detail)
 
