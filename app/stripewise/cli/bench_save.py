@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from stripewise.protocol.events import BenchStarted, RunResult, Sample
+from stripewise.protocol.group import GroupOutcome
 from stripewise.protocol.spec import spec_to_json
 
 
@@ -15,40 +17,50 @@ def save_run(
     started: BenchStarted,
     result: RunResult,
     samples: Sequence[Sample],
-) -> int:
+) -> int | None:
     """`started` is the helper's bench.start reply (the spec as it normalised it, the disks
     under the target); `result` its run_result, or the one the client made for a run the
-    helper never finished (status `aborted` or `cancelled`)."""
+    helper never finished (status `aborted` or `cancelled`). None when the database could not
+    take the run: it is then kept in the local spool, said in one line on stderr, and synced
+    by the next command that opens the database."""
     # lazy: SQLAlchemy and the context probes load only for `bench --save`
-    from stripewise.history.database import open_database
     from stripewise.history.hostinfo import HostInfo
-    from stripewise.history.store import HistoryStore, SampleRow
+    from stripewise.history.spool import KeyedRun, new_run_key, save_or_spool
+    from stripewise.history.store import SampleRow
     from stripewise.inventory.bench_context import collect_context
 
     finished = datetime.now(UTC)
-    started_at = finished - timedelta(seconds=result.elapsed_s)
-    db = open_database(url)
-    try:
-        store = HistoryStore(db)
-        run_id = store.create_run(
-            store.ensure_host(HostInfo.current()),
-            name=name,
-            target=started.spec.target,
+    run = KeyedRun(
+        key=new_run_key(),
+        host=HostInfo.current(),
+        name=name,
+        target=started.spec.target,
+        engine=started.engine,
+        engine_version=started.engine_version,
+        spec=spec_to_json(started.spec),
+        context=collect_context(
+            started.spec.target,
+            started.disks,
             engine=started.engine,
             engine_version=started.engine_version,
-            spec=spec_to_json(started.spec),
-            context=collect_context(
-                started.spec.target,
-                started.disks,
-                engine=started.engine,
-                engine_version=started.engine_version,
-                layers=started.layers,
-            ),
-            started_at=started_at,
-        )
-        store.add_samples(run_id, [SampleRow.of(n, s) for n, s in enumerate(samples)])
-        store.add_results(run_id, result.values())
-        store.finish_run(run_id, result.status, finished_at=finished)
-        return run_id
+            layers=started.layers,
+        ),
+        started_at=finished - timedelta(seconds=result.elapsed_s),
+    )
+    rows = [SampleRow.of(n, s) for n, s in enumerate(samples)]
+    run_id, waiting = save_or_spool(url, run, rows, result.values(), result.status, finished)
+    if waiting is not None:
+        print(f"stripewise: {waiting}", file=sys.stderr)
+    return run_id
+
+
+def save_group_run(url: str, outcome: GroupOutcome, samples: Sequence[Sample]) -> int:
+    """A group run (`--host`/`--group`): the totals as one run, each host's run under it."""
+    from stripewise.history.database import open_database
+    from stripewise.history.group_runs import store_group_run
+
+    db = open_database(url)
+    try:
+        return store_group_run(db, outcome, samples=samples)
     finally:
         db.close()

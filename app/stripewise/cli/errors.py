@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from stripewise.history.errors import DatabaseError
 from stripewise.history.location import resolve_database_url
+
+if TYPE_CHECKING:
+    from stripewise.history.database import Database
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -31,3 +35,17 @@ def database_url(args: argparse.Namespace) -> str:
         return resolve_database_url(args.db)
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
+
+
+def open_history(url: str) -> Database:
+    """The history at `url`, migrated, its local spool synced; a problem is one CliError line.
+    What the spool did (runs kept here while the server was away) is said on stderr."""
+    from stripewise.history import database  # lazy: SQLAlchemy costs more than some commands
+
+    try:
+        db = database.open_database(url)
+    except database.DatabaseError as exc:
+        raise CliError(str(exc)) from None
+    if db.spool_note:
+        print(f"stripewise: {db.spool_note}", file=sys.stderr)
+    return db

@@ -1,8 +1,8 @@
 """`stripewise history ...`: read, compare, export and annotate recorded runs without the GUI.
 
 Each action is a function taking the parsed arguments and an open store. `history list` reads
-SQLite directly (quicklist); the SQL and comparison imports stay inside the functions that
-need them so that it loads no SQLAlchemy.
+SQLite directly (quicklist) and PostgreSQL with psycopg alone (quicklist_pg); the SQL and
+comparison imports stay inside the functions that need them so that it loads no SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stripewise.cli.errors import CliError, database_url
+from stripewise.cli.errors import CliError, database_url, open_history
 from stripewise.cli.history_format import (
     detail_json,
     format_comparison,
@@ -117,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
     url = database_url(args)
     if args.history_command == "list":
         runs = quicklist.list_runs(url, limit=args.limit)
+        if runs is None and url.startswith("postgresql+psycopg://"):
+            from stripewise.history import quicklist_pg  # psycopg alone, as quicklist for SQLite
+
+            runs = quicklist_pg.list_runs(url, limit=args.limit)
         if runs is not None:
             _print_runs(runs, as_json=args.json)
             return 0
@@ -124,10 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from stripewise.history import database
     from stripewise.history.store import HistoryStore
 
-    try:
-        db = database.open_database(url)
-    except database.DatabaseError as exc:
-        raise CliError(str(exc)) from None
+    db = open_history(url)
     try:
         store = HistoryStore(db)
         action: Action = getattr(args, "history_run", None) or _READERS[args.history_command]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stripewise.cli.errors import CliError, database_url
+from stripewise.cli.errors import CliError, database_url, open_history
 from stripewise.cli.history_format import format_table
 from stripewise.cli.options import add_db_option
 from stripewise.history import database
@@ -58,10 +58,7 @@ def run(args: argparse.Namespace) -> int:
     warnings = file_warnings(imported)
     for warning in warnings:
         print(f"stripewise: warning: {warning}", file=sys.stderr)
-    try:
-        db = database.open_database(url)
-    except database.DatabaseError as exc:
-        raise CliError(str(exc)) from None
+    db = open_history(url)
     try:
         try:
             ids = import_runs(db, imported, source_name=path.name, sha256=sha256, name=args.name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from stripewise.history.location import (
     default_database_url,
     path_to_url,
     resolve_database_url,
+    spool_file,
 )
 from stripewise.history.revisions import HEAD_REVISION, KNOWN_REVISIONS
 from stripewise.history.sqlitefile import move_aside
@@ -66,6 +68,11 @@ __all__ = [
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 BUSY_TIMEOUT_MS = 5000
+# Serialises schema upgrades of one PostgreSQL database between instances: a fixed key
+# ("Stripewi" in ASCII) in pg_advisory_lock's single bigint space.
+MIGRATION_LOCK_KEY = 0x5374726970657769
+CONNECT_TIMEOUT_S = 10
+MIGRATION_WAIT_S = 600  # a large history's upgrade may take minutes; then say so, never hang
 
 
 class Database:
@@ -85,6 +92,8 @@ class Database:
         self.schema_revision = schema_revision
         self.sqlite_path = sqlite_path
         self.backup_path = backup_path
+        # what the local spool held at opening: synced, or still waiting (None: nothing)
+        self.spool_note: str | None = None
         self._sessions: sessionmaker[Session] | None = None
 
     @property
@@ -154,11 +163,29 @@ def open_database(url: str, *, migrate: bool = True) -> Database:
         parsed = make_url(url)
     except (sa_exc.ArgumentError, ValueError) as exc:
         raise DatabaseUnreachableError(display_url(url), f"not a database URL ({exc})") from exc
+    db: Database | None = None
     if parsed.get_backend_name() == "sqlite":
         path = _sqlite_file(parsed)
         if path is not None:
-            return _open_sqlite_file(parsed, path, migrate)
-    return _open_with_engine(parsed, migrate)
+            db = _open_sqlite_file(parsed, path, migrate)
+    if db is None:
+        db = _open_with_engine(parsed, migrate)
+    if migrate:
+        db.spool_note = _sync_spool(db)
+    return db
+
+
+def _sync_spool(db: Database) -> str | None:
+    """Runs kept on this computer while the database refused them go to it now; one stat
+    when there are none. A failure leaves them waiting and is said, never raised."""
+    if not spool_file(db.url).exists():
+        return None
+    from stripewise.history.spool import Spool, synced_line  # the ORM-free path ends here
+
+    try:
+        return synced_line(Spool(db.url).sync(db), db.location)
+    except (DatabaseError, OSError, sqlite3.Error) as exc:
+        return f"runs kept on this computer could not be synced to {db.location}: {exc}"
 
 
 def sqlite_path_of(url: str) -> Path | None:
@@ -242,7 +269,9 @@ def _sqlite_engine(url: URL, *, foreign_keys: bool, atomic: bool = False) -> Eng
             dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # the migrator waits as long as another instance's upgrade may take
+            wait_ms = MIGRATION_WAIT_S * 1000 if atomic else BUSY_TIMEOUT_MS
+            cursor.execute(f"PRAGMA busy_timeout = {wait_ms}")
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
         finally:
@@ -304,18 +333,57 @@ def _open_with_engine(url: URL, migrate: bool) -> Database:
     try:
         _check_known(revision, location)
         if migrate and revision != HEAD_REVISION:
-            # PostgreSQL DDL is transactional: a failed upgrade changes nothing.
-            _upgrade(engine, location, revision, None)
-            revision = HEAD_REVISION
+            revision = _upgrade_locked(engine, location, revision)
     except DatabaseError:
         engine.dispose()
         raise
     return Database(url, engine, revision, None, None)
 
 
+def _upgrade_locked(engine: Engine, location: str, seen: str | None) -> str:
+    """Upgrade under the migration lock; returns the revision now in force.
+
+    Several instances may open an empty or older shared database at once: without the lock
+    each would run the migrations, and the second dies on a half-created table. The lock is a
+    PostgreSQL advisory lock held by a connection of its own, so it is released even if this
+    process dies; whoever waited finds the schema current and has nothing to do.
+    """
+    if engine.dialect.name != "postgresql":
+        with engine.connect() as conn:
+            found = _read_revision(conn)
+        _check_known(found, location)
+        if found != HEAD_REVISION:
+            _upgrade(engine, location, found, None)
+        return HEAD_REVISION
+    try:
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as lock:
+            lock.exec_driver_sql(f"SET lock_timeout = '{MIGRATION_WAIT_S}s'")
+            lock.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATION_LOCK_KEY})")
+            try:
+                with engine.connect() as conn:  # a fresh look, after whoever held the lock
+                    found = _read_revision(conn)
+                _check_known(found, location)
+                if found != HEAD_REVISION:
+                    # PostgreSQL DDL is transactional: a failed upgrade changes nothing.
+                    _upgrade(engine, location, found, None)
+            finally:
+                lock.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK_KEY})")
+    except sa_exc.DBAPIError as exc:
+        reason = _driver_message(exc, engine.url)
+        if "lock timeout" in reason:
+            reason = (
+                f"another Stripewise has been upgrading it for over {MIGRATION_WAIT_S} s; "
+                "try again once it is done"
+            )
+        raise MigrationError(location, seen, reason, None) from None
+    return HEAD_REVISION
+
+
 def _server_engine(url: URL, location: str) -> Engine:
     try:
-        return create_engine(url, pool_pre_ping=True, json_serializer=compact_json)
+        return create_engine(
+            url, pool_pre_ping=True, json_serializer=compact_json, connect_args=_libpq_args(url)
+        )
     except sa_exc.NoSuchModuleError:
         raise DatabaseUnreachableError(
             location, f"unknown database type {url.drivername!r}; use sqlite or postgresql"
@@ -326,6 +394,24 @@ def _server_engine(url: URL, location: str) -> Engine:
         ) from None
     except (sa_exc.ArgumentError, TypeError, ValueError) as exc:
         raise DatabaseUnreachableError(location, f"invalid URL ({exc})") from None
+
+
+def _libpq_args(url: URL) -> dict[str, Any]:
+    """For PostgreSQL through libpq, unless the URL says otherwise: a server that does not
+    answer is said within seconds, not after TCP's minutes; and the session speaks UTC, so
+    times arrive with the fixed UTC zone rather than the server's named one, which costs a
+    zone conversion per time when a listing of 10,000 runs is read (a third of its time)."""
+    if url.get_backend_name() != "postgresql" or url.get_driver_name() not in (
+        "psycopg",
+        "psycopg2",
+    ):
+        return {}
+    args: dict[str, Any] = {}
+    if "connect_timeout" not in url.query:
+        args["connect_timeout"] = CONNECT_TIMEOUT_S
+    if "options" not in url.query:
+        args["options"] = "-c timezone=UTC"
+    return args
 
 
 def _read_revision(conn: Connection) -> str | None:

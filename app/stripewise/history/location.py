@@ -6,11 +6,13 @@ needs SQLAlchemy at all.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from stripewise.history.errors import DatabaseUnreachableError
 
@@ -57,3 +59,29 @@ def plain_sqlite_path(url: str) -> Path | None:
     if path == ":memory:" or path.startswith("file:"):
         return None
     return Path(path).absolute()
+
+
+def spool_file(url: str, folder: Path | None = None) -> Path:
+    """Where runs a database refused wait to be synced to it (see `history.spool`): one file
+    per database in the user's state folder, named by a hash of what identifies the database
+    in its URL. Read without SQLAlchemy, and the same however the URL is quoted or rendered;
+    the password is left out."""
+    if folder is None:
+        from platformdirs import user_state_dir
+
+        folder = Path(user_state_dir("stripewise")) / "spool"
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    identity = [
+        parts.scheme,
+        unquote(parts.username or ""),
+        parts.hostname or "",
+        port,
+        unquote(parts.path),
+        sorted(parse_qsl(parts.query)),
+    ]
+    digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
+    return folder / f"history-{digest}.db"

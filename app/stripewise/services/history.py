@@ -79,6 +79,12 @@ class HistoryService(QObject):
         return self._db
 
     @property
+    def spool_note(self) -> str | None:
+        """What opening did with runs kept on this computer while the database was away
+        (synced, or still waiting), in one line; None when there were none."""
+        return self._db.spool_note
+
+    @property
     def display_url(self) -> str:
         return database.display_url(self._db.url)
 

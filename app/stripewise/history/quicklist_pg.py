@@ -1,0 +1,83 @@
+"""`history list` on a current PostgreSQL history with psycopg alone, without SQLAlchemy.
+
+The PostgreSQL counterpart of `quicklist`: SQLAlchemy's import is a third of the command's
+time on a 10,000-run team history. Only a `postgresql+psycopg://` URL whose database is at the
+current schema is read here, with the same columns and row mapping as `HistoryStore.list_runs`;
+in every other case (psycopg missing, an older or newer schema, runs waiting in the local spool,
+any error) the caller takes the full path, which migrates, syncs and explains problems.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from stripewise.history.location import spool_file
+from stripewise.history.quicklist import LIST_RUNS_SQL
+from stripewise.history.revisions import HEAD_REVISION
+from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
+from stripewise.model.run import RunSummary
+
+SCHEME = "postgresql+psycopg"
+CONNECT_TIMEOUT_S = 10  # as database.CONNECT_TIMEOUT_S
+_SQL = LIST_RUNS_SQL.replace("LIMIT ?", "LIMIT %s")  # LIMIT NULL: every run
+
+
+class _Row:
+    """Attribute access over one result row, as `summary_from_row` reads it."""
+
+    __slots__ = SUMMARY_FIELDS
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        for name, value in zip(SUMMARY_FIELDS, values, strict=True):
+            setattr(self, name, value)
+
+
+def connection_args(url: str) -> dict[str, Any] | None:
+    """psycopg's keyword arguments for a SQLAlchemy `postgresql+psycopg://` URL, or None."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme != SCHEME:
+        return None
+    args: dict[str, Any] = {
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "options": "-c timezone=UTC",  # times arrive in fixed UTC, as database.py asks
+    }
+    named = {
+        "user": parts.username,
+        "password": parts.password,
+        "host": parts.hostname,
+        "port": port,
+        "dbname": parts.path.lstrip("/"),
+    }
+    args |= {key: unquote(str(value)) for key, value in named.items() if value}
+    args |= dict(parse_qsl(parts.query))
+    return args
+
+
+def list_runs(url: str, limit: int | None = None) -> list[RunSummary] | None:
+    """Runs newest first, or None when this shortcut does not apply."""
+    args = connection_args(url)
+    if args is None or _spool_waiting(url):
+        return None
+    try:
+        import psycopg
+    except ImportError:
+        return None
+    try:
+        with psycopg.connect(**args) as conn:
+            found = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+            if found != [(HEAD_REVISION,)]:
+                return None
+            rows = conn.execute(_SQL, (limit,)).fetchall()
+        return [summary_from_row(_Row(values)) for values in rows]
+    except (psycopg.Error, ValueError, TypeError):
+        return None
+
+
+def _spool_waiting(url: str) -> bool:
+    """Runs kept locally for this database: the full path syncs them first."""
+    return spool_file(url).exists()
