@@ -11,6 +11,11 @@ Figures:
             sampler's cost
   plots     the Benchmark view's live plots: one refresh and repaint with a 2-hour run at 10 Hz
   gui       how long the GUI thread is blocked while a real benchmark streams at 10 Hz (Xvfb)
+  group-gui the same while a group run streams from 8 fio servers on loopback at 2 Hz each
+  group-drive  driving that group run: the driver's CPU (fio's apart) and its total against
+            the sum of its hosts' results
+  history-pg  `stripewise history list` of 10,000 runs on a throw-away PostgreSQL server: the
+            store query in-process and the whole command
   compare   1,000 runs of 3,600 samples: the History list opening, a 4-run comparison loading
             and its window filled (offscreen), and the database's bytes per sample
 """
@@ -214,6 +219,38 @@ def measure_gui_lag(runs: int) -> list[Figure]:
     ]
 
 
+def measure_group_gui_lag(runs: int) -> list[Figure]:
+    """Per run (about 20 s: 8 hosts, two rate-limited null-engine phases)."""
+    from bench.group_gui import measure
+
+    display = start_xvfb()
+    try:
+        figures = [measure(display.name) for _ in range(runs)]
+    finally:
+        display.stop()
+    return [
+        Figure("GUI lag, 8-host group run: longest", [float(f["max_ms"]) for f in figures], 50),
+        Figure("GUI lag, 8-host group run: p99", [float(f["p99_ms"]) for f in figures]),
+    ]
+
+
+def measure_group_drive(runs: int) -> list[Figure]:
+    """Per run (about 10 s: 8 hosts, two rate-limited null-engine phases)."""
+    from bench.group_drive import measure
+
+    figures = [measure() for _ in range(runs)]
+    return [
+        Figure("group run, 8 hosts at 2 Hz: driver CPU", [f.driver_core_pct for f in figures],
+               10, unit="% core"),
+        Figure("group run, 8 hosts: fio clients' CPU", [f.clients_core_pct for f in figures],
+               unit="% core"),
+        Figure("group run total vs sum of hosts", [f.total_error_pct for f in figures], 0.1,
+               unit="%"),
+        Figure("group run total vs fio's own job bw", [f.vs_fio_pct for f in figures], 0.1,
+               unit="%"),
+    ]  # fmt: skip
+
+
 def measure_compare(runs: int, scratch: str) -> list[Figure]:
     """In a process of its own (offscreen Qt); seeding the 3.6 million samples takes ~1.5 min."""
     import json
@@ -236,6 +273,27 @@ def measure_compare(runs: int, scratch: str) -> list[Figure]:
     ]
 
 
+def measure_history_pg(runs: int) -> list[Figure]:
+    """In a process of its own, with a throw-away PostgreSQL server (bench/history_pg.py)."""
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.history_pg", str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=True,
+    )
+    if not done.stdout.strip():  # no PostgreSQL server here: said on stderr
+        print(done.stderr.strip(), file=sys.stderr)
+        return []
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return [
+        Figure("  store query, 10,000 runs on PostgreSQL", result["store_ms"], 300),
+        Figure("History list, 10,000 runs on PostgreSQL", result["command_ms"], 300),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
@@ -249,7 +307,10 @@ def main() -> int:
             "engines",
             "plots",
             "gui",
+            "group-gui",
+            "group-drive",
             "compare",
+            "history-pg",
         ),
         default=None,
     )
@@ -286,8 +347,20 @@ def main() -> int:
                 print("Xvfb is not installed: skipping the GUI lag figure", file=sys.stderr)
             else:
                 figures.extend(measure_gui_lag(max(3, args.runs // 2)))
+        if args.only in (None, "group-gui"):
+            if shutil.which("Xvfb") is None or shutil.which("fio") is None:
+                print("Xvfb or fio is not installed: skipping the group GUI lag", file=sys.stderr)
+            else:
+                figures.extend(measure_group_gui_lag(max(3, args.runs // 2)))
+        if args.only in (None, "group-drive"):
+            if shutil.which("fio") is None:
+                print("fio is not installed: skipping the group run's driver", file=sys.stderr)
+            else:
+                figures.extend(measure_group_drive(max(3, args.runs // 2)))
         if args.only in (None, "compare"):
             figures.extend(measure_compare(args.runs, scratch))
+        if args.only in (None, "history-pg"):
+            figures.extend(measure_history_pg(args.runs))
     print(
         f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, kernel {platform.release()}"

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.fio_servers import fio_servers  # noqa: F401  (fio servers on loopback)
 from tests.fixtures.held import hold  # noqa: F401  (engine tests' held targets)
+from tests.fixtures.postgres import (  # noqa: F401  (a real PostgreSQL server)
+    own_postgres_server,
+    postgres_server,
+    postgres_url,
+)
 
 # Offscreen Qt with a 1280x1024 screen: the default 800x800 one would clamp restored geometry.
 _SCREEN = Path(__file__).with_name("fixtures") / "offscreen-1280x1024.json"

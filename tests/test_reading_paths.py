@@ -46,8 +46,9 @@ def _imports(relative: str) -> set[str]:
 PATHS = _paths()
 
 
-def test_the_document_names_the_three_paths() -> None:
+def test_the_document_names_the_four_paths() -> None:
     assert set(PATHS) == {
+        "A run on several hosts",
         "Start button to history row",
         "The run inside the helper",
         "Tuning Apply to the sysfs write",

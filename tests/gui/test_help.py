@@ -412,6 +412,7 @@ OPENED_ABOVE = {
     "SerialsDialog",
     "ABDialog",
     "CatalogDialog",
+    "HostGroupsDialog",  # its line is checked in test_host_groups_dialog.py
 }
 CAPTION_ARGUMENT = {"QFileDialog": (1, "caption"), "QInputDialog": (2, "label")}
 

@@ -3,6 +3,11 @@
 Exit 0 when the run completes; 1 when it fails, is cancelled (Ctrl-C, SIGTERM, SIGHUP) or its
 helper is lost mid-run; 2 on invalid input. With --save the run is kept in all of those cases,
 with every sample received: a lost helper's run as `aborted`, with the phases that finished.
+
+With `--host HOST[:PORT]` (repeatable) or `--group NAME` the run goes to those hosts' fio
+servers at once instead (fio client/server mode, `stripewise.hosts.group_run`; no helper):
+the target is a directory on every host. Exit 3 (EXIT_PARTIAL) when it completed on some
+hosts but not all (the total is then partial); 1 when no host completed or it was cancelled.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from stripewise.protocol.wire import ProtocolError
 from stripewise.unfinished_run import unfinished_result
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+EXIT_PARTIAL = 3  # a group run that completed on some hosts only
 CANCEL_GRACE_S = 5.0  # the helper ends a cancelled run within a second (docs/protocol.md)
 _POLL_S = 0.25  # a read waits this long at most, then looks whether a cancel timed out
 
@@ -77,10 +83,25 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --confirm-serial: write over a partition table or filesystem",
     )
+    hosts = bench.add_mutually_exclusive_group()
+    hosts.add_argument(
+        "--host",
+        action="append",
+        metavar="HOST[:PORT]",
+        help="run on this fio server (or ssh://[user@]host) instead of here; repeat for more "
+        "hosts at once (fio's client/server mode: --target is a directory on every host)",
+    )
+    hosts.add_argument(
+        "--group", metavar="NAME", help="run on every host of this group (stripewise hosts)"
+    )
     add_db_option(bench, top=False)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.host or args.group:
+        from stripewise.cli.bench_hosts import run_group  # lazy: only group runs need it
+
+        return run_group(args, _start_args(args) | {"engine": "fio"})
     privileges = environment.probe_privileges()
     if not args.json and not privileges.available:
         print(f"note: {privileges.explanation}", file=sys.stderr)

@@ -13,6 +13,7 @@ import sys
 from typing import IO
 
 from stripewise.model.guards import describe, guard
+from stripewise.model.run import RunStatus
 from stripewise.protocol.events import (
     Event,
     PhaseFinished,
@@ -23,8 +24,10 @@ from stripewise.protocol.events import (
     Sample,
     event_to_json,
 )
+from stripewise.protocol.group import GroupOutcome
 
 BAR_WIDTH = 28
+TOTAL_HOST = "total"  # protocol.group's name for the summed samples
 
 
 def emit(event: Event, *, as_json: bool) -> None:
@@ -109,3 +112,47 @@ def format_results(result: RunResult) -> str:
         for phase_name, flags in flagged.items():
             lines += [f"  {phase_name}: {line}" for line in describe(flags)]
     return "\n".join(lines) + "\n"
+
+
+def emit_group(event: Event, *, as_json: bool) -> None:
+    """A group run's event: as JSON the same lines with `host`; as text each line names its
+    host, and the live bar follows the total."""
+    host = getattr(event, "host", None)
+    if as_json or host is None or isinstance(event, RunError):  # an error names its host
+        emit(event, as_json=as_json)
+    elif isinstance(event, Sample):
+        if host == TOTAL_HOST:
+            say(_text(event, sys.stdout.isatty()).replace("  [", "  total [", 1), sys.stdout)
+    elif isinstance(event, RunResult):
+        say(
+            f"{host}: {event.status}" + (f" ({event.error})\n" if event.error else "\n"), sys.stdout
+        )
+    else:
+        say(f"{host}: {_text(event, sys.stdout.isatty()).lstrip(chr(13))}", sys.stdout)
+
+
+def format_group(outcome: GroupOutcome) -> str:
+    """Each host's results, then the total (the sum of the hosts that completed)."""
+    parts = []
+    for host in outcome.hosts:
+        if host.result is not None:
+            parts.append(f"\n{host.host}:" + format_results(host.result))
+        else:
+            parts.append(f"\n{host.host}: {host.status}: {host.error}\n")
+    partial = " (partial: not every host completed)" if outcome.partial else ""
+    version = next((h.result.engine_version for h in outcome.hosts if h.result), "")
+    total = RunResult(
+        "total", RunStatus(outcome.status), outcome.elapsed_s, "fio", version, outcome.total
+    )
+    parts.append(
+        f"\nTotal of {sum(h.complete for h in outcome.hosts)} of {len(outcome.hosts)} hosts"
+        f"{partial}:" + format_results(total)
+    )
+    return "".join(parts)
+
+
+def emit_outcome(outcome: GroupOutcome, *, as_json: bool) -> None:
+    if as_json:
+        say(json.dumps(outcome.to_json()) + "\n", sys.stdout)
+    else:
+        say(format_group(outcome), sys.stdout)

@@ -223,6 +223,7 @@ def format_detail(detail: RunDetail) -> str:
         lines.append(f"  tags      {', '.join(run_.tags)}")
     if detail.notes:
         lines.append(f"  notes     {detail.notes}")
+    lines += _group_lines(detail)
     lines.append("")
     if detail.results:
         rows = [_result_row(result) for result in detail.results]
@@ -241,3 +242,24 @@ def format_detail(detail: RunDetail) -> str:
     else:
         lines.append("No results recorded.")
     return "\n".join(lines)
+
+
+def _group_lines(detail: RunDetail) -> list[str]:
+    """A group run names its hosts' runs and says when its totals are partial; a host run
+    names the group run it belongs to."""
+    extra, context = detail.extra, detail.context
+    if "parent_run_id" in extra:
+        return [f"  group     host {extra.get('host_label')} of group run {extra['parent_run_id']}"]
+    host_runs = extra.get("host_runs") or []
+    if not host_runs:
+        return []
+    errors = {h.get("host"): h.get("error") for h in context.get("hosts") or []}
+    lines = [f"  hosts     {count_noun(len(host_runs), 'host')}; the results are their sum"]
+    for host_run in host_runs:
+        error = errors.get(host_run["host"])
+        said = f": {error}" if error else ""
+        run_id, host, status = host_run["run_id"], host_run["host"], host_run["status"]
+        lines.append(f"    run {run_id:<5} {host}  {status}{said}")
+    if context.get("partial"):
+        lines.append("  partial   not every host completed: the totals leave the others out")
+    return lines

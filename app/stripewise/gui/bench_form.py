@@ -361,11 +361,23 @@ class BenchForm(QWidget):
             raise SpecError(f"{target.path}: {gone_reason(target)}; pick another target")
         if not target.runnable:
             raise SpecError(target.note)
+        spec = self.spec_for(target.path)
+        raw = self._writes_to_device()
+        confirm = self.confirm.text().strip() if raw else ""
+        return BenchStartArgs(
+            spec,
+            confirm_serial=confirm or None,
+            overwrite=raw and self.overwrite.isChecked(),
+        )
+
+    def spec_for(self, path: str) -> BenchSpec:
+        """The form's settings run on `path` (a group run's directory on every host);
+        SpecError naming the field when incomplete or out of bounds."""
         phases = self.phases()
         if not phases:
             raise SpecError("tick at least one phase")
         spec = BenchSpec(
-            target=target.path,
+            target=path,
             size_bytes=parse_size(self.size.text().strip()),
             block_bytes=parse_size(self.block.currentText()),
             direct=self.direct.isChecked(),
@@ -379,13 +391,7 @@ class BenchForm(QWidget):
         )
         if problems := spec.problems():
             raise SpecError("; ".join(problems))
-        raw = self._writes_to_device()
-        confirm = self.confirm.text().strip() if raw else ""
-        return BenchStartArgs(
-            spec,
-            confirm_serial=confirm or None,
-            overwrite=raw and self.overwrite.isChecked(),
-        )
+        return spec
 
     def load_spec(self, spec: Mapping[str, Any], repetitions: int) -> list[str]:
         """A stored run's spec (runs.spec, as the helper normalised it) in the form, with

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStackedWidget,
     QStyle,
     QVBoxLayout,
     QWidget,
@@ -32,6 +33,7 @@ from stripewise.gui.bench_form import BenchForm
 from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable
+from stripewise.gui.group_run import GroupRunView
 from stripewise.gui.pages import page_title
 from stripewise.model.bench import BONNIE_NAMES, SpecError
 from stripewise.model.bench_presets import preset_values
@@ -48,8 +50,10 @@ from stripewise.protocol.events import (
     Sample,
 )
 from stripewise.services.bench_session import BenchRequest, BenchSession
+from stripewise.services.group_bench import GroupBenchService
 from stripewise.services.hardware import HardwareService
 from stripewise.services.history import HistoryService
+from stripewise.services.host_groups import HostGroupsService
 from stripewise.services.planner import PlannerService
 from stripewise.services.system_info import SystemInfoService
 from stripewise.services.tasks import run_in_background
@@ -94,6 +98,9 @@ class BenchPage(QWidget):
         planner: PlannerService,
         system: SystemInfoService,
         parent: QWidget | None = None,
+        *,
+        group_bench: GroupBenchService | None = None,
+        host_groups: HostGroupsService | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
@@ -145,9 +152,15 @@ class BenchPage(QWidget):
             button.setEnabled(False)
         self.open_button.clicked.connect(self._open_in_history)
         self.compare_button.clicked.connect(self._compare_with_previous)
+        self.redraw = QTimer(self)
+        # runs on several hosts: their own plots and results, swapped in while they run
+        self.group = GroupRunView(
+            self,
+            group_bench or GroupBenchService(history, self),
+            host_groups or HostGroupsService(history, self),
+        )
         self._build_layout()
 
-        self.redraw = QTimer(self)
         self.redraw.setInterval(REDRAW_MS)
         self.redraw.timeout.connect(self.plots.refresh)
 
@@ -173,6 +186,7 @@ class BenchPage(QWidget):
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 8, 0)
+        left_layout.addWidget(self.group.target)
         left_layout.addWidget(self.form)
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
@@ -194,12 +208,19 @@ class BenchPage(QWidget):
         right_layout.addLayout(status)
         right_layout.addWidget(self.progress)
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.plots)
+        self.plot_stack, self.result_stack = QStackedWidget(), QStackedWidget()
+        for stack, single, group in (
+            (self.plot_stack, self.plots, self.group.plots),
+            (self.result_stack, self.results, self.group.results),
+        ):
+            stack.addWidget(single)
+            stack.addWidget(group)
+        split.addWidget(self.plot_stack)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 4, 0, 0)
         lower_layout.addWidget(self.warnings)
-        lower_layout.addWidget(self.results, 1)
+        lower_layout.addWidget(self.result_stack, 1)
         after = QHBoxLayout()
         after.addWidget(self.saved_label, 1)
         after.addWidget(self.open_button)
@@ -274,9 +295,13 @@ class BenchPage(QWidget):
     def _set_binary_units(self, mib: bool) -> None:
         self.plots.set_binary_units(mib)
         self.results.set_binary_units(mib)
+        self.group.set_binary_units(mib)
 
     # --- running ---------------------------------------------------------------------------
     def start(self) -> None:
+        if self.group.target.on_hosts:
+            self.group.start()
+            return
         try:
             args = self.form.start_args()
         except SpecError as exc:
@@ -293,6 +318,9 @@ class BenchPage(QWidget):
         self.session.start(BenchRequest(args, name, target.array_name))
 
     def cancel(self) -> None:
+        if self.group.running:
+            self.group.cancel()
+            return
         self.cancel_button.setEnabled(False)
         self.phase_label.setText("Cancelling...")
         self.session.cancel()
@@ -304,6 +332,7 @@ class BenchPage(QWidget):
     def _on_started(self, started: BenchStarted) -> None:
         self.saved_run_id = None
         self._last_t = 0.0
+        self.group.show(False)
         self.plots.clear()
         self.results.clear_results()
         # said here, not only by the helper: its warning can come before the reply, and a

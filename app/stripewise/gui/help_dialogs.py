@@ -78,6 +78,10 @@ SAVE_PLOT = "Save Plot: the plot on show as a PNG image or SVG drawing"
 # --- Benchmark ----------------------------------------------------------------------------------
 SAVE_BENCH_PLOTS = "Save Plot: the throughput, IOPS and CPU plots as a PNG image or SVG drawing"
 BENCH_DIRECTORY = "Benchmark in Directory: a test file is written there and removed afterwards"
+HOST_GROUPS = (
+    "Host Groups: named lists of hosts to benchmark together, saved in the history; Check only "
+    "asks each host, nothing runs on it"
+)
 
 # --- Hardware -----------------------------------------------------------------------------------
 OPEN_INVENTORY = "Open Inventory: shows a snapshot or another server's dump; the file is only read"

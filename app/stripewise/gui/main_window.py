@@ -30,9 +30,11 @@ from stripewise.gui.planner_page import PlannerPage
 from stripewise.gui.tuning_page import TuningPage
 from stripewise.model.wording import count_noun
 from stripewise.services.bench_session import BenchSession
+from stripewise.services.group_bench import GroupBenchService
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
+from stripewise.services.host_groups import HostGroupsService
 from stripewise.services.planner import PlannerService
 from stripewise.services.system_info import SystemInfoService, SystemReport
 
@@ -71,6 +73,8 @@ class MainWindow(QMainWindow):
         self.helper = helper
         self.planner = planner or PlannerService(self, history)
         self.bench_session = BenchSession(helper, history, self)
+        self.host_groups = HostGroupsService(history, self)
+        self.group_bench = GroupBenchService(history, self)
         self.inventory_file = inventory_file
         self._pending = {"system", "history", "hardware"}
         self._built: set[str] = set()  # lazy views made so far
@@ -124,6 +128,8 @@ class MainWindow(QMainWindow):
             )
         )
         history.failed.connect(self._on_history_failed)
+        if history.spool_note:  # runs kept here while a team history was away
+            self.statusBar().showMessage(history.spool_note, 60_000)
         helper.notice.connect(lambda text: self.statusBar().showMessage(text, 30_000))
         hardware.inventoryChanged.connect(self._on_hardware_done)
         hardware.failed.connect(self._on_hardware_done)
@@ -165,7 +171,13 @@ class MainWindow(QMainWindow):
             from stripewise.gui.bench_page import BenchPage
 
             bench_page = BenchPage(
-                self.bench_session, self.history, self.hardware, self.planner, self.system
+                self.bench_session,
+                self.history,
+                self.hardware,
+                self.planner,
+                self.system,
+                group_bench=self.group_bench,
+                host_groups=self.host_groups,
             )
             bench_page.statusMessage.connect(
                 lambda text: self.statusBar().showMessage(text, 15_000)
@@ -282,6 +294,9 @@ class MainWindow(QMainWindow):
         import_action.setShortcut(QKeySequence("Ctrl+I"))
         import_action.triggered.connect(self.import_results)
         file_menu.addAction(import_action)
+        groups_action = QAction("&Host Groups...", self)
+        groups_action.triggered.connect(self.edit_host_groups)
+        file_menu.addAction(groups_action)
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
@@ -318,6 +333,15 @@ class MainWindow(QMainWindow):
         about_qt = QAction("About &Qt", self)
         about_qt.triggered.connect(QApplication.aboutQt)
         help_menu.addAction(about_qt)
+
+    def edit_host_groups(self) -> QWidget:
+        """The host groups editor (not modal: the window stays usable)."""
+        from stripewise.gui.host_groups_dialog import HostGroupsDialog
+
+        dialog = HostGroupsDialog(self.host_groups, self)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.show()
+        return dialog
 
     def show_help(self, view: str | None = None) -> HelpWindow:
         """F1: the manual page of `view` (the page on show by default), in a window of its own
@@ -434,5 +458,6 @@ class MainWindow(QMainWindow):
         if isinstance(tuning, TuningPage) and tuning.ab is not None:
             tuning.ab.shutdown()  # an A/B's preset does not outlive the window
         self.bench_session.shutdown()  # files a running benchmark as cancelled
+        self.group_bench.shutdown()  # stops every host's job; the group run is filed
         self.helper.stop()  # its stdin closes: the helper stops the run and removes its files
         super().closeEvent(event)

@@ -7,21 +7,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stripewise.history.store import HistoryStore
-from stripewise.model.compare import Comparison, Series, compare_runs, engine_series
+from stripewise.model.compare import MAX_RUNS, Comparison, Series, compare_runs, engine_series
 
 
 def load_compared(
     store: HistoryStore, run_ids: Sequence[int], baseline_id: int | None
 ) -> Comparison:
-    """The runs and their verdicts: results only, no samples (nothing judged needs them)."""
-    return compare_runs(store.get_runs(run_ids), baseline_id)
+    """The runs and their verdicts: results only, no samples (nothing judged needs them).
+    A group run brings its host runs right after it (its total beside each host's figures)
+    when they fit in one comparison (MAX_RUNS); else its total alone."""
+    return compare_runs(store.get_runs(compared_ids(store, run_ids)), baseline_id)
+
+
+def compared_ids(store: HistoryStore, run_ids: Sequence[int]) -> list[int]:
+    """`run_ids` with group runs' host runs added, if the whole fits in MAX_RUNS."""
+    from stripewise.history.group_runs import with_host_runs
+
+    expanded = with_host_runs(store, run_ids)
+    return expanded if len(expanded) <= MAX_RUNS else list(run_ids)
 
 
 def load_comparison(
     store: HistoryStore, run_ids: Sequence[int], baseline_id: int | None
 ) -> tuple[Comparison, dict[int, Series]]:
     """The comparison with every run's throughput over time, for what draws it."""
-    series = {run_id: engine_series(store.engine_samples(run_id)) for run_id in run_ids}
+    series = {
+        run_id: engine_series(store.engine_samples(run_id))
+        for run_id in compared_ids(store, run_ids)
+    }
     return load_compared(store, run_ids, baseline_id), series
 
 
@@ -41,11 +54,19 @@ def run_text(store: HistoryStore, run_id: int, fmt: str) -> str:
     from stripewise.history import export, report_html
 
     detail = store.get_run(run_id)
-    if fmt == "csv":
-        return export.export_run_csv(detail)
+    children = [store.get_run(child) for child, _host in store.host_runs(run_id)]
+    if fmt == "csv":  # the total's rows, then each host's, under one header row
+        texts = [export.export_run_csv(run) for run in (detail, *children)]
+        return texts[0] + "".join(text.split("\n", 1)[1] for text in texts[1:])
+    if fmt == "html" and len(compared_ids(store, [run_id])) >= 2:  # total beside each host
+        return comparison_text(*load_comparison(store, [run_id], None), fmt)
     samples = store.samples(run_id)
     if fmt == "html":
         return report_html.run_report_html(detail, samples)
+    if children:
+        return export.export_group_json(
+            detail, samples, [(child, store.samples(child.summary.id)) for child in children]
+        )
     return export.export_run_json(detail, samples)
 
 

@@ -93,6 +93,23 @@ def export_run_json(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
     )
 
 
+def export_group_json(
+    detail: RunDetail,
+    samples: Sequence[SampleRow],
+    hosts: Sequence[tuple[RunDetail, Sequence[SampleRow]]],
+) -> str:
+    """A group run: the parent's document (its results are the total) with `hosts`, each
+    host's run as its own `run`, `results` and `samples` (docs/protocol.md, "Group runs")."""
+    document = json.loads(export_run_json(detail, samples))
+    document["hosts"] = []
+    for host_detail, host_samples in hosts:
+        host_document = json.loads(export_run_json(host_detail, host_samples))
+        for key in ("format", "format_version", "spec"):  # the group's, said once above
+            host_document.pop(key, None)
+        document["hosts"].append(host_document)
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def export_run_csv(detail: RunDetail) -> str:
     """One row per result with a header row; `\\n` line ends (a Linux tool, read by pandas)."""
     buffer = io.StringIO()

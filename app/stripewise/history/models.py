@@ -101,6 +101,7 @@ class Run(Base):
         CheckConstraint(_in_list("status", RUN_STATUSES), name="status"),
         CheckConstraint(_in_list("source", RUN_SOURCES), name="source"),
         Index("ix_runs_started_at", "started_at"),
+        Index("ix_runs_parent_run_id", "parent_run_id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -121,6 +122,11 @@ class Run(Base):
     baseline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     deleted_at: Mapped[datetime | None]  # in the trash since; NULL for a listed run
     headline: Mapped[dict[str, Any] | None]  # model.run_headline; NULL until first listed
+    # a group run's host runs point at it (migration 0010); NULL for every other run
+    parent_run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), default=None
+    )
+    host_label: Mapped[str | None] = mapped_column(String(255), default=None)
 
 
 class Sample(Base):
@@ -166,8 +172,36 @@ class SlotLabelRow(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utc_now)
 
 
+class HostGroupRow(Base):
+    """A named group of benchmark hosts (stripewise.model.host_group); names are unique."""
+
+    __tablename__ = "host_groups"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+
+
+class HostGroupHostRow(Base):
+    """One host of a group, at its place in the group's order."""
+
+    __tablename__ = "host_group_hosts"
+    __table_args__ = (CheckConstraint("kind IN ('fio', 'ssh')", name="kind"),)
+
+    group_id: Mapped[int] = mapped_column(
+        ForeignKey("host_groups.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    host: Mapped[str] = mapped_column(String(255))
+    port: Mapped[int] = mapped_column(Integer)
+    user: Mapped[str | None] = mapped_column(String(32))
+
+
 hosts: Table = Base.metadata.tables["hosts"]
 runs: Table = Base.metadata.tables["runs"]
 samples: Table = Base.metadata.tables["samples"]
 results: Table = Base.metadata.tables["results"]
 slot_labels: Table = Base.metadata.tables["slot_labels"]
+host_groups: Table = Base.metadata.tables["host_groups"]
+host_group_hosts: Table = Base.metadata.tables["host_group_hosts"]

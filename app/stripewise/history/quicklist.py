@@ -40,7 +40,8 @@ _COLUMNS = {
 }
 LIST_RUNS_SQL = (
     f"SELECT {', '.join(_COLUMNS[field] for field in SUMMARY_FIELDS)} "
-    "FROM runs JOIN hosts ON runs.host_id = hosts.id WHERE runs.deleted_at IS NULL "
+    "FROM runs JOIN hosts ON runs.host_id = hosts.id "
+    "WHERE runs.deleted_at IS NULL AND runs.parent_run_id IS NULL "  # a group run's hosts: no
     "ORDER BY runs.started_at DESC, runs.id DESC LIMIT ?"
 )
 

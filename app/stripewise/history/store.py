@@ -106,7 +106,10 @@ class HistoryStore:
         status: RunStatus = RunStatus.RUNNING,
         tags: Sequence[str] = (),
         notes: str = "",
+        parent_run_id: int | None = None,
+        host_label: str | None = None,
     ) -> int:
+        """`parent_run_id`/`host_label`: a group run's host run (history.group_runs)."""
         if source not in RUN_SOURCES:
             raise ValueError(f"run source must be one of {RUN_SOURCES}, not {source!r}")
         row = {
@@ -125,6 +128,8 @@ class HistoryStore:
             "notes": notes,
             "source": source,
             "baseline": False,
+            "parent_run_id": parent_run_id,
+            "host_label": host_label,
         }
         try:
             with self._write() as conn:
@@ -279,12 +284,13 @@ class HistoryStore:
 
     def list_runs(self, limit: int | None = None, *, trash: bool = False) -> list[RunSummary]:
         """Newest first, in one query joined with hosts; spec and context are not loaded.
-        `trash`: the deleted runs instead of the listed ones."""
+        `trash`: the deleted runs instead of the listed ones. A group run's host runs are not
+        listed: their group run is (`host_runs` gives them)."""
         in_trash = runs.c.deleted_at.is_not(None) if trash else runs.c.deleted_at.is_(None)
         stmt = (
             select(*_SUMMARY_COLUMNS)
             .select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
-            .where(in_trash)
+            .where(in_trash, runs.c.parent_run_id.is_(None))
             .order_by(runs.c.started_at.desc(), runs.c.id.desc())
         )
         if limit is not None:
@@ -301,6 +307,9 @@ class HistoryStore:
         """Listing lines for runs without one (new results, imports, older databases); stored
         so the next listing reads them."""
         made: dict[int, Headline] = {}
+        # in id order: two instances listing at once lock the rows they update in the same
+        # order on a server, so neither holds what the other waits for (no deadlock)
+        run_ids = sorted(run_ids)
         with self._write() as conn:
             for start in range(0, len(run_ids), 500):  # within any backend's parameter limit
                 chunk = run_ids[start : start + 500]
@@ -332,9 +341,16 @@ class HistoryStore:
                 hosts.c.cpu_model,
                 hosts.c.cpu_count,
                 hosts.c.ram_bytes,
+                runs.c.parent_run_id,
+                runs.c.host_label,
             )
             .select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
             .where(runs.c.id == run_id)
+        )
+        children_stmt = (
+            select(runs.c.id, runs.c.host_label, runs.c.status)
+            .where(runs.c.parent_run_id == run_id)
+            .order_by(runs.c.id)
         )
         result_stmt = select(results).where(results.c.run_id == run_id).order_by(results.c.id)
         count_stmt = select(func.count()).select_from(samples).where(samples.c.run_id == run_id)
@@ -344,6 +360,14 @@ class HistoryStore:
                 raise RunNotFoundError(run_id, self._db.location)
             result_rows = conn.execute(result_stmt).all()
             sample_count = int(conn.execute(count_stmt).scalar_one())
+            children = conn.execute(children_stmt).all()
+        group: dict[str, Any] = {}
+        if children:  # a group run: its hosts' runs
+            group["host_runs"] = [
+                {"run_id": int(c.id), "host": c.host_label, "status": c.status} for c in children
+            ]
+        if row.parent_run_id is not None:
+            group |= {"parent_run_id": int(row.parent_run_id), "host_label": row.host_label}
         host = {
             "hostname": row.hostname,
             "machine_id": row.machine_id,
@@ -360,11 +384,21 @@ class HistoryStore:
             sample_count=sample_count,
             notes=row.notes,
             source=row.source,
-            extra={"uuid": row.uuid, "baseline": bool(row.baseline), "host_info": host},
+            extra={"uuid": row.uuid, "baseline": bool(row.baseline), "host_info": host} | group,
         )
 
     def get_runs(self, run_ids: Sequence[int]) -> list[RunDetail]:
         return [self.get_run(run_id) for run_id in run_ids]
+
+    def host_runs(self, run_id: int) -> list[tuple[int, str]]:
+        """A group run's host runs as (run id, host label), in stored order; else empty."""
+        stmt = (
+            select(runs.c.id, runs.c.host_label)
+            .where(runs.c.parent_run_id == run_id)
+            .order_by(runs.c.id)
+        )
+        with self._read() as conn:
+            return [(int(row.id), str(row.host_label)) for row in conn.execute(stmt)]
 
     def samples(self, run_id: int) -> list[SampleRow]:
         stmt = (
@@ -411,7 +445,11 @@ class HistoryStore:
 
     def count_runs(self) -> int:
         with self._read() as conn:
-            listed = select(func.count()).select_from(runs).where(runs.c.deleted_at.is_(None))
+            listed = (
+                select(func.count())
+                .select_from(runs)
+                .where(runs.c.deleted_at.is_(None), runs.c.parent_run_id.is_(None))
+            )
             return int(conn.execute(listed).scalar_one())
 
     # -- plumbing ----------------------------------------------------------------------

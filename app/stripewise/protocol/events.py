@@ -62,6 +62,14 @@ def _number(data: Mapping[str, Any], key: str) -> float:
     return value
 
 
+def _host(data: Mapping[str, Any]) -> str | None:
+    """A group run's host label (`HOST:PORT`, `ssh://...` or "total"); absent: a one-host run."""
+    value = data.get("host")
+    if value is not None and not isinstance(value, str):
+        raise _fail("host: text or null expected")
+    return value
+
+
 def _phase(data: Mapping[str, Any]) -> Phase:
     try:
         return Phase(_text(data, "phase"))
@@ -195,6 +203,7 @@ class PhaseStarted:
     name: str  # bonnie++'s
     repetition: int
     planned_bytes: int
+    host: str | None = None  # a group run's host (docs/protocol.md); None: a one-host run
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PhaseStarted:
@@ -204,6 +213,7 @@ class PhaseStarted:
             _text(data, "name"),
             _whole(data, "repetition"),
             _whole(data, "planned_bytes"),
+            _host(data),
         )
 
 
@@ -253,6 +263,8 @@ class Sample:
     # the seconds since the phase's previous sample (or its start) this one stands for: the
     # weights of a time-weighted mean (None from a helper that did not say)
     span_s: float | None = None
+    # a group run's host label, or "total" for the sum of the hosts' samples of one tick
+    host: str | None = None
 
     def series(self) -> dict[str, float | None]:
         """The figures as named series, units in their names, nested ones dotted
@@ -310,6 +322,7 @@ class Sample:
             rates,
             None if cpu is None else {k: _number(cpu, k) for k in cpu},
             _figure(data.get("span_s"), "span_s"),
+            _host(data),
         )
 
 
@@ -331,6 +344,7 @@ class PhaseFinished:
     cpu_pct: float | None
     error: str | None
     flags: tuple[str, ...] = ()  # guards this repetition tripped (docs/protocol.md)
+    host: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PhaseFinished:
@@ -351,6 +365,7 @@ class PhaseFinished:
             _figure(data.get("cpu_pct"), "cpu_pct"),
             error,
             _texts(data, "flags"),
+            _host(data),
         )
 
 
@@ -360,10 +375,11 @@ class RunWarning:
     run: str
     code: str
     message: str
+    host: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunWarning:
-        return cls(_text(data, "run"), _text(data, "code"), _text(data, "message"))
+        return cls(_text(data, "run"), _text(data, "code"), _text(data, "message"), _host(data))
 
 
 @dataclass(frozen=True)
@@ -371,10 +387,11 @@ class RunError:
     EVENT: ClassVar[str] = "error"
     run: str
     message: str
+    host: str | None = None  # in a group run: the host that failed, by its label
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunError:
-        return cls(_text(data, "run"), _text(data, "message"))
+        return cls(_text(data, "run"), _text(data, "message"), _host(data))
 
 
 def _spread(data: Any, key: str) -> Spread | None:
@@ -462,6 +479,7 @@ class RunResult:
     engine_version: str
     results: tuple[PhaseResult, ...]
     error: str | None = None
+    host: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -473,6 +491,8 @@ class RunResult:
             "engine_version": self.engine_version,
             "results": [summary_to_json(r) for r in self.results],
         }
+        if self.host is not None:
+            data["host"] = self.host
         return data if self.error is None else data | {"error": self.error}
 
     @classmethod
@@ -494,6 +514,7 @@ class RunResult:
             _text(data, "engine_version"),
             tuple(summary_from_json(r) for r in results),
             error,
+            _host(data),
         )
 
     def values(self) -> list[ResultValue]:
@@ -515,6 +536,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
     data: dict[str, Any] = {"event": event.EVENT}
     for item in fields(event):
         value = getattr(event, item.name)
+        if item.name == "host" and value is None:
+            continue  # "host" only in a group run's events: one-host runs' wire is unchanged
         if isinstance(value, Phase):
             value = value.value
         elif item.name == "disks":

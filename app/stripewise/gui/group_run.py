@@ -1,0 +1,252 @@
+"""A group run on the Benchmark page: the "Run on" row, per-host plots and results, and the
+page's Start, Cancel, progress and saved-run buttons while the hosts run.
+
+The page hands Start and Cancel here when the target is hosts; `GroupBenchService` runs the
+driver off the GUI thread and delivers its events in batches, each with its `host`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFormLayout
+
+from stripewise.gui.group_plots import TOTAL, GroupPlots
+from stripewise.gui.group_results import GroupResults
+from stripewise.gui.group_target import GroupTarget
+from stripewise.model.bench import BONNIE_NAMES, SpecError
+from stripewise.model.wording import count_noun
+from stripewise.protocol.events import PhaseFinished, PhaseStarted, RunError, RunWarning, Sample
+from stripewise.services.group_bench import GroupBenchService, GroupRequest
+from stripewise.services.host_groups import HostGroupsService
+
+if TYPE_CHECKING:
+    from stripewise.gui.bench_page import BenchPage
+
+
+class GroupRunView(QObject):
+    def __init__(
+        self, page: BenchPage, service: GroupBenchService, groups: HostGroupsService
+    ) -> None:
+        super().__init__(page)
+        self.page = page
+        self.service = service
+        self.groups = groups
+        self.target = GroupTarget()
+        self.plots = GroupPlots()
+        self.results = GroupResults()
+        self.running = False
+        self.job_overrides: dict[str, str] | None = None  # benches and tests: ioengine=null
+        self._steps: list[tuple[object, int]] = []  # (phase, pass) in the order they began
+        self._planned = 1
+        self._warnings: list[str] = []
+        self.target.editGroups.connect(self.edit_groups)
+        self.target.changed.connect(self.sync_form)
+        # a run on this machine holds the "Run on" row as it holds the form
+        # (methods, not lambdas: Qt disconnects them when the page goes, the services stay)
+        page.session.started.connect(self._hold_target)
+        page.session.finished.connect(self._release_target)
+        groups.groupsLoaded.connect(self.target.set_groups)
+        self.target.set_groups(groups.groups)
+        service.started.connect(self._on_started)
+        service.refused.connect(self._on_refused)
+        service.eventsArrived.connect(self._on_events)
+        service.finished.connect(self._on_finished)
+        service.crashed.connect(self._on_crashed)
+        service.saved.connect(self._on_saved)
+        service.saveFailed.connect(self._on_save_failed)
+        groups.load()
+        service.warm_up()
+        self._align_with_form()
+
+    def _align_with_form(self) -> None:
+        """The "Run on" rows' labels as wide as the form's, so all fields start in line."""
+        outer = self.page.form.layout()
+        first = outer.itemAt(0) if outer is not None else None
+        inner = first.layout() if first is not None else None
+        if not isinstance(inner, QFormLayout):
+            return
+        widths = []
+        for row in range(inner.rowCount()):
+            item = inner.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            label = item.widget() if item is not None else None
+            if label is not None:
+                widths.append(label.sizeHint().width())
+        if widths:
+            self.target.align_labels(max(widths))
+
+    def edit_groups(self) -> None:
+        from stripewise.gui.host_groups_dialog import HostGroupsDialog
+
+        dialog = HostGroupsDialog(self.groups, self.page)
+        dialog.setModal(True)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def _hold_target(self, _started: object) -> None:
+        self.target.set_running(True)
+
+    def _release_target(self, _result: object) -> None:
+        self.target.set_running(False)
+
+    def sync_form(self) -> None:
+        """On hosts the form's local target and its device confirmation do not apply: off."""
+        if not self.target.on_hosts or self.running:
+            if not self.running and not self.page.session.busy:
+                self.page.form.set_running(False)  # back to what the local target allows
+            return
+        form = self.page.form
+        for widget in (form.target, form.browse, form.confirm, form.overwrite, form.confirm_label):
+            widget.setEnabled(False)
+
+    # --- start and cancel ----------------------------------------------------------------------
+    def start(self) -> None:
+        page = self.page
+        try:
+            hosts = self.target.hosts()
+            path = self.target.remote_path()
+            # every host runs fio, whatever engine the form offers for this machine
+            spec = replace(page.form.spec_for(path), engine="fio")
+        except SpecError as exc:
+            page.phase_label.setText(f"Cannot start: {exc}")
+            return
+        group = self.target.group_name
+        where = group or count_noun(len(hosts), "host")
+        name = f"{spec.engine} on {where}:{path}"
+        self._planned = max(1, len(spec.phases) * spec.repetitions)
+        page._target_path = path  # what Compare with Previous looks for: the hosts' directory
+        page.start_button.setEnabled(False)
+        page.phase_label.setText(f"Starting on {count_noun(len(hosts), 'host')}...")
+        self.service.start(GroupRequest(hosts, spec, name, group, self.job_overrides))
+
+    def cancel(self) -> None:
+        self.page.cancel_button.setEnabled(False)
+        self.page.phase_label.setText("Cancelling on every host...")
+        self.service.cancel()
+
+    def show(self, group: bool) -> None:
+        """The page's plots and results: the group's, or the one-machine run's."""
+        self.page.plot_stack.setCurrentWidget(self.plots if group else self.page.plots)
+        self.page.result_stack.setCurrentWidget(self.results if group else self.page.results)
+
+    # --- the run -------------------------------------------------------------------------------
+    def _on_refused(self, message: str) -> None:
+        self.page.start_button.setEnabled(True)
+        self.page.phase_label.setText(f"Not started: {message}")
+
+    def _on_started(self, request: GroupRequest) -> None:
+        page = self.page
+        self.running = True
+        self._steps, self._warnings = [], []
+        labels = [host.label for host in request.hosts]
+        self.plots.set_hosts(labels)
+        self.results.set_hosts(labels)
+        self.show(True)
+        page.saved_run_id = None
+        page.progress.setValue(0)
+        page.form.set_running(True)
+        self.target.set_running(True)
+        page.start_button.setEnabled(False)
+        page.cancel_button.setEnabled(True)
+        page.open_button.setEnabled(False)
+        page.compare_button.setEnabled(False)
+        page.warnings.hide()
+        page.saved_label.setText(f"Running on {', '.join(labels)}")
+        page.redraw.timeout.connect(self.plots.refresh)
+        page.redraw.start()
+
+    def _on_events(self, events: list[object]) -> None:
+        for event in events:
+            if isinstance(event, Sample):
+                self.plots.add_sample(event)
+                if (event.host or TOTAL) == TOTAL:
+                    self._show_progress(event)
+            elif isinstance(event, PhaseStarted):
+                step = (event.phase, event.repetition)
+                if step not in self._steps:
+                    self._steps.append(step)
+                    self.page.phase_label.setText(
+                        f"{BONNIE_NAMES[event.phase]}, pass {event.repetition}: starting"
+                    )
+            elif isinstance(event, PhaseFinished):
+                self.results.add_phase_result(event)
+            elif isinstance(event, RunError):
+                self._host_failed(event.host or "a host", event.message)
+            elif isinstance(event, RunWarning):
+                where = f"{event.host}: " if event.host and event.host != TOTAL else ""
+                self._warn(f"{where}{event.message or event.code}")
+
+    def _show_progress(self, sample: Sample) -> None:
+        done = max(0, len(self._steps) - 1)
+        fraction = sample.progress or 0.0
+        self.page.progress.setValue(round(1000 * min(1.0, (done + fraction) / self._planned)))
+        if self._steps:
+            phase, repetition = self._steps[-1]
+            self.page.phase_label.setText(
+                f"{BONNIE_NAMES[phase]}, pass {repetition}: "  # type: ignore[index]
+                f"{100 * fraction:.0f} % on {count_noun(len(self.plots.hosts), 'host')}"
+            )
+
+    def _host_failed(self, host: str, message: str) -> None:
+        why = message.removeprefix(f"{host}: ") or "failed"  # the driver names the host too
+        self.plots.mark_failed(host)
+        self.results.set_failed(host, why)
+        self._warn(f"{host} failed: {why}; the total is partial")
+
+    def _warn(self, line: str) -> None:
+        if line not in self._warnings:
+            self._warnings.append(line)
+        self.page.warnings.setText("<br>".join(f"&#9888; {w}" for w in self._warnings))
+        self.page.warnings.setVisible(True)
+
+    def _on_finished(self, outcome: object) -> None:
+        for host in getattr(outcome, "hosts", ()):
+            if host.status not in ("complete", "cancelled"):
+                self._host_failed(host.host, host.error or host.status)
+        self._end()
+        status = str(getattr(outcome, "status", "ended"))
+        failed = [h.host for h in getattr(outcome, "hosts", ()) if h.status != "complete"]
+        partial = f", partial: without {', '.join(failed)}" if failed else ""
+        elapsed = float(getattr(outcome, "elapsed_s", 0.0))
+        if status == "complete" and not failed:
+            self.page.progress.setValue(1000)
+        self.page.phase_label.setText(f"Group run {status} in {elapsed:.0f} s{partial}")
+        self.page.statusMessage.emit(f"Group run {status}{partial}")
+        self.page.saved_label.setText("Saving to the history...")
+
+    def _on_crashed(self, message: str) -> None:
+        self._end()
+        self.page.phase_label.setText(f"Group run failed: {message}")
+        self.page.saved_label.setText("Nothing was saved.")
+
+    def _end(self) -> None:
+        page = self.page
+        self.running = False
+        page.redraw.stop()
+        page.redraw.timeout.disconnect(self.plots.refresh)
+        self.plots.refresh()
+        self.results.set_ended()
+        page.form.set_running(False)
+        self.target.set_running(False)
+        self.sync_form()
+        page.start_button.setEnabled(True)
+        page.cancel_button.setEnabled(False)
+
+    def _on_saved(self, run_id: int) -> None:
+        page = self.page
+        page.saved_run_id = run_id
+        page.saved_label.setText(f"Saved as group run {run_id}")
+        page.saved_label.setToolTip(f"In {page.history.display_url}")
+        page.open_button.setEnabled(True)
+        page.compare_button.setEnabled(True)
+        page.history.load_runs()
+
+    def _on_save_failed(self, message: str) -> None:
+        self.page.saved_label.setText(message)
+        self.page.statusMessage.emit(message)
+
+    def set_binary_units(self, mib: bool) -> None:
+        self.plots.set_binary_units(mib)
+        self.results.set_binary_units(mib)

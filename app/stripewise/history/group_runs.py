@@ -1,0 +1,115 @@
+"""Group runs in the history: one parent run holding the totals, one child run per host.
+
+The parent's results are the group's total (`protocol.group.group_total`: the sum of the
+hosts that completed), its samples the driver's `total` samples, and its context says which
+hosts took part and how each ended (`hosts: [{host, status, error}]`, `partial`). Each host's
+run is a child (`parent_run_id`, `host_label`) with its own results and samples. The plain
+list shows the parent only; `host_runs` gives the children, which comparisons and exports
+show beside the totals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from stripewise.history.database import Database
+from stripewise.history.hostinfo import HostInfo
+from stripewise.history.store import HistoryStore, SampleRow
+from stripewise.model.run import RunStatus
+from stripewise.protocol.events import Sample
+from stripewise.protocol.group import TOTAL_HOST, GroupOutcome, HostOutcome
+from stripewise.protocol.spec import spec_to_json
+
+GROUP_ENGINE = "fio"  # group runs are fio's client/server mode
+
+
+def store_group_run(
+    db: Database,
+    outcome: GroupOutcome,
+    *,
+    name: str | None = None,
+    samples: Sequence[Sample] = (),
+    host_info: HostInfo | None = None,
+) -> int:
+    """The group run and its hosts' runs; returns the parent run's id. `samples`: every
+    sample the driver emitted (each host's and the `total` ones), sorted here by host."""
+    store = HistoryStore(db)
+    host_id = store.ensure_host(host_info or HostInfo.current())
+    started = datetime.fromisoformat(outcome.started_at)
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    finished = started + timedelta(seconds=outcome.elapsed_s)
+    spec = spec_to_json(outcome.spec)
+    version = next((h.result.engine_version for h in outcome.hosts if h.result), "")
+    title = name or default_name(outcome)
+    parent = store.create_run(
+        host_id,
+        name=title,
+        target=outcome.spec.target,
+        engine=GROUP_ENGINE,
+        engine_version=version,
+        spec=spec,
+        context=group_context(outcome),
+        started_at=started,
+    )
+    by_host: dict[str, list[Sample]] = {}
+    for sample in samples:
+        by_host.setdefault(sample.host or TOTAL_HOST, []).append(sample)
+    store.add_samples(parent, _rows(by_host.get(TOTAL_HOST, [])))
+    store.add_results(parent, [v for result in outcome.total for v in result.values()])
+    for host in outcome.hosts:
+        child = store.create_run(
+            host_id,
+            name=f"{title} · {host.host}",
+            target=outcome.spec.target,
+            engine=GROUP_ENGINE,
+            engine_version=host.result.engine_version if host.result else version,
+            spec=spec,
+            context={"group_host": host.host, "status": host.status, "error": host.error},
+            started_at=started,
+            parent_run_id=parent,
+            host_label=host.host,
+        )
+        store.add_samples(child, _rows(by_host.get(host.host, [])))
+        if host.result is not None:
+            store.add_results(child, host.result.values())
+        store.finish_run(child, host_run_status(host), finished_at=finished)
+    store.finish_run(parent, RunStatus(outcome.status), finished_at=finished)
+    return parent
+
+
+def default_name(outcome: GroupOutcome) -> str:
+    who = outcome.group or f"{len(outcome.hosts)} hosts"
+    return f"fio on {who}: {outcome.spec.target}"
+
+
+def group_context(outcome: GroupOutcome) -> dict[str, Any]:
+    return {
+        "group": outcome.group,
+        "hosts": [{"host": h.host, "status": h.status, "error": h.error} for h in outcome.hosts],
+        "partial": outcome.partial,
+        "total": "sum of the hosts that completed; no latency or CPU (per host only)",
+    }
+
+
+def host_run_status(host: HostOutcome) -> RunStatus:
+    """refused and unreachable hosts never ran: their runs are filed as failed."""
+    if host.status in ("complete", "cancelled"):
+        return RunStatus(host.status)
+    return RunStatus.FAILED
+
+
+def with_host_runs(store: HistoryStore, run_ids: Sequence[int]) -> list[int]:
+    """The runs with each group run's host runs right after it (a comparison shows a group
+    run's total beside its hosts)."""
+    found: list[int] = []
+    for run_id in run_ids:
+        found.append(run_id)
+        found += [child for child, _host in store.host_runs(run_id) if child not in run_ids]
+    return found
+
+
+def _rows(samples: Sequence[Sample]) -> list[SampleRow]:
+    return [SampleRow.of(seq, sample) for seq, sample in enumerate(samples)]

@@ -1,0 +1,183 @@
+"""How long the GUI thread is blocked while a group run streams from 8 hosts at 2 Hz each.
+
+Eight real `fio --server` processes on loopback ports (fio's `null` engine, rate-limited so
+each phase lasts a few seconds), the real main window, the group run started from the
+Benchmark page as an admin would; a 10 ms QTimer measures how late each of its ticks fires
+(as `bench.gui_lag` does). Run as a child process (`python -m bench.group_gui SCRATCH`) on an
+X display; it prints the lags as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TICK_MS = 10
+HOSTS = 8
+JOB = {"ioengine": "null", "rate": "24m"}  # 192 MiB per phase: about 8 s each
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_servers(count: int) -> list[tuple[subprocess.Popen[bytes], int]]:
+    """`fio --server` on loopback only (a fio server has no authentication)."""
+    servers = []
+    for _ in range(count):
+        port = _free_port()
+        process = subprocess.Popen(
+            ["fio", f"--server=ip:127.0.0.1,{port}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        servers.append((process, port))
+    for process, port in servers:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    stop_servers(servers)
+                    raise RuntimeError(f"fio --server on port {port} did not start") from None
+                time.sleep(0.05)
+    return servers
+
+
+def stop_servers(servers: list[tuple[subprocess.Popen[bytes], int]]) -> None:
+    for process, _port in servers:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    for process, _port in servers:
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(5)
+
+
+def measure_in_process(scratch: str) -> dict[str, float | int | str]:
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from stripewise.gui.main_window import MainWindow
+    from stripewise.model.bench import Phase
+    from stripewise.services.hardware import HardwareService
+    from stripewise.services.helper_client import HelperClient
+    from stripewise.services.history import HistoryService
+    from stripewise.services.system_info import SystemInfoService
+
+    servers = start_servers(HOSTS)
+    app = QApplication([])
+    history = HistoryService.open(f"sqlite:///{scratch}/history.db")
+    settings = QSettings(f"{scratch}/settings.ini", QSettings.Format.IniFormat)
+    window = MainWindow(
+        history,
+        SystemInfoService(),
+        settings,
+        initial_view="benchmark",
+        hardware=HardwareService(history),
+        helper=HelperClient(),
+    )
+    window.resize(1024, 740)
+    window.show()
+    page = window.page_widgets["benchmark"]
+    lags: list[float] = []
+    samples = [0]
+    last = [0.0]
+    running = [False]
+    outcome: dict[str, str] = {}
+
+    def tick() -> None:
+        now = time.perf_counter()
+        if running[0] and last[0]:
+            lags.append(max(0.0, (now - last[0]) * 1000 - TICK_MS))
+        last[0] = now
+
+    def start() -> None:
+        group = page.group  # type: ignore[attr-defined]
+        form = page.form  # type: ignore[attr-defined]
+        group.target.choose("Hosts typed in")
+        group.target.typed.setText(" ".join(f"127.0.0.1:{port}" for _p, port in servers))
+        group.target.path.setText(scratch)
+        group.job_overrides = dict(JOB)
+        for phase, box in form.phase_boxes.items():
+            box.setChecked(phase in (Phase.SEQ_WRITE, Phase.SEQ_READ))
+        form.size.setText("192M")
+        form.rate.setValue(2)
+        form.runtime_cap.setValue(60)
+        running[0] = True
+        page.start()  # type: ignore[attr-defined]
+
+    def count(events: list[object]) -> None:
+        samples[0] += sum(1 for e in events if type(e).__name__ == "Sample")
+
+    def finished(result: object) -> None:
+        outcome["status"] = str(getattr(result, "status", "?"))
+
+    def done(*_args: object) -> None:
+        running[0] = False
+        QTimer.singleShot(200, app.quit)
+
+    service = window.group_bench
+    service.eventsArrived.connect(count)
+    service.finished.connect(finished)
+    service.saved.connect(done)
+    service.saveFailed.connect(lambda message: (outcome.update(saved=message), done()))
+    service.crashed.connect(lambda message: (outcome.update(status=message), done()))
+    service.refused.connect(lambda message: (outcome.update(status=message), done()))
+    timer = QTimer()
+    timer.setInterval(TICK_MS)
+    timer.timeout.connect(tick)
+    timer.start()
+    window.start_loading()
+    QTimer.singleShot(2000, start)
+    QTimer.singleShot(180_000, app.quit)
+    try:
+        app.exec()
+        window.close()
+        history.close()
+    finally:
+        stop_servers(servers)
+    ordered = sorted(lags)
+    return {
+        "max_ms": ordered[-1] if ordered else 0.0,
+        "p99_ms": ordered[int(0.99 * (len(ordered) - 1))] if ordered else 0.0,
+        "ticks": len(lags),
+        "samples": samples[0],
+        "status": outcome.get("status", "none"),
+        "saved": outcome.get("saved", "yes"),
+    }
+
+
+def measure(display: str) -> dict[str, float | int | str]:
+    """One run in a child process on `display`; its lag figures."""
+    with tempfile.TemporaryDirectory(prefix="stripewise-group-lag-", dir="/var/tmp") as scratch:
+        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.group_gui", scratch],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"group GUI lag run failed: {done.stderr.strip()[-500:]}")
+        figures: dict[str, float | int | str] = json.loads(done.stdout.strip().splitlines()[-1])
+        return figures
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure_in_process(sys.argv[1])))

@@ -1,0 +1,169 @@
+"""`stripewise bench --host/--group` end to end: real fio servers on loopback, the real CLI in
+its own process, a real SQLite history."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from stripewise.cli.bench_hosts import JOB_OPTIONS_ENV
+from stripewise.history.database import open_database, path_to_url
+from stripewise.history.host_groups import save_group
+from stripewise.model.host_group import HostGroup
+from tests.fixtures.fio_servers import FioServers, free_port
+
+TIMEOUT_S = 120
+
+
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "stripewise", "bench", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+
+
+def spec_args(target: Path, size: str = "16M") -> list[str]:
+    return ["--target", str(target), "--size", size, "--buffered", "--phases", "seq_write,seq_read"]
+
+
+def lines(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def test_two_hosts_stream_with_host_names_and_are_saved_as_one_group_run(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    servers = fio_servers(2)
+    db = path_to_url(tmp_path / "history.db")
+    hosts = [arg for s in servers for arg in ("--host", s.label)]
+    done = bench(*hosts, *spec_args(tmp_path), "--json", "--save", "--db", db)
+    assert done.returncode == 0, done.stderr
+    events = lines(done.stdout)
+    outcome = events[-1]
+    assert outcome["event"] == "group_result" and outcome["partial"] is False
+    assert [h["host"] for h in outcome["hosts"]] == [s.label for s in servers]
+    results = [e for e in events if e["event"] == "run_result"]
+    assert sorted(e["host"] for e in results) == sorted(s.label for s in servers)
+    per_host = {e["host"]: e for e in results}
+    for phase_total in outcome["total"]:  # the total is the hosts' sum
+        hosts_sum = sum(
+            r["mb_s"]["median"]
+            for e in per_host.values()
+            for r in e["results"]
+            if r["phase"] == phase_total["phase"]
+        )
+        assert abs(phase_total["mb_s"]["median"] - hosts_sum) <= 1e-3 * hosts_sum
+    assert "saved as run 1" in done.stderr
+    listing = subprocess.run(
+        [sys.executable, "-m", "stripewise", "--db", db, "history", "list", "--json"],
+        capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
+    )  # fmt: skip
+    assert [run["id"] for run in json.loads(listing.stdout)["runs"]] == [1]
+
+
+def test_a_refusing_host_makes_a_partial_run_exit_3_naming_it(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    (server,) = fio_servers(1)
+    closed = f"127.0.0.1:{free_port()}"
+    done = bench("--host", server.label, "--host", closed, *spec_args(tmp_path), "--json")
+    assert done.returncode == 3, done.stderr
+    events = lines(done.stdout)
+    errors = [e for e in events if e["event"] == "error"]
+    assert [e["host"] for e in errors] == [closed] and closed in errors[0]["message"]
+    assert events[-1]["partial"] is True and events[-1]["status"] == "complete"
+    db = path_to_url(tmp_path / "history.db")
+    text = bench(
+        "--host", server.label, "--host", closed, *spec_args(tmp_path), "--save", "--db", db
+    )  # fmt: skip
+    assert text.returncode == 3 and "partial" in text.stdout and closed in text.stdout
+    shown = subprocess.run(
+        [sys.executable, "-m", "stripewise", "--db", db, "history", "show", "1"],
+        capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
+    ).stdout  # fmt: skip
+    assert "hosts     2 hosts; the results are their sum" in shown
+    assert f"{server.label}  complete" in shown and f"{closed}  " in shown
+    assert "partial   not every host completed" in shown
+    child = subprocess.run(
+        [sys.executable, "-m", "stripewise", "--db", db, "history", "show", "2"],
+        capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
+    ).stdout  # fmt: skip
+    assert "of group run 1" in child
+
+
+def test_bad_hosts_and_groups_are_refused_in_one_line(tmp_path: Path) -> None:
+    db = path_to_url(tmp_path / "history.db")
+    for args, words in (
+        (["--host=-oProxyCommand=x"], "not a host name"),
+        (["--host", "127.0.0.1:99999"], "port"),
+        (["--host", "a:1", "--host", "a:1"], "each host once"),
+        (["--group", "nowhere", "--db", db], "no host group"),
+        (["--host", "127.0.0.1:8765", "--confirm-serial", "X"], "directories only"),
+    ):
+        target = "/dev/sdz" if "--confirm-serial" in args else str(tmp_path)
+        done = bench(*args, "--target", target, "--size", "8M")
+        assert done.returncode == 2, (args, done.stderr)
+        assert words in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "Traceback" not in done.stderr
+    raw = bench("--host", "127.0.0.1:8765", "--target", "/dev/sdz", "--size", "8M")
+    assert raw.returncode == 2 and "raw devices" in raw.stderr
+
+
+def test_a_group_from_the_history_runs_on_its_hosts(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    servers = fio_servers(2)
+    db_path = tmp_path / "history.db"
+    db = open_database(path_to_url(db_path))
+    try:
+        save_group(db, HostGroup("rack-1", tuple(s.address for s in servers)))
+    finally:
+        db.close()
+    done = bench("--group", "rack-1", *spec_args(tmp_path), "--json", "--db", path_to_url(db_path))
+    assert done.returncode == 0, done.stderr
+    outcome = lines(done.stdout)[-1]
+    assert outcome["group"] == "rack-1"
+    assert [h["status"] for h in outcome["hosts"]] == ["complete", "complete"]
+
+
+def test_ctrl_c_cancels_every_host_and_the_run_is_saved_cancelled(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    servers = fio_servers(2)
+    db = path_to_url(tmp_path / "history.db")
+    hosts = [arg for s in servers for arg in ("--host", s.label)]
+    slow = os.environ | {JOB_OPTIONS_ENV: "ioengine=null,rate=40m"}  # 4 GiB: 100 s a phase
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stripewise", "bench", *hosts,
+         *spec_args(tmp_path, "4G"), "--json", "--save", "--db", db],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=slow,
+    )  # fmt: skip
+    assert process.stdout is not None
+    for line in process.stdout:  # the first live sample: both hosts are writing
+        if json.loads(line)["event"] == "sample":
+            break
+    os.kill(process.pid, signal.SIGINT)
+    rest, err = process.communicate(timeout=60)
+    assert process.returncode == 1, err
+    outcome = lines(rest)[-1]
+    assert outcome["status"] == "cancelled"
+    assert [h["status"] for h in outcome["hosts"]] == ["cancelled", "cancelled"]
+    assert "saved as run 1" in err
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_children(s.process.pid) for s in servers):
+        time.sleep(0.1)
+    assert not any(_children(s.process.pid) for s in servers), "a server still runs a job"
+
+
+def _children(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
