@@ -127,7 +127,7 @@ def polkit(rule_for_nobody: bool) -> Iterator[None]:
                 [str(POLKITD), "--no-debug"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
         )
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60  # slow to start while a big loop device flushes
         while not (SYSTEM_BUS.exists() and _polkit_on_bus()):
             assert time.monotonic() < deadline, "polkitd did not come up on the system bus"
             time.sleep(0.1)

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from stripewise.history.comparison import export_text, load_compared
 from stripewise.history.database import Database, open_database, path_to_url
 from stripewise.history.errors import RunNotFoundError
-from stripewise.history.group_runs import store_group_run
+from stripewise.history.group_runs import default_name, store_group_run
 from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore
 from stripewise.model.bench import BenchSpec, Phase, PhaseResult, Spread
@@ -175,3 +176,13 @@ def test_deleting_a_group_run_takes_its_host_runs_with_it(db: Database) -> None:
     for child in children:
         with pytest.raises(RunNotFoundError):
             store.get_run(child)
+
+
+def test_a_run_is_named_by_its_group_or_its_hosts() -> None:
+    grouped = outcome()
+    target = grouped.spec.target
+    assert default_name(grouped) == f"fio on {grouped.group}: {target}"
+    listed = replace(grouped, group=None)
+    assert default_name(listed) == f"fio on {len(listed.hosts)} hosts: {target}"
+    alone = replace(listed, hosts=listed.hosts[:1])
+    assert default_name(alone) == f"fio on {alone.hosts[0].host}: {target}", "not '1 hosts'"

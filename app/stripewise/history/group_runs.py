@@ -81,7 +81,9 @@ def store_group_run(
 
 
 def default_name(outcome: GroupOutcome) -> str:
-    who = outcome.group or f"{len(outcome.hosts)} hosts"
+    who = outcome.group or (
+        outcome.hosts[0].host if len(outcome.hosts) == 1 else f"{len(outcome.hosts)} hosts"
+    )
     return f"fio on {who}: {outcome.spec.target}"
 
 
