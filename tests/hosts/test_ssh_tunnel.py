@@ -61,8 +61,8 @@ def test_ssh_command_is_an_argument_list_in_batch_mode() -> None:
     assert command[command.index("-p") + 1] == "2222"
     assert command[command.index("-l") + 1] == "admin"
     assert command[command.index("-L") + 1] == "127.0.0.1:40001:127.0.0.1:25000"
-    host_at = command.index("storage-7")
-    assert command[host_at + 1] == "--" and command[host_at + 2 :] == [remote_command(25000)]
+    host_at = command.index("storage-7")  # after "--": a host is never read as an option
+    assert command[host_at - 1] == "--" and command[host_at + 1 :] == [remote_command(25000)]
     assert "fio --server=ip:127.0.0.1," in remote_command(25000)
     with pytest.raises(ValueError, match="not an ssh host"):
         ssh_command(parse_host("127.0.0.1:8765"), 1, 2)

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+from stripewise.cli.errors import CliError
 from stripewise.protocol.events import BenchStarted, RunResult, Sample
 from stripewise.protocol.group import GroupOutcome
 from stripewise.protocol.spec import spec_to_json
@@ -57,10 +58,14 @@ def save_run(
 def save_group_run(url: str, outcome: GroupOutcome, samples: Sequence[Sample]) -> int:
     """A group run (`--host`/`--group`): the totals as one run, each host's run under it."""
     from stripewise.history.database import open_database
+    from stripewise.history.errors import DatabaseError
     from stripewise.history.group_runs import store_group_run
 
-    db = open_database(url)
     try:
-        return store_group_run(db, outcome, samples=samples)
-    finally:
-        db.close()
+        db = open_database(url)
+        try:
+            return store_group_run(db, outcome, samples=samples)
+        finally:
+            db.close()
+    except DatabaseError as exc:  # the run's figures were printed; say it was not kept
+        raise CliError(f"the group run was not saved: {exc}") from None

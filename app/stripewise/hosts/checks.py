@@ -56,7 +56,7 @@ def check_host(address: HostAddress, *, timeout_s: float = 5.0) -> HostCheck:
             info = probe_fio_server(address.host, address.port, timeout_s=timeout_s)
     except HostUnreachable as exc:
         return HostCheck(address, False, None, None, str(exc))
-    except LocalFioError as exc:
+    except (LocalFioError, OSError, ValueError) as exc:  # ssh missing, a garbled address...
         return HostCheck(address, False, None, None, f"{address.label}: {exc}")
     message = _describe(address, info)
     return HostCheck(address, True, info.fio_version, info.matches, message, info)

@@ -27,6 +27,7 @@ from stripewise.model.host_address import HostAddress
 
 STOP_GRACE_S = 10.0  # after SIGINT: the server stops its jobs and the client prints results
 _CHUNK = 4096
+_MAX_LINE = 64 * 1024  # bytes kept of a line still being read
 
 
 def client_address(endpoint: HostAddress) -> str:
@@ -159,6 +160,7 @@ class HostClient:
         while chunk := _read_some(stream.fileno()):
             pending += chunk
             *lines, pending = pending.replace(b"\r", b"\n").split(b"\n")
+            pending = pending[-_MAX_LINE:]  # a line without an end (a server's text) is bounded
             for raw in lines:
                 line = raw.decode(errors="replace").strip()
                 rates = parse_eta(line) if line.startswith("Jobs:") else None

@@ -52,8 +52,13 @@ def parse_eta(line: str) -> LiveRates | None:
         state, count = (run[1], int(run[2])) if run[1] else (run[3], 1)
         if state == "_":
             finished += count
-    rates = {d: v * _KIB_PREFIX.get(u, 1.0) * 1024 / 1e6 for d, v, u in _figures(found["rates"])}
-    iops = {d: v * _COUNT_PREFIX.get(u, 1.0) for d, v, u in _figures(found["iops"])}
+    # a unit fio may add later is not guessed at: the figure is left out (never off by 1000x)
+    rates = {
+        d: v * _KIB_PREFIX[u] * 1024 / 1e6
+        for d, v, u in _figures(found["rates"])
+        if u in _KIB_PREFIX
+    }
+    iops = {d: v * _COUNT_PREFIX[u] for d, v, u in _figures(found["iops"]) if u in _COUNT_PREFIX}
     try:
         progress: float | None = min(1.0, float(found["pct"]) / 100)
     except ValueError:

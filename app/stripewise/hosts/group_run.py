@@ -191,7 +191,7 @@ class GroupRunner:
         except ProbeRefused as exc:
             host.outcome = HostOutcome(host.label, "refused", _named(host, exc))
             return None
-        except (HostUnreachable, OSError) as exc:
+        except (HostUnreachable, LocalFioError, OSError, ValueError) as exc:
             status = "refused" if "refused" in str(exc) else "unreachable"
             host.outcome = HostOutcome(host.label, status, _named(host, exc))
             return None
@@ -348,9 +348,11 @@ class GroupRunner:
 
     def _stop_all(self) -> None:
         """Whatever happened, no client is left running (and so no job on its server)."""
-        for host in self._hosts:
-            if host.client is not None and host.client.poll() is None:
-                host.client.stop()
+        running = [h.client for h in self._hosts if h.client and h.client.poll() is None]
+        for client in running:  # every one told first: hung hosts do not wait in turn
+            client.interrupt()
+        for client in running:
+            client.stop()
 
     def _final_outcome(self, host: _Host) -> HostOutcome:
         if host.outcome is not None:

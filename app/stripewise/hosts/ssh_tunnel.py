@@ -115,8 +115,8 @@ def ssh_command(
     ]  # fmt: skip
     if address.user:
         command += ["-l", address.user]
-    command += ["-L", f"127.0.0.1:{local}:127.0.0.1:{remote}", address.host]
-    command += ["--", remote_command(remote)]
+    command += ["-L", f"127.0.0.1:{local}:127.0.0.1:{remote}"]
+    command += ["--", address.host, remote_command(remote)]  # after "--": never an option
     return command
 
 

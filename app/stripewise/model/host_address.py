@@ -39,6 +39,20 @@ class HostAddress:
     port: int = DEFAULT_FIO_PORT
     user: str | None = None
 
+    def __post_init__(self) -> None:
+        """Rows read back from a (shared) history are checked as typed text is: a host there
+        must never reach ssh's or fio's arguments unchecked."""
+        whole = f"{self.host}:{self.port}"
+        if self.kind not in ("fio", "ssh"):
+            raise HostAddressError(f"host {whole}: kind {self.kind!r} is not fio or ssh")
+        if ":" in self.host:
+            _check_ip(self.host, whole, version=6)
+        else:
+            _check_name(self.host, whole)
+        _port(str(self.port), whole, self.port)
+        if self.user is not None and not _USER.fullmatch(self.user):
+            raise HostAddressError(f"host {whole}: {self.user!r} is not a user name")
+
     @property
     def label(self) -> str:
         """How the host is written and shown: `HOST:PORT` or `ssh://[user@]host`."""
@@ -64,6 +78,8 @@ def parse_host(text: str) -> HostAddress:
     raw = text.strip()
     if not raw:
         raise HostAddressError("empty host")
+    if not raw.isprintable():  # a newline or escape would end up in messages and arguments
+        raise HostAddressError(f"host {raw[:40]!r}: contains control characters")
     if len(raw) > MAX_HOST_TEXT:
         raise HostAddressError(f"host {raw[:40]}...: longer than {MAX_HOST_TEXT} characters")
     if raw.startswith("ssh://"):
@@ -71,7 +87,7 @@ def parse_host(text: str) -> HostAddress:
         user: str | None = None
         if "@" in rest:
             user, rest = rest.rsplit("@", 1)
-            if not _USER.match(user):
+            if not _USER.fullmatch(user):
                 raise HostAddressError(f"host {raw}: {user!r} is not a user name")
         host, port = _host_and_port(rest, raw, DEFAULT_SSH_PORT)
         return HostAddress("ssh", host, port, user)
@@ -113,7 +129,7 @@ def _check_name(host: str, whole: str) -> None:
         return
     except ValueError:
         pass
-    if not _HOSTNAME.match(host):
+    if not _HOSTNAME.fullmatch(host):
         raise HostAddressError(f"host {whole}: {host!r} is not a host name or address")
 
 
@@ -124,12 +140,14 @@ def _check_ip(host: str, whole: str, *, version: int) -> None:
         raise HostAddressError(f"host {whole}: {host!r} is not an IPv6 address") from None
     if address.version != version:
         raise HostAddressError(f"host {whole}: {host!r} is not an IPv{version} address")
+    if getattr(address, "scope_id", None) is not None:  # "%eth0 -oX" would reach ssh and fio
+        raise HostAddressError(f"host {whole}: a scoped IPv6 address (%...) is not supported")
 
 
 def _port(text: str | None, whole: str, default_port: int) -> int:
     if text is None:
         return default_port
-    if not text.isdigit() or len(text) > 5:
+    if not (text.isascii() and text.isdigit()) or len(text) > 5:
         raise HostAddressError(f"host {whole}: port {text!r} is not a number from 1 to 65535")
     port = int(text)
     if not 1 <= port <= 65535:
