@@ -3,8 +3,12 @@ the driver reads of fio's client output (checked against a real fio client's own
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -174,3 +178,41 @@ def test_a_host_that_falls_silent_stops_adding_its_last_rates(tmp_path: Path) ->
     finally:
         client.kill()
         client.wait()
+
+
+def test_a_client_does_not_outlive_a_killed_stripewise(tmp_path: Path) -> None:
+    """kill -9 of the process that drives a run: its fio clients are told to stop (SIGINT),
+    not left running their jobs on the hosts."""
+    fake_fio = tmp_path / "fio"
+    fake_fio.write_text("#!/bin/sh\nexec sleep 60\n")
+    fake_fio.chmod(0o755)
+    driver = subprocess.Popen(
+        [
+            sys.executable, "-c",
+            "import sys, time\n"
+            "from pathlib import Path\n"
+            "from stripewise.hosts.fio_client_host import HostClient\n"
+            "from stripewise.model.host_address import HostAddress\n"
+            "d = Path(sys.argv[1])\n"
+            "c = HostClient('127.0.0.1:1', HostAddress('fio', '127.0.0.1', 1), d / 'j.fio',\n"
+            "               d / 'o.terse', eta_interval_ms=500, fio=str(d / 'fio'))\n"
+            "c.start()\n"
+            "print(c.pid, flush=True)\n"
+            "time.sleep(60)\n",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert driver.stdout is not None
+    client = int(driver.stdout.readline())
+    try:
+        driver.kill()
+        driver.wait()
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{client}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{client}").exists(), "the client outlived its driver"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(client, signal.SIGKILL)

@@ -11,13 +11,14 @@ ran; a client that does not end then is killed.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from stripewise.hosts.fio_client_job import Section, block_of, stream_bytes
@@ -84,6 +85,7 @@ class HostClient:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a terminal's Ctrl-C reaches the driver, which stops us
+            preexec_fn=_interrupted_with_parent(os.getpid()),
         )
         self._reader = threading.Thread(
             target=self._read, name=f"fio client {self.label}", daemon=True
@@ -232,3 +234,20 @@ def planned_bytes(spec: BenchSpec, phase: Phase) -> int:
     block = block_of(spec, phase)
     size = stream_bytes(spec) // block * block
     return size * spec.streams * (2 if phase is Phase.REWRITE else 1)
+
+
+_PR_SET_PDEATHSIG = 1
+_prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+
+
+def _interrupted_with_parent(parent: int) -> Callable[[], None]:
+    """Run in the child between fork and exec: SIGINT when the thread that started it ends,
+    so a killed Stripewise leaves no client (SIGINT: the client tells its server's job to
+    stop). The run's thread starts the clients and outlives them on every normal path."""
+
+    def arm() -> None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGINT)
+
+    return arm
