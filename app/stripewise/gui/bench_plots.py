@@ -32,7 +32,7 @@ from stripewise.gui.bench_plot_backdrop import Backdrop, style_backdrops
 from stripewise.gui.bench_plot_cpu import StackedArea, SwatchSample, premultiplied
 from stripewise.gui.bench_plot_data import CPU, IOPS, SERIES, THROUGHPUT, RunData, nice_ceiling
 from stripewise.gui.plot_export import without_export
-from stripewise.gui.theme import is_dark
+from stripewise.gui.theme import is_dark, style_axes
 from stripewise.model.units import MIB_PER_MB
 from stripewise.protocol.events import Sample
 
@@ -391,16 +391,7 @@ class LivePlots(QWidget):
         style_backdrops(self._backdrops, palette, self.font())
 
     def _apply_axis_colours(self) -> None:
-        palette = self.palette()
-        text = palette.color(QPalette.ColorRole.Text)
-        line = palette.color(QPalette.ColorRole.PlaceholderText)
-        for plot in self._plots():
-            for side in ("left", "bottom"):
-                axis = plot.getAxis(side)
-                axis.setPen(line)
-                axis.setTextPen(text)
-                if axis.labelText:
-                    axis.setLabel(axis.labelText, color=text.name())
+        style_axes(self._plots(), self.palette())
 
     def _style_legends(self, palette: QPalette) -> None:
         text = palette.color(QPalette.ColorRole.Text)

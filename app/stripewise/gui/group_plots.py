@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QVBoxLayout, QWidget
 from stripewise.gui.bench_plot_data import Columns, nice_ceiling
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.plot_export import without_export
-from stripewise.gui.theme import is_dark
+from stripewise.gui.theme import is_dark, style_axes
 from stripewise.model.units import MIB_PER_MB
 from stripewise.protocol.events import Sample
 
@@ -281,16 +281,7 @@ class GroupPlots(QWidget):
             self.toggles[label].setIcon(QIcon(swatch))
 
     def _apply_axis_colours(self) -> None:
-        palette = self.palette()
-        text = palette.color(QPalette.ColorRole.Text)
-        line = palette.color(QPalette.ColorRole.PlaceholderText)
-        for plot in (self.throughput_plot, self.iops_plot):
-            for side in ("left", "bottom"):
-                axis = plot.getAxis(side)
-                axis.setPen(line)
-                axis.setTextPen(text)
-                if axis.labelText:
-                    axis.setLabel(axis.labelText, color=text.name())
+        style_axes((self.throughput_plot, self.iops_plot), self.palette())
 
 
 class CompactAxis(pg.AxisItem):

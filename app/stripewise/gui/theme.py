@@ -6,11 +6,15 @@ from Qt's style hints (desktop portal, GNOME or KDE settings) unless the user fo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
 
 _DARK = {
     QPalette.ColorRole.Window: "#2b2d31",
@@ -91,3 +95,16 @@ class ThemeController:
     def _on_system_change(self, _scheme: Qt.ColorScheme) -> None:
         if self.preference == "system":
             self.apply()
+
+
+def style_axes(plots: Iterable[pg.PlotItem], palette: QPalette) -> None:
+    """Axes, their ticks and labels in the palette's text colours (light and dark alike)."""
+    text = palette.color(QPalette.ColorRole.Text)
+    line = palette.color(QPalette.ColorRole.PlaceholderText)
+    for plot in plots:
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            axis.setPen(line)
+            axis.setTextPen(text)
+            if axis.labelText:
+                axis.setLabel(axis.labelText, color=text.name())

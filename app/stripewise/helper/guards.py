@@ -38,6 +38,7 @@ from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
 from stripewise.helper.target import Target
 from stripewise.model import guards as names
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome
+from stripewise.model.fio_layout import block_of
 
 CEILING_MARGIN = 1.10  # links are quoted after encoding but before protocol overhead
 CACHED_SHARE = 0.5
@@ -151,9 +152,8 @@ def data_period(engine: str, spec: BenchSpec, phase: Phase) -> int | None:
         from stripewise.helper.engines.builtin import pattern_period_bytes
 
         return pattern_period_bytes(spec, phase)
-    from stripewise.helper.engines import fio_job
 
-    return fio_job.block_of(spec, phase) * spec.queue_depth  # psync cycles fewer: shorter
+    return block_of(spec, phase) * spec.queue_depth  # psync cycles fewer: shorter
 
 
 def compressible(period: int | None, compression: Compression, direct: bool) -> bool:

@@ -21,9 +21,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from stripewise.hosts.fio_client_job import Section, block_of, stream_bytes
+from stripewise.hosts.fio_client_job import Section
 from stripewise.hosts.fio_client_output import JobFigures, LiveRates, parse_eta, parse_terse
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
+from stripewise.model.fio_layout import block_of, stream_bytes
 from stripewise.model.host_address import HostAddress
 
 STOP_GRACE_S = 10.0  # after SIGINT: the server stops its jobs and the client prints results

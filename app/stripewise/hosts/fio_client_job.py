@@ -21,16 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stripewise.model.bench import BenchSpec, Phase
+from stripewise.model.fio_layout import FIO_RW, RANDOM_PHASES, block_of, stream_bytes
 
-_RW: dict[Phase, str] = {
-    Phase.SEQ_WRITE: "write",
-    Phase.REWRITE: "readwrite",
-    Phase.SEQ_READ: "read",
-    Phase.RANDOM_READ: "randread",
-    Phase.RANDOM_WRITE: "randwrite",
-    Phase.MIXED: "randrw",
-}
-_RANDOM = (Phase.RANDOM_READ, Phase.RANDOM_WRITE, Phase.MIXED)
 # fio expands $VARS, splits file names at ':' and reads ';'/'#' as comments: a remote path
 # gets only characters that mean nothing to its job-file parser.
 _SAFE_PATH = re.compile(r"/[A-Za-z0-9/._+,@%=~-]*")
@@ -78,15 +70,6 @@ def check_target(target: str) -> str:
     return target
 
 
-def block_of(spec: BenchSpec, phase: Phase) -> int:
-    return spec.random_block_bytes if phase in _RANDOM else spec.block_bytes
-
-
-def stream_bytes(spec: BenchSpec) -> int:
-    """Each stream's region: an equal share of the size, whole blocks."""
-    return spec.size_bytes // spec.streams // spec.block_bytes * spec.block_bytes
-
-
 def job_file(spec: BenchSpec, token: str, overrides: Mapping[str, str] | None = None) -> str:
     """The whole run as one job file; `token` names the test file (letters and digits)."""
     if not _TOKEN.fullmatch(token):
@@ -127,12 +110,12 @@ def _phase_lines(spec: BenchSpec, section: Section) -> list[str]:
     size = stream_bytes(spec) // block * block
     if size == 0:
         raise JobError(f"{phase}: a stream's share of the size is smaller than one block")
-    lines = [f"rw={_RW[phase]}", f"bs={block}", f"size={size}"]
+    lines = [f"rw={FIO_RW[phase]}", f"bs={block}", f"size={size}"]
     if phase is Phase.REWRITE:
         lines += ["rwmixread=50", f"io_size={2 * size}"]
     if phase is Phase.MIXED:
         lines.append("rwmixread=70")
-    if phase in _RANDOM:
+    if phase in RANDOM_PHASES:
         lines += ["random_generator=tausworthe64", f"randseed={0x5717 + section.repetition}"]
     if phase.writes:
         lines.append("end_fsync=1")

@@ -26,6 +26,7 @@ from stripewise.helper.engines.builtin import logical_block_bytes
 from stripewise.helper.kernel_log import killed_by
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
+from stripewise.model.fio_layout import stream_bytes
 
 _TERM_AFTER_S = 0.5  # after SIGINT (fio stops and prints its final object)
 _KILL_AFTER_S = 1.0
@@ -343,6 +344,6 @@ def _laid_out(spec: BenchSpec, phase: Phase, target: Target) -> bool:
     info = os.fstat(target.fd)
     if stat.S_ISBLK(info.st_mode):
         return True
-    needed = fio_job.stream_bytes(spec) * (spec.streams - 1) + fio_job.phase_size(spec, phase)
+    needed = stream_bytes(spec) * (spec.streams - 1) + fio_job.phase_size(spec, phase)
     written = min(info.st_size, info.st_blocks * 512 / 0.99)
     return stat.S_ISREG(info.st_mode) and written >= needed

@@ -23,16 +23,8 @@ import re
 
 from stripewise.helper.engines.base import EngineError
 from stripewise.model.bench import BenchSpec, Phase
+from stripewise.model.fio_layout import FIO_RW, RANDOM_PHASES, block_of, stream_bytes
 
-_RW: dict[Phase, str] = {
-    Phase.SEQ_WRITE: "write",
-    Phase.REWRITE: "readwrite",
-    Phase.SEQ_READ: "read",
-    Phase.RANDOM_READ: "randread",
-    Phase.RANDOM_WRITE: "randwrite",
-    Phase.MIXED: "randrw",
-}
-_RANDOM = (Phase.RANDOM_READ, Phase.RANDOM_WRITE, Phase.MIXED)
 # fio expands $VARS and ${ENV}, splits filenames at ':' (escaped below) and reads ';'/'#' as
 # comments: a path gets only characters that mean nothing to its job-file parser.
 _SAFE_PATH = re.compile(r"/[A-Za-z0-9/._+,@%=:~ -]*")
@@ -43,15 +35,6 @@ def check_path(path: str) -> str:
     if not _SAFE_PATH.fullmatch(path) or path != path.strip() or "\\" in path:
         raise EngineError(f"fio cannot be given this path safely: {path!r}")
     return path.replace(":", "\\:")
-
-
-def block_of(spec: BenchSpec, phase: Phase) -> int:
-    return spec.random_block_bytes if phase in _RANDOM else spec.block_bytes
-
-
-def stream_bytes(spec: BenchSpec) -> int:
-    """Each stream's region: an equal share of the size, whole blocks."""
-    return spec.size_bytes // spec.streams // spec.block_bytes * spec.block_bytes
 
 
 def phase_size(spec: BenchSpec, phase: Phase) -> int:
@@ -89,14 +72,14 @@ def job_file(
         "fallocate=none",
         "",
         f"[{phase.value}]",
-        f"rw={_RW[phase]}",
+        f"rw={FIO_RW[phase]}",
         f"bs={block_of(spec, phase)}",
     ]
     if phase is Phase.REWRITE:
         lines += ["rwmixread=50", f"io_size={2 * size}"]
     if phase is Phase.MIXED:
         lines.append("rwmixread=70")
-    if phase in _RANDOM:
+    if phase in RANDOM_PHASES:
         lines += ["random_generator=tausworthe64", f"randseed={0x5717 + repetition}"]
     if phase.writes:
         lines.append("end_fsync=1")
