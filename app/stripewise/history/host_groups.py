@@ -157,22 +157,27 @@ def _hosts_by_group(conn: Connection, group_ids: list[int]) -> dict[int, tuple[H
     return {group_id: tuple(addresses) for group_id, addresses in found.items()}
 
 
+_ATTEMPTS = 16  # more than the writers a team starts at one group at once
+
+
 def _write(db: Database, name: str, run: Callable[[Connection], T]) -> T:
     """Run `run(conn)` in one transaction holding the group's write lock, so two edits of one
     group at once never lose one another's hosts (each reads, then rewrites, the list).
 
     The first statement is a no-op UPDATE of the group's row: PostgreSQL locks that row until
     commit, SQLite takes its database write lock (waiting up to the busy timeout) before
-    anything is read. A group created by two writers at once makes one hit the unique name;
-    it retries once, and then finds and locks the group."""
+    anything is read. A group that does not exist yet has no row to lock: writers creating
+    it at once collide on its name or its hosts' positions, and the loser starts over, finding
+    and locking the group. Each collision means another writer committed, so a few attempts
+    (one per writer racing) always settle it."""
     lock = update(host_groups).where(host_groups.c.name == name).values(name=host_groups.c.name)
-    for attempt in (1, 2):
+    for attempt in range(1, _ATTEMPTS + 1):
         try:
             with _translated(db), db.engine.begin() as conn:
                 conn.execute(lock)
                 return run(conn)
         except sa_exc.IntegrityError as exc:
-            if attempt == 2:
+            if attempt == _ATTEMPTS:
                 raise DatabaseError(f"{db.location}: {' '.join(str(exc.orig).split())}") from exc
     raise AssertionError("unreachable")
 
