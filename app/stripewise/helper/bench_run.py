@@ -86,9 +86,11 @@ class BenchRun:
         self.thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Cancel and wait: the engine stops within 1 s, then files are removed."""
+        """Cancel and wait: the engine stops within 1 s, then files are removed. Waits on
+        `finished`, not the thread: a signal that lands while start() waits for the thread
+        to begin leaves a thread that may run yet cannot be joined."""
         self.cancel.set()
-        self.thread.join(timeout)
+        self.finished.wait(timeout)
 
     # --- the run -------------------------------------------------------------------------------
     def _run(self) -> None:

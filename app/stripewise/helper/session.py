@@ -66,7 +66,7 @@ class Session:
             self._unstarted.target.close()
         elif self.run is not None:
             self.run.stop(timeout=2.0)
-            if self.run.thread.is_alive():
+            if not self.run.finished.is_set():
                 self.run.target.close()
         self._out.flush(CLOSE_FLUSH_S)
 
