@@ -5,10 +5,11 @@ runs the built-in engine in its own threads or fio as its child. Measuring the b
 inside this long-lived harness instead cost it 5-10 % against fio, a scheduling artefact of
 where the harness's thread and the loop device's worker land on this 2-CPU VM.
 
-The same spec (direct I/O, one stream, QD1: seq_write and seq_read in 1 MiB blocks, then
-random_read in 4 KiB blocks) runs in alternating order each round, so a noisy neighbour hurts
-both; the figure is the median of the per-round ratios. Each run's samples also give the
-kernel's count of bytes for the device against the engine's own (direct I/O: they must agree).
+Four cases, all direct I/O on one stream: 1 MiB sequential (seq_write then seq_read) at QD1
+and QD8, 4 KiB random_read at QD1 and QD32. Each round runs every case with both engines,
+in alternating order, so a noisy neighbour hurts both; a figure is the median of the per-round
+ratios. Each run also gives the kernel's count of bytes for the device against the engine's
+own (direct I/O: they must agree).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from stripewise.helper.engines.base import Progress
@@ -28,9 +30,21 @@ from stripewise.helper.engines.base import Progress
 # Sizes that keep setup costs (threads, buffers, fio's start) below 1 % of a phase and give
 # the sequential phases (about 6 GB/s here) several whole sampling intervals at 10 Hz.
 DEVICE_BYTES = 4 * 2**30
-JOBS = (  # (phases, bytes): 1 MiB sequential, then 4 KiB random (its own, smaller, job)
-    (("seq_write", "seq_read"), DEVICE_BYTES),
-    (("random_read",), 2**30),
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str  # "seq 1M QD8"
+    phases: tuple[str, ...]
+    size: int
+    depth: int
+
+
+CASES = (
+    Case("seq 1M QD1", ("seq_write", "seq_read"), DEVICE_BYTES, 1),
+    Case("seq 1M QD8", ("seq_write", "seq_read"), DEVICE_BYTES, 8),
+    Case("random 4K QD1", ("random_read",), 2**30, 1),
+    Case("random 4K QD32", ("random_read",), 2**30, 32),
 )
 
 
@@ -46,25 +60,14 @@ def _attach(image: Path) -> str:
     return done.stdout.strip()
 
 
-PHASES = tuple(phase for phases, _size in JOBS for phase in phases)
-
-
-def _run(engine: str, device: str, image: Path) -> dict[str, float]:
-    """Both jobs: per phase its MB/s (sequential) or IOPS (random), and per job the kernel's
-    bytes for the device over the engine's (`<first phase> kernel/engine`)."""
-    figures: dict[str, float] = {}
-    for phases, size in JOBS:
-        figures |= _run_job(engine, device, image, phases, size)
-    return figures
-
-
-def _run_job(
-    engine: str, device: str, image: Path, phases: tuple[str, ...], size: int
-) -> dict[str, float]:
-    """One `stripewise bench` run, direct I/O at QD1 as users run it."""
+def _run(engine: str, device: str, image: Path, case: Case) -> dict[str, float]:
+    """One `stripewise bench` run, direct I/O as users run it: per phase its MB/s
+    (sequential) or IOPS (random), and `kernel/engine`, the kernel's bytes for the device
+    over the engine's."""
     argv = [sys.executable, "-m", "stripewise", "bench", "--target", device]
-    argv += ["--size", str(size), "--block-size", "1M", "--direct", "--engine", engine]
-    argv += ["--phases", ",".join(phases), "--json", "--confirm-serial", str(image)]
+    argv += ["--size", str(case.size), "--block-size", "1M", "--direct", "--engine", engine]
+    argv += ["--queue-depth", str(case.depth), "--phases", ",".join(case.phases)]
+    argv += ["--json", "--confirm-serial", str(image)]
     counted = _device_bytes(device)
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     counted = _device_bytes(device) - counted
@@ -76,11 +79,11 @@ def _run_job(
     for result in last["results"]:
         quantity = "iops" if result["phase"].startswith("random") else "mb_s"
         figures[result["phase"]] = float(result[quantity]["median"])
-    # the kernel's count against the engine's for the whole job: direct I/O on a device
-    # nothing else uses, so every byte the engine says it moved reaches the device once
+    # direct I/O on a device nothing else uses: every byte the engine says it moved reaches
+    # the device once
     moved = sum(e["read_bytes"] + e["write_bytes"] for e in events if e["event"] == "phase_result")
     if moved:
-        figures[f"{phases[0]} kernel/engine"] = counted / moved
+        figures["kernel/engine"] = counted / moved
     return figures
 
 
@@ -92,8 +95,8 @@ def _device_bytes(device: str) -> int:
 
 
 def builtin_vs_fio(rounds: int) -> dict[str, list[float]]:
-    """Per phase: the builtin/fio ratio of each round, each engine's figure, and each engine's
-    kernel/engine byte ratio."""
+    """Keyed "<case> <phase> ratio|builtin|fio" (each round's figure) and
+    "<case> <engine> kernel/engine"."""
     if os.geteuid() != 0 or shutil.which("fio") is None:
         return {}
     figures: dict[str, list[float]] = {}
@@ -102,24 +105,29 @@ def builtin_vs_fio(rounds: int) -> dict[str, list[float]]:
         device = _attach(image)
         try:
             for engine in ("fio", "builtin"):  # untimed: the first writes allocate tmpfs pages
-                _run(engine, device, image)
+                _run(engine, device, image, CASES[0])
             for turn in range(rounds):
                 engines = ["builtin", "fio"] if turn % 2 else ["fio", "builtin"]
-                speeds = {engine: _run(engine, device, image) for engine in engines}
-                for phase in PHASES:
-                    mine, theirs = speeds["builtin"][phase], speeds["fio"][phase]
-                    figures.setdefault(f"{phase} builtin", []).append(mine)
-                    figures.setdefault(f"{phase} fio", []).append(theirs)
-                    figures.setdefault(f"{phase} ratio", []).append(mine / theirs)
-                    for engine in engines:
-                        counted = speeds[engine].get(f"{phase} kernel/engine")
-                        if counted is not None:
-                            figures.setdefault(f"{phase} {engine} kernel/engine", []).append(
-                                counted
-                            )
+                for case in CASES:
+                    speeds = {engine: _run(engine, device, image, case) for engine in engines}
+                    _add_round(figures, case, speeds)
         finally:
             subprocess.run(["losetup", "-d", device], check=False)
     return figures
+
+
+def _add_round(
+    figures: dict[str, list[float]], case: Case, speeds: dict[str, dict[str, float]]
+) -> None:
+    for phase in case.phases:
+        mine, theirs = speeds["builtin"][phase], speeds["fio"][phase]
+        figures.setdefault(f"{case.label} {phase} builtin", []).append(mine)
+        figures.setdefault(f"{case.label} {phase} fio", []).append(theirs)
+        figures.setdefault(f"{case.label} {phase} ratio", []).append(mine / theirs)
+    for engine, figure in speeds.items():
+        if "kernel/engine" in figure:
+            key = f"{case.label} {engine} kernel/engine"
+            figures.setdefault(key, []).append(figure["kernel/engine"])
 
 
 def sampler_cost(rate_hz: float = 10.0, seconds: float = 5.0) -> float:
@@ -136,5 +144,5 @@ def sampler_cost(rate_hz: float = 10.0, seconds: float = 5.0) -> float:
 
 if __name__ == "__main__":
     for name, values in builtin_vs_fio(3).items():
-        print(f"{name:<22} median {statistics.median(values):8.3f}")
+        print(f"{name:<40} median {statistics.median(values):10.3f}")
     print(f"sampler at 10 Hz: {sampler_cost():.2f} % of one core")

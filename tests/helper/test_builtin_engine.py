@@ -75,9 +75,10 @@ def test_every_phase_on_a_file(tmp_path: Path, direct: bool, hold: Hold) -> None
     assert os.listdir(tmp_path) == []
 
 
-def test_rewrite_changes_every_block_in_place(tmp_path: Path, hold: Hold) -> None:
+@pytest.mark.parametrize("depth", [1, 8])
+def test_rewrite_changes_every_block_in_place(tmp_path: Path, hold: Hold, depth: int) -> None:
     engine, path = BuiltinEngine(), str(tmp_path / "file")
-    spec = spec_for(str(tmp_path), size=4 * MiB, streams=1)
+    spec = spec_for(str(tmp_path), size=4 * MiB, streams=1, queue_depth=depth)
     run(engine, spec, Phase.SEQ_WRITE, hold(path))
     before = Path(path).read_bytes()
     assert run(engine, spec, Phase.REWRITE, hold(path)).error is None
@@ -139,10 +140,11 @@ def test_progress_counting_is_cheap() -> None:
 
 
 @needs_loop
-def test_every_phase_on_a_raw_loop_device(hold: Hold) -> None:
+@pytest.mark.parametrize(("streams", "depth"), [(1, 1), (2, 2), (3, 32)])
+def test_every_phase_on_a_raw_loop_device(hold: Hold, streams: int, depth: int) -> None:
     with loop_device(32 * MiB) as loop:
         engine, target = BuiltinEngine(), hold(loop.device)
-        spec = spec_for(loop.device)
+        spec = spec_for(loop.device, streams=streams, queue_depth=depth)
         engine.prepare(spec, target)
         check_every_phase(engine, spec, target)
         target.close()

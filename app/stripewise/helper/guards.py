@@ -322,12 +322,15 @@ class PhaseWatch:
 
 
 def engine_threads(engine: str, spec: BenchSpec, phase: Phase) -> int:
-    """Threads the engine moves data with: fio one per job; built-in one per stream, and for
-    random phases one per stream and queue slot (as builtin._jobs makes them)."""
-    if engine == "fio" or phase in (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ):
-        return spec.streams
+    """Threads the engine moves data with: fio one per job; built-in one per stream (direct
+    I/O through Linux AIO, or sequential), else one per stream and queue slot (as
+    builtin._workers makes them)."""
     from stripewise.helper.engines.builtin import MAX_THREADS
+    from stripewise.helper.engines.linux_aio import aio_supported
 
+    sequential = phase in (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ)
+    if engine == "fio" or sequential or (spec.direct and aio_supported()):
+        return spec.streams
     return spec.streams * max(1, min(spec.queue_depth, MAX_THREADS // spec.streams))
 
 

@@ -1,11 +1,13 @@
 """The built-in engine: bonnie++-style phases in pure Python, an independent cross-check of fio.
 
-Speed comes from doing what fio does: O_DIRECT, one page-aligned buffer per thread (anonymous
-mmap), I/O straight into it (no allocation, no copy per I/O), and threads for parallel streams
-and queue depth (the system calls release the GIL). Direct sequential phases submit through
-Linux AIO like fio's libaio engine (`linux_aio`); the rest use os.preadv/os.pwritev. Where
-O_DIRECT is refused the engine falls back to buffered I/O, says so in `notes`, and fsyncs at
-the end of write phases.
+Speed comes from doing what fio does: O_DIRECT, page-aligned buffers allocated once per phase,
+I/O straight into them. Direct phases run one thread per stream that keeps up to queue-depth
+I/Os in flight through Linux AIO (`io_runners.run_queued`), as fio's libaio engine does; a
+thread per queue slot would leave the interpreter lock, not the device, setting the pace.
+Where O_DIRECT is refused the engine falls back to buffered preadv/pwritev (random phases
+from a thread per stream and queue slot; the system calls release the interpreter lock),
+says so in `notes`, and fsyncs at the end of write phases. What each stream does next is an
+`io_plans` plan; every I/O's latency goes into a `LatencyHistogram`.
 """
 
 from __future__ import annotations
@@ -22,14 +24,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import stripewise
-from stripewise.helper.credentials import as_caller_in_thread
+from stripewise.helper.credentials import Caller, as_caller_in_thread
 from stripewise.helper.engines.base import EngineError, Progress
-from stripewise.helper.engines.linux_aio import AioFile, buffer_address
+from stripewise.helper.engines.io_plans import IoPlan, RandomPlan, RewritePlan, SequentialPlan
+from stripewise.helper.engines.io_runners import Failure, run_queued, run_sync
+from stripewise.helper.engines.latency_histogram import LatencyHistogram
+from stripewise.helper.engines.linux_aio import PREAD, PWRITE, AioContext, AioSlots
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
 MIXED_READ_SHARE = 0.7  # fio's randrw rwmixread=70
-LATENCY_SAMPLES = 65536  # reservoir size over all threads of a phase
 MAX_THREADS = 256  # streams x queue depth beyond this only adds scheduler noise
 _POLL_S = 0.05  # how often the phase watches cancel and the runtime cap
 _SEQUENTIAL = (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ)
@@ -57,140 +61,101 @@ def logical_block_bytes(fd: int) -> int:
     return max(512, info.st_blksize)  # no block device behind it (tmpfs, btrfs subvolume)
 
 
-class _Latencies:
-    """A fixed-size uniform sample (reservoir, algorithm R) of one thread's I/O times in ns."""
-
-    def __init__(self, capacity: int, seed: int) -> None:
-        self.values: list[int] = []
-        self.capacity = capacity
-        self.seen = 0
-        self._random = random.Random(seed).random
-
-    def add(self, nanoseconds: int) -> None:
-        self.seen += 1
-        if self.seen <= self.capacity:
-            self.values.append(nanoseconds)
-        else:
-            slot = int(self._random() * self.seen)
-            if slot < self.capacity:
-                self.values[slot] = nanoseconds
-
-
 @dataclass
-class _Job:
-    """What one worker thread does: a region, a buffer, and where to report."""
+class _Worker:
+    """One thread's share of a phase: a plan, how it runs, its latencies, what to free."""
 
-    fd: int
-    view: memoryview
-    start: int
-    end: int
-    block: int
-    ops: int  # random phases: how many I/Os
-    read_share: float
-    progress: Progress
-    halt: threading.Event
-    latencies: _Latencies
-    seed: int
-    aio: AioFile | None = None  # direct sequential phases: submit like fio's libaio
-    failure: list[tuple[OSError, int]] = field(default_factory=list)
+    run: Callable[[], Failure | None]
+    latencies: LatencyHistogram
+    release: Callable[[], None]
+    failure: list[Failure] = field(default_factory=list)
 
 
-_Transfer = Callable[[int, int], int]  # (bytes, offset) -> bytes moved
+def _plan(
+    phase: Phase, start: int, end: int, block: int, ops: int, seed: int, flip: Callable[[int], None]
+) -> IoPlan:
+    if phase is Phase.REWRITE:
+        return RewritePlan(start, end, block, flip)
+    if phase in _SEQUENTIAL:
+        return SequentialPlan(PWRITE if phase is Phase.SEQ_WRITE else PREAD, start, end, block)
+    share = {Phase.RANDOM_READ: 1.0, Phase.RANDOM_WRITE: 0.0}.get(phase, MIXED_READ_SHARE)
+    return RandomPlan(start, end, block, ops, share, seed)
 
 
-def _transfers(job: _Job) -> tuple[_Transfer, _Transfer]:
-    """read(nbytes, offset) and write(nbytes, offset) on the job's buffer."""
-    fd, view = job.fd, job.view
-    if job.aio is not None:
-        transfer, address = job.aio.transfer, buffer_address(view.obj)
-        return (
-            lambda nbytes, offset: transfer(False, fd, address, nbytes, offset),
-            lambda nbytes, offset: transfer(True, fd, address, nbytes, offset),
-        )
-    whole, preadv, pwritev = [view], os.preadv, os.pwritev
+def _queued_worker(
+    context: AioContext,
+    fd: int,
+    phase: Phase,
+    region: tuple[int, int, int],
+    depth: int,
+    pattern: bytes,
+    progress: Progress,
+    halt: threading.Event,
+) -> _Worker:
+    """One stream, up to `depth` I/Os in flight through Linux AIO."""
+    start, end, seed = region
+    block = len(pattern)
+    slots = AioSlots(depth, block, fd, pattern)
 
-    def read(nbytes: int, offset: int) -> int:
-        return preadv(fd, whole if nbytes == len(view) else [view[:nbytes]], offset)
+    def flip(slot: int) -> None:  # bonnie++'s rewrite: change the block, write it back
+        slots.buffers[slot * block] ^= 0xFF
 
-    def write(nbytes: int, offset: int) -> int:
-        return pwritev(fd, whole if nbytes == len(view) else [view[:nbytes]], offset)
+    plan = _plan(phase, start, end, block, (end - start) // block, seed, flip)
+    latencies = LatencyHistogram()
 
-    return read, write
+    def release() -> None:
+        context.close()  # waits for an I/O still in flight before its buffer goes
+        slots.close()
 
-
-def _sequential(job: _Job, phase: Phase) -> None:
-    read, write = _transfers(job)
-    clock, add, record, halt = time.perf_counter_ns, job.progress.add, job.latencies.add, job.halt
-    view, block, offset, end = job.view, job.block, job.start, job.end
-    while offset < end and not halt.is_set():
-        size = min(block, end - offset)
-        started = clock()
-        if phase is Phase.SEQ_WRITE:
-            done = write(size, offset)
-            record(clock() - started)
-            if done == 0:
-                raise OSError(errno.ENOSPC, "no space left")
-            add(write_bytes=done, write_ops=1)
-        else:
-            done = read(size, offset)
-            record(clock() - started)
-            if done == 0:
-                raise EOFError(offset)
-            add(read_bytes=done, read_ops=1)
-            if phase is Phase.REWRITE:
-                view[0] ^= 0xFF  # bonnie++'s rewrite: change the block, write it back in place
-                started = clock()
-                done = write(done, offset)
-                record(clock() - started)
-                add(write_bytes=done, write_ops=1)
-        offset += done
+    return _Worker(
+        lambda: run_queued(context, slots, plan, progress, halt.is_set, latencies),
+        latencies,
+        release,
+    )
 
 
-def _random(job: _Job) -> None:
-    pread, pwrite, clock, add = os.preadv, os.pwrite, time.perf_counter_ns, job.progress.add
-    record, halt, fd, view, block = job.latencies.add, job.halt.is_set, job.fd, job.view, job.block
-    draw, buffers, share = random.Random(job.seed).random, [view], job.read_share
-    slots = (job.end - job.start) // block
-    for _ in range(job.ops):
-        if halt():
-            return
-        offset = job.start + int(draw() * slots) * block
-        if share >= 1.0 or (share > 0.0 and draw() < share):
-            started = clock()
-            done = pread(fd, buffers, offset)
-            record(clock() - started)
-            add(read_bytes=done, read_ops=1)
-        else:
-            started = clock()
-            done = pwrite(fd, view, offset)
-            record(clock() - started)
-            add(write_bytes=done, write_ops=1)
+def _sync_workers(
+    fd: int,
+    phase: Phase,
+    region: tuple[int, int, int],
+    lanes: int,
+    pattern: bytes,
+    progress: Progress,
+    halt: threading.Event,
+) -> list[_Worker]:
+    """One stream as `lanes` threads with preadv/pwritev (sequential phases: one)."""
+    start, end, seed = region
+    block, slots = len(pattern), (end - start) // len(pattern)
+    workers = []
+    for lane in range(lanes):
+        buffer = mmap.mmap(-1, block)  # page aligned, as O_DIRECT needs
+        buffer[:] = pattern
+        view = memoryview(buffer)
 
+        def flip(_slot: int, view: memoryview = view) -> None:
+            view[0] ^= 0xFF
 
-def _work(job: _Job, phase: Phase) -> None:
-    try:
-        if phase in _SEQUENTIAL:
-            _sequential(job, phase)
-        else:
-            _random(job)
-    except OSError as error:
-        # without its traceback: the frames hold buffer slices that would pin the mmap
-        job.failure.append((error.with_traceback(None), job.start))
-        job.halt.set()
-    except EOFError as end:
-        job.failure.append((OSError(errno.ENODATA, "the test file ends early"), end.args[0]))
-        job.halt.set()
+        ops = slots // lanes + (lane < slots % lanes)
+        plan = _plan(phase, start, end, block, ops, seed + lane, flip)
+        latencies = LatencyHistogram()
+
+        def release(view: memoryview = view, buffer: mmap.mmap = buffer) -> None:
+            view.release()
+            with contextlib.suppress(BufferError):  # a slice still alive: the GC frees it
+                buffer.close()
+
+        def run(
+            view: memoryview = view, plan: IoPlan = plan, latencies: LatencyHistogram = latencies
+        ) -> Failure | None:
+            return run_sync(fd, view, plan, progress, halt.is_set, latencies)
+
+        workers.append(_Worker(run, latencies, release))
+    return workers
 
 
 def _laid_out(info: os.stat_result, size: int) -> bool:
     """Written to full size: a sparse file's holes would read back as fast, free zeros."""
     return info.st_size >= size and info.st_blocks * 512 >= size * 0.99
-
-
-def _percentile(ordered: list[int], share: float) -> float | None:
-    if not ordered:
-        return None
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] / 1000.0
 
 
 def _failure_text(error: OSError, offset: int, path: str, write_bytes: int) -> str:
@@ -321,36 +286,48 @@ class BuiltinEngine:
         finally:
             os.close(fd)
 
-    def _jobs(
-        self, spec: BenchSpec, phase: Phase, fd: int, direct: bool, usable: int, progress: Progress
-    ) -> tuple[list[_Job], list[mmap.mmap]]:
-        """Disjoint regions, one per stream; random phases split each among queue-depth threads.
-        Whoever gets the jobs closes their AIO contexts before freeing the buffers."""
+    def _workers(
+        self,
+        spec: BenchSpec,
+        phase: Phase,
+        fd: int,
+        direct: bool,
+        usable: int,
+        progress: Progress,
+        halt: threading.Event,
+    ) -> list[_Worker]:
+        """Disjoint regions, one per stream. Direct I/O: one thread per stream keeping up to
+        queue-depth I/Os in flight through Linux AIO. Otherwise (buffered, or no AIO here)
+        preadv/pwritev, random phases with a thread per stream and queue slot."""
         sequential = phase in _SEQUENTIAL
         block = spec.block_bytes if sequential else spec.random_block_bytes
         per_stream = usable // block // spec.streams * block
-        depth = 1 if sequential else max(1, min(spec.queue_depth, MAX_THREADS // spec.streams))
-        share = {Phase.RANDOM_READ: 1.0, Phase.RANDOM_WRITE: 0.0}.get(phase, MIXED_READ_SHARE)
-        capacity = max(1024, LATENCY_SAMPLES // (spec.streams * depth))
-        halt, pattern = threading.Event(), random.Random(7).randbytes(block)
-        jobs, maps = [], []
-        for stream in range(spec.streams):
-            start = stream * per_stream
-            end = usable if stream == spec.streams - 1 else start + per_stream
-            slots = (end - start) // block
-            for lane in range(depth):
-                buffer = mmap.mmap(-1, block)  # page aligned, as O_DIRECT needs
-                buffer[:] = pattern  # incompressible, never zeros: no thin-provisioning shortcut
-                maps.append(buffer)
-                seed = 1_000_003 * stream + lane + 1  # distinct, reproducible offsets
-                ops = slots // depth + (lane < slots % depth)
-                latencies = _Latencies(capacity, seed)
-                view = memoryview(buffer)
-                job = _Job(fd, view, start, end, block, ops, share, progress, halt, latencies, seed)
-                if direct and sequential:
-                    job.aio = AioFile.open()  # None: no AIO here, preadv/pwritev instead
-                jobs.append(job)
-        return jobs, maps
+        lanes = 1 if sequential else max(1, min(spec.queue_depth, MAX_THREADS // spec.streams))
+        pattern = random.Random(7).randbytes(block)  # the same block in every buffer
+        workers: list[_Worker] = []
+        try:
+            for stream in range(spec.streams):
+                start = stream * per_stream
+                end = usable if stream == spec.streams - 1 else start + per_stream
+                region = (start, end, 1_000_003 * stream + 1)  # distinct, reproducible offsets
+                context = AioContext.open(spec.queue_depth) if direct else None
+                if context is not None:
+                    worker = _queued_worker(
+                        context, fd, phase, region, spec.queue_depth, pattern, progress, halt
+                    )
+                    workers.append(worker)
+                    continue
+                if direct:
+                    self._note(
+                        "no Linux AIO here: I/O went through preadv/pwritev, random phases "
+                        "with a thread per queue slot"
+                    )
+                workers += _sync_workers(fd, phase, region, lanes, pattern, progress, halt)
+        except BaseException:
+            for worker in workers:
+                worker.release()
+            raise
+        return workers
 
     def _run(
         self,
@@ -364,23 +341,26 @@ class BuiltinEngine:
         progress: Progress,
         cancel: threading.Event,
     ) -> PhaseOutcome:
-        jobs, maps = self._jobs(spec, phase, fd, direct, usable, progress)
+        halt = threading.Event()
+        workers = self._workers(spec, phase, fd, direct, usable, progress, halt)
         caller = target.caller if target.kind == "directory" else None
-        halt, before = jobs[0].halt, progress.snapshot()
-        remaining = [len(jobs)]
+        before = progress.snapshot()
+        remaining = [len(workers)]
         finished, lock = threading.Event(), threading.Lock()
 
-        def worker(job: _Job) -> None:
+        def work(worker: _Worker) -> None:
             try:
-                with as_caller_in_thread(caller):  # quotas and reserved blocks are the caller's
-                    _work(job, phase)
+                failure = _run_as(caller, worker)
+                if failure is not None:
+                    worker.failure.append(failure)
+                    halt.set()
             finally:
                 with lock:
                     remaining[0] -= 1
                     if remaining[0] == 0:
                         finished.set()
 
-        threads = [threading.Thread(target=worker, args=(j,), daemon=True) for j in jobs]
+        threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
         progress.begin()  # live rates are timed from here, as `elapsed` is
         started = time.perf_counter()
         deadline = started + spec.runtime_cap_s
@@ -390,7 +370,7 @@ class BuiltinEngine:
         halt.set()
         for thread in threads:
             thread.join()
-        failures = [f for j in jobs for f in j.failure]
+        failures = [f for w in workers for f in w.failure]
         if phase.writes and not direct and not failures and stopped_by != "cancelled":
             try:
                 os.fsync(fd)  # buffered writes count once they are on the disk
@@ -399,16 +379,10 @@ class BuiltinEngine:
         elapsed = time.perf_counter() - started
         progress.end()
         after = progress.snapshot()
-        latencies = sorted(v for j in jobs for v in j.latencies.values)
-        for job in jobs:
-            if job.aio is not None:
-                job.aio.close()  # waits for an I/O still in flight before its buffer goes
-            job.view.release()
-        for buffer in maps:
-            with contextlib.suppress(
-                BufferError
-            ):  # a slice still alive: garbage collection frees it
-                buffer.close()
+        latencies = LatencyHistogram()
+        for worker in workers:
+            latencies.merge(worker.latencies)
+            worker.release()
         error = None
         if failures:
             moved = after.write_bytes - before.write_bytes
@@ -425,13 +399,23 @@ class BuiltinEngine:
             write_bytes=after.write_bytes - before.write_bytes,
             read_ops=after.read_ops - before.read_ops,
             write_ops=after.write_ops - before.write_ops,
-            lat_p50_us=_percentile(latencies, 0.50),
-            lat_p99_us=_percentile(latencies, 0.99),
+            lat_p50_us=latencies.percentile_us(0.50),
+            lat_p99_us=latencies.percentile_us(0.99),
             error=error,
         )
 
     def cleanup(self) -> None:
         """Nothing of its own: the test file belongs to the target, which removes it."""
+
+
+def _run_as(caller: Caller | None, worker: _Worker) -> Failure | None:
+    """The worker's run with the caller's credentials (quotas and reserved blocks are the
+    caller's); a failing system call outside any one I/O (io_getevents) is its failure."""
+    try:
+        with as_caller_in_thread(caller):
+            return worker.run()
+    except OSError as error:
+        return error.with_traceback(None), 0
 
 
 def _watch(finished: threading.Event, cancel: threading.Event, deadline: float) -> str:

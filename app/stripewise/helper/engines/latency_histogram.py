@@ -1,0 +1,78 @@
+"""Per-I/O latencies of a whole phase in a log-linear histogram, as fio keeps them.
+
+Every I/O is counted (no reservoir, no sampling): a value below 64 ns has its own bucket, above
+that each power of two is split into 64 buckets, so a percentile read back is within 1/128 of
+the true value (fio's FIO_IO_U_PLAT_BITS=6 scheme). Workers append nanoseconds to a plain list,
+the cheapest thing Python does per I/O, and the list is folded into the counts in bulk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+_SUB_BITS = 6
+_SUB = 1 << _SUB_BITS  # buckets per power of two
+_MAX_EXPONENT = 48  # 2^48 ns is 3 days: longer latencies share the last bucket
+BUCKETS = _SUB + (_MAX_EXPONENT - _SUB_BITS + 1) * _SUB
+FOLD_EVERY = 8192  # values kept in the list before they are folded into the counts
+
+
+def bucket_of(nanoseconds: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The bucket index of each value (negative values count as 0)."""
+    values = np.clip(nanoseconds, 0, (1 << (_MAX_EXPONENT + 1)) - 1)
+    _mantissa, bits = np.frexp(values.astype(np.float64))  # bits = bit_length, exact < 2^53
+    bits = bits.astype(np.int64)
+    shift = np.maximum(bits - 1 - _SUB_BITS, 0)
+    # for bits > 6: (bits - 6) * 64 + the top 6 bits after the leading one
+    large = (bits - _SUB_BITS) * _SUB + ((values >> shift) & (_SUB - 1))
+    return np.where(values < _SUB, values, large)
+
+
+def lower_bound(bucket: int) -> int:
+    """The smallest value that falls in `bucket`."""
+    if bucket < _SUB:
+        return bucket
+    exponent, mantissa = divmod(bucket, _SUB)  # exponent >= 1: bit_length = exponent + 6
+    return (_SUB + mantissa) << (exponent - 1)
+
+
+def representative(bucket: int) -> float:
+    """The middle of the bucket's range: what a percentile falling in it reads as."""
+    low, high = lower_bound(bucket), lower_bound(bucket + 1)
+    return (low + high - 1) / 2
+
+
+class LatencyHistogram:
+    """Counts of one phase's I/O times; `values` is the list a worker appends to."""
+
+    def __init__(self) -> None:
+        self.values: list[int] = []
+        self.counts = np.zeros(BUCKETS, dtype=np.int64)
+
+    def fold(self) -> None:
+        """Move the appended values into the counts (call from the worker that appends)."""
+        if self.values:
+            buckets = bucket_of(np.asarray(self.values, dtype=np.int64))
+            self.counts += np.bincount(buckets, minlength=BUCKETS)
+            self.values.clear()
+
+    def merge(self, other: LatencyHistogram) -> None:
+        other.fold()
+        self.fold()
+        self.counts += other.counts
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum()) + len(self.values)
+
+    def percentile_us(self, share: float) -> float | None:
+        """The value at `share` (0..1) of all I/Os in microseconds; None without any I/O.
+        The rank is the one the earlier sorted-list figure used: round(share * (n - 1))."""
+        self.fold()
+        total = int(self.counts.sum())
+        if total == 0:
+            return None
+        rank = min(total - 1, round(share * (total - 1)))
+        bucket = int(np.searchsorted(np.cumsum(self.counts), rank + 1))
+        return representative(bucket) / 1000.0
