@@ -14,7 +14,7 @@ import pytest
 from stripewise.helper.engines import builtin
 from stripewise.helper.engines.base import Progress
 from stripewise.helper.engines.io_plans import START, Io, SequentialPlan
-from stripewise.helper.engines.io_runners import run_queued
+from stripewise.helper.engines.io_runners import Failure, run_one_at_a_time, run_queued
 from stripewise.helper.engines.latency_histogram import LatencyHistogram
 from stripewise.helper.engines.linux_aio import PREAD, PWRITE, AioContext, AioSlots
 from stripewise.model.bench import BenchSpec, Phase
@@ -24,13 +24,23 @@ BLOCK = 64 * 1024
 DEPTH = 4
 
 
+Runner = Callable[..., Failure | None]
+RUNNERS = [
+    pytest.param(run_queued, DEPTH, id="queued"),
+    pytest.param(run_one_at_a_time, 1, id="one-at-a-time"),
+]
+
+
 @pytest.fixture
-def queue(tmp_path: Path) -> Iterator[tuple[AioContext, AioSlots, int]]:
-    context = AioContext.open(DEPTH)
+def queue(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[tuple[AioContext, AioSlots, int]]:
+    depth = getattr(request, "param", DEPTH)
+    context = AioContext.open(depth)
     if context is None:
         pytest.skip("this kernel or architecture has no native AIO")
     fd = os.open(tmp_path / "data", os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o600)
-    slots = AioSlots(DEPTH, BLOCK, fd, bytes(BLOCK))
+    slots = AioSlots(depth, BLOCK, fd, bytes(BLOCK))
     try:
         yield context, slots, fd
     finally:
@@ -106,39 +116,44 @@ def test_up_to_depth_ios_fly_and_each_block_lands_at_its_offset(
     assert latencies.total == 16 and latencies.percentile_us(0.5) is not None
 
 
+@pytest.mark.parametrize(("runner", "queue"), RUNNERS, indirect=["queue"])
 def test_a_short_read_is_finished_in_its_slot_then_the_end_of_the_file_fails_the_phase(
-    tmp_path: Path, queue: tuple[AioContext, AioSlots, int]
+    tmp_path: Path, queue: tuple[AioContext, AioSlots, int], runner: Runner
 ) -> None:
     context, slots, _fd = queue
     (tmp_path / "data").write_bytes(b"x" * (BLOCK + BLOCK // 2))  # one block and a half
     plan, progress = SequentialPlan(PREAD, 0, 2 * BLOCK, BLOCK), Progress(1)
-    failure = run_queued(context, slots, plan, progress, lambda: False, LatencyHistogram())
+    failure = runner(context, slots, plan, progress, lambda: False, LatencyHistogram())
     assert failure is not None
     error, offset = failure
     assert error.errno == errno.ENODATA and offset == BLOCK + BLOCK // 2
     assert progress.snapshot().read_bytes == BLOCK + BLOCK // 2
 
 
+@pytest.mark.parametrize(("runner", "queue"), RUNNERS, indirect=["queue"])
 def test_a_misaligned_io_fails_the_phase_and_the_context_stays_usable(
-    tmp_path: Path, queue: tuple[AioContext, AioSlots, int]
+    tmp_path: Path, queue: tuple[AioContext, AioSlots, int], runner: Runner
 ) -> None:
     context, slots, _fd = queue
     plan = SequentialPlan(PWRITE, 1, BLOCK + 1, BLOCK)  # byte 1: not on a sector boundary
-    failure = run_queued(context, slots, plan, Progress(1), lambda: False, LatencyHistogram())
+    failure = runner(context, slots, plan, Progress(1), lambda: False, LatencyHistogram())
     assert failure is not None and failure[0].errno == errno.EINVAL and failure[1] == 1
     plan = SequentialPlan(PWRITE, 0, 2 * BLOCK, BLOCK)
-    assert run_queued(context, slots, plan, Progress(1), lambda: False, LatencyHistogram()) is None
+    assert runner(context, slots, plan, Progress(1), lambda: False, LatencyHistogram()) is None
     assert (tmp_path / "data").stat().st_size == 2 * BLOCK
 
 
-def test_an_iocb_the_kernel_refuses_outright_is_the_phases_failure() -> None:
-    context = AioContext.open(DEPTH)
+@pytest.mark.parametrize(("runner", "depth"), RUNNERS)
+def test_an_iocb_the_kernel_refuses_outright_is_the_phases_failure(
+    runner: Runner, depth: int
+) -> None:
+    context = AioContext.open(depth)
     if context is None:
         pytest.skip("this kernel or architecture has no native AIO")
-    slots = AioSlots(DEPTH, BLOCK, -1 & 0xFFFFFFFF, bytes(BLOCK))  # no such fd
+    slots = AioSlots(depth, BLOCK, -1 & 0xFFFFFFFF, bytes(BLOCK))  # no such fd
     try:
         plan = SequentialPlan(PREAD, 0, 8 * BLOCK, BLOCK)
-        failure = run_queued(context, slots, plan, Progress(1), lambda: False, LatencyHistogram())
+        failure = runner(context, slots, plan, Progress(1), lambda: False, LatencyHistogram())
         assert failure is not None and failure[0].errno == errno.EBADF
     finally:
         context.close()
@@ -178,7 +193,19 @@ def count_submits(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
         return counting
 
+    def one_io(self: AioContext, slots: AioSlots) -> Callable[[], int]:
+        transfer = original_one(self, slots)
+
+        def counting() -> int:
+            counted["ios"] += 1
+            counted["largest batch"] = max(counted["largest batch"], 1)
+            return transfer()
+
+        return counting
+
+    original_one = AioContext.one_io
     monkeypatch.setattr(AioContext, "submitter", submitter)
+    monkeypatch.setattr(AioContext, "one_io", one_io)
     return counted
 
 

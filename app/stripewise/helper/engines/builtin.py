@@ -27,7 +27,12 @@ import stripewise
 from stripewise.helper.credentials import Caller, as_caller_in_thread
 from stripewise.helper.engines.base import EngineError, Progress
 from stripewise.helper.engines.io_plans import IoPlan, RandomPlan, RewritePlan, SequentialPlan
-from stripewise.helper.engines.io_runners import Failure, run_queued, run_sync
+from stripewise.helper.engines.io_runners import (
+    Failure,
+    run_one_at_a_time,
+    run_queued,
+    run_sync,
+)
 from stripewise.helper.engines.latency_histogram import LatencyHistogram
 from stripewise.helper.engines.linux_aio import PREAD, PWRITE, AioContext, AioSlots
 from stripewise.helper.target import Target
@@ -107,8 +112,9 @@ def _queued_worker(
         context.close()  # waits for an I/O still in flight before its buffer goes
         slots.close()
 
+    runner = run_one_at_a_time if depth == 1 else run_queued
     return _Worker(
-        lambda: run_queued(context, slots, plan, progress, halt.is_set, latencies),
+        lambda: runner(context, slots, plan, progress, halt.is_set, latencies),
         latencies,
         release,
     )

@@ -149,6 +149,26 @@ class AioContext:
 
         return reap
 
+    def one_io(self, slots: AioSlots) -> Callable[[], int]:
+        """transfer(): submit slot 0's iocb, wait for it; -> its result (bytes, or -errno).
+        Queue depth 1 in two bare system calls; the retrying closures only when one of them
+        says something unusual (EINTR, EAGAIN, an iocb refused outright: OSError)."""
+        syscall, ctx = self._syscall, self._ctx
+        submit_number, reap_number = self._submit, self._getevents
+        pointers = ctypes.c_void_p(slots.pointers_address)
+        events = ctypes.c_void_p(slots.events_address)
+        submit, reap, event_words = self.submitter(slots), self.reaper(slots), slots.event_words
+        slots.pointer_words[0] = slots.iocb_address
+
+        def transfer() -> int:
+            if syscall(submit_number, ctx, 1, pointers) != 1:
+                submit(1)
+            if syscall(reap_number, ctx, 1, 1, events, None) != 1:
+                reap()
+            return event_words[2]
+
+        return transfer
+
     def close(self) -> None:
         """Release the context; the kernel first waits for any I/O still in flight."""
         if self._ctx.value:
