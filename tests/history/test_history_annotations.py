@@ -137,11 +137,14 @@ def test_an_empty_listing_line_is_made_once_and_an_outdated_one_again(
     assert stored["v"] == 3, "a line rounded by version 2 would be rounded twice in MiB/s"
 
 
-def test_samples_are_stored_as_compact_json(store: HistoryStore, db_url: str) -> None:
+def test_json_columns_are_compact_and_samples_packed(store: HistoryStore, db_url: str) -> None:
     import sqlite3
 
     path = db_url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as conn:
-        raw = conn.execute("SELECT data FROM samples LIMIT 1").fetchone()[0]
-    assert raw == '{"read_mb_s":200.0}', "no spaces after , and : in every stored sample"
+        context = conn.execute("SELECT context FROM runs WHERE id = 1").fetchone()[0]
+        blocks = conn.execute("SELECT sample_count FROM sample_blocks WHERE run_id = 1").fetchall()
+    conn.close()
+    assert context == '{"kernel":"6.18.0","filesystem":"xfs"}', "no spaces after , and :"
+    assert blocks == [(20,)], "a run's 20 samples of one phase are one block"
     assert store.samples(1)[0].data == {"read_mb_s": 200.0}

@@ -34,7 +34,7 @@ ALL_TABLES = {
     "alembic_version",
     "hosts",
     "runs",
-    "samples",
+    "sample_blocks",
     "results",
     "slot_labels",
     "host_groups",
@@ -42,6 +42,8 @@ ALL_TABLES = {
 }
 UNUSED_TABLES = {"tuning_snapshots", "array_plans"}  # made by 0002, dropped by 0005
 HOST_GROUP_TABLES = {"host_groups", "host_group_hosts"}  # made by 0009
+# one row per sample until 0011 packed them in blocks
+BEFORE_0011 = (ALL_TABLES - {"sample_blocks"}) | {"samples"}
 
 
 def _tables(path: Path) -> set[str]:
@@ -180,18 +182,18 @@ def _schema_of(path: Path, tables: set[str]) -> list[tuple[str, str]]:
 def test_0005_drops_the_unused_tables_and_a_downgrade_makes_them_again(db_path: Path) -> None:
     config = alembic_config(path_to_url(db_path))
     command.upgrade(config, "0004")
-    assert _tables(db_path) == (ALL_TABLES - HOST_GROUP_TABLES) | UNUSED_TABLES
+    assert _tables(db_path) == (BEFORE_0011 - HOST_GROUP_TABLES) | UNUSED_TABLES
     as_0002_made_them = _schema_of(db_path, UNUSED_TABLES)
     assert len(as_0002_made_them) == 3  # two tables and the run_id index
 
     command.upgrade(config, "0005")
     assert _revision(db_path) == "0005"
-    assert _tables(db_path) == (ALL_TABLES - HOST_GROUP_TABLES)
+    assert _tables(db_path) == (BEFORE_0011 - HOST_GROUP_TABLES)
     assert _schema_of(db_path, UNUSED_TABLES) == []
 
     command.downgrade(config, "0004")
     assert _revision(db_path) == "0004"
-    assert _tables(db_path) == (ALL_TABLES - HOST_GROUP_TABLES) | UNUSED_TABLES
+    assert _tables(db_path) == (BEFORE_0011 - HOST_GROUP_TABLES) | UNUSED_TABLES
     assert _schema_of(db_path, UNUSED_TABLES) == as_0002_made_them
 
 

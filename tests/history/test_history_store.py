@@ -145,7 +145,7 @@ def test_delete_run_cascades_to_samples_and_results(
     with sqlite3.connect(db_path) as conn:
         counts = [
             conn.execute(f"SELECT COUNT(*) FROM {t} WHERE run_id = ?", (gone,)).fetchone()[0]
-            for t in ("samples", "results")
+            for t in ("sample_blocks", "results")
         ]
     conn.close()
     assert counts == [0, 0]

@@ -20,6 +20,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -129,17 +130,23 @@ class Run(Base):
     host_label: Mapped[str | None] = mapped_column(String(255), default=None)
 
 
-class Sample(Base):
-    __tablename__ = "samples"
-    __table_args__ = (Index("ix_samples_run_id_seq", "run_id", "seq"),)
+class SampleBlock(Base):
+    """Consecutive samples of one run, phase and repetition, packed column-wise
+    (history.sample_blocks; migration 0011 replaced one row per sample)."""
+
+    __tablename__ = "sample_blocks"
+    __table_args__ = (Index("ix_sample_blocks_run_id_first_seq", "run_id", "first_seq"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    seq: Mapped[int] = mapped_column(Integer)
-    t_s: Mapped[float] = mapped_column(Float)
     phase: Mapped[str] = mapped_column(String(64))
-    repetition: Mapped[int] = mapped_column(Integer, default=0)
-    data: Mapped[dict[str, Any]]
+    repetition: Mapped[int] = mapped_column(Integer)
+    # the seqs the block holds lie in [first_seq, last_seq]: a re-sent sample is looked
+    # for only in the blocks whose range covers it
+    first_seq: Mapped[int] = mapped_column(Integer)
+    last_seq: Mapped[int] = mapped_column(Integer)
+    sample_count: Mapped[int] = mapped_column(Integer)
+    payload: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Result(Base):
@@ -200,7 +207,7 @@ class HostGroupHostRow(Base):
 
 hosts: Table = Base.metadata.tables["hosts"]
 runs: Table = Base.metadata.tables["runs"]
-samples: Table = Base.metadata.tables["samples"]
+sample_blocks: Table = Base.metadata.tables["sample_blocks"]
 results: Table = Base.metadata.tables["results"]
 slot_labels: Table = Base.metadata.tables["slot_labels"]
 host_groups: Table = Base.metadata.tables["host_groups"]

@@ -5,5 +5,17 @@ A module of its own so that readers which never migrate need neither Alembic nor
 
 from __future__ import annotations
 
-HEAD_REVISION = "0010"
-KNOWN_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010")
+HEAD_REVISION = "0011"
+KNOWN_REVISIONS = (
+    "0001",
+    "0002",
+    "0003",
+    "0004",
+    "0005",
+    "0006",
+    "0007",
+    "0008",
+    "0009",
+    "0010",
+    "0011",
+)

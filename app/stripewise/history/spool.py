@@ -27,7 +27,7 @@ from stripewise.history.database import Database, display_url
 from stripewise.history.errors import DatabaseError, one_line
 from stripewise.history.hostinfo import HostInfo
 from stripewise.history.location import spool_file
-from stripewise.history.models import runs, samples, utc_now
+from stripewise.history.models import runs, utc_now
 from stripewise.history.recorder_id import recorder_alive
 from stripewise.history.store import HistoryStore, SampleRow, json_safe
 from stripewise.model.run import ResultValue, RunStatus
@@ -273,22 +273,20 @@ def _sync_run(
             (run.key,),
         )
     ]
-    with _translated(db), db.engine.connect() as server:
-        have = {
-            int(seq)
-            for (seq,) in server.execute(select(samples.c.seq).where(samples.c.run_id == run_id))
-        }
+    have = store.stored_seqs(run_id)
     new = [row for row in rows if row.seq not in have]
-    store.add_samples(run_id, new)
+    store.add_samples(run_id, new)  # which would skip a seq the server has, too
     if status is None:
         if recorder_alive(run.context.get("recorder")):
             return run_id, len(new), False  # still being recorded: its end comes later
         _set_status(db, run_id, RunStatus.ABORTED, None)  # its recorder died with the run
+        store.compact_samples(run_id)
         return run_id, len(new), True
     if results and not store.get_run(run_id).results:
         store.add_results(run_id, [_result(v) for v in json.loads(results)])
     ended = datetime.fromisoformat(finished_at) if finished_at else None
     _set_status(db, run_id, RunStatus(status), ended)
+    store.compact_samples(run_id)  # the live blocks and the spooled rest, as finish_run does
     return run_id, len(new), True
 
 

@@ -1,7 +1,8 @@
 """The run history as the rest of the program uses it: plain dataclasses in and out.
 
 Core statements rather than ORM objects: listing is one joined query whatever the number
-of runs, samples go in with one executemany, and no lazy-loading object escapes a session.
+of runs, and no lazy-loading object escapes a session. Samples are stored packed in blocks
+(history.sample_table, history.sample_blocks).
 """
 
 from __future__ import annotations
@@ -14,13 +15,20 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 
 from stripewise.history.database import Database
 from stripewise.history.errors import CorruptDatabaseError, DatabaseError, RunNotFoundError
 from stripewise.history.hostinfo import HostInfo
-from stripewise.history.models import RUN_SOURCES, hosts, results, runs, samples, utc_now
+from stripewise.history.models import (
+    RUN_SOURCES,
+    hosts,
+    results,
+    runs,
+    sample_blocks,
+    utc_now,
+)
 from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
 from stripewise.model.phase_series import ENGINE_KEYS
 from stripewise.model.run import Headline, ResultValue, RunDetail, RunStatus, RunSummary
@@ -140,21 +148,33 @@ class HistoryStore:
             ) from exc
 
     def add_samples(self, run_id: int, rows: Sequence[SampleRow]) -> None:
-        """One executemany for the whole batch; non-finite numbers are stored as null."""
+        """The batch packed into blocks, in one transaction; a seq the run already has is not
+        stored again (a re-sent sample), non-finite numbers are stored as null."""
         if not rows:
             return
-        params = [
-            {
-                "run_id": run_id,
-                "seq": r.seq,
-                "t_s": r.t_s,
-                "phase": r.phase,
-                "repetition": r.repetition,
-                "data": {k: _finite(v) for k, v in r.data.items()},
-            }
+        cleaned = [
+            (r.seq, r.t_s, r.phase, r.repetition, {k: _finite(v) for k, v in r.data.items()})
             for r in rows
         ]
-        self._insert_for_run(run_id, samples, params)
+        from stripewise.history import sample_table  # loads numpy: see _readable
+
+        try:
+            with self._write() as conn, self._readable(run_id):
+                self._lock_run(conn, run_id)
+                sample_table.insert_rows(conn, run_id, cleaned)
+        except sa_exc.IntegrityError as exc:
+            raise DatabaseError(
+                f"cannot store samples of run {run_id} in {self._db.location}: {exc.orig}"
+            ) from exc
+
+    def compact_samples(self, run_id: int) -> None:
+        """The run's small blocks merged into as few as they fill (finish_run does it; so
+        does a sync of a run that was spooled)."""
+        from stripewise.history import sample_table  # loads numpy: see _readable
+
+        with self._write() as conn, self._readable(run_id):
+            self._lock_run(conn, run_id)
+            sample_table.merge(conn, run_id)
 
     def add_results(self, run_id: int, values: Sequence[ResultValue]) -> None:
         """Missing figures stay NULL: `None` never turns into 0."""
@@ -195,6 +215,7 @@ class HistoryStore:
         with self._write() as conn:
             if conn.execute(stmt).rowcount == 0:
                 raise RunNotFoundError(run_id, self._db.location)
+        self.compact_samples(run_id)
 
     def mark_abandoned_runs_aborted(self, machine_id: str | None = None) -> list[int]:
         """Runs left `running` by a crash become `aborted`; their samples are kept.
@@ -353,7 +374,9 @@ class HistoryStore:
             .order_by(runs.c.id)
         )
         result_stmt = select(results).where(results.c.run_id == run_id).order_by(results.c.id)
-        count_stmt = select(func.count()).select_from(samples).where(samples.c.run_id == run_id)
+        count_stmt = select(func.coalesce(func.sum(sample_blocks.c.sample_count), 0)).where(
+            sample_blocks.c.run_id == run_id
+        )
         with self._read() as conn:
             row = conn.execute(run_stmt).first()
             if row is None:
@@ -401,39 +424,40 @@ class HistoryStore:
             return [(int(row.id), str(row.host_label)) for row in conn.execute(stmt)]
 
     def samples(self, run_id: int) -> list[SampleRow]:
-        stmt = (
-            select(
-                samples.c.seq, samples.c.t_s, samples.c.phase, samples.c.repetition, samples.c.data
-            )
-            .where(samples.c.run_id == run_id)
-            .order_by(samples.c.seq, samples.c.id)
-        )
-        with self._read() as conn:
+        """In seq order."""
+        from stripewise.history import sample_table  # loads numpy: see _readable
+
+        with self._read() as conn, self._readable(run_id):
             rows = [
-                SampleRow(r.seq, r.t_s, r.phase, r.repetition, dict(r.data))
-                for r in conn.execute(stmt)
+                SampleRow(seq, t_s, phase, repetition, dict(data))
+                for seq, t_s, phase, repetition, data in sample_table.read_rows(conn, run_id)
             ]
             if not rows:
                 self._require_run(conn, run_id)
         return rows
 
     def engine_samples(self, run_id: int) -> list[tuple[float, str, int, dict[str, float | None]]]:
-        """(t_s, phase, repetition, the engine's rates) in order: only the keys comparisons
-        read, taken out of each sample's JSON by the database, not by decoding it here."""
-        extracted = [samples.c.data[key].as_float().label(key) for key in ENGINE_KEYS]
-        stmt = (
-            select(samples.c.t_s, samples.c.phase, samples.c.repetition, *extracted)
-            .where(samples.c.run_id == run_id)
-            .order_by(samples.c.seq, samples.c.id)
-        )
-        with self._read() as conn:
+        """(t_s, phase, repetition, the engine's rates) in order: only the series comparisons
+        read are unpacked; a rate a sample lacks is None."""
+        from stripewise.history import sample_table  # loads numpy: see _readable
+
+        with self._read() as conn, self._readable(run_id):
             rows = [
-                (r[0], r[1], r[2], dict(zip(ENGINE_KEYS, r[3:], strict=True)))
-                for r in conn.execute(stmt)
+                (t_s, phase, repetition, {key: data.get(key) for key in ENGINE_KEYS})
+                for _seq, t_s, phase, repetition, data in sample_table.read_rows(
+                    conn, run_id, ENGINE_KEYS
+                )
             ]
             if not rows:
                 self._require_run(conn, run_id)
         return rows
+
+    def stored_seqs(self, run_id: int) -> set[int]:
+        """The seqs of the samples the run has (a spool sync sends only the others)."""
+        from stripewise.history import sample_table  # loads numpy: see _readable
+
+        with self._read() as conn, self._readable(run_id):
+            return sample_table.stored_seqs(conn, run_id)
 
     def contexts(self) -> dict[int, dict[str, Any]]:
         """Every run's context by id: for filtering runs by what was in force."""
@@ -457,6 +481,29 @@ class HistoryStore:
     def _require_run(self, conn: Connection, run_id: int) -> None:
         if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is None:
             raise RunNotFoundError(run_id, self._db.location)
+
+    def _lock_run(self, conn: Connection, run_id: int) -> None:
+        """Writers of one run's samples take turns until the transaction ends, so each sees
+        the seqs the one before stored: on a server the run's row is locked; SQLite begins a
+        transaction only at its first write, so a DELETE of nothing takes the file's write
+        lock before anything is read."""
+        if conn.dialect.name == "sqlite":
+            conn.execute(delete(sample_blocks).where(sample_blocks.c.id == -1))
+        locked = select(runs.c.id).where(runs.c.id == run_id).with_for_update()
+        if conn.execute(locked).first() is None:
+            raise RunNotFoundError(run_id, self._db.location)
+
+    @contextmanager
+    def _readable(self, run_id: int) -> Iterator[None]:
+        """A block this version cannot unpack is one clear error naming the run. The sample
+        modules are imported where samples are used: they load numpy, which listing runs
+        (the GUI's start) does without."""
+        from stripewise.history.sample_blocks import BlockFormatError
+
+        try:
+            yield
+        except BlockFormatError as exc:
+            raise DatabaseError(f"{self._db.location}: samples of run {run_id}: {exc}") from exc
 
     def _insert_for_run(self, run_id: int, table: Any, params: list[dict[str, Any]]) -> None:
         try:
