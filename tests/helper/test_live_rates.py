@@ -212,11 +212,13 @@ def check_phases(events: list[dict[str, Any]], disks: set[str], cap_s: float) ->
 
 
 @needs_loop
+@pytest.mark.parametrize("depth", [1, 32])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_samples_add_up_to_the_results_on_a_ram_loop_device(engine: str) -> None:
+def test_samples_add_up_to_the_results_on_a_ram_loop_device(engine: str, depth: int) -> None:
     phases = ["seq_write", "random_read"]
     with loop_device(4096 * MiB) as loop:
         args = {"target": loop.device, "engine": engine, "confirm_serial": loop.image}
+        args |= {"queue_depth": depth}
         args |= {"overwrite": True, "runtime_cap_s": 4}  # random reads of it take longer
         size = sized(args, phases, 2.5, 4096 * MiB)
         started, events = bench({**args, "size": size, "phases": phases})

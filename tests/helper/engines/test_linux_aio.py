@@ -18,6 +18,7 @@ from stripewise.helper.engines.io_runners import Failure, run_one_at_a_time, run
 from stripewise.helper.engines.latency_histogram import LatencyHistogram
 from stripewise.helper.engines.linux_aio import PREAD, PWRITE, AioContext, AioSlots
 from stripewise.model.bench import BenchSpec, Phase
+from tests.fixtures.aio import aio_rings
 from tests.fixtures.held import hold_path
 
 BLOCK = 64 * 1024
@@ -257,4 +258,32 @@ def test_without_aio_the_engine_falls_back_to_preadv_and_says_so(
     target.close()
     assert (write.error, read.error) == (None, None)
     assert (write.write_bytes, read.read_bytes) == (size, size)
-    assert any("no Linux AIO here" in note for note in engine.notes)
+    assert any("Linux AIO was not available" in note for note in engine.notes)
+
+
+def test_a_context_refused_for_one_stream_runs_the_whole_phase_one_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fs.aio-max-nr is system-wide: any local user can use it up between two streams."""
+    if AioContext.open(1) is None:
+        pytest.skip("this kernel or architecture has no native AIO")
+    original, opened = AioContext.open.__func__, [0]
+
+    def second_refused(cls: type[AioContext], depth: int) -> AioContext | None:
+        opened[0] += 1
+        return None if opened[0] == 2 else original(cls, depth)
+
+    monkeypatch.setattr(AioContext, "open", classmethod(second_refused))
+    submits = count_submits(monkeypatch)
+    size = 8 * BLOCK
+    spec = BenchSpec(
+        target=str(tmp_path), size_bytes=size, block_bytes=BLOCK, streams=3, queue_depth=4
+    )
+    engine, target = builtin.BuiltinEngine(), hold_path(str(tmp_path / "file"))
+    before = aio_rings()
+    write = engine.run_phase(spec, Phase.SEQ_WRITE, 0, target, Progress(size), threading.Event())
+    target.close()
+    assert write.error is None and write.write_bytes == 8 * BLOCK
+    assert submits["ios"] == 0  # not one stream through AIO
+    assert aio_rings() == before  # the first stream's context was given back
+    assert any("fs.aio-max-nr" in note for note in engine.notes)

@@ -100,7 +100,11 @@ def _queued_worker(
     """One stream, up to `depth` I/Os in flight through Linux AIO."""
     start, end, seed = region
     block = len(pattern)
-    slots = AioSlots(depth, block, fd, pattern)
+    try:
+        slots = AioSlots(depth, block, fd, pattern)
+    except BaseException:
+        context.close()  # the stream's context is not yet in a worker that would free it
+        raise
 
     def flip(slot: int) -> None:  # bonnie++'s rewrite: change the block, write it back
         slots.buffers[slot * block] ^= 0xFF
@@ -310,30 +314,46 @@ class BuiltinEngine:
         per_stream = usable // block // spec.streams * block
         lanes = 1 if sequential else max(1, min(spec.queue_depth, MAX_THREADS // spec.streams))
         pattern = random.Random(7).randbytes(block)  # the same block in every buffer
+        pending = self._aio_contexts(spec) if direct else []  # one per stream, or none
         workers: list[_Worker] = []
         try:
             for stream in range(spec.streams):
                 start = stream * per_stream
                 end = usable if stream == spec.streams - 1 else start + per_stream
                 region = (start, end, 1_000_003 * stream + 1)  # distinct, reproducible offsets
-                context = AioContext.open(spec.queue_depth) if direct else None
-                if context is not None:
-                    worker = _queued_worker(
-                        context, fd, phase, region, spec.queue_depth, pattern, progress, halt
+                if pending:
+                    context = pending.pop(0)  # _queued_worker frees it if it cannot start
+                    workers.append(
+                        _queued_worker(
+                            context, fd, phase, region, spec.queue_depth, pattern, progress, halt
+                        )
                     )
-                    workers.append(worker)
-                    continue
-                if direct:
-                    self._note(
-                        "no Linux AIO here: I/O went through preadv/pwritev, random phases "
-                        "with a thread per queue slot"
-                    )
-                workers += _sync_workers(fd, phase, region, lanes, pattern, progress, halt)
+                else:
+                    workers += _sync_workers(fd, phase, region, lanes, pattern, progress, halt)
         except BaseException:
             for worker in workers:
                 worker.release()
+            for context in pending:
+                context.close()
             raise
         return workers
+
+    def _aio_contexts(self, spec: BenchSpec) -> list[AioContext]:
+        """An AIO context for every stream, or none: a phase never mixes the two ways."""
+        contexts: list[AioContext] = []
+        for _stream in range(spec.streams):
+            context = AioContext.open(spec.queue_depth)
+            if context is None:
+                for opened in contexts:
+                    opened.close()
+                self._note(
+                    "Linux AIO was not available (not in this kernel, or the system-wide "
+                    "fs.aio-max-nr reached): I/O went through preadv/pwritev, random phases "
+                    "with a thread per stream and queue slot"
+                )
+                return []
+            contexts.append(context)
+        return contexts
 
     def _run(
         self,
@@ -366,13 +386,25 @@ class BuiltinEngine:
                     if remaining[0] == 0:
                         finished.set()
 
-        threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
-        progress.begin()  # live rates are timed from here, as `elapsed` is
-        started = time.perf_counter()
-        deadline = started + spec.runtime_cap_s
-        for thread in threads:
-            thread.start()
-        stopped_by = _watch(finished, cancel, deadline)
+        threads: list[threading.Thread] = []
+        try:
+            progress.begin()  # live rates are timed from here, as `elapsed` is
+            started = time.perf_counter()
+            deadline = started + spec.runtime_cap_s
+            for worker in workers:
+                threads.append(threading.Thread(target=work, args=(worker,), daemon=True))
+                threads[-1].start()
+            stopped_by = _watch(finished, cancel, deadline)
+        except BaseException:
+            # no thread may go on with I/O through `fd` (closed by run_phase, its number
+            # reused) nor into buffers that release() frees
+            halt.set()
+            for thread in threads:
+                if thread.ident is not None:
+                    thread.join()
+            for worker in workers:
+                worker.release()
+            raise
         halt.set()
         for thread in threads:
             thread.join()
@@ -422,6 +454,8 @@ def _run_as(caller: Caller | None, worker: _Worker) -> Failure | None:
             return worker.run()
     except OSError as error:
         return error.with_traceback(None), 0
+    except Exception as error:  # a defect or MemoryError: the phase failed, it did not end
+        return OSError(errno.EIO, f"the engine failed: {error!r}"), 0
 
 
 def _watch(finished: threading.Event, cancel: threading.Event, deadline: float) -> str:

@@ -92,48 +92,50 @@ def run_queued(
         batch.clear()
         return sent
 
-    for slot in range(depth):
-        load(slot, START)
-    in_flight = send()
-    handed_over = clock()
-    while in_flight:
-        got = reap()
-        now = clock()
-        in_flight -= got
-        stopping = failure is not None or halted()
-        for event in range(0, got * EVENT_WORDS, EVENT_WORDS):
-            slot, result = events[event], events[event + 2]
-            record(now - started[slot])
-            opcode = opcodes[slot]
-            if result <= 0:
-                failure = failure or _transfer_failure(result, opcode, offsets[slot])
-                stopping = True
-                continue
-            counts[opcode] += result  # PREAD = 0, PWRITE = 1
-            if result == sizes[slot]:
-                counts[2 + opcode] += 1
-                if not stopping:
-                    load(slot, opcode)
-                continue
-            # a short transfer (at the end of a device, or a signal): the rest in the same slot
-            word = slot * IOCB_WORDS
-            offsets[slot] += result
-            sizes[slot] -= result
-            words[word + 3] += result
-            words[word + 4] = sizes[slot]
-            words[word + 5] = offsets[slot]
-            pointers[len(batch)] = iocbs + word * 8
-            batch.append(slot)
-        if batch and not stopping:
-            in_flight += send()
-        batch.clear()
-        if now - handed_over >= _HAND_OVER_NS:
-            _hand_over(progress, counts)
-            handed_over = now
-        if len(values) >= FOLD_EVERY:
-            latencies.fold()
-    _hand_over(progress, counts)
-    latencies.fold()
+    try:
+        for slot in range(depth):
+            load(slot, START)
+        in_flight = send()
+        handed_over = clock()
+        while in_flight:
+            got = reap()
+            now = clock()
+            in_flight -= got
+            stopping = failure is not None or halted()
+            for event in range(0, got * EVENT_WORDS, EVENT_WORDS):
+                slot, result = events[event], events[event + 2]
+                record(now - started[slot])
+                opcode = opcodes[slot]
+                if result <= 0:
+                    failure = failure or _transfer_failure(result, opcode, offsets[slot])
+                    stopping = True
+                    continue
+                counts[opcode] += result  # PREAD = 0, PWRITE = 1
+                if result == sizes[slot]:
+                    counts[2 + opcode] += 1
+                    if not stopping:
+                        load(slot, opcode)
+                    continue
+                # a short transfer (the end of a device, a signal): the rest in the same slot
+                word = slot * IOCB_WORDS
+                offsets[slot] += result
+                sizes[slot] -= result
+                words[word + 3] += result
+                words[word + 4] = sizes[slot]
+                words[word + 5] = offsets[slot]
+                pointers[len(batch)] = iocbs + word * 8
+                batch.append(slot)
+            if batch and not stopping:
+                in_flight += send()
+            batch.clear()
+            if now - handed_over >= _HAND_OVER_NS:
+                _hand_over(progress, counts)
+                handed_over = now
+            if len(values) >= FOLD_EVERY:
+                latencies.fold()
+    finally:  # also when io_getevents fails: what completed reaches Progress
+        _hand_over(progress, counts)
+        latencies.fold()
     return failure
 
 

@@ -19,6 +19,7 @@ import mmap
 import os
 import platform
 import sys
+import time
 from collections.abc import Callable
 
 # io_setup, io_destroy, io_getevents, io_submit; little-endian 64-bit ABIs only, because the
@@ -32,6 +33,7 @@ PREAD, PWRITE = 0, 1  # IOCB_CMD_PREAD, IOCB_CMD_PWRITE
 IOCB_WORDS = 8  # struct iocb is 64 bytes: data, key|rw_flags, opcode|reqprio|fildes, buf,
 # nbytes, offset, reserved2, flags|resfd
 EVENT_WORDS = 4  # struct io_event is 32 bytes: data, obj, res, res2
+_EAGAIN_WAITS = 1000  # 1 ms each: io_submit short of resources for a second is a failure
 
 
 def _numbers() -> tuple[int, int, int, int] | None:
@@ -116,7 +118,7 @@ class AioContext:
         pointers = ctypes.c_void_p(base)
 
         def submit(count: int) -> int:
-            done = 0
+            done, waits = 0, 0
             while done < count:
                 where = pointers if done == 0 else ctypes.c_void_p(base + 8 * done)
                 accepted = syscall(number, ctx, count - done, where)
@@ -124,7 +126,11 @@ class AioContext:
                     done += accepted
                     continue
                 code = ctypes.get_errno() if accepted < 0 else errno.EAGAIN
-                if code in (errno.EINTR, errno.EAGAIN):
+                if code == errno.EINTR:
+                    continue
+                if code == errno.EAGAIN and waits < _EAGAIN_WAITS:  # kernel short of memory
+                    waits += 1
+                    time.sleep(0.001)
                     continue
                 if done:
                     return done
