@@ -34,7 +34,13 @@ from stripewise.helper.engines.io_runners import (
     run_sync,
 )
 from stripewise.helper.engines.latency_histogram import LatencyHistogram
-from stripewise.helper.engines.linux_aio import PREAD, PWRITE, AioContext, AioSlots
+from stripewise.helper.engines.linux_aio import (
+    PREAD,
+    PWRITE,
+    AioContext,
+    AioSlots,
+    ContextPool,
+)
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
@@ -96,8 +102,10 @@ def _queued_worker(
     pattern: bytes,
     progress: Progress,
     halt: threading.Event,
+    give_back: Callable[[AioContext], None],
 ) -> _Worker:
-    """One stream, up to `depth` I/Os in flight through Linux AIO."""
+    """One stream, up to `depth` I/Os in flight through Linux AIO; its context goes back to
+    the engine's pool once the runner has reaped everything, else it is destroyed."""
     start, end, seed = region
     block = len(pattern)
     try:
@@ -111,17 +119,22 @@ def _queued_worker(
 
     plan = _plan(phase, start, end, block, (end - start) // block, seed, flip)
     latencies = LatencyHistogram()
+    runner = run_one_at_a_time if depth == 1 else run_queued
+    drained = [False]
+
+    def run() -> Failure | None:
+        failure = runner(context, slots, plan, progress, halt.is_set, latencies)
+        drained[0] = True  # the runners return only with nothing in flight
+        return failure
 
     def release() -> None:
-        context.close()  # waits for an I/O still in flight before its buffer goes
+        if drained[0]:
+            give_back(context)
+        else:
+            context.close()  # waits for an I/O still in flight before its buffer goes
         slots.close()
 
-    runner = run_one_at_a_time if depth == 1 else run_queued
-    return _Worker(
-        lambda: runner(context, slots, plan, progress, halt.is_set, latencies),
-        latencies,
-        release,
-    )
+    return _Worker(run, latencies, release)
 
 
 def _sync_workers(
@@ -189,6 +202,7 @@ class BuiltinEngine:
     def __init__(self) -> None:
         self.last_mode = "direct"
         self.notes: list[str] = []
+        self._contexts = ContextPool()  # AIO contexts kept from one phase to the next
 
     def version(self) -> str:
         return stripewise.__version__
@@ -325,7 +339,15 @@ class BuiltinEngine:
                     context = pending.pop(0)  # _queued_worker frees it if it cannot start
                     workers.append(
                         _queued_worker(
-                            context, fd, phase, region, spec.queue_depth, pattern, progress, halt
+                            context,
+                            fd,
+                            phase,
+                            region,
+                            spec.queue_depth,
+                            pattern,
+                            progress,
+                            halt,
+                            self._contexts.give_back,
                         )
                     )
                 else:
@@ -340,19 +362,14 @@ class BuiltinEngine:
 
     def _aio_contexts(self, spec: BenchSpec) -> list[AioContext]:
         """An AIO context for every stream, or none: a phase never mixes the two ways."""
-        contexts: list[AioContext] = []
-        for _stream in range(spec.streams):
-            context = AioContext.open(spec.queue_depth)
-            if context is None:
-                for opened in contexts:
-                    opened.close()
-                self._note(
-                    "Linux AIO was not available (not in this kernel, or the system-wide "
-                    "fs.aio-max-nr reached): I/O went through preadv/pwritev, random phases "
-                    "with a thread per stream and queue slot"
-                )
-                return []
-            contexts.append(context)
+        contexts = self._contexts.take(spec.queue_depth, spec.streams)
+        if contexts is None:
+            self._note(
+                "Linux AIO was not available (not in this kernel, or the system-wide "
+                "fs.aio-max-nr reached): I/O went through preadv/pwritev, random phases "
+                "with a thread per stream and queue slot"
+            )
+            return []
         return contexts
 
     def _run(
@@ -443,7 +460,9 @@ class BuiltinEngine:
         )
 
     def cleanup(self) -> None:
-        """Nothing of its own: the test file belongs to the target, which removes it."""
+        """The AIO contexts kept between phases; the test file belongs to the target, which
+        removes it."""
+        self._contexts.close()
 
 
 def _run_as(caller: Caller | None, worker: _Worker) -> Failure | None:

@@ -180,3 +180,36 @@ class AioContext:
         if self._ctx.value:
             self._syscall(self._destroy, self._ctx)
             self._ctx = ctypes.c_ulong(0)
+
+
+class ContextPool:
+    """AIO contexts kept between the phases of a run. io_destroy waits for an RCU grace period
+    (30-50 ms here): between every two phases that would be dead time, which the sampler sees
+    as an engine that stopped. Only a context with nothing in flight may be given back."""
+
+    def __init__(self) -> None:
+        self._idle: list[AioContext] = []
+        self._depth = 0
+
+    def take(self, depth: int, count: int) -> list[AioContext] | None:
+        """`count` contexts for `depth` I/Os each, or None (and nothing taken) when the
+        kernel gives no more: no AIO here, or the system-wide fs.aio-max-nr reached."""
+        if depth != self._depth:
+            self.close()
+            self._depth = depth
+        taken, self._idle = self._idle[:count], self._idle[count:]
+        while len(taken) < count:
+            context = AioContext.open(depth)
+            if context is None:
+                self._idle += taken
+                return None
+            taken.append(context)
+        return taken
+
+    def give_back(self, context: AioContext) -> None:
+        self._idle.append(context)
+
+    def close(self) -> None:
+        for context in self._idle:
+            context.close()
+        self._idle.clear()
