@@ -128,9 +128,8 @@ def _stop_on_signal(number: int, _frame: object) -> None:
     raise _Stopped(number)
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """--root and --state-dir are for tests and for root's own use: a helper started through
-    sudo or pkexec refuses them, or a user could point root's writes at files of their own."""
+def build_parser() -> argparse.ArgumentParser:
+    """The helper's options (also read by `stripewise.build_docs` for its man page)."""
     parser = argparse.ArgumentParser(
         prog="stripewise-helper", description="Stripewise's privileged helper (JSON lines)."
     )
@@ -153,6 +152,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="act for this user: file benchmarks run with their credentials (tests only; "
         "through sudo or pkexec the user who asked is taken from them)",
     )
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """--root and --state-dir are for tests and for root's own use: a helper started through
+    sudo or pkexec refuses them, or a user could point root's writes at files of their own."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.caller is not None and (
         not 0 <= args.caller < 2**32 - 1 or _elevated_for_someone_else() or os.geteuid() != 0
