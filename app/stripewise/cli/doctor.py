@@ -95,13 +95,36 @@ def check_tool(tool: environment.Tool, missing_means: str) -> Check:
     )
 
 
-def check_privileges() -> Check:
+def check_privileges(policy: Path = environment.POLKIT_POLICY_PATH) -> Check:
+    """How the helper gets root, the program that starts, and whether the polkit policy
+    (`policy`, the installed one unless a test names another) names that same program."""
     priv = environment.probe_privileges()
+    plan = environment.plan_helper(priv, policy)
+    names = plan.policy_names_helper
+    if plan.policy_problem is not None:
+        about_policy = f"polkit policy unreadable: {plan.policy_problem}"
+    elif names is None:
+        about_policy = f"no polkit policy at {policy}"
+    elif names:
+        about_policy = f"the polkit policy names {plan.executable}"
+    else:
+        about_policy = (
+            f"the polkit policy names {plan.policy_helper}, not {plan.executable}: "
+            "pkexec would not use our action for it"
+        )
+    fine = priv.available and plan.policy_problem is None and names is not False
     return Check(
         "privileges",
-        Status.OK if priv.available else Status.WARN,
-        priv.explanation,
-        {"mode": priv.mode.value},
+        Status.OK if fine else Status.WARN,
+        f"{priv.explanation}; starts {' '.join(plan.command)}; {about_policy}",
+        {
+            "mode": priv.mode.value,
+            "helper": str(plan.executable),
+            "command": list(plan.command),
+            "polkit_policy": str(policy),
+            "policy_helper": None if plan.policy_helper is None else str(plan.policy_helper),
+            "policy_names_helper": names,
+        },
     )
 
 

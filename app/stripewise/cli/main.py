@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, cast
 
-from stripewise import __version__
 from stripewise.cli.errors import EXIT_PIPE_CLOSED, CliError, fail
 from stripewise.cli.options import Parser, add_db_option
+from stripewise.cli.version import VersionAction
 from stripewise.gui import VIEW_NAMES
 
 
@@ -66,7 +66,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="stripewise",
         description="Storage-tuning assistant: hardware map, array planner, tuning, benchmarks.",
     )
-    parser.add_argument("--version", action="version", version=f"stripewise {__version__}")
+    parser.add_argument(
+        "--version",
+        action=VersionAction,
+        help="show the versions of Stripewise, Qt, PySide6, Python and fio, and exit",
+    )
     add_db_option(parser, top=True)
     parser.add_argument("--screenshot", metavar="FILE", type=Path, help="render the window to PNG")
     parser.add_argument(
