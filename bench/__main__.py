@@ -182,7 +182,7 @@ def measure_engines(runs: int) -> list[Figure]:
             if f"{key} ratio" not in measured:
                 continue
             target = targets.get(case.label, 0.9)
-            name = f"builtin / fio, {phase} (RAM loop, {case.label})"
+            name = f"builtin/fio {phase}, {case.label}"
             figures.append(Figure(name, measured[f"{key} ratio"], target, "ratio", True))
             figures.append(Figure(f"fio {key}", measured[f"{key} fio"], unit=unit))
             figures.append(Figure(f"builtin {key}", measured[f"{key} builtin"], unit=unit))
