@@ -55,19 +55,44 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
         help="a directory on a mounted filesystem, or a whole block device",
     )
     bench.add_argument("--size", required=True, metavar="SIZE", help="e.g. 8G, 512M")
-    bench.add_argument("--engine", choices=("fio", "builtin"), default="builtin")
+    bench.add_argument(
+        "--engine",
+        choices=("fio", "builtin"),
+        default="builtin",
+        help="fio, or the built-in engine, an independent cross-check (default: builtin)",
+    )
     bench.add_argument(
         "--phases",
         default="seq_write,rewrite,seq_read,random_read",
         help="comma-separated: seq_write, rewrite, seq_read, random_read, random_write, mixed",
     )
-    bench.add_argument("--block-size", default="1M", metavar="SIZE")
+    bench.add_argument(
+        "--block-size", default="1M", metavar="SIZE", help="of sequential phases (default: 1M)"
+    )
     io = bench.add_mutually_exclusive_group()
     io.add_argument("--direct", action="store_true", default=True, help="O_DIRECT (default)")
     io.add_argument("--buffered", action="store_true", help="through the page cache")
-    bench.add_argument("--streams", type=positive_int, default=1, metavar="N")
-    bench.add_argument("--queue-depth", type=positive_int, default=1, metavar="N")
-    bench.add_argument("--repeat", type=positive_int, default=1, metavar="N")
+    bench.add_argument(
+        "--streams",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="parallel streams, each over its own region (default: 1)",
+    )
+    bench.add_argument(
+        "--queue-depth",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="I/Os in flight per stream (default: 1)",
+    )
+    bench.add_argument(
+        "--repeat",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="passes of every phase: the comparison needs several to call a difference",
+    )
     bench.add_argument(
         "--rate", type=finite, default=2.0, metavar="HZ", help="samples per second, 1 to 10"
     )

@@ -44,12 +44,14 @@ def fill_parser(history: argparse.ArgumentParser) -> None:
         dest="history_command", metavar="ACTION", required=True, parser_class=Parser
     )
     listing = actions.add_parser("list", help="runs, newest first")
-    listing.add_argument("--json", action="store_true")
-    listing.add_argument("--limit", type=positive_int, default=None, metavar="N")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.add_argument(
+        "--limit", type=positive_int, default=None, metavar="N", help="the newest N runs only"
+    )
     add_db_option(listing, top=False)
     show = actions.add_parser("show", help="one run with its results")
     show.add_argument("run_id", type=positive_int, metavar="ID")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="machine-readable output")
     add_db_option(show, top=False)
     _add_actions(actions)
 
