@@ -26,6 +26,7 @@ then only the samples' that have one. Non-finite figures are stored as null, as 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 import zlib
@@ -70,6 +71,10 @@ class PackedBlock:
     last_seq: int
     sample_count: int
     payload: bytes
+
+    def row(self, run_id: int) -> dict[str, Any]:
+        """Its row of table `sample_blocks` (the store and migration 0011 insert these)."""
+        return {"run_id": run_id, **dataclasses.asdict(self)}
 
 
 def pack(

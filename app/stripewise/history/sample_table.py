@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
-from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select
 
@@ -132,16 +131,5 @@ def _rows(block: codec.Block, phase: str, repetition: int) -> list[Row]:
 def _insert_blocks(conn: Connection, run_id: int, blocks: Sequence[codec.PackedBlock]) -> None:
     if not blocks:
         return
-    params: list[dict[str, Any]] = [
-        {
-            "run_id": run_id,
-            "phase": b.phase,
-            "repetition": b.repetition,
-            "first_seq": b.first_seq,
-            "last_seq": b.last_seq,
-            "sample_count": b.sample_count,
-            "payload": b.payload,
-        }
-        for b in blocks
-    ]
+    params = [block.row(run_id) for block in blocks]
     conn.execute(insert(sample_blocks), params)

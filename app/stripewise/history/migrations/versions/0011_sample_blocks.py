@@ -114,18 +114,7 @@ def _pack_rows() -> None:
             .order_by(samples.c.seq, samples.c.id)
         )
         rows = [(seq, t_s, phase, rep, _figures(data)) for seq, t_s, phase, rep, data in found]
-        blocks = [
-            {
-                "run_id": run_id,
-                "phase": b.phase,
-                "repetition": b.repetition,
-                "first_seq": b.first_seq,
-                "last_seq": b.last_seq,
-                "sample_count": b.sample_count,
-                "payload": b.payload,
-            }
-            for b in pack(rows, BLOCK_MAX)
-        ]
+        blocks = [block.row(run_id) for block in pack(rows, BLOCK_MAX)]
         bind.execute(sample_blocks.insert(), blocks)
 
 
