@@ -14,7 +14,12 @@ import pytest
 from stripewise.helper.engines import builtin
 from stripewise.helper.engines.base import Progress
 from stripewise.helper.engines.io_plans import START, Io, SequentialPlan
-from stripewise.helper.engines.io_runners import Failure, run_one_at_a_time, run_queued
+from stripewise.helper.engines.io_runners import (
+    Failure,
+    aio_mover,
+    run_one_at_a_time,
+    run_queued,
+)
 from stripewise.helper.engines.latency_histogram import LatencyHistogram
 from stripewise.helper.engines.linux_aio import PREAD, PWRITE, AioContext, AioSlots
 from stripewise.model.bench import BenchSpec, Phase
@@ -28,7 +33,11 @@ DEPTH = 4
 Runner = Callable[..., Failure | None]
 RUNNERS = [
     pytest.param(run_queued, DEPTH, id="queued"),
-    pytest.param(run_one_at_a_time, 1, id="one-at-a-time"),
+    pytest.param(
+        lambda context, slots, *rest: run_one_at_a_time(aio_mover(context, slots), *rest),
+        1,
+        id="one-at-a-time",
+    ),
 ]
 
 

@@ -29,9 +29,10 @@ from stripewise.helper.engines.base import EngineError, Progress
 from stripewise.helper.engines.io_plans import IoPlan, RandomPlan, RewritePlan, SequentialPlan
 from stripewise.helper.engines.io_runners import (
     Failure,
+    aio_mover,
     run_one_at_a_time,
     run_queued,
-    run_sync,
+    sync_mover,
 )
 from stripewise.helper.engines.latency_histogram import LatencyHistogram
 from stripewise.helper.engines.linux_aio import (
@@ -119,11 +120,15 @@ def _queued_worker(
 
     plan = _plan(phase, start, end, block, (end - start) // block, seed, flip)
     latencies = LatencyHistogram()
-    runner = run_one_at_a_time if depth == 1 else run_queued
     drained = [False]
 
     def run() -> Failure | None:
-        failure = runner(context, slots, plan, progress, halt.is_set, latencies)
+        if depth == 1:
+            failure = run_one_at_a_time(
+                aio_mover(context, slots), plan, progress, halt.is_set, latencies
+            )
+        else:
+            failure = run_queued(context, slots, plan, progress, halt.is_set, latencies)
         drained[0] = True  # the runners return only with nothing in flight
         return failure
 
@@ -170,7 +175,7 @@ def _sync_workers(
         def run(
             view: memoryview = view, plan: IoPlan = plan, latencies: LatencyHistogram = latencies
         ) -> Failure | None:
-            return run_sync(fd, view, plan, progress, halt.is_set, latencies)
+            return run_one_at_a_time(sync_mover(fd, view), plan, progress, halt.is_set, latencies)
 
         workers.append(_Worker(run, latencies, release))
     return workers

@@ -1,4 +1,5 @@
-"""Run one plan: queued through Linux AIO from one thread, or synchronously with preadv.
+"""Run one plan: queued through Linux AIO from one thread, or one I/O at a time (AIO at
+queue depth 1, or preadv/pwritev).
 
 Queued: up to `depth` I/Os in flight; each pass reaps what has completed (at least one),
 asks the plan for each freed slot's next I/O, and submits them all with one io_submit.
@@ -139,89 +140,63 @@ def run_queued(
     return failure
 
 
-def run_one_at_a_time(
-    context: AioContext,
-    slots: AioSlots,
-    plan: IoPlan,
-    progress: Progress,
-    halted: Callable[[], bool],
-    latencies: LatencyHistogram,
-) -> Failure | None:
-    """Queue depth 1: run_queued's I/O in the fewest Python steps (a third less per I/O,
-    which at QD1 on a fast device is most of what sets the engine apart from fio)."""
-    transfer, next_io, words = context.one_io(slots), plan.next, slots.iocb_words
+Move = Callable[[int, int, int, int], int]
+"""move(opcode, offset, nbytes, into): one transfer of `nbytes` at `offset`, to or from the
+slot's buffer from its byte `into`; -> bytes moved, or -errno (OSError also counts)."""
+
+
+def aio_mover(context: AioContext, slots: AioSlots) -> Move:
+    """Slot 0 of `slots` through Linux AIO: queue depth 1 in two bare system calls."""
+    transfer, words = context.one_io(slots), slots.iocb_words
     fd_word, buffer = slots.fd_word, slots.buffer_address
-    clock, record, values = time.perf_counter_ns, latencies.values.append, latencies.values
-    counts = [0, 0, 0, 0]  # read bytes, write bytes, read ops, write ops
-    handed_over, finished, offset = clock(), START, 0
-    try:
-        while (io := next_io(0, finished)) is not None:
-            opcode, offset, size = io
-            words[2] = opcode | fd_word
-            words[3] = buffer
-            words[4] = size
-            words[5] = offset
-            started = clock()
-            result = transfer()
-            now = clock()
-            record(now - started)
-            while result != size:  # short (the end of a device, a signal): the rest
-                if result <= 0:
-                    return _transfer_failure(result, opcode, offset)
-                counts[opcode] += result
-                offset, size = offset + result, size - result
-                words[3] += result
-                words[4] = size
-                words[5] = offset
-                started = clock()
-                result = transfer()
-                now = clock()
-                record(now - started)
-            counts[opcode] += result  # PREAD = 0, PWRITE = 1
-            counts[2 + opcode] += 1
-            finished = opcode
-            if halted():
-                break
-            if now - handed_over >= _HAND_OVER_NS:
-                _hand_over(progress, counts)
-                handed_over = now
-            if len(values) >= FOLD_EVERY:
-                latencies.fold()
-    except OSError as error:  # an iocb refused outright (a bad fd), io_getevents failing
-        return error.with_traceback(None), offset
-    finally:
-        _hand_over(progress, counts)
-        latencies.fold()
-    return None
+
+    def move(opcode: int, offset: int, nbytes: int, into: int) -> int:
+        words[2] = opcode | fd_word
+        words[3] = buffer + into
+        words[4] = nbytes
+        words[5] = offset
+        return transfer()
+
+    return move
 
 
-def run_sync(
-    fd: int,
-    view: memoryview,
+def sync_mover(fd: int, view: memoryview) -> Move:
+    """os.preadv / os.pwritev into `view` (one slot's buffer)."""
+    preadv, pwritev, whole, length = os.preadv, os.pwritev, [view], len(view)
+
+    def move(opcode: int, offset: int, nbytes: int, into: int) -> int:
+        buffers = whole if into == 0 and nbytes == length else [view[into : into + nbytes]]
+        return (pwritev if opcode == PWRITE else preadv)(fd, buffers, offset)
+
+    return move
+
+
+def run_one_at_a_time(
+    move: Move,
     plan: IoPlan,
     progress: Progress,
     halted: Callable[[], bool],
     latencies: LatencyHistogram,
 ) -> Failure | None:
-    """One I/O at a time with os.preadv / os.pwritev into `view` (one slot's buffer)."""
+    """One I/O at a time, each timed around its `move`: queue depth 1 through AIO (the
+    fewest Python steps per I/O, which at QD1 on a fast device is most of what sets the
+    engine apart from fio), and every synchronous lane."""
     clock, record, values = time.perf_counter_ns, latencies.values.append, latencies.values
-    preadv, pwritev, whole = os.preadv, os.pwritev, [view]
-    counts = [0, 0, 0, 0]
+    next_io, counts = plan.next, [0, 0, 0, 0]  # read bytes, write bytes, read ops, write ops
     handed_over, finished, offset = clock(), START, 0
     try:
-        while (io := plan.next(0, finished)) is not None and not halted():
+        while not halted() and (io := next_io(0, finished)) is not None:
             opcode, offset, size = io
-            transfer, done = pwritev if opcode == PWRITE else preadv, 0
-            while done < size:  # a short transfer (a signal, the end of a file): the rest
-                part = whole if done == 0 and size == len(view) else [view[done:size]]
+            done = 0
+            while done < size:  # a short transfer (the end of a device, a signal): the rest
                 started = clock()
-                moved = transfer(fd, part, offset + done)
+                result = move(opcode, offset + done, size - done, done)
                 now = clock()
                 record(now - started)
-                if moved <= 0:
-                    return _transfer_failure(0, opcode, offset + done)
-                counts[opcode] += moved
-                done += moved
+                if result <= 0:
+                    return _transfer_failure(result, opcode, offset + done)
+                counts[opcode] += result  # PREAD = 0, PWRITE = 1
+                done += result
             counts[2 + opcode] += 1
             finished = opcode
             if now - handed_over >= _HAND_OVER_NS:
@@ -230,6 +205,7 @@ def run_sync(
             if len(values) >= FOLD_EVERY:
                 latencies.fold()
     except OSError as error:
+        # an iocb refused outright (a bad fd), io_getevents failing, preadv's own errors;
         # without its traceback: the frames hold buffer slices that would pin the mmap
         return error.with_traceback(None), offset
     finally:
