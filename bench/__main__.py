@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.fixtures import seed_history, start_xvfb
 
@@ -200,29 +201,26 @@ def measure_gui_lag(runs: int) -> list[Figure]:
     """Per run (about 15 s of a real benchmark each): the longest and the 99th-percentile lag."""
     from bench.gui_lag import measure
 
-    display = start_xvfb()
-    try:
-        figures = [measure(display.name) for _ in range(runs)]
-    finally:
-        display.stop()
-    return [
-        Figure("GUI lag during a 10 Hz run: longest", [float(f["max_ms"]) for f in figures], 50),
-        Figure("GUI lag during a 10 Hz run: p99", [float(f["p99_ms"]) for f in figures]),
-    ]
+    return _gui_lag(measure, runs, "GUI lag during a 10 Hz run")
 
 
 def measure_group_gui_lag(runs: int) -> list[Figure]:
     """Per run (about 20 s: 8 hosts, two rate-limited null-engine phases)."""
     from bench.group_gui import measure
 
+    return _gui_lag(measure, runs, "GUI lag, 8-host group run")
+
+
+def _gui_lag(measure: Callable[[str], dict[str, Any]], runs: int, label: str) -> list[Figure]:
+    """`runs` measurements on one Xvfb display: the longest lag (target 50 ms) and the p99."""
     display = start_xvfb()
     try:
         figures = [measure(display.name) for _ in range(runs)]
     finally:
         display.stop()
     return [
-        Figure("GUI lag, 8-host group run: longest", [float(f["max_ms"]) for f in figures], 50),
-        Figure("GUI lag, 8-host group run: p99", [float(f["p99_ms"]) for f in figures]),
+        Figure(f"{label}: longest", [float(f["max_ms"]) for f in figures], 50),
+        Figure(f"{label}: p99", [float(f["p99_ms"]) for f in figures]),
     ]
 
 

@@ -3,7 +3,7 @@
 Eight real `fio --server` processes on loopback ports (fio's `null` engine, rate-limited so
 each phase lasts a few seconds), the real main window, the group run started from the
 Benchmark page as an admin would; a 10 ms QTimer measures how late each of its ticks fires
-(as `bench.gui_lag` does). Run as a child process (`python -m bench.group_gui SCRATCH`) on an
+(bench.gui_window). Run as a child process (`python -m bench.group_gui SCRATCH`) on an
 X display; it prints the lags as JSON.
 """
 
@@ -15,10 +15,11 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+from typing import Any
 
-TICK_MS = 10
+from bench.gui_window import LagMeter, benchmark_window, measure_in_child
+
 HOSTS = 8
 JOB = {"ioengine": "null", "rate": "24m"}  # 192 MiB per phase: about 8 s each
 
@@ -68,46 +69,18 @@ def stop_servers(servers: list[tuple[subprocess.Popen[bytes], int]]) -> None:
 
 
 def measure_in_process(scratch: str) -> dict[str, float | int | str]:
-    from PySide6.QtCore import QSettings, QTimer
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtCore import QTimer
 
-    from stripewise.gui.main_window import MainWindow
     from stripewise.model.bench import Phase
-    from stripewise.services.hardware import HardwareService
-    from stripewise.services.helper_client import HelperClient
-    from stripewise.services.history import HistoryService
-    from stripewise.services.system_info import SystemInfoService
 
     servers = start_servers(HOSTS)
-    app = QApplication([])
-    history = HistoryService.open(f"sqlite:///{scratch}/history.db")
-    settings = QSettings(f"{scratch}/settings.ini", QSettings.Format.IniFormat)
-    window = MainWindow(
-        history,
-        SystemInfoService(),
-        settings,
-        initial_view="benchmark",
-        hardware=HardwareService(history),
-        helper=HelperClient(),
-    )
-    window.resize(1024, 740)
-    window.show()
-    page = window.page_widgets["benchmark"]
-    lags: list[float] = []
-    samples = [0]
-    last = [0.0]
-    running = [False]
+    app, window, history = benchmark_window(scratch)
+    page: Any = window.page_widgets["benchmark"]
+    meter, samples = LagMeter(), [0]
     outcome: dict[str, str] = {}
 
-    def tick() -> None:
-        now = time.perf_counter()
-        if running[0] and last[0]:
-            lags.append(max(0.0, (now - last[0]) * 1000 - TICK_MS))
-        last[0] = now
-
     def start() -> None:
-        group = page.group  # type: ignore[attr-defined]
-        form = page.form  # type: ignore[attr-defined]
+        group, form = page.group, page.form
         group.target.choose("Hosts typed in")
         group.target.typed.setText(" ".join(f"127.0.0.1:{port}" for _p, port in servers))
         group.target.path.setText(scratch)
@@ -117,8 +90,8 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
         form.size.setText("192M")
         form.rate.setValue(2)
         form.runtime_cap.setValue(60)
-        running[0] = True
-        page.start()  # type: ignore[attr-defined]
+        meter.running = True
+        page.start()
 
     def count(events: list[object]) -> None:
         samples[0] += sum(1 for e in events if type(e).__name__ == "Sample")
@@ -127,7 +100,7 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
         outcome["status"] = str(getattr(result, "status", "?"))
 
     def done(*_args: object) -> None:
-        running[0] = False
+        meter.running = False
         QTimer.singleShot(200, app.quit)
 
     service = window.group_bench
@@ -137,11 +110,6 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
     service.saveFailed.connect(lambda message: (outcome.update(saved=message), done()))
     service.crashed.connect(lambda message: (outcome.update(status=message), done()))
     service.refused.connect(lambda message: (outcome.update(status=message), done()))
-    timer = QTimer()
-    timer.setInterval(TICK_MS)
-    timer.timeout.connect(tick)
-    timer.start()
-    window.start_loading()
     QTimer.singleShot(2000, start)
     QTimer.singleShot(180_000, app.quit)
     try:
@@ -150,11 +118,8 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
         history.close()
     finally:
         stop_servers(servers)
-    ordered = sorted(lags)
     return {
-        "max_ms": ordered[-1] if ordered else 0.0,
-        "p99_ms": ordered[int(0.99 * (len(ordered) - 1))] if ordered else 0.0,
-        "ticks": len(lags),
+        **meter.figures(),
         "samples": samples[0],
         "status": outcome.get("status", "none"),
         "saved": outcome.get("saved", "yes"),
@@ -163,20 +128,7 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
 
 def measure(display: str) -> dict[str, float | int | str]:
     """One run in a child process on `display`; its lag figures."""
-    with tempfile.TemporaryDirectory(prefix="stripewise-group-lag-", dir="/var/tmp") as scratch:
-        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.group_gui", scratch],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"group GUI lag run failed: {done.stderr.strip()[-500:]}")
-        figures: dict[str, float | int | str] = json.loads(done.stdout.strip().splitlines()[-1])
-        return figures
+    return measure_in_child("bench.group_gui", display, "group GUI lag")
 
 
 if __name__ == "__main__":
