@@ -195,17 +195,12 @@ def stripewise_page(root: Command, version: str, date: str) -> str:
         ".SH EXIT STATUS",
         *items(STRIPEWISE_EXIT_STATUS),
         ".SH SEE ALSO",
-        line(
-            ", ".join(
-                bold(name) + f"({section})"
-                for name, section in (
-                    ("stripewise-helper", "8"),
-                    ("fio", "1"),
-                    ("mdadm", "8"),
-                    ("bonnie++", "8"),
-                    ("pkexec", "1"),
-                )
-            )
+        see_also(
+            ("stripewise-helper", "8"),
+            ("fio", "1"),
+            ("mdadm", "8"),
+            ("bonnie++", "8"),
+            ("pkexec", "1"),
         ),
     ]
     return "\n".join(lines) + "\n"
@@ -306,16 +301,11 @@ def helper_page(helper: Command, version: str, date: str) -> str:
         ".SH EXIT STATUS",
         *items(HELPER_EXIT_STATUS),
         ".SH SEE ALSO",
-        line(
-            ", ".join(
-                bold(name) + f"({section})"
-                for name, section in (
-                    ("stripewise", "1"),
-                    ("pkexec", "1"),
-                    ("polkit", "8"),
-                    ("sudo", "8"),
-                )
-            )
-        ),
+        see_also(("stripewise", "1"), ("pkexec", "1"), ("polkit", "8"), ("sudo", "8")),
     ]
     return "\n".join(lines) + "\n"
+
+
+def see_also(*pages: tuple[str, str]) -> str:
+    """The SEE ALSO line: each page in bold with its section."""
+    return line(", ".join(bold(name) + f"({section})" for name, section in pages))
