@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -62,6 +63,7 @@ def test_phase_options(phase: Phase) -> None:
             "time_based": "0",
             "invalidate": "1",
             "fallocate": "none",
+            "lat_percentiles": "1",
         }.items()
     )
     assert ("end_fsync" in found) is phase.writes
@@ -168,3 +170,28 @@ def test_fio_accepts_every_job(tmp_path: Path, phase: Phase) -> None:
     done = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+def test_latency_is_timed_from_submission(tmp_path: Path) -> None:
+    """Percentiles of fio's total latency (submission to completion), as the built-in engine
+    times an I/O; clat alone starts after io_submit returns."""
+    from stripewise.helper.engines.fio_job import as_arguments
+    from stripewise.helper.engines.fio_stream import latency_us
+
+    spec = BenchSpec(str(tmp_path), 4 * MiB, direct=False)
+    path = tmp_path / "test file"
+    path.write_bytes(b"\x5a" * 4 * MiB)
+    argv = [
+        "fio",
+        "--output-format=json",
+        *as_arguments(job_file(spec, Phase.RANDOM_READ, str(path), 1)),
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    read = json.loads(done.stdout[done.stdout.index("{") :])["jobs"][0]["read"]
+    total = read["lat_ns"]["percentile"]
+    assert read["lat_ns"]["N"] == 1024
+    assert latency_us({"jobs": [{"read": read}]}, "read") == (
+        total["50.000000"] / 1000,
+        total["99.000000"] / 1000,
+    )

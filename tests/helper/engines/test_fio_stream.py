@@ -138,6 +138,15 @@ def test_latency_of_one_job_is_fios_own_percentiles() -> None:
     assert latency_us(final, "write") == (None, None)
 
 
+def test_total_latency_is_taken_over_completion_latency() -> None:
+    """With lat_percentiles=1 fio gives both; clat leaves out the time in io_submit."""
+    final = parse(recorded("direct_randread"))[-1]
+    read = final["jobs"][0]["read"]
+    later = {key: ns + 5000 for key, ns in read["clat_ns"]["percentile"].items()}
+    both = {"jobs": [{"read": {**read, "lat_ns": {**read["lat_ns"], "percentile": later}}}]}
+    assert latency_us(both, "read") == (later["50.000000"] / 1000, later["99.000000"] / 1000)
+
+
 def test_latency_of_several_jobs_lies_between_theirs() -> None:
     final = parse(recorded("multijob_mixed"))[-1]
     for direction in ("read", "write"):

@@ -13,6 +13,9 @@ Choices, per phase (bs = block_bytes unless noted):
 Streams are `numjobs` over disjoint regions of one file or device (`offset_increment`),
 reported per job (no `group_reporting`): the caller sums them. Every phase is size-bound with
 `runtime` as a cap (`time_based=0`), `invalidate=1` and `fallocate=none` (honest writes).
+`lat_percentiles=1`: latency percentiles from submission to completion, as the built-in engine
+times an I/O; fio's default (clat) starts after io_submit returns, which on a fast device that
+completes inside io_submit reads a fraction of a microsecond.
 Direct I/O uses the given async engine; buffered I/O uses io_uring when given, else psync
 (libaio is synchronous without O_DIRECT anyway).
 """
@@ -70,6 +73,7 @@ def job_file(
         "time_based=0",
         "invalidate=1",
         "fallocate=none",
+        "lat_percentiles=1",
         "",
         f"[{phase.value}]",
         f"rw={FIO_RW[phase]}",

@@ -148,18 +148,23 @@ def elapsed_s(obj: dict[str, Any]) -> float:
 
 
 def latency_us(obj: dict[str, Any], direction: str) -> tuple[float | None, float | None]:
-    """Completion latency p50 and p99 in microseconds over all jobs.
+    """Latency p50 and p99 in microseconds over all jobs: fio's total latency (`lat_ns`,
+    submission to completion) where the job asked for its percentiles, else its completion
+    latency (`clat_ns`, from after the submission returned).
 
     Exact for one job. For several, the jobs' percentile points are mixed weighted by their
     I/O counts: the smallest latency where the mixture reaches the percentile.
     """
     curves: list[tuple[int, list[tuple[float, float]]]] = []
     for job in _jobs(obj):
-        clat = (job.get(direction) or {}).get("clat_ns") or {}
-        points = clat.get("percentile") or {}
-        if clat.get("N") and points:
-            curve = sorted((float(ns), float(pct)) for pct, ns in points.items())
-            curves.append((int(clat["N"]), curve))
+        stats = job.get(direction) or {}
+        for kind in ("lat_ns", "clat_ns"):
+            latency = stats.get(kind) or {}
+            points = latency.get("percentile") or {}
+            if latency.get("N") and points:
+                curve = sorted((float(ns), float(pct)) for pct, ns in points.items())
+                curves.append((int(latency["N"]), curve))
+                break
     if not curves:
         return None, None
     weight = sum(n for n, _ in curves)
