@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import stripewise
 from stripewise.helper.credentials import Caller, as_caller_in_thread
 from stripewise.helper.engines.base import EngineError, Progress
+from stripewise.helper.engines.cpu_placement import cpus_for, stay_on
 from stripewise.helper.engines.io_plans import IoPlan, RandomPlan, RewritePlan, SequentialPlan
 from stripewise.helper.engines.io_runners import (
     Failure,
@@ -396,8 +397,13 @@ class BuiltinEngine:
         remaining = [len(workers)]
         finished, lock = threading.Event(), threading.Lock()
 
-        def work(worker: _Worker) -> None:
+        placed = cpus_for(len(workers))
+        cpus: list[int | None] = list(placed) if placed else [None] * len(workers)
+
+        def work(worker: _Worker, cpu: int | None) -> None:
             try:
+                if cpu is not None:
+                    stay_on(cpu)
                 failure = _run_as(caller, worker)
                 if failure is not None:
                     worker.failure.append(failure)
@@ -413,8 +419,8 @@ class BuiltinEngine:
             progress.begin()  # live rates are timed from here, as `elapsed` is
             started = time.perf_counter()
             deadline = started + spec.runtime_cap_s
-            for worker in workers:
-                threads.append(threading.Thread(target=work, args=(worker,), daemon=True))
+            for worker, cpu in zip(workers, cpus, strict=True):
+                threads.append(threading.Thread(target=work, args=(worker, cpu), daemon=True))
                 threads[-1].start()
             stopped_by = _watch(finished, cancel, deadline)
         except BaseException:

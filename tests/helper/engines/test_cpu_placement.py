@@ -1,0 +1,93 @@
+"""Each I/O thread of a phase stays on a CPU of its own, when there are enough of them."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from stripewise.helper.engines import builtin
+from stripewise.helper.engines.base import Progress
+from stripewise.helper.engines.builtin import BuiltinEngine
+from stripewise.helper.engines.cpu_placement import cpus_for, stay_on
+from stripewise.helper.target import Target
+from stripewise.model.bench import Phase
+from tests.fixtures.bench_specs import spec_for
+
+ALLOWED = sorted(os.sched_getaffinity(0))
+needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="one CPU: nothing to place")
+
+
+@needs_two_cpus
+def test_one_cpu_each_highest_first() -> None:
+    assert cpus_for(1) == [ALLOWED[-1]]
+    assert cpus_for(len(ALLOWED)) == ALLOWED[::-1]
+
+
+def test_no_placement_when_threads_would_share_a_cpu() -> None:
+    assert cpus_for(len(ALLOWED) + 1) is None
+    assert cpus_for(0) is None
+
+
+@needs_two_cpus
+def test_only_the_calling_thread_moves() -> None:
+    before = os.sched_getaffinity(0)
+    seen: list[set[int]] = []
+
+    def placed() -> None:
+        assert stay_on(ALLOWED[0])
+        seen.append(os.sched_getaffinity(0))
+
+    thread = threading.Thread(target=placed)
+    thread.start()
+    thread.join()
+    assert seen == [{ALLOWED[0]}]
+    assert os.sched_getaffinity(0) == before
+
+
+def test_a_cpu_that_cannot_be_had_is_declined() -> None:
+    assert stay_on(4096 + (os.cpu_count() or 1)) is False  # past every CPU here
+
+
+def _placements(
+    monkeypatch: pytest.MonkeyPatch, run_phase: Callable[[], None]
+) -> list[tuple[int, set[int]]]:
+    """(CPU asked for, the thread's affinity after) for each I/O thread the phase placed."""
+    placed: list[tuple[int, set[int]]] = []
+
+    def spy(cpu: int) -> bool:
+        done = stay_on(cpu)
+        placed.append((cpu, os.sched_getaffinity(0)))
+        return done
+
+    monkeypatch.setattr(builtin, "stay_on", spy)
+    run_phase()
+    return placed
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("streams", [1, 2, len(ALLOWED) + 1])
+def test_a_phase_places_its_streams(
+    tmp_path: Path, hold: Callable[[str], Target], monkeypatch: pytest.MonkeyPatch, streams: int
+) -> None:
+    engine = BuiltinEngine()
+    spec = spec_for(str(tmp_path), direct=True, streams=streams)
+    target = hold(str(tmp_path / "test-file"))
+    engine.prepare(spec, target)
+
+    def run_phase() -> None:
+        progress = Progress(engine.planned_bytes(spec, Phase.SEQ_WRITE))
+        outcome = engine.run_phase(spec, Phase.SEQ_WRITE, 0, target, progress, threading.Event())
+        assert outcome.error is None
+
+    placed = _placements(monkeypatch, run_phase)
+    engine.cleanup()
+    target.close()
+    if streams > len(ALLOWED):
+        assert placed == []  # stacking threads would undo the scheduler's spreading
+    else:
+        assert sorted(placed) == sorted((cpu, {cpu}) for cpu in ALLOWED[::-1][:streams])
+    assert os.sched_getaffinity(0) == set(ALLOWED)
