@@ -12,10 +12,16 @@ import pytest
 from stripewise.helper.engines import builtin
 from stripewise.helper.engines.base import Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
-from stripewise.helper.engines.cpu_placement import cpus_for, stay_on
+from stripewise.helper.engines.cpu_placement import (
+    cpus_for,
+    device_node_cpus,
+    parse_cpulist,
+    stay_on,
+)
 from stripewise.helper.target import Target
 from stripewise.model.bench import Phase
 from tests.fixtures.bench_specs import spec_for
+from tests.fixtures.loops import MiB, loop_device, needs_loop
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="one CPU: nothing to place")
@@ -91,3 +97,52 @@ def test_a_phase_places_its_streams(
     else:
         assert sorted(placed) == sorted((cpu, {cpu}) for cpu in ALLOWED[::-1][:streams])
     assert os.sched_getaffinity(0) == set(ALLOWED)
+
+
+@needs_two_cpus
+def test_the_devices_node_first_when_it_has_enough() -> None:
+    low = {ALLOWED[0]}
+    assert cpus_for(1, low) == [ALLOWED[0]]
+    assert cpus_for(2, low) == ALLOWED[::-1][:2]  # too few there: any the process may use
+    assert cpus_for(1, {ALLOWED[-1] + 4096}) == [ALLOWED[-1]]  # a node of none it may use
+
+
+def test_cpulists_as_the_kernel_writes_them() -> None:
+    assert parse_cpulist("0-3,8-11\n") == {0, 1, 2, 3, 8, 9, 10, 11}
+    assert parse_cpulist("5") == {5}
+    for odd in ("", "3-1", "-1", "0-99999999", "a"):
+        with pytest.raises(ValueError):
+            parse_cpulist(odd)
+
+
+@needs_loop
+def test_no_node_for_a_virtual_device() -> None:
+    """A loop device: nothing up its sysfs path (/sys/devices/virtual) names a node."""
+    with loop_device(MiB) as loop:
+        fd = os.open(loop.device, os.O_RDONLY)
+        try:
+            assert device_node_cpus(fd) is None
+        finally:
+            os.close(fd)
+
+
+def test_the_node_of_the_controller_up_the_path(tmp_path: Path) -> None:
+    """sysfs as the kernel lays it out for a SATA disk on a PCI controller of node 1: the
+    disk and its ATA parts have no numa_node, the controller has."""
+    sysfs = tmp_path / "sys"
+    controller = sysfs / "devices/pci0000:80/0000:80:1f.2"
+    disk = controller / "ata1/host0/target0:0:0/0:0:0:0/block/sda"
+    disk.mkdir(parents=True)
+    (controller / "numa_node").write_text("1\n")
+    (sysfs / "devices/system/node/node1").mkdir(parents=True)
+    (sysfs / "devices/system/node/node1/cpulist").write_text("8-11,24-27\n")
+    (sysfs / "dev/block").mkdir(parents=True)
+    number = os.stat(tmp_path).st_dev
+    (sysfs / f"dev/block/{os.major(number)}:{os.minor(number)}").symlink_to(disk)
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        assert device_node_cpus(fd, str(sysfs)) == {8, 9, 10, 11, 24, 25, 26, 27}
+        (controller / "numa_node").write_text("-1\n")  # one node: the kernel names none
+        assert device_node_cpus(fd, str(sysfs)) is None
+    finally:
+        os.close(fd)

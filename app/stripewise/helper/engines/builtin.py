@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import stripewise
 from stripewise.helper.credentials import Caller, as_caller_in_thread
 from stripewise.helper.engines.base import EngineError, Progress
-from stripewise.helper.engines.cpu_placement import cpus_for, stay_on
+from stripewise.helper.engines.cpu_placement import cpus_for, device_node_cpus, stay_on
 from stripewise.helper.engines.io_plans import IoPlan, RandomPlan, RewritePlan, SequentialPlan
 from stripewise.helper.engines.io_runners import (
     Failure,
@@ -397,7 +397,7 @@ class BuiltinEngine:
         remaining = [len(workers)]
         finished, lock = threading.Event(), threading.Lock()
 
-        placed = cpus_for(len(workers))
+        placed = cpus_for(len(workers), device_node_cpus(fd))
         cpus: list[int | None] = list(placed) if placed else [None] * len(workers)
 
         def work(worker: _Worker, cpu: int | None) -> None:

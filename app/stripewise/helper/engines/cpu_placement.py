@@ -8,24 +8,66 @@ on one CPU 35,000-40,000, against fio's 38,000-48,000. The figure is the device'
 placement only takes the engine's own cache misses out of it.
 
 Threads are placed only when each can have a CPU to itself: more threads than CPUs would
-stack some of them where the scheduler would have spread them.
+stack some of them where the scheduler would have spread them. On a NUMA machine they go to
+the CPUs of the node the device's controller hangs off (fio's `numa_cpu_nodes`), when the
+kernel says which one that is and that node has enough of them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+
+_MAX_CPU = 1 << 16  # a cpulist naming more is not one the kernel wrote
 
 
-def cpus_for(threads: int) -> list[int] | None:
-    """One CPU per thread from those this process may use, highest-numbered first (CPU 0
-    takes most device interrupts on many machines); None when they cannot each have one."""
+def cpus_for(threads: int, near: set[int] | None = None) -> list[int] | None:
+    """One CPU per thread from those this process may use, `near` ones if enough of them,
+    highest-numbered first (CPU 0 takes most device interrupts on many machines); None
+    when they cannot each have one."""
     try:
-        allowed = sorted(os.sched_getaffinity(0))
+        allowed = set(os.sched_getaffinity(0))
     except OSError:
         return None
-    if threads < 1 or len(allowed) < 2 or threads > len(allowed):
+    if threads < 1 or len(allowed) < 2:  # one CPU: nowhere else to go
         return None
-    return allowed[::-1][:threads]
+    if near and len(allowed & near) >= threads:
+        allowed &= near
+    if threads > len(allowed):
+        return None
+    return sorted(allowed, reverse=True)[:threads]
+
+
+def parse_cpulist(text: str) -> set[int]:
+    """The kernel's CPU list format ("0-3,8-11"); ValueError for anything else."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        first, _, last = part.partition("-")
+        low, high = int(first), int(last or first)
+        if not 0 <= low <= high < _MAX_CPU:
+            raise ValueError(f"not a CPU range: {part!r}")
+        cpus.update(range(low, high + 1))
+    return cpus
+
+
+def device_node_cpus(fd: int, sysfs: str = "/sys") -> set[int] | None:
+    """The CPUs of the NUMA node of the device under `fd` (a block device, or the device a
+    file's filesystem is on): the first `numa_node` up its sysfs path, its controller's.
+    None when the kernel names none (one node, a virtual device such as md or dm, -1)."""
+    info = os.fstat(fd)
+    number = info.st_rdev if stat.S_ISBLK(info.st_mode) else info.st_dev
+    devices = os.path.realpath(f"{sysfs}/devices")
+    where = os.path.realpath(f"{sysfs}/dev/block/{os.major(number)}:{os.minor(number)}")
+    while where.startswith(devices + "/"):
+        with contextlib.suppress(OSError, ValueError), open(f"{where}/numa_node") as f:
+            node = int(f.read(32))
+            if node < 0:
+                return None
+            with open(f"{sysfs}/devices/system/node/node{node}/cpulist") as cpulist:
+                return parse_cpulist(cpulist.read(4096)) or None
+        where = os.path.dirname(where)
+    return None
 
 
 def stay_on(cpu: int) -> bool:
