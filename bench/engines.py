@@ -3,7 +3,9 @@
 Both engines run as users run them: `stripewise bench --json` starts the helper process, which
 runs the built-in engine in its own threads or fio as its child. Measuring the built-in engine
 inside this long-lived harness instead cost it 5-10 % against fio, a scheduling artefact of
-where the harness's thread and the loop device's worker land on this 2-CPU VM.
+where the harness's thread and the loop device's worker land on this 2-CPU VM. The built-in
+engine keeps each stream's thread on a CPU of its own (`cpu_placement`); fio runs unplaced, as
+users run it. Latency is timed from submission in both (fio's `lat`, not `clat`).
 
 Four cases, all direct I/O on one stream: 1 MiB sequential (seq_write then seq_read) at QD1
 and QD8, 4 KiB random_read at QD1 and QD32. Each round runs every case with both engines,
