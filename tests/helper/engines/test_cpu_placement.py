@@ -146,3 +146,33 @@ def test_the_node_of_the_controller_up_the_path(tmp_path: Path) -> None:
         assert device_node_cpus(fd, str(sysfs)) is None
     finally:
         os.close(fd)
+
+
+def _cpu_tree(sysfs: Path, cores: list[tuple[list[int], int]]) -> None:
+    """/sys/devices/system/cpu for cores given as (their CPUs, capacity)."""
+    for cpus, capacity in cores:
+        for cpu in cpus:
+            base = sysfs / f"devices/system/cpu/cpu{cpu}"
+            (base / "topology").mkdir(parents=True)
+            (base / "cpu_capacity").write_text(f"{capacity}\n")
+            siblings = ",".join(map(str, cpus))
+            (base / "topology/thread_siblings_list").write_text(siblings + "\n")
+
+
+def test_fast_cores_of_their_own_first(tmp_path: Path) -> None:
+    """A hybrid CPU: four performance cores with two threads each (0-7), four efficiency
+    cores (8-11). Every thread gets a core of its own while there are cores, the performance
+    cores first; only then do SMT siblings share one (a sibling gives about half a core)."""
+    _cpu_tree(tmp_path, [([0, 1], 1024), ([2, 3], 1024), ([4, 5], 1024), ([6, 7], 1024)])
+    _cpu_tree(tmp_path, [([cpu], 400) for cpu in range(8, 12)])
+    every = set(range(12))
+    assert cpus_for(2, sysfs=str(tmp_path), allowed=every) == [7, 5]
+    assert cpus_for(4, sysfs=str(tmp_path), allowed=every) == [7, 5, 3, 1]
+    assert cpus_for(6, sysfs=str(tmp_path), allowed=every) == [7, 5, 3, 1, 11, 10]
+    assert cpus_for(10, sysfs=str(tmp_path), allowed=every) == [7, 5, 3, 1, 11, 10, 9, 8, 6, 4]
+    assert cpus_for(2, sysfs=str(tmp_path), allowed={8, 9, 10}) == [10, 9]
+    assert cpus_for(13, sysfs=str(tmp_path), allowed=every) is None
+
+
+def test_without_topology_the_highest_numbered(tmp_path: Path) -> None:
+    assert cpus_for(3, sysfs=str(tmp_path), allowed={0, 1, 2, 3}) == [3, 2, 1]

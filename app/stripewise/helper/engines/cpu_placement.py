@@ -8,7 +8,8 @@ on one CPU 35,000-40,000, against fio's 38,000-48,000. The figure is the device'
 placement only takes the engine's own cache misses out of it.
 
 Threads are placed only when each can have a CPU to itself: more threads than CPUs would
-stack some of them where the scheduler would have spread them. On a NUMA machine they go to
+stack some of them where the scheduler would have spread them. Each gets a fast CPU and, while
+there are enough, a core of its own. On a NUMA machine they go to
 the CPUs of the node the device's controller hangs off (fio's `numa_cpu_nodes`), when the
 kernel says which one that is and that node has enough of them.
 """
@@ -22,21 +23,61 @@ import stat
 _MAX_CPU = 1 << 16  # a cpulist naming more is not one the kernel wrote
 
 
-def cpus_for(threads: int, near: set[int] | None = None) -> list[int] | None:
-    """One CPU per thread from those this process may use, `near` ones if enough of them,
-    highest-numbered first (CPU 0 takes most device interrupts on many machines); None
-    when they cannot each have one."""
-    try:
-        allowed = set(os.sched_getaffinity(0))
-    except OSError:
-        return None
+def cpus_for(
+    threads: int,
+    near: set[int] | None = None,
+    sysfs: str = "/sys",
+    allowed: set[int] | None = None,
+) -> list[int] | None:
+    """One CPU per thread from those this process may use (or `allowed`), `near` ones if
+    enough of them; None when they cannot each have one. A core of its own for each thread
+    before SMT siblings share one (a sibling gives about half a core); the fastest cores
+    first (a hybrid CPU's performance cores), then the highest-numbered (CPU 0 takes most
+    device interrupts on many machines)."""
+    if allowed is None:
+        try:
+            allowed = set(os.sched_getaffinity(0))
+        except OSError:
+            return None
     if threads < 1 or len(allowed) < 2:  # one CPU: nowhere else to go
         return None
     if near and len(allowed & near) >= threads:
         allowed &= near
     if threads > len(allowed):
         return None
-    return sorted(allowed, reverse=True)[:threads]
+    fastest = sorted(allowed, key=lambda cpu: (-_capacity(cpu, sysfs), -cpu))
+    cores_taken: set[str] = set()
+    own_core: list[int] = []
+    sharing: list[int] = []
+    for cpu in fastest:
+        core = _core(cpu, sysfs)
+        (sharing if core in cores_taken else own_core).append(cpu)
+        cores_taken.add(core)
+    return (own_core + sharing)[:threads]
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read(4096).strip()
+    except OSError:
+        return None
+
+
+def _capacity(cpu: int, sysfs: str) -> int:
+    """The kernel's relative capacity (1024 for the fastest), else the highest clock."""
+    base = f"{sysfs}/devices/system/cpu/cpu{cpu}"
+    for name in ("cpu_capacity", "cpufreq/cpuinfo_max_freq"):
+        text = _read(f"{base}/{name}")
+        if text and text.isdigit():
+            return int(text)
+    return 0
+
+
+def _core(cpu: int, sysfs: str) -> str:
+    """The same text for SMT siblings of one core."""
+    siblings = _read(f"{sysfs}/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+    return siblings or str(cpu)
 
 
 def parse_cpulist(text: str) -> set[int]:
