@@ -63,7 +63,7 @@ def _read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read(4096).strip()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: not text
         return None
 
 
@@ -99,7 +99,10 @@ def device_node_cpus(fd: int, sysfs: str = "/sys") -> set[int] | None:
     """The CPUs of the NUMA node of the device under `fd` (a block device, or the device a
     file's filesystem is on): the first `numa_node` up its sysfs path, its controller's.
     None when the kernel names none (one node, a virtual device such as md or dm, -1)."""
-    info = os.fstat(fd)
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return None
     number = info.st_rdev if stat.S_ISBLK(info.st_mode) else info.st_dev
     devices = os.path.realpath(f"{sysfs}/devices")
     where = os.path.realpath(f"{sysfs}/dev/block/{os.major(number)}:{os.minor(number)}")
