@@ -11,6 +11,8 @@ import pytest
 from tests.fixtures.fio_servers import fio_servers  # noqa: F401  (fio servers on loopback)
 from tests.fixtures.held import hold  # noqa: F401  (engine tests' held targets)
 from tests.fixtures.postgres import (  # noqa: F401  (a real PostgreSQL server)
+    history_db,
+    history_url,
     own_postgres_server,
     postgres_server,
     postgres_url,

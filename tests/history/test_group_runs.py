@@ -7,14 +7,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from stripewise.history.comparison import export_text, load_compared
-from stripewise.history.database import Database, open_database, path_to_url
+from stripewise.history.database import Database
 from stripewise.history.errors import RunNotFoundError
 from stripewise.history.group_runs import default_name, store_group_run
 from stripewise.history.hostinfo import HostInfo
@@ -29,17 +27,9 @@ A, B, C = "10.0.0.1:8765", "10.0.0.2:8765", "ssh://root@node-3"
 HOST = HostInfo("driver", "machine-1", "6.1", "cpu", 4, 8 * 2**30)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        url = path_to_url(tmp_path / "history.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
-    opened = open_database(url)
-    try:
-        yield opened
-    finally:
-        opened.close()
+@pytest.fixture
+def db(history_db: Database) -> Database:
+    return history_db
 
 
 def _phase(phase: Phase, mb_s: float, p99: float | None = None) -> PhaseResult:

@@ -7,7 +7,6 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,15 +54,9 @@ def _helper_like(seq: int) -> SampleRow:
     return SampleRow(seq, round(seq * 0.1 + 0.0004 * (seq % 3), 3), phase, seq // 450, data)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        url = path_to_url(tmp_path / "history.db")
-    else:
-        url = request.getfixturevalue("postgres_url")
-    database = open_database(url)
-    yield database
-    database.close()
+@pytest.fixture
+def db(history_db: Database) -> Database:
+    return history_db
 
 
 def _new_run(db: Database, store: HistoryStore) -> int:

@@ -4,15 +4,13 @@ read back equal, and a downgrade gives the rows back, on SQLite and on PostgreSQ
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from stripewise.history.database import alembic_config, open_database, path_to_url
+from stripewise.history.database import alembic_config, open_database
 from stripewise.history.store import HistoryStore, SampleRow
 
 # (run id, seq, t_s, phase, repetition, data) in the order 0010 inserted them (its ids)
@@ -58,12 +56,9 @@ def _expected(rows: list[OldRow], run_id: int) -> list[SampleRow]:
     return [SampleRow(seq, t_s, p, rep, _read_back(d)) for _run, seq, t_s, p, rep, d in mine]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield path_to_url(tmp_path / "history.db")
-    else:
-        yield request.getfixturevalue("postgres_url")
+@pytest.fixture
+def url(history_url: str) -> str:
+    return history_url
 
 
 def _fill_0010(url: str, rows: list[OldRow]) -> None:

@@ -4,7 +4,6 @@ real PostgreSQL server (migration 0009 on both)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,20 +21,14 @@ SSH_ROOT = parse_host("ssh://root@node-3:2222")
 SSH_PLAIN = parse_host("ssh://node-4")
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return path_to_url(tmp_path / "history.db")
-    return str(request.getfixturevalue("postgres_url"))
+@pytest.fixture
+def url(history_url: str) -> str:
+    return history_url
 
 
 @pytest.fixture
-def db(url: str) -> Iterator[Database]:
-    opened = open_database(url)
-    try:
-        yield opened
-    finally:
-        opened.close()
+def db(history_db: Database) -> Database:
+    return history_db
 
 
 @pytest.mark.parametrize("name", ["site-a", "rack_12", "a", "x" * 64, "v1.2", "  padded  "])
