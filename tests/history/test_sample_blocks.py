@@ -215,14 +215,14 @@ def test_a_resent_sample_is_stored_once(db: Database) -> None:
     store = HistoryStore(db)
     run_id = _new_run(db, store)
     first = [SampleRow(s, s * 0.5, "seq_read", 0, {"x": float(s)}) for s in range(10)]
-    store.add_samples(run_id, first)
+    assert store.add_samples(run_id, first) == 10
     again = [SampleRow(s, s * 0.5, "seq_read", 0, {"x": -1.0}) for s in (3, 9, 10, 10, 11)]
-    store.add_samples(run_id, again)  # a lost reply: sent again, with the next ones
-    store.add_samples(run_id, first[:4])
+    assert store.add_samples(run_id, again) == 2  # a lost reply: sent again, with the next
+    assert store.add_samples(run_id, first[:4]) == 0
     stored = store.samples(run_id)
     assert [s.seq for s in stored] == list(range(12))
     assert [s.data["x"] for s in stored[:10]] == [float(s) for s in range(10)], "first kept"
-    assert store.stored_seqs(run_id) == set(range(12))
+    assert {s.seq for s in stored} == set(range(12))
     assert store.get_run(run_id).sample_count == 12
 
 

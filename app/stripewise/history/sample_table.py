@@ -86,15 +86,13 @@ def read_rows(conn: Connection, run_id: int, names: Collection[str] | None = Non
     return rows
 
 
-def stored_seqs(conn: Connection, run_id: int) -> set[int]:
-    return _seqs_between(conn, run_id, None, None)
-
-
-def _seqs_between(conn: Connection, run_id: int, low: int | None, high: int | None) -> set[int]:
-    """Seqs stored in the blocks whose range meets [low, high] (all blocks with None)."""
-    query = select(sample_blocks.c.payload).where(sample_blocks.c.run_id == run_id)
-    if low is not None and high is not None:
-        query = query.where(sample_blocks.c.first_seq <= high, sample_blocks.c.last_seq >= low)
+def _seqs_between(conn: Connection, run_id: int, low: int, high: int) -> set[int]:
+    """Seqs stored in the blocks whose range meets [low, high]."""
+    query = select(sample_blocks.c.payload).where(
+        sample_blocks.c.run_id == run_id,
+        sample_blocks.c.first_seq <= high,
+        sample_blocks.c.last_seq >= low,
+    )
     found: set[int] = set()
     for payload in conn.execute(query).scalars():
         found.update(codec.decode_seqs(payload))

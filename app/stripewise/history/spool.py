@@ -273,21 +273,19 @@ def _sync_run(
             (run.key,),
         )
     ]
-    have = store.stored_seqs(run_id)
-    new = [row for row in rows if row.seq not in have]
-    store.add_samples(run_id, new)  # which would skip a seq the server has, too
+    sent = store.add_samples(run_id, rows)  # a seq the server has is skipped
     if status is None:
         if recorder_alive(run.context.get("recorder")):
-            return run_id, len(new), False  # still being recorded: its end comes later
+            return run_id, sent, False  # still being recorded: its end comes later
         _set_status(db, run_id, RunStatus.ABORTED, None)  # its recorder died with the run
         store.compact_samples(run_id)
-        return run_id, len(new), True
+        return run_id, sent, True
     if results and not store.get_run(run_id).results:
         store.add_results(run_id, [_result(v) for v in json.loads(results)])
     ended = datetime.fromisoformat(finished_at) if finished_at else None
     _set_status(db, run_id, RunStatus(status), ended)
     store.compact_samples(run_id)  # the live blocks and the spooled rest, as finish_run does
-    return run_id, len(new), True
+    return run_id, sent, True
 
 
 def _set_status(db: Database, run_id: int, status: RunStatus, ended: datetime | None) -> None:

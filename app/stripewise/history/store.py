@@ -147,21 +147,19 @@ class HistoryStore:
                 f"cannot record run {name!r} in {self._db.location}: no host with id {host_id}"
             ) from exc
 
-    def add_samples(self, run_id: int, rows: Sequence[SampleRow]) -> None:
-        """The batch packed into blocks, in one transaction; a seq the run already has is not
-        stored again (a re-sent sample), non-finite numbers are stored as null."""
+    def add_samples(self, run_id: int, rows: Sequence[SampleRow]) -> int:
+        """The batch packed into blocks, in one transaction; -> how many were new: a seq the
+        run already has is not stored again (a re-sent sample). Non-finite numbers are stored
+        as null (the block codec does it, column by column)."""
         if not rows:
-            return
-        cleaned = [
-            (r.seq, r.t_s, r.phase, r.repetition, {k: _finite(v) for k, v in r.data.items()})
-            for r in rows
-        ]
+            return 0
         from stripewise.history import sample_table  # loads numpy: see _readable
 
+        plain = [(r.seq, r.t_s, r.phase, r.repetition, r.data) for r in rows]
         try:
             with self._write() as conn, self._readable(run_id):
                 self._lock_run(conn, run_id)
-                sample_table.insert_rows(conn, run_id, cleaned)
+                return sample_table.insert_rows(conn, run_id, plain)
         except sa_exc.IntegrityError as exc:
             raise DatabaseError(
                 f"cannot store samples of run {run_id} in {self._db.location}: {exc.orig}"
@@ -429,7 +427,7 @@ class HistoryStore:
 
         with self._read() as conn, self._readable(run_id):
             rows = [
-                SampleRow(seq, t_s, phase, repetition, dict(data))
+                SampleRow(seq, t_s, phase, repetition, data)  # decode's own dicts
                 for seq, t_s, phase, repetition, data in sample_table.read_rows(conn, run_id)
             ]
             if not rows:
@@ -451,13 +449,6 @@ class HistoryStore:
             if not rows:
                 self._require_run(conn, run_id)
         return rows
-
-    def stored_seqs(self, run_id: int) -> set[int]:
-        """The seqs of the samples the run has (a spool sync sends only the others)."""
-        from stripewise.history import sample_table  # loads numpy: see _readable
-
-        with self._read() as conn, self._readable(run_id):
-            return sample_table.stored_seqs(conn, run_id)
 
     def contexts(self) -> dict[int, dict[str, Any]]:
         """Every run's context by id: for filtering runs by what was in force."""
