@@ -315,8 +315,9 @@ def test_sqlite_bytes_per_sample_of_finished_helper_runs(tmp_path: Path) -> None
 
 
 def test_two_merges_of_one_run_at_once_keep_each_sample_once(postgres_url: str) -> None:
-    """The second merge waits on the blocks the first took, then finds them gone: it takes
-    nothing rather than writing them again (PostgreSQL: row locks, read committed)."""
+    """The second merge waits for the run's turn the first holds, then finds its blocks
+    merged: it takes nothing rather than writing them again (PostgreSQL: the run's row lock,
+    read committed)."""
     from stripewise.history import sample_table
 
     with open_database(postgres_url) as db:
@@ -331,6 +332,7 @@ def test_two_merges_of_one_run_at_once_keep_each_sample_once(postgres_url: str) 
         taken: list[int] = []
         with db.engine.connect() as first:
             first.begin()
+            assert sample_table.lock_run(first, run_id)
             taken.append(sample_table.merge(first, run_id))
             second = threading.Thread(
                 target=lambda: taken.append(_merge_in_own_transaction(db, run_id))
@@ -348,6 +350,7 @@ def _merge_in_own_transaction(db: Database, run_id: int) -> int:
     from stripewise.history import sample_table
 
     with db.engine.begin() as conn:
+        assert sample_table.lock_run(conn, run_id)
         return sample_table.merge(conn, run_id)
 
 

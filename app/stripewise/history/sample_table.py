@@ -2,10 +2,10 @@
 
 Live batches are small (the recorder writes every half second: 5 samples at 10 Hz), and a
 block's header and row cost a few hundred bytes, so small blocks are merged: once `PILE` of
-them pile up in one phase and repetition, and all of a run's when it finishes. A merge takes
-its blocks with one DELETE ... RETURNING, so two writers merging the same run at once never
-both rewrite a block: each merges what it took. Every function works inside the caller's
-transaction. This module loads numpy (through the codec); the store imports it only where
+them pile up in one phase and repetition, and all of a run's when it finishes. Writers of one
+run's blocks take turns (`lock_run`, first in their transaction), so each sees the seqs and
+blocks the one before left and no block is merged twice. Every function works inside the
+caller's transaction. This module loads numpy (through the codec); the store imports it only where
 samples are read or written, so listing runs does not.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Collection, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
 
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, delete, insert, select
 
 from stripewise.history import sample_blocks as codec
-from stripewise.history.models import sample_blocks
+from stripewise.history.models import runs, sample_blocks
 
 SMALL_BLOCK = 256  # samples: a block under this was written live, one batch or a few merged
 PILE = 16  # small blocks of one phase and repetition merged once this many pile up
@@ -45,24 +45,37 @@ def insert_rows(conn: Connection, run_id: int, rows: Sequence[Row]) -> int:
     return len(fresh)
 
 
+def lock_run(conn: Connection, run_id: int) -> bool:
+    """Take the run's turn until the transaction ends; False when there is no such run. On a
+    server the run's row is locked; SQLite begins a transaction only at its first write, so a
+    DELETE of nothing takes the file's write lock before anything is read."""
+    if conn.dialect.name == "sqlite":
+        conn.execute(delete(sample_blocks).where(sample_blocks.c.id == -1))
+    locked = select(runs.c.id).where(runs.c.id == run_id).with_for_update()
+    return conn.execute(locked).first() is not None
+
+
 def merge(conn: Connection, run_id: int, *, under: int = BLOCK_MAX, at_least: int = 2) -> int:
     """In each phase and repetition with at least `at_least` blocks of fewer than `under`
-    samples, those blocks become as few as `BLOCK_MAX` allows; returns the blocks taken."""
-    small = (sample_blocks.c.run_id == run_id) & (sample_blocks.c.sample_count < under)
-    groups = conn.execute(
-        select(sample_blocks.c.phase, sample_blocks.c.repetition)
-        .where(small)
-        .group_by(sample_blocks.c.phase, sample_blocks.c.repetition)
-        .having(func.count() >= at_least)
-    ).all()
+    samples, those blocks become as few as `BLOCK_MAX` allows; returns the blocks taken.
+    The caller holds the run's turn (`lock_run`)."""
+    small = conn.execute(
+        select(
+            sample_blocks.c.phase,
+            sample_blocks.c.repetition,
+            sample_blocks.c.first_seq,
+            sample_blocks.c.id,
+            sample_blocks.c.payload,
+        ).where(sample_blocks.c.run_id == run_id, sample_blocks.c.sample_count < under)
+    )
+    groups: dict[tuple[str, int], list[tuple[int, int, bytes]]] = {}
+    for phase, repetition, first_seq, block_id, payload in small:
+        groups.setdefault((phase, repetition), []).append((first_seq, block_id, payload))
     taken = 0
-    for phase, repetition in groups:
-        ids = conn.execute(
-            select(sample_blocks.c.id).where(
-                small, sample_blocks.c.phase == phase, sample_blocks.c.repetition == repetition
-            )
-        ).scalars()
-        blocks = _take(conn, list(ids))  # fewer when another writer merged some first
+    for (phase, repetition), blocks in groups.items():
+        if len(blocks) < at_least:
+            continue
+        conn.execute(delete(sample_blocks).where(sample_blocks.c.id.in_([b[1] for b in blocks])))
         rows: list[Row] = []
         for _first, _id, payload in sorted(blocks):
             rows.extend(_rows(codec.decode(payload), phase, repetition))
@@ -97,29 +110,6 @@ def _seqs_between(conn: Connection, run_id: int, low: int, high: int) -> set[int
     for payload in conn.execute(query).scalars():
         found.update(codec.decode_seqs(payload))
     return found
-
-
-def _take(conn: Connection, ids: list[int]) -> list[tuple[int, int, bytes]]:
-    """Deletes the blocks and returns (first_seq, id, payload) of those this transaction got:
-    a block another writer merged meanwhile is not returned, so it is not stored twice."""
-    if not ids:
-        return []
-    stmt = delete(sample_blocks).where(sample_blocks.c.id.in_(ids))
-    if conn.dialect.delete_returning:
-        taken = conn.execute(
-            stmt.returning(sample_blocks.c.first_seq, sample_blocks.c.id, sample_blocks.c.payload)
-        )
-        return [(int(r[0]), int(r[1]), bytes(r[2])) for r in taken]
-    # SQLite before 3.35 has no RETURNING: a DELETE of nothing takes the write lock first, so
-    # no other writer changes the blocks between the SELECT and the DELETE
-    conn.execute(delete(sample_blocks).where(sample_blocks.c.id == -1))
-    chosen = conn.execute(
-        select(sample_blocks.c.first_seq, sample_blocks.c.id, sample_blocks.c.payload).where(
-            sample_blocks.c.id.in_(ids)
-        )
-    ).all()
-    conn.execute(stmt)
-    return [(int(r[0]), int(r[1]), bytes(r[2])) for r in chosen]
 
 
 def _rows(block: codec.Block, phase: str, repetition: int) -> list[Row]:

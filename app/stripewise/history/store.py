@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 
 from stripewise.history.database import Database
@@ -474,14 +474,10 @@ class HistoryStore:
             raise RunNotFoundError(run_id, self._db.location)
 
     def _lock_run(self, conn: Connection, run_id: int) -> None:
-        """Writers of one run's samples take turns until the transaction ends, so each sees
-        the seqs the one before stored: on a server the run's row is locked; SQLite begins a
-        transaction only at its first write, so a DELETE of nothing takes the file's write
-        lock before anything is read."""
-        if conn.dialect.name == "sqlite":
-            conn.execute(delete(sample_blocks).where(sample_blocks.c.id == -1))
-        locked = select(runs.c.id).where(runs.c.id == run_id).with_for_update()
-        if conn.execute(locked).first() is None:
+        """The run's turn among writers of its samples (`sample_table.lock_run`)."""
+        from stripewise.history import sample_table  # loads numpy: see _readable
+
+        if not sample_table.lock_run(conn, run_id):
             raise RunNotFoundError(run_id, self._db.location)
 
     @contextmanager
