@@ -243,7 +243,11 @@ def test_engine_samples_leave_a_missing_rate_none_and_unknown_runs_raise(db: Dat
     empty = _new_run(db, store)
     assert store.samples(empty) == [] and store.engine_samples(empty) == []
     assert store.get_run(empty).sample_count == 0
-    for call in (store.samples, store.engine_samples, store.compact_samples):
+
+    def finish(run_id: int) -> None:
+        store.finish_run(run_id, RunStatus.COMPLETE)
+
+    for call in (store.samples, store.engine_samples, finish):
         with pytest.raises(DatabaseError, match="run 999"):
             call(999)
 

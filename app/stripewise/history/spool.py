@@ -277,19 +277,21 @@ def _sync_run(
     if status is None:
         if recorder_alive(run.context.get("recorder")):
             return run_id, sent, False  # still being recorded: its end comes later
-        _set_status(db, run_id, RunStatus.ABORTED, None)  # its recorder died with the run
-        store.compact_samples(run_id)
+        _file_end(db, run_id, RunStatus.ABORTED, None)  # its recorder died with the run
         return run_id, sent, True
     if results and not store.get_run(run_id).results:
         store.add_results(run_id, [_result(v) for v in json.loads(results)])
     ended = datetime.fromisoformat(finished_at) if finished_at else None
-    _set_status(db, run_id, RunStatus(status), ended)
-    store.compact_samples(run_id)  # the live blocks and the spooled rest, as finish_run does
+    _file_end(db, run_id, RunStatus(status), ended)
     return run_id, sent, True
 
 
-def _set_status(db: Database, run_id: int, status: RunStatus, ended: datetime | None) -> None:
-    """The recorder's final word, over `running` or a start-up's `aborted` guess."""
+def _file_end(db: Database, run_id: int, status: RunStatus, ended: datetime | None) -> None:
+    """The recorder's final word, over `running` or a start-up's `aborted` guess, and the
+    run's blocks merged (the live ones and the spooled rest), as finish_run does: one
+    transaction, so a run is never filed as ended with its blocks left unmerged."""
+    from stripewise.history import sample_table  # loads numpy, as the samples just sent did
+
     open_states = (RunStatus.RUNNING.value, RunStatus.ABORTED.value)
     stmt = (
         update(runs)
@@ -297,7 +299,9 @@ def _set_status(db: Database, run_id: int, status: RunStatus, ended: datetime | 
         .values(status=status.value, finished_at=ended or utc_now())
     )
     with _translated(db), db.engine.begin() as conn:
+        sample_table.lock_run(conn, run_id)
         conn.execute(stmt)
+        sample_table.merge(conn, run_id)
 
 
 def _result(fields: dict[str, Any]) -> ResultValue:

@@ -165,15 +165,6 @@ class HistoryStore:
                 f"cannot store samples of run {run_id} in {self._db.location}: {exc.orig}"
             ) from exc
 
-    def compact_samples(self, run_id: int) -> None:
-        """The run's small blocks merged into as few as they fill (finish_run does it; so
-        does a sync of a run that was spooled)."""
-        from stripewise.history import sample_table  # loads numpy: see _readable
-
-        with self._write() as conn, self._readable(run_id):
-            self._lock_run(conn, run_id)
-            sample_table.merge(conn, run_id)
-
     def add_results(self, run_id: int, values: Sequence[ResultValue]) -> None:
         """Missing figures stay NULL: `None` never turns into 0."""
         if not values:
@@ -210,10 +201,12 @@ class HistoryStore:
                 finished_at=_aware(finished_at, "finished_at") or utc_now(),
             )
         )
-        with self._write() as conn:
+        from stripewise.history import sample_table  # loads numpy: see _readable
+
+        with self._write() as conn, self._readable(run_id):
             if conn.execute(stmt).rowcount == 0:
                 raise RunNotFoundError(run_id, self._db.location)
-        self.compact_samples(run_id)
+            sample_table.merge(conn, run_id)  # the UPDATE holds the run's turn meanwhile
 
     def mark_abandoned_runs_aborted(self, machine_id: str | None = None) -> list[int]:
         """Runs left `running` by a crash become `aborted`; their samples are kept.
