@@ -106,6 +106,39 @@ def test_contexts_do_not_outlive_complete_failed_and_cancelled_phases(
 
 
 @needs_aio
+def test_a_context_that_may_have_io_in_flight_is_not_kept(
+    tmp_path: Path, hold: Hold, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At QD1, io_getevents failing leaves an I/O in flight: the phase fails and its context
+    is destroyed (waiting for that I/O) before the buffer goes, not kept for the next phase."""
+    real_one_io = AioContext.one_io
+
+    def fails_third_time(self: AioContext, slots: AioSlots) -> Callable[[int, int, int, int], int]:
+        move, calls = real_one_io(self, slots), [0]
+
+        def moving(opcode: int, offset: int, nbytes: int, into: int) -> int:
+            calls[0] += 1
+            if calls[0] == 3:
+                self.submitter(slots)(1)  # the last transfer's iocb again: in flight now
+                raise OSError(errno.EFAULT, "Bad address")
+            return move(opcode, offset, nbytes, into)
+
+        return moving
+
+    baseline = aio_rings()
+    target = hold(str(tmp_path / "file"))
+    spec = spec_at(tmp_path, 24 * BLOCK, streams=1, queue_depth=1)
+    engine = BuiltinEngine()
+    monkeypatch.setattr(AioContext, "one_io", fails_third_time)
+    outcome = engine.run_phase(
+        spec, Phase.SEQ_WRITE, 0, target, Progress(24 * BLOCK), threading.Event()
+    )
+    assert outcome.error is not None and "Bad address" in outcome.error
+    assert aio_rings() == baseline  # destroyed at once, not in the pool
+    engine.cleanup()
+
+
+@needs_aio
 def test_an_allocation_failing_while_workers_are_built_leaves_no_context(
     tmp_path: Path, hold: Hold, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,7 +16,6 @@ from stripewise.helper.engines.base import Progress
 from stripewise.helper.engines.io_plans import START, Io, SequentialPlan
 from stripewise.helper.engines.io_runners import (
     Failure,
-    aio_mover,
     run_one_at_a_time,
     run_queued,
 )
@@ -34,7 +33,7 @@ Runner = Callable[..., Failure | None]
 RUNNERS = [
     pytest.param(run_queued, DEPTH, id="queued"),
     pytest.param(
-        lambda context, slots, *rest: run_one_at_a_time(aio_mover(context, slots), *rest),
+        lambda context, slots, *rest: run_one_at_a_time(context.one_io(slots), *rest),
         1,
         id="one-at-a-time",
     ),
@@ -203,13 +202,13 @@ def count_submits(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
         return counting
 
-    def one_io(self: AioContext, slots: AioSlots) -> Callable[[], int]:
-        transfer = original_one(self, slots)
+    def one_io(self: AioContext, slots: AioSlots) -> Callable[[int, int, int, int], int]:
+        move = original_one(self, slots)
 
-        def counting() -> int:
+        def counting(opcode: int, offset: int, nbytes: int, into: int) -> int:
             counted["ios"] += 1
             counted["largest batch"] = max(counted["largest batch"], 1)
-            return transfer()
+            return move(opcode, offset, nbytes, into)
 
         return counting
 

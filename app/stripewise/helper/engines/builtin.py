@@ -30,7 +30,6 @@ from stripewise.helper.engines.cpu_placement import cpus_for, device_node_cpus, 
 from stripewise.helper.engines.io_plans import IoPlan, RandomPlan, RewritePlan, SequentialPlan
 from stripewise.helper.engines.io_runners import (
     Failure,
-    aio_mover,
     run_one_at_a_time,
     run_queued,
     sync_mover,
@@ -126,11 +125,13 @@ def _queued_worker(
     def run() -> Failure | None:
         if depth == 1:
             failure = run_one_at_a_time(
-                aio_mover(context, slots), plan, progress, halt.is_set, latencies
+                context.one_io(slots), plan, progress, halt.is_set, latencies
             )
         else:
             failure = run_queued(context, slots, plan, progress, halt.is_set, latencies)
-        drained[0] = True  # the runners return only with nothing in flight
+        # without a failure nothing is in flight; after one (io_getevents failing at QD1,
+        # say) an I/O may be, so the context is destroyed, not kept for the next phase
+        drained[0] = failure is None
         return failure
 
     def release() -> None:

@@ -142,22 +142,8 @@ def run_queued(
 
 Move = Callable[[int, int, int, int], int]
 """move(opcode, offset, nbytes, into): one transfer of `nbytes` at `offset`, to or from the
-slot's buffer from its byte `into`; -> bytes moved, or -errno (OSError also counts)."""
-
-
-def aio_mover(context: AioContext, slots: AioSlots) -> Move:
-    """Slot 0 of `slots` through Linux AIO: queue depth 1 in two bare system calls."""
-    transfer, words = context.one_io(slots), slots.iocb_words
-    fd_word, buffer = slots.fd_word, slots.buffer_address
-
-    def move(opcode: int, offset: int, nbytes: int, into: int) -> int:
-        words[2] = opcode | fd_word
-        words[3] = buffer + into
-        words[4] = nbytes
-        words[5] = offset
-        return transfer()
-
-    return move
+slot's buffer from its byte `into`; -> bytes moved, or -errno (OSError also counts). Through
+AIO: `AioContext.one_io`; synchronous: `sync_mover`."""
 
 
 def sync_mover(fd: int, view: memoryview) -> Move:

@@ -155,25 +155,32 @@ class AioContext:
 
         return reap
 
-    def one_io(self, slots: AioSlots) -> Callable[[], int]:
-        """transfer(): submit slot 0's iocb, wait for it; -> its result (bytes, or -errno).
-        Queue depth 1 in two bare system calls; the retrying closures only when one of them
-        says something unusual (EINTR, EAGAIN, an iocb refused outright: OSError)."""
+    def one_io(self, slots: AioSlots) -> Callable[[int, int, int, int], int]:
+        """move(opcode, offset, nbytes, into): slot 0's iocb rewritten for one transfer of
+        `nbytes` at `offset`, to or from the slot's buffer from its byte `into`, submitted
+        and waited for; -> its result (bytes, or -errno). Queue depth 1 in two bare system
+        calls; the retrying closures only when one of them says something unusual (EINTR,
+        EAGAIN, an iocb refused outright: OSError)."""
         syscall, ctx = self._syscall, self._ctx
         submit_number, reap_number = self._submit, self._getevents
         pointers = ctypes.c_void_p(slots.pointers_address)
         events = ctypes.c_void_p(slots.events_address)
         submit, reap, event_words = self.submitter(slots), self.reaper(slots), slots.event_words
+        words, fd_word, buffer = slots.iocb_words, slots.fd_word, slots.buffer_address
         slots.pointer_words[0] = slots.iocb_address
 
-        def transfer() -> int:
+        def move(opcode: int, offset: int, nbytes: int, into: int) -> int:
+            words[2] = opcode | fd_word
+            words[3] = buffer + into
+            words[4] = nbytes
+            words[5] = offset
             if syscall(submit_number, ctx, 1, pointers) != 1:
                 submit(1)
             if syscall(reap_number, ctx, 1, 1, events, None) != 1:
                 reap()
             return event_words[2]
 
-        return transfer
+        return move
 
     def close(self) -> None:
         """Release the context; the kernel first waits for any I/O still in flight."""
