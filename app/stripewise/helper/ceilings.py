@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from stripewise.helper.resolve import mount_of, open_loop_backing
+from stripewise.helper.sysfs_files import read_attribute
 from stripewise.inventory.pci import PCI_ADDRESS, parse_link
 from stripewise.model.topology import pcie_link_mb_s
 
@@ -34,16 +35,7 @@ _PORT = re.compile(r"^port-[\d:]+$")
 _PHY = re.compile(r"^phy-[\d:]+$")
 _ATA = re.compile(r"^ata\d+$")
 _NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)")
-_MAX_ATTRIBUTE = 4096
 _COPY_BYTES = 32 * 2**20  # beyond most caches; 64 MiB held for the moment of measuring
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(_MAX_ATTRIBUTE).decode(errors="replace").strip()
-    except OSError:
-        return None
 
 
 def _number(text: str | None) -> float | None:
@@ -81,7 +73,8 @@ def usb_mb_s(text: str | None) -> float | None:
 def pcie_mb_s(function: str) -> float | None:
     """The PCIe link a PCI function trained at (`current_link_speed` x `current_link_width`)."""
     link = parse_link(
-        _read(f"{function}/current_link_speed"), _read(f"{function}/current_link_width")
+        read_attribute(f"{function}/current_link_speed"),
+        read_attribute(f"{function}/current_link_width"),
     )
     return float(pcie_link_mb_s(link.speed_gt_s, link.width)) if link else None
 
@@ -137,7 +130,9 @@ def _sata(parts: list[str], index: int) -> float | None:
     with contextlib.suppress(OSError):
         for entry in os.listdir(port):
             if entry.startswith("link"):
-                speeds.append(sata_mb_s(_read(f"{port}/{entry}/ata_link/{entry}/sata_spd")))
+                speeds.append(
+                    sata_mb_s(read_attribute(f"{port}/{entry}/ata_link/{entry}/sata_spd"))
+                )
     known = [s for s in speeds if s]
     return max(known) if known else None
 
@@ -149,7 +144,9 @@ def _sas_port(directory: str) -> float | None:
         for entry in os.listdir(directory):
             if _PHY.match(entry):
                 rates.append(
-                    sas_mb_s(_read(f"{directory}/{entry}/sas_phy/{entry}/negotiated_linkrate"))
+                    sas_mb_s(
+                        read_attribute(f"{directory}/{entry}/sas_phy/{entry}/negotiated_linkrate")
+                    )
                 )
     known = [r for r in rates if r]
     return sum(known) if known else None
@@ -179,7 +176,7 @@ def disk_path(sys: str, name: str) -> LinkPath | None:
             devices = [i for i, p in enumerate(parts) if _USB_DEVICE.match(p)]
             for at in devices:  # hubs first, the disk's own device last
                 key = "/" + "/".join(parts[: at + 1])
-                nodes.append((key, f"USB {parts[at]}", usb_mb_s(_read(f"{key}/speed"))))
+                nodes.append((key, f"USB {parts[at]}", usb_mb_s(read_attribute(f"{key}/speed"))))
             interface = (f"{real}#if", f"{name}'s USB link", nodes[-1][2])
             nodes = nodes[:-1]
             break

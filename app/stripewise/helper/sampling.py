@@ -31,6 +31,7 @@ import psutil
 
 from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
+from stripewise.helper.sysfs_files import read_attribute
 from stripewise.inventory.mounts import device_name
 from stripewise.protocol.events import DiskLayer
 
@@ -41,14 +42,6 @@ _POLL_S = 0.01  # how often to look for a stepped engine's next report
 _MIN_DIVISOR_S = 1e-3  # a phase shorter than this is timed as this long
 
 Sample = dict[str, Any]
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
 
 
 def _whole_disk(devno: int) -> str | None:
@@ -79,7 +72,7 @@ def _collect(name: str, found: list[DiskLayer], role: str, under: str | None, de
     except OSError:
         slaves = []
     for slave in slaves:
-        number = _read(f"{base}/slaves/{slave}/dev")
+        number = read_attribute(f"{base}/slaves/{slave}/dev")
         if number and ":" in number:
             major, minor = number.split(":")
             disk = _whole_disk(os.makedev(int(major), int(minor)))

@@ -42,6 +42,7 @@ from stripewise.helper.engines.linux_aio import (
     AioSlots,
     ContextPool,
 )
+from stripewise.helper.sysfs_files import block_device_path, read_attribute
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
@@ -64,13 +65,12 @@ def pattern_period_bytes(spec: BenchSpec, phase: Phase) -> int:
 
 def logical_block_bytes(fd: int) -> int:
     """O_DIRECT alignment: the device's logical block size (a partition's parent queue)."""
-    info = os.fstat(fd)
-    number = info.st_rdev if stat.S_ISBLK(info.st_mode) else info.st_dev
-    base = f"/sys/dev/block/{os.major(number)}:{os.minor(number)}"
+    base = block_device_path(fd)
     for queue in (f"{base}/queue", f"{base}/../queue"):
-        with contextlib.suppress(OSError, ValueError), open(f"{queue}/logical_block_size") as f:
-            return max(512, int(f.read()))
-    return max(512, info.st_blksize)  # no block device behind it (tmpfs, btrfs subvolume)
+        size = read_attribute(f"{queue}/logical_block_size")
+        if size and size.isdigit():
+            return max(512, int(size))
+    return max(512, os.fstat(fd).st_blksize)  # no block device behind it (tmpfs, btrfs)
 
 
 @dataclass

@@ -19,9 +19,9 @@ and that node has enough of them.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
+
+from stripewise.helper.sysfs_files import block_device_path, read_attribute
 
 _MAX_CPU = 1 << 16  # a cpulist naming more is not one the kernel wrote
 
@@ -59,19 +59,11 @@ def cpus_for(
     return (own_core + sharing)[:threads]
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read(4096).strip()
-    except (OSError, ValueError):  # ValueError: not text
-        return None
-
-
 def _capacity(cpu: int, sysfs: str) -> int:
     """The kernel's relative capacity (1024 for the fastest), else the highest clock."""
     base = f"{sysfs}/devices/system/cpu/cpu{cpu}"
     for name in ("cpu_capacity", "cpufreq/cpuinfo_max_freq"):
-        text = _read(f"{base}/{name}")
+        text = read_attribute(f"{base}/{name}")
         if text and text.isdigit():
             return int(text)
     return 0
@@ -79,7 +71,7 @@ def _capacity(cpu: int, sysfs: str) -> int:
 
 def _core(cpu: int, sysfs: str) -> str:
     """The same text for SMT siblings of one core."""
-    siblings = _read(f"{sysfs}/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+    siblings = read_attribute(f"{sysfs}/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
     return siblings or str(cpu)
 
 
@@ -99,20 +91,21 @@ def device_node_cpus(fd: int, sysfs: str = "/sys") -> set[int] | None:
     """The CPUs of the NUMA node of the device under `fd` (a block device, or the device a
     file's filesystem is on): the first `numa_node` up its sysfs path, its controller's.
     None when the kernel names none (one node, a virtual device such as md or dm, -1)."""
-    try:
-        info = os.fstat(fd)
-    except OSError:
+    block = block_device_path(fd, sysfs)
+    if block is None:
         return None
-    number = info.st_rdev if stat.S_ISBLK(info.st_mode) else info.st_dev
     devices = os.path.realpath(f"{sysfs}/devices")
-    where = os.path.realpath(f"{sysfs}/dev/block/{os.major(number)}:{os.minor(number)}")
+    where = os.path.realpath(block)
     while where.startswith(devices + "/"):
-        with contextlib.suppress(OSError, ValueError), open(f"{where}/numa_node") as f:
-            node = int(f.read(32))
-            if node < 0:
+        node = read_attribute(f"{where}/numa_node")
+        if node is not None:
+            if not node.isdigit():
+                return None  # -1: the kernel knows of one node only
+            cpulist = read_attribute(f"{sysfs}/devices/system/node/node{node}/cpulist")
+            try:
+                return parse_cpulist(cpulist or "") or None
+            except ValueError:
                 return None
-            with open(f"{sysfs}/devices/system/node/node{node}/cpulist") as cpulist:
-                return parse_cpulist(cpulist.read(4096)) or None
         where = os.path.dirname(where)
     return None
 
