@@ -27,7 +27,6 @@ class ValueKind(enum.Enum):
 # an admin types most often, so it completes as one.
 _FILE_METAVARS = frozenset({"FILE", "PATH", "URL"})
 _DIRECTORY_METAVARS = frozenset({"DIR", "DIRECTORY"})
-_DIRECTORY_DESTS = frozenset({"prefix", "root", "state_dir"})
 
 
 @dataclass(frozen=True)
@@ -151,7 +150,7 @@ def _kind(action: argparse.Action, choices: tuple[str, ...]) -> ValueKind:
     if choices:
         return ValueKind.CHOICES
     metavar = action.metavar if isinstance(action.metavar, str) else ""
-    if metavar in _DIRECTORY_METAVARS or (action.type is Path and action.dest in _DIRECTORY_DESTS):
+    if metavar in _DIRECTORY_METAVARS:
         return ValueKind.DIRECTORY
     if metavar in _FILE_METAVARS or action.type is Path:
         return ValueKind.FILE

@@ -18,11 +18,14 @@ from stripewise.build_docs.roff import (
     usage,
     value,
 )
+from stripewise.environment import (
+    INSTALLED_HELPER,
+    INSTALLED_PREFIX,
+    POLKIT_ACTION_ID,
+    POLKIT_POLICY_PATH,
+)
 from stripewise.helper.installed import TEST_ONLY_OPTIONS
-
-POLKIT_ACTION = "org.stripewise.helper"
-INSTALLED_HELPER = "/usr/libexec/stripewise/stripewise-helper"
-STATE_DIR = "/var/lib/stripewise"
+from stripewise.helper.state import DEFAULT_STATE_DIR as STATE_DIR
 
 # (name, what it does): every variable the CLI reads; a test holds this to the source
 STRIPEWISE_ENVIRONMENT = (
@@ -82,7 +85,7 @@ STRIPEWISE_FILES = (
         "$XDG_DATA_HOME/icons).",
     ),
     (
-        "/opt/venvs/stripewise",
+        str(INSTALLED_PREFIX),
         "The installed program, with the shipped presets and catalog in its "
         "stripewise/resources folder.",
     ),
@@ -262,7 +265,7 @@ def helper_page(helper: Command, version: str, date: str) -> str:
         ".PP",
         line(
             prose(
-                f"pkexec starts it under the polkit action {POLKIT_ACTION} (auth_admin_keep: "
+                f"pkexec starts it under the polkit action {POLKIT_ACTION_ID} (auth_admin_keep: "
                 "an administrator's password, remembered for a few minutes), which names "
                 f"the installed helper {INSTALLED_HELPER}. A sudoers rule may name the same "
                 "path instead."
@@ -284,10 +287,13 @@ def helper_page(helper: Command, version: str, date: str) -> str:
         ".SH FILES",
         *items(
             (
-                (INSTALLED_HELPER, "The installed helper, owned by root, the one polkit names."),
                 (
-                    f"/usr/share/polkit-1/actions/{POLKIT_ACTION}.policy",
-                    f"The polkit action {POLKIT_ACTION}.",
+                    str(INSTALLED_HELPER),
+                    "The installed helper, owned by root, the one polkit names.",
+                ),
+                (
+                    str(POLKIT_POLICY_PATH),
+                    f"The polkit action {POLKIT_ACTION_ID}.",
                 ),
                 (
                     STATE_DIR,

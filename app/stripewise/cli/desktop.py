@@ -12,6 +12,7 @@ from stripewise.desktop_entry import install_desktop_entry
 def fill_parser(desktop: argparse.ArgumentParser) -> None:
     desktop.add_argument(
         "--prefix",
+        metavar="DIR",
         type=Path,
         default=None,
         help="data directory to install into (default: $XDG_DATA_HOME or ~/.local/share)",
