@@ -187,12 +187,13 @@ def measure(url: str, runs: int) -> dict[str, object]:
     window_ms = [open_window() for _ in range(runs)]
     stored = sum(store.get_run(run.id).sample_count for run in store.list_runs())
     history.close()
+    size = _file_bytes(url)
     return {
         "list_ms": listing,
         "compare_load_ms": loading,
         "compare_window_ms": window_ms,
-        "bytes_per_sample": _file_bytes(url) / stored,
-        "db_bytes": _file_bytes(url),
+        "bytes_per_sample": size / stored,
+        "db_bytes": size,
         "samples": stored,
     }
 
