@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,8 @@ def test_table_and_saved_run(tmp_path: Path) -> None:
         (["--size", "lots"], "size"),
         (["--phases", "seq_write,defrag"], "phases"),
         (["--rate", "50"], "sample_rate_hz"),
+        (["--cpu-latency-us", "-1"], "--cpu-latency-us"),
+        (["--cpu-latency-us", "20000"], "cpu_latency_us: 0 to 10,000 us"),
     ],
 )
 def test_invalid_input_exits_2(tmp_path: Path, args: list[str], words: str) -> None:
@@ -107,3 +110,22 @@ def test_fio_engine_through_the_same_path(tmp_path: Path) -> None:
     result = json.loads(done.stdout.splitlines()[-1])
     assert result["engine"] == "fio" and result["status"] == "complete"
     assert all(r["mb_s"]["median"] > 0 for r in result["results"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="PM QoS requests need root")
+def test_a_run_that_held_the_cpu_latency_is_filed_with_it(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    work = tmp_path / "work"
+    work.mkdir()
+    done = bench(
+        "--target", str(work), "--size", "16M", "--phases", "seq_write", "--cpu-latency-us", "0",
+        "--save", "--db", db, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run(
+        [sys.executable, "-m", "stripewise", "history", "show", "1", "--db", db, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(shown.stdout)["spec"]["cpu_latency_us"] == 0

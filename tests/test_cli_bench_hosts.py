@@ -106,6 +106,7 @@ def test_bad_hosts_and_groups_are_refused_in_one_line(tmp_path: Path) -> None:
         (["--host", "a:1", "--host", "a:1"], "each host once"),
         (["--group", "nowhere", "--db", db], "no host group"),
         (["--host", "127.0.0.1:8765", "--confirm-serial", "X"], "directories only"),
+        (["--host", "127.0.0.1:8765", "--cpu-latency-us", "0"], "cannot be asked to hold it"),
     ):
         target = "/dev/sdz" if "--confirm-serial" in args else str(tmp_path)
         done = bench(*args, "--target", target, "--size", "8M")

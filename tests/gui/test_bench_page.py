@@ -304,3 +304,38 @@ def test_a_guard_tripped_on_a_real_run_is_marked_warned_and_stored(
     history = window.page_widgets["history"]
     history.detail_results.show_stored(detail.results)  # type: ignore[attr-defined]
     assert history.detail_results.cell_text("seq_read", 0).endswith(GUARD_MARK)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="PM QoS requests need root")
+def test_a_cpu_latency_limit_ticked_in_the_form_is_held_and_filed(
+    make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
+) -> None:
+    from stripewise.helper.cpu_latency import effective_limit_us
+
+    before = effective_limit_us()
+    window = make_window(view="benchmark")
+    page = bench_page(window)
+    set_up(page, tmp_path, "256M", ("seq_write",))
+    assert not page.form.cpu_latency.isEnabled(), "no limit until the box is ticked"
+    page.form.hold_cpu_latency.setChecked(True)
+    page.form.cpu_latency.setValue(4)
+    held: list[int] = []
+    page.session.sampleArrived.connect(lambda _sample: held.append(effective_limit_us()))
+    with qtbot.waitSignal(page.session.saved, timeout=120_000) as saved:
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    run_id, status = saved.args
+    # read as samples arrive here: the last ones may come after the run has let go
+    assert status == "complete" and 4 in held
+    assert effective_limit_us() == before
+    detail, _samples = stored(db_url, run_id)
+    assert detail.spec["cpu_latency_us"] == 4
+
+    page.form.load_spec({**detail.spec, "cpu_latency_us": None}, 3)  # a run without one
+    assert not page.form.hold_cpu_latency.isChecked() and not page.form.cpu_latency.isEnabled()
+    assert page.form.start_args().spec.cpu_latency_us is None
+    page.form.load_spec(detail.spec, 3)
+    assert page.form.hold_cpu_latency.isChecked() and page.form.cpu_latency.value() == 4
+    page.form.hold_cpu_latency.setChecked(False)
+    page.form.set_running(True)
+    page.form.set_running(False)
+    assert not page.form.cpu_latency.isEnabled(), "ending a run does not wake the spin box"

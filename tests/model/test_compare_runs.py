@@ -367,6 +367,22 @@ def test_any_one_tuning_value_or_spec_parameter_is_a_sweep() -> None:
     assert sweep_of(disks__0__tuning__scheduler=("none", "mq-deadline", "bfq")) is None
 
 
+def test_the_cpu_latency_a_run_held_is_a_tuning_difference_and_a_sweep() -> None:
+    runs = [
+        replace(run(i + 1), spec={"size": GiB, "cpu_latency_us": limit})
+        for i, limit in enumerate((None, 0))
+    ]
+    (held,) = compare_runs(runs).context
+    assert (held.key, held.group, held.values) == ("spec.cpu_latency_us", "tuning", (None, 0))
+    swept = [
+        replace(run(i + 1), spec={"size": GiB, "cpu_latency_us": limit})
+        for i, limit in enumerate((0, 10, 100))
+    ]
+    sweep = compare_runs(swept).sweep
+    assert sweep is not None
+    assert (sweep.label, sweep.unit, sweep.values) == ("CPU wake-up limit", "us", (0, 10, 100))
+
+
 def test_an_imported_option_kept_as_text_is_a_sweep() -> None:
     """fio's job options are text in an import: iodepth=1, 4, 16; bs=4k, 64k, 1m."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from stripewise.protocol.client import ClientCore, Reply
 from stripewise.protocol.events import BenchStartArgs, BenchStarted
 from stripewise.protocol.fields import Message, VerbArgs
 from stripewise.protocol.messages import ARGS_TYPES, REPLY_TYPES
-from stripewise.protocol.spec import SPEC_KEYS, spec_from_json
+from stripewise.protocol.spec import SPEC_KEYS, spec_from_json, spec_to_json
 from stripewise.protocol.tuning import (
     MAX_SETTINGS,
     ApplyArgs,
@@ -56,7 +57,9 @@ from stripewise.protocol.wire import ProtocolError, encode
 from tests.fixtures.tuning_state import fake_root
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
-SPEC = spec_from_json({"target": "/srv/bench", "size": "1G", "phases": ["seq_write"]})
+SPEC = spec_from_json(
+    {"target": "/srv/bench", "size": "1G", "phases": ["seq_write"], "cpu_latency_us": 0}
+)
 JOURNAL = "20250101T000000-abcdef"
 DISKS = tuple(ArrayMember(f"/dev/sd{n}", f"SERIAL-{n}") for n in "bcde")
 SETTINGS = (TuningSetting("read_ahead_kb", 4096, "sdb"), TuningSetting("vm.dirty_ratio", 20))
@@ -196,6 +199,9 @@ def test_the_documented_verbs_are_the_types() -> None:
         same_keys(reply.to_json(), docs[verb][1], f"{verb} result")
     assert set(docs["bench.start"][0]) == SPEC_KEYS | {"confirm_serial", "overwrite"}
     assert set(REPLIES[3].to_json()["spec"]) == SPEC_KEYS  # "every key below"
+    # a run that holds no CPU latency limit keeps the shape earlier helpers know
+    unheld = spec_to_json(replace(SPEC, cpu_latency_us=None))
+    assert set(unheld) == SPEC_KEYS - {"cpu_latency_us"}
 
 
 def test_the_docs_parser_reads_the_convention() -> None:
@@ -270,6 +276,8 @@ REFUSED = [
     (BenchStartArgs, _bench(size="lots"), "bad_args", "size"),
     (BenchStartArgs, _bench(streams=0), "bad_args", "streams"),
     (BenchStartArgs, _bench(target="relative"), "bad_args", "target"),
+    (BenchStartArgs, _bench(cpu_latency_us=-1), "bad_args", "cpu_latency_us"),
+    (BenchStartArgs, _bench(cpu_latency_us=False), "bad_args", "cpu_latency_us"),
     (LocateArgs, {"enclosure": "0:0:8:0", "bay": "Slot 1", "on": "yes"}, "bad_args", "on"),
     (LocateArgs, {"enclosure": "0:0:8", "bay": "Slot 1", "on": True}, "bad_args", "H:C:T:L"),
     (LocateArgs, {"enclosure": "0:0:8:0\n", "bay": "Slot 1", "on": True}, "bad_args", "H:C"),

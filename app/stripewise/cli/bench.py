@@ -26,7 +26,7 @@ from stripewise.cli.bench_output import emit, emit_lost, say
 from stripewise.cli.bench_save import save_run
 from stripewise.cli.errors import CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
-from stripewise.cli.options import add_db_option, finite, positive_int
+from stripewise.cli.options import add_db_option, finite, positive_int, whole_number
 from stripewise.model.run import RunStatus
 from stripewise.model.wording import count_noun
 from stripewise.protocol.client import Reply
@@ -95,6 +95,13 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
     )
     bench.add_argument(
         "--rate", type=finite, default=2.0, metavar="HZ", help="samples per second, 1 to 10"
+    )
+    bench.add_argument(
+        "--cpu-latency-us",
+        type=whole_number,
+        metavar="US",
+        help="hold CPUs to this wake-up latency while the run lasts (PM QoS, as tuned's "
+        "force_latency; 0: idle CPUs poll). Needs root. Default: the system's idle states",
     )
     bench.add_argument("--json", action="store_true", help="one JSON event per line")
     bench.add_argument("--save", action="store_true", help="keep the run in the history")
@@ -226,6 +233,8 @@ def _start_args(args: argparse.Namespace) -> dict[str, Any]:
         "engine": args.engine,
         "queue_depth": args.queue_depth,
     }
+    if args.cpu_latency_us is not None:
+        start["cpu_latency_us"] = args.cpu_latency_us
     if args.confirm_serial is not None:
         start["confirm_serial"] = args.confirm_serial
     if args.overwrite:

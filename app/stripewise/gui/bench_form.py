@@ -33,7 +33,14 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.help_dialogs import BENCH_DIRECTORY
-from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, SpecError, parse_size
+from stripewise.model.bench import (
+    BONNIE_NAMES,
+    MAX_CPU_LATENCY_US,
+    BenchSpec,
+    Phase,
+    SpecError,
+    parse_size,
+)
 from stripewise.model.bench_presets import PRESETS, PresetValues
 from stripewise.model.bench_targets import BenchTarget, TargetKind, directory_target, gone_reason
 from stripewise.model.wording import count_noun
@@ -177,6 +184,23 @@ class BenchForm(QWidget):
         self.runtime_cap = self._spin(1, 86_400, 600, "Stop a phase after this many seconds")
         self.runtime_cap.setSuffix(" s")
         form.addRow("Phase &cap", self.runtime_cap)
+        self.hold_cpu_latency = QCheckBox("Hold CPU wake-up to")
+        self.hold_cpu_latency.setToolTip(
+            "While the run lasts, no CPU enters an idle state that takes longer to wake up "
+            "(PM QoS, as tuned's force_latency). 0 keeps idle CPUs polling: at queue depth 1 a "
+            "halted CPU's wake-up can cost more than the I/O. Needs the privileged helper."
+        )
+        self.cpu_latency = self._spin(0, MAX_CPU_LATENCY_US, 0, "Longest CPU wake-up allowed")
+        self.cpu_latency.setSuffix(" \u00b5s")
+        self.cpu_latency.setEnabled(False)
+        self.hold_cpu_latency.toggled.connect(self.cpu_latency.setEnabled)
+        self.hold_cpu_latency.toggled.connect(self._edited)
+        latency_row = QHBoxLayout()
+        latency_row.addWidget(self.hold_cpu_latency)
+        latency_row.addWidget(self.cpu_latency, 1)
+        latency_label = QLabel("CPU &idle")
+        latency_label.setBuddy(self.hold_cpu_latency)
+        form.addRow(latency_label, latency_row)
 
         self.confirm = QLineEdit()
         self.confirm.setAccessibleName("Confirm serial")
@@ -388,6 +412,9 @@ class BenchForm(QWidget):
             runtime_cap_s=float(self.runtime_cap.value()),
             sample_rate_hz=float(self.rate.value()),
             engine=str(self.engine.currentData()),
+            cpu_latency_us=(
+                self.cpu_latency.value() if self.hold_cpu_latency.isChecked() else None
+            ),
         )
         if problems := spec.problems():
             raise SpecError("; ".join(problems))
@@ -433,6 +460,11 @@ class BenchForm(QWidget):
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     spin.setValue(round(value))
             self.repetitions.setValue(repetitions)
+            cpu_latency = spec.get("cpu_latency_us")
+            held = isinstance(cpu_latency, int) and not isinstance(cpu_latency, bool)
+            self.hold_cpu_latency.setChecked(held)
+            if held:
+                self.cpu_latency.setValue(cpu_latency)
             engine = spec.get("engine")
             if isinstance(engine, str) and engine:
                 found = self.engine.findData(engine)
@@ -455,6 +487,7 @@ class BenchForm(QWidget):
             child.setEnabled(not running)
         if not running:
             self._allow_confirmation(self._writes_to_device())
+            self.cpu_latency.setEnabled(self.hold_cpu_latency.isChecked())
 
 
 def _gone_note(target: BenchTarget) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from stripewise.helper.cpu_latency import CpuLatencyHold, effective_limit_us
 from stripewise.helper.created_files import CreatedFiles
 from stripewise.helper.credentials import Caller
 from stripewise.helper.engines.base import Engine, EngineError, Progress
@@ -32,6 +33,23 @@ def make_engine(name: str) -> Engine:
     return BuiltinEngine()
 
 
+def _hold_cpu_latency(limit_us: int | None) -> CpuLatencyHold | None:
+    """The spec's CPU latency limit, held from the start until the run's cleanup; OSError
+    when the kernel would not take it."""
+    if limit_us is None:
+        return None
+    hold = CpuLatencyHold(limit_us)
+    try:
+        held = effective_limit_us()
+    except OSError:
+        hold.close()
+        raise
+    if held > limit_us:
+        hold.close()
+        raise OSError(f"the kernel keeps a CPU latency limit of {held} us, not {limit_us} us")
+    return hold
+
+
 class BenchRun:
     """Owns the engine, the sampler and the test file of one run."""
 
@@ -46,12 +64,16 @@ class BenchRun:
         caller: Caller | None = None,
         records: CreatedFiles | None = None,
     ) -> None:
-        from stripewise.helper.safety import check_target
+        from stripewise.helper.safety import TargetRefused, check_target
 
         self.id = uuid.uuid4().hex
         self.spec = spec
         self._emit = emit
         self.privileged = privileged
+        if spec.cpu_latency_us is not None and not privileged:
+            raise TargetRefused(
+                "cpu_latency_us: holding a CPU latency limit needs the privileged helper"
+            )
         self.target = check_target(
             spec,
             privileged=privileged,
@@ -66,6 +88,7 @@ class BenchRun:
             # where each of target.disks sits (loop over disk, md over members), from the
             # held file or device
             self.layers = layers_under(self.target.fd)
+            self.cpu_latency = _hold_cpu_latency(spec.cpu_latency_us)
         except BaseException:
             self.target.close()
             raise
@@ -248,7 +271,15 @@ class BenchRun:
         try:
             self.engine.cleanup()
         finally:
-            self.target.close()  # removes the test file, by its handle, as the caller
+            self.release()
+
+    def release(self) -> None:
+        """Let go of what the run holds: the CPU latency limit, and the target (its test file
+        is removed, by its handle, as the caller). Also for a run that never started or did not
+        stop in time; a second call does nothing."""
+        if self.cpu_latency is not None:
+            self.cpu_latency.close()
+        self.target.close()
 
     def engine_version(self) -> str:
         try:

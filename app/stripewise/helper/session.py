@@ -63,11 +63,11 @@ class Session:
         """stdin closed: stop the engine, remove test files, then the helper exits. A run that
         does not stop in time has its test file removed here all the same."""
         if self._unstarted is not None:  # accepted, never started: the helper ends first
-            self._unstarted.target.close()
+            self._unstarted.release()
         elif self.run is not None:
             self.run.stop(timeout=2.0)
             if not self.run.finished.is_set():
-                self.run.target.close()
+                self.run.release()
         self._out.flush(CLOSE_FLUSH_S)
 
     # --- verbs ---------------------------------------------------------------------------------

@@ -94,6 +94,8 @@ class GroupRunner:
         if not hosts or len(set(labels)) != len(labels):
             raise GroupRunError("a group run needs at least one host, each named once")
         problems = spec.problems()
+        if spec.cpu_latency_us is not None:  # fio servers take jobs, not PM QoS requests
+            problems.append("cpu_latency_us: a group run's hosts cannot be asked to hold it")
         if problems:
             raise GroupRunError("; ".join(problems))
         if spec.engine != ENGINE:

@@ -53,6 +53,8 @@ MIN_BLOCK = 512
 MAX_BLOCK = 64 * 2**20
 MAX_SIZE = 2**50  # 1 PiB: anything larger is a typo
 MAX_BUFFERS = 256 * 2**20  # the engines hold one buffer per I/O in flight
+# A CPU latency limit past 10 ms leaves every idle state allowed on any machine we know of
+MAX_CPU_LATENCY_US = 10_000
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
 
 
@@ -91,6 +93,9 @@ class BenchSpec:
     sample_rate_hz: float = 2.0
     engine: str = "builtin"  # builtin or fio
     random_block_bytes: int = 4096
+    # held as the CPU latency limit (PM QoS) while the run lasts; None leaves the system's.
+    # 0 keeps idle CPUs polling: a wake-up from a halted CPU can cost more than the I/O
+    cpu_latency_us: int | None = None
 
     @property
     def buffer_bytes(self) -> int:
@@ -133,6 +138,8 @@ class BenchSpec:
             )
         if self.engine not in ("builtin", "fio"):
             found.append("engine: builtin or fio")
+        if self.cpu_latency_us is not None and not 0 <= self.cpu_latency_us <= MAX_CPU_LATENCY_US:
+            found.append(f"cpu_latency_us: 0 to {MAX_CPU_LATENCY_US:,} us, or none")
         return found
 
 

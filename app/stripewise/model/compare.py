@@ -75,6 +75,8 @@ _IGNORED_HEADS = frozenset(
     )
 )
 _IGNORED_KEYS = frozenset(("spec.sample_rate_hz",))  # how often it was sampled
+# Knobs outside a disk's or the kernel's tuning that a run set: the CPU latency limit it held
+_TUNING_KEYS = frozenset(("array.stripe_cache_size", "spec.cpu_latency_us"))
 _FILESYSTEM_KEYS = (
     "filesystem",
     "mount_options",
@@ -109,6 +111,7 @@ _SWEEP_LABELS: dict[str, tuple[str, str, float]] = {
     "spec.iodepth": ("queue depth", "", 1),
     "spec.streams": ("streams", "", 1),
     "spec.numjobs": ("streams", "", 1),
+    "spec.cpu_latency_us": ("CPU wake-up limit", "us", 1),
 }
 _KNOB_LABELS = {
     "read_ahead_kb": ("read-ahead", "KiB"),
@@ -396,7 +399,7 @@ def _file_size_vs_ram(flat: Mapping[str, Any]) -> float | None:
 def context_group(key: str) -> str:
     """Which CONTEXT_GROUPS entry a dotted context key belongs to."""
     head = key.split(".", 1)[0].split("[", 1)[0]
-    if ".tuning." in key or head == "dirty" or key == "array.stripe_cache_size":
+    if ".tuning." in key or head == "dirty" or key in _TUNING_KEYS:
         return "tuning"
     if head in ("array", "disks"):
         return head

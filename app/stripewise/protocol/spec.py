@@ -22,6 +22,7 @@ SPEC_KEYS = {
     "sample_rate_hz",
     "engine",
     "random_block_size",
+    "cpu_latency_us",
 }
 
 
@@ -76,6 +77,9 @@ def spec_from_json(args: dict[str, Any], request_id: int | None = None) -> Bench
     )
     if not isinstance(target, str) or not isinstance(engine, str) or not isinstance(direct, bool):
         raise fail("target and engine are text, direct is true or false")
+    cpu_latency = args.get("cpu_latency_us")
+    if cpu_latency is not None:
+        cpu_latency = number("cpu_latency_us", 0, int)
     spec = BenchSpec(
         target=target,
         size_bytes=size("size", None),
@@ -89,6 +93,7 @@ def spec_from_json(args: dict[str, Any], request_id: int | None = None) -> Bench
         runtime_cap_s=float(number("runtime_cap_s", 600.0, float)),
         sample_rate_hz=float(number("sample_rate_hz", 2.0, float)),
         engine=engine,
+        cpu_latency_us=cpu_latency,
     )
     problems = spec.problems()
     if problems:
@@ -97,8 +102,10 @@ def spec_from_json(args: dict[str, Any], request_id: int | None = None) -> Bench
 
 
 def spec_to_json(spec: BenchSpec) -> dict[str, Any]:
-    """The normalised spec with the wire's keys: sizes in bytes, phases as a list."""
-    return {
+    """The normalised spec with the wire's keys: sizes in bytes, phases as a list;
+    `cpu_latency_us` only when the run holds one, so a run without keeps the shape helpers and
+    histories of earlier versions know."""
+    data = {
         "target": spec.target,
         "size": spec.size_bytes,
         "block_size": spec.block_bytes,
@@ -112,3 +119,6 @@ def spec_to_json(spec: BenchSpec) -> dict[str, Any]:
         "sample_rate_hz": spec.sample_rate_hz,
         "engine": spec.engine,
     }
+    if spec.cpu_latency_us is not None:
+        data["cpu_latency_us"] = spec.cpu_latency_us
+    return data
