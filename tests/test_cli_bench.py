@@ -78,7 +78,8 @@ def test_table_and_saved_run(tmp_path: Path) -> None:
         (["--size", "lots"], "size"),
         (["--phases", "seq_write,defrag"], "phases"),
         (["--rate", "50"], "sample_rate_hz"),
-        (["--cpu-latency-us", "-1"], "--cpu-latency-us"),
+        (["--cpu-latency-us", "-1"], "must be 0 or more"),
+        (["--streams", "-1"], "must be 1 or more"),
         (["--cpu-latency-us", "20000"], "cpu_latency_us: 0 to 10,000 us"),
     ],
 )

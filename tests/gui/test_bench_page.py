@@ -335,7 +335,12 @@ def test_a_cpu_latency_limit_ticked_in_the_form_is_held_and_filed(
     assert page.form.start_args().spec.cpu_latency_us is None
     page.form.load_spec(detail.spec, 3)
     assert page.form.hold_cpu_latency.isChecked() and page.form.cpu_latency.value() == 4
-    page.form.hold_cpu_latency.setChecked(False)
     page.form.set_running(True)
+    page.form.load_spec({**detail.spec, "cpu_latency_us": 8}, 3)  # "run again" mid-run
+    assert page.form.hold_cpu_latency.isChecked() and not page.form.cpu_latency.isEnabled()
+    page.form.hold_cpu_latency.setChecked(False)
     page.form.set_running(False)
     assert not page.form.cpu_latency.isEnabled(), "ending a run does not wake the spin box"
+    left_out = page.form.load_spec({**detail.spec, "cpu_latency_us": 99_999}, 3)
+    assert left_out == ["a CPU wake-up limit of 99,999 \u00b5s is out of range"]
+    assert not page.form.hold_cpu_latency.isChecked()

@@ -51,8 +51,10 @@ def test_three_hosts_one_killed_mid_run(
     with qtbot.waitSignal(window.host_groups.groupsLoaded, timeout=10_000):
         window.host_groups.save(HostGroup("lab", tuple(s.address for s in servers)))
     page = _bench_page(window)
+    page.form.hold_cpu_latency.setChecked(True)  # ticked for this machine: off on hosts
     qtbot.waitUntil(lambda: page.group.target.where.findText("lab") >= 0, timeout=10_000)
     page.group.target.choose("lab")
+    assert not page.form.hold_cpu_latency.isEnabled() and not page.form.cpu_latency.isEnabled()
     _set_up(page, tmp_path)
     plots, results, service = page.group.plots, page.group.results, page.group.service
 

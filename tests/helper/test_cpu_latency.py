@@ -5,6 +5,7 @@ where it cannot be held."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import time
@@ -80,7 +81,8 @@ def test_a_killed_helper_leaves_no_request_behind(tmp_path: Path) -> None:
 @needs_root
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 def test_fio_does_not_inherit_the_request(tmp_path: Path) -> None:
-    """Only the helper holds it: a child holding a copy would keep it past the run."""
+    """Only the helper holds it: a child with a copy (handed on by pass_fds, or inherited
+    without close-on-exec and close_fds) would keep CPUs held past the run."""
     helper = Helper()
     try:
         assert helper.ask(
@@ -154,8 +156,9 @@ def test_a_device_that_is_not_the_pm_qos_one_is_refused(tmp_path: Path) -> None:
     assert len(os.listdir("/proc/self/fd")) == open_before, "its descriptor is closed"
     link = tmp_path / "link"
     link.symlink_to(DEVICE)
-    with pytest.raises(OSError):  # O_NOFOLLOW: a path is not followed to the device
+    with pytest.raises(OSError) as refused:  # O_NOFOLLOW: a link is not followed to it
         CpuLatencyHold(0, str(link))
+    assert refused.value.errno == errno.ELOOP
 
 
 @needs_root

@@ -37,18 +37,18 @@ def finite(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
-    value = whole_number(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more: {value}")
-    return value
+    return _at_least(1, text)
 
 
 def whole_number(text: str) -> int:
-    """0 or more."""
+    return _at_least(0, text)
+
+
+def _at_least(low: int, text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {low} or more: {value}")
     return value

@@ -193,7 +193,7 @@ class BenchForm(QWidget):
         self.cpu_latency = self._spin(0, MAX_CPU_LATENCY_US, 0, "Longest CPU wake-up allowed")
         self.cpu_latency.setSuffix(" \u00b5s")
         self.cpu_latency.setEnabled(False)
-        self.hold_cpu_latency.toggled.connect(self.cpu_latency.setEnabled)
+        self.hold_cpu_latency.toggled.connect(self._sync_cpu_latency)
         self.hold_cpu_latency.toggled.connect(self._edited)
         latency_row = QHBoxLayout()
         latency_row.addWidget(self.hold_cpu_latency)
@@ -215,6 +215,11 @@ class BenchForm(QWidget):
         form.addRow("", self.overwrite)
         self._allow_confirmation(False)
         self.apply_values(PRESET_DEFAULT)
+
+    def _sync_cpu_latency(self) -> None:
+        """The limit is editable while the box is ticked and the form is (not mid-run)."""
+        box = self.hold_cpu_latency
+        self.cpu_latency.setEnabled(box.isChecked() and box.isEnabled())
 
     def _spin(self, low: int, high: int, value: int, tip: str) -> QSpinBox:
         spin = QSpinBox()
@@ -462,6 +467,9 @@ class BenchForm(QWidget):
             self.repetitions.setValue(repetitions)
             cpu_latency = spec.get("cpu_latency_us")
             held = isinstance(cpu_latency, int) and not isinstance(cpu_latency, bool)
+            if held and not 0 <= cpu_latency <= MAX_CPU_LATENCY_US:
+                left_out.append(f"a CPU wake-up limit of {cpu_latency:,} \u00b5s is out of range")
+                held = False
             self.hold_cpu_latency.setChecked(held)
             if held:
                 self.cpu_latency.setValue(cpu_latency)
@@ -487,7 +495,7 @@ class BenchForm(QWidget):
             child.setEnabled(not running)
         if not running:
             self._allow_confirmation(self._writes_to_device())
-            self.cpu_latency.setEnabled(self.hold_cpu_latency.isChecked())
+            self._sync_cpu_latency()
 
 
 def _gone_note(target: BenchTarget) -> str:

@@ -92,13 +92,22 @@ class GroupRunView(QObject):
         self.target.set_running(False)
 
     def sync_form(self) -> None:
-        """On hosts the form's local target and its device confirmation do not apply: off."""
+        """On hosts the form's local target, its device confirmation and the CPU latency limit
+        (only this machine's helper can hold one) do not apply: off."""
         if not self.target.on_hosts or self.running:
             if not self.running and not self.page.session.busy:
                 self.page.form.set_running(False)  # back to what the local target allows
             return
         form = self.page.form
-        for widget in (form.target, form.browse, form.confirm, form.overwrite, form.confirm_label):
+        for widget in (
+            form.target,
+            form.browse,
+            form.confirm,
+            form.overwrite,
+            form.confirm_label,
+            form.hold_cpu_latency,
+            form.cpu_latency,
+        ):
             widget.setEnabled(False)
 
     # --- start and cancel ----------------------------------------------------------------------
@@ -107,8 +116,9 @@ class GroupRunView(QObject):
         try:
             hosts = self.target.hosts()
             path = self.target.remote_path()
-            # every host runs fio, whatever engine the form offers for this machine
-            spec = replace(page.form.spec_for(path), engine="fio")
+            # every host runs fio, whatever engine the form offers for this machine, and
+            # holds no CPU latency limit (its row is off on hosts)
+            spec = replace(page.form.spec_for(path), engine="fio", cpu_latency_us=None)
         except SpecError as exc:
             page.phase_label.setText(f"Cannot start: {exc}")
             return

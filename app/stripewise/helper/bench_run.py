@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from stripewise.helper.cpu_latency import CpuLatencyHold, effective_limit_us
+from stripewise.helper.cpu_latency import DEVICE, CpuLatencyHold, effective_limit_us
 from stripewise.helper.created_files import CreatedFiles
 from stripewise.helper.credentials import Caller
 from stripewise.helper.engines.base import Engine, EngineError, Progress
@@ -38,15 +38,19 @@ def _hold_cpu_latency(limit_us: int | None) -> CpuLatencyHold | None:
     when the kernel would not take it."""
     if limit_us is None:
         return None
-    hold = CpuLatencyHold(limit_us)
+    try:
+        hold = CpuLatencyHold(limit_us)
+    except OSError as exc:
+        raise OSError(f"cpu_latency_us: {DEVICE} cannot be held: {exc.strerror or exc}") from None
     try:
         held = effective_limit_us()
-    except OSError:
+        if held > limit_us:
+            raise OSError(
+                f"cpu_latency_us: the kernel keeps a limit of {held} us, not {limit_us} us"
+            )
+    except BaseException:
         hold.close()
         raise
-    if held > limit_us:
-        hold.close()
-        raise OSError(f"the kernel keeps a CPU latency limit of {held} us, not {limit_us} us")
     return hold
 
 
@@ -81,6 +85,7 @@ class BenchRun:
             overwrite=overwrite,
             caller=caller,
         )  # raises TargetRefused: nothing written
+        self.cpu_latency: CpuLatencyHold | None = None
         try:
             self.target.create_file(records)  # as the caller, recorded first
             from stripewise.helper.sampling import layers_under
@@ -88,14 +93,14 @@ class BenchRun:
             # where each of target.disks sits (loop over disk, md over members), from the
             # held file or device
             self.layers = layers_under(self.target.fd)
-            self.cpu_latency = _hold_cpu_latency(spec.cpu_latency_us)
+            self.engine = make_engine(spec.engine)
+            self.cancel = threading.Event()
+            self.thread = threading.Thread(target=self._run, name=f"bench-{self.id}", daemon=True)
+            self.finished = threading.Event()
+            self.cpu_latency = _hold_cpu_latency(spec.cpu_latency_us)  # last: nothing after fails
         except BaseException:
-            self.target.close()
+            self.release()
             raise
-        self.engine = make_engine(spec.engine)
-        self.cancel = threading.Event()
-        self.thread = threading.Thread(target=self._run, name=f"bench-{self.id}", daemon=True)
-        self.finished = threading.Event()
         self._clock_zero = time.monotonic()  # reset when the run starts: samples' t_s zero
         self.guards: RunGuards | None = None  # read at the run's start (helper/guards.py)
 
@@ -277,9 +282,11 @@ class BenchRun:
         """Let go of what the run holds: the CPU latency limit, and the target (its test file
         is removed, by its handle, as the caller). Also for a run that never started or did not
         stop in time; a second call does nothing."""
-        if self.cpu_latency is not None:
-            self.cpu_latency.close()
-        self.target.close()
+        try:
+            if self.cpu_latency is not None:
+                self.cpu_latency.close()
+        finally:
+            self.target.close()
 
     def engine_version(self) -> str:
         try:

@@ -10,6 +10,7 @@ request (`force_latency`). At queue depth 1 the wake-up of a halted CPU is paid 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import struct
@@ -39,16 +40,19 @@ class CpuLatencyHold:
         """Withdraws the request. Once, whichever thread asks first: a second close of the
         number could close a descriptor opened since."""
         with self._closing:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):  # the number is freed even when close fails
+                os.close(fd)
 
 
 def effective_limit_us(device: str = DEVICE) -> int:
     """The limit every CPU keeps to now: the lowest request held (2,000,000,000 when none is)."""
     fd = os.open(device, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     try:
-        (value,) = _VALUE.unpack(os.read(fd, _VALUE.size))
-        return int(value)
+        data = os.read(fd, _VALUE.size)
     finally:
         os.close(fd)
+    if len(data) != _VALUE.size:
+        raise OSError(f"{device} gave {len(data)} bytes, not a limit")
+    return int(_VALUE.unpack(data)[0])

@@ -75,7 +75,8 @@ _IGNORED_HEADS = frozenset(
     )
 )
 _IGNORED_KEYS = frozenset(("spec.sample_rate_hz",))  # how often it was sampled
-# Knobs outside a disk's or the kernel's tuning that a run set: the CPU latency limit it held
+# Tuning kept outside the disks' `tuning`: the array's stripe cache, the CPU latency limit a
+# run held
 _TUNING_KEYS = frozenset(("array.stripe_cache_size", "spec.cpu_latency_us"))
 _FILESYSTEM_KEYS = (
     "filesystem",
