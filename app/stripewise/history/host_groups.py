@@ -55,7 +55,7 @@ def save_group(db: Database, group: HostGroup) -> None:
     """Create the group, or replace its hosts; repeated hosts are kept once, in first order."""
     name = check_group_name(group.name)
     hosts = unique_hosts(group.hosts)
-    _write(db, name, lambda conn: _replace_hosts(conn, _ensure_group(conn, name), hosts))
+    _write(db, lambda conn: _replace_hosts(conn, _ensure_group(conn, name), hosts))
 
 
 def remove_group(db: Database, name: str) -> bool:
@@ -63,7 +63,7 @@ def remove_group(db: Database, name: str) -> bool:
     name = check_group_name(name)
 
     def run(conn: Connection) -> bool:
-        group_id = _group_id(conn, name)
+        group_id = _locked_group_id(conn, name)
         if group_id is None:
             return False
         # Explicit as well as ON DELETE CASCADE: SQLite enforces it only with foreign_keys on.
@@ -71,7 +71,7 @@ def remove_group(db: Database, name: str) -> bool:
         conn.execute(delete(host_groups).where(host_groups.c.id == group_id))
         return True
 
-    return _write(db, name, run)
+    return _write(db, run)
 
 
 def add_hosts(db: Database, name: str, hosts: Sequence[HostAddress]) -> HostGroup:
@@ -85,7 +85,7 @@ def add_hosts(db: Database, name: str, hosts: Sequence[HostAddress]) -> HostGrou
         _replace_hosts(conn, group_id, merged)
         return HostGroup(name, merged)
 
-    return _write(db, name, run)
+    return _write(db, run)
 
 
 def remove_hosts(db: Database, name: str, hosts: Sequence[HostAddress]) -> HostGroup:
@@ -94,7 +94,7 @@ def remove_hosts(db: Database, name: str, hosts: Sequence[HostAddress]) -> HostG
     dropped = set(hosts)
 
     def run(conn: Connection) -> HostGroup:
-        group_id = _group_id(conn, name)
+        group_id = _locked_group_id(conn, name)
         if group_id is None:
             raise KeyError(name)
         current = _hosts_by_group(conn, [group_id]).get(group_id, ())
@@ -102,7 +102,7 @@ def remove_hosts(db: Database, name: str, hosts: Sequence[HostAddress]) -> HostG
         _replace_hosts(conn, group_id, kept)
         return HostGroup(name, kept)
 
-    return _write(db, name, run)
+    return _write(db, run)
 
 
 # -- internals -----------------------------------------------------------------------------
@@ -114,8 +114,23 @@ def _group_id(conn: Connection, name: str) -> int | None:
     return None if value is None else int(value)
 
 
+def _locked_group_id(conn: Connection, name: str) -> int | None:
+    """The group's id with its write lock held until commit; None when there is no group.
+
+    The lock is a no-op UPDATE of the group's row: PostgreSQL locks that row until commit,
+    SQLite takes its database write lock (waiting up to the busy timeout) before anything is
+    read. An UPDATE that found no row locked nothing: when the group is there all the same,
+    another writer created it since, and the lock is taken again before its hosts are read."""
+    lock = update(host_groups).where(host_groups.c.name == name).values(name=host_groups.c.name)
+    while True:
+        locked = conn.execute(lock).rowcount
+        group_id = _group_id(conn, name)
+        if group_id is None or locked:
+            return group_id
+
+
 def _ensure_group(conn: Connection, name: str) -> int:
-    group_id = _group_id(conn, name)
+    group_id = _locked_group_id(conn, name)
     if group_id is not None:
         return group_id
     inserted = conn.execute(insert(host_groups), {"name": name, "created_at": utc_now()})
@@ -160,21 +175,18 @@ def _hosts_by_group(conn: Connection, group_ids: list[int]) -> dict[int, tuple[H
 _ATTEMPTS = 16  # more than the writers a team starts at one group at once
 
 
-def _write(db: Database, name: str, run: Callable[[Connection], T]) -> T:
-    """Run `run(conn)` in one transaction holding the group's write lock, so two edits of one
-    group at once never lose one another's hosts (each reads, then rewrites, the list).
+def _write(db: Database, run: Callable[[Connection], T]) -> T:
+    """Run `run(conn)` in one transaction; `run` takes the group's write lock first
+    (`_locked_group_id`), so two edits of one group at once never lose one another's hosts
+    (each reads, then rewrites, the list).
 
-    The first statement is a no-op UPDATE of the group's row: PostgreSQL locks that row until
-    commit, SQLite takes its database write lock (waiting up to the busy timeout) before
-    anything is read. A group that does not exist yet has no row to lock: writers creating
-    it at once collide on its name or its hosts' positions, and the loser starts over, finding
-    and locking the group. Each collision means another writer committed, so a few attempts
-    (one per writer racing) always settle it."""
-    lock = update(host_groups).where(host_groups.c.name == name).values(name=host_groups.c.name)
+    A group that does not exist yet has no row to lock: writers creating it at once collide on
+    its name or its hosts' positions, and the loser starts over, finding and locking the group.
+    Each collision means another writer committed, so a few attempts (one per writer racing)
+    always settle it."""
     for attempt in range(1, _ATTEMPTS + 1):
         try:
             with _translated(db), db.engine.begin() as conn:
-                conn.execute(lock)
                 return run(conn)
         except sa_exc.IntegrityError as exc:
             if attempt == _ATTEMPTS:
