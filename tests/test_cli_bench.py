@@ -89,6 +89,27 @@ def test_invalid_input_exits_2(tmp_path: Path, args: list[str], words: str) -> N
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to run as nobody"
+)
+def test_a_bad_spec_is_refused_before_any_helper_starts(tmp_path: Path) -> None:
+    """As a user with no privileges set up, a typo must not first meet a password prompt or a
+    note about privileges: one line, naming the field."""
+    argv = [sys.executable, "-m", "stripewise", "bench", "--target", str(tmp_path)]
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv, "--size", "lots"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd="/",
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "stripewise: error: size: not a size: 'lots' (use e.g. 8G, 512M, 4k)"
+    ]
+
+
 def test_system_directories_are_refused(tmp_path: Path) -> None:
     done = bench("--target", "/etc", "--size", "32M")
     assert done.returncode == 2 and "/etc" in done.stderr

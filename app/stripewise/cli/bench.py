@@ -134,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
         from stripewise.cli.bench_hosts import run_group  # lazy: only group runs need it
 
         return run_group(args, _start_args(args) | {"engine": "fio"})
+    try:  # parsed as the helper parses it, refused by name before any password prompt
+        start = BenchStartArgs.from_json(_start_args(args))
+    except ProtocolError as exc:
+        print(f"stripewise: error: {exc}", file=sys.stderr)
+        return 2
     privileges = environment.probe_privileges()
     if not args.json and not privileges.available:
         print(f"note: {privileges.explanation}", file=sys.stderr)
@@ -143,19 +148,16 @@ def run(args: argparse.Namespace) -> int:
     stop = _Stop(started)
     previous = {number: signal.signal(number, stop.handle) for number in CANCEL_SIGNALS}
     try:
-        return _bench(started, args, stop)
+        return _bench(started, start, args, stop)
     finally:
         started.close()
         for number, handler in previous.items():
             signal.signal(number, handler)
 
 
-def _bench(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> int:
-    try:  # parsed as the helper parses it: refused by name, as it would be
-        start = BenchStartArgs.from_json(_start_args(args))
-    except ProtocolError as exc:
-        print(f"stripewise: error: {exc}", file=sys.stderr)
-        return 2
+def _bench(
+    client: HelperClient, start: BenchStartArgs, args: argparse.Namespace, stop: _Stop
+) -> int:
     reply = client.ask(start)
     if reply is None:
         print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
