@@ -373,3 +373,18 @@ def test_save_run_records_the_normalised_spec_and_the_context_of_the_disks(
     assert context["target_kind"] == "directory" and context["host_key"] == live_host_key()
     assert context["engine_version"] == "1.0" and "spec" not in context
     assert saved[0].spec == spec_to_json(spec) and saved[0].spec["size"] == 16 * MiB
+
+
+def test_the_cpu_idle_driver_and_governor_are_kept(tmp_path: Path) -> None:
+    """What a QD1 wake-up costs depends on them: kept as the kernel names them, left out
+    where the kernel has no cpuidle (a container's /sys may lack it)."""
+    live = Path("/sys/devices/system/cpu/cpuidle/current_driver")
+    if live.exists():
+        assert context("/", [])["cpu_idle"]["driver"] == live.read_text().strip()
+    folder = tmp_path / "sys/devices/system/cpu/cpuidle"
+    folder.mkdir(parents=True)
+    (folder / "current_driver").write_text("intel_idle\n")
+    (folder / "current_governor_ro").write_text("menu\n")  # a kernel without the switch
+    fake = context("/", [], sysfs=tmp_path / "sys")
+    assert fake["cpu_idle"] == {"driver": "intel_idle", "governor": "menu"}
+    assert "cpu_idle" not in context("/", [], sysfs=tmp_path / "empty")

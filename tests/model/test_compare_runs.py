@@ -383,6 +383,15 @@ def test_the_cpu_latency_a_run_held_is_a_tuning_difference_and_a_sweep() -> None
     assert (sweep.label, sweep.unit, sweep.values) == ("CPU wake-up limit", "us", (0, 10, 100))
 
 
+def test_a_different_cpu_idle_driver_is_a_machine_difference() -> None:
+    runs = [
+        run(i + 1, ctx={"cpu_idle": {"driver": driver}})
+        for i, driver in enumerate(("haltpoll", "intel_idle"))
+    ]
+    (driver,) = compare_runs(runs).context
+    assert (driver.key, driver.group) == ("cpu_idle.driver", "machine")
+
+
 def test_an_imported_option_kept_as_text_is_a_sweep() -> None:
     """fio's job options are text in an import: iodepth=1, 4, 16; bs=4k, 64k, 1m."""
 

@@ -88,7 +88,7 @@ _FILESYSTEM_KEYS = (
     "device",
     "mounted_at",
 )
-_MACHINE_KEYS = ("host", "cpu_model", "cpu_count", "ram_bytes")
+_MACHINE_KEYS = ("host", "cpu_model", "cpu_count", "ram_bytes", "cpu_idle")
 _ENGINE_KEYS = ("engine", "engine_version")
 _GEOMETRY = ("array.chunk_kib", "array.level", "array.members", "array.raid_disks")
 # mount options the kernel fills in from the array's geometry (xfs sunit/swidth, ext4 stripe)
