@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar, cast
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, select
 from sqlalchemy import exc as sa_exc
 
 from stripewise.history.database import Database
 from stripewise.history.errors import DatabaseError
 from stripewise.history.models import host_group_hosts, host_groups, utc_now
+from stripewise.history.row_lock import lock_row
 from stripewise.model.host_address import HostAddress, HostKind
 from stripewise.model.host_group import HostGroup, check_group_name, unique_hosts
 
@@ -115,18 +116,8 @@ def _group_id(conn: Connection, name: str) -> int | None:
 
 
 def _locked_group_id(conn: Connection, name: str) -> int | None:
-    """The group's id with its write lock held until commit; None when there is no group.
-
-    The lock is a no-op UPDATE of the group's row: PostgreSQL locks that row until commit,
-    SQLite takes its database write lock (waiting up to the busy timeout) before anything is
-    read. An UPDATE that found no row locked nothing: when the group is there all the same,
-    another writer created it since, and the lock is taken again before its hosts are read."""
-    lock = update(host_groups).where(host_groups.c.name == name).values(name=host_groups.c.name)
-    while True:
-        locked = conn.execute(lock).rowcount
-        group_id = _group_id(conn, name)
-        if group_id is None or locked:
-            return group_id
+    """The group's id with its write lock held until commit; None when there is no group."""
+    return lock_row(conn, host_groups, host_groups.c.name == name)
 
 
 def _ensure_group(conn: Connection, name: str) -> int:

@@ -19,6 +19,7 @@ from sqlalchemy import Connection, delete, insert, select
 
 from stripewise.history import sample_blocks as codec
 from stripewise.history.models import runs, sample_blocks
+from stripewise.history.row_lock import lock_row
 
 SMALL_BLOCK = 256  # samples: a block under this was written live, one batch or a few merged
 PILE = 16  # small blocks of one phase and repetition merged once this many pile up
@@ -46,13 +47,8 @@ def insert_rows(conn: Connection, run_id: int, rows: Sequence[Row]) -> int:
 
 
 def lock_run(conn: Connection, run_id: int) -> bool:
-    """Take the run's turn until the transaction ends; False when there is no such run. On a
-    server the run's row is locked; SQLite begins a transaction only at its first write, so a
-    DELETE of nothing takes the file's write lock before anything is read."""
-    if conn.dialect.name == "sqlite":
-        conn.execute(delete(sample_blocks).where(sample_blocks.c.id == -1))
-    locked = select(runs.c.id).where(runs.c.id == run_id).with_for_update()
-    return conn.execute(locked).first() is not None
+    """Take the run's turn until the transaction ends; False when there is no such run."""
+    return lock_row(conn, runs, runs.c.id == run_id) is not None
 
 
 def merge(conn: Connection, run_id: int, *, under: int = BLOCK_MAX, at_least: int = 2) -> int:

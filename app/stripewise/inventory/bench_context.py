@@ -66,7 +66,7 @@ def collect_context(
         context["array"] = _array(tree, devfs, md, inventory)
     dirty = tree.globals()
     context["dirty"] = _known({key: dirty.get(f"vm.{name}") for name, key in _DIRTY.items()})
-    context["cpu_idle"] = _cpu_idle(sysfs)
+    context["cpu_idle"] = _known(_cpu_idle(tree))
     # the spec is the run's own (runs.spec), not repeated here
     return _known(context) | {"engine": engine, "engine_version": engine_version}
 
@@ -91,22 +91,15 @@ def _host_facts() -> dict[str, Any]:
     }
 
 
-def _cpu_idle(sysfs: Path) -> dict[str, str]:
+def _cpu_idle(tree: Tree) -> dict[str, str | None]:
     """The CPU idle driver and governor: how deep idle CPUs sleep, hence what a wake-up costs
     an I/O at queue depth 1 (and whether a run's CPU latency limit could change it)."""
-    folder = sysfs / "devices/system/cpu/cpuidle"
-    found = {}
-    for key, names in (
-        ("driver", ("current_driver",)),
-        ("governor", ("current_governor", "current_governor_ro")),  # _ro: no governor switch
-    ):
-        for name in names:
-            try:
-                found[key] = (folder / name).read_text().strip()
-                break
-            except OSError:
-                continue
-    return found
+    folder = tree.sysfs / "devices/system/cpu/cpuidle"
+    governor = tree.text(folder / "current_governor")  # absent without the governor switch
+    return {
+        "driver": tree.text(folder / "current_driver"),
+        "governor": governor or tree.text(folder / "current_governor_ro"),
+    }
 
 
 # --- the target -------------------------------------------------------------------------------
