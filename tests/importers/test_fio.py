@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from stripewise.importers import ImportFormatError, parse_raw
+from stripewise.importers import ImportFormatError, parse, parse_raw
 from tests.importers.fixtures import figures, result, runs_of, text
 
 
@@ -146,8 +146,34 @@ def test_fio_2_json_without_bw_bytes_and_clat_ns() -> None:
     """Written in fio 2.x's layout: `bw` in KiB/s, `clat` in microseconds, no timestamp."""
     (run,) = parse_raw(FIO_2, "old.json")
     got = figures(run)
-    assert got["seqwrite", "throughput"] == pytest.approx(98432 * 1024 / 1e6)
-    assert got["seqwrite", "latency_p50"] == 30
-    assert got["seqwrite", "latency_p99"] == 121
-    assert got["seqwrite", "cpu"] == pytest.approx(36.6)
+    assert got["seqwrite write", "throughput"] == pytest.approx(98432 * 1024 / 1e6)
+    assert got["seqwrite write", "latency_p50"] == 30
+    assert got["seqwrite write", "latency_p99"] == 121
+    assert got["seqwrite write", "cpu"] == pytest.approx(36.6)
     assert run.engine_version == "2.2.10" and run.started_at is None
+
+
+def test_fio_2_json_without_job_options_keeps_what_each_job_did() -> None:
+    """fio 2.x writes no "job options": a job's rw is unknown, not fio's default read. A
+    write job's figures stay its writes, named by the direction that did them."""
+    reader = {
+        "jobname": "scan",
+        "read": {"io_bytes": 2097152, "bw": 51200, "iops": 400, "runtime": 40},
+        "write": {"io_bytes": 0, "bw": 0, "iops": 0, "runtime": 0},
+    }
+    doc = json.loads(FIO_2)
+    doc["jobs"].append(reader)
+    (run,) = parse(json.dumps(doc), "old.json")
+    got = figures(run)
+    assert {r.phase for r in run.results} == {"seqwrite write", "scan read"}
+    assert got["seqwrite write", "throughput"] == pytest.approx(98432 * 1024 / 1e6)
+    assert got["seqwrite write", "latency_p99"] == 121
+    assert got["scan read", "throughput"] == pytest.approx(51200 * 1024 / 1e6)
+    assert run.context["rw_unknown"] == ["seqwrite", "scan"]
+    (warning,) = run.warnings
+    assert warning.startswith("old.json line 1: no rw for jobs seqwrite, scan (fio 2.x")
+    assert "unknown" in warning
+    # A job whose rw fio wrote still lines up with measured runs.
+    doc["jobs"][0]["job options"] = {"rw": "write"}
+    (known,) = parse(json.dumps(doc), "new.json")
+    assert {r.phase for r in known.results} == {"seq_write", "scan read"}

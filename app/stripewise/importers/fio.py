@@ -24,6 +24,7 @@ from stripewise.importers.fio_clients import (
     total_results,
 )
 from stripewise.importers.fio_json import Report, entries, fio_documents
+from stripewise.importers.fio_mapping import kind_of
 from stripewise.importers.fio_results import histograms, job_results
 
 ENGINE = "fio"
@@ -159,9 +160,15 @@ def _run(
         for e in found
         if e.get("jobname") != TOTAL_JOB
     }
-    results = job_results(found, source, line)
+    unknown = [name for name, job in jobs.items() if not kind_of(job)]
+    results = job_results(found, source, line, unknown)
     if not results:
         raise _Unreadable(source, line, "fio JSON whose jobs did no I/O")
+    context = _context(obj, line, found)
+    warnings: tuple[str, ...] = ()
+    if unknown:
+        context["rw_unknown"] = unknown
+        warnings = (_rw_warning(unknown, source, line),)
     return ImportedRun(
         name=clip(f"fio {', '.join(jobs)}", NAME_MAX),
         host=host,
@@ -170,8 +177,19 @@ def _run(
         target=", ".join(_targets(jobs.values())),
         started_at=_time(obj.get("timestamp"), source, line),
         spec=_spec(options, jobs),
-        context=_context(obj, line, found),
+        context=context,
         results=results,
+        warnings=warnings,
+    )
+
+
+def _rw_warning(jobs: list[str], source: str, line: int) -> str:
+    names = clip(", ".join(jobs), NAME_MAX)
+    return (
+        f"{source} line {line}: no rw for job{'s' if len(jobs) > 1 else ''} {names} (fio 2.x "
+        'writes no "job options"): what they ran is unknown, so their figures are not matched '
+        f"to phases: each is named by job and the direction that did I/O (`{jobs[0]} write`, "
+        f"`{jobs[0]} read`)"
     )
 
 

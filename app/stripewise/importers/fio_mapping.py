@@ -13,8 +13,9 @@ in the spec, and a comparison lists it among what differs.
 - randrw and rw jobs read and write: their throughput and IOPS are, as measured runs count
   them, reads plus writes (mixed) or the blocks rewritten (rewrite: the writes); each
   direction's figures stay as `read_throughput`, `write_latency_p99`...
-- Trims, jobs with no known `rw`, a direction a job was not set to do (a write job's verify
-  reads) and fio's "All clients" total keep the parser's names.
+- Trims, jobs with no known `rw` (the parser names each of their directions), a direction a
+  job was not set to do (a write job's verify reads) and fio's "All clients" total keep the
+  parser's names.
 """
 
 from __future__ import annotations
@@ -45,10 +46,11 @@ _TRUE = ("1", "true", "yes", "on")
 
 
 def kind_of(options: Mapping[str, Any]) -> str:
-    """fio's `rw` (alias `readwrite`), without its `:<nr>` offset modifier; fio's default
-    is read."""
-    value = options.get("rw", options.get("readwrite", "read"))
-    return str(value).split(":", 1)[0].strip().lower()
+    """fio's `rw` (alias `readwrite`), without its `:<nr>` offset modifier; "" when the
+    options do not say. That is unknown, not fio's default (read): fio 2.x wrote no "job
+    options", so a write job would pass for a read."""
+    value = options.get("rw", options.get("readwrite"))
+    return "" if value is None else str(value).split(":", 1)[0].strip().lower()
 
 
 def phase_of(options: Mapping[str, Any]) -> str | None:

@@ -1,7 +1,8 @@
 """fio job entries as figures: per job and direction with I/O, under the parser's names.
 
-Phase = the job name, plus " read"/" write"/" trim" when the job did more than one; metrics
-as the measured runs use them (`PhaseResult.values`). `--output-format=json+` adds latency
+Phase = the job name, plus " read"/" write"/" trim" when the job did more than one or when
+its `rw` is not known (the direction is then all that tells its figures apart); metrics as
+the measured runs use them (`PhaseResult.values`). `--output-format=json+` adds latency
 histograms (`bins`); they are kept as fio gave them, never turned into other figures.
 """
 
@@ -44,7 +45,11 @@ def instance_names(entries: list[dict[str, Any]]) -> list[str]:
     return names
 
 
-def job_results(entries: list[dict[str, Any]], source: str, line: int) -> list[ResultValue]:
+def job_results(
+    entries: list[dict[str, Any]], source: str, line: int, rw_unknown: Iterable[str] = ()
+) -> list[ResultValue]:
+    """Each job's figures; jobs named in `rw_unknown` get the direction in every phase."""
+    unknown = set(rw_unknown)
     results: list[ResultValue] = []
     for name, entry in zip(instance_names(entries), entries, strict=True):
         for direction in DIRECTIONS:
@@ -52,8 +57,9 @@ def job_results(entries: list[dict[str, Any]], source: str, line: int) -> list[R
                 check_direction(stats, f"{name} {direction}", source, line)
         active = active_directions([entry])
         cpu = _cpu(entry)
+        alone = len(active) == 1 and str(entry.get("jobname")) not in unknown
         for direction in active:
-            phase = clip(name if len(active) == 1 else f"{name} {direction}")
+            phase = clip(name if alone else f"{name} {direction}")
             results.extend(_direction(phase, entry[direction], cpu))
     return results
 
