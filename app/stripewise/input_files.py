@@ -15,6 +15,7 @@ import re
 import stat
 import sys
 import tomllib
+from collections.abc import Iterator
 from typing import Any
 
 # Plans, presets, snapshots and fio reports nest 10 levels at most. The parsers recurse once
@@ -30,14 +31,18 @@ _KINDS = (
     (stat.S_ISSOCK, "a socket"),
 )
 # Brackets nest only outside strings (and TOML comments): those are matched whole, unnamed.
+# Linear on any text: the quantifiers are possessive, and a quote that opens no whole string
+# matches `cut` once (retrying at each later quote rescanned to the end each time, O(n^2)).
 _BRACKETS = r"|(?P<open>[\[{])|(?P<close>[\]}])"
-_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"' + _BRACKETS, re.DOTALL)
+_ONLY_BRACKETS = re.compile(_BRACKETS[1:])
+_JSON_TOKENS = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|(?P<cut>")' + _BRACKETS, re.DOTALL)
 _TOML_TOKENS = re.compile(
-    r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"{3,5}'
-    r"|'''[^']*(?:'(?!'')[^']*)*'{3,5}"
-    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
-    r"|'[^'\n]*'"
-    r"|#[^\n]*" + _BRACKETS,
+    r'"""[^"\\]*+(?:(?:\\.|"(?!""))[^"\\]*+)*+"{3,5}'
+    r"|'''[^']*+(?:'(?!'')[^']*+)*+'{3,5}"
+    r'|"(?!"")[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'  # `"""` opens a multi-line string, never ""
+    r"|'(?!'')[^'\n]*+'"
+    r"|(?P<cut>[\"'])"
+    r"|#[^\n]*+" + _BRACKETS,
     re.DOTALL,
 )
 
@@ -119,13 +124,26 @@ def check_depth(text: str, origin: str, *, toml: bool = False) -> None:
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return  # cannot nest deeper: most files end here
     depth = 0
+    for opens in _brackets(text, toml):
+        depth = depth + 1 if opens else max(depth - 1, 0)
+        if depth > MAX_DEPTH:
+            raise InputFileError(f"{origin}: nested deeper than {MAX_DEPTH} levels")
+
+
+def _brackets(text: str, toml: bool) -> Iterator[bool]:
+    """Each bracket outside strings and comments, True where it opens."""
     for token in (_TOML_TOKENS if toml else _JSON_TOKENS).finditer(text):
-        if token.lastgroup == "open":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise InputFileError(f"{origin}: nested deeper than {MAX_DEPTH} levels")
-        elif token.lastgroup == "close":
-            depth = max(depth - 1, 0)
+        if token.lastgroup == "cut":
+            if toml:
+                return  # tomllib stops at that quote: nothing after it is parsed
+            # A JSON string that never closes holds every later quote escaped, so no later
+            # quote opens a string either: the rest is brackets (some readers resume after a
+            # broken value, and must find them counted).
+            for bracket in _ONLY_BRACKETS.finditer(text, token.end()):
+                yield bracket.lastgroup == "open"
+            return
+        if token.lastgroup is not None:
+            yield token.lastgroup == "open"
 
 
 def _refuse_constant(name: str) -> None:

@@ -55,7 +55,9 @@ MAX_SIZE = 2**50  # 1 PiB: anything larger is a typo
 MAX_BUFFERS = 256 * 2**20  # the engines hold one buffer per I/O in flight
 # A CPU latency limit past 10 ms leaves every idle state allowed on any machine we know of
 MAX_CPU_LATENCY_US = 10_000
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
+# Matched whole on the stripped text: one run of blanks at most, so linear ("1", 64,000 blanks
+# and "x" cost seconds when blanks on both sides of the optional unit could share them).
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?", re.IGNORECASE)
 
 
 class SpecError(ValueError):
@@ -65,7 +67,7 @@ class SpecError(ValueError):
 def parse_size(text: str) -> int:
     """`8G`, `512M`, `4k`, `1GiB` -> bytes (binary multiples, as fio and dd read them), at
     most MAX_SIZE."""
-    match = _SIZE.match(text)
+    match = _SIZE.fullmatch(text.strip())
     shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
     if match is None:
         raise SpecError(f"not a size: {shown} (use e.g. 8G, 512M, 4k)")
