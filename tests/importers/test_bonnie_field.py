@@ -9,6 +9,7 @@ import pytest
 
 from stripewise.importers import ImportFormatError, parse_raw
 from stripewise.importers.bonnie_fields import file_spec, io_spec
+from stripewise.importers.bonnie_pairing import printed_range
 from stripewise.importers.common import file_warnings
 from tests.importers.fixtures import figures, imported, result, runs_of, text
 
@@ -119,6 +120,53 @@ def test_a_table_is_paired_only_with_a_csv_line_of_its_figures() -> None:
     runs = parse_raw("\n".join([*other, csv]), "mixed.txt")
     assert [r.context["format"] for r in runs] == ["bonnie++ table 1.0x", "bonnie++ csv 1.0x"]
     assert [figures(r)["rewrite", "rewrite_kBps"] for r in runs] == [52011, 41872]
+
+
+def test_200a_g_figure_is_one_run_with_the_csv_figure_it_was_printed_from() -> None:
+    """bonnie++ 2.00a prints 1203968 K/s as `1.1g` (1203968 / 1024^2 = 1.148, `%4.1f`): the
+    table and the CSV line after it are one run, though the figures differ by 4 %."""
+    (run,) = runs_of("bonnie200a_1g.txt")
+    assert run.context["format"] == "bonnie++ csv 1.98"
+    assert run.context["lines"] == [4, 5, 6]
+    got = figures(run)
+    assert got["seq_write", "seq_write_block_kBps"] == 1203968  # the CSV's, not 1.1 x 1024^2
+    assert got["seq_read", "seq_read_block_kBps"] == 1887436
+
+
+@pytest.mark.parametrize(
+    "changes, key, csv_figure",
+    [
+        # 1258291 K/s is printed `1.2g`, not the table's `1.1g`
+        ({"1203968": "1258291"}, ("seq_write", "seq_write_block_kBps"), 1258291),
+        # 1153433 K/s is printed `1.1g` too, but 595000 is printed `581m`, not `578m`: 0.5 %
+        # apart, yet another run
+        ({"1203968": "1153433", "591872": "595000"}, ("rewrite", "rewrite_kBps"), 595000),
+    ],
+)
+def test_200a_table_and_a_csv_line_of_other_figures_are_two_runs(
+    changes: dict[str, str], key: tuple[str, str], csv_figure: int
+) -> None:
+    changed = text("bonnie200a_1g.txt")
+    for figure, other in changes.items():
+        changed = changed.replace(f",{figure},", f",{other},")
+    table, csv = parse_raw(changed, "two.txt")
+    assert table.context["format"] == "bonnie++ table 2.0x"
+    assert csv.context["format"] == "bonnie++ csv 1.98"
+    assert figures(csv)[key] == csv_figure
+
+
+def test_200a_printed_ranges_follow_bonnies_print_stat() -> None:
+    """[low, high) of the K/s figures bonnie++ prints as a cell: int() below 10000 (`k`),
+    rounded MiB/s and GiB/s above; seeks rounded; plain figures int()."""
+    assert printed_range("1.1g", suffixed=True, rounded=False) == pytest.approx(
+        (1.05 * 2**20, 1.15 * 2**20)
+    )
+    assert printed_range("564m", suffixed=True, rounded=False) == (563.5 * 1024, 564.5 * 1024)
+    assert printed_range("9.8m", suffixed=True, rounded=False) == pytest.approx((1e4, 9.85 * 1024))
+    assert printed_range("1320k", suffixed=True, rounded=False) == (1320, 1321)
+    assert printed_range("12806", suffixed=False, rounded=True) == (12805.5, 12806.5)
+    assert printed_range("733.9", suffixed=False, rounded=True) == pytest.approx((733.85, 733.95))
+    assert printed_range("1.1g", suffixed=False, rounded=False) is None  # a CSV has no suffix
 
 
 def test_200a_tables_with_suffixes_latency_units_and_file_counts() -> None:
