@@ -99,6 +99,20 @@ def test_a_truncated_line_among_good_ones_is_skipped_with_one_warning(
     assert captured.err == f"stripewise: warning: {document['warnings'][0]}\n"
 
 
+def test_iozone_r_report_alone_is_imported_saying_its_unit(
+    db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--db", db_url, "import", "--json", str(FIXTURES / "iozone_report_only.txt")]) == 0
+    captured = capsys.readouterr()
+    (run,) = json.loads(captured.out)["runs"]
+    assert (run["format"], run["engine"], run["host"]) == ("iozone -R report", "iozone", None)
+    metrics = {(m["phase"], m["metric"]): m for m in run["metrics"]}
+    random_write = metrics["random_write (1024k file, 1024k records)", "throughput"]
+    assert random_write["unit"] == "MB/s"
+    assert random_write["value"] == pytest.approx(1610220 * 1024 / 1e6)
+    assert captured.err.startswith("stripewise: warning: iozone_report_only.txt line 1: ")
+
+
 def test_duplicate_exit_2(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     first = import_json(db_url, capsys, str(FIXTURES / "bonnie103.csv"))
     assert main(["--db", db_url, "import", str(FIXTURES / "bonnie103.csv")]) == 2

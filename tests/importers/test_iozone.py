@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from stripewise.importers import ImportFormatError, parse_raw
+from stripewise.importers import ImportFormatError, parse, parse_raw
 from stripewise.importers.iozone_auto import AUTO_TESTS
+from stripewise.importers.iozone_report import TESTS as REPORT_TESTS
 from tests.importers.fixtures import SEEDS, figures, result, runs_of, text
 
 
@@ -179,3 +180,87 @@ def test_header_cut_to_its_first_words_places_figures_in_iozone_cells() -> None:
         ("write", "128k_file_4k_records"): 1718017,
         ("rewrite", "128k_file_4k_records"): 1718017,
     }
+
+
+def _report_of(table: str) -> str:
+    """The -R report iozone prints after the -a table `table` (iozone.c dump_excel and
+    dump_report): a block per test, the header row every record size from 4k to -a's 16 MB."""
+    (run,) = parse_raw(table, "table.txt")
+    titles = {test: title for title, test in REPORT_TESTS.items()}
+    out = "iozone test complete.\nExcel output is below:\n"
+    for test in run.spec["tests"]:
+        out += f'\n"{titles[test].capitalize()} report"\n      '
+        out += "".join(f'  "{4 << i}"' for i in range(13)) + "\n"
+        rows = []
+        for file_kb in run.spec["file_sizes_kB"]:  # -a tests each record size up to the file
+            records = [r for r in run.spec["record_sizes_kB"] if r <= file_kb]
+            cells = [result(run, test, f"{file_kb}k_file_{r}k_records").value for r in records]
+            rows.append(f'"{file_kb}"  ' + "".join(f" {c:.0f} " for c in cells))
+        out += "\n".join(rows) + "\n"
+    return out
+
+
+def test_r_report_reads_as_the_table_it_repeats() -> None:
+    """iozone -R without its per-line table (cut from a post, or saved alone): the report's
+    blocks hold the same figures, each row's from the smallest record size up to its file."""
+    whole = text("iozone_auto.txt")
+    preamble = whole[: whole.index("              kB  reclen")]
+    (report,) = parse_raw(preamble + _report_of(whole), "r.txt")
+    (table,) = runs_of("iozone_auto.txt")
+    assert figures(report) == figures(table)
+    assert report.spec == table.spec
+    assert report.context["format"] == "iozone -R report"
+    assert report.name == table.name and not report.warnings
+
+
+def test_r_report_rows_of_large_files_start_at_64k_records() -> None:
+    """-a skips records under 64 kB for files of 32 MB and more: those rows are shorter, and
+    their figures are the largest record sizes up to the file size, not the first columns."""
+    (run,) = runs_of("iozone_report.txt")
+    got = figures(run)
+    assert run.context["format"] == "iozone -R report"
+    assert (
+        run.name == "iozone -a -R -n 16m -g 64m -y 16k -q 256k -i 0 -i 1 -f /srv/array/iozone.tmp"
+    )
+    assert run.spec["tests"] == ["write", "rewrite", "read", "reread"]
+    assert run.spec["file_sizes_kB"] == [16384, 32768, 65536]
+    assert got["write", "16384k_file_16k_records"] == 612034
+    assert got["write", "32768k_file_64k_records"] == 689950
+    assert got["reread", "65536k_file_256k_records"] == 3361009
+    assert ("write", "32768k_file_16k_records") not in got  # not tested, so no cell at all
+    assert len(run.results) == 4 * (5 + 3 + 3)
+    assert result(run, "read", "16384k_file_16k_records").unit == "KiB/s"
+    assert not run.warnings
+    (stored,) = parse(text("iozone_report.txt"), "r.txt")
+    write = next(r for r in stored.results if r.phase == "seq_write (32768k file, 64k records)")
+    assert (write.metric, write.unit, write.source_unit) == ("throughput", "MB/s", "KiB/s")
+    assert write.value == pytest.approx(689950 * 1024 / 1e6)
+
+
+def test_r_report_saved_alone_says_its_unit_is_assumed() -> None:
+    """Only the section from "Excel output is below:" on: no preamble says kB/sec or ops/sec."""
+    (run,) = runs_of("iozone_report_only.txt")
+    assert run.name == "iozone -R" and run.context["format"] == "iozone -R report"
+    assert run.spec["tests"] == ["write", "rewrite", "random_read", "random_write"]
+    got = figures(run)
+    assert got["random_write", "1024k_file_1024k_records"] == 1610220
+    assert got["rewrite", "512k_file_512k_records"] == 1799870
+    (warning,) = run.warnings
+    assert warning.startswith("iozone_report_only.txt line 1: ")
+    assert "kB/sec (KiB/s)" in warning and "-O" in warning
+
+
+def test_r_report_bad_row_and_cpu_blocks_are_named() -> None:
+    report = text("iozone_report.txt").replace(
+        '"32768"   689950  701002  707761 ', '"32768"   689950  701002  707761  1  2  3 '
+    )
+    report += '\n"Writer CPU utilization report (Zero values should be ignored)"\n'
+    report += (
+        '        "16"  "32"  "64"  "128"  "256"\n"16384"   12.50  11.80  11.02  10.97  10.66\n'
+    )
+    (run,) = parse_raw(report, "r.txt")
+    assert figures(run)["write", "32768k_file_64k_records"] is None  # its row was skipped
+    assert figures(run)["rewrite", "32768k_file_64k_records"] == 1654120
+    row, cpu = run.warnings
+    assert row.startswith("r.txt line 37: 6 figures for a 32768 kB file")
+    assert cpu.startswith("r.txt line 58: iozone -R CPU utilization reports (-+u) are not read")

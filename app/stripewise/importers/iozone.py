@@ -1,9 +1,10 @@
-"""iozone output: `-a` tables (file size x record size) and `-t` throughput summaries.
+"""iozone output: `-a` tables (file size x record size), `-R` reports and `-t` summaries.
 
 A file may hold several iozone invocations (each opens with the "Iozone: Performance Test"
 banner and a long preamble). Each `-a` table becomes one run whose phases are the tests and
-whose metrics are `<file kB>k_file_<record kB>k_records`; each series of `-t` summaries
-becomes one run with a phase per test.
+whose metrics are `<file kB>k_file_<record kB>k_records`; so does each `-R` report of an
+invocation without a table (the report repeats the table's figures); each series of `-t`
+summaries becomes one run with a phase per test.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from stripewise.importers.common import (
     text_lines,
 )
 from stripewise.importers.iozone_auto import AUTO_HEADER, Made, auto_runs
+from stripewise.importers.iozone_report import looks_like as is_report_line
+from stripewise.importers.iozone_report import report_runs
 from stripewise.importers.iozone_throughput import CHILDREN, throughput_runs
 
 ENGINE = "iozone"
@@ -27,7 +30,10 @@ BANNER = "Iozone: Performance Test of File I/O"
 
 
 def looks_like(lines: list[str]) -> bool:
-    return any(BANNER in line or AUTO_HEADER.match(line) or CHILDREN.search(line) for line in lines)
+    return any(
+        BANNER in line or AUTO_HEADER.match(line) or CHILDREN.search(line) or is_report_line(line)
+        for line in lines
+    )
 
 
 def parse(text: str, source: str) -> list[ImportedRun]:
@@ -37,7 +43,12 @@ def parse(text: str, source: str) -> list[ImportedRun]:
     for start, end in _invocations(lines):
         preamble = _preamble(lines[start:end])
         ops = "operations" in str(preamble.get("output_unit", "")).lower()
-        for made in auto_runs(lines, start, end, source, ops=ops, warnings=warnings):
+        tables = auto_runs(lines, start, end, source, ops=ops, warnings=warnings)
+        if not tables:  # a report alone: what -R printed, without the table
+            tables = report_runs(lines, start, end, source, ops=ops, warnings=warnings)
+            if tables and "output_unit" not in preamble:
+                warnings.append(_unit_warning(source, tables[0][2]["line"]))
+        for made in tables:
             runs.append(_finish(made, preamble))
         for host, made in throughput_runs(lines, start, end, source, ops=ops, warnings=warnings):
             run = _finish(made, preamble)
@@ -45,8 +56,18 @@ def parse(text: str, source: str) -> list[ImportedRun]:
                 run = replace(run, host=host, name=clip(f"{run.name} on {host}", NAME_MAX))
             runs.append(run)
     if not runs:
-        raise ImportFormatError(source, 1, "no iozone -a table or -t throughput summary found")
+        raise ImportFormatError(
+            source, 1, "no iozone -a table or -t throughput summary found, nor an -R report"
+        )
     return [replace(run, warnings=tuple(warnings)) for run in runs]
+
+
+def _unit_warning(source: str, line: int) -> str:
+    return (
+        f"{source} line {line}: the iozone -R report states no unit and the file holds no "
+        '"Output is in" line from iozone: its figures are read in iozone\'s default kB/sec '
+        "(KiB/s), wrong if the run used -O (ops/sec)"
+    )
 
 
 def _invocations(lines: list[str]) -> list[tuple[int, int]]:
@@ -93,7 +114,9 @@ def _finish(made: Made, pre: dict[str, Any]) -> ImportedRun:
         target = m.group(1)
     elif m := re.search(r"(?:^|\s)-F\s+(.+?)(?:\s+-|$)", command):
         target = ", ".join(m.group(1).split())
-    default = "iozone -a" if kind == "iozone -a table" else f"iozone -t {spec.get('processes')}"
+    default = {"iozone -a table": "iozone -a", "iozone -R report": "iozone -R"}.get(
+        kind, f"iozone -t {spec.get('processes')}"
+    )
     return ImportedRun(
         name=clip(command or default, NAME_MAX),
         host=None,
