@@ -5,7 +5,9 @@ One small JSON record per file in `<state dir>/created/`: which helper (pid, sta
 boot), whose file (uid), which directory (its device and inode, so a directory swapped in
 under the same name is not touched) and, once created, the file's inode. A sweep removes the
 files of helpers that are gone, as their owner, by name relative to a freshly resolved
-directory handle and only when the inode still matches.
+directory handle and only when the inode still matches. A directory under a FUSE
+filesystem a user serves is never looked up (its daemon could hold the sweep forever): its
+record waits for a helper that starts once the mount is gone.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ import json
 import os
 import secrets
 import stat
+import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from stripewise.helper.credentials import Caller, run_as
-from stripewise.helper.resolve import PathRefused, open_path
+from stripewise.helper.resolve import PathRefused, open_path, user_served_mount
 
 _RECORD_BYTES = 64 * 1024  # a path of PATH_MAX characters, each escaped, fits
 _MAX_RECORDS = 10_000
+SWEEP_BUDGET_S = 20.0  # the rest waits for the next helper
 
 
 @dataclass
@@ -91,16 +96,18 @@ class CreatedFiles:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 
-    def sweep(self) -> list[tuple[int, str]]:
-        """Remove the files of helpers that are no longer running; -> (owner, path) of each
-        removed (whose it was decides who may be told)."""
-        removed: list[tuple[int, str]] = []
+    def sweep(self, budget_s: float = SWEEP_BUDGET_S) -> Iterator[tuple[int, str]]:
+        """Remove the files of helpers that are no longer running, for at most `budget_s`;
+        yields (owner, path) of each as it is removed (whose it was decides who is told)."""
+        deadline = time.monotonic() + budget_s
         try:
             paths = sorted(self.directory.glob("*.json"))[:_MAX_RECORDS]
         except OSError:
-            return removed
+            return
         boot = _boot_id()
         for path in paths:
+            if time.monotonic() > deadline:
+                break
             record = self._read(path)
             if record is None:  # kept for an admin to look at, never read again
                 with contextlib.suppress(OSError):
@@ -108,11 +115,12 @@ class CreatedFiles:
                 continue
             if record.boot_id == boot and _start_time(record.helper_pid) == record.helper_start:
                 continue  # that helper is still running its benchmark
+            if user_served_mount(record.directory) is not None:
+                continue  # kept: no look-up in a user's FUSE mount, by name or otherwise
             with contextlib.suppress(OSError, PathRefused):
                 if _remove(record):
-                    removed.append((record.uid, os.path.join(record.directory, record.name)))
+                    yield record.uid, os.path.join(record.directory, record.name)
             self.forget(path)
-        return removed
 
     @staticmethod
     def _write(path: Path, record: CreatedFile) -> None:

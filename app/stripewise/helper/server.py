@@ -6,7 +6,9 @@ It exits when stdin closes, so it never outlives the GUI or CLI that started it.
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import select
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -111,7 +113,26 @@ def _serve(stdin: BinaryIO, session: Session) -> None:
                 f"{type(exc).__name__}: {exc}",
             )
         session.write(answer)
+        if greeted:
+            session.start_sweep()
         session.start_accepted_run()
+        if not session.wait_for_client(lambda: _hung_up(stdin)):
+            break
+
+
+def _hung_up(stdin: BinaryIO) -> bool:
+    """The client closed its end of stdin (whatever it left unread there goes unanswered)."""
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False  # an in-memory stream (tests) ends on its own
+    poller = select.poll()
+    poller.register(fd, _HANG_UP)
+    return any(events & _HANG_UP for _fd, events in poller.poll(0))
+
+
+# a pipe's last writer gone (POLLHUP), or a socket's peer done writing (POLLRDHUP)
+_HANG_UP = select.POLLHUP | select.POLLERR | select.POLLRDHUP
 
 
 _ENDING_SIGNALS = (

@@ -4,6 +4,8 @@ benchmark that may be running (one at a time)."""
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from stripewise.helper.bench_run import BenchRun
@@ -24,6 +26,7 @@ from stripewise.protocol.verbs import (
 from stripewise.protocol.wire import ProtocolError, Request
 
 CLOSE_FLUSH_S = 1.0  # at exit, how long the last lines may wait for a client that reads
+SWEEP_WAIT_S = 5.0  # how long `capabilities` waits for the start-up sweep to finish
 
 
 class Session:
@@ -44,10 +47,34 @@ class Session:
         # who asked: file benchmarks run with their credentials
         self.caller = caller or caller_from_environment(os.environ)
         self.created_files = CreatedFiles(records_directory(state_dir))
-        self.removed_at_start = self.created_files.sweep()  # left by a helper that died
+        self._removed_at_start: list[tuple[int, str]] = []  # left by helpers that died
+        self._swept = threading.Event()
+        self._sweeper: threading.Thread | None = None
+
+    def start_sweep(self) -> None:
+        """After `hello` is answered: remove the test files of helpers that died, on a thread
+        of its own, so that nothing on the way (a dead NFS server, a stalled mount) holds
+        the answers; `capabilities` waits for it a little, then says what it has."""
+        if self._sweeper is not None:
+            return
+
+        def sweep() -> None:
+            try:
+                for removed in self.created_files.sweep():
+                    self._removed_at_start.append(removed)  # told as soon as it is done
+            finally:
+                self._swept.set()
+
+        self._sweeper = threading.Thread(target=sweep, name="helper-sweep", daemon=True)
+        self._sweeper.start()
 
     def write(self, line: bytes) -> None:
         self._out.put(line)
+
+    def wait_for_client(self, hung_up: Callable[[], bool]) -> bool:
+        """Before the next request is read: wait while the client leaves too much unread
+        (back-pressure); -> False when it hung up meanwhile."""
+        return self._out.wait_for_room(hung_up)
 
     def start_accepted_run(self) -> None:
         """After `bench.start`'s reply is queued: the run's first events follow it on the one
@@ -77,6 +104,8 @@ class Session:
         from stripewise.helper.engines.builtin import BuiltinEngine
 
         CapabilitiesArgs.from_json(request.args, request.id)
+        self.start_sweep()
+        self._swept.wait(SWEEP_WAIT_S)
         engines = {"builtin": BuiltinEngine().version()}
         try:
             from stripewise.helper.engines.fio import FioEngine
@@ -90,7 +119,7 @@ class Session:
             os.geteuid(),
             self.caller.uid,
             # another user's private paths are not the caller's business
-            tuple(path for uid, path in self.removed_at_start if uid == self.caller.uid),
+            tuple(path for uid, path in list(self._removed_at_start) if uid == self.caller.uid),
             psutil.virtual_memory().total,
             os.cpu_count(),
         )

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, Self, TypeVar
 
-from stripewise.protocol.wire import ProtocolError
+from stripewise.protocol.wire import ProtocolError, shown_names
 
 BAD_ARGS = "bad_args"
 BAD_REPLY = "bad_reply"
@@ -126,4 +126,4 @@ def only(data: Mapping[str, Any], request_id: int | None, *allowed: str) -> None
     that take none refuse anything given."""
     unknown = set(data) - set(allowed)
     if unknown:
-        raise bad_args(f"unknown arguments: {sorted(unknown)}", request_id)
+        raise bad_args(f"unknown arguments: {shown_names(unknown)}", request_id)

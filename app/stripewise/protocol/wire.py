@@ -18,6 +18,10 @@ PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 64 * 1024
 _VERB_PATTERN = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_]*)?\Z")  # \Z: "$" allows a final "\n"
 _MAX_ID = 2**53 - 1
+# An error's message names what was wrong; it never carries a request back whole: a client
+# sending lines of 64 KiB must not get answers of 64 KiB (paths stay whole: PATH_MAX is 4 KiB).
+MAX_ERROR_MESSAGE_CHARS = 8 * 1024
+_SHOWN_CHARS = 80  # of a name or value from a request, quoted in a message
 
 
 class ProtocolError(ValueError):
@@ -53,15 +57,27 @@ def parse_request(line: bytes) -> Request:
     if type(request_id) is not int or not 1 <= request_id <= _MAX_ID:
         raise ProtocolError("bad_request", "request needs an integer id from 1 to 2^53-1")
     verb = message.get("verb")
-    if not isinstance(verb, str) or not _VERB_PATTERN.match(verb):
+    if not isinstance(verb, str) or len(verb) > _SHOWN_CHARS or not _VERB_PATTERN.match(verb):
         raise ProtocolError("bad_request", "request needs a verb such as 'hello'", request_id)
     args = message.get("args", {})
     if not isinstance(args, dict):
         raise ProtocolError("bad_request", "args must be a JSON object", request_id)
     unknown = set(message) - {"id", "verb", "args"}
     if unknown:
-        raise ProtocolError("bad_request", f"unknown fields: {sorted(unknown)}", request_id)
+        raise ProtocolError("bad_request", f"unknown fields: {shown_names(unknown)}", request_id)
     return Request(request_id, verb, args)
+
+
+def shown(text: str) -> str:
+    """Something a request said, as a message may quote it: at most _SHOWN_CHARS of it."""
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
+def shown_names(names: set[str]) -> str:
+    """Unknown names from a request, each shortened and at most ten of them."""
+    listed = [repr(shown(name)) for name in sorted(names)[:10]]
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    return "[" + ", ".join(listed) + "]" + more
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -73,6 +89,8 @@ def reply(request_id: int, result: dict[str, Any]) -> bytes:
 
 
 def error_reply(request_id: int | None, code: str, message: str) -> bytes:
+    if len(message) > MAX_ERROR_MESSAGE_CHARS:
+        message = message[: MAX_ERROR_MESSAGE_CHARS - 1] + "…"
     return encode({"id": request_id, "ok": False, "error": {"code": code, "message": message}})
 
 
