@@ -42,7 +42,7 @@ def test_a_checkout_starts_the_helper_next_to_its_python() -> None:
     script = Path(sys.executable).parent / "stripewise-helper"
     assert environment.helper_executable() == script
     assert environment.helper_command(MODES[PrivilegeMode.PKEXEC]) == ["pkexec", str(script)]
-    module = [sys.executable, "-m", "stripewise.helper.server"]
+    module = [sys.executable, "-I", "-m", "stripewise.helper.server"]
     assert environment.helper_command(MODES[PrivilegeMode.ROOT]) == module
 
 
@@ -53,7 +53,7 @@ def test_the_installed_program_starts_the_installed_helper(installed: Path) -> N
     assert environment.helper_command(MODES[PrivilegeMode.ROOT]) == [str(installed)]
     # as the user, privileged verbs are refused anyway: the module with the user's rights
     unprivileged = environment.helper_command(MODES[PrivilegeMode.NONE])
-    assert unprivileged == [sys.executable, "-m", "stripewise.helper.server"]
+    assert unprivileged == [sys.executable, "-I", "-m", "stripewise.helper.server"]
 
 
 def test_the_installed_prefix_without_its_helper_is_not_the_package(

@@ -152,7 +152,8 @@ def helper_command(privileges: Privileges) -> list[str]:
         return ["sudo", "-n", str(helper)]
     if privileges.mode is PrivilegeMode.ROOT and running_installed():
         return [str(INSTALLED_HELPER)]
-    return [sys.executable, "-m", "stripewise.helper.server"]
+    # -I: no PYTHONPATH and no working directory (which -m would put first) picks the code
+    return [sys.executable, "-I", "-m", "stripewise.helper.server"]
 
 
 def polkit_policy_helper(policy: Path = POLKIT_POLICY_PATH) -> Path | None:
