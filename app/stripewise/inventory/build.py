@@ -12,6 +12,7 @@ from stripewise.inventory import multipath, ports
 from stripewise.inventory.controllers import Occupant, controller_id, controllers, with_lun
 from stripewise.inventory.enclosures import read_enclosures
 from stripewise.inventory.kernel_names import disk_of_partition, natural_key
+from stripewise.inventory.md_records import md_prop, member_names
 from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import (
     Array,
@@ -24,7 +25,6 @@ from stripewise.model.topology import (
 )
 
 _VIRTUAL = re.compile(r"^(loop|zram|ram|nbd|rbd|zd)\d+")
-_MD_MEMBER = re.compile(r"^MD_DEVICE_(?:ev_|dev_)?(.+)_DEV$")
 _DM_PARTITION = re.compile(r"^part\d+-(.+)$")  # kpartx: DM_UUID part1-mpath-<wwid>
 
 
@@ -182,7 +182,7 @@ def _kind(record: DeviceRecord) -> DiskKind:
 
 def _holder_graph(source: DeviceSource, records: list[DeviceRecord]) -> _Graph:
     """From holders/ and slaves/ where the source has them; a dump has only properties: md
-    members (`mdadm --export`, by kernel name or any /dev link) and kpartx partition maps."""
+    members (mdadm's or udisks' keys, by kernel name or any /dev link) and kpartx maps."""
     graph = _Graph()
     by_node = {f"/dev/{link}": r.name for r in records for link in (*r.links, r.name)}
     by_uuid = {uuid: r.name for r in records if (uuid := r.prop("DM_UUID"))}
@@ -191,9 +191,8 @@ def _holder_graph(source: DeviceSource, records: list[DeviceRecord]) -> _Graph:
             graph.link(record.name, upper)
         for lower in source.entries(f"{record.path}/slaves"):
             graph.link(lower, record.name)
-        for key, value in record.properties.items():
-            if _MD_MEMBER.match(key) and value.startswith("/dev/"):
-                graph.link(by_node.get(value, value.rsplit("/", 1)[-1]), record.name)
+        for member in member_names(record, by_node):
+            graph.link(member, record.name)
         partition_of = _DM_PARTITION.match(record.prop("DM_UUID") or "")
         if partition_of and partition_of.group(1) in by_uuid:
             graph.link(by_uuid[partition_of.group(1)], record.name)
@@ -305,14 +304,15 @@ def _array(
 ) -> Array:
     raid_devices = None
     if kind is DiskKind.ARRAY:
-        level = source.attribute(record.path, "md/level") or record.prop("MD_LEVEL")
+        level = source.attribute(record.path, "md/level") or md_prop(record, "LEVEL")
         chunk = facts.int_attr(source, record.path, "md/chunk_size")
         state = source.attribute(record.path, "md/array_state")
-        label = record.prop("MD_DEVNAME") or record.prop("MD_NAME")
-        uuid = record.prop("MD_UUID") or source.attribute(record.path, "md/uuid")
+        label = md_prop(record, "DEVNAME") or md_prop(record, "NAME")
+        uuid = md_prop(record, "UUID") or source.attribute(record.path, "md/uuid")
         raid_devices = facts.int_attr(source, record.path, "md/raid_disks")
-        if raid_devices is None and (record.prop("MD_DEVICES") or "").isdigit():
-            raid_devices = int(record.properties["MD_DEVICES"])
+        count = (md_prop(record, "DEVICES") or "").strip()
+        if raid_devices is None and count.isascii() and count.isdigit():
+            raid_devices = int(count)
     else:
         uuid = record.prop("DM_UUID") or source.attribute(record.path, "dm/uuid")
         level = _dm_kind(uuid)
