@@ -8,11 +8,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from stripewise.inventory import disks as facts
-from stripewise.inventory import multipath, ports
+from stripewise.inventory import multipath, nvme_paths, ports
 from stripewise.inventory.controllers import Occupant, controller_id, controllers, with_lun
 from stripewise.inventory.enclosures import read_enclosures
 from stripewise.inventory.kernel_names import disk_of_partition, natural_key
 from stripewise.inventory.md_records import md_prop, member_names
+from stripewise.inventory.nvme_paths import NvmeHeads
 from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import (
     Array,
@@ -56,11 +57,11 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
         for r in records
         if not _is_partition(r) and r.devtype in (None, "disk") and not _not_a_disk(source, r)
     ]
-    port_of = {
-        r.name: with_lun(port)
-        for r in wholes
-        if _kind(r) is DiskKind.DISK and (port := ports.locate(source, r)) is not None
+    heads = NvmeHeads(source, records)
+    located = {
+        r.name: found for r in wholes if _kind(r) is DiskKind.DISK if (found := heads.locate(r))
     }
+    port_of = {name: with_lun(found[0].port) for name, found in located.items()}
     graph = _holder_graph(source, records)
     pairing = multipath.pair_paths(
         source,
@@ -90,7 +91,9 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
         built[record.name] = disk
         if pairing.map_of(record.name) is not None:
             continue  # shown as a path of its multipath disk
-        if kind is DiskKind.DISK and port is not None:
+        if kind is DiskKind.DISK and port is not None and len(located[record.name]) > 1:
+            physical += nvme_paths.occupants(disk, located[record.name])
+        elif kind is DiskKind.DISK and port is not None:
             physical.append(Occupant(port, record.name, record.path, disk))
         elif kind in (DiskKind.ARRAY, DiskKind.VOLUME):
             arrays.append(_array(source, record, kind, graph, owner, disk))

@@ -59,7 +59,7 @@ class Partition:
 class DiskPath:
     """One way to reach a multipathed disk: a kernel device behind one controller's port."""
 
-    name: str  # the path's kernel name: sdc
+    name: str  # the path's kernel name: sdc, or nvme0c1n1 for native NVMe multipath
     controller: str  # id of the controller it hangs off
     port: str  # as the slot shows it: "phy 4 lun 1"
     hctl: str | None = None
@@ -69,7 +69,8 @@ class DiskPath:
 @dataclass(frozen=True)
 class Disk:
     """A whole block device with its stable identity and what uses it. A multipathed disk is
-    its dm device (what is read and written) with `paths` naming the devices underneath."""
+    its dm device, or its NVMe namespace (what is read and written), with `paths` naming the
+    devices underneath."""
 
     name: str  # kernel name: sda, nvme0n1, vda, md0
     kind: DiskKind = DiskKind.DISK
@@ -99,7 +100,7 @@ class Disk:
     schedulers: tuple[str, ...] = ()
     sys_path: str | None = None
     usage_known: bool = True  # False when the source does not record mounts and swap
-    paths: tuple[DiskPath, ...] = ()  # the devices under a multipath map; none otherwise
+    paths: tuple[DiskPath, ...] = ()  # under a multipath map, or an NVMe namespace's several
 
     @property
     def system_disk(self) -> bool:
