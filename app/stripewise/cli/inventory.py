@@ -90,6 +90,8 @@ def format_inventory(inventory: Inventory) -> str:
         for controller in controllers:
             behind = f" behind {' > '.join(controller.bridges)}" if controller.bridges else ""
             lines.append(f"  {_controller_line(controller)}{behind}")
+            if not controller.slots:  # the driver lists no ports (RAID cards, NVMe)
+                lines.append("    (no disks attached)")
             for slot in controller.slots:
                 label = f"{slot.title:<14}"
                 cell = _disk_cells(slot.disk) if slot.disk else f"({slot.note or 'empty'})"

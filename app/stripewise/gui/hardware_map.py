@@ -202,6 +202,22 @@ class ControllerBox(QFrame):
             flow.addWidget(tile)
         tiles.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         layout.addWidget(tiles)
+        self.placeholder: QLabel | None = None
+        if not controller.slots:  # a driver that names no ports (RAID cards, NVMe): say so
+            self.placeholder = QLabel(NO_DISKS_TEXT)
+            self.placeholder.setObjectName("noDisks")
+            self.placeholder.setWordWrap(True)
+            self.placeholder.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+            tiles.hide()
+            layout.addWidget(self.placeholder)
+
+
+NO_DISKS_TEXT = "No disks attached. The driver does not list this controller's ports."
+
+
+def is_empty(controller: Controller) -> bool:
+    """Nothing attached: no disk and no further path of a multipathed one."""
+    return not any(slot.disk or slot.path_of for slot in controller.slots)
 
 
 def controller_header(controller: Controller) -> str:
@@ -212,6 +228,8 @@ def controller_header(controller: Controller) -> str:
     if controller.port_count is not None:
         used = len(controller.disks)
         facts.append(f"{used} of {count_noun(controller.port_count, 'port')} used")
+    elif controller.slots and is_empty(controller):  # with no slots, the box body says so
+        facts.append("no disks attached")
     facts.append(link_text(controller))
     return f"<b>{title}</b><br><span style='font-size:small'>{' · '.join(facts)}</span>"
 

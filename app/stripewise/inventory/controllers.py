@@ -51,10 +51,28 @@ def controllers(
     grouped: dict[str, list[Occupant]] = {}
     for occupant in physical:
         grouped.setdefault(occupant.port.controller_path, []).append(occupant)
-    for path in bays.controller_paths():
-        grouped.setdefault(path, [])
+    for path in [*bays.controller_paths(), *storage_functions(source)]:
+        grouped.setdefault(path, [])  # shown with no disks: an admin plans purchases onto them
     built = [_controller(source, path, members, bays, labels) for path, members in grouped.items()]
     return tuple(sorted(built, key=lambda c: (c.root is None, c.root or "", natural_key(c.id))))
+
+
+_STORAGE_CLASS = 0x01  # PCI base class "mass storage controller": SCSI, IDE, RAID, SATA, SAS, NVM
+_NOT_FOR_THIS_HOST = frozenset({"vfio-pci", "pci-stub"})  # handed to a virtual machine
+
+
+def storage_functions(source: DeviceSource) -> list[str]:
+    """Devpaths of the PCI storage controllers with a driver bound, with disks or without."""
+    found = []
+    for record in source.devices_of("pci"):
+        code = source.attribute(record.path, "class") or record.prop("PCI_CLASS") or ""
+        try:
+            base = int(code.strip(), 16) >> 16
+        except ValueError:
+            continue
+        if base == _STORAGE_CLASS and record.driver and record.driver not in _NOT_FOR_THIS_HOST:
+            found.append(record.path)
+    return found
 
 
 def _controller(
