@@ -42,7 +42,8 @@ _TOML_TOKENS = re.compile(
     r'|"(?!"")[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'  # `"""` opens a multi-line string, never ""
     r"|'(?!'')[^'\n]*+'"
     r"|(?P<cut>[\"'])"
-    r"|#[^\n]*+" + _BRACKETS,
+    r"|#[^\n]*+"
+    r"|(?P<dot>\.)|(?P<end>[=,\n])" + _BRACKETS,  # a key's dots nest tables; `=`... end it
     re.DOTALL,
 )
 
@@ -111,27 +112,38 @@ def parse_toml(text: str, origin: str) -> dict[str, Any]:
     """TOML nested at most MAX_DEPTH deep; `origin` names the text in messages."""
     check_depth(text, origin, toml=True)
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputFileError(f"{origin}: {exc}") from None
     except (ValueError, RecursionError) as exc:
         raise InputFileError(f"{origin}: {_unreadable(exc)}") from None
+    # a table's header, a dotted key and an inline table under it nest together
+    if _deepest(data) > MAX_DEPTH:
+        raise InputFileError(f"{origin}: nested deeper than {MAX_DEPTH} levels")
+    return data
 
 
 def check_depth(text: str, origin: str, *, toml: bool = False) -> None:
-    """Refuse brackets nested deeper than MAX_DEPTH outside strings, before any parser
-    recurses into them."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+    """Refuse brackets nested deeper than MAX_DEPTH outside strings, and TOML keys of more
+    parts (`a.b.c`: tomllib's time grows with the square of a key's parts), before any
+    parser reads them."""
+    marks = text.count("[") + text.count("{") + (text.count(".") if toml else 0)
+    if marks <= MAX_DEPTH:
         return  # cannot nest deeper: most files end here
-    depth = 0
-    for opens in _brackets(text, toml):
-        depth = depth + 1 if opens else max(depth - 1, 0)
-        if depth > MAX_DEPTH:
+    depth = parts = 0  # brackets open; the dots of the key being read
+    for mark in _marks(text, toml):
+        parts = parts + 1 if mark == "dot" else 0
+        if mark == "open":
+            depth += 1
+        elif mark == "close":
+            depth = max(depth - 1, 0)
+        if depth + parts > MAX_DEPTH:
             raise InputFileError(f"{origin}: nested deeper than {MAX_DEPTH} levels")
 
 
-def _brackets(text: str, toml: bool) -> Iterator[bool]:
-    """Each bracket outside strings and comments, True where it opens."""
+def _marks(text: str, toml: bool) -> Iterator[str]:
+    """What nests outside strings and comments: `open` and `close` for each bracket, and in
+    TOML `dot` for each dot, `end` where a key or value ends."""
     for token in (_TOML_TOKENS if toml else _JSON_TOKENS).finditer(text):
         if token.lastgroup == "cut":
             if toml:
@@ -140,10 +152,24 @@ def _brackets(text: str, toml: bool) -> Iterator[bool]:
             # quote opens a string either: the rest is brackets (some readers resume after a
             # broken value, and must find them counted).
             for bracket in _ONLY_BRACKETS.finditer(text, token.end()):
-                yield bracket.lastgroup == "open"
+                yield "open" if bracket.group() in "[{" else "close"
             return
         if token.lastgroup is not None:
-            yield token.lastgroup == "open"
+            yield token.lastgroup
+
+
+def _deepest(data: object) -> int:
+    """How deep tables and arrays nest in `data` (the document's own table is level 0, as
+    check_depth counts), without recursing."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, depth)
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+    return deepest
 
 
 def _refuse_constant(name: str) -> None:
