@@ -80,9 +80,8 @@ def _expected(kind: str, fields: list[str]) -> tuple[int, ...]:
 
 
 def _fits(kind: str, fields: list[str]) -> bool:
-    while fields and fields[-1] == "" and len(fields) > max(_expected(kind, fields)):
-        fields = fields[:-1]
-    return len(fields) in _expected(kind, fields)
+    expected = _expected(kind, fields)
+    return len(_untrailed(fields, max(expected))) in expected
 
 
 def _complete(line: str) -> bool:
@@ -115,8 +114,7 @@ def _whole(lines: list[str], index: int, kind: str) -> tuple[list[str], int]:
 
 def _fit(fields: list[str], expected: tuple[int, ...], number: int, source: str) -> list[str]:
     """Trailing empty fields beyond the format's count are tolerated; anything else is not."""
-    while len(fields) > max(expected) and fields[-1] == "":
-        fields = fields[:-1]
+    fields = _untrailed(fields, max(expected))
     if len(fields) not in expected:
         wanted = " or ".join(str(n) for n in expected)
         raise ImportFormatError(
@@ -177,6 +175,15 @@ def _old_row(fields: list[str], number: int, source: str) -> BonnieRow:
         spec=io_spec(fields[1]),
         lines=[number],
     )
+
+
+def _untrailed(fields: list[str], most: int) -> list[str]:
+    """`fields` without the empty ones at its end past the first `most`, cut once (a copy
+    per field dropped is quadratic on a line of commas)."""
+    end = len(fields)
+    while end > most and fields[end - 1] == "":
+        end -= 1
+    return fields[:end]
 
 
 def _cells(fields: list[str]) -> list[str | None]:

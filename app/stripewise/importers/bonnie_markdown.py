@@ -25,11 +25,11 @@ def plain_lines(text: str) -> list[str]:
 
 def _depth(line: str) -> tuple[int, str]:
     """How many quote markers start the line, and what follows them."""
-    depth = 0
-    while m := _MARKER.match(line):
+    depth = at = 0
+    while m := _MARKER.match(line, at):  # from where the last ended: no copy of the rest
         depth += 1
-        line = line[m.end() :]
-    return depth, line
+        at = m.end()
+    return depth, line[at:]
 
 
 def _unquoted(lines: list[str]) -> list[str]:

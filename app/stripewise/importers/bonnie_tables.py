@@ -26,7 +26,9 @@ from stripewise.importers.bonnie_columns import (
 from stripewise.importers.bonnie_fields import BonnieRow, io_spec, is_figure, is_plus
 from stripewise.importers.common import ImportFormatError, Token, tokens
 
-TABLE_HEADER = re.compile(r"(Size|files)\b.*/sec\s+%CP", re.IGNORECASE)
+# The first Size or files is taken for good (atomic group): retrying at each later one scanned
+# the rest of the line again each time, quadratic on a line of them.
+TABLE_HEADER = re.compile(r"^(?>.*?(Size|files)\b).*/sec\s+%CP", re.IGNORECASE)
 _SIZE = re.compile(r"\d+(\.\d+)?[kmgt]?(:\S*)*", re.IGNORECASE)
 _FILES = re.compile(r"\d+([:/]\S*)?")
 _LATENCY = re.compile(r"\d+(\.\d+)?(ns|us|ms|s)")

@@ -37,7 +37,9 @@ MAX_DIGITS = 30
 _LONG_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
 
 _QUOTED = re.compile(r"^[ \t]*(?:>[ \t]?)+")
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# `\d+(?:\.\d*)?`, not `\d+\.?\d*`: two runs of digits side by side split a long word of digits
+# every way before refusing it (quadratic in the word).
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 class ImportFormatError(ValueError):

@@ -112,7 +112,7 @@ def _finish(made: Made, pre: dict[str, Any]) -> ImportedRun:
     target = ""
     if m := re.search(r"(?:^|\s)-f\s*(\S+)", command):
         target = m.group(1)
-    elif m := re.search(r"(?:^|\s)-F\s+(.+?)(?:\s+-|$)", command):
+    elif m := re.search(r"(?:^|\s)-F\s+(\S+(?:\s+[^\s-]\S*)*)", command):  # to the next -option
         target = ", ".join(m.group(1).split())
     default = {"iozone -a table": "iozone -a", "iozone -R report": "iozone -R"}.get(
         kind, f"iozone -t {spec.get('processes')}"

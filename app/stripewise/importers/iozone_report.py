@@ -50,6 +50,11 @@ TESTS = {
     "re-preadv": "repreadv",
 }
 _CPU_BLOCK = "cpu utilization report"
+# What one report can hold: iozone tests records of 4 kB to 16 MB (13 sizes) and has 21 tests.
+# Bounds keep the work per row, and the figures of a run (tests x rows), in proportion to the
+# text: a block past the last test starts another report, as a repeated one does.
+_MOST_RECORD_SIZES = 64
+_MOST_TESTS = 64
 
 
 @dataclass
@@ -98,7 +103,7 @@ def report_runs(
             test, cpu_line = None, cpu_line or number  # its rows are CPU %, skipped
         elif title is not None:
             test, sizes = None, None
-            if report is None or _test(title) in report.cells:
+            if report is None or _test(title) in report.cells or len(report.cells) >= _MOST_TESTS:
                 report = _Report(begins or number)
                 reports.append(report)
                 begins = 0
@@ -140,8 +145,10 @@ def _test(title: str) -> str:
 def _header(line: str) -> list[int] | None:
     """The record sizes of a header row (`"4"  "8"  "16"`), or None."""
     words = line.split()
-    if not words or not all(
-        len(w) > 2 and w[0] == w[-1] == '"' and w[1:-1].isdigit() for w in words
+    if (
+        not words
+        or len(words) > _MOST_RECORD_SIZES
+        or not all(len(w) > 2 and w[0] == w[-1] == '"' and w[1:-1].isdigit() for w in words)
     ):
         return None
     return [int(w[1:-1]) for w in words]

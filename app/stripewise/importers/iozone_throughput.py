@@ -27,8 +27,12 @@ from stripewise.model.run import ResultValue
 from stripewise.model.wording import noun_for
 
 _FIGURE = r"=\s*(\S*)\s*(\S*)"
-CHILDREN = re.compile(rf"Children see throughput for\s+(\d+)\s+(.+?)\s*{_FIGURE}", re.I)
-_PARENT = re.compile(rf"Parent sees throughput for\s+(\d+)\s+(.+?)\s*{_FIGURE}", re.I)
+# The test's name runs to the blanks before the first "=". Written so nothing is scanned twice:
+# the first phrase followed by a count is taken for good (atomic), and the name ends at its
+# last non-blank (a lazy name before `\s*=` rescanned a run of blanks from each blank in it).
+_WORKERS_AND_TEST = r"\s++(\d++)\s)\s*+(.(?:[^=]*[^=\s])?)\s*"
+CHILDREN = re.compile(rf"^(?>.*?Children see throughput for{_WORKERS_AND_TEST}{_FIGURE}", re.I)
+_PARENT = re.compile(rf"^(?>.*?Parent sees throughput for{_WORKERS_AND_TEST}{_FIGURE}", re.I)
 _PER_WORKER = re.compile(rf"(Min|Max|Avg) throughput per (?:process|thread)\s*{_FIGURE}", re.I)
 _MIN_XFER = re.compile(rf"Min xfer\s*{_FIGURE}", re.I)
 _ORPHAN = re.compile(r"Parent sees throughput|throughput per (?:process|thread)|Min xfer", re.I)
@@ -89,6 +93,7 @@ class _Series:
     host: str
     spec: dict[str, Any]
     summaries: list[_Summary] = field(default_factory=list)
+    phases: set[str] = field(default_factory=set)  # of the summaries, looked up per line
 
 
 @dataclass
@@ -147,13 +152,14 @@ def throughput_runs(
             run = open_series.get(host)
             if (
                 run is None
-                or summary.phase in {s.phase for s in run.summaries}
+                or summary.phase in run.phases
                 or run.summaries[0].workers != summary.workers
             ):
                 run = _Series(host, {**sizes, **said})  # a repeated test: the next run
                 open_series[host] = run
                 series.append(run)
             run.summaries.append(summary)
+            run.phases.add(summary.phase)
         elif host in current:
             _read_figure(line, current[host], number, problems)
         elif _ORPHAN.search(line):
