@@ -420,11 +420,13 @@ class _Reader:
                 by_serial.setdefault(disk.serial, []).append(disk.id)
         taken: dict[str, str] = {}
         arrays: list[PlannedArray] = []
+        names: set[str] = set()  # a set: a scan of the arrays so far is quadratic in them
         for row in rows:
             row.check_keys(_ARRAY_KEYS)
             name = row.required("name")
-            if any(a.name == name for a in arrays):
+            if name in names:
                 raise row.fail("name", f"{name!r} is used by another [[array]]")
+            names.add(name)
             members = self._members(row, "members", ids, by_serial, taken, name)
             spares = self._members(row, "spares", ids, by_serial, taken, name)
             level = row.choice("level", tuple(x.value for x in RaidLevel))
@@ -458,7 +460,7 @@ class _Reader:
         taken: dict[str, str],
         array: str,
     ) -> tuple[str, ...]:
-        out: list[str] = []
+        out: dict[str, None] = {}  # in order, and looked up without a scan
         for given in row.names(key):
             if given in ids:
                 disk = given
@@ -477,7 +479,7 @@ class _Reader:
                 where = "this array" if taken[disk] == array else f"array {taken[disk]!r}"
                 raise row.fail(key, f"disk {given!r} is already used by {where}")
             taken[disk] = array
-            out.append(disk)
+            out[disk] = None
         return tuple(out)
 
 
