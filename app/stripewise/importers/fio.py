@@ -18,7 +18,6 @@ from stripewise.importers.fio_clients import (
     TOTAL_JOB,
     Client,
     common_options,
-    disk_util,
     global_options,
     split,
     total_results,
@@ -118,7 +117,7 @@ def _runs_of(report: Report, source: str, problems: list[ImportFormatError]) -> 
 def _client_run(obj: dict[str, Any], client: Client, line: int, source: str) -> ImportedRun:
     run = _run(obj, client.entries, line, source, client.global_options, host=client.hostname)
     run.context["client"] = {"hostname": client.hostname, "port": client.port}
-    run.context["disk_util"] = disk_util(obj, client)
+    run.context["disk_util"] = list(client.disk_util)
     return replace(run, name=clip(f"{run.name} on {client.address}", NAME_MAX))
 
 

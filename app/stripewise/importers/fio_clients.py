@@ -17,7 +17,7 @@ only ones for all clients together and are kept; CPU is not, the clients being o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from stripewise.importers.fio_results import (
@@ -42,6 +42,7 @@ class Client:
     port: Any
     entries: list[dict[str, Any]]
     global_options: dict[str, Any]
+    disk_util: list[Any] = field(default_factory=list)  # fio's disk_util entries of this client
 
     @property
     def address(self) -> str:
@@ -62,11 +63,25 @@ def split(
         key = (hostname, _port_key(entry.get("port")))
         grouped.setdefault(key, []).append(entry)
         ports.setdefault(key, entry.get("port"))
+    # Each client's global section and disks are looked up in one index, not found by a scan
+    # of fio's lists per client (quadratic in clients).
+    sections = _by_address(obj.get("global options"))
+    disks = _by_address(obj.get("disk_util"))
     clients = [
-        Client(key[0], ports[key], group, global_options(obj, key[0], ports[key]))
+        Client(key[0], ports[key], group, _options(obj, sections.get(key)), disks.get(key, []))
         for key, group in grouped.items()
     ]
     return clients, totals
+
+
+def _by_address(listed: Any) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The objects of one of fio's lists by the client (hostname, port) they name, in order."""
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for element in listed if isinstance(listed, list) else []:
+        if isinstance(element, dict):
+            address = (str(element.get("hostname")), _port_key(element.get("port")))
+            found.setdefault(address, []).append(element)
+    return found
 
 
 def _port_key(port: Any) -> str:
@@ -76,19 +91,17 @@ def _port_key(port: Any) -> str:
 
 def global_options(obj: dict[str, Any], hostname: str | None, port: Any) -> dict[str, Any]:
     """The global section that applied to one client (or to the jobs of a plain run)."""
+    sections = _by_address(obj.get("global options"))
+    return _options(obj, sections.get((str(hostname), _port_key(port))))
+
+
+def _options(obj: dict[str, Any], sections: list[dict[str, Any]] | None) -> dict[str, Any]:
     options = obj.get("global options")
     if isinstance(options, dict):
         return dict(options)
-    if not isinstance(options, list):
-        return {}
-    for element in options:
-        if (
-            isinstance(element, dict)
-            and str(element.get("hostname")) == str(hostname)
-            and _port_key(element.get("port")) == _port_key(port)
-        ):
-            return {k: v for k, v in element.items() if k not in _ADDRESS}
-    return {}  # that client's job file had no global section
+    if not sections:
+        return {}  # that client's job file had no global section
+    return {k: v for k, v in sections[0].items() if k not in _ADDRESS}
 
 
 def common_options(clients: list[Client]) -> dict[str, Any]:
@@ -97,17 +110,6 @@ def common_options(clients: list[Client]) -> dict[str, Any]:
         return {}
     first, *others = (c.global_options for c in clients)
     return {k: v for k, v in first.items() if all(o.get(k) == v for o in others)}
-
-
-def disk_util(obj: dict[str, Any], client: Client) -> list[Any]:
-    found = obj.get("disk_util")
-    return [
-        d
-        for d in (found if isinstance(found, list) else [])
-        if isinstance(d, dict)
-        and str(d.get("hostname")) == client.hostname
-        and _port_key(d.get("port")) == _port_key(client.port)
-    ]
 
 
 def total_results(

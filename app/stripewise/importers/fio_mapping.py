@@ -21,6 +21,7 @@ in the spec, and a comparison lists it among what differs.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -89,8 +90,8 @@ def _split(phase: str, jobs: Mapping[str, Any]) -> tuple[str, str, str | None] |
     return None
 
 
-def _target(instance: str, job: str, phase: str, phases: Mapping[str, str]) -> str:
-    alone = instance == job and list(phases.values()).count(phase) == 1
+def _target(instance: str, job: str, phase: str, jobs_of_phase: Mapping[str, int]) -> str:
+    alone = instance == job and jobs_of_phase[phase] == 1
     return phase if alone else qualified(phase, instance)
 
 
@@ -105,9 +106,11 @@ def to_vocabulary(spec: Mapping[str, Any], results: Sequence[ResultValue]) -> li
             groups.setdefault(instance, []).append((direction, row))
             job_of[instance] = job
     converted: dict[str, tuple[list[ResultValue], set[int]]] = {}
+    jobs_of_phase = Counter(phases.values())  # counted once, not per job
     for instance, rows in groups.items():
         job = job_of[instance]
-        made = _instance(rows, kind_of(jobs[job]), _target(instance, job, phases[job], phases))
+        target = _target(instance, job, phases[job], jobs_of_phase)
+        made = _instance(rows, kind_of(jobs[job]), target)
         if made is not None:
             converted[instance] = made
     out: list[ResultValue] = []
