@@ -27,13 +27,21 @@ from stripewise.protocol.events import (
 from stripewise.protocol.group import GroupOutcome
 
 BAR_WIDTH = 28
+CANCELLED = "cancelled"  # a cancelled repetition's error, from either engine
 TOTAL_HOST = "total"  # protocol.group's name for the summed samples
+
+
+# a repetition that failed or was cancelled has no figures: the history keeps them missing
+UNMEASURED = ("mb_s", "iops", "lat_p50_us", "lat_p99_us", "cpu_pct")
 
 
 def emit(event: Event, *, as_json: bool) -> None:
     """One event: a JSON line, or what a person reads (nothing for a sample off a terminal)."""
     if as_json:
-        say(json.dumps(event_to_json(event)) + "\n", sys.stdout)
+        data = event_to_json(event)
+        if isinstance(event, PhaseFinished) and event.error:
+            data |= dict.fromkeys(UNMEASURED)  # the keys stay; a partial figure is no result
+        say(json.dumps(data) + "\n", sys.stdout)
     else:
         say(_text(event, sys.stdout.isatty()), sys.stdout)
 
@@ -75,12 +83,15 @@ def _text(event: Event, interactive: bool) -> str:
         eta_text = f" ETA {event.eta_s:,.0f} s" if event.eta_s is not None else ""
         return f"\r  [{bar:<{BAR_WIDTH}}] {done:4.0%} {rate:9,.1f} MB/s{eta_text}   "
     if isinstance(event, PhaseFinished):
-        status = f"  failed: {event.error}" if event.error else ""
+        status = ""
         if event.flags:  # the helper's warning just before says why, with its figures
             status += f"  ! {', '.join(guard(f).title for f in event.flags)}"
-        return (
-            "\r" + " " * 70 + "\r" if interactive else ""
-        ) + f"  {event.mb_s:,.1f} MB/s, {event.iops:,.0f} IOPS in {event.elapsed_s:.1f} s{status}\n"
+        if event.error:  # what it measured before it stopped is no result: no rate shown
+            line = f"  {_stopped(event.error)} after {event.elapsed_s:.1f} s"
+            line += "" if event.error == CANCELLED else f": {event.error}"
+        else:
+            line = f"  {event.mb_s:,.1f} MB/s, {event.iops:,.0f} IOPS in {event.elapsed_s:.1f} s"
+        return ("\r" + " " * 70 + "\r" if interactive else "") + line + status + "\n"
     if isinstance(event, RunWarning | RunError):
         return f"{event.EVENT}: {event.message}\n"
     return format_results(event)
@@ -100,10 +111,11 @@ def format_results(result: RunResult) -> str:
         if phase.flags:
             flagged[phase.phase.value] = phase.flags
         spread = f"{mb.low:,.1f} .. {mb.high:,.1f}" if mb else "-"
+        median = f"{mb.median:,.1f}" if mb else _unmeasured(phase.errors)
         cpu, efficiency, p99 = phase.cpu_pct, phase.kb_s_per_cpu_pct, phase.lat_p99_us
         lines.append(
-            f"{name:<28} {mb.median if mb else 0:>11,.1f} "
-            f"{spread:>19} {iops.median if iops else 0:>9,.0f} "
+            f"{name:<28} {median:>11} "
+            f"{spread:>19} {f'{iops.median:,.0f}' if iops else '-':>9} "
             f"{f'{p99:,.0f}' if p99 else '-':>9} {f'{cpu:.0f}' if cpu else '-':>6} "
             f"{f'{efficiency:,.0f}' if efficiency else '-':>14}"
         )
@@ -112,6 +124,17 @@ def format_results(result: RunResult) -> str:
         for phase_name, flags in flagged.items():
             lines += [f"  {phase_name}: {line}" for line in describe(flags)]
     return "\n".join(lines) + "\n"
+
+
+def _stopped(error: str) -> str:
+    return "cancelled" if error == CANCELLED else "failed"
+
+
+def _unmeasured(errors: tuple[str, ...]) -> str:
+    """What stands where a phase's MB/s would: why there is none (never a 0 not measured)."""
+    if not errors:
+        return "-"
+    return "cancelled" if all(e == CANCELLED for e in errors) else "failed"
 
 
 def emit_group(event: Event, *, as_json: bool) -> None:
