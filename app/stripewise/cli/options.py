@@ -7,6 +7,9 @@ import math
 from typing import NoReturn
 
 from stripewise.cli.errors import EXIT_USAGE
+from stripewise.model.numbers import ascii_float, ascii_int
+
+MAX_WHOLE = 2**63 - 1  # SQLite's and PostgreSQL's largest integer
 
 
 class Parser(argparse.ArgumentParser):
@@ -26,9 +29,12 @@ def add_db_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 def finite(text: str) -> float:
-    """A number; nan and inf, which float() reads too, cannot be sent to the helper."""
+    """A number in ASCII digits; nan and inf, which float() reads too, cannot be sent to the
+    helper."""
+    if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
     try:
-        value = float(text)
+        value = ascii_float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value):
@@ -45,10 +51,14 @@ def whole_number(text: str) -> int:
 
 
 def _at_least(low: int, text: str) -> int:
+    """ASCII digits, at most MAX_WHOLE: run ids and counts go to SQL as 64-bit integers."""
+    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
     try:
-        value = int(text)
+        value = ascii_int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a whole number: {shown}") from None
     if value < low:
         raise argparse.ArgumentTypeError(f"must be {low} or more: {value}")
+    if value > MAX_WHOLE:
+        raise argparse.ArgumentTypeError(f"too large: {shown} (at most {MAX_WHOLE})")
     return value

@@ -55,9 +55,10 @@ MAX_SIZE = 2**50  # 1 PiB: anything larger is a typo
 MAX_BUFFERS = 256 * 2**20  # the engines hold one buffer per I/O in flight
 # A CPU latency limit past 10 ms leaves every idle state allowed on any machine we know of
 MAX_CPU_LATENCY_US = 10_000
-# Matched whole on the stripped text: one run of blanks at most, so linear ("1", 64,000 blanks
-# and "x" cost seconds when blanks on both sides of the optional unit could share them).
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?", re.IGNORECASE)
+# Matched whole on the stripped text, so linear ("1", 64,000 blanks and "x" cost seconds when
+# blanks on both sides of the optional unit could share them). ASCII digits only (\d also
+# reads "١G"), and the unit right after the number, as fio and dd write it.
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGT]i?B?|B)?", re.IGNORECASE | re.ASCII)
 
 
 class SpecError(ValueError):
@@ -70,6 +71,10 @@ def parse_size(text: str) -> int:
     match = _SIZE.fullmatch(text.strip())
     shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
     if match is None:
+        if not text.isascii():
+            raise SpecError(f"not a size: {shown} (digits 0-9 and a unit such as 8G, 512M)")
+        if re.fullmatch(r"[0-9.]+\s+[A-Za-z]+", text.strip(), re.ASCII):
+            raise SpecError(f"not a size: {shown} (write the unit right after the number: 8G)")
         raise SpecError(f"not a size: {shown} (use e.g. 8G, 512M, 4k)")
     unit = (match.group(2) or "B").upper()
     scale = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit[0]]

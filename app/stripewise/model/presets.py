@@ -24,6 +24,7 @@ from typing import Any
 
 from stripewise.input_files import InputFileError, parse_toml
 from stripewise.model.file_errors import FileFieldError, header_problem
+from stripewise.model.numbers import ascii_int
 from stripewise.model.tunables import (
     TUNABLES,
     Change,
@@ -43,7 +44,7 @@ PRESET_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 _TOP_KEYS = ("format", "version", "name", "description", "include")
 _TABLES = {"device": Scope.DEVICE, "md": Scope.MD, "global": Scope.GLOBAL}
-_RAISE_ONLY = re.compile(r">=\s*(\d+)")
+_RAISE_ONLY = re.compile(r">=\s*([0-9]+)", re.ASCII)
 # a device's knobs in write order: switching the scheduler resets nr_requests, so it goes first
 _DEVICE_ORDER = tuple(
     dict.fromkeys(("scheduler", *(k for k, t in TUNABLES.items() if t.scope is not Scope.GLOBAL)))
@@ -222,7 +223,7 @@ def _wanted(where: _Where, scope: Scope, written: str, raw: Any) -> Wanted:
                 written,
                 f'must be a whole number of {knob.unit} or ">=N" (raise only), got {_show(raw)}',
             )
-        raise_only, number = True, int(match.group(1))
+        raise_only, number = True, ascii_int(match.group(1))
     if isinstance(number, bool) or not isinstance(number, int):
         raise where.fail(written, f"must be a whole number of {knob.unit}, got {_show(raw)}")
     if knob.pair and knob.unit == "bytes" and number == 0:
@@ -473,7 +474,7 @@ def edited(
         validate(key, text, state.limits)
         return _with_note(_scheduler_change((text.strip(),), state.name, state), "edited")
     try:
-        number = int(text.strip())
+        number = ascii_int(text.strip())
     except ValueError:
         raise TuningError(f"{key}: expected a whole number of {knob.unit}, not {text!r}") from None
     wanted = Wanted(knob.key, number)

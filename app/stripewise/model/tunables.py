@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from stripewise.model.numbers import ascii_int
+
 PAGE_BYTES = 4096
 MAX_CENTISECS = 360_000  # one hour, for the writeback times (see TUNABLES)
 _DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")  # a /sys/block entry, never a path
@@ -244,7 +246,7 @@ def validate(key: str, value: int | str, limits: DeviceLimits | None = None) -> 
     if isinstance(value, bool):
         raise TuningError(f"{knob.key}: expected a whole number of {knob.unit}")
     try:
-        number = int(str(value).strip())
+        number = value if isinstance(value, int) else ascii_int(value.strip())
     except ValueError:
         raise TuningError(
             f"{knob.key}: expected a whole number of {knob.unit}, not {value!r}"
