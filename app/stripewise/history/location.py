@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from stripewise.history.errors import DatabaseUnreachableError
+from stripewise.history.errors import DatabaseError, DatabaseUnreachableError
 
 ENV_VAR = "STRIPEWISE_DB"
 _PLAIN_SQLITE = re.compile(r"^sqlite(\+pysqlite)?:///(?P<path>[^?]+)$")
@@ -41,7 +41,10 @@ def default_database_url() -> str:
 
 
 def resolve_database_url(cli_url: str | None, environ: Mapping[str, str] = os.environ) -> str:
-    """`--db` wins over `STRIPEWISE_DB`, which wins over the default; paths become URLs."""
+    """`--db` wins over `STRIPEWISE_DB`, which wins over the default; paths become URLs. An
+    empty `--db` is a mistake (a variable that was not set), never a wish for the default."""
+    if cli_url is not None and not cli_url.strip():
+        raise DatabaseError("--db is empty: give a SQLAlchemy URL or a SQLite file path")
     for candidate in (cli_url, environ.get(ENV_VAR)):
         if candidate and candidate.strip():
             value = candidate.strip()

@@ -94,8 +94,17 @@ def probe(path: Path, location: str) -> Probe:
         return Probe(exists=True, revision=None, tables=tables)
     except sqlite3.Error as exc:
         raise classify(exc, path, location) from exc
+    except UnicodeDecodeError as exc:  # SQLite's own message names a schema entry in bytes
+        raise CorruptDatabaseError(path, _undecodable(exc)) from None
     finally:
         conn.close()
+
+
+def _undecodable(exc: UnicodeDecodeError) -> str:
+    """SQLite's message quoted a name that is not UTF-8 (a damaged schema): said in words,
+    the bytes it could not decode escaped."""
+    said = exc.object.decode("utf-8", "backslashreplace") if isinstance(exc.object, bytes) else ""
+    return said or "the schema holds a name that is not UTF-8"
 
 
 def quick_check(path: Path, location: str) -> None:
@@ -108,6 +117,8 @@ def quick_check(path: Path, location: str) -> None:
             conn.close()
     except sqlite3.Error as exc:
         raise classify(exc, path, location) from exc
+    except UnicodeDecodeError as exc:
+        raise CorruptDatabaseError(path, _undecodable(exc)) from None
     if rows != ["ok"]:
         raise CorruptDatabaseError(path, "; ".join(rows))
 
