@@ -9,12 +9,12 @@ is skipped and named by its line, and reading resumes at the next `{` no deeper 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from stripewise.importers.common import ImportFormatError, text_lines
-from stripewise.input_files import MAX_DEPTH, InputFileError, check_depth
+from stripewise.input_files import MAX_DEPTH
+from stripewise.json_stream import JsonStream, JsonValueError, NestedTooDeep
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def _documents(
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    decoder = json.JSONDecoder()
+    stream = JsonStream(joined)  # linear however many documents are broken
     found: list[tuple[int, dict[str, Any]]] = []
     skipped: list[ImportFormatError] = []
     index = 0
@@ -54,18 +54,16 @@ def _documents(
         indent = len(lines[index]) - len(stripped)
         start = offsets[index] + indent
         try:
-            obj, end = decoder.raw_decode(joined, start)
-            check_depth(joined[start:end], source)
-        except json.JSONDecodeError as exc:
-            skipped.append(
-                ImportFormatError(source, exc.lineno, f"malformed or truncated fio JSON: {exc.msg}")
-            )
-            index = _next_start(lines, index, indent)
-            continue
-        except (RecursionError, InputFileError):
+            obj, end = stream.decode(start)
+        except NestedTooDeep:
             skipped.append(
                 ImportFormatError(source, index + 1, f"JSON nested deeper than {MAX_DEPTH} levels")
             )
+            index = _next_start(lines, index, indent)
+            continue
+        except JsonValueError as exc:
+            message = f"malformed or truncated fio JSON: {exc.message}"
+            skipped.append(ImportFormatError(source, exc.line, message))
             index = _next_start(lines, index, indent)
             continue
         if isinstance(obj, dict) and ("jobs" in obj or "client_stats" in obj):
@@ -76,7 +74,7 @@ def _documents(
                     source, index + 1, "JSON object without fio's jobs or client_stats"
                 )
             )
-        index = joined.count("\n", 0, end) + 1
+        index = stream.line_at(end)  # the line after the document's (0-based)
     return found, skipped
 
 
