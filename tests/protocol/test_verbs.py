@@ -31,6 +31,7 @@ from stripewise.protocol.tuning_replies import (
     KnobValue,
     PersistFile,
     PersistReply,
+    PutBack,
     RestoredSetting,
     RevertReply,
     SideEffect,
@@ -63,6 +64,7 @@ SPEC = spec_from_json(
 JOURNAL = "20250101T000000-abcdef"
 DISKS = tuple(ArrayMember(f"/dev/sd{n}", f"SERIAL-{n}") for n in "bcde")
 SETTINGS = (TuningSetting("read_ahead_kb", 4096, "sdb"), TuningSetting("vm.dirty_ratio", 20))
+PUT_BACK = (PutBack("20241231T000000-fedcba", "scheduler", "sdb", "mq-deadline", "none"),)
 
 # every optional field given and every list filled, so that every documented key shows
 ARGS = [
@@ -80,7 +82,9 @@ ARGS = [
 ]
 REPLIES = [
     HelloReply(1, "0.1.0", 4242, 0),
-    CapabilitiesReply({"builtin": "0.1.0", "fio": "3.36"}, True, 0, 1000, ("/srv/x",), 2**34, 8),
+    CapabilitiesReply(
+        {"builtin": "0.1.0", "fio": "3.36"}, True, 0, 1000, ("/srv/x",), 2**34, 8, PUT_BACK
+    ),
     DropCachesReply(True),
     BenchStarted("r1", "/srv/bench/.stripewise-x", ("sdb",), "builtin", "0.1.0", SPEC),
     BenchCancelReply("r1", True),
@@ -96,17 +100,20 @@ REPLIES = [
             AppliedSetting("read_ahead_kb", "sdb", "KiB", 128, 4095, 4092, False),
         ),
         ("the journal was unreadable and set aside",),
+        PUT_BACK,
     ),
     VerifyReply(
         JOURNAL,
         "applied",
         (VerifiedSetting("read_ahead_kb", "sdb", "KiB", 4096, 128, False),),
         (VerifiedSetting("read_ahead_kb", "sdb", "KiB", 4096, 128, False, "changed since"),),
+        PUT_BACK,
     ),
     RevertReply(
         JOURNAL,
         (RestoredSetting("vm.dirty_ratio", None, "%", 30, 0, KnobValue("vm.dirty_bytes", 2**28)),),
         (SkippedSetting("read_ahead_kb", "sdb", "sdb is gone or is another device now"),),
+        PUT_BACK,
     ),
     PersistReply(
         (PersistFile("sysctl", "/etc/sysctl.d/90-stripewise.conf", "vm.dirty_ratio = 20\n"),),
@@ -226,6 +233,12 @@ def test_every_reply_type_survives_the_wire(reply: Any) -> None:
     assert type(reply).from_json(reply.to_json()) == reply
     # a newer helper of the same protocol may add a field: it is not refused
     assert type(reply).from_json({**reply.to_json(), "added_later": 1}) == reply
+
+
+@pytest.mark.parametrize("reply", [r for r in REPLIES if hasattr(r, "restored_at_start")])
+def test_replies_of_helpers_before_restored_at_start_still_parse(reply: Any) -> None:
+    older = {k: v for k, v in reply.to_json().items() if k != "restored_at_start"}
+    assert type(reply).from_json(older) == replace(reply, restored_at_start=())
 
 
 def test_parsed_settings_are_normalised() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -13,6 +14,7 @@ from stripewise.helper.created_files import CreatedFiles, records_directory
 from stripewise.helper.credentials import Caller, caller_from_environment
 from stripewise.helper.output import Output
 from stripewise.helper.state import DEFAULT_STATE_DIR
+from stripewise.helper.tuning.interrupted import Restorations
 from stripewise.protocol import wire as protocol
 from stripewise.protocol.events import BenchStartArgs, BenchStarted
 from stripewise.protocol.verbs import (
@@ -50,6 +52,7 @@ class Session:
         self._removed_at_start: list[tuple[int, str]] = []  # left by helpers that died
         self._swept = threading.Event()
         self._sweeper: threading.Thread | None = None
+        self.restorations = Restorations()  # tuning applies left half done, put back
 
     def start_sweep(self) -> None:
         """After `hello` is answered: remove the test files of helpers that died, on a thread
@@ -57,6 +60,8 @@ class Session:
         the answers; `capabilities` waits for it a little, then says what it has."""
         if self._sweeper is not None:
             return
+        # an apply a killed helper left half done is put back (root only), on its own thread
+        self.restorations.start(self.root, self.state_dir, privileged=self.privileged)
 
         def sweep() -> None:
             try:
@@ -105,7 +110,9 @@ class Session:
 
         CapabilitiesArgs.from_json(request.args, request.id)
         self.start_sweep()
+        deadline = time.monotonic() + SWEEP_WAIT_S
         self._swept.wait(SWEEP_WAIT_S)
+        restored = self.restorations.told(max(0.0, deadline - time.monotonic()))
         engines = {"builtin": BuiltinEngine().version()}
         try:
             from stripewise.helper.engines.fio import FioEngine
@@ -122,6 +129,7 @@ class Session:
             tuple(path for uid, path in list(self._removed_at_start) if uid == self.caller.uid),
             psutil.virtual_memory().total,
             os.cpu_count(),
+            restored,
         )
 
     def drop_caches(self, request: Request) -> DropCachesReply:

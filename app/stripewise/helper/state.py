@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from stripewise.helper.tuning.interrupted import Restorations
 
 DEFAULT_STATE_DIR = "/var/lib/stripewise"  # the tuning journal, records of created files
 
@@ -18,3 +21,6 @@ class HelperState(Protocol):
 
     @property
     def privileged(self) -> bool: ...
+
+    @property
+    def restorations(self) -> Restorations: ...  # interrupted applies put back by this helper

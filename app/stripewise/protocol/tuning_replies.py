@@ -6,10 +6,11 @@ it does not know, so a newer helper of the same protocol may add one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stripewise.model.wording import count_noun
 from stripewise.protocol.fields import Fields, Knob
 
 
@@ -27,6 +28,64 @@ class SideEffect:
     @classmethod
     def from_json(cls, read: Fields) -> SideEffect:
         return cls(read.text("key"), read.knob("before"), read.knob("after"))
+
+
+@dataclass(frozen=True)
+class PutBack:
+    """A value an interrupted apply (its helper killed half-way) had left, written back by a
+    later helper: as it started, or before an apply."""
+
+    journal: str  # the interrupted apply's entry
+    key: str
+    device: str | None
+    was: Knob  # what the interrupted apply had left
+    value: Knob  # written back: the value before it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "journal": self.journal,
+            "key": self.key,
+            "device": self.device,
+            "was": self.was,
+            "value": self.value,
+        }
+
+    @classmethod
+    def from_json(cls, read: Fields) -> PutBack:
+        return cls(
+            read.text("journal"),
+            read.text("key"),
+            read.optional_text("device"),
+            read.knob("was"),
+            read.knob("value"),
+        )
+
+
+def restored_summary(
+    items: Iterable[PutBack], shown: Callable[[str, Knob], str] = lambda _key, value: str(value)
+) -> list[str]:
+    """One sentence per interrupted apply, for the CLI and the GUI: `restored 2 values an
+    interrupted apply had left (journal ID): loop2: scheduler mq-deadline -> none, ...`;
+    `shown` writes a value (the CLI adds units)."""
+    by_journal: dict[str, list[PutBack]] = {}
+    for item in items:
+        by_journal.setdefault(item.journal, []).append(item)
+    return [
+        f"restored {count_noun(len(put), 'value')} an interrupted apply had left "
+        f"(journal {journal}): "
+        + ", ".join(
+            f"{p.device + ': ' if p.device else ''}{p.key} {p.was} -> {shown(p.key, p.value)}"
+            for p in put
+        )
+        for journal, put in by_journal.items()
+    ]
+
+
+def put_backs_from_json(data: Mapping[str, Any]) -> tuple[PutBack, ...]:
+    """`restored_at_start`, absent from helpers before it was added."""
+    if data.get("restored_at_start") is None:
+        return ()
+    return tuple(PutBack.from_json(item) for item in Fields(data).objects("restored_at_start"))
 
 
 @dataclass(frozen=True)
@@ -75,6 +134,8 @@ class ApplyReply:
     label: str | None
     settings: tuple[AppliedSetting, ...]  # in the order written
     warnings: tuple[str, ...]
+    # what this helper put back of interrupted applies (at its start, or before this one)
+    restored_at_start: tuple[PutBack, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,6 +143,7 @@ class ApplyReply:
             "label": self.label,
             "settings": [s.to_json() for s in self.settings],
             "warnings": list(self.warnings),
+            "restored_at_start": [p.to_json() for p in self.restored_at_start],
         }
 
     @classmethod
@@ -92,6 +154,7 @@ class ApplyReply:
             read.optional_text("label"),
             tuple(AppliedSetting.from_json(s) for s in read.objects("settings")),
             read.texts("warnings"),
+            put_backs_from_json(data),
         )
 
 
@@ -134,9 +197,10 @@ class VerifiedSetting:
 @dataclass(frozen=True)
 class VerifyReply:
     journal: str
-    state: str | None  # the entry's: applied, partial, reverted, ...
+    state: str | None  # the entry's: applied, partial, reverted, interrupted, ...
     settings: tuple[VerifiedSetting, ...]
     mismatches: tuple[VerifiedSetting, ...]
+    restored_at_start: tuple[PutBack, ...] = ()  # as ApplyReply's
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -144,6 +208,7 @@ class VerifyReply:
             "state": self.state,
             "settings": [s.to_json() for s in self.settings],
             "mismatches": [m.to_json() for m in self.mismatches],
+            "restored_at_start": [p.to_json() for p in self.restored_at_start],
         }
 
     @classmethod
@@ -154,6 +219,7 @@ class VerifyReply:
             read.optional_text("state"),
             tuple(VerifiedSetting.from_json(s) for s in read.objects("settings")),
             tuple(VerifiedSetting.from_json(m) for m in read.objects("mismatches")),
+            put_backs_from_json(data),
         )
 
 
@@ -217,12 +283,14 @@ class RevertReply:
     journal: str
     restored: tuple[RestoredSetting, ...]
     skipped: tuple[SkippedSetting, ...]  # devices gone or replaced since the apply
+    restored_at_start: tuple[PutBack, ...] = ()  # as ApplyReply's
 
     def to_json(self) -> dict[str, Any]:
         return {
             "journal": self.journal,
             "restored": [r.to_json() for r in self.restored],
             "skipped": [s.to_json() for s in self.skipped],
+            "restored_at_start": [p.to_json() for p in self.restored_at_start],
         }
 
     @classmethod
@@ -232,6 +300,7 @@ class RevertReply:
             read.text("journal"),
             tuple(RestoredSetting.from_json(r) for r in read.objects("restored")),
             tuple(SkippedSetting.from_json(s) for s in read.objects("skipped")),
+            put_backs_from_json(data),
         )
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from stripewise.protocol.fields import Fields, NoArgs, bad_args, only
+from stripewise.protocol.tuning_replies import PutBack, put_backs_from_json
 from stripewise.protocol.wire import PROTOCOL_VERSION, ProtocolError
 
 
@@ -78,6 +79,8 @@ class CapabilitiesReply:
     removed_at_start: tuple[str, ...]  # test files of helpers that died, removed at start
     ram_bytes: int
     cpu_count: int | None
+    # tuning values an apply left half done when its helper was killed, put back at start
+    restored_at_start: tuple[PutBack, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +91,7 @@ class CapabilitiesReply:
             "removed_at_start": list(self.removed_at_start),
             "ram_bytes": self.ram_bytes,
             "cpu_count": self.cpu_count,
+            "restored_at_start": [p.to_json() for p in self.restored_at_start],
         }
 
     @classmethod
@@ -102,6 +106,7 @@ class CapabilitiesReply:
             read.texts("removed_at_start"),
             read.whole("ram_bytes"),
             read.optional_whole("cpu_count"),
+            put_backs_from_json(data),
         )
 
 

@@ -1,6 +1,7 @@
 """`tuning.apply`: journal the values in force, write the new ones, roll back on a refusal.
 
-`restore` writes journaled values back: the rollback here, and `tuning.revert`.
+An apply whose helper was killed half-way is put back first (`interrupted`), so the values
+journaled as the ones to go back to are never half-applied ones.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import time
 from typing import Any
 
 from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.journal import Journal, boot_id, timestamp
+from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
+from stripewise.helper.tuning.journal import Journal, boot_id, process_start, timestamp
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
 from stripewise.helper.tuning.validation import require_root, validated_settings, write_order
+from stripewise.helper.tuning.writeback import label as _label
+from stripewise.helper.tuning.writeback import restore
 from stripewise.model.tunables import Setting, tunable
 from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning import ApplyArgs
@@ -26,26 +30,38 @@ def handle_apply(session: HelperState, request: Request) -> ApplyReply:
     args = ApplyArgs.from_json(request.args, request.id)
     require_root(session, request, "changing tunables")
     machine = Machine(session.root)
-    settings = write_order(validated_settings(machine, args.settings, request))
+    validated_settings(machine, args.settings, request)  # refused before any file is touched
     journal = Journal(session.state_dir)
     try:
-        return _apply(machine, journal, settings, args.label, request)
+        applied = _apply(machine, journal, args, session.restorations, request)
     except OSError as exc:  # the journal: before the first write, or the final bookkeeping
         raise ProtocolError(
             "io_error", f"journal {journal.path}: {exc.strerror or exc}", request.id
         ) from None
+    return ApplyReply(
+        applied["id"],
+        args.label,
+        tuple(_shown(change) for change in applied["changes"]),
+        tuple(journal.warnings),
+        session.restorations.told(),
+    )
 
 
 def _apply(
     machine: Machine,
     journal: Journal,
-    settings: list[Setting],
-    label: str | None,
+    args: ApplyArgs,
+    restorations: Restorations,
     request: Request,
-) -> ApplyReply:
+) -> dict[str, Any]:
+    """The new journal entry, applied; every write, and the reads its values come from,
+    under the journal's lock."""
     with journal.locked():
         entries = journal.load()
-        entry = _new_entry(machine, settings, label, request)
+        _put_back_interrupted(machine, journal, entries, restorations, request)
+        # checked again against what is in force now (the scheduler nr_requests depends on)
+        settings = write_order(validated_settings(machine, args.settings, request))
+        entry = _new_entry(machine, settings, args.label, request)
         entries.append(entry)
         journal.save(entries)  # the previous values are on disk before the first write
         changes: list[dict[str, Any]] = entry["changes"]
@@ -77,9 +93,29 @@ def _apply(
             ]
         entry["state"] = "applied"
         journal.save(entries)
-    return ApplyReply(
-        entry["id"], label, tuple(_shown(change) for change in changes), tuple(journal.warnings)
-    )
+    return entry
+
+
+def _put_back_interrupted(
+    machine: Machine,
+    journal: Journal,
+    entries: list[dict[str, Any]],
+    restorations: Restorations,
+    request: Request,
+) -> None:
+    """An apply a killed helper left half done is put back before anything is read for this
+    one; one that cannot be is named, and nothing is applied on top of it."""
+    outcome = restore_interrupted(machine, journal, entries)
+    restorations.add(outcome)
+    if outcome.failed:
+        raise ProtocolError(
+            "refused",
+            f"{'; '.join(outcome.failed)}: an apply interrupted half-way could not be put "
+            "back, and applying on top of it would journal its half-applied values as the "
+            "ones to go back to; nothing new was applied. Fix the cause, then revert that "
+            "entry by its id",
+            request.id,
+        )
 
 
 def _not_sticking(machine: Machine, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -136,37 +172,11 @@ def _new_entry(
         "boot_id": boot_id(),
         "root": machine.root,
         "pid": os.getpid(),
+        "pid_start": process_start(os.getpid()),  # who the pid is (pids are reused)
         "state": "pending",
         "devices": {name: {"diskseq": machine.tree.diskseq(name)} for name in devices},
         "changes": changes,
     }
-
-
-def restore(machine: Machine, changes: list[dict[str, Any]]) -> list[str]:
-    """Write the journaled values back where they differ, newest change first. A second pass,
-    in apply order, rewrites any value that did not stick (a scheduler switch resets
-    nr_requests; nr_requests above the hardware queue fails until the scheduler is back).
-    Returns what still failed."""
-    targets = [
-        (change["device"], target) for change in reversed(changes) for target in change["restore"]
-    ]
-    failures: dict[int, str] = {}
-    for _attempt in range(2):
-        for device, target in targets:
-            if machine.read(target["key"], device) == target["value"]:
-                failures.pop(id(target), None)
-                continue
-            try:
-                machine.write(target["key"], device, target["value"])
-                failures.pop(id(target), None)
-            except OSError as exc:
-                failures[id(target)] = f"{_label(target['key'], device)}: {kernel_error(exc)}"
-        targets.reverse()
-    return list(failures.values())
-
-
-def _label(key: str, device: str | None) -> str:
-    return f"{device}: {key}" if device else key
 
 
 def _failure_text(change: dict[str, Any], exc: OSError, done: int, failures: list[str]) -> str:

@@ -18,6 +18,10 @@ JOURNAL_NAME = "tuning-journal.json"
 JOURNAL_VERSION = 1
 KEEP_ENTRIES = 32  # applies remembered; older ones are dropped from the journal
 OPEN_STATES = ("pending", "applied", "partial")  # something may still be changed
+# pending: journaled, being written (or its helper was killed: "interrupted"); applied;
+# partial, rolled_back: a write failed; reverted; restored: interrupted, and put back by a
+# later helper; expired: from before the last reboot, which reset what it changed
+PENDING, RESTORED = "pending", "restored"
 
 
 class Journal:
@@ -62,7 +66,15 @@ class Journal:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """One apply, revert or persist at a time, also across helper processes."""
+        """One apply, revert or persist at a time, also across helper processes. The kernel
+        drops a killed helper's lock, so a pending entry seen under it is an interrupted one."""
+        with self.locked_within(None) as held:
+            assert held
+            yield
+
+    @contextlib.contextmanager
+    def locked_within(self, timeout_s: float | None) -> Iterator[bool]:
+        """`locked`, giving up after `timeout_s` (None: never): yields whether it is held."""
         os.makedirs(self.directory, mode=0o755, exist_ok=True)
         fd = os.open(
             os.path.join(self.directory, "tuning.lock"),
@@ -70,10 +82,24 @@ class Journal:
             0o600,
         )
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
+            yield _flock(fd, timeout_s)
         finally:
             os.close(fd)
+
+
+def _flock(fd: int, timeout_s: float | None) -> bool:
+    if timeout_s is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return True
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
 
 def atomic_write(path: str, text: str, mode: int) -> None:
@@ -106,6 +132,28 @@ def boot_id() -> str | None:
         return read_text("/proc/sys/kernel/random/boot_id")
     except OSError:
         return None
+
+
+def process_start(pid: int) -> int | None:
+    """When a process started (clock ticks since boot): with its pid, who it is, since pids
+    are reused. None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return int(fields[19])  # field 22, counted after the name's ")"
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def helper_alive(entry: dict[str, Any]) -> bool:
+    """Whether the helper that wrote a pending entry may still be applying it: same boot, its
+    pid running, and started when it did (where the entry says: older ones do not)."""
+    pid = entry.get("pid")
+    if entry.get("boot_id") != boot_id() or type(pid) is not int or pid <= 0:
+        return False
+    started = process_start(pid)
+    recorded = entry.get("pid_start")
+    return started is not None and (recorded is None or recorded == started)
 
 
 def timestamp() -> str:

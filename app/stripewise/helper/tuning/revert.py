@@ -7,10 +7,20 @@ from dataclasses import replace
 from typing import Any
 
 from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.apply import restore
-from stripewise.helper.tuning.journal import OPEN_STATES, Journal, boot_id, timestamp
+from stripewise.helper.tuning.interrupted import Restorations
+from stripewise.helper.tuning.journal import (
+    OPEN_STATES,
+    PENDING,
+    RESTORED,
+    Journal,
+    boot_id,
+    helper_alive,
+    timestamp,
+)
 from stripewise.helper.tuning.sysfs import Machine
 from stripewise.helper.tuning.validation import require_root
+from stripewise.helper.tuning.writeback import restore
+from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning import RevertArgs, VerifyArgs
 from stripewise.protocol.tuning_replies import (
     KnobValue,
@@ -35,8 +45,14 @@ def _pick(
     if open_entries:
         return open_entries[-1]
     last = entries[-1] if entries else None
-    detail = f" (the last one, {last['id']}, is {last.get('state')})" if last else ""
+    detail = f" (the last one, {last['id']}, {_was(last)})" if last else ""
     raise ProtocolError(nothing, f"no applied tuning in the journal{detail}", request.id)
+
+
+def _was(entry: dict[str, Any]) -> str:
+    if entry.get("state") == RESTORED:
+        return "was interrupted half-way, and a later helper put its values back"
+    return f"is {entry.get('state')}"
 
 
 # --- tuning.verify ----------------------------------------------------------------------------
@@ -44,6 +60,7 @@ def handle_verify(session: HelperState, request: Request) -> VerifyReply:
     args = VerifyArgs.from_json(request.args, request.id)
     machine = Machine(session.root)
     journal = Journal(session.state_dir)
+    restored = session.restorations.told()  # what is in force once the start-up put-back is done
     try:
         entries = journal.load(set_aside=False)
     except OSError as exc:
@@ -51,6 +68,9 @@ def handle_verify(session: HelperState, request: Request) -> VerifyReply:
             "io_error", f"cannot read {journal.path}: {exc.strerror}", request.id
         ) from None
     entry = _pick(entries, args.journal, request, "nothing_to_verify")
+    state = entry.get("state")
+    if state == PENDING and not helper_alive(entry):
+        state = "interrupted"  # its helper was killed half-way: what it never wrote is told
     same_boot = entry.get("boot_id") == boot_id()
     checked, mismatches = [], []
     for change in entry.get("changes", []):
@@ -64,7 +84,7 @@ def handle_verify(session: HelperState, request: Request) -> VerifyReply:
         elif change.get("after") is not None and change["after"] != change["written"]:
             reason = f"the kernel stored {change['after']} (rounded or clamped)"
         elif now != change["written"]:
-            reason = "changed since the apply (by something else)"
+            reason = _why_not_written(state, now == change["before"])
         item = VerifiedSetting(
             change["key"],
             device,
@@ -76,7 +96,23 @@ def handle_verify(session: HelperState, request: Request) -> VerifyReply:
         checked.append(item)
         if not item.matches:
             mismatches.append(replace(item, reason=reason or "differs"))
-    return VerifyReply(entry["id"], entry.get("state"), tuple(checked), tuple(mismatches))
+    return VerifyReply(entry["id"], state, tuple(checked), tuple(mismatches), restored)
+
+
+def _why_not_written(state: str | None, as_before: bool) -> str:
+    """A value that is not the one written: by whom, as far as the entry's state tells."""
+    if state == "interrupted":
+        return (
+            "not written: the apply was interrupted before it"
+            if as_before
+            else "the apply was interrupted before it; changed since (by an earlier write of "
+            "the same apply, as a scheduler switch resets nr_requests, or by something else)"
+        )
+    if state == PENDING:
+        return "not written yet: the apply is still going"
+    if as_before and state in ("reverted", RESTORED, "rolled_back"):
+        return f"written back: the entry is {state}"
+    return "changed since the apply (by something else)"
 
 
 # --- tuning.revert ----------------------------------------------------------------------------
@@ -86,7 +122,7 @@ def handle_revert(session: HelperState, request: Request) -> RevertReply:
     machine = Machine(session.root)
     journal = Journal(session.state_dir)
     try:
-        return _revert(machine, journal, args.journal, request)
+        return _revert(machine, journal, args.journal, session.restorations, request)
     except OSError as exc:
         raise ProtocolError(
             "io_error", f"journal {journal.path}: {exc.strerror or exc}", request.id
@@ -94,12 +130,17 @@ def handle_revert(session: HelperState, request: Request) -> RevertReply:
 
 
 def _revert(
-    machine: Machine, journal: Journal, wanted: str | None, request: Request
+    machine: Machine,
+    journal: Journal,
+    wanted: str | None,
+    restorations: Restorations,
+    request: Request,
 ) -> RevertReply:
     with journal.locked():
         entries = journal.load()
         current_boot = boot_id()
         if wanted is None:
+            _refuse_what_was_put_back(entries, restorations, request)
             expired = [  # a reboot reset everything they changed
                 old
                 for old in entries
@@ -150,7 +191,28 @@ def _revert(
         )
         for c in reversed(todo)
     )
-    return RevertReply(entry["id"], restored, tuple(skipped))
+    return RevertReply(entry["id"], restored, tuple(skipped), restorations.told())
+
+
+def _refuse_what_was_put_back(
+    entries: list[dict[str, Any]], restorations: Restorations, request: Request
+) -> None:
+    """The last apply was interrupted and this helper put it back as it started: that was
+    the revert asked for, so the apply before it is left alone (name it to revert it)."""
+    last = entries[-1] if entries else None
+    if last and last.get("state") == RESTORED and last.get("id") in restorations.journals():
+        count = sum(1 for item in restorations.told(0) if item.journal == last["id"])
+        done = (
+            f"this helper put back the {count_noun(count, 'value')} it had left as it started"
+            if count
+            else "it had changed nothing"
+        )
+        raise ProtocolError(
+            "nothing_to_revert",
+            f"the last apply, {last['id']}, was interrupted half-way, and {done}; name an "
+            "earlier entry's id to revert that one",
+            request.id,
+        )
 
 
 def _check_revertible(
