@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from stripewise import environment
+from stripewise.cli import main
 from stripewise.cli.tune_write import add_write_commands
+from tests.fixtures.killed_apply import killed_apply
 from tests.helper.test_builtin_engine import Loop
 from tests.helper.test_tuning_verbs import VM, device_values, restore_vm, restored_loop, vm_now
 
@@ -143,3 +145,33 @@ def test_without_a_way_to_root_it_exits_1_and_writes_nothing(
     assert "needs root" in capsys.readouterr().err
     assert tune(state, "revert") == 1
     assert device_values(loop) == found and not state.exists()
+
+
+@pytest.mark.skipif(shutil.which("fsfreeze") is None, reason="needs fsfreeze")
+def test_an_apply_killed_midway_is_told_by_show_and_put_back_by_the_next_command(
+    state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A helper SIGKILLed in the middle of an apply (tests/fixtures/killed_apply.py): `tune
+    show` says what it left in force; the next command's helper puts it back and says so."""
+    state.mkdir(mode=0o755)
+    with killed_apply(state) as killed:
+        devices = [arg for loop in killed.loops for arg in ("--device", loop.name)]
+        assert main(["tune", "show", *devices, "--state-dir", str(state)]) == 0
+        shown = capsys.readouterr().out
+        assert f"note: journal {killed.journal}: an apply was interrupted half-way" in shown
+        first, stalled = killed.first.name, killed.stalled.name
+        was, now = killed.found[first]["scheduler"], killed.schedulers[first]
+        assert f"{first}: scheduler {was} -> {now}" in shown
+
+        assert tune(state, "verify") == 1  # nothing left to verify once put back
+        out, err = capsys.readouterr()
+        assert out.startswith("restored ") and f"(journal {killed.journal}): " in out
+        was, now = killed.schedulers[stalled], killed.found[stalled]["scheduler"]
+        assert f"{stalled}: scheduler {was} -> {now}" in out
+        assert len(out.splitlines()) == 1 and "was interrupted half-way" in err
+        for loop in killed.loops:
+            assert device_values(loop) == killed.found[loop.name]
+
+        assert main(["tune", "show", *devices, "--state-dir", str(state), "--json"]) == 0
+        notes = json.loads(capsys.readouterr().out)["notes"]
+        assert len(notes) == 1 and notes[0].startswith("note: restored ")

@@ -23,7 +23,9 @@ from typing import Any
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, CliError
 from stripewise.cli.options import Parser
 from stripewise.cli.tunables import add_device_option, bare, shown
+from stripewise.cli.tune_interrupted import journal_notes
 from stripewise.cli.tune_write import add_write_commands
+from stripewise.helper.state import DEFAULT_STATE_DIR
 from stripewise.model.presets import DeviceState, PresetError, SkippedChange, in_force, resolve
 from stripewise.model.presets import summary as preset_summary
 from stripewise.model.tunables import TUNABLES, Change, TuningError, check_device_name
@@ -45,6 +47,9 @@ def fill_parser(tune: argparse.ArgumentParser) -> None:
     add_device_option(show)
     show.add_argument("--json", action="store_true", help="machine-readable output")
     _add_root_option(show)
+    show.add_argument(  # tests: the helper's journal, read for an interrupted apply
+        "--state-dir", default=DEFAULT_STATE_DIR, help=argparse.SUPPRESS
+    )
     show.set_defaults(tune_run=_show)
 
     preview = actions.add_parser(
@@ -103,6 +108,7 @@ def _presets(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     states = _read_devices(args.devices, args.root)
     globals_now = read_globals(args.root)
+    notes = journal_notes(args.state_dir, args.root)  # an apply a killed helper left
     if args.json:
         out = {
             "devices": [_device_json(state) for state in states],
@@ -114,10 +120,11 @@ def _show(args: argparse.Namespace) -> int:
                 }
                 for key, value in globals_now.items()
             },
+            "notes": notes,
         }
         print(json.dumps(out, indent=2))
         return EXIT_OK
-    lines: list[str] = []
+    lines: list[str] = [*notes, ""] if notes else []
     for state in states:
         lines += _device_lines(state)
         lines.append("")

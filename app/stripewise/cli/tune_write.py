@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from stripewise import environment
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
 from stripewise.cli.helper_client import HelperClient, start_helper, start_helper_command
 from stripewise.cli.tunables import add_device_option, shown
+from stripewise.cli.tune_interrupted import restored_lines
 from stripewise.model.presets import PresetError, resolve
 from stripewise.model.tunables import (
     Scope,
@@ -30,7 +31,8 @@ from stripewise.model.tunables import (
 )
 from stripewise.protocol.fields import Message, VerbArgs
 from stripewise.protocol.tuning import MAX_LABEL, ApplyArgs, RevertArgs, TuningSetting, VerifyArgs
-from stripewise.protocol.tuning_replies import ApplyReply, RevertReply, VerifyReply
+from stripewise.protocol.tuning_replies import ApplyReply, PutBack, RevertReply, VerifyReply
+from stripewise.protocol.verbs import CapabilitiesArgs
 from stripewise.tuning.current import read_device, read_globals
 from stripewise.tuning.preset_files import load
 
@@ -159,11 +161,14 @@ def _ask(
     if isinstance(client, str):
         return fail(client, EXIT_FAILED)
     try:
+        told = _tell_restored(client, args.json)
         reply = client.ask(request)
     finally:
         client.close()
     if reply is None:
         return fail(client.stopped_reason(), EXIT_FAILED)
+    if isinstance(reply.result, ApplyReply):  # put back by the apply itself, before it
+        _print_restored([p for p in reply.result.restored_at_start if p not in told], args.json)
     if reply.result is None:  # refused, or an answer that did not parse (bad_reply)
         code = EXIT_USAGE if reply.code in _INPUT_ERRORS else EXIT_FAILED
         return fail(reply.message or "refused", code)
@@ -172,6 +177,20 @@ def _ask(
         print(json.dumps(result.to_json(), indent=2))
         return EXIT_FAILED if isinstance(result, VerifyReply) and result.mismatches else EXIT_OK
     return show(result)
+
+
+def _tell_restored(client: HelperClient, as_json: bool) -> set[PutBack]:
+    """A root helper puts back, as it starts, what an apply whose helper was killed had
+    left: said before anything else (the verb may then find nothing to do)."""
+    reply = client.ask(CapabilitiesArgs())
+    restored = reply.result.restored_at_start if reply is not None and reply.result else ()
+    _print_restored(restored, as_json)
+    return set(restored)
+
+
+def _print_restored(items: Sequence[PutBack], as_json: bool) -> None:
+    for line in restored_lines(items):
+        print(line, file=sys.stderr if as_json else sys.stdout)  # --json: stdout is the reply
 
 
 def _connect(args: argparse.Namespace, need_root: bool) -> HelperClient | str:

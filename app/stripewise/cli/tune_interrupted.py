@@ -1,0 +1,76 @@
+"""What `tune` says about an apply whose helper was killed half-way: the values a root helper
+put back when it started (`restored_at_start`), and, for `tune show`, which starts no helper,
+an interrupted apply still in force or the last apply put back, read from the journal."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from stripewise.cli.tunables import bare, shown
+from stripewise.helper.tuning.journal import PENDING, RESTORED, Journal, helper_alive
+from stripewise.inventory.block_tunables import Tree
+from stripewise.model.tunables import TUNABLES
+from stripewise.model.wording import count_noun
+from stripewise.protocol.tuning_replies import PutBack, restored_summary
+
+
+def restored_lines(items: Iterable[PutBack]) -> list[str]:
+    """One line per interrupted apply, values with their units."""
+    return restored_summary(items, _shown)
+
+
+def journal_notes(state_dir: str, root: Path) -> list[str]:
+    """For `tune show`: the newest journal entry when it is an interrupted apply, still in
+    force (what it left) or put back (what was written back). Nothing when the journal
+    cannot be read: show is about the values."""
+    with contextlib.suppress(OSError):
+        entries = Journal(state_dir).load(set_aside=False)
+        last = entries[-1] if entries else None
+        if last is None or last.get("root", "/") != str(root):
+            return []
+        try:
+            return _notes(last, Tree.under(root))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            return []  # an entry this version cannot read: revert and verify will say
+    return []
+
+
+def _notes(entry: dict[str, Any], tree: Tree) -> list[str]:
+    journal = entry["id"]
+    if entry.get("state") == RESTORED:
+        put = [
+            PutBack(journal, p["key"], p["device"], p["was"], p["value"])
+            for p in entry.get("put_back", [])
+        ]
+        return [f"note: {line}" for line in restored_lines(put)] if put else []
+    if entry.get("state") != PENDING or helper_alive(entry):
+        return []
+    left = []
+    for change in entry["changes"]:
+        for target in change["restore"]:  # with what the kernel reset along (nr_requests)
+            now = tree.value(target["key"], change["device"])
+            if now != target["value"]:
+                left.append(_change(target["key"], change["device"], target["value"], now))
+    if not left:
+        return [f"note: journal {journal}: an apply was interrupted before it changed anything"]
+    return [
+        f"note: journal {journal}: an apply was interrupted half-way and left "
+        f"{count_noun(len(left), 'value')} in force: {', '.join(left)}; the next helper that "
+        "runs as root puts them back (`stripewise tune verify` starts one)"
+    ]
+
+
+def _change(key: str, device: str | None, before: object, after: object) -> str:
+    where = f"{device}: {key}" if device else key
+    return f"{where} {_bare(key, before)} -> {_shown(key, after)}"
+
+
+def _shown(key: str, value: object) -> str:
+    return shown(key, value) if key in TUNABLES and isinstance(value, int | str) else str(value)
+
+
+def _bare(key: str, value: object) -> str:
+    return bare(key, value) if key in TUNABLES and isinstance(value, int | str) else str(value)
