@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -49,7 +50,15 @@ from stripewise.model.tuning_targets import PlannedTuning, planned_tuning
 from stripewise.model.wording import count_noun
 from stripewise.protocol.events import BenchStartArgs
 from stripewise.protocol.tuning import ApplyArgs, RevertArgs, VerifyArgs
-from stripewise.protocol.tuning_replies import TuningReply
+from stripewise.protocol.tuning_replies import (
+    ApplyReply,
+    PutBack,
+    RevertReply,
+    TuningReply,
+    VerifyReply,
+    restored_summary,
+)
+from stripewise.protocol.verbs import CapabilitiesArgs
 from stripewise.services.ab_runner import ABRunner
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService
@@ -113,6 +122,15 @@ class TuningPage(QWidget):
         self.preview.itemChanged.connect(self._on_value_typed)
         self.summary = QLabel(PICK)
         self.summary.setWordWrap(True)
+        # what the helper put back of an apply whose helper was killed: kept in sight
+        self.restored_note = QLabel()
+        self.restored_note.setWordWrap(True)
+        self.restored_note.setFrameShape(QFrame.Shape.StyledPanel)
+        self.restored_note.setMargin(6)
+        self.restored_note.setAccessibleName("Interrupted apply put back")
+        self.restored_note.setVisible(False)
+        self._told: list[PutBack] = []  # what restored_note says
+        self._asked_restored = False
         self.apply_button = QPushButton("Apply")
         self.verify_button = QPushButton("Verify")
         self.revert_button = QPushButton("Revert")
@@ -178,6 +196,7 @@ class TuningPage(QWidget):
         right_layout.addLayout(row)
         right_layout.addWidget(self.description)
         right_layout.addWidget(self.preview, 2)
+        right_layout.addWidget(self.restored_note)
         right_layout.addWidget(self.summary)
         buttons = QHBoxLayout()
         for button in (self.apply_button, self.verify_button, self.revert_button):
@@ -480,15 +499,29 @@ class TuningPage(QWidget):
         settings = settings_of(self.changes)
         label = self._label()
         self.summary.setText("Applying...")
+        self._ask_restored()
         self.service.call(
             ApplyArgs(settings, label), lambda r: self._done("Applied", r), self._refused
         )
 
     def verify(self) -> None:
+        self._ask_restored()
         self.service.call(VerifyArgs(), lambda r: self._done("Verified", r), self._refused)
 
     def revert(self) -> None:
+        self._ask_restored()
         self.service.call(RevertArgs(), lambda r: self._done("Reverted", r), self._refused)
+
+    def _ask_restored(self) -> None:
+        """Before the page's first verb: what the helper put back as it started (the verb
+        itself may then be refused, with nothing to verify or revert)."""
+        if not self._asked_restored:
+            self._asked_restored = True
+            self.service.call(
+                CapabilitiesArgs(),
+                lambda reply: self._tell_restored(reply.restored_at_start),
+                lambda _message: None,  # the verb that follows says what is wrong
+            )
 
     def persist(self) -> None:
         self.persistence.make_persistent(settings_of(self.changes))
@@ -498,11 +531,26 @@ class TuningPage(QWidget):
 
     def _done(self, what: str, result: TuningReply) -> None:
         self.last_result = result
+        if isinstance(result, ApplyReply | VerifyReply | RevertReply):
+            self._tell_restored(result.restored_at_start)
         text = summary_of(what, result)
         self.statusMessage.emit(f"Tuning: {text}")
         self._selection_changed()  # re-read: the preview shows what is now in force
         self._last_action = text
         self.summary.setText(text)
+
+    def _tell_restored(self, items: tuple[PutBack, ...]) -> None:
+        """The helper put back what an apply killed half-way had left (as it started, or
+        before an apply): said once, and kept above the summary."""
+        new = [item for item in items if item not in self._told]
+        if not new:
+            return
+        self._told += new
+        lines = restored_summary(self._told)
+        text = "\n".join(line[0].upper() + line[1:] + "." for line in lines)
+        self.restored_note.setText(text)
+        self.restored_note.setVisible(True)
+        self.statusMessage.emit(f"Tuning: {lines[-1]}")
 
     def _refused(self, message: str) -> None:
         self.last_result = message

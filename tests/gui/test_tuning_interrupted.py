@@ -1,0 +1,42 @@
+"""The Tuning page after a helper was SIGKILLed in the middle of an apply: the page's helper
+puts the values back as it starts, and the page says which, in a note that stays."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tests.fixtures.killed_apply import killed_apply
+from tests.fixtures.loops import needs_loop
+from tests.fixtures.stalled_loop import needs_fsfreeze
+from tests.fixtures.tuning_state import device_values
+from tests.gui.conftest import WindowFactory
+from tests.gui.test_tuning_page import click_and_wait, tuning_ready
+
+
+@needs_loop
+@needs_fsfreeze
+def test_the_page_says_what_the_helper_put_back(
+    make_window: WindowFactory, qtbot: Any, tmp_path: Path
+) -> None:
+    state = tmp_path / "helper-state"  # the window's helper keeps its journal here
+    state.mkdir(mode=0o755)
+    with killed_apply(state) as killed:
+        _window, page = tuning_ready(make_window, qtbot, killed.first)
+        assert not page.restored_note.isVisible()
+        refused = click_and_wait(qtbot, page, page.verify_button)
+        assert isinstance(refused, str) and "was interrupted half-way" in refused
+        for loop in killed.loops:
+            assert device_values(loop) == killed.found[loop.name]
+        note = page.restored_note.text()
+        assert page.restored_note.isVisible()
+        assert note.startswith(
+            f"Restored 2 values an interrupted apply had left (journal {killed.journal}): "
+        )
+        for loop in (killed.first, killed.stalled):
+            assert f"{loop.name}: scheduler {killed.schedulers[loop.name]} -> " in note
+        if shot := os.environ.get("STRIPEWISE_SHOT"):
+            page.window().grab().save(shot)
+        click_and_wait(qtbot, page, page.verify_button)  # said once: the note stays as it is
+        assert page.restored_note.text() == note
