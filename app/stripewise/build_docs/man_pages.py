@@ -299,7 +299,8 @@ def helper_page(helper: Command, version: str, date: str) -> str:
                     STATE_DIR,
                     "Its state directory: the tuning journal (what `stripewise tune revert` "
                     "puts back) and records of the benchmark files it created, so a file left "
-                    "by a helper that was killed is removed by the next one.",
+                    "by a helper that was killed is removed by the next one; a root helper "
+                    "also puts back, as it starts, what a tuning apply killed half-way left.",
                 ),
             ),
             tag_font="I",
