@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from stripewise.importers.bonnie_csv import csv_kind, csv_rows
+from stripewise.importers.bonnie_csv import csv_kind, csv_rows, damaged
 from stripewise.importers.bonnie_fields import BonnieRow, file_spec, results_of
 from stripewise.importers.bonnie_markdown import plain_lines
 from stripewise.importers.bonnie_pairing import paired
@@ -30,7 +30,8 @@ ENGINE = "bonnie++"
 
 
 def looks_like(lines: list[str]) -> bool:
-    return any(TABLE_HEADER.search(line) or csv_kind(line) for line in lines)
+    """A table or CSV line, or a damaged CSV line (so its file is refused naming it)."""
+    return any(TABLE_HEADER.search(line) or csv_kind(line) or damaged(line) for line in lines)
 
 
 class _Skipped:

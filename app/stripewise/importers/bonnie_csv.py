@@ -2,7 +2,9 @@
 
 A CSV line pasted from a terminal or a web page is often wrapped at 80 columns; the pieces of a
 line are joined again when together they make the fields of its format. A line that still has
-the wrong number of fields is skipped and reported; the others are read.
+the wrong number of fields is skipped and reported; the others are read. So is a line that has
+the shape of a CSV line but a garbled size, figure or version (`fileserver,2xG,10862,...`):
+it is named in a warning, never dropped in silence nor joined to the line before it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from stripewise.importers.bonnie_fields import BonnieRow, io_spec
+from stripewise.importers.bonnie_fields import BonnieRow, io_spec, size_bytes
 from stripewise.importers.common import ImportFormatError
 
 # 1.96/1.97 write 48 fields; 1.98 (bonnie++ 2.00a) adds seeks and seeker processes after
@@ -21,6 +23,7 @@ _FIGURE = re.compile(r"(\d+(\.\d+)?|\++)?")
 _HEADER_STARTS = ("format_version,", "name,")
 _PIECE = re.compile(r"[\w.+:/,\"-]+")  # what a wrapped CSV line's next piece may hold
 _MOST_PIECES = 4  # a 50-field line of about 250 characters wrapped at 80 columns
+_MOST_GARBLED = 4  # of the 12 I/O fields of a 1.0x line: more and it is no bonnie++ line
 
 Skip = Callable[[ImportFormatError], None]
 
@@ -46,6 +49,35 @@ def csv_kind(line: str) -> str | None:
     return None
 
 
+def damaged(line: str) -> str | None:
+    """Why a line shaped like a bonnie++ CSV line (its field count, a machine name, mostly
+    figures) cannot be read, or None: `csv_kind` refuses it, yet skipping it silently would
+    drop a run."""
+    text = line.strip()
+    if "," not in text or text.startswith(_HEADER_STARTS) or csv_kind(text):
+        return None
+    fields = _fields(text)
+    versions = [bool(_NEW_VERSION.fullmatch(f)) for f in fields[:2]]
+    if any(versions) and len(_untrailed(fields, 50)) in (48, 50):
+        bad = fields[versions.index(False)]
+        return f"version field {bad!r} is not a bonnie++ CSV version such as 1.98"
+    fields = _untrailed(fields, 27)
+    name, size, io = fields[0], fields[1], fields[2:14]
+    garbled = [f for f in io if not _FIGURE.fullmatch(f)]
+    if (
+        len(fields) not in (13, 14, 26, 27)
+        or not name
+        or any(c.isspace() for c in name)
+        or _FIGURE.fullmatch(name)  # the rest of a wrapped line starts mid-figure
+        or len(garbled) > _MOST_GARBLED
+        or not any(io)
+    ):
+        return None
+    if not _OLD_SIZE.fullmatch(size):
+        return f"size field {size!r} is not a bonnie++ size such as 2G or 4000M"
+    return f"{garbled[0]!r} is not a bonnie++ figure"
+
+
 def _fields(line: str) -> list[str]:
     """bonnie++ never quotes; a spreadsheet saving the file again may."""
     return [f.strip().strip('"').strip() for f in line.strip().split(",")]
@@ -56,9 +88,13 @@ def csv_rows(lines: list[str], source: str, skip: Skip) -> list[BonnieRow]:
     used: set[int] = set()  # lines joined to the line before them
     for index, line in enumerate(lines):
         kind = csv_kind(line)
-        if kind is None or index in used:
+        if index in used:
             continue
         number = index + 1
+        if kind is None:
+            if (why := damaged(line)) is not None:
+                skip(ImportFormatError(source, number, why))
+            continue
         read = _new_row if kind == "new" else _old_row
         try:
             fields, pieces = _whole(lines, index, kind)
@@ -85,9 +121,12 @@ def _fits(kind: str, fields: list[str]) -> bool:
 
 
 def _complete(line: str) -> bool:
-    """A CSV line of its own, not the rest of the line before (which may look like one)."""
+    """A CSV line of its own, not the rest of the line before (which may look like one); a
+    damaged one too: joined on, its fields would be read as the file tests of the line before."""
     kind = csv_kind(line)
-    return kind is not None and _fits(kind, _fields(line))
+    if kind is None:
+        return damaged(line) is not None
+    return _fits(kind, _fields(line))
 
 
 def _whole(lines: list[str], index: int, kind: str) -> tuple[list[str], int]:
@@ -127,6 +166,10 @@ def _new_row(fields: list[str], number: int, source: str) -> BonnieRow:
     fmt_version = fields[0]
     with_seeks = float(fmt_version.rstrip("abcdefghijklmnopqrstuvwxyz")) >= 1.98
     fields = _fit(fields, (50,) if with_seeks else (48,), number, source)
+    if fields[5] and size_bytes(fields[5], "m") is None:
+        raise ImportFormatError(
+            source, number, f"size field {fields[5]!r} is not a bonnie++ size such as 1G or 256M"
+        )
     spec = io_spec(fields[5] + (":" + fields[6] if fields[6] else ""))
     numbers = {"concurrency": fields[3], "seed": fields[4]}
     if with_seeks:

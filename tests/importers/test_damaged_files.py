@@ -1,0 +1,63 @@
+"""Issue 28, points 8-11: damaged results files (tests/fixtures/imports/damaged/) lose no
+figure in silence. What cannot be read is skipped or missing, and a warning names its line;
+only a file with nothing readable is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from stripewise.cli import main
+from stripewise.importers import ImportedRun, ImportFormatError, parse_raw
+from stripewise.importers.common import file_warnings
+from tests.importers.fixtures import FIXTURES, figures, text
+
+
+def damaged(name: str) -> list[ImportedRun]:
+    return parse_raw(text(f"damaged/{name}"), name)
+
+
+# --- 8: bonnie++ CSV lines with a garbled size field ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("bonnie103_rerun_size_nul.csv", r"'2\x00G'"), ("bonnie103_rerun_size_2xg.csv", "'2xG'")],
+)
+def test_a_garbled_size_skips_its_csv_line_with_a_warning(name: str, shown: str) -> None:
+    # Before: the NUL line was dropped without a word; `2xG` was joined to line 1 as if it
+    # were the rest of a wrapped line, and the whole file refused.
+    (run,) = damaged(name)
+    assert (run.target, run.context["line"]) == ("fileserver 2G", 1)
+    assert figures(run)["seq_write", "seq_write_block_kBps"] == 63699
+    assert run.warnings == (
+        f"{name} line 2: size field {shown} is not a bonnie++ size such as 2G or 4000M; "
+        "skipped it, read the rest",
+    )
+
+
+def test_a_garbled_size_in_recorded_2_00a_output_is_named() -> None:
+    runs = damaged("bonnie200a_x2_size_nul.csv")
+    assert [(r.target, r.context["line"]) for r in runs] == [("lab-nas 1G", 2)]
+    assert file_warnings(runs) == [
+        r"bonnie200a_x2_size_nul.csv line 3: size field '1\x00G' is not a bonnie++ size "
+        "such as 1G or 256M; skipped it, read the rest"
+    ]
+
+
+def test_the_command_imports_the_good_line_and_warns(
+    db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = FIXTURES / "damaged" / "bonnie103_rerun_size_2xg.csv"
+    assert main(["--db", db_url, "import", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("Imported 1 run from bonnie103_rerun_size_2xg.csv")
+    assert captured.err == (
+        "stripewise: warning: bonnie103_rerun_size_2xg.csv line 2: size field '2xG' is not a "
+        "bonnie++ size such as 2G or 4000M; skipped it, read the rest\n"
+    )
+
+
+def test_a_file_of_one_garbled_line_is_refused_naming_it() -> None:
+    line = text("damaged/bonnie103_rerun_size_2xg.csv").splitlines()[1]
+    with pytest.raises(ImportFormatError, match=r"^one\.csv line 1: size field '2xG' is not"):
+        parse_raw(line, "one.csv")
