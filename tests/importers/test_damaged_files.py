@@ -61,3 +61,47 @@ def test_a_file_of_one_garbled_line_is_refused_naming_it() -> None:
     line = text("damaged/bonnie103_rerun_size_2xg.csv").splitlines()[1]
     with pytest.raises(ImportFormatError, match=r"^one\.csv line 1: size field '2xG' is not"):
         parse_raw(line, "one.csv")
+
+
+# --- 9: an iozone -t block whose "Children see" line is garbled -------------------------------
+
+
+def test_a_garbled_children_line_keeps_both_blocks_apart() -> None:
+    name = "iozone_throughput_header.txt"
+    (run,) = damaged(name)
+    got = figures(run)
+    # Before: the rewriters' block vanished and its figures overwrote the initial writers'.
+    assert got["write", "children_kBps"] == 1418609.94
+    assert got["write", "parent_kBps"] == 3667.14
+    assert got["write", "max_per_process_kBps"] == 715965.50
+    assert got["write", "avg_per_process_kBps"] == 141860.99
+    assert got["rewrite", "children_kBps"] is None  # unreadable: missing, and said so
+    assert got["rewrite", "parent_kBps"] == 5321.88
+    assert got["rewrite", "avg_per_process_kBps"] == 260411.72
+    assert got["read", "children_kBps"] == 1105917.62
+    assert run.spec["tests"] == ["write", "rewrite", "read", "reread"]
+    assert run.warnings == (
+        f"{name} line 32: 'Children sXe throughput for 10 rewriters = 2604117.25 KB/sec' is "
+        "not the 'Children see throughput' line of the throughput summary for 10 rewriters; "
+        "its children figure read as missing, its other figures kept",
+    )
+
+
+def test_figures_of_a_block_that_lost_its_first_lines_overwrite_nothing() -> None:
+    # The same file with the rewriters' Parent line garbled too: their per-process figures
+    # cannot be told to belong to any test, so they are skipped, not read as the writers'.
+    name = "iozone_throughput_header.txt"
+    garbled = text(f"damaged/{name}").replace(
+        "Parent sees throughput for 10 rewriters", "Parent sXes for 10"
+    )
+    (run,) = parse_raw(garbled, name)
+    got = figures(run)
+    assert got["write", "avg_per_process_kBps"] == 141860.99
+    assert got["write", "max_per_process_kBps"] == 715965.50
+    assert "rewrite" not in run.spec["tests"]
+    (warning,) = run.warnings
+    assert warning.startswith(
+        f"{name} line 34: 'Min throughput per process = 0.00 KB/sec' repeats a figure of the "
+        "throughput summary for 10 initial writers: the summary after it lost its first lines "
+        "(and 3 more, the last at line 37); skipped"
+    )

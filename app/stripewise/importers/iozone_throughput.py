@@ -149,19 +149,35 @@ def throughput_runs(
             )
             summary.figures["children"] = _value(m.group(3), summary, number, problems)
             current[host] = summary
-            run = open_series.get(host)
-            if (
-                run is None
-                or summary.phase in run.phases
-                or run.summaries[0].workers != summary.workers
-            ):
-                run = _Series(host, {**sizes, **said})  # a repeated test: the next run
-                open_series[host] = run
-                series.append(run)
-            run.summaries.append(summary)
-            run.phases.add(summary.phase)
+            _join(summary, host, open_series, series, {**sizes, **said})
+        elif (m := _PARENT.search(line)) and not _continues(current.get(host), m):
+            if host not in current:
+                problems.add(
+                    "skipped", number, "a figure before any 'Children see throughput' line"
+                )
+                continue
+            # The next block whose "Children see" line was garbled or lost: the Parent line
+            # names its test; without it, its figures would overwrite the block before.
+            _close(current.pop(host), problems)
+            summary = _Summary(
+                m.group(2), phase_of(m.group(2)), int(m.group(1)), number, m.group(4)
+            )
+            summary.figures["children"] = None
+            problems.add(_HEADLESS, *_headless(summary, lines, index, host))
+            summary.figures["parent"] = _value(m.group(3), summary, number, problems)
+            current[host] = summary
+            _join(summary, host, open_series, series, {**sizes, **said})
         elif host in current:
-            _read_figure(line, current[host], number, problems)
+            if not _read_figure(line, current[host], number, problems):
+                # a figure its block already has: the next block began on lines not read
+                summary = current.pop(host)
+                _close(summary, problems)
+                problems.add(
+                    "skipped",
+                    number,
+                    f"{_shown(line)!r} repeats a figure of the throughput summary for "
+                    f"{summary.workers} {summary.test}: the summary after it lost its first lines",
+                )
         elif _ORPHAN.search(line):
             problems.add("skipped", number, "a figure before any 'Children see throughput' line")
     for summary in current.values():
@@ -175,18 +191,72 @@ def _split_host(line: str) -> tuple[str, str]:
     return (m.group(1), line[m.end() :]) if m else ("", line)
 
 
-def _read_figure(line: str, summary: _Summary, number: int, problems: _Problems) -> None:
+def _join(
+    summary: _Summary,
+    host: str,
+    open_series: dict[str, _Series],
+    series: list[_Series],
+    spec: dict[str, Any],
+) -> None:
+    """Add a summary to its host's open series, or open the next (a repeated test, another
+    process count)."""
+    run = open_series.get(host)
+    if run is None or summary.phase in run.phases or run.summaries[0].workers != summary.workers:
+        run = _Series(host, spec)
+        open_series[host] = run
+        series.append(run)
+    run.summaries.append(summary)
+    run.phases.add(summary.phase)
+
+
+def _continues(summary: _Summary | None, parent: re.Match[str]) -> bool:
+    """A Parent line of the block being read: its test, and the block has none yet."""
+    return (
+        summary is not None
+        and "parent" not in summary.figures
+        and int(parent.group(1)) == summary.workers
+        and phase_of(parent.group(2)) == summary.phase
+    )
+
+
+_HEADLESS = "its children figure read as missing, its other figures kept"
+
+
+def _headless(summary: _Summary, lines: list[str], index: int, host: str) -> tuple[int, str]:
+    """(line, what) for a block found by its Parent line: the line before, iozone's place for
+    the "Children see" line, is named when it holds something else (a garbled header)."""
+    about = f"the throughput summary for {summary.workers} {summary.test}"
+    before_host, before = _split_host(lines[index - 1]) if index else ("", "")
+    if before.strip() and before_host == host:
+        return index, f"{_shown(before)!r} is not the 'Children see throughput' line of {about}"
+    return index + 1, f"{about} has no 'Children see throughput' line"
+
+
+def _shown(line: str) -> str:
+    return clip(" ".join(line.split()), 120)
+
+
+def _read_figure(line: str, summary: _Summary, number: int, problems: _Problems) -> bool:
+    """Read a figure line into `summary`; False if it holds that figure already."""
+    key: str | None = None
     if m := _PARENT.search(line):
-        summary.figures["parent"] = _value(m.group(3), summary, number, problems)
+        key, token = "parent", m.group(3)
     elif m := _PER_WORKER.search(line):
-        summary.figures[m.group(1).lower()] = _value(m.group(2), summary, number, problems)
+        key, token = m.group(1).lower(), m.group(2)
     elif m := _MIN_XFER.search(line):
-        summary.figures["min_xfer"] = _value(m.group(1), summary, number, problems)
+        key, token = "min_xfer", m.group(1)
+    if key is not None:
+        if key in summary.figures:
+            return False
+        summary.figures[key] = _value(token, summary, number, problems)
     elif m := _CPU.search(line):
+        if "wall_time" in summary.figures:
+            return False
         for key, token in zip(
             ("wall_time", "cpu_time", "cpu_utilization"), m.groups(), strict=True
         ):
             summary.figures[key] = _value(token, summary, number, problems)
+    return True
 
 
 def _value(token: str, summary: _Summary, number: int, problems: _Problems) -> float | None:
