@@ -105,3 +105,19 @@ def test_figures_of_a_block_that_lost_its_first_lines_overwrite_nothing() -> Non
         "throughput summary for 10 initial writers: the summary after it lost its first lines "
         "(and 3 more, the last at line 37); skipped"
     )
+
+
+# --- 10: a stray line inside an iozone -a table ------------------------------------------------
+
+
+def test_a_stray_line_in_an_iozone_table_is_skipped_and_the_rest_read() -> None:
+    name = "iozone_auto_stray.txt"
+    (run,) = damaged(name)
+    (whole,) = parse_raw(text("iozone_auto.txt"), "iozone_auto.txt")
+    # Before: the table ended at `AAAA`, and the 221 figures of the 17 rows after it were lost.
+    assert len(run.results) == len(whole.results) == 26 * 13
+    assert figures(run) == figures(whole)
+    assert run.warnings == (
+        f"{name} line 36: 'AAAA' is no iozone -a table row; the line was skipped, the rest of "
+        "the table read",
+    )

@@ -13,7 +13,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError, Token, by_column, is_number, tokens
+from stripewise.importers.common import (
+    ImportFormatError,
+    Token,
+    by_column,
+    clip,
+    is_number,
+    tokens,
+)
 from stripewise.model.run import ResultValue
 
 AUTO_HEADER = re.compile(r"^\s*kB\s+reclen\b", re.IGNORECASE)
@@ -36,6 +43,10 @@ AUTO_TESTS = (
 _ROW_START = re.compile(r"^\s*\d")
 
 Made = tuple[str, dict[str, Any], dict[str, Any], list[ResultValue]]
+
+
+class _NoRow(ImportFormatError):
+    """A line inside a table that is no row of it (a stray line, a note typed into a paste)."""
 
 
 def metric_name(file_kb: int, record_kb: int) -> str:
@@ -67,11 +78,15 @@ def auto_runs(
     tables: list[_Table] = []
     table: _Table | None = None  # the open table, while its rows continue
     skipped: list[ImportFormatError] = []
+    # Lines since a line that is no row: inside the table (a stray line, skipped and named)
+    # if a row follows them, else text after it.
+    held: list[ImportFormatError] = []
     for index in range(start, end):
         line = lines[index].expandtabs()
         number = index + 1
         if AUTO_HEADER.match(line):
             header = tokens(line)
+            held = []
             # A repeated header continues the same run unless its rows then repeat.
             if tables and [t.text for t in tables[-1].header] == [t.text for t in header]:
                 table = tables[-1]
@@ -82,13 +97,16 @@ def auto_runs(
         if table is None or not line.strip():
             continue
         if not _ROW_START.match(line):
-            table = None
+            shown = clip(" ".join(line.split()), 80)
+            held.append(_NoRow(source, number, f"{shown!r} is no iozone -a table row"))
             continue
         try:
             key, cells = _row(line, table, source, number)
         except ImportFormatError as exc:
-            skipped.append(exc)
+            (held if held else skipped).append(exc)
             continue
+        skipped += held
+        held = []
         if key in table.rows:  # the same sizes again: another run pasted below this one
             table = _Table(table.header, number)
             tables.append(table)
@@ -99,8 +117,9 @@ def auto_runs(
         raise skipped[0]  # nothing of the table could be read: the file's error
     if skipped:
         first, more = skipped[0], len(skipped) - 1
-        also = f" (and {more} more rows, the last at line {skipped[-1].line})" if more else ""
-        warnings.append(f"{first}{also}; the row was skipped, the rest of the table read")
+        kind = "line" if any(isinstance(e, _NoRow) for e in skipped) else "row"
+        also = f" (and {more} more {kind}s, the last at line {skipped[-1].line})" if more else ""
+        warnings.append(f"{first}{also}; the {kind} was skipped, the rest of the table read")
     return made
 
 
