@@ -121,3 +121,26 @@ def test_a_stray_line_in_an_iozone_table_is_skipped_and_the_rest_read() -> None:
         f"{name} line 36: 'AAAA' is no iozone -a table row; the line was skipped, the rest of "
         "the table read",
     )
+
+
+# --- 11: fio figures of the wrong type ----------------------------------------------------------
+
+
+def test_fio_figures_of_another_type_are_missing_and_named(
+    db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "fio_two_jobs_types.json"
+    (run,) = damaged(name)
+    got = figures(run)
+    assert got["seqread", "cpu"] is None  # "sys_cpu": "abc"
+    assert got["seqread", "latency_p99"] == 493.568  # the other job's percentile is intact
+    assert got["seqwrite", "latency_p99"] is None  # "99.000000": "abc"
+    assert got["seqwrite", "cpu"] == 92.857143
+    warning = (
+        f"{name} line 183: job seqread sys_cpu is 'abc', not a number (and 1 more: job "
+        "seqwrite write clat_ns percentile 99.000000 'abc'); read as missing figures"
+    )
+    assert run.warnings == (warning,)
+    # Before: exit 0 and no warning, the two figures stored as missing without a word.
+    assert main(["--db", db_url, "import", str(FIXTURES / "damaged" / name)]) == 0
+    assert capsys.readouterr().err == f"stripewise: warning: {warning}\n"

@@ -9,11 +9,12 @@ its line, as long as another one can; figures no run can have still refuse the w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from stripewise.importers.common import NAME_MAX, ImportedRun, ImportFormatError, clip
+from stripewise.importers.common import NAME_MAX, ImportedRun, ImportFormatError, clip, text_lines
 from stripewise.importers.fio_clients import (
     TOTAL_JOB,
     Client,
@@ -24,11 +25,12 @@ from stripewise.importers.fio_clients import (
 )
 from stripewise.importers.fio_json import Report, entries, fio_documents
 from stripewise.importers.fio_mapping import kind_of
-from stripewise.importers.fio_results import histograms, job_results
+from stripewise.importers.fio_results import Unread, histograms, job_results
 
 ENGINE = "fio"
 _LIFTED = ("rw", "bs", "iodepth", "numjobs", "size", "ioengine", "direct", "runtime")
 _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError)
+Doc = tuple[Sequence[str], int, int]  # a file's lines, and its document's first and last
 
 
 class _Unreadable(ImportFormatError):
@@ -46,10 +48,14 @@ def looks_like(text: str) -> bool:
 
 def parse(text: str, source: str) -> list[ImportedRun]:
     reports, problems = fio_documents(text, source)
+    lines = text_lines(text)
+    ends = [r.line - 1 for r in reports[1:]] + [len(lines)] if reports else []
     runs: list[ImportedRun] = []
-    for report in reports:
+    for report, end in zip(reports, ends, strict=True):
+        # the kept report's lines, to name those of figures that are no numbers
+        doc = (lines, report.last_line, end)
         try:
-            runs.extend(_runs_of(report, source, problems))
+            runs.extend(_runs_of(report, source, problems, doc))
         except _Unreadable as exc:
             problems.append(exc)
         except ImportFormatError:
@@ -86,20 +92,22 @@ def _interval_warning(report: Report, source: str) -> str:
     )
 
 
-def _runs_of(report: Report, source: str, problems: list[ImportFormatError]) -> list[ImportedRun]:
+def _runs_of(
+    report: Report, source: str, problems: list[ImportFormatError], doc: Doc
+) -> list[ImportedRun]:
     """The runs of one document; a client that did nothing is left out, named in `problems`."""
     obj, line = report.obj, report.line
     found = entries(obj)
     if not found:
         raise _Unreadable(source, line, "fio JSON with no jobs")
     if "client_stats" not in obj:
-        runs = [_run(obj, found, line, source, global_options(obj, None, None))]
+        runs = [_run(obj, found, line, source, global_options(obj, None, None), doc=doc)]
     else:
         clients, totals = split(obj, found)
         runs = []
         for client in clients:
             try:
-                runs.append(_client_run(obj, client, line, source))
+                runs.append(_client_run(obj, client, line, source, doc))
             except _Unreadable as exc:
                 problems.append(
                     _Unreadable(source, line, f"client {client.address}: {exc.message}")
@@ -107,15 +115,19 @@ def _runs_of(report: Report, source: str, problems: list[ImportFormatError]) -> 
         if not runs:
             raise _Unreadable(source, line, "fio JSON whose clients did no I/O")
         if len(clients) > 1:
-            runs.append(_total_run(obj, clients, totals, line, source))
+            runs.append(_total_run(obj, clients, totals, line, source, doc))
     if report.reports > 1:
         for run in runs:
             run.context["status_reports"] = report.reports
     return runs
 
 
-def _client_run(obj: dict[str, Any], client: Client, line: int, source: str) -> ImportedRun:
-    run = _run(obj, client.entries, line, source, client.global_options, host=client.hostname)
+def _client_run(
+    obj: dict[str, Any], client: Client, line: int, source: str, doc: Doc
+) -> ImportedRun:
+    run = _run(
+        obj, client.entries, line, source, client.global_options, host=client.hostname, doc=doc
+    )
     run.context["client"] = {"hostname": client.hostname, "port": client.port}
     run.context["disk_util"] = list(client.disk_util)
     return replace(run, name=clip(f"{run.name} on {client.address}", NAME_MAX))
@@ -127,8 +139,10 @@ def _total_run(
     totals: list[dict[str, Any]],
     line: int,
     source: str,
+    doc: Doc,
 ) -> ImportedRun:
-    results = total_results(clients, totals, source, line)
+    unread = Unread(*doc)
+    results = total_results(clients, totals, source, line, unread)
     context = _context(obj, line, totals)
     context["clients"] = len(clients)
     context["client_addresses"] = [c.address for c in clients]
@@ -143,6 +157,7 @@ def _total_run(
         spec={"global": common_options(clients), "jobs": {}},
         context=context,
         results=results,
+        warnings=(unread.warning(source, line),) if unread else (),
     )
 
 
@@ -153,6 +168,7 @@ def _run(
     source: str,
     options: dict[str, Any],
     host: str | None = None,
+    doc: Doc = ((), 1, 0),
 ) -> ImportedRun:
     jobs = {
         str(e.get("jobname")): {**options, **_mapping(e.get("job options"))}
@@ -160,7 +176,8 @@ def _run(
         if e.get("jobname") != TOTAL_JOB
     }
     unknown = [name for name, job in jobs.items() if not kind_of(job)]
-    results = job_results(found, source, line, unknown)
+    unread = Unread(*doc)
+    results = job_results(found, source, line, unknown, unread)
     if not results:
         raise _Unreadable(source, line, "fio JSON whose jobs did no I/O")
     context = _context(obj, line, found)
@@ -168,6 +185,8 @@ def _run(
     if unknown:
         context["rw_unknown"] = unknown
         warnings = (_rw_warning(unknown, source, line),)
+    if unread:
+        warnings += (unread.warning(source, line),)
     return ImportedRun(
         name=clip(f"fio {', '.join(jobs)}", NAME_MAX),
         host=host,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stripewise.importers.fio_results import (
+    Unread,
     active_directions,
     bandwidth_bytes,
     check_direction,
@@ -113,10 +114,15 @@ def common_options(clients: list[Client]) -> dict[str, Any]:
 
 
 def total_results(
-    clients: list[Client], totals: list[dict[str, Any]], source: str, line: int
+    clients: list[Client],
+    totals: list[dict[str, Any]],
+    source: str,
+    line: int,
+    unread: Unread | None = None,
 ) -> list[ResultValue]:
     """Per direction any client moved data in: throughput and IOPS summed over every client
-    entry, fio's percentiles, and fio's own aggregate as `fio_throughput` / `fio_iops`."""
+    entry, fio's percentiles, and fio's own aggregate as `fio_throughput` / `fio_iops`; what
+    of fio's own is no number goes to `unread` (the clients' figures are their runs')."""
     fio_total = totals[0] if totals else {}
     for direction in ("read", "write", "trim"):
         if isinstance(stats := fio_total.get(direction), dict):
@@ -129,7 +135,8 @@ def total_results(
         moved = [e[direction] for e in everything if io_bytes(e.get(direction)) > 0]
         own = fio_total.get(direction)
         own = own if isinstance(own, dict) else {}
-        p50, p99 = percentiles_us(own)
+        where = f"{TOTAL_JOB} {direction}"
+        p50, p99 = percentiles_us(own, where, unread)
         results += [
             ResultValue(
                 phase, "throughput", "MB/s", _sum([bandwidth_bytes(s) for s in moved], 1e6)
@@ -140,8 +147,10 @@ def total_results(
         ]
         if own:
             results += [
-                ResultValue(phase, "fio_throughput", "MB/s", num(bandwidth_bytes(own), 1e6)),
-                ResultValue(phase, "fio_iops", "IOPS", iops(own)),
+                ResultValue(
+                    phase, "fio_throughput", "MB/s", num(bandwidth_bytes(own, where, unread), 1e6)
+                ),
+                ResultValue(phase, "fio_iops", "IOPS", iops(own, where, unread)),
             ]
     return results
 

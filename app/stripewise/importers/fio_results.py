@@ -3,13 +3,15 @@
 Phase = the job name, plus " read"/" write"/" trim" when the job did more than one or when
 its `rw` is not known (the direction is then all that tells its figures apart); metrics as
 the measured runs use them (`PhaseResult.values`). `--output-format=json+` adds latency
-histograms (`bins`); they are kept as fio gave them, never turned into other figures.
+histograms (`bins`); they are kept as fio gave them, never turned into other figures. A
+figure of another type than fio writes (`"sys_cpu": "abc"`) is missing and named in `Unread`.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from stripewise.importers.common import ImportFormatError, clip
@@ -30,6 +32,52 @@ _CEILINGS = {
 }
 
 
+# Lines searched for a figure's own line, then the document's is named: one search per run,
+# and a document may hold many clients' runs.
+_MOST_SCANNED = 10_000
+
+
+class Unread:
+    """Figures present but not numbers, as (where, value): missing, and said in one warning
+    naming the line of the first, found in its document: lines `start` to `end` of `lines`."""
+
+    def __init__(self, lines: Sequence[str] = (), start: int = 1, end: int = 0) -> None:
+        self.found: list[tuple[str, Any]] = []
+        self.lines, self.start, self.end = lines, start, end
+
+    def add(self, where: str, value: Any) -> None:
+        self.found.append((where, value))
+
+    def __bool__(self) -> bool:
+        return bool(self.found)
+
+    def warning(self, source: str, line: int) -> str:
+        (where, value), rest = self.found[0], self.found[1:]
+        more = ""
+        if rest:
+            listed = "; ".join(f"{w} {_shown(v)}" for w, v in rest[:3])
+            more = f" (and {len(rest)} more: {listed}{'; ...' if len(rest) > 3 else ''})"
+        return (
+            f"{source} line {self._line_of(where, value) or line}: {where} is {_shown(value)}, "
+            f"not a number{more}; read as missing figures"
+        )
+
+    def _line_of(self, where: str, value: Any) -> int | None:
+        """The first line holding the figure's key and value, as fio lays them out."""
+        if isinstance(value, dict | list):
+            return None
+        key, shown = f'"{where.rsplit(" ", 1)[-1]}"', json.dumps(value, ensure_ascii=False)
+        last = min(self.end, len(self.lines), self.start + _MOST_SCANNED)
+        for number in range(self.start, last + 1):
+            if key in self.lines[number - 1] and shown in self.lines[number - 1]:
+                return number
+        return None
+
+
+def _shown(value: Any) -> str:
+    return clip(repr(value), 40)
+
+
 def instance_names(entries: list[dict[str, Any]]) -> list[str]:
     """Each entry's job name; clones of one job (numjobs without group_reporting) get
     `name#1`, `name#2`..."""
@@ -46,21 +94,29 @@ def instance_names(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def job_results(
-    entries: list[dict[str, Any]], source: str, line: int, rw_unknown: Iterable[str] = ()
+    entries: list[dict[str, Any]],
+    source: str,
+    line: int,
+    rw_unknown: Iterable[str] = (),
+    unread: Unread | None = None,
 ) -> list[ResultValue]:
-    """Each job's figures; jobs named in `rw_unknown` get the direction in every phase."""
+    """Each job's figures; jobs named in `rw_unknown` get the direction in every phase;
+    figures that are no numbers go to `unread`."""
     unknown = set(rw_unknown)
     results: list[ResultValue] = []
     for name, entry in zip(instance_names(entries), entries, strict=True):
         for direction in DIRECTIONS:
             if isinstance(stats := entry.get(direction), dict):
                 check_direction(stats, f"{name} {direction}", source, line)
+                moved = stats.get("io_bytes", stats.get("io_kbytes"))
+                num(moved, 1, f"job {name} {direction} io_bytes", unread)
         active = active_directions([entry])
-        cpu = _cpu(entry)
+        cpu = _cpu(entry, f"job {name}", unread)
         alone = len(active) == 1 and str(entry.get("jobname")) not in unknown
         for direction in active:
             phase = clip(name if alone else f"{name} {direction}")
-            results.extend(_direction(phase, entry[direction], cpu))
+            where = f"job {name} {direction}"
+            results.extend(_direction(phase, entry[direction], cpu, where, unread))
     return results
 
 
@@ -92,52 +148,65 @@ def io_bytes(stats: Any) -> float:
     return float(value) if isinstance(value, int | float) else 0
 
 
-def bandwidth_bytes(stats: dict[str, Any]) -> float | None:
+def bandwidth_bytes(
+    stats: dict[str, Any], where: str = "", unread: Unread | None = None
+) -> float | None:
     """Bytes per second; fio before 3.0 wrote `bw` only, in KiB/s."""
-    bw_bytes = stats.get("bw_bytes")
-    if isinstance(bw_bytes, int | float):
-        return float(bw_bytes)
-    bw = stats.get("bw")
-    return float(bw) * 1024 if isinstance(bw, int | float) else None
+    if stats.get("bw_bytes") is not None:
+        return num(stats["bw_bytes"], 1, f"{where} bw_bytes", unread)
+    bw = num(stats.get("bw"), 1, f"{where} bw", unread)
+    return None if bw is None else bw * 1024
 
 
-def iops(stats: dict[str, Any]) -> float | None:
-    return num(stats.get("iops"), 1)
+def iops(stats: dict[str, Any], where: str = "", unread: Unread | None = None) -> float | None:
+    return num(stats.get("iops"), 1, f"{where} iops", unread)
 
 
-def _cpu(entry: dict[str, Any]) -> float | None:
-    usr, sys = entry.get("usr_cpu"), entry.get("sys_cpu")
-    if isinstance(usr, int | float) and isinstance(sys, int | float):
-        return float(usr) + float(sys)
-    return None
+def _cpu(entry: dict[str, Any], where: str, unread: Unread | None) -> float | None:
+    usr = num(entry.get("usr_cpu"), 1, f"{where} usr_cpu", unread)
+    sys = num(entry.get("sys_cpu"), 1, f"{where} sys_cpu", unread)
+    return None if usr is None or sys is None else usr + sys
 
 
-def _direction(phase: str, stats: dict[str, Any], cpu: float | None) -> list[ResultValue]:
-    p50, p99 = percentiles_us(stats)
+def _direction(
+    phase: str, stats: dict[str, Any], cpu: float | None, where: str, unread: Unread | None
+) -> list[ResultValue]:
+    p50, p99 = percentiles_us(stats, where, unread)
     return [
-        ResultValue(phase, "throughput", "MB/s", num(bandwidth_bytes(stats), 1e6)),
-        ResultValue(phase, "iops", "IOPS", iops(stats)),
+        ResultValue(phase, "throughput", "MB/s", num(bandwidth_bytes(stats, where, unread), 1e6)),
+        ResultValue(phase, "iops", "IOPS", iops(stats, where, unread)),
         ResultValue(phase, "latency_p50", "us", p50),
         ResultValue(phase, "latency_p99", "us", p99),
         ResultValue(phase, "cpu", "%", cpu),
     ]
 
 
-def num(value: Any, divisor: float) -> float | None:
+def num(value: Any, divisor: float, where: str = "", unread: Unread | None = None) -> float | None:
+    """A figure fio wrote, divided; None when it wrote none (null or absent) or, named in
+    `unread`, something else than a number."""
     if isinstance(value, bool) or not isinstance(value, int | float):
+        if value is not None and unread is not None:
+            unread.add(where, value)
         return None
     return float(value) / divisor
 
 
-def percentiles_us(stats: dict[str, Any]) -> tuple[float | None, float | None]:
+def percentiles_us(
+    stats: dict[str, Any], where: str = "", unread: Unread | None = None
+) -> tuple[float | None, float | None]:
     """Completion latency percentiles; fio 2.x wrote `clat` in microseconds."""
-    clat, divisor = stats.get("clat_ns"), 1000
-    if not isinstance(clat, dict):
-        clat, divisor = stats.get("clat"), 1
-    points = clat.get("percentile") if isinstance(clat, dict) else None
+    key, divisor = ("clat_ns", 1000) if stats.get("clat_ns") is not None else ("clat", 1)
+    clat = stats.get(key)
+    points = clat.get("percentile") if isinstance(clat, dict) else clat
     if not isinstance(points, dict):
+        if points is not None and unread is not None:  # fio wrote no percentiles: missing
+            unread.add(f"{where} {key}", points)
         return None, None
-    return num(points.get("50.000000"), divisor), num(points.get("99.000000"), divisor)
+    p50, p99 = (
+        num(points.get(p), divisor, f"{where} {key} percentile {p}", unread)
+        for p in ("50.000000", "99.000000")
+    )
+    return p50, p99
 
 
 def histograms(entries: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, list[list[int]]]]]:
