@@ -110,6 +110,12 @@ class HistoryPage(QWidget):
         self.run_button = QPushButton("Run")
         self.run_menu = self._make_run_menu()
         self.run_button.setMenu(self.run_menu)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip(
+            "Read the history again (F5): runs saved elsewhere appear by themselves within a "
+            "few seconds, renames and tags made elsewhere with this"
+        )
+        self.refresh_button.clicked.connect(history.refresh)
         self.restore_button = QPushButton("Restore")
         self.restore_button.clicked.connect(self.restore_selected)
         self.mib_toggle = QCheckBox("MiB/s")
@@ -200,6 +206,7 @@ class HistoryPage(QWidget):
             self.restore_button,
             self.export_button,
             self.import_button,
+            self.refresh_button,
         ):
             tools.addWidget(button)
         tools.addWidget(self.mib_toggle)

@@ -130,6 +130,7 @@ class MainWindow(QMainWindow):
         history.failed.connect(self._on_history_failed)
         if history.spool_note:  # runs kept here while a team history was away
             self.statusBar().showMessage(history.spool_note, 60_000)
+        history.spoolSynced.connect(lambda text: self.statusBar().showMessage(text, 30_000))
         helper.notice.connect(lambda text: self.statusBar().showMessage(text, 30_000))
         hardware.inventoryChanged.connect(self._on_hardware_done)
         hardware.failed.connect(self._on_hardware_done)
@@ -315,6 +316,11 @@ class MainWindow(QMainWindow):
             view_menu.addAction(action)
             self.view_actions[name] = action
         view_menu.addSeparator()
+        self.refresh_action = QAction("&Refresh History", self)
+        self.refresh_action.setShortcut(QKeySequence(Qt.Key.Key_F5))
+        self.refresh_action.setToolTip("Read the history again: runs saved or edited elsewhere")
+        self.refresh_action.triggered.connect(self.history.refresh)
+        view_menu.addAction(self.refresh_action)
         focus_nav = QAction("Focus &Navigation", self)
         focus_nav.setShortcut(QKeySequence("F6"))
         focus_nav.triggered.connect(lambda: self.nav.setFocus(Qt.FocusReason.ShortcutFocusReason))
@@ -419,6 +425,7 @@ class MainWindow(QMainWindow):
     def start_loading(self) -> None:
         self.system.probe()
         self.history.load_runs(mark_abandoned=True)
+        self.history.watch()  # runs saved elsewhere (CLI, another window) show by themselves
         if self.inventory_file is not None:
             self.hardware.load_file(self.inventory_file)
         else:

@@ -6,15 +6,17 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from stripewise.history import database
+from stripewise.history.change_stamp import Stamp, file_marks, read_stamp
 from stripewise.history.comparison import load_comparison
 from stripewise.history.database import (
     CorruptDatabaseError,
     DatabaseError,
     NewerSchemaError,
 )
+from stripewise.history.location import spool_file
 from stripewise.history.store import HistoryStore
 from stripewise.model.compare import Comparison, Series
 from stripewise.model.run import RunDetail, RunSummary
@@ -31,6 +33,7 @@ __all__ = [
 
 
 TRASH_KEPT = timedelta(days=30)  # deleted runs can be restored this long
+WATCH_INTERVAL_MS = 3000  # how often an open window looks for runs added elsewhere
 CompareSeries = dict[int, Series]  # run id -> phase -> (s since the phase began, engine MB/s)
 
 
@@ -57,6 +60,7 @@ class HistoryService(QObject):
 
     runsLoaded = Signal(list)  # list[RunSummary]
     runsAborted = Signal(list)  # ids of runs a crash left `running`, marked aborted at start
+    spoolSynced = Signal(str)  # what a sync of runs kept on this computer did, in one line
     failed = Signal(str)
 
     def __init__(self, db: database.Database, parent: QObject | None = None) -> None:
@@ -67,6 +71,12 @@ class HistoryService(QObject):
         self.runs: list[RunSummary] | None = None
         self._loads = 0  # listings started; several run at once after quick edits
         self._shown_load = 0
+        self._stamp: Stamp | None = None  # of the listing shown
+        self._marks = file_marks(db.sqlite_path)
+        self._checking = False
+        self._watch = QTimer(self)
+        self._watch.setInterval(WATCH_INTERVAL_MS)
+        self._watch.timeout.connect(self.check_for_changes)
 
     @classmethod
     def open(cls, url: str, parent: QObject | None = None) -> HistoryService:
@@ -100,18 +110,61 @@ class HistoryService(QObject):
     def backup_path(self) -> Path | None:
         return self._db.backup_path
 
+    def watch(self) -> None:
+        """Look for runs added, finished or deleted elsewhere every few seconds, and list
+        them again when there are (see history.change_stamp)."""
+        self._watch.start()
+
+    def refresh(self) -> None:
+        """F5: runs kept on this computer while the database refused them go to it, then
+        everything is listed again (edits made elsewhere included)."""
+        db = self._db
+        self.writer.submit(lambda: database.sync_spool(db), self._on_synced, self._on_failure)
+
+    def _on_synced(self, note: object) -> None:
+        if isinstance(note, str):
+            self.spoolSynced.emit(note)
+        self.load_runs()
+
+    def check_for_changes(self) -> None:
+        """One poll: on SQLite two stat() calls when nothing was written; else the stamp is
+        read off the GUI thread and the runs listed again when it moved. Runs another
+        program spooled (its database was locked) are synced first."""
+        if self._checking or self.runs is None:
+            return
+        if spool_file(self._db.url).exists():
+            self.refresh()
+            return
+        marks = file_marks(self._db.sqlite_path)
+        if marks is not None and marks == self._marks:
+            return
+        self._marks = marks
+        self._checking = True
+        db = self._db
+        run_in_background(lambda: read_stamp(db), self._on_stamp, self._on_check_failed)
+
+    def _on_stamp(self, stamp: object) -> None:
+        self._checking = False
+        if isinstance(stamp, Stamp) and stamp != self._stamp:
+            self.load_runs()
+
+    def _on_check_failed(self, _exc: Exception) -> None:
+        self._checking = False  # a locked or unreachable database: the next poll asks again
+
     def load_runs(self, *, mark_abandoned: bool = False) -> None:
         """List the runs; at start-up first mark this machine's crashed runs aborted."""
         store = self._store
+        db = self._db
 
-        def work() -> tuple[list[int], list[RunSummary]]:
+        def work() -> tuple[list[int], list[RunSummary], Stamp]:
             aborted: list[int] = []
             if mark_abandoned:
                 from stripewise.history.hostinfo import HostInfo
 
                 aborted = store.mark_abandoned_runs_aborted(HostInfo.current().machine_id)
                 store.purge_trash(TRASH_KEPT)
-            return aborted, store.list_runs()
+            stamp = read_stamp(db)  # before the listing: a run added between is listed next
+            return aborted, store.list_runs(), stamp
 
         self._loads += 1
         number = self._loads
@@ -119,13 +172,14 @@ class HistoryService(QObject):
         start = self.writer.submit if mark_abandoned else run_in_background
         start(work, lambda outcome: self._on_runs(number, outcome), self._on_failure)
 
-    def _on_runs(self, number: int, outcome: tuple[list[int], list[RunSummary]]) -> None:
-        aborted, runs = outcome
+    def _on_runs(self, number: int, outcome: tuple[list[int], list[RunSummary], Stamp]) -> None:
+        aborted, runs, stamp = outcome
         if aborted:
             self.runsAborted.emit(aborted)
         if number < self._shown_load:
             return  # a listing started before the one already shown: older, not newer
         self._shown_load = number
+        self._stamp = stamp
         self.runs = runs
         self.runsLoaded.emit(runs)
 
@@ -310,5 +364,6 @@ class HistoryService(QObject):
         )
 
     def close(self) -> None:
+        self._watch.stop()
         self.writer.wait()
         self._db.close()
