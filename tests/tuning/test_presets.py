@@ -207,10 +207,20 @@ def test_nr_requests_stops_at_the_queue_depth_with_scheduler_none(loop: Loop) ->
     # switching to mq-deadline lifts the limit, and resets nr_requests: written after the switch
     switch = preset(f'[device]\nscheduler = "mq-deadline"\nnr_requests = ">={depth * 2}"\n')
     with sysfs_value(scheduler, "none"):
-        changes = resolve(switch, {loop.name: read_device(loop.name)})
+        before = read_device(loop.name)
+        changes = resolve(switch, {loop.name: before})
+        now = before.values["nr_requests"]
+        same = resolve(
+            preset(f'[device]\nscheduler = "mq-deadline"\nnr_requests = {now}\n'),
+            {loop.name: before},
+        )[1]
     assert [c.setting.key for c in changes] == ["scheduler", "nr_requests"]
-    assert changes[1].setting.value == depth * 2 and changes[1].current is None
+    assert changes[1].setting.value == depth * 2 and changes[1].changes_anything
+    assert changes[1].current == now  # what `tune show` says, not "unknown" (issue 29.8)
     assert "written after the scheduler switch" in changes[1].note
+    assert "(was" not in changes[1].note
+    # the same value as now is still written: the switch will have reset it
+    assert same.current == same.setting.value == now and same.changes_anything
 
 
 @needs_loop

@@ -188,6 +188,31 @@ def test_preview_keeps_a_larger_value_and_skips_md_values(
 
 
 @needs_loop
+def test_nr_requests_written_after_a_scheduler_switch_shows_its_current_value(
+    loop: Loop, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29.8: the value read, as `tune show` prints it, never "?" beside "(was 128)";
+    written all the same, since the switch resets it."""
+    with sysfs_value(queue_file(loop, "scheduler"), "none"):
+        now = int(queue_file(loop, "nr_requests").read_text())
+        assert main(["tune", "show", "--device", loop.name]) == 0
+        shown = capsys.readouterr().out
+        assert main(["tune", "preview", "streaming-throughput", "--device", loop.name]) == 0
+        out = capsys.readouterr().out
+        args = ["tune", "preview", "streaming-throughput", "--device", loop.name, "--json"]
+        assert main(args) == 0
+        result = json.loads(capsys.readouterr().out)
+    show_row = next(line for line in shown.splitlines() if "nr_requests" in line)
+    assert show_row.split()[1] == str(now)
+    row = next(line for line in out.splitlines() if f"{loop.name}: nr_requests" in line)
+    assert row.split()[2:6] == [str(now), "->", "256", "requests"], row
+    assert "?" not in row and "(was" not in row
+    assert "written after the scheduler switch, which resets it" in row
+    change = next(c for c in result["changes"] if c["key"] == "nr_requests")
+    assert (change["current"], change["new"], change["changes"]) == (now, 256, True)
+
+
+@needs_loop
 def test_preview_of_a_preset_file_by_path(
     loop: Loop, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

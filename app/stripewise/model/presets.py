@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stripewise.input_files import InputFileError, parse_toml
@@ -380,14 +380,14 @@ def _number_change(
         value = limit
         notes = [f"capped at {why} ({limit})"]
     checked = validate(key, value, state.limits)
-    if key == "nr_requests" and new_scheduler is not None:
-        # the switch resets nr_requests: when it is written it will not be `current`
-        was = "unknown" if current is None else str(current)
-        notes.insert(0, f"written after the scheduler switch, which resets it (was {was})")
-        current = None
-    elif current is None:
+    # the switch resets nr_requests: written after it even when it reads as the new value now;
+    # `current` stays what the device holds, as `tune show` says
+    rewritten = key == "nr_requests" and new_scheduler is not None
+    if rewritten:
+        notes.insert(0, "written after the scheduler switch, which resets it")
+    if current is None:
         notes.append("current value unknown")
-    return Change(Setting(key, checked, device), current, "; ".join(notes))
+    return Change(Setting(key, checked, device), current, "; ".join(notes), rewritten=rewritten)
 
 
 def _device_limit(
@@ -438,7 +438,7 @@ def in_force(key: str, values: Mapping[str, int | str]) -> bool:
 
 def _with_note(change: Change, note: str) -> Change:
     joined = f"{change.note}; {note}" if change.note else note
-    return Change(change.setting, change.current, joined, change.side_effects)
+    return replace(change, note=joined)
 
 
 CUSTOM = "(custom)"  # no file can have this name: every knob as it is now, to edit by hand

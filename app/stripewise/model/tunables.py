@@ -183,10 +183,11 @@ class Change:
     current: int | str | None
     note: str = ""
     side_effects: tuple[Setting, ...] = field(default=())
+    rewritten: bool = False  # written even when equal: something before it resets it
 
     @property
     def changes_anything(self) -> bool:
-        return self.current != self.setting.value
+        return self.rewritten or self.current != self.setting.value
 
 
 def tunable(key: str) -> Tunable:
