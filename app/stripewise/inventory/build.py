@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -73,6 +73,9 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
         for path in below:
             graph.link(path, name)
     owner |= _unlisted_partitions(graph, {r.name for r in records})
+    owned: dict[str, list[str]] = {}  # disk -> its partitions: looked up per disk, never scanned
+    for part, whole in owner.items():
+        owned.setdefault(whole, []).append(part)
     system = _system_reasons(source, records, graph, owner)
     warnings = list(source.warnings)
     if source.kind in ("udev-dump", "umockdev-file"):
@@ -83,13 +86,15 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
     physical: list[Occupant] = []
     virtual: list[Disk] = []
     arrays: list[Array] = []
+    paths = {path for below in pairing.paths.values() for path in below}
     for record in wholes:
         kind = _kind(record)
         port = port_of.get(record.name)
         parts = partitions_of.get(record.name, [])
-        disk = _disk(source, record, kind, parts, graph, owner, system, port)
+        unlisted = owned.get(record.name, ())
+        disk = _disk(source, record, kind, parts, graph, unlisted, system, port)
         built[record.name] = disk
-        if pairing.map_of(record.name) is not None:
+        if record.name in paths:
             continue  # shown as a path of its multipath disk
         if kind is DiskKind.DISK and port is not None and len(located[record.name]) > 1:
             physical += nvme_paths.occupants(disk, located[record.name])
@@ -101,8 +106,9 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
             virtual.append(
                 replace(disk, kind=DiskKind.VIRTUAL if kind is DiskKind.VIRTUAL else kind)
             )
+    links_of = {r.name: r.links for r in wholes}
     for name, below in pairing.paths.items():
-        links = next(r.links for r in wholes if r.name == name)
+        links = links_of[name]
         mapper = next((link for link in links if link.startswith("mapper/")), None)
         volume = replace(built[name], devnode=f"/dev/{mapper}") if mapper else built[name]
         physical += _multipath_occupants(volume, [built[p] for p in below], port_of)
@@ -237,7 +243,7 @@ def _disk(
     kind: DiskKind,
     partitions: list[DeviceRecord],
     graph: _Graph,
-    owner: Mapping[str, str],
+    owned: Sequence[str],
     system: dict[str, list[str]],
     port: ports.PortInfo | None,
 ) -> Disk:
@@ -256,7 +262,7 @@ def _disk(
         for p in sorted(partitions, key=lambda p: natural_key(p.name))
     )
     listed = {p.name for p in partitions}
-    unlisted = [n for n, disk in owner.items() if disk == record.name and n not in listed]
+    unlisted = [n for n in owned if n not in listed]
     holders = {*graph.holders_of(record.name), *(h for n in unlisted for h in graph.holders_of(n))}
     swapped = source.mounts.is_swap(record.name) or any(
         source.mounts.is_swap(p.name) for p in partitions
