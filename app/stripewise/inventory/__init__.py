@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +15,7 @@ __all__ = ["InventoryError", "load_inventory", "read_live", "with_labels"]
 # umockdev-record --all of a large server (thousands of devices with their attributes) runs to
 # tens of MiB; snapshots and udev dumps are far smaller.
 MAX_INVENTORY_BYTES = 256 * 2**20
+_OBJECT = re.compile(r"\s*\{")  # a JSON object first (not `text.lstrip()`: a copy of it all)
 
 
 class InventoryError(ValueError):
@@ -39,10 +41,12 @@ def load_inventory(path: Path, labels: Mapping[str, str] | None = None) -> Inven
     except InputFileError as exc:
         raise InventoryError(str(exc)) from None
     text, not_utf8 = decode_dump(data, str(path))
+    bad_byte = _first_bad_byte(data) if not_utf8 else -1
+    del data  # a dump runs to tens of MiB: not held twice while it is read
     try:
-        if text.lstrip().startswith("{") and not is_udev_json(text):
+        if _OBJECT.match(text) and not is_udev_json(text):
             if not_utf8:  # snapshots are written as UTF-8: anything else is not one of ours
-                raise InventoryError(f"{path}: not UTF-8 text (byte {_first_bad_byte(data)})")
+                raise InventoryError(f"{path}: not UTF-8 text (byte {bad_byte})")
             inventory = loads(text, str(path))
             return _relabel(inventory, labels) if labels else inventory
         source = DumpSource(text, str(path), (not_utf8,) if not_utf8 else ())

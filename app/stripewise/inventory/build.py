@@ -120,6 +120,7 @@ def build_inventory(source: DeviceSource, labels: Mapping[str, str] | None = Non
         arrays=tuple(sorted(arrays, key=lambda a: natural_key(a.name))),
         warnings=tuple(warnings),
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        incomplete=source.incomplete,
     )
 
 

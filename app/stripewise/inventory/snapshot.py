@@ -176,6 +176,7 @@ def to_json(inventory: Inventory) -> dict[str, Any]:
         "source": inventory.source,
         "taken_at": inventory.taken_at,
         "warnings": list(inventory.warnings),
+        "incomplete": list(inventory.incomplete),
         "controllers": [_controller_json(c) for c in inventory.controllers],
         "virtual": [disk_json(d) for d in inventory.virtual],
         "arrays": [_array_json(a) for a in inventory.arrays],
@@ -403,6 +404,7 @@ def from_json(data: object) -> Inventory:
         arrays=top.objects("arrays", _read_array),
         warnings=top.text_list("warnings"),
         taken_at=top.get("taken_at", str),
+        incomplete=top.text_list("incomplete"),
     )
 
 

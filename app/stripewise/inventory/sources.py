@@ -47,6 +47,7 @@ class DeviceSource(ABC):
     mounts: MountTable
     mounts_known: bool = True  # False for dumps: nothing says what is mounted
     warnings: tuple[str, ...] = ()  # what reading passed over (a dump's unreadable lines)
+    incomplete: tuple[str, ...] = ()  # of those, why devices are missing (a dump cut short)
 
     @abstractmethod
     def block_devices(self) -> list[DeviceRecord]: ...

@@ -8,7 +8,10 @@ port numbers and queue settings are known too.
 Dumps come pasted, copied between systems and cut by hand: a property value with a line break
 leaves a bare `KEY=value` line, a shell prompt sits between records, line ends are CRLF. A line
 that is not a record line is skipped and counted, never a reason to refuse the machine; the
-caller shows one warning naming the first such line.
+caller shows one warning naming the first such line. A dump cut short (or cut off at its
+start) is read up to the cut and says where it is (dump_cuts.py).
+
+Both forms are read in one pass, so time and memory grow with the dump's size, no faster.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ import codecs
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from stripewise.input_files import InputFileError, check_depth
+from stripewise.inventory.dump_cuts import Ends, cut_warnings
 from stripewise.inventory.mounts import MountTable
 from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import HostIdentity
@@ -30,7 +35,10 @@ from stripewise.model.topology import HostIdentity
 # E property, A attribute (umockdev), H binary attribute, W watch... Letters this reader does
 # not use vary with the systemd version; they are accepted and ignored.
 _RECORD_LINE = re.compile(r"^([A-Z]): ?(.*)$")
+_RECORD_START = re.compile(r"^[A-Z]:?$")  # a record line cut after its letter
 _QUOTE_CHARS = 60
+_PATH_MAX, _PATH_DEPTH = 4096, 64  # the kernel's PATH_MAX; real device paths nest under 40
+_JSON_GAP = re.compile(r"[\ufeff\x1e \t\r\n]*")  # between objects: udevadm's, json-seq's RS
 
 
 class DumpFormatError(ValueError):
@@ -56,11 +64,20 @@ class _Skipped:
     count: int = 0
     first_line: int = 0
     first_text: str = ""
+    last_line: int = 0
+    records: int = 0  # of them, lines of a record (`E: ...`)
 
-    def add(self, number: int, text: str) -> None:
+    def add(self, number: int, text: str, record: bool = False) -> None:
         if not self.count:
             self.first_line, self.first_text = number, text
         self.count += 1
+        self.last_line = number
+        self.records += record
+
+    def merge(self, earlier: _Skipped) -> None:
+        if earlier.count:
+            self.count += earlier.count
+            self.first_line, self.first_text = earlier.first_line, earlier.first_text
 
     def warning(self, origin: str, unit: str) -> str | None:
         if not self.count:
@@ -80,7 +97,11 @@ def decode_dump(data: bytes, origin: str) -> tuple[str, str | None]:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         text = data.decode("utf-8", "replace")
-        affected = sum(1 for row in text.split("\n") if "\ufffd" in row)
+        affected, bad = 0, text.find("\ufffd")
+        while bad >= 0:  # lines holding one, counted without a list of every line
+            affected += 1
+            end = text.find("\n", bad)
+            bad = -1 if end < 0 else text.find("\ufffd", end)
         lines = "line holds" if affected == 1 else "lines hold"
         return (
             text,
@@ -89,10 +110,15 @@ def decode_dump(data: bytes, origin: str) -> tuple[str, str | None]:
 
 
 def is_udev_json(text: str) -> bool:
-    """`udevadm info --export-db --json=short|pretty`: objects with DEVPATH, not a snapshot."""
-    start = len(text) - len(text.lstrip("\ufeff\x1e \t\r\n"))
+    """`udevadm info --export-db --json=short|pretty`: objects with DEVPATH, not a snapshot.
+    A stream cut off at its start is one too: its first whole object says so."""
+    start = _after_gap(text, 0)
     if '"DEVPATH"' not in text[start : start + 65536]:  # a snapshot: not decoded twice
         return False
+    if not text.startswith("{", start):
+        start = text.find("\n{", start, start + 65536) + 1
+        if not start:
+            return False
     try:
         first, _end = json.JSONDecoder().raw_decode(text, start)
     except (ValueError, RecursionError):
@@ -111,38 +137,97 @@ def _unescape(value: str) -> str:
 
 
 def _devpath(value: str) -> str | None:
-    """`/devices/...`; a pasted `/sys/devices/...` is the same device."""
+    """`/devices/...`; a pasted `/sys/devices/...` is the same device. Never longer or deeper
+    than sysfs makes them: every level of a path is indexed, at a cost of its length."""
     path = value.strip().rstrip("/")
     path = path.removeprefix("/sys") if path.startswith("/sys/devices/") else path
+    if len(path) > _PATH_MAX or path.count("/") > _PATH_DEPTH:
+        return None
     return path if path.startswith("/devices/") and len(path) > len("/devices/") else None
 
 
-def _parse_text(text: str, origin: str) -> tuple[list[_Block], str | None]:
+@dataclass
+class _Parsed:
+    blocks: list[_Block]
+    skipped: str | None
+    ends: Ends
+
+
+def _parse_text(text: str, origin: str) -> _Parsed:
+    """One pass over the lines (never a list of them: a dump runs to tens of MiB)."""
     blocks: list[_Block] = []
     current: _Block | None = None
     dropping = False  # inside a record whose device path could not be read
-    skipped = _Skipped()
-    for number, raw in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
+    skipped, before = _Skipped(), _Skipped()  # before the first record: a prompt, or a cut
+    ends, record_ends, last = Ends(), False, 0  # record_ends: blank lines end its records
+    started = False  # a `P:` line was seen
+    for number, raw in enumerate(_lines(text), start=1):
         line = raw.strip()  # CR of CRLF, trailing blanks, the indentation of a pasted dump
+        if number == 1:
+            line = line.removeprefix("\ufeff").strip()
         if not line:
+            record_ends |= current is not None
             current, dropping = None, False
             continue
+        last = number
         match = _RECORD_LINE.match(line)
+        if not raw.endswith("\n") and record_ends and _cut_inside(current, dropping, line):
+            ends.cut(number, "a line without its end")  # half a serial is worse than none
+            break
         if match is None:
-            skipped.add(number, line)
+            (skipped if started else before).add(number, line)
             continue
         kind, value = match.group(1), match.group(2).strip()
         if kind == "P":
             path = _devpath(value)
+            if not started:
+                _start(before, skipped, ends)
+                started = True
             if path is None:
                 skipped.add(number, line)
                 current, dropping = None, True
                 continue
             current, dropping = _Block(number, path), False
             blocks.append(current)
+        elif not started:
+            before.add(number, line, record=True)
         elif dropping or current is None or not _add(current, kind, value):
             skipped.add(number, line)  # of a record already dropped, or outside any record
-    return blocks, skipped.warning(origin, "line")
+    if current is not None and not (current.properties or current.attributes or current.sys_links):
+        ends.cut(last, "a record without its properties")
+    ends.last_line = last
+    if not started:
+        _start(before, skipped, ends)
+    return _Parsed(blocks, skipped.warning(origin, "line"), ends)
+
+
+def _cut_inside(current: _Block | None, dropping: bool, line: str) -> bool:
+    """Whether a last line without its end is half a line. A whole dump ends with a virtual
+    device, and one saved without its last line end (a paste, some editors) is whole."""
+    if current is not None:
+        return not current.path.startswith("/devices/virtual/")
+    if line.startswith("P:"):
+        return not line[2:].strip().startswith("/devices/virtual/")
+    return dropping or _RECORD_LINE.match(line) is not None or _RECORD_START.match(line) is not None
+
+
+def _lines(text: str) -> Iterator[str]:
+    """Each line with its `\n` (the last one may have none). Not io.StringIO, which holds a
+    copy of the text at four bytes a character, nor a list of them."""
+    start, size = 0, len(text)
+    while start < size:
+        end = text.find("\n", start) + 1 or size
+        yield text[start:end]
+        start = end
+
+
+def _start(before: _Skipped, skipped: _Skipped, ends: Ends) -> None:
+    """Record lines before the first record are the end of one cut off; other lines (a shell
+    prompt) are skipped like any stray line."""
+    if before.records:
+        ends.start_lines = before.last_line
+    else:
+        skipped.merge(before)
 
 
 def _add(block: _Block, kind: str, value: str) -> bool:
@@ -152,7 +237,7 @@ def _add(block: _Block, kind: str, value: str) -> bool:
         if not equals or not key.strip():
             return False
         if kind == "E":
-            block.properties[key.strip()] = text
+            block.properties[sys.intern(key.strip())] = text  # keys repeat in every record
         else:
             block.attributes[key.strip()] = _unescape(text).rstrip("\n")
     elif kind == "S":
@@ -167,56 +252,93 @@ def _add(block: _Block, kind: str, value: str) -> bool:
     return True
 
 
-def _json_objects(text: str) -> Iterator[tuple[int, object | None]]:
-    """(line, object) for each JSON value of a `--json=short` or `--json=pretty` stream; None
-    for text that does not decode, after which reading resumes at the next line with `{`."""
+def _json_objects(text: str, ends: Ends) -> Iterator[tuple[int, int, object | None]]:
+    """(line, offset, object) for each JSON value of a `--json=short` or `--json=pretty`
+    stream, in one pass: lines are counted from the last object on, never from the start.
+    None for text that does not decode, after which reading resumes at the next line with `{`;
+    an object the file ends inside yields what it holds up to its last whole property."""
     decoder = json.JSONDecoder()
-    index = 0
+    index, line, counted = _after_gap(text, 0), 1, 0
+    following = text.find("\n{", index)
+    if not text.startswith("{", index) and following >= 0:  # the end of an object cut off
+        ends.start_lines = 1 + text.count("\n", 0, following)
+        index = following + 1
     while True:
-        while index < len(text) and text[index] in "\ufeff\x1e \t\r\n":
-            index += 1
+        ends.last_line = line + text.count("\n", counted, index)  # where the last one ends
+        index = _after_gap(text, index)
         if index >= len(text):
             return
-        line = text.count("\n", 0, index) + 1
+        line += text.count("\n", counted, index)
+        counted = start = index
         try:
             value, index = decoder.raw_decode(text, index)
         except (ValueError, RecursionError):
             value = None
             following = text.find("\n{", index)
             index = len(text) if following < 0 else following + 1
-        yield line, value
+            if following < 0 and not text[-64:].rstrip().endswith("}"):
+                ends.cut(line, "an object without its end")
+                value = _salvage(text[start:])
+        yield line, start, value
 
 
-def _parse_json(text: str, origin: str) -> tuple[list[_Block], str | None]:
+def _after_gap(text: str, index: int) -> int:
+    gap = _JSON_GAP.match(text, index)
+    return gap.end() if gap else index
+
+
+def _salvage(fragment: str) -> object | None:
+    """What an object cut short holds up to its last whole property (a few tries: a comma may
+    sit inside the cut value)."""
+    end = len(fragment)
+    for _ in range(4):
+        try:
+            value = json.loads(fragment[:end].rstrip() + "}")
+        except (ValueError, RecursionError):
+            end = fragment.rfind(",", 0, end)
+            if end < 0:
+                return None
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def _parse_json(text: str, origin: str) -> _Parsed:
     try:
         check_depth(text, origin)
     except InputFileError as exc:
         raise DumpFormatError(str(exc)) from None
     blocks: list[_Block] = []
-    skipped = _Skipped()
-    lines = text.split("\n")
-    for line, value in _json_objects(text):
+    skipped, ends = _Skipped(), Ends(unit="an object")
+    for line, offset, value in _json_objects(text, ends):
         devpath = value.get("DEVPATH") if isinstance(value, dict) else None
         path = _devpath(devpath) if isinstance(devpath, str) else None
         if path is None or not isinstance(value, dict):
-            shown = lines[line - 1].strip("\x1e \t\r") if value is None else json.dumps(value)
+            if line == ends.cut_line:
+                continue  # the cut says so
+            shown = _line_at(text, offset) if value is None else json.dumps(value)
             skipped.add(line, shown[: _QUOTE_CHARS + 1])
             continue
-        props = {str(k): v for k, v in value.items() if isinstance(v, str)}
+        props = {sys.intern(str(k)): v for k, v in value.items() if isinstance(v, str)}
         links = [link.removeprefix("/dev/") for link in props.get("DEVLINKS", "").split()]
         subsystem, devtype = props.get("SUBSYSTEM"), props.get("DEVTYPE")
         blocks.append(_Block(line, path, props, links, subsystem=subsystem, devtype=devtype))
-    return blocks, skipped.warning(origin, "object")
+    return _Parsed(blocks, skipped.warning(origin, "object"), ends)
+
+
+def _line_at(text: str, offset: int) -> str:
+    """The start of the line holding `offset` (enough to quote)."""
+    start = text.rfind("\n", 0, offset) + 1
+    return text[start : offset + 256].split("\n", 1)[0].strip("\x1e \t\r")
 
 
 class DumpSource(DeviceSource):
     def __init__(self, text: str, origin: str = "<dump>", notes: tuple[str, ...] = ()) -> None:
-        parse = _parse_json if is_udev_json(text) else _parse_text
-        blocks, skipped = parse(text, origin)
+        parsed = (_parse_json if is_udev_json(text) else _parse_text)(text, origin)
+        blocks = parsed.blocks
         if not blocks:
             what = "is this `udevadm info --export-db`?"
             raise DumpFormatError(f"{origin}: no devices found ({what})")
-        self.warnings = tuple(w for w in (*notes, skipped) if w)
         self._records: dict[str, DeviceRecord] = {}
         self._attributes: dict[str, dict[str, str]] = {}
         self._links: dict[str, dict[str, str]] = {}
@@ -234,6 +356,9 @@ class DumpSource(DeviceSource):
             self._attributes[block.path] = block.attributes
             self._links[block.path] = block.sys_links
         self.kind = "umockdev-file" if any(self._attributes.values()) else "udev-dump"
+        records = list(self._records.values())
+        self.incomplete = tuple(cut_warnings(origin, parsed.ends, records, self))
+        self.warnings = tuple(w for w in (*notes, *self.incomplete, parsed.skipped) if w)
         self.host = HostIdentity(hostname=None)
         self.mounts = MountTable()  # a dump does not say what is mounted
         self.mounts_known = False

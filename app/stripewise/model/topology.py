@@ -315,6 +315,7 @@ class Inventory:
     arrays: tuple[Array, ...] = ()
     warnings: tuple[str, ...] = ()
     taken_at: str | None = None  # ISO 8601 UTC
+    incomplete: tuple[str, ...] = ()  # why devices are missing (a dump cut short); in warnings too
 
     @property
     def disks(self) -> tuple[Disk, ...]:
