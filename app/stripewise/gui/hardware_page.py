@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -70,6 +71,12 @@ class HardwarePage(QWidget):
         self.caption = QLabel("Reading hardware...")
         self.caption.setWordWrap(True)
         layout.addWidget(self.caption)
+        self.incomplete = QLabel()  # a dump cut short: the map lacks disks, said above it
+        self.incomplete.setObjectName("hardwareIncomplete")
+        self.incomplete.setTextFormat(Qt.TextFormat.RichText)
+        self.incomplete.setWordWrap(True)
+        self.incomplete.hide()
+        layout.addWidget(self.incomplete)
 
         bar = QHBoxLayout()
         self.search = QLineEdit()
@@ -137,6 +144,10 @@ class HardwarePage(QWidget):
         self.inventory = inventory
         self.map.set_inventory(inventory)
         self.caption.setText(self._caption(inventory))
+        self.incomplete.setText(
+            "<br>".join(f"&#9888; <b>{html.escape(line)}</b>" for line in inventory.incomplete)
+        )
+        self.incomplete.setVisible(bool(inventory.incomplete))
         self.extras.setText(self._extras(inventory))
         self.this_machine.setVisible(not self.hardware.origin.live)
         self.save.setEnabled(True)
@@ -164,7 +175,8 @@ class HardwarePage(QWidget):
             f"{where}: {count_noun(len(disks), 'disk')}, {_raw_size(disks)}, on "
             f"{count_noun(count, 'controller')} · {how}"
         )
-        return text + "".join(f"\nNote: {w}" for w in inventory.warnings)
+        notes = [w for w in inventory.warnings if w not in inventory.incomplete]  # shown apart
+        return text + "".join(f"\nNote: {w}" for w in notes)
 
     def _extras(self, inventory: Inventory) -> str:
         parts = []
