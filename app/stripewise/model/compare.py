@@ -9,11 +9,13 @@ at `verdict.CONFIDENCE` after Holm's correction for every figure of the comparis
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from stripewise.model.bench import SpecError, parse_size
+from stripewise.model.compare_caveats import not_comparable
 from stripewise.model.phase_series import Series as Series
 from stripewise.model.phase_series import engine_series as engine_series
 from stripewise.model.run import ResultValue, RunDetail
@@ -148,9 +150,39 @@ class MetricRow:
     passes: tuple[tuple[float, ...], ...] = ()  # per run: each pass's figure, when recorded
     pass_counts: tuple[int, ...] = ()  # per run: passes behind the figure, 0 = not recorded
     evidence: tuple[Evidence | None, ...] = ()  # per run: Welch against the baseline, Holm's p
+    means: tuple[float | None, ...] = ()  # per run: the mean of its passes, when recorded
+    # per run: the change of what is shown (`shown_values`): the means' change where tested
+    shown_changes_pct: tuple[float | None, ...] = ()
+    caveats: tuple[str, ...] = ()  # per run: why it is not judged ("" when it is)
+
+    @property
+    def shown_values(self) -> tuple[float | None, ...]:
+        """What a comparison shows: the mean of the passes, the statistic the verdict tests;
+        the stored median where the passes were not recorded."""
+        return tuple(
+            value if (mean := self.mean(i)) is None else mean for i, value in enumerate(self.values)
+        )
+
+    def statistic(self, index: int) -> str:
+        """What `shown_values[index]` is: `mean` (of the passes; a lone figure is its own),
+        `median` (passes not recorded), "" (missing)."""
+        if self.values[index] is None:
+            return ""
+        if self.mean(index) is not None:
+            return "mean"
+        return "median" if self.pass_counts and self.pass_counts[index] == 0 else "mean"
+
+    def mean(self, index: int) -> float | None:
+        return self.means[index] if self.means else None
+
+    def caveat(self, index: int) -> str:
+        return self.caveats[index] if self.caveats else ""
 
     def verdict_text(self, index: int, baseline: int) -> str:
-        """What the verdict says to a reader: `better`, `noise`, `can't tell: 1 pass each`."""
+        """What the verdict says to a reader: `better`, `noise`, `can't tell: 1 pass each`,
+        or why the figure is not compared."""
+        if self.caveat(index):
+            return self.caveat(index)
         verdict, evidence = self.verdicts[index], self.evidence[index]
         if verdict == "noise" and evidence is not None and evidence.held_alone:
             return "noise after Holm's correction (its own interval leaves out 0)"
@@ -206,7 +238,7 @@ def compare_runs(runs: Sequence[RunDetail], baseline_id: int | None = None) -> C
     return Comparison(
         runs=chosen,
         baseline_index=base,
-        rows=tuple(_metric_rows(chosen, base)),
+        rows=tuple(_metric_rows(chosen, base, contexts)),
         context=tuple(differences),
         sweep=sweep if isinstance(sweep, Sweep) else None,
         no_sweep=sweep if isinstance(sweep, str) else "",
@@ -225,7 +257,7 @@ def short_of_passes(comparison: Comparison) -> dict[int, int]:
     base = comparison.baseline_index
     for row in comparison.rows:
         for i, verdict in enumerate(row.verdicts):
-            if verdict != UNKNOWN:
+            if verdict != UNKNOWN or row.caveat(i):  # more passes would not make it comparable
                 continue
             for j in (base, i):
                 count = row.pass_counts[j]
@@ -247,7 +279,9 @@ def _baseline_index(runs: tuple[RunDetail, ...], baseline_id: int | None) -> int
 # --- results ---------------------------------------------------------------------------------
 
 
-def _metric_rows(runs: tuple[RunDetail, ...], base: int) -> list[MetricRow]:
+def _metric_rows(
+    runs: tuple[RunDetail, ...], base: int, contexts: Sequence[Mapping[str, Any]]
+) -> list[MetricRow]:
     indexes = [{(r.phase, r.metric): r for r in run.results} for run in runs]
     rows = []
     for key in _ordered_keys(runs):
@@ -257,15 +291,24 @@ def _metric_rows(runs: tuple[RunDetail, ...], base: int) -> list[MetricRow]:
         counts = tuple(_pass_count(r, run) for r, run in zip(found, runs, strict=True))
         unit = next((r.unit for r in found if r is not None), "")
         changes = _changes(values, base)
+        caveats = not_comparable(key[0], key[1], contexts, base)
+        # a figure the runs' parameters make incomparable is not tested: not in Holm's family
         evidence = tuple(
             welch(passes[base], passes[i])
-            if change is not None and min(counts[base], counts[i]) >= MIN_PASSES
+            if change is not None and not caveats[i] and min(counts[base], counts[i]) >= MIN_PASSES
             else None
             for i, change in enumerate(changes)
         )
         spreads = tuple(_spread_of(r) for r in found)
+        means = tuple(
+            statistics.fmean(p) if p and value is not None else None
+            for p, value in zip(passes, values, strict=True)
+        )
+        row = MetricRow(
+            key[0], key[1], unit, values, spreads, changes, (), passes, counts, evidence, means
+        )
         rows.append(
-            MetricRow(key[0], key[1], unit, values, spreads, changes, (), passes, counts, evidence)
+            replace(row, shown_changes_pct=_changes(row.shown_values, base), caveats=caveats)
         )
     return _judged(rows)
 

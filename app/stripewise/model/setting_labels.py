@@ -1,0 +1,175 @@
+"""Settings as a reader knows them: a dotted context key (`spec.block_size`) by the name the
+Benchmark form gives it ("Block size") and its value with its unit ("1 MiB", not 1048576).
+
+One mapping for the comparison's "What differs" in the GUI, the CLI and the HTML report, and
+for the notes that say why a figure is not compared. Unknown keys keep their dotted name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from stripewise.model.bench import Phase, SpecError, parse_size
+
+# short, for a narrow column; bonnie++'s full names (BONNIE_NAMES) are the form's tooltips
+PHASE_LABELS = {
+    Phase.SEQ_WRITE: "Sequential write",
+    Phase.REWRITE: "Rewrite",
+    Phase.SEQ_READ: "Sequential read",
+    Phase.RANDOM_READ: "Random seeks",
+    Phase.RANDOM_WRITE: "Random writes",
+    Phase.MIXED: "Mixed 70/30",
+}
+# spec key -> the Benchmark form's label for it (gui/bench_form.py, without its mnemonic)
+FORM_LABELS = {
+    "target": "Target",
+    "engine": "Engine",
+    "phases": "Phases",
+    "size": "File size",
+    "block_size": "Block size",
+    "queue_depth": "Queue depth",
+    "streams": "Streams",
+    "repetitions": "Repetitions",
+    "sample_rate_hz": "Sample rate",
+    "runtime_cap_s": "Phase cap",
+    "cpu_latency_us": "CPU idle",
+}
+_SPEC_LABELS = FORM_LABELS | {
+    "random_block_size": "Random block size",  # the form's block tooltip: random phases
+    "direct": "Direct I/O",
+    # fio's own options in an imported run, beside the form's name for them
+    "bs": "Block size (fio bs)",
+    "iodepth": "Queue depth (fio iodepth)",
+    "numjobs": "Streams (fio numjobs)",
+    "rw": "I/O pattern (fio rw)",
+    "ioengine": "fio ioengine",
+    "runtime": "Runtime (fio runtime)",
+}
+_BYTE_KEYS = frozenset(("size", "block_size", "random_block_size", "bs"))
+_CONTEXT_LABELS = {
+    "array.chunk_kib": "Chunk size",
+    "array.level": "RAID level",
+    "array.members": "Array members",
+    "array.raid_disks": "Array member count",
+    "array.device": "Array device",
+    "ram_bytes": "RAM",
+    "cpu_model": "CPU",
+    "cpu_count": "CPU count",
+    "host": "Host",
+    "kernel": "Kernel",
+    "filesystem": "Filesystem",
+    "mount_options": "Mount options",
+    "engine_version": "Engine version",
+    "workload.file_size_vs_ram": "File size / RAM",
+    "dirty.dirty_ratio_pct": "vm.dirty_ratio",
+    "dirty.dirty_background_ratio_pct": "vm.dirty_background_ratio",
+    "dirty.dirty_bytes": "vm.dirty_bytes",
+    "dirty.dirty_background_bytes": "vm.dirty_background_bytes",
+    "dirty.dirty_expire_centisecs": "vm.dirty_expire_centisecs",
+    "dirty.dirty_writeback_centisecs": "vm.dirty_writeback_centisecs",
+}
+# a device's queue knob: disks[sdb].tuning.read_ahead_kb, array.tuning.read_ahead_kb
+_DEVICE = re.compile(r"(?:disks\[(?P<disk>[^\]]*)\]|(?P<array>array))\.(?P<rest>.+)")
+_UNITS = (("_kib", "KiB"), ("_kb", "KiB"), ("_pct", "%"), ("_us", "\u00b5s"), ("_centisecs", "cs"))
+
+
+def size_text(size: float) -> str:
+    """Bytes in the largest binary unit below 1024 of it, whole or to one decimal: `1 MiB`,
+    `1.5 GiB`, `512 B` (binary, as the form reads sizes)."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:,.0f} {unit}" if value == int(value) else f"{value:,.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def exact_size_text(size: int) -> str:
+    """`size_text`, with the bytes beside it when one decimal rounds them: two RAM sizes a
+    few MB apart must not both read `15.5 GiB`."""
+    text = size_text(size)
+    scale = 1024 ** (["B", "KiB", "MiB", "GiB", "TiB"].index(text.rsplit(" ", 1)[1]))
+    return text if (size * 10) % scale == 0 else f"{text} ({size:,} B)"
+
+
+def size_bytes(value: Any) -> int | None:
+    """A size as a spec holds it: bytes (measured runs) or text such as `8G` (imports)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return parse_size(value)
+        except SpecError:
+            return None
+    return None
+
+
+def setting_label(key: str) -> str:
+    """What the form or the admin calls a context key: `spec.block_size` -> "Block size",
+    `disks[sdb].tuning.read_ahead_kb` -> "sdb read_ahead_kb"; else the key itself."""
+    if key.startswith("spec."):
+        name = key.removeprefix("spec.")
+        return _SPEC_LABELS.get(name, name)
+    if key in _CONTEXT_LABELS:
+        return _CONTEXT_LABELS[key]
+    device = _DEVICE.fullmatch(key)
+    if device is not None:
+        rest = device["rest"].removeprefix("tuning.")
+        return f"{device['disk'] or 'array'} {rest}"
+    return key
+
+
+def setting_text(key: str, value: Any) -> str:
+    """A context value with its unit: sizes in binary units, yes/no, phases by the form's
+    names; `-` where a run lacks the key."""
+    name = key.removeprefix("spec.") if key.startswith("spec.") else None
+    if name == "cpu_latency_us":  # null is meaningful here: no limit was held
+        return "not held" if value is None else f"held to {value} \u00b5s"
+    if value is None:
+        return "-"
+    if name is not None:
+        spec_text = _spec_text(name, value)
+        if spec_text is not None:
+            return spec_text
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key == "workload.file_size_vs_ram" and isinstance(value, int | float):
+        return f"{value:g}\u00d7 RAM"
+    if key.endswith("bytes") and isinstance(value, int) and not isinstance(value, bool):
+        return exact_size_text(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, int | float):
+        unit = next((u for end, u in _UNITS if key.endswith(end)), "")
+        if key == "array.chunk_kib":
+            unit = "KiB"
+        return f"{value:g} {unit}".rstrip()
+    return str(value)
+
+
+def _spec_text(name: str, value: Any) -> str | None:
+    if name in _BYTE_KEYS:
+        size = size_bytes(value)
+        return None if size is None else exact_size_text(size)
+    if name == "direct":  # fio's option is kept as text in an import
+        if value in (True, "1"):
+            return "yes"
+        return "no" if value in (False, "0") else None
+    if name == "phases" and isinstance(value, list | tuple):
+        return ", ".join(_phase_label(str(p)) for p in value)
+    if name == "engine":
+        return "built-in" if value == "builtin" else str(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    unit = {"runtime_cap_s": "s", "sample_rate_hz": "Hz"}.get(name, "")
+    return f"{value:g} {unit}".rstrip()
+
+
+def _phase_label(phase: str) -> str:
+    try:
+        return PHASE_LABELS[Phase(phase)]
+    except ValueError:
+        return phase
