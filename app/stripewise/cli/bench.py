@@ -28,6 +28,7 @@ from stripewise.cli.errors import CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import add_db_option, finite, positive_int, whole_number
 from stripewise.model.run import RunStatus
+from stripewise.model.run_naming import run_name
 from stripewise.model.wording import count_noun
 from stripewise.protocol.client import Reply
 from stripewise.protocol.events import (
@@ -184,7 +185,7 @@ def _bench(
         say(f"stripewise: cancelled by {stop.signal.name}\n", sys.stderr)
     saved = None
     if args.save:
-        name = f"{args.engine} on {args.target}"
+        name = run_name(begun.spec, args.target)
         saved = save_run(database_url(args), name, begun, result, client.samples)
     if lost:
         say(f"stripewise: error: {_lost_line(client, result, begun, saved)}\n", sys.stderr)

@@ -40,6 +40,7 @@ from stripewise.model.bench_presets import preset_values
 from stripewise.model.bench_targets import targets_from
 from stripewise.model.guards import page_cache_warning
 from stripewise.model.run import RunStatus
+from stripewise.model.run_naming import run_name
 from stripewise.protocol.events import (
     BenchStarted,
     PhaseFinished,
@@ -312,7 +313,8 @@ class BenchPage(QWidget):
         phases = len(args.spec.phases) * args.spec.repetitions
         self._planned_steps, self._steps_done = max(1, phases), 0
         self._target_path = target.path
-        name = f"{args.spec.engine} on {target.path}"
+        # by what sets it apart: a sweep's runs read apart in the history
+        name = run_name(args.spec, target.path, self.form.preset.currentText())
         self.start_button.setEnabled(False)
         self.phase_label.setText("Starting the helper...")
         self.session.start(BenchRequest(args, name, target.array_name))

@@ -17,6 +17,7 @@ from stripewise.gui.group_plots import TOTAL, GroupPlots
 from stripewise.gui.group_results import GroupResults
 from stripewise.gui.group_target import GroupTarget
 from stripewise.model.bench import BONNIE_NAMES, SpecError
+from stripewise.model.run_naming import run_name
 from stripewise.model.wording import count_noun
 from stripewise.protocol.events import PhaseFinished, PhaseStarted, RunError, RunWarning, Sample
 from stripewise.services.group_bench import GroupBenchService, GroupRequest
@@ -124,7 +125,7 @@ class GroupRunView(QObject):
             return
         group = self.target.group_name
         where = group or count_noun(len(hosts), "host")
-        name = f"{spec.engine} on {where}:{path}"
+        name = run_name(spec, f"{where}:{path}", page.form.preset.currentText())
         self._planned = max(1, len(spec.phases) * spec.repetitions)
         page._target_path = path  # what Compare with Previous looks for: the hosts' directory
         page.start_button.setEnabled(False)
