@@ -30,11 +30,17 @@ def number(value: float | None) -> str:
 
 
 def cell_text(row: MetricRow, index: int, baseline: int) -> str:
-    """`1,830.7  (+18.1 % ± 4.0 % (95 %))`; ≈ marks noise, ? a change nobody can judge."""
-    value = number(row.values[index])
-    change, evidence = row.changes_pct[index], row.evidence[index]
+    """`1,830.7  (+18.1 % ± 4.0 % (95 %))`: the mean of the passes and its change, as the
+    verdict tests them; ≈ marks noise, ? a change nobody can judge; a figure a differing
+    parameter makes incomparable says so beside it."""
+    value = number(row.shown_values[index])
+    if row.statistic(index) == "median":  # passes not recorded: all there is
+        value += " median"
+    change, evidence = row.shown_changes_pct[index], row.evidence[index]
     if index == baseline or change is None:
         return value
+    if row.caveat(index):  # on a line of its own: the column stays readable at 1024 px
+        return f"{value}  ({change:+.1f} %)\n{row.caveat(index)}"
     if evidence is None:
         return f"{value}  ({change:+.1f} % ?)"
     mark = "" if row.verdicts[index] in ("better", "worse") else " \u2248"  # ≈: noise
@@ -49,8 +55,13 @@ def cell_tip(row: MetricRow, index: int, baseline: int) -> str:
     if row.changes_pct[index] is None:
         return "nothing to compare"
     said, evidence = row.verdict_text(index, baseline), row.evidence[index]
+    if row.caveat(index):
+        return (
+            f"{said}: the runs differ in a parameter that changes what this figure means, so "
+            f"its change is shown but not judged; {_passes_text(row, index)}"
+        )
     if evidence is None:
-        return f"{said}; the change of the medians; {_passes_text(row, index)}"
+        return f"{said}; {_passes_text(row, index)}"
     p = evidence.p_adjusted if evidence.p_adjusted is not None else evidence.p_value
     return (
         f"{said}: the means of the passes changed {evidence.interval_text()}; "
@@ -62,7 +73,7 @@ def cell_tip(row: MetricRow, index: int, baseline: int) -> str:
 def _passes_text(row: MetricRow, index: int) -> str:
     count, spread = row.pass_counts[index], row.spreads[index]
     if count == 0:
-        return "passes not recorded"
+        return "the median filed with the result; passes not recorded"
     if spread is None:
         return count_noun(count, "pass")
-    return f"{count_noun(count, 'pass')}, {number(spread.low)} .. {number(spread.high)}"
+    return f"mean of {count_noun(count, 'pass')}, {number(spread.low)} .. {number(spread.high)}"

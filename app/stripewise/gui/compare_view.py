@@ -49,6 +49,7 @@ from stripewise.model.compare import (
     short_of_passes,
 )
 from stripewise.model.phase_series import series_note
+from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 from stripewise.model.wording import count_noun
 from stripewise.services.history import CompareSeries, HistoryService
@@ -262,7 +263,13 @@ class CompareWindow(QDialog):
     def _fill_results(self) -> None:
         c = self.comparison
         assert c is not None
-        headers = ["Phase", "Figure"] + [self.run_label(i) for i in range(len(c.runs))]
+        # the statistic the verdict tests, said where the values are read
+        # a name's details in brackets on a line of their own: narrower columns
+        runs = [
+            f"{self.run_label(i).replace(' (', chr(10) + '(', 1)}\nmean of passes"
+            for i in range(len(c.runs))
+        ]
+        headers = ["Phase", "Figure", *runs]
         self.results.clear()
         self.results.setColumnCount(len(headers))
         self.results.setHorizontalHeaderLabels(headers)
@@ -286,6 +293,8 @@ class CompareWindow(QDialog):
                 elif verdict in ("noise", UNKNOWN):
                     item.setForeground(QBrush(noise))
                 self.results.setItem(r, 2 + i, item)
+            if any(row.caveats):  # the note of what is not compared: a second line
+                self.results.resizeRowToContents(r)
         tests = count_tested(c)
         confidence = f"{CONFIDENCE * 100:g} %"
         tested = (
@@ -294,10 +303,13 @@ class CompareWindow(QDialog):
             else "the figures tested (none here)"
         )
         self.legend.setText(
-            f"Changes are of the means over each run's passes, ± their {confidence} interval "
-            f"(Welch's t). Coloured only when beyond noise at {confidence} after Holm's "
-            f"correction for {tested}; \u2248 noise; ? can't tell (a verdict needs "
-            f"{count_noun(MIN_PASSES, 'pass')} of each run)."
+            "Values are the mean of each run's passes (median: passes not recorded). Changes "
+            f"are of those means, ± their {confidence} interval (Welch's t). Coloured only "
+            f"when beyond noise at {confidence} after Holm's correction for {tested}; "
+            f"\u2248 noise; ? can't tell (a verdict needs {count_noun(MIN_PASSES, 'pass')} of "
+            "each run); not comparable: the runs differ in a parameter that changes what the "
+            "figure means (block size for IOPS and latency, file size against RAM for buffered "
+            "reads)."
         )
 
     def _fill_more_passes(self) -> None:
@@ -347,8 +359,10 @@ class CompareWindow(QDialog):
                 parent.setFont(0, font)
                 self.context.addTopLevelItem(parent)
                 groups[difference.group] = parent
-            texts = ["-" if v is None else str(v) for v in difference.values]
-            parent.addChild(QTreeWidgetItem([difference.key, *texts]))
+            texts = [setting_text(difference.key, v) for v in difference.values]
+            item = QTreeWidgetItem([setting_label(difference.key), *texts])
+            item.setToolTip(0, difference.key)  # the key the CLI's --json and exports use
+            parent.addChild(item)
         if not c.context:
             self.context.addTopLevelItem(
                 QTreeWidgetItem(["Nothing recorded about the runs' context differs."])
@@ -425,7 +439,7 @@ class CompareWindow(QDialog):
         row = c.rows[int(self.sweep_box.currentData())]
         points = sorted(
             (x, y, spread)
-            for x, y, spread in zip(c.sweep.values, row.values, row.spreads, strict=True)
+            for x, y, spread in zip(c.sweep.values, row.shown_values, row.spreads, strict=True)
             if y is not None
         )
         xs = [p[0] for p in points]
@@ -460,7 +474,7 @@ class CompareWindow(QDialog):
             )
         unit = f" ({c.sweep.unit})" if c.sweep.unit else ""
         self.sweep_plot.setLabel("bottom", f"{c.sweep.label}{unit}")
-        self.sweep_plot.setLabel("left", figure_name(row.metric, row.unit))
+        self.sweep_plot.setLabel("left", f"{figure_name(row.metric, row.unit)}, mean of passes")
 
     def _fill_sweep_table(self) -> None:
         """Like the field notes' chunk-size table: one row per parameter value."""
@@ -474,13 +488,13 @@ class CompareWindow(QDialog):
         order = sorted(range(len(c.runs)), key=lambda i: c.sweep.values[i] if c.sweep else 0)
         self.sweep_table.setColumnCount(1 + len(rows))
         self.sweep_table.setHorizontalHeaderLabels(
-            [c.sweep.label] + [f"{r.phase}\n{figure_name(r.metric, r.unit)}" for r in rows]
+            [c.sweep.label] + [f"{r.phase}\n{figure_name(r.metric, r.unit)}\nmean" for r in rows]
         )
         self.sweep_table.setRowCount(len(order))
         for line, i in enumerate(order):
             self.sweep_table.setItem(line, 0, QTableWidgetItem(f"{c.sweep.values[i]:g}"))
             for column, row in enumerate(rows, start=1):
-                item = QTableWidgetItem(number(row.values[i]))
+                item = QTableWidgetItem(number(row.shown_values[i]))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.sweep_table.setItem(line, column, item)
         self.sweep_table.resizeColumnsToContents()
