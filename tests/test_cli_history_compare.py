@@ -119,7 +119,7 @@ def test_compare_text_shows_each_change_with_its_interval_and_says_what_differs(
     assert "± their 95 % interval (Welch's t)" in out
     assert "Holm's correction for the 3 figures tested" in out
     assert "What differs:" in out and "array:" in out
-    assert "array.chunk_kib  512  64  128  256" in out
+    assert "Chunk size  512 KiB  64 KiB  128 KiB  256 KiB" in out  # the form's words and units
     assert "recorder" not in out
     assert "Sweep: chunk size (array.chunk_kib) = 512, 64, 128, 256 KiB" in out
 
@@ -178,7 +178,13 @@ def test_compare_json_is_the_comparison_document(
     assert cpu["verdict_texts"] == ["can't tell: 1 pass each", ""]
     assert document["verdict_rule"]["tests"] == 1
     assert document["context"] == [
-        {"key": "array.chunk_kib", "group": "array", "values": [512, 64]}
+        {
+            "key": "array.chunk_kib",
+            "group": "array",
+            "values": [512, 64],
+            "label": "Chunk size",
+            "texts": ["512 KiB", "64 KiB"],
+        }
     ]
     assert document["sweep"] is None  # two runs are a comparison, not a trend
 

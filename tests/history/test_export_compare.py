@@ -143,6 +143,8 @@ def test_json_round_trips_values_spreads_changes_context_and_sweep(
         "key": "array.chunk_kib",
         "group": "array",
         "values": [64, 128, 256, 512],
+        "label": "Chunk size",
+        "texts": ["64 KiB", "128 KiB", "256 KiB", "512 KiB"],
     }
     assert document["sweep"] == {
         "key": "array.chunk_kib",

@@ -18,4 +18,4 @@ def test_one_tested_figure_is_named_in_the_singular() -> None:
     html = report_html(compare_runs(runs), None)
     assert "Holm's correction for the 1 figure tested here; otherwise it is noise" in html
     assert "A figure with fewer than 3 passes in either run gets no verdict" in html
-    assert 'title="median of 3 passes, ' in html
+    assert 'title="mean of 3 passes, ' in html

@@ -13,24 +13,32 @@ if TYPE_CHECKING:
     from stripewise.model.compare import Comparison, MetricRow
 
 _MARKS = {"better": "* better", "worse": "* worse", "noise": "~", "unknown": "?"}
+NOT_COMPARABLE = "!"  # the runs differ in a parameter that changes what the figure means
 
 
-def _value_cell(value: float | None, passes: int) -> str:
-    """The median, with how many passes it is the median of when more than one."""
+def _value_cell(row: MetricRow, index: int) -> str:
+    """The mean of the passes (what the verdict tests) with how many when more than one;
+    a median the run filed without its passes says so."""
+    value, passes = row.shown_values[index], row.pass_counts[index]
+    if row.statistic(index) == "median":
+        return f"{_figure(value)} median"
     if value is None or passes < 2:
         return _figure(value)
     return f"{_figure(value)} n={passes}"
 
 
 def _change_cell(row: MetricRow, index: int, baseline: int) -> str:
-    """`+12.3 % ± 4.1 % (95 %) * better` when tested; the medians' change and why not, else."""
-    change, verdict = row.changes_pct[index], row.verdicts[index]
+    """`+12.3 % ± 4.1 % (95 %) * better` when tested; the change of what is shown and why
+    it is not judged, else."""
+    change, verdict = row.shown_changes_pct[index], row.verdicts[index]
     if change is None:
         return ""
     evidence = row.evidence[index]
     if evidence is not None:
         mark = "~ (Holm)" if evidence.held_alone else _MARKS.get(verdict, "")
         return f"{evidence.interval_text()} {mark}".rstrip()
+    if row.caveat(index):
+        return f"{change:+.1f} % {NOT_COMPARABLE} {row.caveat(index)}"
     return f"{change:+.1f} % ? {row.verdict_text(index, baseline)}"
 
 
@@ -65,12 +73,15 @@ def _results_table(c: Comparison) -> str:
     header = ["Phase", "Metric", "Unit"]
     for i, run_ in enumerate(c.runs):
         run_id = run_.summary.id
-        header += [f"#{run_id} (base)"] if i == c.baseline_index else [f"#{run_id}", "vs base"]
+        if i == c.baseline_index:
+            header.append(f"#{run_id} mean (base)")
+        else:
+            header += [f"#{run_id} mean", "vs base"]
     rows = []
     for row in c.rows:
         cells = [row.phase, row.metric, row.unit]
-        for i, value in enumerate(row.values):
-            cells.append(_value_cell(value, row.pass_counts[i]))
+        for i in range(len(row.values)):
+            cells.append(_value_cell(row, i))
             if i != c.baseline_index:
                 cells.append(_change_cell(row, i, c.baseline_index))
         rows.append(cells)
@@ -83,13 +94,17 @@ def _results_table(c: Comparison) -> str:
     )
     legend = "\n".join(
         (
-            f"Changes against #{base}: of the means over the passes, ± their {confidence} "
-            "interval (Welch's t).",
+            "Values: the mean of each run's passes (n= passes; median: a run that filed its "
+            "median without its passes).",
+            f"Changes against #{base}: of those means, ± their {confidence} interval (Welch's t).",
             f"* better or worse: beyond noise at {confidence} after {tested}; ~ within noise",
             "  (~ (Holm): its own interval leaves out 0, but among this many figures one that far "
             "out is expected by chance);",
             f"? can't tell: a verdict needs {count_noun(MIN_PASSES, 'pass')} of each run "
-            f"(stripewise bench --repeat {MIN_PASSES}). n= passes behind a median.",
+            f"(stripewise bench --repeat {MIN_PASSES});",
+            f"{NOT_COMPARABLE} not comparable: the runs differ in a parameter that changes what "
+            "the figure means (block size for IOPS and latency, file size against RAM for "
+            "buffered reads); not judged.",
         )
     )
     return format_table(header, rows) + "\n" + legend
@@ -97,11 +112,14 @@ def _results_table(c: Comparison) -> str:
 
 def _differences(c: Comparison) -> list[str]:
     from stripewise.model.compare import CONTEXT_GROUPS  # lazy: kept out of `history list`
+    from stripewise.model.setting_labels import setting_label, setting_text
 
     if not c.context:
         return ["What differs: nothing in the recorded context."]
     ordered = sorted(c.context, key=lambda d: CONTEXT_GROUPS.index(d.group))
-    rows = [[f"  {d.key}", *(_context_value(v) for v in d.values)] for d in ordered]
+    rows = [
+        [f"  {setting_label(d.key)}", *(setting_text(d.key, v) for v in d.values)] for d in ordered
+    ]
     header = ["  Setting", *(f"#{run_.summary.id}" for run_ in c.runs)]
     table = format_table(header, rows).splitlines()
     lines = ["What differs:", table[0]]
@@ -112,14 +130,6 @@ def _differences(c: Comparison) -> list[str]:
             lines.append(f"{group}:")
         lines.append(line)
     return lines
-
-
-def _context_value(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list | tuple):
-        return ",".join(str(v) for v in value)
-    return str(value)
 
 
 # --- runs ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 from stripewise.history.store import SampleRow
 from stripewise.model.compare import Comparison, MetricRow, Spread, count_tested
 from stripewise.model.run import RunDetail
+from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES, Evidence
 
 JSON_FORMAT = "stripewise-run"
@@ -166,7 +167,16 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
         ],
         "verdict_rule": verdict_rule(c),
         "rows": [_row_json(row, c.baseline_index) for row in c.rows],
-        "context": [{"key": d.key, "group": d.group, "values": list(d.values)} for d in c.context],
+        "context": [
+            {
+                "key": d.key,
+                "group": d.group,
+                "values": list(d.values),
+                "label": setting_label(d.key),  # as the Benchmark form names it
+                "texts": [setting_text(d.key, v) for v in d.values],  # with units
+            }
+            for d in c.context
+        ],
         "sweep": None
         if c.sweep is None
         else {
@@ -194,6 +204,12 @@ def _row_json(row: MetricRow, baseline: int) -> dict[str, Any]:
             "" if not verdict else row.verdict_text(i, baseline)
             for i, verdict in enumerate(row.verdicts)
         ],
+        # what the GUI, `history compare` and the report show: the means the verdict tests
+        "means": [row.mean(i) for i in range(len(row.values))],
+        "shown_values": list(row.shown_values),
+        "shown_statistics": [row.statistic(i) or None for i in range(len(row.values))],
+        "shown_changes_pct": list(row.shown_changes_pct),
+        "caveats": [row.caveat(i) or None for i in range(len(row.values))],
     }
 
 
@@ -226,7 +242,8 @@ def export_comparison_json(c: Comparison) -> str:
 
 def comparison_csv_header(c: Comparison) -> list[str]:
     """phase, metric, unit, then per run: its value (headed `#id name`), spread, change; then
-    per run the evidence (added later, so it follows every column that was there before)."""
+    per run the evidence; then per run its mean and why it is not compared (each added later,
+    so it follows every column that was there before)."""
     header = ["phase", "metric", "unit"]
     for run in c.runs:
         tag = f"#{run.summary.id}"
@@ -246,6 +263,9 @@ def comparison_csv_header(c: Comparison) -> list[str]:
             f"{tag} p (Holm)",
             f"{tag} verdict",
         ]
+    for run in c.runs:  # added with the means shown and the notes of what is not compared
+        tag = f"#{run.summary.id}"
+        header += [f"{tag} mean", f"{tag} not comparable"]
     return header
 
 
@@ -277,6 +297,8 @@ def export_comparison_csv(c: Comparison) -> str:
                 _cell(evidence.p_adjusted if evidence else None),
                 row.verdict_text(i, c.baseline_index) if verdict else "",
             ]
+        for i in range(len(row.values)):
+            cells += [_cell(row.mean(i)), row.caveat(i)]
         writer.writerow(cells)
     return buffer.getvalue()
 

@@ -32,7 +32,7 @@ from stripewise.model.compare import (
 )
 from stripewise.model.phase_series import series_note
 from stripewise.model.run import ResultValue, RunDetail
-from stripewise.model.units import binary_size
+from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 from stripewise.model.wording import count_noun
 
@@ -56,7 +56,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .better { color: #1a7f37; font-weight: 600; }
 .worse { color: #cf222e; font-weight: 600; }
 .noise { color: #6e7781; }
-.unknown { color: #6e7781; font-style: italic; }
+.unknown, .caveat { color: #6e7781; font-style: italic; }
 figure { margin: 1em 0; }
 figcaption { font-weight: 600; margin-bottom: 0.3em; }
 svg.chart { display: block; max-width: 100%; height: auto; }
@@ -193,7 +193,12 @@ def _results_table(c: Comparison) -> str:
     if not c.rows:
         return '<p class="note">No results recorded.</p>'
     runs = "".join(f'<th colspan="2">{_run_name(run)}</th>' for run in c.runs)
-    head = f"<tr><th>Phase</th><th>Metric</th><th>Unit</th>{runs}</tr>"
+    # the statistic shown, said in the header: the means the verdicts test
+    said = "".join("<th>mean</th><th>vs baseline</th>" for _run in c.runs)
+    head = (
+        f'<tr><th rowspan="2">Phase</th><th rowspan="2">Metric</th><th rowspan="2">Unit</th>'
+        f"{runs}</tr><tr>{said}</tr>"
+    )
     return _table([], (_result_row(c, row) for row in c.rows), head)
 
 
@@ -201,21 +206,25 @@ def _verdict_rule(c: Comparison) -> str:
     tests = count_tested(c)
     confidence = f"{CONFIDENCE * 100:g}\u00a0%"
     return (
-        "A change is the change of the means over each run's passes with its "
+        "Values are the mean of each run's passes (a median where a run filed it without its "
+        "passes); a change is the change of those means with its "
         f"{confidence} interval (Welch's t). It is coloured better or worse only when it holds "
         f"at {confidence} after Holm's correction for the {count_noun(tests, 'figure')} tested "
         "here; otherwise it is noise (~). A figure with fewer than "
         f"{count_noun(MIN_PASSES, 'pass')} in either run gets no verdict (?): samples within one "
-        "pass are no repetitions."
+        "pass are no repetitions. A figure whose meaning a parameter the runs differ in "
+        "changes (the block size for IOPS and latency, the file size against RAM for buffered "
+        "reads) is shown with why it is not compared, and not judged."
     )
 
 
 def _result_row(c: Comparison, row: MetricRow) -> str:
     cells = [_td(escape(row.phase)), _td(escape(row.metric)), _td(escape(row.unit))]
     for i, (value, spread, change) in enumerate(
-        zip(row.values, row.spreads, row.changes_pct, strict=True)
+        zip(row.shown_values, row.spreads, row.shown_changes_pct, strict=True)
     ):
-        cells.append(_td(_number(value) + _spread_note(spread, row.pass_counts[i]), "num"))
+        median = " median" if row.statistic(i) == "median" else ""
+        cells.append(_td(_number(value) + median + _spread_note(spread, row.pass_counts[i]), "num"))
         if i == c.baseline_index:
             cells.append(_td("baseline", "num noise"))
         elif change is None:
@@ -235,8 +244,11 @@ def _change_cell(row: MetricRow, index: int, baseline: int) -> str:
         p = evidence.p_value if evidence.p_adjusted is None else evidence.p_adjusted
         title = f"{said}; p = {p:.3g} after Holm"
     else:
-        text = f"{row.changes_pct[index] or 0.0:+.1f}\u00a0% {said}"
-        title = "the change of the medians; " + said
+        text = f"{row.shown_changes_pct[index] or 0.0:+.1f}\u00a0% {said}"
+        title = said
+    if row.caveat(index):  # said in full, not judged: neither a verdict nor a "?"
+        title = "not judged: the runs differ in a parameter that changes what it means"
+        return f'<td class="num caveat" title="{title}">{text}</td>'
     css = f"num {_CHANGE_CLASS.get(verdict, '')}".strip()
     return f'<td class="{css}" title="{title}">{_MARK.get(verdict, "")}{text}</td>'
 
@@ -245,9 +257,7 @@ def _spread_note(spread: Spread | None, passes: int) -> str:
     """`n=3`, titled with the passes' min..max."""
     if spread is None or passes < 2:
         return ""
-    title = (
-        f"median of {count_noun(passes, 'pass')}, {_number(spread.low)} .. {_number(spread.high)}"
-    )
+    title = f"mean of {count_noun(passes, 'pass')}, {_number(spread.low)} .. {_number(spread.high)}"
     return f' <span class="spread" title="{escape(title)}">n={passes}</span>'
 
 
@@ -284,23 +294,17 @@ def _context_table(c: Comparison) -> str:
 
 
 def _difference_row(d: ContextDifference) -> str:
-    cells = [_td(escape(d.key))] + [_td(escape(_value(d.key, v))) for v in d.values]
-    return "<tr>" + "".join(cells) + "</tr>"
+    """The setting as the Benchmark form names it, its key in the title (the JSON's)."""
+    label = f'<td title="{escape(d.key)}">{escape(setting_label(d.key))}</td>'
+    values = [_td(escape(_value(d.key, v))) for v in d.values]
+    return "<tr>" + label + "".join(values) + "</tr>"
 
 
 def _value(key: str, value: Any) -> str:
-    """Context values for reading: sizes in binary units, lists joined, absent as a dash."""
-    if value is None:
+    """Context values for reading, with their units (`setting_text`); absent as a dash."""
+    if value is None and key != "spec.cpu_latency_us":  # there null says no limit was held
         return "\u2013 (not recorded)"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int) and key.endswith("bytes"):
-        return f"{binary_size(value)} ({value:,} B)"
-    if key == "workload.file_size_vs_ram":
-        return f"{value}\u00d7 RAM"
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    return str(value)
+    return setting_text(key, value)
 
 
 def _sweep_section(c: Comparison) -> list[str]:
@@ -310,7 +314,7 @@ def _sweep_section(c: Comparison) -> list[str]:
     parts = [
         f"<h2>Against {escape(sweep.label)}</h2>",
         f'<p class="note">The runs differ in {escape(sweep.key)} alone (and in what follows '
-        "from it); bars show each figure's spread.</p>",
+        "from it); points are the means of each run's passes, bars their spread.</p>",
     ]
     metrics = list(dict.fromkeys(row.metric for row in c.rows))
     metrics.sort(key=lambda m: METRICS.index(m) if m in METRICS else len(METRICS))
@@ -320,7 +324,7 @@ def _sweep_section(c: Comparison) -> list[str]:
         ]
         if not rows:
             continue
-        series = [(row.phase, list(sweep.values), list(row.values)) for row in rows]
+        series = [(row.phase, list(sweep.values), list(row.shown_values)) for row in rows]
         ranges = [[(s.low, s.high) if s else None for s in row.spreads] for row in rows]
         y_axis = f"{metric} ({rows[0].unit})" if rows[0].unit else metric
         chart = bar_or_xy_chart(series, axis, y_axis, ranges=ranges, title=f"{metric} vs {axis}")
