@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from stripewise.cli.errors import CliError, database_url, open_history
 from stripewise.cli.history_format import format_table
@@ -64,17 +65,30 @@ def run(args: argparse.Namespace) -> int:
             ids = import_runs(db, imported, source_name=path.name, sha256=sha256, name=args.name)
         except (DuplicateImport, database.DatabaseError) as exc:
             raise CliError(str(exc)) from None
+        del imported  # stored: a file of 20,000 runs need not be held while they are printed
         store = HistoryStore(db)
-        details = [store.get_run(run_id) for run_id in ids]
+        # Each run is read back and printed in turn, never all held at once.
+        runs = (_run_json(store.get_run(run_id)) for run_id in ids)
+        if args.json:
+            _write_json(sys.stdout, path.name, sha256, runs, warnings)
+        else:
+            _write_text(sys.stdout, path.name, len(ids), runs)
     finally:
         db.close()
-    runs = [_run_json(detail) for detail in details]
-    if args.json:
-        document = {"file": path.name, "sha256": sha256, "runs": runs, "warnings": warnings}
-        print(json.dumps(document, indent=2))
-    else:
-        print(_text(path.name, runs))
     return 0
+
+
+def _write_json(
+    out: TextIO, file_name: str, sha256: str, runs: Iterable[dict[str, Any]], warnings: list[str]
+) -> None:
+    """`json.dumps(document, indent=2)` of the whole document, written a run at a time."""
+    empty = {"file": file_name, "sha256": sha256, "runs": [], "warnings": warnings}
+    head, tail = json.dumps(empty, indent=2).split('"runs": []', 1)
+    out.write(head + '"runs": [')
+    for index, run in enumerate(runs):
+        out.write(("," if index else "") + "\n    ")
+        out.write(json.dumps(run, indent=2).replace("\n", "\n    "))
+    out.write("\n  ]" + tail + "\n")
 
 
 def _run_json(detail: Any) -> dict[str, Any]:
@@ -99,17 +113,16 @@ def _run_json(detail: Any) -> dict[str, Any]:
     }
 
 
-def _text(file_name: str, runs: list[dict[str, Any]]) -> str:
-    blocks = [f"Imported {count_noun(len(runs), 'run')} from {file_name}"]
+def _write_text(out: TextIO, file_name: str, count: int, runs: Iterable[dict[str, Any]]) -> None:
+    out.write(f"Imported {count_noun(count, 'run')} from {file_name}\n")
     for run in runs:
         engine = f"{run['engine']} {run['engine_version']}".strip()
-        blocks.append(
+        out.write(
             f"\nRun {run['id']}: {run['name']}\n"
-            f"  host {run['host'] or '-'}, {engine}, {run['format']} (line {run['line']})"
+            f"  host {run['host'] or '-'}, {engine}, {run['format']} (line {run['line']})\n"
         )
         rows = [[m["phase"], m["metric"], _figure(m["value"]), m["unit"]] for m in run["metrics"]]
-        blocks.append(format_table(["Phase", "Metric", "Value", "Unit"], rows))
-    return "\n".join(blocks)
+        out.write(format_table(["Phase", "Metric", "Value", "Unit"], rows) + "\n")
 
 
 def _figure(value: float | None) -> str:

@@ -43,10 +43,10 @@ def detect_format(text: str, source_name: str = "input") -> str:
 def parse(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
     """The runs of one results file, their figures in the history's vocabulary (MB/s,
     IOPS...; each tool's unit kept as `source_unit`); raises as `parse_raw`."""
-    return [
-        replace(run, results=to_vocabulary(run.engine, run.spec, run.results))
-        for run in parse_raw(text, source_name, fmt)
-    ]
+    runs = parse_raw(text, source_name, fmt)
+    for index, run in enumerate(runs):  # in place: the raw figures go as their run is done
+        runs[index] = replace(run, results=to_vocabulary(run.engine, run.spec, run.results))
+    return runs
 
 
 def parse_raw(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:

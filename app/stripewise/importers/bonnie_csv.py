@@ -80,14 +80,17 @@ def damaged(line: str) -> str | None:
 
 def _fields(line: str) -> list[str]:
     """bonnie++ never quotes; a spreadsheet saving the file again may."""
+    if '"' not in line:
+        return [f.strip() for f in line.strip().split(",")]
     return [f.strip().strip('"').strip() for f in line.strip().split(",")]
 
 
 def csv_rows(lines: list[str], source: str, skip: Skip) -> list[BonnieRow]:
     rows: list[BonnieRow] = []
     used: set[int] = set()  # lines joined to the line before them
+    kinds: dict[int, str | None] = {}  # of the next line, found while joining a wrapped one
     for index, line in enumerate(lines):
-        kind = csv_kind(line)
+        kind = kinds.pop(index) if index in kinds else csv_kind(line)
         if index in used:
             continue
         number = index + 1
@@ -97,7 +100,7 @@ def csv_rows(lines: list[str], source: str, skip: Skip) -> list[BonnieRow]:
             continue
         read = _new_row if kind == "new" else _old_row
         try:
-            fields, pieces = _whole(lines, index, kind)
+            fields, pieces = _whole(lines, index, kind, kinds)
             row = read(fields, number, source)
         except ImportFormatError as error:
             skip(error)
@@ -120,16 +123,17 @@ def _fits(kind: str, fields: list[str]) -> bool:
     return len(_untrailed(fields, max(expected))) in expected
 
 
-def _complete(line: str) -> bool:
+def _complete(line: str, kind: str | None) -> bool:
     """A CSV line of its own, not the rest of the line before (which may look like one); a
     damaged one too: joined on, its fields would be read as the file tests of the line before."""
-    kind = csv_kind(line)
     if kind is None:
         return damaged(line) is not None
     return _fits(kind, _fields(line))
 
 
-def _whole(lines: list[str], index: int, kind: str) -> tuple[list[str], int]:
+def _whole(
+    lines: list[str], index: int, kind: str, kinds: dict[int, str | None]
+) -> tuple[list[str], int]:
     """The fields of the CSV line at `index` and how many lines it spans (1 unless wrapped).
 
     The lines after it are its rest when joined on they make its format's fields and are not
@@ -142,7 +146,11 @@ def _whole(lines: list[str], index: int, kind: str) -> tuple[list[str], int]:
     for pieces in range(2, _MOST_PIECES + 1):
         at = index + pieces - 1
         piece = lines[at].strip() if at < len(lines) else ""
-        if not piece or not _PIECE.fullmatch(piece) or _complete(piece):
+        if not piece or not _PIECE.fullmatch(piece):
+            break
+        if at not in kinds:
+            kinds[at] = csv_kind(piece)
+        if _complete(piece, kinds[at]):
             break
         joined += piece
         fields = _fields(joined)
