@@ -171,8 +171,11 @@ def test_deleting_a_group_run_takes_its_host_runs_with_it(db: Database) -> None:
 def test_a_run_is_named_by_its_group_or_its_hosts() -> None:
     grouped = outcome()
     target = grouped.spec.target
-    assert default_name(grouped) == f"fio on {grouped.group}: {target}"
+    details = "(1 MiB blocks, QD 1, 1 GiB, direct)"  # what sets it apart (issue 29.4)
+    assert default_name(grouped) == f"fio on {grouped.group}: {target} {details}"
     listed = replace(grouped, group=None)
-    assert default_name(listed) == f"fio on {len(listed.hosts)} hosts: {target}"
+    assert default_name(listed) == f"fio on {len(listed.hosts)} hosts: {target} {details}"
     alone = replace(listed, hosts=listed.hosts[:1])
-    assert default_name(alone) == f"fio on {alone.hosts[0].host}: {target}", "not '1 hosts'"
+    assert default_name(alone) == f"fio on {alone.hosts[0].host}: {target} {details}", (
+        "not '1 hosts'"
+    )

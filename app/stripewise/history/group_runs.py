@@ -18,6 +18,7 @@ from stripewise.history.database import Database
 from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import RunStatus
+from stripewise.model.run_naming import run_name
 from stripewise.protocol.events import Sample
 from stripewise.protocol.group import TOTAL_HOST, GroupOutcome, HostOutcome
 from stripewise.protocol.spec import spec_to_json
@@ -84,7 +85,7 @@ def default_name(outcome: GroupOutcome) -> str:
     who = outcome.group or (
         outcome.hosts[0].host if len(outcome.hosts) == 1 else f"{len(outcome.hosts)} hosts"
     )
-    return f"fio on {who}: {outcome.spec.target}"
+    return run_name(outcome.spec, f"{who}: {outcome.spec.target}")  # by what sets it apart
 
 
 def group_context(outcome: GroupOutcome) -> dict[str, Any]:
