@@ -6,6 +6,9 @@ Figures:
             and the whole command as a user runs it
   hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map
   planner   recomputing every figure and spread score of a 48-disk plan after a drop
+  imports   `stripewise import` of bonnie++ CSVs of 1,000, 5,000 and 20,000 runs and of 60 MiB:
+            parsing alone and the whole import (time, CPU, peak memory of its own process),
+            and how each grows from 5,000 to 20,000 runs (4 when linear); takes a while
   engines   built-in engine against fio on one RAM-backed loop device (1 MiB sequential at
             QD1 and QD8, 4 KiB random reads at QD1 and QD32, idle CPUs held polling; QD1 again
             without the hold), each engine's bytes against the kernel's counters, and the
@@ -140,6 +143,14 @@ def measure_history(runs: int, db_url: str) -> list[Figure]:
             _time_ms(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), runs),
         ),
     ]
+
+
+def measure_imports(scratch: str) -> list[Figure]:
+    """One process per file and stage (bench/imports.py); single measurements, the largest
+    taking many minutes."""
+    from bench.imports import measure
+
+    return [Figure(name, [value], unit=unit) for name, value, unit in measure(scratch)]
 
 
 def measure_hardware_map(runs: int, scratch: str) -> list[Figure]:
@@ -301,6 +312,7 @@ def main() -> int:
             "history",
             "hardware",
             "planner",
+            "imports",
             "engines",
             "plots",
             "gui",
@@ -333,6 +345,8 @@ def main() -> int:
             from bench.planner_recompute import measure
 
             figures.append(Figure("planner, 48 disks: recompute after a drop", measure(), 16))
+        if args.only in (None, "imports"):
+            figures.extend(measure_imports(scratch))
         if args.only in (None, "engines"):
             figures.extend(measure_engines(args.runs))
         if args.only in (None, "plots"):
