@@ -189,9 +189,9 @@ def test_disks_of_unknown_use_are_planned_with_a_warning(
     data = run_json(capsys, str(write(tmp_path, text)), "--inventory", str(x4500_file))
     (array,) = data["arrays"]
     assert array["errors"] == []
-    assert any("check it is unused before building" in w for w in array["warnings"])
+    assert any("check they are unused before building" in w for w in array["warnings"])
     assert array["commands"]
-    assert "WARNING: sdas may be in use" in array["steps"][0]["comment"]
+    assert "WARNING: 2 disks may be in use (sdas, sdat)" in array["steps"][0]["comment"]
 
 
 def test_disks_in_existing_arrays_are_refused(

@@ -15,6 +15,7 @@ from stripewise.inventory.kernel_names import disk_of_partition, natural_key
 from stripewise.inventory.md_records import md_prop, member_names
 from stripewise.inventory.nvme_paths import NvmeHeads
 from stripewise.inventory.sources import DeviceRecord, DeviceSource
+from stripewise.inventory.stable_names import with_derived_links
 from stripewise.model.topology import (
     Array,
     Disk,
@@ -268,6 +269,7 @@ def _disk(
     swapped = source.mounts.is_swap(record.name) or any(
         source.mounts.is_swap(p.name) for p in partitions
     )
+    links = with_derived_links(record)  # a recording without udev's S: lines (issue 29.2)
     return Disk(
         name=record.name,
         kind=kind,
@@ -275,8 +277,8 @@ def _disk(
         major_minor=number,
         wwn=facts.wwn(source, record),
         serial=facts.serial(source, record, port.controller_path if port else None),
-        by_id=tuple(sorted(link for link in record.links if link.startswith("disk/by-id/"))),
-        by_path=tuple(sorted(link for link in record.links if link.startswith("disk/by-path/"))),
+        by_id=tuple(sorted(link for link in links if link.startswith("disk/by-id/"))),
+        by_path=tuple(sorted(link for link in links if link.startswith("disk/by-path/"))),
         vendor=vendor,
         model=model,
         size_bytes=facts.size_bytes(source, record),

@@ -371,28 +371,19 @@ def check_array(
     members = [index.disks[m] for m in dict.fromkeys(array.members) if m in index.disks]
     spares = [index.disks[s] for s in dict.fromkeys(array.spares) if s in index.disks]
     problems += _size_problems(array, members, spares)
+    problems += _use_unknown((*members, *spares))
     for disk in (*members, *spares):
-        if disk.hypothetical or disk.state == "free":
+        if disk.hypothetical or disk.state in ("free", "unknown"):
             continue
         reason = _NOT_FREE.get(disk.state, "{d} is not free (" + disk.state + ")")
         detail = f" ({disk.state_reason})" if disk.state_reason else ""
-        if disk.state == "unknown":
-            problems.append(
-                Problem(
-                    "disk_use_unknown",
-                    reason.format(d=disk.id) + ": check it is unused before building.",
-                    error=False,
-                    disks=(disk.id,),
-                )
+        problems.append(
+            Problem(
+                "disk_not_free",
+                reason.format(d=disk.id) + detail + ": refused for real hardware.",
+                disks=(disk.id,),
             )
-        else:
-            problems.append(
-                Problem(
-                    "disk_not_free",
-                    reason.format(d=disk.id) + detail + ": refused for real hardware.",
-                    disks=(disk.id,),
-                )
-            )
+        )
     problems += _identity_problems((*members, *spares))
     if spares and array.level in (RaidLevel.RAID0, RaidLevel.JBOD):
         problems.append(
@@ -404,6 +395,22 @@ def check_array(
             )
         )
     return tuple(problems)
+
+
+def _use_unknown(disks: tuple[PlanDisk, ...]) -> list[Problem]:
+    """One warning for every disk whose use the source did not record (a recording, a dump):
+    the same for each of them, so said once, naming them all."""
+    ids = tuple(d.id for d in disks if not d.hypothetical and d.state == "unknown")
+    if not ids:
+        return []
+    if len(ids) == 1:
+        said = _NOT_FREE["unknown"].format(d=ids[0]) + ": check it is unused before building."
+    else:
+        said = (
+            f"{len(ids)} disks may be in use ({', '.join(ids)}): the inventory source does not "
+            "record mounts: check they are unused before building."
+        )
+    return [Problem("disk_use_unknown", said, error=False, disks=ids)]
 
 
 def _unpaired(members: int) -> str:

@@ -1,9 +1,10 @@
 """The commands that build a planned array: mdadm, mkfs with the array's geometry, the
 mdadm.conf and fstab lines, and a guarded shell script with all of them.
 
-Nothing here runs a command. Disks are named by their stable /dev/disk/by-id paths, because
-kernel names change when disks or controllers move; disks not bought yet appear as
-placeholders and make the commands a template.
+Nothing here runs a command. Disks are named by their stable /dev/disk/by-id (or by-path)
+paths, because kernel names change when disks or controllers move; a disk with none known is
+named by kernel name, and the script says so where it lists it; disks not bought yet appear
+as placeholders and make the commands a template.
 """
 
 from __future__ import annotations
@@ -73,9 +74,13 @@ def md_device(name: str) -> str:
     return f"/dev/md/{name}"
 
 
+PLACEHOLDER = "placeholder"  # device_paths' mark of a disk still to buy
+UNNAMED = "unnamed"  # and of one named by kernel name: no stable name is known
+
+
 def device_paths(plan: Plan, disk_ids: Iterable[str]) -> tuple[tuple[str, str | None], ...]:
-    """(path, warning) per disk: the stable path, a placeholder for a disk still to buy, or
-    /dev/NAME with a warning when the disk has no stable name."""
+    """(path, mark) per disk: the stable path (mark None), a placeholder for a disk still to
+    buy (PLACEHOLDER), or /dev/NAME when the disk has no stable name (UNNAMED)."""
     out: list[tuple[str, str | None]] = []
     counts: dict[str, int] = {}
     for disk_id in disk_ids:
@@ -90,10 +95,10 @@ def _device_path(disk: PlanDisk, counts: dict[str, int]) -> tuple[str, str | Non
     if disk.hypothetical:
         model = disk.model or "new disk"
         counts[model] = counts.get(model, 0) + 1
-        return f"/dev/disk/by-id/<{model} #{counts[model]}>", "placeholder"
+        return f"/dev/disk/by-id/<{model} #{counts[model]}>", PLACEHOLDER
     if disk.stable_path:
         return disk.stable_path, None
-    return f"/dev/{disk.id}", f"{disk.id} has no stable name: check it is the right disk"
+    return f"/dev/{disk.id}", UNNAMED
 
 
 def commands_for(
@@ -112,8 +117,8 @@ def commands_for(
     warnings = [p.message for p in report.problems if not p.error]
     if warnings:  # said where the disks are named, so nobody builds past them unread
         first = commands[0]
-        notes = " ".join(f"WARNING: {w}" for w in warnings)
-        commands[0] = replace(first, comment=f"{first.comment} {notes}")
+        notes = "".join(f"\nWARNING: {w}" for w in warnings)  # one line each
+        commands[0] = replace(first, comment=f"{first.comment}{notes}")
     device = md_device(array.name)
     created = [md_device(f"{array.name}-g{g}") for g in range(1, geometry.groups + 1)]
     created = [*created, device] if array.level.nested else [device]
@@ -242,16 +247,32 @@ def _create_comment(
 
 
 def _device_notes(devices: tuple[tuple[str, str | None], ...]) -> str:
+    """One note for the placeholders, one warning for every disk without a stable name: each
+    on a line of its own."""
     notes = ""
-    if any(w == "placeholder" for _, w in devices):
+    if any(mark == PLACEHOLDER for _, mark in devices):
         notes += (
-            " TEMPLATE: disks marked <model #n> are not bought yet; put each one's "
+            "\nTEMPLATE: disks marked <model #n> are not bought yet; put each one's "
             "/dev/disk/by-id path in their place once it is installed."
         )
-    for _, warning in devices:
-        if warning and warning != "placeholder":
-            notes += f" WARNING: {warning}."
+    unnamed = [path.removeprefix("/dev/") for path, mark in devices if mark == UNNAMED]
+    if unnamed:
+        notes += f"\nWARNING: {unnamed_text(unnamed)}"
     return notes
+
+
+def unnamed_text(names: list[str]) -> str:
+    """What a member without a stable name means, said once for all of them."""
+    if len(names) == 1:
+        return (
+            f"{names[0]} has no stable name: it is named /dev/{names[0]}, which changes when "
+            "disks or controllers move; check its serial (listed at the top) before running."
+        )
+    return (
+        f"{len(names)} disks have no stable name ({', '.join(names)}): they are named by "
+        "kernel name, which changes when disks or controllers move; check their serials "
+        "(listed at the top) before running."
+    )
 
 
 def _mkfs(array: PlannedArray, report: ArrayReport, device: str) -> list[Command]:
@@ -333,7 +354,7 @@ def shell_script(plan: Plan, reports: Iterable[ArrayReport], host: str = "") -> 
         lines += ["", f"# ===== {array.name}: {array.level.value} " + "=" * 40]
         for command in commands:
             lines += ["", f"# {command.title}"]
-            lines += [f"# {line}" for line in _wrap(command.comment)]
+            lines += [f"# {line}" for part in command.comment.split("\n") for line in _wrap(part)]
             if command.argv:
                 lines.append(command.shell)
     built = ", ".join(a.name for a, _ in ready)
@@ -352,19 +373,36 @@ def _all_devices(plan: Plan, array: PlannedArray) -> tuple[tuple[str, str | None
 def _script_header(
     plan: Plan, arrays: list[PlannedArray], blocked: list[PlanNotReady]
 ) -> list[str]:
+    unnamed = list(
+        dict.fromkeys(
+            path for a in arrays for path, mark in _all_devices(plan, a) if mark == UNNAMED
+        )
+    )
+    if unnamed:  # the header says what is true of these disks, not what usually is
+        naming = (
+            f"# names (sda...) change when disks or controllers move, so commands use stable "
+            f"names:\n# {count_noun(len(unnamed), 'disk')} "
+            f"{'has' if len(unnamed) == 1 else 'have'} no stable name and "
+            f"{'is' if len(unnamed) == 1 else 'are'} named by kernel name (marked below)."
+        )
+    else:
+        naming = (
+            "# names (sda...) change when disks or controllers move, so commands use "
+            "/dev/disk/by-id\n# (or by-path) names."
+        )
     lines = [
         "#!/usr/bin/env bash",
         f"# Stripewise: build the arrays of plan {plan.name!r}.",
         "#",
         "# WARNING: THIS DESTROYS EVERY BYTE ON THE DISKS LISTED BELOW. Compare each serial",
         "# number with the disk's label or with `lsblk -d -o NAME,SERIAL,MODEL` first: kernel",
-        "# names (sda...) change when disks or controllers move, so commands use /dev/disk/by-id.",
+        *naming.split("\n"),
         "#",
     ]
     names = {c.id: c.label or c.id for c in plan.controllers}  # "LSI SAS 9300-8i #2", a PCI address
     for array in arrays:
         lines.append(f"#   {array.name} ({array.level.value}):")
-        for disk_id, (path, _) in zip(
+        for disk_id, (path, mark) in zip(
             (*array.members, *array.spares), _all_devices(plan, array), strict=True
         ):
             disk = plan.disk(disk_id)
@@ -374,7 +412,8 @@ def _script_header(
             on = names.get(disk.controller, disk.controller)
             where = f"{disk.slot} on {on}" if disk.slot else f"on {on}"
             lines.append(f"#     {disk_id:<8} serial {serial:<22} {where}{role}")
-            lines.append(f"#              {path}")
+            said = "   <- no stable name known: named by kernel name" if mark == UNNAMED else ""
+            lines.append(f"#              {path}{said}")
     for exc in blocked:
         lines += [f"#   {line}" for line in _wrap(f"left out: {exc}", 92)]
     lines += [
