@@ -143,7 +143,8 @@ def test_hosts_typed_wrong_do_not_start(make_window, qtbot) -> None:
     page.group.target.choose("Hosts typed in")
     page.group.target.typed.setText("127.0.0.1:8765 db1:0")
     page.start_button.click()
-    assert page.phase_label.text() == "Cannot start: host db1:0: port 0 is not from 1 to 65535"
+    error = page.group.target.error  # under the "Run on" rows, not above the plots
+    assert error.isVisible() and error.text() == "host db1:0: port 0 is not from 1 to 65535"
     assert not page.group.running and page.start_button.isEnabled()
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -32,6 +32,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui.bench_form_rows import (
+    OTHER,
+    FieldErrors,
+    HintLabel,
+    field_error,
+    spec_problems,
+)
 from stripewise.gui.help_dialogs import BENCH_DIRECTORY
 from stripewise.model.bench import (
     BONNIE_NAMES,
@@ -58,29 +65,7 @@ PHASE_LABELS = {  # short, for a narrow column; bonnie++'s full names are the to
 }
 CUSTOM_PRESET = "Custom"
 CUSTOM_NOTE = "Your own settings; a preset fills them in for this target"
-HINT_LINES = 3  # room kept for a hint, so the form does not jump as hints come and go
 NO_TARGET = "Pick a target, or a directory with \u2026"
-
-
-class HintLabel(QLabel):
-    """A word-wrapped hint with a fixed height of `lines` lines, shown or empty alike."""
-
-    def __init__(self, lines: int = HINT_LINES) -> None:
-        super().__init__()
-        self._lines = lines
-        self.setWordWrap(True)
-        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self._reserve()
-
-    def _reserve(self) -> None:
-        margins = self.contentsMargins()
-        line = self.fontMetrics().lineSpacing()
-        self.setFixedHeight(self._lines * line + margins.top() + margins.bottom())
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.FontChange:
-            self._reserve()
-        super().changeEvent(event)
 
 
 def size_text(size: int) -> str:
@@ -94,6 +79,7 @@ def size_text(size: int) -> str:
 class BenchForm(QWidget):
     presetChosen = Signal(str)  # the page fills in machine-dependent values
     targetChanged = Signal()
+    errorShown = Signal(QWidget)  # the label under the field: the page scrolls to it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -105,6 +91,7 @@ class BenchForm(QWidget):
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         layout.addLayout(form)
+        self.errors = FieldErrors(form)  # each under its field, hidden until there is one
 
         self.target = QComboBox()
         self.target.setAccessibleName("Target")
@@ -124,6 +111,7 @@ class BenchForm(QWidget):
         target_label = QLabel("&Target")
         target_label.setBuddy(self.target)
         form.addRow(target_label, row)
+        self.errors.add_row("target")
         self.target_note = HintLabel()
         self.target_note.setObjectName("targetNote")
         form.addRow("", self.target_note)
@@ -156,18 +144,21 @@ class BenchForm(QWidget):
             self.phase_boxes[phase] = box
             phases.addWidget(box, index // 2, index % 2)  # two columns: the form fits 768 px
         form.addRow("Phases", phases)
+        self.errors.add_row("phases")
 
         self.size = QLineEdit("1G")
         self.size.setAccessibleName("File size")
         self.size.setToolTip("Binary units: 512M = 512 MiB, 8G = 8 GiB")
         self.size.textEdited.connect(self._edited)
         form.addRow("File si&ze", self.size)
+        self.errors.add_row("size")
         self.block = QComboBox()
         self.block.addItems(BLOCK_SIZES)
         self.block.setCurrentText("1M")
         self.block.setToolTip("Sequential phases' block size (KiB/MiB); random phases use 4 KiB")
         self.block.currentTextChanged.connect(self._edited)
         form.addRow("&Block size", self.block)
+        self.errors.add_row("block")
         self.direct = QCheckBox("Direct I/O (no page cache)")
         self.direct.setChecked(True)
         self.direct.toggled.connect(self._edited)
@@ -177,6 +168,7 @@ class BenchForm(QWidget):
         self.repetitions = self._spin(1, 100, 1, "Repetitions of every phase")
         form.addRow("&Queue depth", self.queue_depth)
         form.addRow("S&treams", self.streams)
+        self.errors.add_row("queue_depth")  # their product's limit: under both
         form.addRow("Re&petitions", self.repetitions)
         self.rate = self._spin(1, 10, 10, "Samples per second (Hz)")
         self.rate.setSuffix(" Hz")
@@ -213,6 +205,7 @@ class BenchForm(QWidget):
         self.confirm_label.setBuddy(self.confirm)
         form.addRow(self.confirm_label, self.confirm)
         form.addRow("", self.overwrite)
+        self.errors.add_row(OTHER)
         self._allow_confirmation(False)
         self.apply_values(PRESET_DEFAULT)
 
@@ -319,6 +312,7 @@ class BenchForm(QWidget):
             self.add_directory(path)
 
     def _on_target(self) -> None:
+        self.errors.clear()
         target = self.current_target()
         self.target_note.setText(target.note if target else NO_TARGET)
         self.target.setToolTip(target.label.strip() if target else "")
@@ -370,6 +364,7 @@ class BenchForm(QWidget):
             self._applying_preset = False
 
     def _edited(self) -> None:
+        self.errors.clear()  # what they said may no longer hold
         if not self._applying_preset and self.preset.currentText() != CUSTOM_PRESET:
             self.preset.blockSignals(True)
             self.preset.setCurrentText(CUSTOM_PRESET)
@@ -385,11 +380,13 @@ class BenchForm(QWidget):
         out of bounds (the helper checks the same bounds again: it trusts no client)."""
         target = self.current_target()
         if target is None:
-            raise SpecError("pick a target first")
+            raise field_error("target", "pick a target first")
         if target.gone:
-            raise SpecError(f"{target.path}: {gone_reason(target)}; pick another target")
+            raise field_error(
+                "target", f"{target.path}: {gone_reason(target)}; pick another target"
+            )
         if not target.runnable:
-            raise SpecError(target.note)
+            raise field_error("target", target.note)
         spec = self.spec_for(target.path)
         raw = self._writes_to_device()
         confirm = self.confirm.text().strip() if raw else ""
@@ -401,13 +398,17 @@ class BenchForm(QWidget):
 
     def spec_for(self, path: str) -> BenchSpec:
         """The form's settings run on `path` (a group run's directory on every host);
-        SpecError naming the field when incomplete or out of bounds."""
+        FieldError naming the field when incomplete or out of bounds."""
         phases = self.phases()
         if not phases:
-            raise SpecError("tick at least one phase")
+            raise field_error("phases", "tick at least one phase")
+        try:
+            size = parse_size(self.size.text().strip())
+        except SpecError as exc:
+            raise field_error("size", str(exc)) from None
         spec = BenchSpec(
             target=path,
-            size_bytes=parse_size(self.size.text().strip()),
+            size_bytes=size,
             block_bytes=parse_size(self.block.currentText()),
             direct=self.direct.isChecked(),
             phases=tuple(phases),
@@ -422,8 +423,25 @@ class BenchForm(QWidget):
             ),
         )
         if problems := spec.problems():
-            raise SpecError("; ".join(problems))
+            raise spec_problems(problems)
         return spec
+
+    def show_error(self, error: SpecError) -> None:
+        """`error` under its field (the form's last row for one of no field), and the focus
+        there, so the value can be put right at once."""
+        label = self.errors.show(error)
+        field = {
+            "target": self.target,
+            "phases": next(iter(self.phase_boxes.values())),
+            "size": self.size,
+            "block": self.block,
+            "queue_depth": self.queue_depth,
+        }.get(getattr(error, "field", OTHER))
+        if field is not None:
+            field.setFocus(Qt.FocusReason.OtherFocusReason)
+            if field is self.size:
+                self.size.selectAll()
+        self.errorShown.emit(label)
 
     def load_spec(self, spec: Mapping[str, Any], repetitions: int) -> list[str]:
         """A stored run's spec (runs.spec, as the helper normalised it) in the form, with

@@ -13,7 +13,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QStyle,
@@ -30,9 +31,11 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.bench_form import BenchForm
+from stripewise.gui.bench_plot_backdrop import band_names
 from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import LivePlots
-from stripewise.gui.bench_results import ResultsTable
+from stripewise.gui.bench_results import ResultsTable, rows_for
+from stripewise.gui.elided_label import ElidedLabel
 from stripewise.gui.group_run import GroupRunView
 from stripewise.gui.pages import page_title
 from stripewise.model.bench import BONNIE_NAMES, SpecError
@@ -62,6 +65,8 @@ from stripewise.services.tasks import run_in_background
 REDRAW_MS = 200
 PLOTS_COMFORT_PX = 470  # below this the plots' legends and the results table are cut
 FORM_EXTRA_PX = 60  # what the form gets beyond its minimum when the window has room
+PLOTS_MIN_PX = 200  # the plots' least height: below it the table scrolls instead
+RUN_PROGRESS = "run %p %"  # on the bar: the run's progress, never the phase's
 
 
 def _free_bytes(path: str) -> int | None:
@@ -118,7 +123,9 @@ class BenchPage(QWidget):
         self._ram_bytes = _ram_bytes()
         self._last_t = 0.0  # the newest sample's time: where the next phase band starts
         self._phase_text = ""
-        self._columns_fitted = False
+        self._repetitions = 1
+        self._columns_moved = False  # the admin dragged the splitter: their widths stay
+        self._error_label: QWidget | None = None  # the form's newest error, scrolled to
 
         self.form = BenchForm()
         self.start_button = QPushButton("Start")
@@ -131,7 +138,8 @@ class BenchPage(QWidget):
         self.plots = LivePlots()
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(False)
+        self.progress.setFormat(RUN_PROGRESS)
+        self.progress.setTextVisible(False)  # until a run starts
         self.phase_label = QLabel("Ready.")
         self.phase_label.setObjectName("phaseLabel")
         self.mib_toggle = QCheckBox("MiB/s")
@@ -148,7 +156,7 @@ class BenchPage(QWidget):
         self.save_plot_button = QPushButton("Save Plot...")
         self.save_plot_button.setToolTip("The throughput, IOPS and CPU plots as PNG or SVG")
         self.save_plot_button.clicked.connect(self._ask_save_plot)
-        self.saved_label = QLabel()
+        self.saved_label = ElidedLabel()  # beside three buttons: ends in "…" at 1024 px
         for button in (self.open_button, self.compare_button):
             button.setEnabled(False)
         self.open_button.clicked.connect(self._open_in_history)
@@ -166,6 +174,7 @@ class BenchPage(QWidget):
         self.redraw.timeout.connect(self.plots.refresh)
 
         self.form.presetChosen.connect(self._apply_preset)
+        self.form.errorShown.connect(self._scroll_to_error)
         session.started.connect(self._on_started)
         session.refused.connect(self._on_refused)
         session.phaseStarted.connect(self._on_phase_started)
@@ -208,7 +217,6 @@ class BenchPage(QWidget):
         status.addWidget(self.mib_toggle)
         right_layout.addLayout(status)
         right_layout.addWidget(self.progress)
-        split = QSplitter(Qt.Orientation.Vertical)
         self.plot_stack, self.result_stack = QStackedWidget(), QStackedWidget()
         for stack, single, group in (
             (self.plot_stack, self.plots, self.group.plots),
@@ -216,23 +224,21 @@ class BenchPage(QWidget):
         ):
             stack.addWidget(single)
             stack.addWidget(group)
-        split.addWidget(self.plot_stack)
-        lower = QWidget()
-        lower_layout = QVBoxLayout(lower)
-        lower_layout.setContentsMargins(0, 4, 0, 0)
-        lower_layout.addWidget(self.warnings)
-        lower_layout.addWidget(self.result_stack, 1)
+        # the table as tall as its rows (a run's planned rows), the plots take the rest: a
+        # splitter shared the height evenly and left a 1024x768 window 2.5 rows of the table
+        self.plot_stack.setMinimumHeight(PLOTS_MIN_PX)
+        self.result_stack.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.result_stack.currentChanged.connect(self._fit_results)
+        self._fit_results()
+        right_layout.addWidget(self.plot_stack, 1)
+        right_layout.addWidget(self.warnings)
+        right_layout.addWidget(self.result_stack)
         after = QHBoxLayout()
         after.addWidget(self.saved_label, 1)
         after.addWidget(self.open_button)
         after.addWidget(self.compare_button)
         after.addWidget(self.save_plot_button)
-        lower_layout.addLayout(after)
-        split.addWidget(lower)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
-        self.results.setMinimumHeight(150)
-        right_layout.addWidget(split, 1)
+        right_layout.addLayout(after)
 
         columns = self.columns = QSplitter()
         columns.addWidget(scroll)
@@ -241,20 +247,42 @@ class BenchPage(QWidget):
         columns.setStretchFactor(1, 1)
         columns.setChildrenCollapsible(False)
         columns.setSizes([scroll.minimumSizeHint().width(), PLOTS_COMFORT_PX])
+        columns.splitterMoved.connect(self._on_columns_moved)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 14, 16, 10)
         layout.addWidget(page_title("Benchmark"))
         layout.addWidget(columns, 1)
 
+    def _fit_results(self, *_args: object) -> None:
+        """The results' height is the shown table's: the other one's hint is ignored."""
+        for index in range(self.result_stack.count()):
+            table = self.result_stack.widget(index)
+            shown = index == self.result_stack.currentIndex()
+            vertical = QSizePolicy.Policy.Maximum if shown else QSizePolicy.Policy.Ignored
+            table.setSizePolicy(QSizePolicy.Policy.Expanding, vertical)
+
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if not self._columns_fitted:  # once, with the real width; then the admin's splitter
-            self._columns_fitted = True
-            form = self._form_scroll.minimumSizeHint().width()
-            total = self.columns.width()
-            spare = total - self.columns.handleWidth() - form - PLOTS_COMFORT_PX
-            left = form + max(0, min(FORM_EXTRA_PX, spare))
-            self.columns.setSizes([left, total - self.columns.handleWidth() - left])
+        self._fit_columns()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.isVisible():  # a window made smaller takes the form's extra room back first:
+            self._fit_columns()  # the plots and results need it more at 1024 px
+
+    def _fit_columns(self) -> None:
+        """The form at its width (and a little more when the window has room), the plots the
+        rest; until the admin drags the splitter, then theirs."""
+        if self._columns_moved:
+            return
+        form = self._form_scroll.minimumSizeHint().width()
+        total = self.columns.width()
+        spare = total - self.columns.handleWidth() - form - PLOTS_COMFORT_PX
+        left = form + max(0, min(FORM_EXTRA_PX, spare))
+        self.columns.setSizes([left, total - self.columns.handleWidth() - left])
+
+    def _on_columns_moved(self, *_args: object) -> None:
+        self._columns_moved = True
 
     # --- inputs ----------------------------------------------------------------------------
     def _refresh_targets(self) -> None:
@@ -293,6 +321,17 @@ class BenchPage(QWidget):
 
         run_in_background(lambda: None if device is not None else _free_bytes(path), apply)
 
+    def _scroll_to_error(self, label: QWidget) -> None:
+        """The form may have grown past the window by the error's row: scrolled into view once
+        its layout ran (a posted event)."""
+        self._error_label = label
+        QTimer.singleShot(0, self, self._ensure_error_visible)
+
+    def _ensure_error_visible(self) -> None:
+        label = self._error_label
+        if label is not None and shiboken6.isValid(label) and label.isVisible():
+            self._form_scroll.ensureWidgetVisible(label)
+
     def _set_binary_units(self, mib: bool) -> None:
         self.plots.set_binary_units(mib)
         self.results.set_binary_units(mib)
@@ -306,7 +345,7 @@ class BenchPage(QWidget):
         try:
             args = self.form.start_args()
         except SpecError as exc:
-            self.phase_label.setText(f"Cannot start: {exc}")
+            self.form.show_error(exc)  # under its field: the line above the plots is the run's
             return
         target = self.form.current_target()
         assert target is not None
@@ -337,13 +376,16 @@ class BenchPage(QWidget):
         self.group.show(False)
         self.plots.clear()
         self.results.clear_results()
+        self.results.reserve_rows(rows_for(phase.value for phase in started.spec.phases))
         # said here, not only by the helper: its warning can come before the reply, and a
         # run's events before its reply are not this page's yet
         spec = started.spec
         self._cache_line = page_cache_warning(spec.size_bytes, spec.direct, self._ram_bytes)
         self._warnings = [self._cache_line] if self._cache_line else []
         self._show_warnings()
+        self._repetitions = started.spec.repetitions
         self.progress.setValue(0)
+        self.progress.setTextVisible(True)
         self.form.set_running(True)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -355,13 +397,16 @@ class BenchPage(QWidget):
             or "no disk found under the target"
         )
         self.saved_label.setText(f"Recording to the history; disks: {disks}")
-        self.saved_label.setToolTip(f"Disks under the target: {disks}")
+        self.saved_label.setToolTip(f"Recording to the history. Disks under the target: {disks}")
         self.redraw.start()
 
     def _on_phase_started(self, event: PhaseStarted) -> None:
         # the helper counts passes from 1
-        self._phase_text = f"{BONNIE_NAMES[event.phase]}, pass {event.repetition}"
-        self.plots.begin_phase(self._phase_text, self._last_t)
+        label, *shorter = band_names(event.phase, event.repetition)
+        self.plots.begin_phase(label, self._last_t, tuple(shorter))
+        self._phase_text = (
+            f"{BONNIE_NAMES[event.phase]}, pass {event.repetition} of {self._repetitions}"
+        )
         self.phase_label.setText(f"{self._phase_text}: starting")
 
     def _on_sample(self, sample: Sample) -> None:
@@ -370,9 +415,9 @@ class BenchPage(QWidget):
         fraction = sample.progress or 0.0
         overall = (self._steps_done + fraction) / self._planned_steps
         self.progress.setValue(round(1000 * min(1.0, overall)))
+        # the phase's share said as the phase's: the bar beside it shows the run's
         self.phase_label.setText(
-            f"{self._phase_text}: {100 * fraction:.0f} %, this phase ends in "
-            f"{_duration(sample.eta_s)}"
+            f"{self._phase_text}: phase {100 * fraction:.0f} %, ends in {_duration(sample.eta_s)}"
         )
 
     def _on_phase_finished(self, event: PhaseFinished) -> None:
@@ -413,8 +458,10 @@ class BenchPage(QWidget):
 
     def _on_saved(self, run_id: int, status: str) -> None:
         self.saved_run_id = run_id
-        self.saved_label.setText(f"Saved as run {run_id} ({status})")
-        self.saved_label.setToolTip(f"In {self.history.display_url}")
+        self.saved_label.setText(f"Saved: run {run_id}")  # its status is the line above
+        self.saved_label.setToolTip(
+            f"Saved as run {run_id} ({status}) in {self.history.display_url}"
+        )
         self.open_button.setEnabled(True)
         self.compare_button.setEnabled(True)
         self.history.load_runs()

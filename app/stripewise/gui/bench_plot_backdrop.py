@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPalette
 
 from stripewise.gui.bench_plot_data import Phase
+from stripewise.model.bench import BONNIE_NAMES
+from stripewise.model.bench import Phase as BenchPhase
 
 LABEL_PAD_PX = 4.0
 _GRID_MIX = 0.13  # share of the text colour in the base colour, for opaque thin lines
@@ -99,29 +101,57 @@ class Backdrop(pg.GraphicsObject):
     def _label_layout(
         self, spans: list[tuple[float, float]], area: QRectF
     ) -> list[tuple[str, QRectF]]:
-        """Names alternate between two rows, so each may run over the next band too; it is
-        elided where the band after that starts (or at the edge of the view). A band that
-        starts left of the view has its name at the view's left edge."""
-        labels = [phase.label for phase in self._phases]
+        """Names alternate between two rows, so each may run over the next band too, up to
+        where the band after that starts (or the edge of the view). A name that does not fit
+        gives way to the longest shorter one that does, or to none: a name cut to "Sequ..."
+        says nothing. A band that starts left of the view has its name at the view's left
+        edge."""
+        names = [(phase.label, *phase.shorter) for phase in self._phases]
         lefts = [left for left, _right in spans]
-        key = (tuple(lefts), area.left(), area.top(), area.right(), self.font.key(), *labels)
+        key = (tuple(lefts), area.left(), area.top(), area.right(), self.font.key(), *names)
         if key == self._labels_cache[0]:
             return self._labels_cache[1]
         metrics = QFontMetricsF(self.font)
         layout = []
-        for index, (label, (start, end)) in enumerate(zip(labels, spans, strict=True)):
+        for index, (choices, (start, end)) in enumerate(zip(names, spans, strict=True)):
             if end <= area.left():
                 continue  # scrolled out of view
             left = max(start, area.left())
             limit = lefts[index + 2] if index + 2 < len(lefts) else area.right()
             room = min(limit, area.right()) - left - 2 * LABEL_PAD_PX
-            text = metrics.elidedText(label, Qt.TextElideMode.ElideRight, max(0.0, room))
+            text = next((c for c in choices if metrics.horizontalAdvance(c) <= room), "")
             if text:
                 top = area.top() + 2 + (index % 2) * (metrics.height() + 2)
                 width = metrics.horizontalAdvance(text) + 2 * LABEL_PAD_PX
                 layout.append((text, QRectF(left + 1, top, width, metrics.height())))
         self._labels_cache = (key, layout)
         return layout
+
+    def drawn_labels(self) -> list[str]:
+        """The names the last paint laid out, left to right."""
+        return [text for text, _box in self._labels_cache[1]]
+
+
+# a phase's name in a band too narrow for bonnie++'s: the form's words, then fio's
+_SHORT_NAMES = {
+    BenchPhase.SEQ_WRITE: ("Sequential write", "write"),
+    BenchPhase.REWRITE: ("Rewrite", "rewrite"),
+    BenchPhase.SEQ_READ: ("Sequential read", "read"),
+    BenchPhase.RANDOM_READ: ("Random seeks", "seeks"),
+    BenchPhase.RANDOM_WRITE: ("Random writes", "rnd write"),
+    BenchPhase.MIXED: ("Mixed 70/30", "mixed"),
+}
+
+
+def band_names(phase: BenchPhase, repetition: int) -> tuple[str, ...]:
+    """A pass's names for its band, longest first: "Sequential Output, Block, pass 1",
+    "Sequential write, pass 1", "write 1"."""
+    long, short = _SHORT_NAMES[phase]
+    return (
+        f"{BONNIE_NAMES[phase]}, pass {repetition}",
+        f"{long}, pass {repetition}",
+        f"{short} {repetition}",
+    )
 
 
 def style_backdrops(items: Sequence[Backdrop], palette: QPalette, font: QFont) -> None:

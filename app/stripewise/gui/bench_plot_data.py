@@ -82,6 +82,7 @@ class Phase:
     label: str
     start: float
     has_samples: bool = False
+    shorter: tuple[str, ...] = ()  # the label shortened, for a narrow band: longest first
 
 
 class RunData:
@@ -110,12 +111,12 @@ class RunData:
         self._peaks_upto = 0
         self._layout, self._bottom, self.disk_layer = None, (), ""
 
-    def begin_phase(self, label: str, t_s: float) -> float:
+    def begin_phase(self, label: str, t_s: float, shorter: tuple[str, ...] = ()) -> float:
         """A phase starting at `t_s` on the sampler's clock; its start on the run's axis."""
         start = t_s + self._t_offset
         if self.phases:
             start = max(start, self.phases[-1].start)
-        self.phases.append(Phase(label, start))
+        self.phases.append(Phase(label, start, shorter=shorter))
         return start
 
     def add_sample(self, sample: Sample) -> float | None:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QPalette, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from stripewise.gui.bench_plot_backdrop import Backdrop, style_backdrops
@@ -59,6 +59,7 @@ _LABELS = {
     "cpu_iowait": "iowait",
 }
 _AXIS_WIDTH = 62  # the same for all three plots so their X axes line up
+_LEGEND_GAP = 8  # between a legend's entries
 _CPU_RANGE = (0.0, 100.0)
 _CPU_TICKS = (0, 25, 50, 75, 100)
 _HEADROOM = 0.03  # following a run, the time axis reaches this share past the newest sample
@@ -175,7 +176,7 @@ class LivePlots(QWidget):
     def _build_legends(self) -> None:
         """Legends get rows of their own above the throughput and CPU plots: inside a plot
         they would cover data. The IOPS plot uses the throughput colours (engine read/write)."""
-        self._throughput_legend = pg.LegendItem(colCount=4, horSpacing=8, frame=False)
+        self._throughput_legend = pg.LegendItem(colCount=4, horSpacing=_LEGEND_GAP, frame=False)
         self._view.addItem(self._throughput_legend, row=0, col=0)
         self._cpu_legend = pg.LegendItem(
             colCount=3, horSpacing=8, frame=False, sampleType=SwatchSample
@@ -200,9 +201,10 @@ class LivePlots(QWidget):
         self._name_disk_layer()
         self.auto_range()
 
-    def begin_phase(self, label: str, t_s: float) -> None:
-        """Start a phase band at `t_s`; it grows with the samples until the next phase starts."""
-        self._set_band_end(self._data.begin_phase(label, t_s))
+    def begin_phase(self, label: str, t_s: float, shorter: tuple[str, ...] = ()) -> None:
+        """Start a phase band at `t_s`; it grows with the samples until the next phase starts.
+        A band too narrow for `label` is named by the longest of `shorter` that fits."""
+        self._set_band_end(self._data.begin_phase(label, t_s, shorter))
 
     def add_sample(self, sample: Sample) -> None:
         """Append one sample; drawing waits for refresh()."""
@@ -236,6 +238,10 @@ class LivePlots(QWidget):
     @property
     def phase_labels(self) -> list[str]:
         return [phase.label for phase in self._data.phases]
+
+    def drawn_phase_labels(self) -> list[str]:
+        """The phase names as the last paint of the top plot laid them out."""
+        return self._backdrops[0].drawn_labels()
 
     def phase_spans(self) -> list[tuple[float, float]]:
         """(start, end) in seconds of each phase band as drawn."""
@@ -275,6 +281,25 @@ class LivePlots(QWidget):
                 if sample.item is self._curves[name]:
                     label.setText(text)
         self._throughput_legend.updateSize()
+        self._fit_legend()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The throughput legend on one row when it fits, else on two: on one row at 1024 px
+        the last entry was cut ("disk write (")."""
+        legend = self._throughput_legend
+        entries = sum(
+            sample.boundingRect().width() + label.item.boundingRect().width() + _LEGEND_GAP
+            for sample, label in legend.items
+        )
+        left, _top, right, _bottom = self._view.ci.layout.getContentsMargins()
+        room = self._view.width() - left - right
+        columns = len(legend.items) if entries <= room else 2
+        if columns != legend.columnCount:
+            legend.setColumnCount(columns)
 
     def legend_labels(self) -> list[str]:
         """The throughput legend's entries as shown."""

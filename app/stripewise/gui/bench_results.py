@@ -6,11 +6,12 @@ helper's own summary at the end. The same table shows a stored run from the hist
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from stripewise.model.bench import summarize
@@ -28,12 +29,32 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Sequential Input", (("seq_read_per_char", "Per Chr"), ("seq_read", "Block"))),
     (
         "Random",
-        (("random_read", "Seeks (reads)"), ("random_write", "Writes"), ("mixed", "Mixed 70/30")),
+        (("random_read", "Seeks"), ("random_write", "Writes"), ("mixed", "Mixed")),
     ),
 )
-COLUMNS = ("", "{rate}", "min - max", "IOPS", "CPU %", "p50 lat", "p99 lat", "KB/s per CPU %")
+FULL_NAMES = {"random_read": "Random seeks (reads)", "mixed": "Mixed 70/30 read/write"}
+# two-line headers: the columns are as narrow as their figures, so the table fits the page's
+# right half at 1024x768
+COLUMNS = (
+    "",
+    "{rate}",
+    "min \u2013 max{passes}",
+    "IOPS",
+    "CPU\n%",
+    "p50\nlatency",
+    "p99\nlatency",
+    "KB/s per\nCPU %",
+)
+ROW_PADDING_PX = 4  # above and below a row's text: rows as compact as a report's lines
 SPREAD_WARNING = 0.10  # (max - min) / median over repetitions above this is called out
 GUARD_MARK = "\u26a0"  # after the phase's name when a guard tripped; its tooltip says which
+
+
+def rows_for(phases: Iterable[str]) -> int:
+    """How many rows the table has for `phases`: each, under its group's heading."""
+    wanted = set(phases)
+    present = [[p for p, _label in rows if p in wanted] for _group, rows in GROUPS]
+    return sum(len(found) + 1 for found in present if found)
 
 
 @dataclass
@@ -82,11 +103,64 @@ class ResultsTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.verticalHeader().hide()
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        # no stretched last column: it kept a width from a wider moment and cut its figures
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.horizontalHeader().setStretchLastSection(True)
         self._figures: dict[str, PhaseRow] = {}
         self._mib = False
+        self._reserved_rows = 0
+        self._narrow = False  # narrower than its columns: a scroll bar under the rows
+        self._passes: int | None = None  # what the min-max column's header names
+        self._fit_rows()
         self._render()
+
+    # --- size ------------------------------------------------------------------------------
+    def _fit_rows(self) -> None:
+        self.verticalHeader().setDefaultSectionSize(
+            self.fontMetrics().height() + 2 * ROW_PADDING_PX
+        )
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_rows()
+            self.updateGeometry()
+        super().changeEvent(event)
+
+    def reserve_rows(self, rows: int) -> None:
+        """Ask for room for `rows` rows (a run's planned phases and their group headings), so
+        the page does not change its layout as phases finish."""
+        self._reserved_rows = rows
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        """Every row shown or reserved, and every column; a narrower table than its columns
+        scrolls sideways, and the scroll bar gets room below the rows."""
+        frame = 2 * self.frameWidth()
+        rows = max(self.rowCount(), self._reserved_rows)
+        height = self.horizontalHeader().sizeHint().height() + frame
+        height += rows * self.verticalHeader().defaultSectionSize()
+        if self._narrow:
+            height += self.horizontalScrollBar().sizeHint().height()
+        return QSize(self._columns_width() + frame, height)
+
+    def _columns_width(self) -> int:
+        header = self.horizontalHeader()
+        return sum(
+            max(self.sizeHintForColumn(c), header.sectionSizeHint(c))
+            for c in range(self.columnCount())
+        )
+
+    def _too_narrow(self) -> bool:
+        return self._columns_width() + 2 * self.frameWidth() > self.width()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._check_width()
+
+    def _check_width(self) -> None:
+        if self._narrow != self._too_narrow():
+            self._narrow = not self._narrow
+            self.updateGeometry()  # the scroll bar came or went: the height hint with it
 
     # --- feeding ---------------------------------------------------------------------------
     def clear_results(self) -> None:
@@ -165,16 +239,17 @@ class ResultsTable(QTableWidget):
         if not found:
             return []
         return [
-            "High spread between repetitions (max - min of the median): "
+            "High spread between passes (max - min of the median): "
             + ", ".join(found)
-            + ". A comparison calls a change real only when the passes of both runs show it (3"
-            " passes each at least)."
+            + "; a comparison judges runs of 3 passes or more"
         ]
 
     # --- drawing ---------------------------------------------------------------------------
     def _render(self) -> None:
         unit = "MiB/s" if self._mib else "MB/s"
-        self.setHorizontalHeaderLabels([c.format(rate=unit) for c in COLUMNS])
+        self._passes = self._common_passes()
+        passes = f"\nof {self._passes} passes" if self._passes else ""
+        self.setHorizontalHeaderLabels([c.format(rate=unit, passes=passes) for c in COLUMNS])
         rows: list[tuple[str, str | None]] = []  # (text, phase or None for a group heading)
         for group, phases in GROUPS:
             present = [(p, label) for p, label in phases if p in self._figures]
@@ -182,12 +257,20 @@ class ResultsTable(QTableWidget):
                 rows.append((group, None))
                 rows.extend((label, phase) for phase, label in present)
         self.clearSpans()
+        if len(rows) != self.rowCount():
+            self.updateGeometry()
         self.setRowCount(len(rows))
         for row, (text, phase) in enumerate(rows):
             if phase is None:
                 self._heading(row, text)
             else:
                 self._phase_row(row, text, phase)
+        self._check_width()
+
+    def _common_passes(self) -> int | None:
+        """The number of passes most rows' ranges are of: said once, in the header."""
+        counts = Counter(s[3] for f in self._figures.values() if (s := f.spread()) and s[3] > 1)
+        return counts.most_common(1)[0][0] if counts else None
 
     def _heading(self, row: int, text: str) -> None:
         item = QTableWidgetItem(text)
@@ -209,7 +292,7 @@ class ResultsTable(QTableWidget):
         cells = [
             f"  {label} {GUARD_MARK}" if figures.flags else f"  {label}",
             _rate(spread[0] * scale) if spread else figures.ended(),
-            f"{_rate(spread[1] * scale)} - {_rate(spread[2] * scale)} (n={spread[3]})"
+            _range(spread[1] * scale, spread[2] * scale, spread[3], self._passes)
             if spread and spread[3] > 1
             else "",
             f"{iops:,.0f}" if iops is not None else "",
@@ -226,6 +309,8 @@ class ResultsTable(QTableWidget):
                 item.setData(Qt.ItemDataRole.UserRole, phase)
             if column in (0, 1):  # the name and the figure the guards speak of
                 item.setToolTip(_tooltip(figures))
+            if column == 0 and phase in FULL_NAMES:  # short names keep the column narrow
+                item.setToolTip("\n".join(filter(None, (FULL_NAMES[phase], item.toolTip()))))
             self.setItem(row, column, item)
 
 
@@ -236,6 +321,12 @@ def _tooltip(figures: PhaseRow) -> str:
         lines.append(f"{GUARD_MARK} Guards tripped:")
         lines += [f"\u2022 {line}" for line in describe(figures.flags)]
     return "\n".join(lines)
+
+
+def _range(low: float, high: float, passes: int, common: int | None) -> str:
+    """min-max; the number of passes only where it differs from the header's."""
+    text = f"{_rate(low)}\u2013{_rate(high)}"
+    return text if passes == common else f"{text} (n={passes})"
 
 
 def _rate(value: float) -> str:

@@ -117,11 +117,16 @@ class GroupRunView(QObject):
         try:
             hosts = self.target.hosts()
             path = self.target.remote_path()
+        except SpecError as exc:  # under the "Run on" rows, as a typing error is
+            self.target.error.setText(str(exc))
+            self.target.error.setVisible(True)
+            return
+        try:
             # every host runs fio, whatever engine the form offers for this machine, and
             # holds no CPU latency limit (its row is off on hosts)
             spec = replace(page.form.spec_for(path), engine="fio", cpu_latency_us=None)
         except SpecError as exc:
-            page.phase_label.setText(f"Cannot start: {exc}")
+            page.form.show_error(exc)  # under its field
             return
         group = self.target.group_name
         where = group or count_noun(len(hosts), "host")
@@ -249,7 +254,7 @@ class GroupRunView(QObject):
         page = self.page
         page.saved_run_id = run_id
         page.saved_label.setText(f"Saved as group run {run_id}")
-        page.saved_label.setToolTip(f"In {page.history.display_url}")
+        page.saved_label.setToolTip(f"Saved as group run {run_id} in {page.history.display_url}")
         page.open_button.setEnabled(True)
         page.compare_button.setEnabled(True)
         page.history.load_runs()
