@@ -39,8 +39,8 @@ def cell_text(row: MetricRow, index: int, baseline: int) -> str:
     change, evidence = row.shown_changes_pct[index], row.evidence[index]
     if index == baseline or change is None:
         return value
-    if row.caveat(index):  # on a line of its own: the column stays readable at 1024 px
-        return f"{value}  ({change:+.1f} %)\n{row.caveat(index)}"
+    if row.caveat(index):  # on lines of their own: the column stays readable at 1024 px
+        return f"{value}  ({change:+.1f} %)\n{row.caveat(index).replace(': ', ':' + chr(10), 1)}"
     if evidence is None:
         return f"{value}  ({change:+.1f} % ?)"
     mark = "" if row.verdicts[index] in ("better", "worse") else " \u2248"  # ≈: noise
