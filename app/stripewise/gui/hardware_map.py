@@ -1,28 +1,16 @@
-"""The hardware map: PCI roots, controller boxes, and a tile per slot in physical port order."""
+"""The hardware map: PCI roots, controller boxes, and a tile per slot in physical port order
+(the tiles themselves are `hardware_tile`'s)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import (
-    QColor,
-    QFocusEvent,
-    QFont,
-    QKeyEvent,
-    QMouseEvent,
-    QPainter,
-    QPaintEvent,
-    QPalette,
-    QPen,
-)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
-from stripewise.gui.flow_layout import FlowLayout
+from stripewise.gui.hardware_tile import SlotTile
+from stripewise.gui.tile_grid import TileGrid
 from stripewise.model.topology import Controller, Inventory, Slot, link_text
-from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
-
-TILE_SIZE = QSize(120, 64)
 
 
 def slot_matches(slot: Slot, needle: str) -> bool:
@@ -47,138 +35,6 @@ def slot_matches(slot: Slot, needle: str) -> bool:
     return any(needle in text.lower() for text in haystack)
 
 
-class SlotTile(QWidget):
-    """One port or bay. Painted by hand: 48 of these must draw in a few milliseconds."""
-
-    clicked = Signal(object)  # Slot
-
-    def __init__(self, controller: Controller, slot: Slot, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.controller = controller
-        self.slot = slot
-        self.selected = False
-        self.matches = True
-        self.planned = False
-        self.setFixedSize(TILE_SIZE)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        disk = slot.disk
-        self.setAccessibleName(
-            f"{slot.title}: {disk.name} {human_size(disk.size_bytes)} {disk.state.value}"
-            if disk
-            else f"{slot.title}: {slot.note or 'empty'}"
-        )
-        self.setToolTip(self._tooltip())
-
-    def _tooltip(self) -> str:
-        disk = self.slot.disk
-        if disk is None:
-            return f"{self.slot.title} ({self.slot.port}): {self.slot.note or 'empty'}"
-        lines = [
-            f"{disk.name} in {self.slot.title} ({self.slot.port})",
-            f"{disk.model or 'model unknown'}, {human_size(disk.size_bytes)}",
-            f"serial {disk.serial or 'unknown'}",
-        ]
-        lines += list(disk.system_reasons)
-        return "\n".join(lines)
-
-    @property
-    def state_key(self) -> str | None:
-        if self.slot.disk is None:
-            return None
-        return PLANNED if self.planned else self.slot.disk.state.value
-
-    def paintEvent(self, _event: QPaintEvent) -> None:
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if not self.matches:
-            painter.setOpacity(0.28)
-        palette = self.palette()
-        box = QRectF(self.rect()).adjusted(1.5, 1.5, -1.5, -1.5)
-        disk = self.slot.disk
-        border = palette.color(QPalette.ColorRole.Mid)
-        if disk is None:
-            dashes = palette.color(QPalette.ColorRole.PlaceholderText)
-            painter.setPen(QPen(dashes, 1.2, Qt.PenStyle.DashLine))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(box, 6, 6)
-            self._text(painter, QRect(10, 6, self.width() - 14, 16), self.slot.title, small=True)
-            self._text(
-                painter,
-                QRect(10, 26, self.width() - 14, 34),
-                self.slot.note or "empty",
-                dim=True,
-                small=bool(self.slot.note),
-            )
-        else:
-            painter.setPen(QPen(border, 1))
-            painter.setBrush(palette.color(QPalette.ColorRole.Base))
-            painter.drawRoundedRect(box, 6, 6)
-            colour = STATE_COLORS.get(self.state_key or "", QColor("gray"))
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(colour)
-            painter.drawRoundedRect(QRectF(box.x(), box.y(), 7, box.height()), 3, 3)
-            width = self.width() - 18
-            self._text(painter, QRect(13, 4, width, 15), self.slot.title, small=True)
-            self._text(painter, QRect(13, 19, width, 18), disk.name, bold=True)
-            size = human_size(disk.size_bytes).replace("size unknown", "size ?")
-            self._text(
-                painter,
-                QRect(13, 40, width, 18),
-                f"{size} · {disk.model or 'model unknown'}",
-                small=True,
-            )
-        if self.selected or self.hasFocus():
-            pen = QPen(palette.color(QPalette.ColorRole.Highlight), 2.5 if self.selected else 1.5)
-            painter.setPen(pen)
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
-        painter.end()
-
-    def _text(
-        self,
-        painter: QPainter,
-        rect: QRect,
-        text: str,
-        *,
-        bold: bool = False,
-        small: bool = False,
-        dim: bool = False,
-        right: bool = False,
-    ) -> int:
-        """Draws `text` elided to `rect`; returns the width it took."""
-        font = QFont(self.font())
-        if small:
-            font.setPointSizeF(font.pointSizeF() * 0.85)
-        font.setBold(bold)
-        painter.setFont(font)
-        role = QPalette.ColorRole.PlaceholderText if (dim or small) else QPalette.ColorRole.Text
-        painter.setPen(self.palette().color(role))
-        elided = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
-        align = Qt.AlignmentFlag.AlignRight if right else Qt.AlignmentFlag.AlignLeft
-        painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), elided)
-        return painter.fontMetrics().horizontalAdvance(elided)
-
-    def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton:
-            self.setFocus(Qt.FocusReason.MouseFocusReason)
-            self.clicked.emit(self.slot)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            self.clicked.emit(self.slot)
-        else:
-            super().keyPressEvent(event)
-
-    def focusInEvent(self, event: QFocusEvent) -> None:
-        self.update()
-        super().focusInEvent(event)
-
-    def focusOutEvent(self, event: QFocusEvent) -> None:
-        self.update()
-        super().focusOutEvent(event)
-
-
 class ControllerBox(QFrame):
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -195,11 +51,11 @@ class ControllerBox(QFrame):
         layout.addWidget(header)
         self.tiles: list[SlotTile] = []
         tiles = QWidget()
-        flow = FlowLayout(tiles, spacing=6)
+        self.grid = TileGrid(tiles, spacing=6)
         for slot in controller.slots:
             tile = SlotTile(controller, slot)
             self.tiles.append(tile)
-            flow.addWidget(tile)
+            self.grid.addWidget(tile)
         tiles.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         layout.addWidget(tiles)
         self.placeholder: QLabel | None = None
@@ -248,6 +104,7 @@ class HardwareMap(QWidget):
         self.boxes: list[ControllerBox] = []
         self._selected_key: str | None = None
         self._planned: set[str] = set()
+        self._filtered = False  # a filter is typed: matching_tiles() has something to say
 
     def set_inventory(self, inventory: Inventory) -> None:
         while (item := self._layout.takeAt(0)) is not None:
@@ -276,6 +133,10 @@ class HardwareMap(QWidget):
                 self.boxes.append(box)
                 self._layout.addWidget(box)
         self._layout.addStretch(1)
+        # one width for every box's tiles: their columns line up down the map
+        width = max((tile.sizeHint().width() for tile in self.tiles), default=0)
+        for box in self.boxes:
+            box.grid.tile_width = width
 
     def _select(self, controller: Controller, slot: Slot) -> None:
         self._selected_key = slot.key
@@ -295,6 +156,7 @@ class HardwareMap(QWidget):
     def apply_filter(self, text: str) -> int:
         """Dims tiles that do not match; returns how many disks match."""
         needle = text.strip().lower()
+        self._filtered = bool(needle)
         count = 0
         for tile in self.tiles:
             matches = slot_matches(tile.slot, needle)
@@ -303,6 +165,25 @@ class HardwareMap(QWidget):
                 tile.matches = matches
                 tile.update()
         return count
+
+    def matching_tiles(self) -> list[SlotTile]:
+        """The tiles a filter found, in map order (none without a filter); disks' first."""
+        if not self._filtered:
+            return []
+        found = [tile for tile in self.tiles if tile.matches]
+        return sorted(found, key=lambda tile: tile.slot.disk is None)  # stable: map order
+
+    def select_next_match(self) -> SlotTile | None:
+        """Selects the match after the selected one (the first when none is), as Enter in
+        the filter asks; returns it."""
+        found = self.matching_tiles()
+        if not found:
+            return None
+        keys = [tile.slot.key for tile in found]
+        after = keys.index(self._selected_key) + 1 if self._selected_key in keys else 0
+        tile = found[after % len(found)]
+        self._select(tile.controller, tile.slot)
+        return tile
 
     def set_planned(self, disk_names: set[str]) -> None:
         """Disks the planner has put into a proposed array are drawn in the planned colour."""

@@ -84,6 +84,7 @@ class HardwarePage(QWidget):
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName("Filter disks")
         self.search.textChanged.connect(self._filter)
+        self.search.returnPressed.connect(self._select_match)
         bar.addWidget(self.search, 1)
         self.matches = QLabel()
         bar.addWidget(self.matches)
@@ -214,6 +215,15 @@ class HardwarePage(QWidget):
         count = self.map.apply_filter(text)
         total = len(self.inventory.disks) if self.inventory else 0
         self.matches.setText(f"{count} of {count_noun(total, 'disk')}" if text.strip() else "")
+        found = self.map.matching_tiles()
+        if found:  # "1 of 46 disks" is no use while the one is out of sight
+            self.scroll.ensureWidgetVisible(found[0])
+
+    def _select_match(self) -> None:
+        """Enter in the filter: the next match selected, its details shown, in view."""
+        tile = self.map.select_next_match()
+        if tile is not None:
+            self.scroll.ensureWidgetVisible(tile)
 
     def _show_slot(self, controller: Controller, slot: Slot) -> None:
         path_to = None

@@ -1,0 +1,207 @@
+"""One slot of the hardware map: a port or bay, and its disk's card.
+
+Painted by hand (48 of these must draw in a few milliseconds). A card is as wide as its text
+asks; the map's grid (`tile_grid`) gives it that much when the pane has room.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFocusEvent,
+    QFont,
+    QFontMetrics,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
+from PySide6.QtWidgets import QWidget
+
+from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
+from stripewise.model.topology import Controller, Slot
+from stripewise.model.units import human_size
+
+TILE_SIZE = QSize(120, 64)  # the least a tile is; its text may ask for more width
+TEXT_LEFT, TEXT_RIGHT = 13, 8  # the text's margins: the state bar is on the left
+NAME_GAP = 10  # between a disk's name and its size on the line they share
+
+
+class SlotTile(QWidget):
+    """One port or bay. Painted by hand: 48 of these must draw in a few milliseconds."""
+
+    clicked = Signal(object)  # Slot
+
+    def __init__(self, controller: Controller, slot: Slot, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.slot = slot
+        self.selected = False
+        self.matches = True
+        self.planned = False
+        self.setFixedHeight(TILE_SIZE.height())
+        self.setMinimumWidth(TILE_SIZE.width() // 2)  # elided below its text's width
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        disk = slot.disk
+        self.setAccessibleName(
+            f"{slot.title}: {disk.name} {human_size(disk.size_bytes)} {disk.state.value}"
+            if disk
+            else f"{slot.title}: {slot.note or 'empty'}"
+        )
+        self.setToolTip(self._tooltip())
+
+    def _tooltip(self) -> str:
+        disk = self.slot.disk
+        if disk is None:
+            return f"{self.slot.title} ({self.slot.port}): {self.slot.note or 'empty'}"
+        lines = [
+            f"{disk.name} in {self.slot.title} ({self.slot.port})",
+            f"{disk.model or 'model unknown'}, {human_size(disk.size_bytes)}",
+            f"serial {disk.serial or 'unknown'}",
+        ]
+        lines += list(disk.system_reasons)
+        return "\n".join(lines)
+
+    def _size_text(self) -> str:
+        disk = self.slot.disk
+        size = human_size(disk.size_bytes) if disk is not None else ""
+        return size.replace("size unknown", "size ?")
+
+    def sizeHint(self) -> QSize:
+        """As wide as its longest line, the model's mostly: elided only when out of room."""
+        disk, small = self.slot.disk, self._font(bold=False, small=True)
+        if disk is None:
+            lines = [small.horizontalAdvance(self.slot.note or "empty")]
+        else:  # the name with the size on its right; the model on a line of its own
+            name = self._font(bold=True, small=False).horizontalAdvance(disk.name)
+            size = self._font(bold=False, small=False).horizontalAdvance(self._size_text())
+            lines = [name + NAME_GAP + size, small.horizontalAdvance(self._model_text())]
+        text = max(small.horizontalAdvance(self.slot.title), *lines)
+        return QSize(max(TILE_SIZE.width(), TEXT_LEFT + text + TEXT_RIGHT + 1), TILE_SIZE.height())
+
+    def _disk_lines(self) -> list[tuple[QRect, str, bool, bool, bool]]:
+        """(where, text as shown, bold, small, right-aligned) of a disk's lines: its port,
+        its size on the right of its name, and its model on a line of its own."""
+        disk = self.slot.disk
+        if disk is None:
+            return []
+        width = self.width() - TEXT_LEFT - TEXT_RIGHT
+        lines: list[tuple[QRect, str, bool, bool, bool]] = []
+
+        def line(rect: QRect, text: str, bold: bool, small: bool, right: bool = False) -> int:
+            metrics = self._font(bold=bold, small=small)
+            shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
+            lines.append((rect, shown, bold, small, right))
+            return metrics.horizontalAdvance(shown)
+
+        line(QRect(TEXT_LEFT, 4, width, 15), self.slot.title, False, True)
+        size = line(QRect(TEXT_LEFT, 19, width, 18), self._size_text(), False, False, True)
+        line(QRect(TEXT_LEFT, 19, max(0, width - size - NAME_GAP), 18), disk.name, True, False)
+        line(QRect(TEXT_LEFT, 40, width, 18), self._model_text(), False, True)
+        return lines
+
+    def shown_texts(self) -> list[str]:
+        """A disk's lines as the tile draws them: elided ("HITAC…") when out of room."""
+        return [text for _rect, text, *_style in self._disk_lines()]
+
+    def _model_text(self) -> str:
+        disk = self.slot.disk
+        return (disk.model if disk is not None else None) or "model unknown"
+
+    def _font(self, *, bold: bool, small: bool) -> QFontMetrics:
+        return QFontMetrics(self._text_font(bold=bold, small=small))
+
+    def _text_font(self, *, bold: bool = False, small: bool = False) -> QFont:
+        font = QFont(self.font())
+        if small:
+            font.setPointSizeF(font.pointSizeF() * 0.85)
+        font.setBold(bold)
+        return font
+
+    @property
+    def state_key(self) -> str | None:
+        if self.slot.disk is None:
+            return None
+        return PLANNED if self.planned else self.slot.disk.state.value
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if not self.matches:
+            painter.setOpacity(0.28)
+        palette = self.palette()
+        box = QRectF(self.rect()).adjusted(1.5, 1.5, -1.5, -1.5)
+        disk = self.slot.disk
+        border = palette.color(QPalette.ColorRole.Mid)
+        if disk is None:
+            dashes = palette.color(QPalette.ColorRole.PlaceholderText)
+            painter.setPen(QPen(dashes, 1.2, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(box, 6, 6)
+            self._text(painter, QRect(10, 6, self.width() - 14, 16), self.slot.title, small=True)
+            self._text(
+                painter,
+                QRect(10, 26, self.width() - 14, 34),
+                self.slot.note or "empty",
+                dim=True,
+                small=bool(self.slot.note),
+            )
+        else:
+            painter.setPen(QPen(border, 1))
+            painter.setBrush(palette.color(QPalette.ColorRole.Base))
+            painter.drawRoundedRect(box, 6, 6)
+            colour = STATE_COLORS.get(self.state_key or "", QColor("gray"))
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colour)
+            painter.drawRoundedRect(QRectF(box.x(), box.y(), 7, box.height()), 3, 3)
+            for rect, text, bold, small, right in self._disk_lines():
+                self._text(painter, rect, text, bold=bold, small=small, right=right)
+        if self.selected or self.hasFocus():
+            pen = QPen(palette.color(QPalette.ColorRole.Highlight), 2.5 if self.selected else 1.5)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
+        painter.end()
+
+    def _text(
+        self,
+        painter: QPainter,
+        rect: QRect,
+        text: str,
+        *,
+        bold: bool = False,
+        small: bool = False,
+        dim: bool = False,
+        right: bool = False,
+    ) -> int:
+        """Draws `text` elided to `rect`; returns the width it took."""
+        painter.setFont(self._text_font(bold=bold, small=small))
+        role = QPalette.ColorRole.PlaceholderText if (dim or small) else QPalette.ColorRole.Text
+        painter.setPen(self.palette().color(role))
+        elided = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
+        align = Qt.AlignmentFlag.AlignRight if right else Qt.AlignmentFlag.AlignLeft
+        painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), elided)
+        return painter.fontMetrics().horizontalAdvance(elided)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.setFocus(Qt.FocusReason.MouseFocusReason)
+            self.clicked.emit(self.slot)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            self.clicked.emit(self.slot)
+        else:
+            super().keyPressEvent(event)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        self.update()
+        super().focusInEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        self.update()
+        super().focusOutEvent(event)

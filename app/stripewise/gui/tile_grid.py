@@ -1,0 +1,90 @@
+"""A layout of equal tiles in as many columns as fit, stretched to fill each row.
+
+The hardware map's disk cards used to be 120 px whatever their text ("HITAC..." beside half a
+pane of nothing): here a tile is at least as wide as its text asks (`sizeHint`), columns are as
+many as fit at that width, and the row's spare width is shared out. A tile is narrower than its
+text only when one column of it does not fit.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt
+from PySide6.QtWidgets import QLayout, QLayoutItem, QWidget
+
+
+class TileGrid(QLayout):
+    def __init__(self, parent: QWidget | None = None, spacing: int = 6) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self.tile_width: int | None = None  # one width for tiles of several grids, else theirs
+        self.setSpacing(spacing)
+        self.setContentsMargins(QMargins(0, 0, 0, 0))
+
+    def addItem(self, item: QLayoutItem) -> None:
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def wanted_width(self) -> int:
+        """The widest tile's text: every tile gets at least this when the row has room."""
+        if self.tile_width is not None:
+            return self.tile_width
+        return max((item.sizeHint().width() for item in self._items), default=0)
+
+    def sizeHint(self) -> QSize:
+        return self._framed(QSize(self.wanted_width(), self._tile_height()))
+
+    def minimumSize(self) -> QSize:
+        narrowest = max((item.minimumSize().width() for item in self._items), default=0)
+        return self._framed(QSize(narrowest, self._tile_height()))
+
+    def _framed(self, size: QSize) -> QSize:
+        margins = self.contentsMargins()
+        return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
+
+    def _tile_height(self) -> int:
+        return max((item.sizeHint().height() for item in self._items), default=0)
+
+    def columns(self, width: int) -> tuple[int, int]:
+        """(columns, tile width) for a row `width` wide."""
+        spacing = self.spacing()
+        wanted = max(1, self.wanted_width())
+        count = max(1, (width + spacing) // (wanted + spacing))
+        return count, max(1, (width - (count - 1) * spacing) // count)
+
+    def _arrange(self, rect: QRect, move: bool) -> int:
+        margins = self.contentsMargins()
+        area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
+        if not self._items:
+            return margins.top() + margins.bottom()
+        count, width = self.columns(area.width())
+        height, spacing = self._tile_height(), self.spacing()
+        for index, item in enumerate(self._items):
+            row, column = divmod(index, count)
+            if move:
+                where = QPoint(
+                    area.x() + column * (width + spacing), area.y() + row * (height + spacing)
+                )
+                item.setGeometry(QRect(where, QSize(width, height)))
+        rows = (len(self._items) + count - 1) // count
+        return margins.top() + rows * height + (rows - 1) * spacing + margins.bottom()
