@@ -37,7 +37,7 @@ def page(make_window, x4500_file: Path) -> PlannerPage:
     window = make_window(view="planner", inventory=x4500_file)
     planner_page = window.page_widgets["planner"]
     assert isinstance(planner_page, PlannerPage)
-    planner_page.from_machine.click()
+    planner_page.from_map.click()  # the snapshot on show
     return planner_page
 
 

@@ -21,9 +21,9 @@ USB_RAID5 = ("sdc", "sdd", "sde")
 
 @pytest.fixture
 def window(make_window: WindowFactory) -> MainWindow:
-    """`stripewise --inventory server.txt --view planner`, then Plan This Machine."""
+    """`stripewise --inventory server.txt --view planner`, then the button that plans it."""
     made = make_window(view="planner", inventory=SERVER_DUMP)
-    made.page_widgets["planner"].from_machine.click()
+    made.page_widgets["planner"].from_map.click()  # the dump on show
     return made
 
 

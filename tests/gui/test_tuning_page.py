@@ -312,11 +312,14 @@ def test_make_persistent_and_remove_through_the_dialogs(
 @needs_loop
 def test_planned_arrays_are_offered_by_plan_name(make_window: WindowFactory, qtbot: Any) -> None:
     """A planned array not built yet: its disks on this machine are tuned, and its
-    filesystem geometry comes from the plan, for the device mdadm will create."""
+    filesystem geometry comes from the plan, for the device mdadm will create. The plan was
+    made here and its loop device recorded no identity: it is found by kernel name."""
     with loop_at(256) as (loop, _queue):
         window, page = tuning_ready(make_window, qtbot, loop)
+        assert window.hardware.machine is not None
         plan = Plan(
             name="Rack 3",
+            host=window.hardware.machine.host.key,
             disks=tuple(PlanDisk(d, "c0", 4 * 10**12) for d in (loop.name, "new1", "new2")),
             arrays=(
                 PlannedArray(

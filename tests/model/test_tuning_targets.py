@@ -14,8 +14,10 @@ def disks(*names: str, size: int = 4 * 10**12) -> tuple[PlanDisk, ...]:
 
 
 def test_created_arrays_tune_their_md_device_others_their_members_here() -> None:
+    """A plan made on this machine, of disks recorded without identity: found by name."""
     plan = Plan(
         name="p",
+        host=machine().host.key,
         disks=disks("sdb", "sdc", "sdd", "new1", "new2"),
         arrays=(
             PlannedArray("bulk", RaidLevel.RAID6, ("x", "y", "z", "w")),  # md0's name

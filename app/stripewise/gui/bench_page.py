@@ -185,7 +185,7 @@ class BenchPage(QWidget):
         session.saved.connect(self._on_saved)
         session.saveFailed.connect(self._on_save_failed)
         # methods, not lambdas: Qt disconnects them when the page goes, the services stay
-        hardware.inventoryChanged.connect(self._on_inventory)
+        hardware.machineChanged.connect(self._on_inventory)  # this machine's, never a file's
         planner.planChanged.connect(self._on_plan)
         system.probed.connect(self._on_system)
         if system.report is not None:
@@ -286,7 +286,7 @@ class BenchPage(QWidget):
 
     # --- inputs ----------------------------------------------------------------------------
     def _refresh_targets(self) -> None:
-        inventory = self.hardware.inventory
+        inventory = self.hardware.machine  # what runs here: never a recording's disks
         self.session.inventory = inventory
         self.form.set_targets(targets_from(inventory, self.planner.plan))
 

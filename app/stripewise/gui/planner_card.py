@@ -31,6 +31,7 @@ from stripewise.model.plan import (
     Plan,
     RaidLevel,
 )
+from stripewise.model.predict import why_unpredicted
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
 from stripewise.planner.sizes import members_of_unknown_size, unknown_capacity_text
@@ -82,7 +83,8 @@ def figures_html(report: ArrayReport, plan: Plan) -> str:
     ]
     prediction = report.prediction
     if prediction is None:
-        rows.append(("Predicted", "unknown: a member's speed is not known"))
+        why = why_unpredicted(report.array, plan, g, report.problems)
+        rows.append(("Predicted", f"unknown: {why}"))
     else:
         read, write = prediction.read_mb_s, prediction.write_mb_s
         rows.append(

@@ -1,4 +1,10 @@
-"""Commands for a planned array, and building it through the helper after serials are typed."""
+"""Commands for a planned array, and building it through the helper after serials are typed.
+
+Building acts on this machine's disks: each member is found here by WWN, serial or stable name
+(`model.device_match`), never by the kernel name it had in the map it was planned on, and the
+request names the disk found. A member not found here keeps Create on This Machine greyed,
+with the reason (issue 29.1).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui import help_dialogs as says
+from stripewise.model.device_match import Here, found_here, not_here_text
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
+from stripewise.model.topology import Inventory
 from stripewise.protocol.verbs import ArrayCreateArgs, ArrayMember
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.planner import PlannerService
@@ -26,13 +34,24 @@ from stripewise.services.planner import PlannerService
 CREATABLE = {RaidLevel.RAID0, RaidLevel.RAID1, RaidLevel.RAID5, RaidLevel.RAID6, RaidLevel.RAID10}
 
 
-def creatable_reason(plan: Plan, array: PlannedArray, helper: HelperClient | None) -> str:
-    """Empty when the helper may build this array on this machine."""
-    disks = [plan.disk(d) for d in (*array.members, *array.spares)]
+def creatable_reason(
+    plan: Plan, array: PlannedArray, helper: HelperClient | None, machine: Inventory | None
+) -> str:
+    """Empty when the helper may build this array on this machine (`machine`: its own
+    inventory, whatever map is on show)."""
+    everyone = (*array.members, *array.spares)
+    disks = [plan.disk(d) for d in everyone]
     if any(d is None or d.hypothetical for d in disks):
         return "The array uses disks that are not bought yet."
     if array.level not in CREATABLE:
         return "Nested arrays are built set by set: run the saved script."
+    if machine is None:
+        return "This machine's disks have not been read yet."
+    found = found_here(plan, machine)
+    missing = [d for d in everyone if d not in found]
+    if missing:
+        text = not_here_text(missing, plan)
+        return f"{text[0].upper()}{text[1:]}. The commands are for the machine it was planned on."
     if helper is None:
         return "No privileged helper in this window."
     return helper.unavailable_reason
@@ -41,20 +60,38 @@ def creatable_reason(plan: Plan, array: PlannedArray, helper: HelperClient | Non
 class SerialsDialog(QDialog):
     """One field per disk. The serials are not shown: the admin reads them off the drives."""
 
-    def __init__(self, plan: Plan, array: PlannedArray, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        array: PlannedArray,
+        here: dict[str, Here] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Create {array.name}: confirm the disks")
+        self.here = here or {}  # plan disk id -> this machine's disk: what is created on
         layout = QVBoxLayout(self)
         layout.addWidget(says.purpose_label(says.create_array(array.name)))
         form = QFormLayout()
         self.fields: dict[str, QLineEdit] = {}
         for disk_id in (*array.members, *array.spares):
             disk = plan.disk(disk_id)
+            found = self.here[disk_id].disk if disk_id in self.here else None
             field = QLineEdit()
             field.setPlaceholderText("serial number from the drive label")
             field.setAccessibleName(f"Serial of {disk_id}")
-            where = f"{disk_id} ({disk.model or 'model unknown'}, {disk.slot or disk.controller})"
-            form.addRow(where if disk else disk_id, field)
+            named = (
+                disk_id
+                if found is None or found.name == disk_id
+                else f"{disk_id}, here {found.name}"
+            )
+            model = (found.model if found else None) or (disk.model if disk else None)
+            where = (
+                f"{named} ({model or 'model unknown'}, {disk.slot or disk.controller})"
+                if disk
+                else named
+            )
+            form.addRow(where, field)
             self.fields[disk_id] = field
         layout.addLayout(form)
         self.overwrite = QCheckBox("Destroy what is on these disks (filesystems, partitions, RAID)")
@@ -69,10 +106,8 @@ class SerialsDialog(QDialog):
         layout.addWidget(buttons)
 
     def request_args(self, plan: Plan, array: PlannedArray) -> ArrayCreateArgs:
-        def entry(disk_id: str) -> ArrayMember:
-            disk = plan.disk(disk_id)
-            device = disk.stable_path if disk and disk.stable_path else f"/dev/{disk_id}"
-            return ArrayMember(device, self.fields[disk_id].text().strip())
+        def entry(disk_id: str) -> ArrayMember:  # the disk found here, by a name that stays
+            return ArrayMember(self.here[disk_id].device, self.fields[disk_id].text().strip())
 
         return ArrayCreateArgs(
             array.name,
@@ -85,7 +120,11 @@ class SerialsDialog(QDialog):
 
 
 def show_commands(
-    page: QWidget, planner: PlannerService, name: str, helper: HelperClient | None = None
+    page: QWidget,
+    planner: PlannerService,
+    name: str,
+    helper: HelperClient | None = None,
+    machine: Inventory | None = None,
 ) -> None:
     from stripewise.gui.planner_dialogs import CommandsDialog
     from stripewise.planner.commands import PlanNotReady, shell_script
@@ -110,12 +149,19 @@ def show_commands(
         return
     dialog = CommandsDialog(f"Commands for {name}", script, page, says.show_commands(name))
     dialog.save.clicked.connect(lambda: _save_script(dialog, script, name))
-    reason = creatable_reason(plan, array, helper)
+    reason = creatable_reason(plan, array, helper, machine)
     create = QPushButton("Create on This &Machine…")
     create.setEnabled(not reason)
     create.setToolTip(reason)
+    dialog.create_button = create
     dialog.layout().addWidget(create)
-    create.clicked.connect(lambda: _create(dialog, plan, array, helper))
+    if reason:  # said beside the button, not only in a tooltip
+        why = QLabel(reason)
+        why.setWordWrap(True)
+        why.setAccessibleName("Why it cannot be created here")
+        dialog.layout().addWidget(why)
+    here = found_here(plan, machine)
+    create.clicked.connect(lambda: _create(dialog, plan, array, helper, here))
     dialog.exec()
 
 
@@ -127,10 +173,16 @@ def _save_script(parent: QWidget, script: str, name: str) -> None:
         Path(path).write_text(script, encoding="utf-8")
 
 
-def _create(parent: QWidget, plan: Plan, array: PlannedArray, helper: HelperClient | None) -> None:
+def _create(
+    parent: QWidget,
+    plan: Plan,
+    array: PlannedArray,
+    helper: HelperClient | None,
+    here: dict[str, Here],
+) -> None:
     if helper is None:
         return
-    dialog = SerialsDialog(plan, array, parent)
+    dialog = SerialsDialog(plan, array, here, parent)
     if not dialog.exec():
         return
     result = QLabel("Asking the helper…")

@@ -82,6 +82,7 @@ class CommandsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(title)
         self.resize(820, 520)
+        self.create_button: QPushButton | None = None  # Create on This Machine, when offered
         layout = QVBoxLayout(self)
         if purpose:
             layout.addWidget(says.purpose_label(purpose))

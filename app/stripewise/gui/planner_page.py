@@ -1,4 +1,9 @@
-"""Planner page: disks on the left, proposed arrays on the right, figures after every drop."""
+"""Planner page: disks on the left, proposed arrays on the right, figures after every drop.
+
+Plan This Machine plans this machine's own disks; while the Hardware page shows a file (a
+recording or snapshot of another server), a second button plans that map, and a note says a
+plan of another machine is built there, not here (issue 29.1, 29.6).
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.gui.pages import page_title
 from stripewise.gui.planner_card import LEVEL_NAMES, ArrayCard
 from stripewise.gui.planner_dialogs import CompareDialog, SpreadDialog
+from stripewise.gui.planner_elsewhere import ElsewhereNote, map_title
 from stripewise.gui.planner_pool import DiskPool
 from stripewise.model.evaluate import PlanReport
 from stripewise.model.placement import spread, spread_improvers, suggest_spread
@@ -59,8 +65,10 @@ class PlannerPage(QWidget):
 
         bar = QHBoxLayout()
         self.from_machine = QPushButton("Plan &This Machine")
-        self.from_machine.setToolTip("Start a plan on the disks of the Hardware page")
+        self.from_machine.setToolTip("Start a plan on this machine's own disks")
         self.from_machine.clicked.connect(self._plan_machine)
+        self.from_map = QPushButton()  # the map on show, when it is a file: shown only then
+        self.from_map.clicked.connect(self._plan_map)
         self.purchase = QPushButton("New &Purchase Plan")
         self.purchase.clicked.connect(planner.new_purchase_plan)
         self.open_plan = QPushButton("&Open…")
@@ -73,6 +81,7 @@ class PlannerPage(QWidget):
         self.add_hardware.clicked.connect(self._add_hardware)
         for button in (
             self.from_machine,
+            self.from_map,
             self.purchase,
             self.open_plan,
             self.save_plan,
@@ -82,15 +91,22 @@ class PlannerPage(QWidget):
             bar.addWidget(button)
         bar.addStretch(1)
         layout.addLayout(bar)
+
+        def square(state: str) -> str:
+            return f"<span style='color:{STATE_COLORS[state].name()}'>&#9632;</span>"
+
         legend = QLabel(
-            f"<span style='color:{STATE_COLORS[PLANNED].name()}'>&#9632;</span> in a planned "
-            f"array &nbsp; <span style='color:{STATE_COLORS['free'].name()}'>&#9632;</span> free"
-            " &nbsp; faded: not free (system, mounted or in an array) &nbsp; "
+            f"{square(PLANNED)} in a planned array &nbsp; {square('free')} free &nbsp; "
+            f"{square('unknown')} use unknown (the file records no mounts: check before "
+            "building) &nbsp; faded: not free (system, mounted or in an array) &nbsp; "
             "Drag disks onto an array; Ctrl-click or Shift-click to take several."
         )
         legend.setTextFormat(Qt.TextFormat.RichText)
         legend.setWordWrap(True)
+        self.legend = legend
         layout.addWidget(legend)
+        self.elsewhere = ElsewhereNote()
+        layout.addWidget(self.elsewhere)
 
         self.pool = DiskPool()
         self.pool.disksDropped.connect(lambda ids: planner.move_disks(ids, None))
@@ -133,6 +149,10 @@ class PlannerPage(QWidget):
         planner.measuredChanged.connect(self._show_measured)
         planner.failed.connect(self.statusMessage.emit)
         planner.notice.connect(self.statusMessage.emit)
+        # methods, not lambdas: Qt disconnects them when the page goes, the service stays
+        hardware.inventoryChanged.connect(self._show_map)
+        hardware.machineChanged.connect(self._show_elsewhere)
+        self._show_map()
         self.show_plan(planner.plan, planner.report)
 
     # --- showing -------------------------------------------------------------------------------
@@ -150,6 +170,30 @@ class PlannerPage(QWidget):
             card.show_measured(self.planner.measured.get(array.name), reports[array.name])
         self.summary.setText(self._summary(plan, report))
         self.save_plan.setEnabled(bool(plan.disks))
+        self._show_elsewhere()
+
+    def _show_map(self, _inventory: object = None) -> None:
+        """The second Plan button names the file on show; it is hidden for this machine."""
+        inventory, origin = self.hardware.inventory, self.hardware.origin
+        shown = not origin.live and inventory is not None
+        self.from_map.setVisible(shown)
+        if shown and inventory is not None:
+            title = map_title(inventory, origin.describe())
+            self.from_map.setText(f"Plan {title.replace('&', '&&')}")
+            self.from_map.setToolTip(
+                f"Start a plan on the disks of the map on show ({origin.describe()}): its "
+                "commands are for that machine; nothing is created on this one from it"
+            )
+
+    def _show_elsewhere(self, _machine: object = None) -> None:
+        machine = self.hardware.machine
+        self.elsewhere.show_for(self.planner.plan, machine)
+        self.from_machine.setEnabled(machine is not None)
+        self.from_machine.setToolTip(
+            "Start a plan on this machine's own disks"
+            if machine is not None
+            else "Reading this machine's disks..."
+        )
 
     def _show_measured(self, measured: dict[str, object]) -> None:
         for report in self.planner.report.arrays:
@@ -207,6 +251,14 @@ class PlannerPage(QWidget):
         self.planner.add_array(self.new_level.currentData(), chosen)
 
     def _plan_machine(self) -> None:
+        """This machine's own disks, whatever the Hardware page shows."""
+        if self.hardware.machine is None:
+            self.statusMessage.emit("This machine's disks have not been read yet")
+            return
+        self.planner.plan_on_inventory(self.hardware.machine)
+
+    def _plan_map(self) -> None:
+        """The map on show: a recording or snapshot of another machine, to plan for it."""
         if self.hardware.inventory is None:
             self.statusMessage.emit("The hardware has not been read yet")
             return
@@ -232,7 +284,7 @@ class PlannerPage(QWidget):
     def _commands(self, name: str) -> None:
         from stripewise.gui.planner_commands import show_commands
 
-        show_commands(self, self.planner, name, self.helper)
+        show_commands(self, self.planner, name, self.helper, self.hardware.machine)
 
     def _open(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, says.OPEN_PLAN, "", "Plans (*.toml)")

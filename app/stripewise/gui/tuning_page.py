@@ -2,7 +2,8 @@
 apply, verify and revert through the helper; and each array's filesystem stripe geometry.
 
 Everything that writes goes through the helper's journaled `tuning.*` verbs, so a revert is
-possible even after the GUI (or the helper) crashed.
+possible even after the GUI (or the helper) crashed. What it lists and writes is this
+machine's own, whatever map the Hardware page shows (`gui.tuning_devices`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.help_dialogs import BENCHMARK_WITH_AND_WITHOUT, purpose_label
 from stripewise.gui.pages import page_title
+from stripewise.gui.tuning_devices import TuningDevices
 from stripewise.gui.tuning_persist import PersistDialogs
 from stripewise.gui.tuning_preview import NEW, PreviewTable, change_summary, gone_text, unwrap
 from stripewise.model.ab import (
@@ -44,10 +44,9 @@ from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.bench_targets import targets_from
 from stripewise.model.plan import Plan
 from stripewise.model.presets import CUSTOM, Preset
-from stripewise.model.topology import DiskKind, Inventory
+from stripewise.model.topology import Inventory
 from stripewise.model.tunables import Change, TuningError
-from stripewise.model.tuning_targets import PlannedTuning, planned_tuning
-from stripewise.model.wording import count_noun
+from stripewise.model.tuning_targets import planned_tuning
 from stripewise.protocol.events import BenchStartArgs
 from stripewise.protocol.tuning import ApplyArgs, RevertArgs, VerifyArgs
 from stripewise.protocol.tuning_replies import (
@@ -92,8 +91,7 @@ class TuningPage(QWidget):
         self.service = service
         self.hardware = hardware
         self.plan: Plan | None = planner.plan if planner is not None else None
-        self._inventory: Inventory | None = None
-        self._planned: dict[str, PlannedTuning] = {}  # list key ("plan:NAME") -> what it tunes
+        self._machine: Inventory | None = None  # this machine's own: what is listed and tuned
         self.ab = ABRunner(session, service, self) if session is not None else None
         self.ab_figures: list[ABFigure] = []
         self.ab_outcome: ABOutcome | None = None
@@ -105,13 +103,12 @@ class TuningPage(QWidget):
         self.persistence = PersistDialogs(service, self)
         self.persistence.done.connect(self._done)
         self.persistence.refused.connect(self._refused)
-        self._arrays: dict[str, tuple[str | None, int, int | None, str | None]] = {}
-        self._gone: list[str] = []  # checked devices the hardware map no longer has
+        self._gone: list[str] = []  # checked devices this machine no longer has
         self._asked: tuple[str, tuple[str, ...]] | None = None  # the preview being read
 
-        self.devices = QListWidget()
-        self.devices.setAccessibleName("Disks and arrays to tune")
-        self.devices.itemChanged.connect(lambda _item: self._picked())
+        self.targets = TuningDevices()
+        self.targets.picked.connect(self._picked)
+        self.devices = self.targets.list  # the rows, as tests and callers know them
         self.preset_box = QComboBox()
         self.preset_box.setAccessibleName("Preset")
         self.preset_box.currentIndexChanged.connect(lambda _i: self._selection_changed())
@@ -171,22 +168,21 @@ class TuningPage(QWidget):
         service.previewReady.connect(self._on_preview)
         service.geometryReady.connect(self._on_geometry)
         service.failed.connect(self._on_failed)
-        hardware.inventoryChanged.connect(self._on_inventory)
+        hardware.machineChanged.connect(self._on_machine)
+        hardware.machineFailed.connect(self._on_failed)
+        hardware.inventoryChanged.connect(self._show_origin)
         if planner is not None:
             planner.planChanged.connect(self._on_plan)
-        if hardware.inventory is not None:
-            self._on_inventory(hardware.inventory)
+        self._show_origin()
+        if hardware.machine is not None:
+            self._on_machine(hardware.machine)
         elif self.plan is not None:
             self._fill_devices()
         service.load_presets()
 
     def _build_layout(self) -> None:
-        left = QWidget()
+        left = self.targets
         left.setMinimumWidth(230)  # room for "md0  (raid6, 8 members)" at 1024 px
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 8, 0)
-        left_layout.addWidget(QLabel("Disks and arrays"))
-        left_layout.addWidget(self.devices, 1)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(8, 0, 0, 0)
@@ -222,54 +218,31 @@ class TuningPage(QWidget):
         layout.addWidget(split, 1)
 
     # --- inputs ----------------------------------------------------------------------------
-    def _on_inventory(self, inventory: Inventory) -> None:
-        self._inventory = inventory
+    def _on_machine(self, machine: Inventory) -> None:
+        self._machine = machine
         self._fill_devices()
+
+    def _show_origin(self, _inventory: object = None) -> None:
+        """Say so while the map on show is not this machine: its disks are not listed here."""
+        origin = self.hardware.origin
+        self.targets.show_elsewhere(None if origin.live else origin.describe())
 
     def _on_plan(self, plan: Plan, _report: object) -> None:
         """The planner reports every edit (a drag, a chunk size): the list and its preview are
         redone only when what the plan offers for tuning changed."""
-        before = (self.plan.name if self.plan else None, list(self._planned.values()))
+        before = (self.plan.name if self.plan else None, list(self.targets.planned.values()))
         self.plan = plan
-        if (plan.name, planned_tuning(plan, self._inventory)) != before:
+        if (plan.name, planned_tuning(plan, self._machine)) != before:
             self._fill_devices()
 
     def _fill_devices(self) -> None:
-        """Arrays and disks from the map, then the plan's arrays by name; checks are kept.
-        A checked device the map no longer has is said to be gone, and stays unchecked."""
-        checked = set(self._checked_keys())
-        self.devices.blockSignals(True)
-        self.devices.clear()
-        self._arrays = {}
-        self._planned = {}
-        inventory = self._inventory
-        for array in inventory.arrays if inventory is not None else ():
-            if array.kind is not DiskKind.ARRAY:
-                continue
-            fs = next(
-                (d.fs_type for d in inventory.virtual if d.name == array.name and d.fs_type), None
-            )
-            self._arrays[array.name] = (array.level, len(array.members), array.chunk_kib, fs)
-            self._add_device(
-                array.name,
-                f"{array.name}  ({array.level or 'md'}, "
-                f"{count_noun(len(array.members), 'member')})",
-                checked,
-            )
-        for disk in (*inventory.disks, *inventory.virtual) if inventory is not None else ():
-            if disk.kind is DiskKind.VIRTUAL and not (
-                disk.name.startswith("loop") and disk.size_bytes
-            ):
-                continue  # zram, ram disks and unattached loop devices have nothing to tune
-            what = " ".join(p for p in (disk.vendor, disk.model) if p) or disk.kind.value
-            self._add_device(disk.name, f"{disk.name}  ({what}, {disk.state.value})", checked)
-        self._add_planned(checked)
-        self.devices.blockSignals(False)
+        """This machine's arrays and disks, then the plan's arrays by name; checks are kept.
+        A checked device this machine no longer has is said to be gone, and stays unchecked."""
+        vanished = self.targets.fill(self._machine, self.plan)
         listed = {
             self.devices.item(row).data(Qt.ItemDataRole.UserRole)
             for row in range(self.devices.count())
         }
-        vanished = sorted(k for k in checked if k not in listed and not k.startswith("plan:"))
         self._gone = [name for name in dict.fromkeys(self._gone + vanished) if name not in listed]
         self._selection_changed()
 
@@ -278,60 +251,20 @@ class TuningPage(QWidget):
         self._gone = []
         self._selection_changed()
 
-    def _add_planned(self, checked: set[str]) -> None:
-        planned = planned_tuning(self.plan, self._inventory) if self.plan is not None else []
-        if not planned:
-            return
-        heading = QListWidgetItem(
-            f"From the plan \u201c{self.plan.name if self.plan else ''}\u201d"
-        )
-        heading.setFlags(Qt.ItemFlag.NoItemFlags)
-        self.devices.addItem(heading)
-        for target in planned:
-            key = f"plan:{target.array.name}"
-            self._planned[key] = target
-            self._add_device(key, target.label, checked)
-            if not target.devices:
-                item = self.devices.item(self.devices.count() - 1)
-                item.setToolTip("None of its disks is on this machine: only its geometry shows")
-
-    def _add_device(self, name: str, label: str, checked: set[str]) -> None:
-        item = QListWidgetItem(label)
-        item.setToolTip(label)
-        item.setData(Qt.ItemDataRole.UserRole, name)
-        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-        item.setCheckState(Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked)
-        self.devices.addItem(item)
-
     def select_devices(self, names: list[str]) -> None:
         """Check these rows: kernel names, or `plan:NAME` for a planned array. A new choice:
         devices gone from an earlier one are no longer mentioned."""
         self._gone = []
-        self.devices.blockSignals(True)  # one preview for the whole selection, not one per row
-        for row in range(self.devices.count()):
-            item = self.devices.item(row)
-            wanted = item.data(Qt.ItemDataRole.UserRole) in names
-            item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
-        self.devices.blockSignals(False)
+        self.targets.select(names)  # one preview for the whole selection, not one per row
         self._selection_changed()
 
     def _checked_keys(self) -> list[str]:
-        return [
-            str(item.data(Qt.ItemDataRole.UserRole))
-            for item in (self.devices.item(row) for row in range(self.devices.count()))
-            if item.data(Qt.ItemDataRole.UserRole) is not None
-            and item.checkState() is Qt.CheckState.Checked
-        ]
+        return self.targets.checked_keys()
 
     def selected_devices(self) -> list[str]:
         """Kernel names to tune: checked disks and arrays, and the devices of checked planned
         arrays (the md device once created, else the members this machine has), once each."""
-        names: list[str] = []
-        for key in self._checked_keys():
-            for name in self._planned[key].devices if key in self._planned else (key,):
-                if name not in names:
-                    names.append(name)
-        return names
+        return self.targets.selected_devices()
 
     def _on_presets(self, choices: list[PresetChoice]) -> None:
         current = self.preset_box.currentData()
@@ -361,11 +294,13 @@ class TuningPage(QWidget):
             (choice.error or unwrap(choice.description)) if choice else "No presets found."
         )
         devices = self.selected_devices()
-        arrays = [(a, *self._arrays[a]) for a in devices if a in self._arrays]
+        facts = self.targets.arrays
+        arrays = [(a, *facts[a]) for a in devices if a in facts]
+        planned_rows = self.targets.planned
         planned = [
-            planned_geometry_report(self._planned[key].array, self.plan)
+            planned_geometry_report(planned_rows[key].array, self.plan)
             for key in self._checked_keys()
-            if key in self._planned and self._planned[key].created_as is None and self.plan
+            if key in planned_rows and planned_rows[key].created_as is None and self.plan
         ]
         if arrays or planned:
             self.service.check_geometry(arrays, planned)
@@ -402,9 +337,14 @@ class TuningPage(QWidget):
         if self.changes:
             done = f"{self._last_action} " if self._last_action else ""
             count = len(settings_of(self.changes))
+            if not count:  # nothing for Apply to write: never say it would (issue 29.8)
+                what = "Every value is" if len(self.changes) > 1 else "The value is"
+                return f"{gone}{done}{what} what the preset sets."
+            now = "Still " if done else ""
             return (
-                f"{gone}{done}{change_summary(count, len(self.changes))}. Apply writes them "
-                "through the helper, which journals the current values first."
+                f"{gone}{done}{now}{change_summary(count, len(self.changes))}: Apply writes "
+                f"{'it' if count == 1 else 'them'} through the helper, which journals the "
+                "current values first."
             )
         if self._gone and not self.selected_devices():
             return f"{gone}nothing to preview or apply; pick what to tune again."
@@ -455,7 +395,7 @@ class TuningPage(QWidget):
 
     # --- A/B ---------------------------------------------------------------------------------
     def ask_ab(self) -> None:
-        dialog = ABDialog(self, targets_from(self.hardware.inventory))
+        dialog = ABDialog(self, targets_from(self.hardware.machine))
         self.ab_dialog = dialog
         if dialog.exec() == QDialog.DialogCode.Accepted:
             args = dialog.bench_args()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from stripewise.model.arrays import Geometry, PlanIndex, normalized
-from stripewise.model.plan import Plan, PlannedArray, RaidLevel
+from stripewise.model.plan import Plan, PlannedArray, Problem, RaidLevel
 from stripewise.model.wording import count_noun
 
 # Links deliver 70-100 % of their nominal rate: protocol overhead (PCIe TLP headers, PCI bus
@@ -276,3 +276,32 @@ def _disks_worth(count: int) -> str:
     """ "1 disk's worth", "4 disks' worth": the possessive moves with the plural."""
     possessive = count_noun(count, "disk's", "disks'")
     return f"{possessive} worth"
+
+
+_UNBUILDABLE = ("too_few_members", "group_size", "odd_raid10", "unknown_disk", "duplicate_member")
+
+
+def why_unpredicted(
+    array: PlannedArray, plan: Plan, geometry: Geometry, problems: tuple[Problem, ...]
+) -> str:
+    """Why `predict` says nothing for this array, in the words of what is missing: too few
+    members is not an unknown speed (issue 29.6)."""
+    array = normalized(array)
+    if not array.members:
+        return "no members yet"
+    if not geometry.valid:
+        reason = next((p.message for p in problems if p.code in _UNBUILDABLE), None)
+        return reason or "the array cannot be built as planned"
+    index = PlanIndex.of(plan)
+    slow = [
+        m
+        for m in array.members
+        if (d := index.disks.get(m)) is None
+        or (d.seq_read_mb_s is None and d.seq_write_mb_s is None)
+    ]
+    if slow:
+        return (
+            f"no speed known for {', '.join(slow)} (a model the catalog does not know: give "
+            "its speed in the plan file, or plan with catalog disks)"
+        )
+    return "nothing to go on"

@@ -3,13 +3,16 @@
 A planned array already created on this machine is tuned as its md device (found by the md
 name mdadm was given, `host:name`). One not created yet is tuned through the member disks
 this machine already has, so readahead and scheduler can be set before the array is built;
-its filesystem geometry comes from the plan.
+its filesystem geometry comes from the plan. Members are found here by WWN, serial or stable
+name (`model.device_match`), never by the kernel name they had where the plan was made: the
+inventory given is always this machine's own, whatever map is on show.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stripewise.model.device_match import found_here
 from stripewise.model.plan import Plan, PlannedArray
 from stripewise.model.topology import DiskKind, Inventory
 from stripewise.model.wording import count_noun
@@ -45,17 +48,16 @@ def created_arrays(inventory: Inventory) -> dict[str, str]:
     }
 
 
-def planned_tuning(plan: Plan, inventory: Inventory | None) -> list[PlannedTuning]:
-    created = created_arrays(inventory) if inventory is not None else {}
-    present = (
-        {d.name for d in (*inventory.disks, *inventory.virtual)} if inventory is not None else set()
-    )
+def planned_tuning(plan: Plan, machine: Inventory | None) -> list[PlannedTuning]:
+    """Each planned array with what tunes it on `machine` (this machine's own inventory)."""
+    created = created_arrays(machine) if machine is not None else {}
+    present = found_here(plan, machine)
     found = []
     for array in plan.arrays:
         md = created.get(array.name)
         if md is not None:
             found.append(PlannedTuning(array, (md,), md, 0))
             continue
-        here = tuple(m for m in array.members if m in present)
+        here = tuple(present[m].disk.name for m in array.members if m in present)
         found.append(PlannedTuning(array, here, None, len(array.members) - len(here)))
     return found

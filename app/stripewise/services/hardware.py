@@ -1,4 +1,10 @@
-"""The hardware map behind the Hardware page: read off the GUI thread, kept fresh on hotplug."""
+"""The hardware map behind the Hardware page: read off the GUI thread, kept fresh on hotplug.
+
+Two inventories: `inventory`, the map on show (this machine, or a file: a recording, a
+snapshot, a dump of another server), and `machine`, always this machine's own, read live. What
+acts on devices (tuning, benchmarks, creating arrays) takes `machine`, never the map on show:
+a recording's sdk is not this machine's sdk (issue 29.1).
+"""
 
 from __future__ import annotations
 
@@ -32,7 +38,9 @@ class HardwareOrigin:
 
 
 class HardwareService(QObject):
-    inventoryChanged = Signal(object)  # Inventory
+    inventoryChanged = Signal(object)  # Inventory: the map on show
+    machineChanged = Signal(object)  # Inventory: this machine's own, read live
+    machineFailed = Signal(str)  # it could not be read beside a file on show
     failed = Signal(str)
     busyChanged = Signal(bool)
     hotplugged = Signal(str)  # "sdc added"
@@ -44,6 +52,8 @@ class HardwareService(QObject):
         self._history = history
         self.origin = HardwareOrigin()
         self.inventory: Inventory | None = None
+        self.machine: Inventory | None = None  # this machine, whatever the map shows
+        self._reading_machine = False
         self._busy = False
         self._again = False
         self._monitor: Any = None
@@ -63,13 +73,39 @@ class HardwareService(QObject):
         self.origin = HardwareOrigin(path)
         self.reload()
 
+    def read_machine(self) -> None:
+        """This machine's own map, read live beside a file on show (off the GUI thread)."""
+        if self._reading_machine:
+            return
+        self._reading_machine = True
+        run_in_background(read_live, self._on_machine, self._on_machine_error)
+
+    def _on_machine(self, inventory: Inventory) -> None:
+        self._reading_machine = False
+        if self.origin.live:
+            return  # the map on show is this machine again: its own read says what it has
+        self._set_machine(inventory)
+
+    def _on_machine_error(self, exc: Exception) -> None:
+        self._reading_machine = False
+        self.machineFailed.emit(f"reading this machine's disks failed: {exc}")
+
+    def _set_machine(self, inventory: Inventory) -> None:
+        self.machine = inventory
+        self.machineChanged.emit(inventory)
+
     def reload(self) -> None:
+        """Read the map on show again; with a file on show, this machine's own as well."""
+        if not self.origin.live:
+            self.read_machine()
         if self._busy:
             self._again = True  # one more read once this one lands: never two at once
             return
         self._set_busy(True)
         origin = self.origin
-        run_in_background(lambda: self._read(origin), self._on_read, self._on_error)
+        run_in_background(
+            lambda: self._read(origin), lambda read: self._on_read(read, origin), self._on_error
+        )
 
     def _read(self, origin: HardwareOrigin) -> Inventory:
         inventory = read_live() if origin.live else load_inventory(origin.path)  # type: ignore[arg-type]
@@ -77,10 +113,12 @@ class HardwareService(QObject):
             return inventory
         return with_labels(inventory, self._history.slot_labels(inventory.host.key))
 
-    def _on_read(self, inventory: Inventory) -> None:
+    def _on_read(self, inventory: Inventory, origin: HardwareOrigin) -> None:
         self.inventory = inventory
         self._set_busy(False)
         self.inventoryChanged.emit(inventory)
+        if origin.live:  # the map of this machine is this machine's own map too
+            self._set_machine(inventory)
         self._read_again_if_asked()
 
     def _on_error(self, exc: Exception) -> None:
@@ -141,14 +179,18 @@ class HardwareService(QObject):
                 break
             action = {"add": "added", "remove": "removed"}.get(device.action or "", "changed")
             self._events.append(f"{device.sys_name} {action}")
-        if self._events and self.origin.live:
+        if self._events:
             self._settle.start()
 
     def _after_hotplug(self) -> None:
         events, self._events = self._events, []
-        if events:
+        if not events:
+            return
+        if self.origin.live:
             self.hotplugged.emit(", ".join(dict.fromkeys(events)))
             self.reload()
+        else:  # a file on show stays as it is; what acts on devices sees this machine anew
+            self.read_machine()
 
     # --- labels and snapshots ----------------------------------------------------------------
     def set_label(self, slot_key: str, label: str) -> None:
