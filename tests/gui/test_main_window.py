@@ -116,7 +116,8 @@ def test_selecting_a_run_shows_its_results(make_window, seeded_db_url: str, qtbo
     assert "Run 2" in page.detail_title.text()
     assert page.detail_results.phases_shown() == ["seq_read"]
     assert page.detail_results.cell_text("seq_read", 1) == "212"  # seeded 210 + run number
-    assert page.detail_results.cell_text("seq_read", 2) == "200 - 230 (n=3)"
+    assert page.detail_results.cell_text("seq_read", 2) == "200\u2013230"
+    assert "of 3 passes" in page.detail_results.horizontalHeaderItem(2).text()
 
 
 def test_empty_history_says_so(main_window: MainWindow) -> None:
