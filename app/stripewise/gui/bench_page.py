@@ -65,7 +65,7 @@ from stripewise.services.tasks import run_in_background
 REDRAW_MS = 200
 PLOTS_COMFORT_PX = 470  # below this the plots' legends and the results table are cut
 FORM_EXTRA_PX = 60  # what the form gets beyond its minimum when the window has room
-PLOTS_MIN_PX = 200  # the plots' least height: below it the table scrolls instead
+PLOTS_MIN_PX = 240  # the plots' least height (legible axes): below it the table scrolls
 RUN_PROGRESS = "run %p %"  # on the bar: the run's progress, never the phase's
 
 
