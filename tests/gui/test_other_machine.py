@@ -119,7 +119,8 @@ def test_tuning_lists_this_machines_disks_while_a_recording_is_on_show(
             assert "67.1 MB" in listed[loop.name] and "8.6 GB" not in listed[loop.name]
         note = page.targets.note
         assert note.isVisibleTo(page)
-        assert str(recording) in note.text() and "not this machine" in note.text()
+        assert recording.name in note.text() and "not this machine" in note.text()
+        assert note.toolTip() == str(recording)
 
         window.hardware.load_live()  # the Hardware page shows this machine again: no note
         qtbot.waitUntil(lambda: not note.isVisibleTo(page), timeout=20_000)
@@ -158,6 +159,7 @@ def test_a_plan_of_another_server_tunes_and_creates_nothing_here(
         assert knobs(loops) == before, "a preset for another server's disks was written here"
         assert page.selected_devices() == [] and not page.apply_button.isEnabled()
         assert "md0  (planned raid1, 0 of 2 disks here, not created)" in rows(page)["plan:md0"]
+        assert page.summary.text().startswith("No disk of md0 is on this machine")
 
         planner = page_of(window, "planner", PlannerPage)
         assert planner.elsewhere.isVisibleTo(planner)

@@ -11,12 +11,13 @@ from PySide6.QtWidgets import QFrame, QLabel, QWidget
 from stripewise.model.plan import Plan
 from stripewise.model.topology import Inventory
 
-TITLE_CHARS = 28  # a Plan button at 1024 px keeps room for the others
+TITLE_CHARS = 20  # a Plan button at 1024 px keeps room for the others
 
 
 def map_title(inventory: Inventory, shown: str) -> str:
-    """What to call the map on show: its host name, else its file's name, shortened."""
-    title = inventory.host.hostname or inventory.host.source_file or Path(shown).name
+    """What to call the map on show: its host name, else its file's name without the
+    extension, shortened."""
+    title = inventory.host.hostname or Path(inventory.host.source_file or shown).stem
     return title if len(title) <= TITLE_CHARS else f"{title[: TITLE_CHARS - 1]}…"
 
 

@@ -9,6 +9,8 @@ the member disks found here by WWN, serial or stable name.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
@@ -53,10 +55,11 @@ class TuningDevices(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(self.list, 1)
 
-    def show_elsewhere(self, shown: str | None) -> None:
-        """`shown`: what the map on show is when it is not this machine (a file), else None."""
-        self.note.setText(elsewhere_text(shown) if shown else "")
-        self.note.setVisible(bool(shown))
+    def show_elsewhere(self, shown: Path | None) -> None:
+        """`shown`: the file on show when the map is not this machine's, else None."""
+        self.note.setText(elsewhere_text(shown.name) if shown else "")
+        self.note.setToolTip(str(shown) if shown else "")
+        self.note.setVisible(shown is not None)
 
     def fill(self, machine: Inventory | None, plan: Plan | None) -> list[str]:
         """Rows for this machine's arrays and disks, then the plan's arrays; checks are kept.

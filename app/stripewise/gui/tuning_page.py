@@ -225,7 +225,7 @@ class TuningPage(QWidget):
     def _show_origin(self, _inventory: object = None) -> None:
         """Say so while the map on show is not this machine: its disks are not listed here."""
         origin = self.hardware.origin
-        self.targets.show_elsewhere(None if origin.live else origin.describe())
+        self.targets.show_elsewhere(origin.path)
 
     def _on_plan(self, plan: Plan, _report: object) -> None:
         """The planner reports every edit (a drag, a chunk size): the list and its preview are
@@ -349,8 +349,19 @@ class TuningPage(QWidget):
         if self._gone and not self.selected_devices():
             return f"{gone}nothing to preview or apply; pick what to tune again."
         if self._asked is None:
-            return PICK
+            return self._nothing_here() or PICK
         return f"{gone}The preset sets nothing on the selected devices."
+
+    def _nothing_here(self) -> str:
+        """Planned arrays ticked whose disks are none of this machine's: said, not "Pick"."""
+        keys = self._checked_keys()
+        if not keys or self.selected_devices() or not all(k in self.targets.planned for k in keys):
+            return ""
+        names = ", ".join(k.removeprefix("plan:") for k in keys)
+        return (
+            f"No disk of {names} is on this machine (found by WWN, serial or stable name): "
+            "nothing to tune here; only the geometry shows."
+        )
 
     def _label(self) -> str:
         """What the journal and the A/B runs' tags call these values."""
@@ -390,7 +401,7 @@ class TuningPage(QWidget):
         if self._gone and not self.selected_devices():
             return f"{gone_text(self._gone)}: pick what to tune again"
         if not self.changes:
-            return PICK
+            return self._nothing_here() or PICK
         return "Every value is already what the preset sets: nothing to write"
 
     # --- A/B ---------------------------------------------------------------------------------
