@@ -116,9 +116,9 @@ def test_phase_bands_are_named_whole_or_by_a_shorter_name(
     assert drawn, "no band is named at all"
     assert [text for text in drawn if text not in names] == [], "a name cut short"
     assert not any("\u2026" in text for text in drawn)
-    # the random seeks, the longest bands, carry a name each pass
-    seeks = [text for text in drawn if "seeks" in text.lower() or "Seeks" in text]
-    assert len(seeks) == 3
+    # the last band has the room to the view's edge: it is named, in some length
+    last = set(band_names(Phase.RANDOM_READ, 3))
+    assert any(text in last for text in drawn), drawn
 
 
 def test_the_bar_says_the_runs_progress_and_the_text_the_phases(
