@@ -202,7 +202,7 @@ def test_a_sync_repeated_after_a_crash_stores_nothing_twice(postgres_url: str) -
 def test_the_cli_save_path_keeps_a_whole_run_while_the_server_is_down(
     server_db: tuple[PostgresServer, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from stripewise.history.spool import save_or_spool
+    from stripewise.history.live_run import LiveRun
 
     server, url = server_db
     open_database(url).close()
@@ -221,8 +221,12 @@ def test_the_cli_save_path_keeps_a_whole_run_while_the_server_is_down(
     rows = [SampleRow(seq, seq * 1.0, "seq_read", 0, {"engine_read_mb_s": 9.0}) for seq in range(5)]
     finished = datetime(2026, 11, 1, 0, 1, tzinfo=UTC)
     result = [ResultValue("seq_read", "throughput", "MB/s", 9.0)]
-    run_id, waiting = save_or_spool(url, run, rows, result, RunStatus.COMPLETE, finished)
-    assert run_id is None
+    live = LiveRun(url, run)  # `bench --save`: the row first, samples as they come
+    live.begin()
+    live.add_samples(rows)
+    filed = live.finish(result, RunStatus.COMPLETE, finished)
+    assert filed.run_id is None and filed.lost is None
+    waiting = filed.waiting
     assert waiting is not None and "5 samples of 1 run are kept on this computer" in waiting
     assert "\n" not in waiting
     server.start()

@@ -19,11 +19,11 @@ import signal
 import stat
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stripewise import environment
 from stripewise.cli.bench_output import emit, emit_lost, say
-from stripewise.cli.bench_save import save_run
+from stripewise.cli.bench_save import Recording, say_filed
 from stripewise.cli.errors import CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import add_db_option, finite, positive_int, whole_number
@@ -41,6 +41,9 @@ from stripewise.protocol.events import (
 )
 from stripewise.protocol.wire import ProtocolError
 from stripewise.unfinished_run import unfinished_result
+
+if TYPE_CHECKING:
+    from stripewise.history.live_run import Filed
 
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 EXIT_PARTIAL = 3  # a group run that completed on some hosts only
@@ -168,8 +171,11 @@ def _bench(
         print(f"stripewise: error: {reply.message}", file=sys.stderr)
         return 2
     began = time.monotonic()
+    recording = None
+    if args.save:  # written as it runs: a killed CLI leaves what it had (bench_save)
+        recording = Recording(database_url(args), run_name(begun.spec, args.target), begun)
     stop.arm()
-    result = _follow(client, args, stop)
+    result = _follow(client, args, stop, recording)
     elapsed_s = time.monotonic() - began
     # the run has ended, or the helper is gone: reap it for its exit status; after a signal
     # the caller waits for the CLI to exit, so a helper stuck ending its run is not waited for
@@ -183,14 +189,16 @@ def _bench(
             emit(result, as_json=args.json)
     if stop.signal is not None and result.status is RunStatus.CANCELLED:
         say(f"stripewise: cancelled by {stop.signal.name}\n", sys.stderr)
-    saved = None
-    if args.save:
-        name = run_name(begun.spec, args.target)
-        saved = save_run(database_url(args), name, begun, result, client.samples)
+    filed = recording.finish(result) if recording is not None else None
+    saved = filed.run_id if filed is not None else None
     if lost:
-        say(f"stripewise: error: {_lost_line(client, result, begun, saved)}\n", sys.stderr)
+        say(f"stripewise: error: {_lost_line(client, result, begun, filed)}\n", sys.stderr)
     elif saved is not None:
         say(f"saved as run {saved}\n", sys.stderr)
+    elif filed is not None:
+        say_filed(filed)
+    if filed is not None and filed.lost is not None:
+        return 1  # the results were printed, but nothing kept them
     return 0 if result.status is RunStatus.COMPLETE else 1
 
 
@@ -245,9 +253,11 @@ def _start_args(args: argparse.Namespace) -> dict[str, Any]:
     return start
 
 
-def _follow(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> RunResult | None:
+def _follow(
+    client: HelperClient, args: argparse.Namespace, stop: _Stop, recording: Recording | None
+) -> RunResult | None:
     """The helper's run_result; None when its output ended first, or a cancel went unanswered
-    for CANCEL_GRACE_S."""
+    for CANCEL_GRACE_S. With --save, a phase's results are written before it is printed."""
     while True:
         if client.pending_events:
             message: Reply[Any] | Event | None = client.pending_events.pop(0)
@@ -264,8 +274,12 @@ def _follow(client: HelperClient, args: argparse.Namespace, stop: _Stop) -> RunR
             continue  # the reply to a cancel
         if isinstance(message, Sample):
             client.samples.append(message)
+            if recording is not None:
+                recording.add(message)
         elif isinstance(message, PhaseFinished):
             client.phase_results.append(message)
+            if recording is not None:
+                recording.phase_finished(client.phase_results)
         emit(message, as_json=args.json)
         if isinstance(message, RunResult):
             return message
@@ -293,15 +307,17 @@ def _how_it_ended(client: HelperClient) -> str:
 
 
 def _lost_line(
-    client: HelperClient, result: RunResult, begun: BenchStarted, saved: int | None
+    client: HelperClient, result: RunResult, begun: BenchStarted, filed: Filed | None
 ) -> str:
     """The one line a lost helper gets: what ended, what was kept, what was left behind."""
     passes = sum(not event.error for event in client.phase_results)
     kept = f"{count_noun(len(client.samples), 'sample')} and {count_noun(passes, 'finished phase')}"
-    if saved is not None:
-        line = f"{result.error}: run {saved} saved as aborted with {kept}"
-    else:
+    if filed is None:
         line = f"{result.error}: {kept} received, not saved (no --save)"
+    elif filed.run_id is not None:
+        line = f"{result.error}: run {filed.run_id} saved as aborted with {kept}"
+    else:
+        line = f"{result.error}: {kept} received; {filed.waiting or filed.lost}"
     test_file = begun.target
     with contextlib.suppress(OSError):  # a device target is no file to leave behind
         if test_file and stat.S_ISREG(os.lstat(test_file).st_mode):

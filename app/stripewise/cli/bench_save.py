@@ -1,36 +1,115 @@
-"""`stripewise bench --save`: the run, its samples and its results into the history."""
+"""`stripewise bench --save`: the run into the history while it runs, as the GUI records it.
+
+The run's row is written as soon as the helper accepts the benchmark, samples at least every
+FLUSH_S from a thread of their own (a slow or locked database never stalls the live output),
+and each phase's results before its line is printed: a `phase_result` the CLI printed is in
+the history, so a CLI killed by SIGKILL leaves a `running` run with its finished phases and
+samples, which the next command that reads the history files `aborted` (history.live_run).
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from stripewise.cli.errors import CliError
-from stripewise.protocol.events import BenchStarted, RunResult, Sample
+from stripewise.protocol.events import BenchStarted, PhaseFinished, RunResult, Sample
 from stripewise.protocol.group import GroupOutcome
 from stripewise.protocol.spec import spec_to_json
 
+if TYPE_CHECKING:
+    from stripewise.history.live_run import Filed, LiveRun
 
-def save_run(
-    url: str,
-    name: str,
-    started: BenchStarted,
-    result: RunResult,
-    samples: Sequence[Sample],
-) -> int | None:
-    """`started` is the helper's bench.start reply (the spec as it normalised it, the disks
-    under the target); `result` its run_result, or the one the client made for a run the
-    helper never finished (status `aborted` or `cancelled`). None when the database could not
-    take the run: it is then kept in the local spool, said in one line on stderr, and synced
-    by the next command that opens the database."""
+FLUSH_S = 0.5  # as the GUI's recorder: samples reach the history at least once a second
+
+
+class Recording:
+    """One `bench --save` run being written. `add` and `phase_finished` come from the CLI's
+    event loop; the header (its context read from sysfs) and the sample batches are written
+    by the recording's own thread, begun at once."""
+
+    def __init__(self, url: str, name: str, started: BenchStarted) -> None:
+        self._url = url
+        self._name = name
+        self._started = started
+        self._pending: list[Sample] = []
+        self._seq = 0
+        self._lock = threading.Lock()  # the pending samples and their numbering
+        self._stop = threading.Event()
+        self._live: LiveRun | None = None
+        self._failed: BaseException | None = None  # raised again where the run is filed
+        self._ready = threading.Event()  # the header was written (or spooled)
+        self._thread = threading.Thread(target=self._work, name="bench-save", daemon=True)
+        self._thread.start()
+
+    def add(self, sample: Sample) -> None:
+        with self._lock:
+            self._pending.append(sample)
+
+    def phase_finished(self, received: Sequence[PhaseFinished]) -> None:
+        """Before the phase's line is printed: its samples, then every finished phase's
+        results as the helper will summarise them (`unfinished_run`'s summary)."""
+        from stripewise.model.bench import phase_summaries
+
+        live = self._wait_ready()
+        self._flush(live)
+        live.set_results([v for phase in phase_summaries(received) for v in phase.values()])
+
+    def finish(self, result: RunResult) -> Filed:
+        """The run's end as the helper reported it, or as the client made it."""
+        self._stop.set()
+        live = self._wait_ready()
+        self._thread.join()
+        self._flush(live)
+        return live.finish(result.values(), result.status, datetime.now(UTC))
+
+    def _wait_ready(self) -> LiveRun:
+        self._ready.wait()
+        if self._live is None:
+            raise CliError(f"the run cannot be saved: {self._failed}") from self._failed
+        return self._live
+
+    def _work(self) -> None:
+        try:
+            live = _live_run(self._url, self._name, self._started)
+            live.begin()
+            self._live = live
+        except Exception as exc:  # said by the main thread, where the run is filed
+            self._failed = exc
+            return
+        finally:
+            self._ready.set()
+        while not self._stop.wait(FLUSH_S):
+            self._flush(live)
+
+    def _flush(self, live: LiveRun) -> None:
+        from stripewise.history.store import SampleRow
+
+        with self._lock:
+            received, self._pending = self._pending, []
+            first, self._seq = self._seq, self._seq + len(received)
+        live.add_samples([SampleRow.of(first + n, s) for n, s in enumerate(received)])
+
+
+def _live_run(url: str, name: str, started: BenchStarted) -> LiveRun:
     # lazy: SQLAlchemy and the context probes load only for `bench --save`
     from stripewise.history.hostinfo import HostInfo
-    from stripewise.history.spool import KeyedRun, new_run_key, save_or_spool
-    from stripewise.history.store import SampleRow
+    from stripewise.history.live_run import LiveRun
+    from stripewise.history.recorder_id import this_recorder
+    from stripewise.history.spool import KeyedRun, new_run_key
     from stripewise.inventory.bench_context import collect_context
 
-    finished = datetime.now(UTC)
+    context = collect_context(
+        started.spec.target,
+        started.disks,
+        engine=started.engine,
+        engine_version=started.engine_version,
+        layers=started.layers,
+    )
+    context["recorder"] = this_recorder()  # a live run is never filed aborted by a reader
     run = KeyedRun(
         key=new_run_key(),
         host=HostInfo.current(),
@@ -39,20 +118,18 @@ def save_run(
         engine=started.engine,
         engine_version=started.engine_version,
         spec=spec_to_json(started.spec),
-        context=collect_context(
-            started.spec.target,
-            started.disks,
-            engine=started.engine,
-            engine_version=started.engine_version,
-            layers=started.layers,
-        ),
-        started_at=finished - timedelta(seconds=result.elapsed_s),
+        context=context,
+        started_at=datetime.now(UTC),
     )
-    rows = [SampleRow.of(n, s) for n, s in enumerate(samples)]
-    run_id, waiting = save_or_spool(url, run, rows, result.values(), result.status, finished)
-    if waiting is not None:
-        print(f"stripewise: {waiting}", file=sys.stderr)
-    return run_id
+    return LiveRun(url, run)
+
+
+def say_filed(filed: Filed) -> None:
+    """One line on stderr when the run is not simply saved (the caller says `saved as`)."""
+    if filed.waiting is not None:
+        print(f"stripewise: {filed.waiting}", file=sys.stderr)
+    elif filed.lost is not None:
+        print(f"stripewise: error: {filed.lost}", file=sys.stderr)
 
 
 def save_group_run(url: str, outcome: GroupOutcome, samples: Sequence[Sample]) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
+import sys
 
 from stripewise.cli.errors import EXIT_OK, CliError, database_url
 from stripewise.cli.options import Parser, add_db_option
@@ -40,7 +42,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         runs = None
         if db.schema_revision == database.HEAD_REVISION:
+            _say(database.sync_spool(db))  # runs kept on this computer count once synced
             runs = HistoryStore(db).count_runs()  # DatabaseError when a table is missing
+        else:  # an upgrade comes first, and that is not this command's to do
+            _say(_waiting(url, db.display_url))
     except database.DatabaseError as exc:
         raise CliError(str(exc)) from None
     finally:
@@ -50,3 +55,18 @@ def run(args: argparse.Namespace) -> int:
     if runs is not None:
         print(f"runs:     {runs}")
     return EXIT_OK
+
+
+def _say(note: str | None) -> None:
+    if note:
+        print(f"stripewise: {note}", file=sys.stderr)
+
+
+def _waiting(url: str, location: str) -> str | None:
+    from stripewise.history.spool import Spool, waiting_line
+
+    try:
+        runs, samples = Spool(url).pending()
+    except (OSError, sqlite3.Error) as exc:
+        return f"runs kept on this computer for {location} cannot be read: {exc}"
+    return waiting_line(runs, samples, location) if runs else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -38,9 +39,13 @@ def database_url(args: argparse.Namespace) -> str:
 
 
 def open_history(url: str) -> Database:
-    """The history at `url`, migrated, its local spool synced; a problem is one CliError line.
-    What the spool did (runs kept here while the server was away) is said on stderr."""
+    """The history at `url`, migrated, its local spool synced, and this machine's runs whose
+    recorder is gone (a `bench --save` killed mid-run) filed `aborted`, as the GUI does at
+    start; a problem is one CliError line. What the spool did (runs kept here while the
+    database refused them) is said on stderr."""
     from stripewise.history import database  # lazy: SQLAlchemy costs more than some commands
+    from stripewise.history.hostinfo import current_machine_id
+    from stripewise.history.store import HistoryStore
 
     try:
         db = database.open_database(url)
@@ -48,4 +53,6 @@ def open_history(url: str) -> Database:
         raise CliError(str(exc)) from None
     if db.spool_note:
         print(f"stripewise: {db.spool_note}", file=sys.stderr)
+    with contextlib.suppress(database.DatabaseError):  # locked: they are filed another time
+        HistoryStore(db).mark_abandoned_runs_aborted(current_machine_id())
     return db

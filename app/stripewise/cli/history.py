@@ -130,7 +130,17 @@ def run(args: argparse.Namespace) -> int:
     from stripewise.history import database
     from stripewise.history.store import HistoryStore
 
-    db = open_history(url)
+    try:
+        db = open_history(url)
+    except CliError as exc:  # it cannot be written to sync what waits: list it as it is
+        if args.history_command != "list":
+            raise
+        runs = quicklist.list_runs(url, limit=args.limit, as_is=True)
+        if runs is None:
+            raise
+        _print_runs(runs, as_json=args.json)
+        print(f"stripewise: {_waiting(url, str(exc))}", file=sys.stderr)
+        return 0
     try:
         store = HistoryStore(db)
         action: Action = getattr(args, "history_run", None) or _READERS[args.history_command]
@@ -139,6 +149,15 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         db.close()
+
+
+def _waiting(url: str, why: str) -> str:
+    """What waits in the spool for a database that could not be opened to take it."""
+    from stripewise.history.database import display_url
+    from stripewise.history.spool import Spool, waiting_line
+
+    runs, samples = Spool(url).pending()
+    return f"{waiting_line(runs, samples, display_url(url))} ({why})"
 
 
 def _list(args: argparse.Namespace, store: HistoryStore) -> int:

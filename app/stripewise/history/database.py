@@ -21,6 +21,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.pool import NullPool, StaticPool
 
 from stripewise.history import sqlitefile
+from stripewise.history.disk_room import wal_index_room
 from stripewise.history.errors import (
     CorruptDatabaseError,
     DatabaseError,
@@ -36,9 +37,9 @@ from stripewise.history.location import (
     default_database_url,
     path_to_url,
     resolve_database_url,
-    spool_file,
 )
 from stripewise.history.revisions import HEAD_REVISION, KNOWN_REVISIONS
+from stripewise.history.spool_peek import spool_waiting
 from stripewise.history.sqlitefile import move_aside
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ __all__ = [
     "path_to_url",
     "resolve_database_url",
     "sqlite_path_of",
+    "sync_spool",
 ]
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -171,14 +173,15 @@ def open_database(url: str, *, migrate: bool = True) -> Database:
     if db is None:
         db = _open_with_engine(parsed, migrate)
     if migrate:
-        db.spool_note = _sync_spool(db)
+        db.spool_note = sync_spool(db)
     return db
 
 
-def _sync_spool(db: Database) -> str | None:
-    """Runs kept on this computer while the database refused them go to it now; one stat
-    when there are none. A failure leaves them waiting and is said, never raised."""
-    if not spool_file(db.url).exists():
+def sync_spool(db: Database) -> str | None:
+    """Runs kept on this computer while the database refused them go to it now; a stat and
+    a read-only look when there are none. A failure leaves them waiting and is said, never
+    raised."""
+    if not spool_waiting(db.url):
         return None
     from stripewise.history.spool import Spool, synced_line  # the ORM-free path ends here
 
@@ -263,6 +266,8 @@ def _sqlite_engine(url: URL, *, foreign_keys: bool, atomic: bool = False) -> Eng
     else:
         engine = create_engine(url, json_serializer=compact_json)
 
+    path = _sqlite_file(url)
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         if atomic:
@@ -272,7 +277,12 @@ def _sqlite_engine(url: URL, *, foreign_keys: bool, atomic: bool = False) -> Eng
             # the migrator waits as long as another instance's upgrade may take
             wait_ms = MIGRATION_WAIT_S * 1000 if atomic else BUSY_TIMEOUT_MS
             cursor.execute(f"PRAGMA busy_timeout = {wait_ms}")
-            cursor.execute("PRAGMA journal_mode = WAL")
+            if path is None:
+                cursor.execute("PRAGMA journal_mode = WAL")
+            else:  # its shared memory with every block allocated: no SIGBUS (disk_room)
+                with wal_index_room(path):
+                    cursor.execute("PRAGMA journal_mode = WAL").fetchall()
+                    cursor.execute("SELECT count(*) FROM sqlite_master").fetchall()  # maps it
             cursor.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
         finally:
             cursor.close()

@@ -28,15 +28,24 @@ class HostInfo:
         """This machine, read from /etc/machine-id, /proc/cpuinfo, platform and psutil."""
         import psutil
 
-        hostname = socket.gethostname() or platform.node() or "localhost"
+        hostname = _hostname()
         return cls(
             hostname=hostname,
-            machine_id=read_machine_id(MACHINE_ID_FILES) or f"hostname:{hostname}",
+            machine_id=current_machine_id(),
             kernel=platform.release(),
             cpu_model=read_cpu_model(Path("/proc/cpuinfo")) or platform.processor(),
             cpu_count=os.cpu_count() or 0,
             ram_bytes=int(psutil.virtual_memory().total),
         )
+
+
+def _hostname() -> str:
+    return socket.gethostname() or platform.node() or "localhost"
+
+
+def current_machine_id() -> str:
+    """This machine's identity as `HostInfo.current` records it, without reading the rest."""
+    return read_machine_id(MACHINE_ID_FILES) or f"hostname:{_hostname()}"
 
 
 def read_machine_id(candidates: tuple[Path, ...]) -> str | None:

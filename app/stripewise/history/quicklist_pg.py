@@ -4,7 +4,8 @@ The PostgreSQL counterpart of `quicklist`: SQLAlchemy's import is a third of the
 time on a 10,000-run team history. Only a `postgresql+psycopg://` URL whose database is at the
 current schema is read here, with the same columns and row mapping as `HistoryStore.list_runs`;
 in every other case (psycopg missing, an older or newer schema, runs waiting in the local spool,
-any error) the caller takes the full path, which migrates, syncs and explains problems.
+a run of this machine left `running` by a recorder that is gone, any error) the caller takes
+the full path, which migrates, syncs, files abandoned runs aborted and explains problems.
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from stripewise.history.location import spool_file
-from stripewise.history.quicklist import LIST_RUNS_SQL
+from stripewise.history.hostinfo import current_machine_id
+from stripewise.history.quicklist import LIST_RUNS_SQL, RUNNING_SQL, abandoned
 from stripewise.history.revisions import HEAD_REVISION
 from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
+from stripewise.history.spool_peek import spool_waiting
 from stripewise.model.run import RunSummary
 
 SCHEME = "postgresql+psycopg"
 CONNECT_TIMEOUT_S = 10  # as database.CONNECT_TIMEOUT_S
 _SQL = LIST_RUNS_SQL.replace("LIMIT ?", "LIMIT %s")  # LIMIT NULL: every run
+_RUNNING_SQL = RUNNING_SQL.replace("?", "%s")
 
 
 class _Row:
@@ -61,7 +64,7 @@ def connection_args(url: str) -> dict[str, Any] | None:
 def list_runs(url: str, limit: int | None = None) -> list[RunSummary] | None:
     """Runs newest first, or None when this shortcut does not apply."""
     args = connection_args(url)
-    if args is None or _spool_waiting(url):
+    if args is None or spool_waiting(url):
         return None
     try:
         import psycopg
@@ -72,12 +75,9 @@ def list_runs(url: str, limit: int | None = None) -> list[RunSummary] | None:
             found = conn.execute("SELECT version_num FROM alembic_version").fetchall()
             if found != [(HEAD_REVISION,)]:
                 return None
+            if abandoned(conn.execute(_RUNNING_SQL, (current_machine_id(),)).fetchall()):
+                return None  # the full path files them aborted first
             rows = conn.execute(_SQL, (limit,)).fetchall()
         return [summary_from_row(_Row(values)) for values in rows]
     except (psycopg.Error, ValueError, TypeError):
         return None
-
-
-def _spool_waiting(url: str) -> bool:
-    """Runs kept locally for this database: the full path syncs them first."""
-    return spool_file(url).exists()

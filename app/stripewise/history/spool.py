@@ -13,24 +13,39 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
-from sqlalchemy import exc as sa_exc
-from sqlalchemy import insert, select, update
-
-from stripewise.history.database import Database, display_url
+from stripewise.history.database import Database
+from stripewise.history.disk_room import ensure_ballast, is_full, release_ballast
 from stripewise.history.errors import DatabaseError, one_line
-from stripewise.history.hostinfo import HostInfo
+from stripewise.history.keyed_runs import (
+    KeyedRun,
+    SpooledRun,
+    create_keyed_run,
+    find_run,
+    sync_run,
+)
 from stripewise.history.location import spool_file
-from stripewise.history.models import runs, utc_now
-from stripewise.history.recorder_id import recorder_alive
+from stripewise.history.models import utc_now
 from stripewise.history.store import HistoryStore, SampleRow, json_safe
 from stripewise.model.run import ResultValue, RunStatus
+
+__all__ = [
+    "KeyedRun",
+    "Spool",
+    "SpoolError",
+    "SyncOutcome",
+    "create_keyed_run",
+    "find_run",
+    "new_run_key",
+    "synced_line",
+    "waiting_line",
+]
 
 WAIT_S = 30.0  # another process syncing the same spool holds it this long at most
 
@@ -48,37 +63,8 @@ def new_run_key() -> str:
     return str(uuid.uuid4())
 
 
-@dataclass(frozen=True)
-class KeyedRun:
-    """A run's row as the history stores it, with the key that identifies it everywhere."""
-
-    key: str
-    host: HostInfo
-    name: str
-    target: str
-    engine: str
-    engine_version: str
-    spec: dict[str, Any]
-    context: dict[str, Any]
-    started_at: datetime
-    tags: tuple[str, ...] = ()
-    source: str = "measured"
-
-    def to_json(self) -> str:
-        fields = asdict(self) | {"started_at": self.started_at.isoformat()}
-        return json.dumps(json_safe(fields))
-
-    @classmethod
-    def from_json(cls, text: str) -> KeyedRun:
-        fields = json.loads(text)
-        return cls(
-            **fields
-            | {
-                "host": HostInfo(**fields["host"]),
-                "started_at": datetime.fromisoformat(fields["started_at"]),
-                "tags": tuple(fields["tags"]),
-            }
-        )
+class SpoolError(Exception):
+    """The spool itself could not keep a record (its disk is full, its folder unwritable)."""
 
 
 @dataclass(frozen=True)
@@ -96,70 +82,22 @@ def spool_path(url: str, folder: Path | None = None) -> Path:
     return spool_file(url, folder)
 
 
-# --- the history side ------------------------------------------------------------------
-
-
-def find_run(db: Database, key: str) -> int | None:
-    with _translated(db), db.engine.connect() as conn:
-        found = conn.execute(select(runs.c.id).where(runs.c.uuid == key)).scalar_one_or_none()
-    return None if found is None else int(found)
-
-
-def create_keyed_run(db: Database, run: KeyedRun) -> int:
-    """The run's row under its own key; the existing row if a lost reply hid an earlier
-    success. `status running`, as HistoryStore.create_run files it."""
-    if (found := find_run(db, run.key)) is not None:
-        return found
-    host_id = HistoryStore(db).ensure_host(run.host)
-    row = {
-        "uuid": run.key,
-        "host_id": host_id,
-        "name": run.name,
-        "status": RunStatus.RUNNING.value,
-        "engine": run.engine,
-        "engine_version": run.engine_version,
-        "target": run.target,
-        "started_at": run.started_at,
-        "finished_at": None,
-        "spec": json_safe(run.spec),
-        "context": json_safe(run.context),
-        "tags": list(run.tags),
-        "notes": "",
-        "source": run.source,
-        "baseline": False,
-    }
-    try:
-        with _translated(db), db.engine.begin() as conn:
-            inserted = conn.execute(insert(runs), row).inserted_primary_key
-            assert inserted is not None
-            return int(inserted[0])
-    except sa_exc.IntegrityError:  # another process synced the same run meanwhile
-        found = find_run(db, run.key)
-        if found is None:
-            raise
-        return found
-
-
-@contextmanager
-def _translated(db: Database) -> Iterator[None]:
-    try:
-        yield
-    except sa_exc.IntegrityError:
-        raise
-    except sa_exc.DBAPIError as exc:
-        raise DatabaseError(f"{db.location}: {one_line(str(exc.orig))}") from exc
-
-
 # --- the local side --------------------------------------------------------------------
 
 
 class Spool:
     """The local file for one database URL. Safe between processes (SQLite locking); each
-    method opens and closes its own connection, so a Spool may be used from any thread."""
+    method opens and closes its own connection, so a Spool may be used from any thread.
+
+    A full disk: the spool keeps a ballast file beside it (`disk_room`), made by `make_room`
+    while there is room, and given up when a run's header or end finds none, so those two
+    small records get in; samples that find no room are refused (SpoolError) and counted by
+    the recorder. Every write is committed with SQLite's fsync before it returns."""
 
     def __init__(self, url: str, folder: Path | None = None) -> None:
         self.url = url
         self.path = spool_path(url, folder)
+        self.ballast = self.path.with_name(self.path.name + ".room")
 
     def pending(self) -> tuple[int, int]:
         """(runs, samples) waiting; (0, 0) without reading anything when there is no file."""
@@ -170,15 +108,25 @@ class Spool:
             (sample_count,) = conn.execute("SELECT count(*) FROM samples").fetchone()
         return int(run_count), int(sample_count)
 
+    def make_room(self) -> bool:
+        """The ballast, made now if missing: False when the disk has no room for it."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError:
+            return False
+        return ensure_ballast(self.ballast)
+
     def keep_run(self, run: KeyedRun) -> None:
-        with self._open() as conn:
+        def keep(conn: sqlite3.Connection) -> None:
             conn.execute(
                 "INSERT OR IGNORE INTO runs (key, header, added) VALUES (?, ?, ?)",
                 (run.key, run.to_json(), time.time()),
             )
 
+        self._write(keep, essential=True)
+
     def keep_samples(self, key: str, rows: Sequence[SampleRow]) -> None:
-        with self._open() as conn:
+        def keep(conn: sqlite3.Connection) -> None:
             conn.executemany(
                 "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?, ?)",
                 [
@@ -186,6 +134,20 @@ class Spool:
                     for r in rows
                 ],
             )
+
+        self._write(keep, essential=False)
+
+    def keep_results(self, key: str, results: Sequence[ResultValue]) -> None:
+        """The finished phases' results of a run not ended yet: a sync files them with the
+        run, `aborted` if its recorder died before the end."""
+        values = json.dumps([json_safe(asdict(v)) for v in results])
+
+        def keep(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE runs SET results = ? WHERE key = ? AND status IS NULL", (values, key)
+            )
+
+        self._write(keep, essential=True)
 
     def keep_end(
         self,
@@ -196,17 +158,23 @@ class Spool:
     ) -> None:
         ended = (finished_at or utc_now()).isoformat()
         values = json.dumps([json_safe(asdict(v)) for v in results])
-        with self._open() as conn:
+
+        def keep(conn: sqlite3.Connection) -> None:
             conn.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, results = ? WHERE key = ?",
                 (RunStatus(status).value, ended, values, key),
             )
 
+        self._write(keep, essential=True)
+
     def forget(self, key: str) -> None:
         """A run the server now holds whole: drop the local copy."""
-        with self._open() as conn:
+
+        def drop(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM samples WHERE key = ?", (key,))
             conn.execute("DELETE FROM runs WHERE key = ?", (key,))
+
+        self._write(drop, essential=False)
 
     def sync(self, db: Database) -> SyncOutcome:
         """Everything waiting, to the server, oldest run first. Stops at the first refusal
@@ -222,10 +190,11 @@ class Spool:
                 "SELECT key, header, status, finished_at, results FROM runs ORDER BY added"
             ).fetchall()
             for key, header, status, finished_at, results in spooled:
+                run = SpooledRun(
+                    KeyedRun.from_json(header), _samples(conn, key), status, finished_at, results
+                )
                 try:
-                    run_id, sent, done = _sync_run(
-                        db, store, conn, KeyedRun.from_json(header), status, finished_at, results
-                    )
+                    run_id, sent, done = sync_run(db, store, run)
                 except DatabaseError as exc:
                     error = str(exc)
                     break
@@ -239,6 +208,22 @@ class Spool:
             (run_count,) = conn.execute("SELECT count(*) FROM runs").fetchone()
             (sample_count,) = conn.execute("SELECT count(*) FROM samples").fetchone()
         return SyncOutcome(synced, moved, int(run_count), int(sample_count), error)
+
+    def _write(self, work: Callable[[sqlite3.Connection], None], *, essential: bool) -> None:
+        """One committed transaction; an essential record that finds the disk full gets the
+        ballast's room and one more try. Anything else that stops it is a SpoolError."""
+        try:
+            _spool_call(self.path, lambda: self._transact(work))
+        except SpoolError as exc:
+            if not (essential and isinstance(exc.__cause__, Exception) and is_full(exc.__cause__)):
+                raise
+            if not release_ballast(self.ballast):
+                raise
+            _spool_call(self.path, lambda: self._transact(work))
+
+    def _transact(self, work: Callable[[sqlite3.Connection], None]) -> None:
+        with self._open() as conn:
+            work(conn)
 
     @contextmanager
     def _open(self, *, immediate: bool = False) -> Iterator[sqlite3.Connection]:
@@ -254,60 +239,25 @@ class Spool:
             conn.commit()
 
 
-def _sync_run(
-    db: Database,
-    store: HistoryStore,
-    conn: sqlite3.Connection,
-    run: KeyedRun,
-    status: str | None,
-    finished_at: str | None,
-    results: str | None,
-) -> tuple[int, int, bool]:
-    """(history id, samples sent, whether the run is whole on the server now). Each step
-    checks what the server already has, so a repeat after a crash adds nothing twice."""
-    run_id = create_keyed_run(db, run)
-    rows = [
+_T = TypeVar("_T")
+
+
+def _spool_call(path: Path, call: Callable[[], _T]) -> _T:
+    try:
+        return call()
+    except (OSError, sqlite3.Error) as exc:
+        reason = "its disk is full" if is_full(exc) else one_line(str(exc))
+        raise SpoolError(f"cannot keep it on this computer ({path}): {reason}") from exc
+
+
+def _samples(conn: sqlite3.Connection, key: str) -> list[SampleRow]:
+    return [
         SampleRow(seq, t_s, phase, repetition, json.loads(data))
         for seq, t_s, phase, repetition, data in conn.execute(
             "SELECT seq, t_s, phase, repetition, data FROM samples WHERE key = ? ORDER BY seq",
-            (run.key,),
+            (key,),
         )
     ]
-    sent = store.add_samples(run_id, rows)  # a seq the server has is skipped
-    if status is None:
-        if recorder_alive(run.context.get("recorder")):
-            return run_id, sent, False  # still being recorded: its end comes later
-        _file_end(db, run_id, RunStatus.ABORTED, None)  # its recorder died with the run
-        return run_id, sent, True
-    if results and not store.get_run(run_id).results:
-        store.add_results(run_id, [_result(v) for v in json.loads(results)])
-    ended = datetime.fromisoformat(finished_at) if finished_at else None
-    _file_end(db, run_id, RunStatus(status), ended)
-    return run_id, sent, True
-
-
-def _file_end(db: Database, run_id: int, status: RunStatus, ended: datetime | None) -> None:
-    """The recorder's final word, over `running` or a start-up's `aborted` guess, and the
-    run's blocks merged (the live ones and the spooled rest), as finish_run does: one
-    transaction, so a run is never filed as ended with its blocks left unmerged."""
-    from stripewise.history import sample_table  # loads numpy, as the samples just sent did
-
-    open_states = (RunStatus.RUNNING.value, RunStatus.ABORTED.value)
-    stmt = (
-        update(runs)
-        .where(runs.c.id == run_id, runs.c.status.in_(open_states))
-        .values(status=status.value, finished_at=ended or utc_now())
-    )
-    with _translated(db), db.engine.begin() as conn:
-        sample_table.lock_run(conn, run_id)
-        conn.execute(stmt)
-        sample_table.merge(conn, run_id)
-
-
-def _result(fields: dict[str, Any]) -> ResultValue:
-    return ResultValue(
-        **fields | {"passes": tuple(fields["passes"]), "flags": tuple(fields["flags"])}
-    )
 
 
 def waiting_line(runs_waiting: int, samples_waiting: int, location: str) -> str:
@@ -321,11 +271,13 @@ def waiting_line(runs_waiting: int, samples_waiting: int, location: str) -> str:
 
 
 def synced_line(outcome: SyncOutcome, location: str) -> str | None:
-    """One line on what a sync did: what still waits, else what it moved, else nothing."""
+    """One line on what a sync did: what still waits (and why), else what it moved, else
+    nothing."""
     from stripewise.model.wording import count_noun
 
     if outcome.runs_waiting:
-        return waiting_line(outcome.runs_waiting, outcome.samples_waiting, location)
+        line = waiting_line(outcome.runs_waiting, outcome.samples_waiting, location)
+        return f"{line} ({_short(outcome.error)})" if outcome.error else line
     if outcome.synced:
         return (
             f"synced {count_noun(len(outcome.synced), 'run')} kept on this computer "
@@ -334,49 +286,5 @@ def synced_line(outcome: SyncOutcome, location: str) -> str | None:
     return None
 
 
-def save_or_spool(
-    url: str,
-    run: KeyedRun,
-    rows: Sequence[SampleRow],
-    results: Sequence[ResultValue],
-    status: RunStatus,
-    finished_at: datetime,
-) -> tuple[int | None, str | None]:
-    """A whole run at once (the CLI's `bench --save`): (history id, None) when the database
-    took it, else (None, the waiting line) with everything kept in the spool. A database that
-    cannot be reached or refuses a write loses nothing; one that is damaged or too new still
-    raises, as it would for any command."""
-    from stripewise.history.database import DatabaseUnreachableError, open_database
-
-    try:
-        db = open_database(url)
-    except DatabaseUnreachableError as exc:
-        return None, _spool_whole(Spool(url), run, rows, results, status, finished_at, exc)
-    try:
-        store = HistoryStore(db)
-        run_id = create_keyed_run(db, run)
-        store.add_samples(run_id, rows)
-        store.add_results(run_id, results)
-        store.finish_run(run_id, status, finished_at=finished_at)
-        return run_id, None
-    except DatabaseError as exc:
-        return None, _spool_whole(Spool(url), run, rows, results, status, finished_at, exc)
-    finally:
-        db.close()
-
-
-def _spool_whole(
-    spool: Spool,
-    run: KeyedRun,
-    rows: Sequence[SampleRow],
-    results: Sequence[ResultValue],
-    status: RunStatus,
-    finished_at: datetime,
-    exc: Exception,
-) -> str:
-    spool.keep_run(run)
-    spool.keep_samples(run.key, rows)
-    spool.keep_end(run.key, results, status, finished_at)
-    runs_waiting, samples_waiting = spool.pending()
-    where = display_url(spool.url)
-    return f"{waiting_line(runs_waiting, samples_waiting, where)} ({one_line(str(exc))})"
+def _short(reason: str, limit: int = 160) -> str:
+    return reason if len(reason) <= limit else reason[: limit - 1] + "…"

@@ -169,24 +169,20 @@ class HistoryStore:
         """Missing figures stay NULL: `None` never turns into 0."""
         if not values:
             return
-        params = [
-            {
-                "run_id": run_id,
-                "phase": v.phase,
-                "metric": v.metric,
-                "unit": v.unit,
-                "value": _finite(v.value),
-                "min_value": _finite(v.min_value),
-                "max_value": _finite(v.max_value),
-                "repetitions": v.repetitions,
-                "passes": [_finite(p) for p in v.passes] or None,
-                "flags": list(v.flags) or None,
-                "source_unit": v.source_unit or None,
-            }
-            for v in values
-        ]
-        self._insert_for_run(run_id, results, params)
+        self._insert_for_run(run_id, results, _result_params(run_id, values))
         self._update(run_id, headline=None)  # made again from the new results when listed
+
+    def replace_results(self, run_id: int, values: Sequence[ResultValue]) -> None:
+        """The run's results are now `values`, in one transaction: a run being recorded files
+        its finished phases as each ends, so a recorder killed mid-run leaves them."""
+        params = _result_params(run_id, values)
+        with self._write() as conn:
+            found = update(runs).where(runs.c.id == run_id).values(headline=None)
+            if conn.execute(found).rowcount == 0:  # also takes the run's turn among writers
+                raise RunNotFoundError(run_id, self._db.location)
+            conn.execute(results.delete().where(results.c.run_id == run_id))
+            if params:
+                conn.execute(insert(results), params)
 
     def finish_run(
         self, run_id: int, status: RunStatus, finished_at: datetime | None = None
@@ -317,28 +313,33 @@ class HistoryStore:
 
     def _make_headlines(self, run_ids: list[int]) -> dict[int, Headline]:
         """Listing lines for runs without one (new results, imports, older databases); stored
-        so the next listing reads them."""
+        so the next listing reads them, when the database takes writes: a locked or full one
+        still lists, and they are made again next time."""
         made: dict[int, Headline] = {}
         # in id order: two instances listing at once lock the rows they update in the same
         # order on a server, so neither holds what the other waits for (no deadlock)
-        run_ids = sorted(run_ids)
-        with self._write() as conn:
-            for start in range(0, len(run_ids), 500):  # within any backend's parameter limit
-                chunk = run_ids[start : start + 500]
+        chunks = [sorted(run_ids)[at : at + 500] for at in range(0, len(run_ids), 500)]
+        with self._read() as conn:
+            for chunk in chunks:  # within any backend's parameter limit
                 rows = conn.execute(
                     select(runs.c.id, runs.c.context, runs.c.headline).where(runs.c.id.in_(chunk))
                 ).all()
                 values: dict[int, list[ResultValue]] = {i: [] for i in chunk}
                 for r in conn.execute(select(results).where(results.c.run_id.in_(chunk))):
                     values[int(r.run_id)].append(_result_value(r))
-                todo = [row for row in rows if not Headline.is_current(row.headline)]
-                for row in todo:
-                    made[int(row.id)] = headline(dict(row.context or {}), values[int(row.id)])
-                if todo:
-                    conn.execute(
-                        update(runs).where(runs.c.id == bindparam("run_id")),
-                        [{"run_id": i, "headline": made[i].as_json()} for i in made if i in chunk],
-                    )
+                for row in rows:
+                    if not Headline.is_current(row.headline):
+                        made[int(row.id)] = headline(dict(row.context or {}), values[int(row.id)])
+        try:
+            with self._write() as conn:
+                for chunk in chunks:
+                    if todo := [i for i in chunk if i in made]:
+                        conn.execute(
+                            update(runs).where(runs.c.id == bindparam("run_id")),
+                            [{"run_id": i, "headline": made[i].as_json()} for i in todo],
+                        )
+        except DatabaseError:
+            pass  # shown all the same; stored by a later listing
         return made
 
     def get_run(self, run_id: int) -> RunDetail:
@@ -526,6 +527,25 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
     if value is not None and value.tzinfo is None:
         raise ValueError(f"{name} {value.isoformat()} has no time zone; pass an aware datetime")
     return value
+
+
+def _result_params(run_id: int, values: Sequence[ResultValue]) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_id": run_id,
+            "phase": v.phase,
+            "metric": v.metric,
+            "unit": v.unit,
+            "value": _finite(v.value),
+            "min_value": _finite(v.min_value),
+            "max_value": _finite(v.max_value),
+            "repetitions": v.repetitions,
+            "passes": [_finite(p) for p in v.passes] or None,
+            "flags": list(v.flags) or None,
+            "source_unit": v.source_unit or None,
+        }
+        for v in values
+    ]
 
 
 def _result_value(row: Any) -> ResultValue:

@@ -1,0 +1,38 @@
+"""Whether the local spool holds runs a reader must sync first, with the standard library alone.
+
+`history list` reads SQLite and PostgreSQL histories without SQLAlchemy (quicklist,
+quicklist_pg); it may only do so when nothing waits in the spool, else it would list the
+database without the runs kept on this computer. A run being recorded right now keeps its
+header in the spool (history.live_run) and is not waiting: its recorder writes it itself.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from stripewise.history.location import spool_file
+from stripewise.history.recorder_id import recorder_alive
+
+
+def spool_waiting(url: str, folder: Path | None = None) -> bool:
+    """True when a run in the spool has ended, holds samples or results, or lost its recorder;
+    also when the spool cannot be read (the full path then says why)."""
+    path = spool_file(url, folder)
+    if not path.exists():
+        return False
+    try:
+        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)) as conn:
+            if conn.execute("SELECT 1 FROM samples LIMIT 1").fetchone():
+                return True
+            rows = conn.execute("SELECT header, status, results FROM runs").fetchall()
+        for header, status, results in rows:
+            if status is not None or results is not None:
+                return True
+            if not recorder_alive(json.loads(header).get("context", {}).get("recorder")):
+                return True
+    except (sqlite3.Error, ValueError, AttributeError):
+        return True
+    return False
