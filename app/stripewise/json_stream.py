@@ -22,7 +22,7 @@ from typing import Any
 
 from stripewise.input_files import MAX_DEPTH
 
-_FIRST_WINDOW = 4096  # characters decoded first; doubled while a value is still open
+_FIRST_WINDOW = 1024  # characters read first; doubled while a value is still open
 # A string to the end of its line at most (unterminated, the decoder fails there too)
 _TOKENS = re.compile(r'"[^"\\\n]*+(?:\\[^\n][^"\\\n]*+)*+"?|(?P<open>[\[{])|(?P<close>[\]}])')
 
@@ -47,7 +47,8 @@ class _Failure:
 
     start: int
     error_at: int
-    error: JsonValueError
+    line: int
+    message: str
     closed: frozenset[int] = field(default_factory=frozenset)
 
 
@@ -76,19 +77,25 @@ class JsonStream:
         failure = self._failure
         within = failure is not None and failure.start < start < failure.error_at
         if failure is not None and within and start not in failure.closed:
-            raise failure.error  # what decoding would find again, at the same place
+            # what decoding would find again, at the same place (raised anew: an exception
+            # raised again keeps every traceback it went through)
+            raise JsonValueError(failure.line, failure.message)
         end, closed = self._extent(start)
         try:
             value, used = self._decoder.raw_decode(self.text[start:end])
         except json.JSONDecodeError as exc:
-            error_at = start + exc.pos
-            error = JsonValueError(self.line_at(error_at), exc.msg)
-            before = frozenset(at for at, close in closed.items() if close < error_at)
-            self._failure = _Failure(start, error_at, error, before)
-            raise error from None
+            error_at, message = start + exc.pos, exc.msg
         except RecursionError:  # not past MAX_DEPTH: a backstop
-            raise NestedTooDeep(self.line_at(start), "nested too deeply") from None
-        return value, start + used
+            error_at, message = -1, ""
+        else:
+            return value, start + used
+        # raised here, not in `except`: no cycle through json's error keeps the text alive
+        if error_at < 0:
+            raise NestedTooDeep(self.line_at(start), "nested too deeply")
+        line = self.line_at(error_at)
+        before = frozenset(at for at, close in closed.items() if close < error_at)
+        self._failure = _Failure(start, error_at, line, message, before)
+        raise JsonValueError(line, message)
 
     def _extent(self, start: int) -> tuple[int, dict[int, int]]:
         """Where a copy of the value at `start` can end (after a line break, past where its
@@ -101,7 +108,9 @@ class JsonStream:
         while True:
             end = _line_end(text, start + window)
             closed_at, closed = self._brackets(start, end)
-            if closed_at is not None or end == len(text):
+            if closed_at is not None:
+                return _line_end(text, closed_at - 1), closed
+            if end == len(text):
                 return end, closed
             window *= 2
 
