@@ -22,6 +22,8 @@ Figures:
             store query in-process and the whole command
   compare   1,000 runs of 3,600 samples: the History list opening, a 4-run comparison loading
             and its window filled (offscreen), and the database's bytes per sample
+  udev-dump `udevadm info --export-db` dumps of 1 to 64 MiB, text and --json: reading, parsing
+            and building the map, peak memory, and how each grows from 16 to 64 MiB
 """
 
 from __future__ import annotations
@@ -302,6 +304,33 @@ def measure_history_pg(runs: int) -> list[Figure]:
     ]
 
 
+def measure_udev_dump(runs: int, scratch: str) -> list[Figure]:
+    """One process per dump (its peak memory is its own); a linear reader takes 4x as long on
+    4x the dump, a quadratic one 16x: the 16 -> 64 MiB ratios (of CPU time, which a loaded
+    machine does not stretch) must stay under 6: 4 to 5 from a linear reader here (the garbage
+    collector passes over a heap 4 times as big, missing the caches more), 16 from a square."""
+    from bench.udev_dump import DISKS, measure
+
+    figures: list[Figure] = []
+    for form in ("text", "json"):
+        results = measure(form, scratch, max(1, runs // 3))
+        for disks, result in results.items():
+            label = f"udev {form} dump, {result['mib']:.0f} MiB ({disks:,} disks)"
+            figures.append(Figure(f"{label}: parse", result["parse_ms"]))
+            figures.append(Figure(f"{label}: whole load", result["total_ms"]))
+            figures.append(Figure(f"{label}: peak memory", [result["peak_mib"]], unit="MiB"))
+        small, large = (results.get(d) for d in DISKS[-2:])
+        if small and large:
+            for key, what in (("parse_cpu_ms", "parse"), ("total_cpu_ms", "whole load")):
+                ratio = min(large[key]) / min(small[key])
+                name = f"udev {form} dump, {what}: CPU time 64 / 16 MiB"
+                figures.append(Figure(name, [ratio], unit="ratio", band=(0, 6)))
+            ratio = large["peak_mib"] / small["peak_mib"]
+            name = f"udev {form} dump: peak memory 64 / 16 MiB"
+            figures.append(Figure(name, [ratio], unit="ratio", band=(0, 6)))
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
@@ -320,6 +349,7 @@ def main() -> int:
             "group-drive",
             "compare",
             "history-pg",
+            "udev-dump",
         ),
         default=None,
     )
@@ -372,6 +402,8 @@ def main() -> int:
             figures.extend(measure_compare(args.runs, scratch))
         if args.only in (None, "history-pg"):
             figures.extend(measure_history_pg(args.runs))
+        if args.only in (None, "udev-dump"):
+            figures.extend(measure_udev_dump(args.runs, scratch))
     print(
         f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, kernel {platform.release()}"
