@@ -3,16 +3,19 @@
 Each CSV line is a run. The files repeat the two recorded bonnie++ 2.00a lines of
 tests/fixtures/imports/bonnie200a_direct_x2_files.csv, each with a seed of its own (so no two
 lines are the same), to 1,000, 5,000 and 20,000 lines and to 60 MiB (under the 64 MiB cap).
-Each measurement runs in a process of its own, so its peak memory (RSS) is its own:
-`python -m bench.imports parse FILE` parses in process; the whole import is the real command
-into a new SQLite history, its JSON output thrown away. Figures only, never pass/fail: the
-growth from 5,000 to 20,000 lines is 4 when time and memory grow linearly.
+Each stage runs in a process of its own that reports its CPU time and peak RSS (VmHWM):
+`python -m bench.imports parse FILE` parses the file; `python -m bench.imports import FILE URL`
+runs `stripewise --db URL import FILE --json` in process into a new SQLite history, its output
+thrown away. Figures only, never pass/fail: from 5,000 to 20,000 lines time and memory grow
+4 times when they grow linearly (a process's start, about a second, aside).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -42,46 +45,42 @@ def write_csv(path: Path, lines: int | None = None, size_bytes: int | None = Non
     return written
 
 
-def run_measured(argv: list[str], timeout_s: float, report: Path | None = None) -> dict[str, Any]:
-    """Run `argv` (its output into `report`, else discarded): wall and CPU seconds and peak
-    RSS (MiB) of that process alone (wait4), and the JSON object its report ends with."""
+def run_measured(argv: list[str], timeout_s: float, report: Path) -> dict[str, Any]:
+    """Run `argv`, a `python -m bench.imports` stage that ends its output (into `report`)
+    with a JSON object of its CPU seconds and peak RSS (its own VmHWM: the ru_maxrss of a
+    child starts at its parent's size); the wall seconds are measured here."""
     began = time.perf_counter()
-    with (report or Path(os.devnull)).open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL)
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - began > timeout_s:
-                process.kill()
-            time.sleep(0.05)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    result: dict[str, Any] = {
-        "wall_s": time.perf_counter() - began,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_mib": usage.ru_maxrss / 1024,
-        "ok": process.returncode == 0,
-    }
-    if report is not None and result["ok"]:
-        result |= json.loads(report.read_text().strip().splitlines()[-1])
+    with report.open("wb") as out:
+        try:
+            done = subprocess.run(argv, stdout=out, stderr=subprocess.DEVNULL, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            done = None
+    result: dict[str, Any] = {"wall_s": time.perf_counter() - began, "ok": False}
+    lines = report.read_text(errors="replace").strip().splitlines()
+    if done is not None and done.returncode == 0 and lines and lines[-1].startswith("{"):
+        result |= json.loads(lines[-1]) | {"ok": True}
     return result
 
 
-def _stripewise() -> list[str]:
-    script = Path(sys.executable).parent / "stripewise"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "stripewise"]
+def _own_usage() -> dict[str, float]:
+    """This process's CPU seconds and peak RSS in MiB (VmHWM)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    status = Path("/proc/self/status").read_text()
+    peak_kib = next(int(line.split()[1]) for line in status.splitlines() if line[:6] == "VmHWM:")
+    return {"cpu_s": usage.ru_utime + usage.ru_stime, "peak_mib": peak_kib / 1024}
 
 
 def measure_file(path: Path, scratch: Path, *, command: bool, timeout_s: float) -> dict[str, Any]:
     """Parsing `path` alone, then (if `command`) the whole import into a fresh history."""
-    parse = [sys.executable, "-m", "bench.imports", "parse", str(path)]
-    found = {"parse": run_measured(parse, timeout_s, scratch / "parse.json")}
+    stage = [sys.executable, "-m", "bench.imports"]
+    found = {"parse": run_measured([*stage, "parse", str(path)], timeout_s, scratch / "out")}
     if command:
         db = scratch / f"{path.stem}.db"
         db.unlink(missing_ok=True)
-        argv = [*_stripewise(), "--db", f"sqlite:///{db}", "import", str(path), "--json"]
-        found["import"] = run_measured(argv, timeout_s)
+        argv = [*stage, "import", str(path), f"sqlite:///{db}"]
+        found["import"] = run_measured(argv, timeout_s, scratch / "out")
         db.unlink(missing_ok=True)
+    (scratch / "out").unlink(missing_ok=True)
     return found
 
 
@@ -117,18 +116,25 @@ def measure(scratch: str, *, big_command: bool = True) -> list[tuple[str, float,
     return rows
 
 
-def _parse_in_process(path: str) -> None:
-    from stripewise.importers import parse
+def _stage(stage: str, path: str, db_url: str = "") -> None:
+    """`parse`: parse the file in this process; `import`: the command `stripewise --db URL
+    import FILE --json` in this process, its output thrown away. Then the usage as JSON."""
+    if stage == "parse":
+        from stripewise.importers import parse
 
-    began, cpu = time.perf_counter(), time.process_time()
-    runs = parse(Path(path).read_text(encoding="utf-8"), Path(path).name)
-    print(json.dumps({"bench": "parse", "runs": len(runs), "cpu_in_s": time.process_time() - cpu,
-                      "wall_in_s": time.perf_counter() - began}))  # fmt: skip
+        parse(Path(path).read_text(encoding="utf-8"), Path(path).name)
+    else:
+        from stripewise.cli import main
+
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+            if main(["--db", db_url, "import", path, "--json"]) != 0:
+                raise SystemExit(1)
+    print(json.dumps({"bench": stage, **_own_usage()}))
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["parse"]:
-        _parse_in_process(sys.argv[2])
+    if sys.argv[1:2] in (["parse"], ["import"]):
+        _stage(*sys.argv[1:])
     else:  # python -m bench.imports SCRATCH: the figures alone
         for name, value, unit in measure(sys.argv[1]):
             print(f"{name:<60} {value:>10.2f} {unit}")
