@@ -28,35 +28,116 @@ _SEEKS = 10  # the cell of the seeks figure in a row's I/O cells
 
 def paired(csv_rows: Sequence[BonnieRow], table_rows: Sequence[BonnieRow]) -> list[BonnieRow]:
     """All runs, in file order: CSV rows with their tables merged in, then the others."""
-    free = sorted(table_rows, key=lambda table: table.line)
+    tables = _Tables(table_rows)
     for row in csv_rows:
-        mate = _nearest_mate(row, free)
+        mate = tables.take_nearest_mate(row)
         if mate is None:
             continue
-        free.remove(mate)
         row.lines = sorted({*row.lines, *mate.lines})
         row.version = row.version or mate.version  # 1.0x CSV lines carry no version
-    runs = [*csv_rows, *free]
+    runs = [*csv_rows, *tables.free()]
     return sorted(runs, key=lambda run: min(run.lines or [run.line]))
 
 
-def _nearest_mate(row: BonnieRow, free: list[BonnieRow]) -> BonnieRow | None:
-    """The nearest table of the same run as the CSV `row`, looking outwards from it; the one
-    before on a tie (bonnie++ prints the table first). `free` is in file order."""
-    after = bisect.bisect_left(free, row.line, key=lambda table: table.line)
-    before = after - 1
-    while before >= 0 or after < len(free):
-        take_before = after >= len(free) or (
-            before >= 0 and row.line - free[before].line <= free[after].line - row.line
-        )
-        candidate = free[before] if take_before else free[after]
-        if _same_run(row, candidate):
-            return candidate
-        if take_before:
-            before -= 1
-        else:
-            after += 1
-    return None
+_ANY_SIZE = "any"  # the size key of a file-test-only table row, which names no size
+# Tables of one machine and size tried on each side of a CSV line: its own is printed next to
+# it, and a log of many runs of one machine must not compare every line with every table.
+_MOST_TRIED = 16
+
+
+class _Tables:
+    """Table rows not yet paired, by machine name and size (what a CSV line must share with
+    its table), so a CSV line looks only at tables that can be its own: a file of many CSV
+    lines and many other tables is read in linear time, not in their product."""
+
+    def __init__(self, rows: Sequence[BonnieRow]) -> None:
+        self._groups: dict[tuple[str, object], _Group] = {}
+        for row in sorted(rows, key=lambda table: table.line):
+            size = row.spec.get("file_size_bytes") if row.io is not None else _ANY_SIZE
+            self._groups.setdefault((row.name, size), _Group()).add(row)
+        for group in self._groups.values():
+            group.seal()
+        self._name_lengths = sorted({len(name) for name, _ in self._groups})
+
+    def take_nearest_mate(self, row: BonnieRow) -> BonnieRow | None:
+        """The nearest table of the same run as the CSV `row`; the one before on a tie
+        (bonnie++ prints the table first). Tables cut long names: a table's name may be the
+        start of the CSV line's."""
+        sizes: list[object] = [_ANY_SIZE]
+        if row.io is not None:
+            sizes.append(row.spec.get("file_size_bytes"))
+        best: tuple[int, int, _Group, int] | None = None  # distance, after?, group, index
+        for length in self._name_lengths:
+            if length > len(row.name):
+                break
+            for size in sizes:
+                group = self._groups.get((row.name[:length], size))
+                if group is None:
+                    continue
+                for found in group.nearest(row):
+                    if best is None or found[:2] < best[:2]:
+                        best = (*found[:2], group, found[2])
+        if best is None:
+            return None
+        _, _, group, index = best
+        group.take(index)
+        return group.tables[index]
+
+    def free(self) -> list[BonnieRow]:
+        return [row for group in self._groups.values() for row in group.free()]
+
+
+class _Group:
+    """Tables of one machine and size in file order; each is taken at most once, and the
+    taken ones are skipped in constant time (union-find pointers to the next free one)."""
+
+    def __init__(self) -> None:
+        self.tables: list[BonnieRow] = []
+        self._lines: list[int] = []
+        self._after: list[int] = []  # from index i: the first free index >= i (len: none)
+        self._before: list[int] = []  # from i + 1: the last free index <= i, plus one (0: none)
+
+    def add(self, row: BonnieRow) -> None:
+        self.tables.append(row)
+        self._lines.append(row.line)
+
+    def seal(self) -> None:
+        self._after = list(range(len(self.tables) + 1))
+        self._before = list(range(len(self.tables) + 1))
+
+    def take(self, index: int) -> None:
+        self._after[index] = index + 1
+        self._before[index + 1] = index
+
+    def free(self) -> list[BonnieRow]:
+        return [row for i, row in enumerate(self.tables) if self._after[i] == i]
+
+    def nearest(self, row: BonnieRow) -> list[tuple[int, int, int]]:
+        """(distance, 0 before / 1 after, index) of the nearest table of `row`'s run on each
+        side, trying at most _MOST_TRIED free tables per side."""
+        found = []
+        start = bisect.bisect_left(self._lines, row.line)
+        index, tried = _find(self._before, start) - 1, 0
+        while index >= 0 and tried < _MOST_TRIED:
+            if _same_run(row, self.tables[index]):
+                found.append((row.line - self._lines[index], 0, index))
+                break
+            index, tried = _find(self._before, index) - 1, tried + 1
+        index, tried = _find(self._after, start), 0
+        while index < len(self.tables) and tried < _MOST_TRIED:
+            if _same_run(row, self.tables[index]):
+                found.append((self._lines[index] - row.line, 1, index))
+                break
+            index, tried = _find(self._after, index + 1), tried + 1
+        return found
+
+
+def _find(parent: list[int], index: int) -> int:
+    """Follow `parent` from `index` to a fixed point, halving the path as it goes."""
+    while parent[index] != index:
+        parent[index] = parent[parent[index]]
+        index = parent[index]
+    return index
 
 
 def _same_run(csv: BonnieRow, table: BonnieRow) -> bool:

@@ -11,6 +11,7 @@ One table or row that cannot be read is skipped and reported to `skipped`; the r
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,11 +95,6 @@ def parse_tables(lines: list[str], source: str, skip: Skip) -> list[BonnieRow]:
     return rows
 
 
-def _same_machine(io_name: str, file_name: str) -> bool:
-    """Tables cut long names to fit: `c6300-optimiz` is `c6300-optimized`."""
-    return not file_name or io_name.startswith(file_name) or file_name.startswith(io_name)
-
-
 def _attach(io_rows: list[BonnieRow], file_rows: list[BonnieRow]) -> list[BonnieRow]:
     """Join file-test rows to their machine's I/O rows; return those left on their own.
 
@@ -108,15 +104,49 @@ def _attach(io_rows: list[BonnieRow], file_rows: list[BonnieRow]) -> list[Bonnie
     joined to a run they may not belong to.
     """
     alone: list[BonnieRow] = []
-    for name in dict.fromkeys(row.name for row in file_rows):
-        mine = [row for row in file_rows if row.name == name]
-        theirs = [row for row in io_rows if row.files is None and _same_machine(row.name, name)]
+    by_name: dict[str, list[BonnieRow]] = {}
+    for row in file_rows:
+        by_name.setdefault(row.name, []).append(row)
+    machines = _Machines(io_rows)
+    for name, mine in by_name.items():
+        theirs = machines.without_files(name)
         if len(mine) == len(theirs):
             for io_row, file_row in zip(theirs, mine, strict=True):
                 _join(io_row, file_row)
         else:
             alone.extend(mine)
     return alone
+
+
+class _Machines:
+    """I/O rows by machine name, so each file row's machine is looked up, not found by a scan
+    of every row (tables of many machines would take the square of their rows)."""
+
+    def __init__(self, rows: list[BonnieRow]) -> None:
+        self._rows = rows
+        self._named: dict[str, list[int]] = {}
+        for index, row in enumerate(rows):
+            self._named.setdefault(row.name, []).append(index)
+        self._names = sorted(self._named)  # those starting with a name are a range of these
+        self._lengths = sorted({len(name) for name in self._named})
+
+    def without_files(self, name: str) -> list[BonnieRow]:
+        """In file order, the rows still without file tests whose machine is `name`'s: either
+        name the start of the other, as tables cut long names to fit (`c6300-optimiz` is
+        `c6300-optimized`), or `name` empty."""
+        if not name:
+            found: set[int] | range = range(len(self._rows))
+        else:
+            found = set()
+            at = bisect.bisect_left(self._names, name)
+            while at < len(self._names) and self._names[at].startswith(name):
+                found.update(self._named[self._names[at]])
+                at += 1
+            for length in self._lengths:  # rows whose name is the start of this one
+                if length >= len(name):
+                    break
+                found.update(self._named.get(name[:length], ()))
+        return [self._rows[i] for i in sorted(found) if self._rows[i].files is None]
 
 
 def _join(io_row: BonnieRow, file_row: BonnieRow) -> None:
