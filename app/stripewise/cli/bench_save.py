@@ -38,6 +38,7 @@ class Recording:
         self._pending: list[Sample] = []
         self._seq = 0
         self._lock = threading.Lock()  # the pending samples and their numbering
+        self._flushing = threading.Lock()  # one batch written at a time, in order
         self._stop = threading.Event()
         self._live: LiveRun | None = None
         self._failed: BaseException | None = None  # raised again where the run is filed
@@ -86,12 +87,15 @@ class Recording:
             self._flush(live)
 
     def _flush(self, live: LiveRun) -> None:
+        """The samples received so far, written (or spooled); a batch the thread took is
+        written before this returns, so a phase's samples precede its results."""
         from stripewise.history.store import SampleRow
 
-        with self._lock:
-            received, self._pending = self._pending, []
-            first, self._seq = self._seq, self._seq + len(received)
-        live.add_samples([SampleRow.of(first + n, s) for n, s in enumerate(received)])
+        with self._flushing:
+            with self._lock:
+                received, self._pending = self._pending, []
+                first, self._seq = self._seq, self._seq + len(received)
+            live.add_samples([SampleRow.of(first + n, s) for n, s in enumerate(received)])
 
 
 def _live_run(url: str, name: str, started: BenchStarted) -> LiveRun:
