@@ -92,6 +92,8 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
     )
     bench.add_argument(
         "--repeat",
+        "--repetitions",  # the Benchmark form's word
+        dest="repeat",
         type=positive_int,
         default=1,
         metavar="N",

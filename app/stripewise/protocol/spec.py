@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from stripewise.model.bench import BenchSpec, Phase, SpecError, parse_size
-from stripewise.protocol.wire import ProtocolError
+from stripewise.protocol.wire import ProtocolError, shown
 
 SPEC_KEYS = {
     "target",
@@ -66,10 +66,13 @@ def spec_from_json(args: dict[str, Any], request_id: int | None = None) -> Bench
     phases_arg = args.get("phases", ["seq_write", "rewrite", "seq_read", "random_read"])
     if not isinstance(phases_arg, list) or not all(isinstance(p, str) for p in phases_arg):
         raise fail("phases: a list of phase names")
-    try:
-        phases = tuple(Phase(p) for p in phases_arg)
-    except ValueError:
-        raise fail(f"phases: each one of {', '.join(p.value for p in Phase)}") from None
+    known = {p.value for p in Phase}
+    if unknown := [p for p in phases_arg if p not in known]:
+        raise fail(
+            f"phases: {shown(unknown[0])!r} is not a phase; "
+            f"each one of {', '.join(p.value for p in Phase)}"
+        )
+    phases = tuple(Phase(p) for p in phases_arg)
     target, engine, direct = (
         args.get("target"),
         args.get("engine", "builtin"),
