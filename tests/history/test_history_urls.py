@@ -9,6 +9,7 @@ from sqlalchemy.engine import make_url
 
 from stripewise.history.database import (
     HEAD_REVISION,
+    DatabaseError,
     default_database_url,
     open_database,
     path_to_url,
@@ -20,7 +21,8 @@ def test_cli_url_wins_over_environment(tmp_path: Path) -> None:
     env = {"STRIPEWISE_DB": "sqlite:////from/env.db"}
     assert resolve_database_url("sqlite:////from/cli.db", env) == "sqlite:////from/cli.db"
     assert resolve_database_url(None, env) == "sqlite:////from/env.db"
-    assert resolve_database_url("  ", env) == "sqlite:////from/env.db"
+    with pytest.raises(DatabaseError, match="--db is empty"):  # a mistake, never the default
+        resolve_database_url("  ", env)
 
 
 def test_default_is_history_db_in_user_data_dir(
