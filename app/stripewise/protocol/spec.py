@@ -67,9 +67,9 @@ def spec_from_json(args: dict[str, Any], request_id: int | None = None) -> Bench
     if not isinstance(phases_arg, list) or not all(isinstance(p, str) for p in phases_arg):
         raise fail("phases: a list of phase names")
     known = {p.value for p in Phase}
-    if unknown := [p for p in phases_arg if p not in known]:
+    if not_phases := [p for p in phases_arg if p not in known]:
         raise fail(
-            f"phases: {shown(unknown[0])!r} is not a phase; "
+            f"phases: {shown(not_phases[0])!r} is not a phase; "
             f"each one of {', '.join(p.value for p in Phase)}"
         )
     phases = tuple(Phase(p) for p in phases_arg)
