@@ -4,11 +4,12 @@ from where it starts, in time linear in the text however many of them are broken
 `json.JSONDecoder().raw_decode(text, start)` alone is not: its error counts the lines from the
 start of the whole text (quadratic over many broken values), a value nested in a broken one
 is decoded again up to the same error, and a value nested a thousand deep recurses as deep.
-Here each value is decoded from a copy that ends at a line end: a JSON token never spans
-lines (strict strings hold no line break), so an error within the copy is the error in the
-text. Brackets are counted first (at most MAX_DEPTH deep), and a value at the start of a line
-inside a broken one is known, from the brackets, to end before the error (decoded) or to fail
-at it (the same error, not decoded again).
+Here each value is decoded from a copy that ends at a line end, doubled while the value goes
+on: a JSON token never spans lines (strict strings hold no line break), so an error within
+the copy is the error in the text. After an error, a value that starts a line inside the
+broken one is known from its brackets to end before the error (decoded) or to fail at it (the
+same error, not decoded again); values nested deeper than MAX_DEPTH are found by counting
+brackets, once for every value starting a line within them.
 
 Standard library only, like input_files.
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from stripewise.input_files import MAX_DEPTH
 
-_FIRST_WINDOW = 1024  # characters read first; doubled while a value is still open
+_FIRST_WINDOW = 256  # characters decoded first; doubled while the value goes on
 # A string to the end of its line at most (unterminated, the decoder fails there too)
 _TOKENS = re.compile(r'"[^"\\\n]*+(?:\\[^\n][^"\\\n]*+)*+"?|(?P<open>[\[{])|(?P<close>[\]}])')
 
@@ -42,7 +43,7 @@ class NestedTooDeep(JsonValueError):
 
 @dataclass(frozen=True)
 class _Failure:
-    """A value that failed at `error_at`, and which values starting a line inside it close
+    """A value that failed at `error_at`, and the values starting a line inside it that close
     before that: each other one fails at the same place."""
 
     start: int
@@ -52,6 +53,18 @@ class _Failure:
     closed: frozenset[int] = field(default_factory=frozenset)
 
 
+@dataclass
+class _Scan:
+    """Brackets counted from a value's start: the open ones (position, whether it starts its
+    line), and where the start got nested too deep."""
+
+    opened: list[tuple[int, bool]] = field(default_factory=list)
+    leading: bool = False  # only blanks since the last line break
+    after: int = 0  # the end of the last token
+    too_deep_at: int | None = None
+    closed: bool = False
+
+
 class JsonStream:
     """Decode values of `text` at the positions the reader asks for, and tell lines."""
 
@@ -59,6 +72,8 @@ class JsonStream:
         self.text = text
         self._decoder = json.JSONDecoder()
         self._failure: _Failure | None = None
+        # values starting a line found nested too deep by counting, and where
+        self._too_deep: dict[int, int] = {}
         self._at, self._line = 0, 1  # a position and its line, moved as lines are asked for
 
     def line_at(self, position: int) -> int:
@@ -73,74 +88,99 @@ class JsonStream:
 
     def decode(self, start: int) -> tuple[Any, int]:
         """The value starting at `start` and where it ends, as `raw_decode` gives them; raises
-        JsonValueError (NestedTooDeep past MAX_DEPTH)."""
+        JsonValueError (NestedTooDeep past MAX_DEPTH, where json would report an error after
+        that depth)."""
         failure = self._failure
         within = failure is not None and failure.start < start < failure.error_at
         if failure is not None and within and start not in failure.closed:
             # what decoding would find again, at the same place (raised anew: an exception
             # raised again keeps every traceback it went through)
             raise JsonValueError(failure.line, failure.message)
-        end, closed = self._extent(start)
-        try:
-            value, used = self._decoder.raw_decode(self.text[start:end])
-        except json.JSONDecodeError as exc:
-            error_at, message = start + exc.pos, exc.msg
-        except RecursionError:  # not past MAX_DEPTH: a backstop
-            error_at, message = -1, ""
-        else:
-            return value, start + used
-        # raised here, not in `except`: no cycle through json's error keeps the text alive
-        if error_at < 0:
-            raise NestedTooDeep(self.line_at(start), "nested too deeply")
-        line = self.line_at(error_at)
-        before = frozenset(at for at, close in closed.items() if close < error_at)
-        self._failure = _Failure(start, error_at, line, message, before)
-        raise JsonValueError(line, message)
-
-    def _extent(self, start: int) -> tuple[int, dict[int, int]]:
-        """Where a copy of the value at `start` can end (after a line break, past where its
-        brackets close, or the end of the text), and where each bracket opening a line in it
-        closes."""
-        text = self.text
-        if text[start : start + 1] not in ("{", "["):  # a number, a string...: one line
-            return _line_end(text, start), {}
-        window = _FIRST_WINDOW
+        text, window = self.text, _FIRST_WINDOW
         while True:
             end = _line_end(text, start + window)
-            closed_at, closed = self._brackets(start, end)
-            if closed_at is not None:
-                return _line_end(text, closed_at - 1), closed
-            if end == len(text):
-                return end, closed
-            window *= 2
+            too_deep_at = self._too_deep.get(start)
+            if (
+                too_deep_at is None
+                and text.count("{", start, end) + text.count("[", start, end) > MAX_DEPTH
+            ):
+                too_deep_at = self._nesting(start, end)
+            if too_deep_at is not None:  # decoded to there: an error before it is json's
+                end = _line_end(text, too_deep_at)
+            try:
+                value, used = self._decoder.raw_decode(text[start:end])
+            except json.JSONDecodeError as exc:
+                error_at, message = start + exc.pos, exc.msg
+            except RecursionError:  # not past MAX_DEPTH: a backstop
+                error_at, message = -1, ""
+            else:
+                if too_deep_at is None:
+                    return value, start + used
+                error_at, message = -1, ""
+            if error_at < 0 or (too_deep_at is not None and error_at >= end):
+                raise NestedTooDeep(self.line_at(start), f"nested deeper than {MAX_DEPTH} levels")
+            if error_at < end or end == len(text):
+                break  # an error within the copy: the text's own
+            window *= 2  # the copy ended first: the value goes on
+        # raised here, not in `except`: no cycle through json's error keeps the text alive
+        line = self.line_at(error_at)
+        self._failure = _Failure(start, error_at, line, message, self._closed(start, error_at))
+        raise JsonValueError(line, message)
 
-    def _brackets(self, start: int, end: int) -> tuple[int | None, dict[int, int]]:
-        """Where the brackets from `start` close again (None: not before `end`), and where
-        each one that opens a line closes; raises NestedTooDeep."""
-        text = self.text
-        opened: list[tuple[int, bool]] = []  # position, whether it opens its line
-        closed: dict[int, int] = {}
-        leading = True  # only blanks since the last line break
-        after = start
+    def _nesting(self, start: int, end: int) -> int | None:
+        """Where the value at `start` gets nested deeper than MAX_DEPTH, if before `end`; every
+        value starting a line that gets so in the counting is remembered. Counting goes on to
+        twice that distance, so a run of such values is counted once, not once each."""
+        scan = _Scan(after=start)
+        self._count(scan, start, end)
+        if scan.too_deep_at is not None and not scan.closed:
+            self._count(scan, end, _line_end(self.text, 2 * scan.too_deep_at - start))
+        return scan.too_deep_at
+
+    def _count(self, scan: _Scan, start: int, end: int) -> None:
+        text, opened = self.text, scan.opened
         for token in _TOKENS.finditer(text, start, end):
-            gap = text[after : token.start()]
-            newline = gap.rfind("\n")
-            if newline >= 0:
-                leading, gap = True, gap[newline + 1 :]
-            leading = leading and (not gap or gap.isspace())
-            after = token.end()
+            self._lead(scan, token.start())
+            scan.after = token.end()
             if token.lastgroup == "open":
-                opened.append((token.start(), leading))
-                if len(opened) > MAX_DEPTH:
-                    raise NestedTooDeep(self.line_at(start), f"nested deeper than {MAX_DEPTH}")
+                opened.append((token.start(), scan.leading))
+                if len(opened) > MAX_DEPTH:  # the one this many levels up is now too deep
+                    at, opens_line = opened[-MAX_DEPTH - 1]
+                    if opens_line:
+                        self._too_deep[at] = token.start()
+                    if scan.too_deep_at is None:  # the first time: the start's own
+                        scan.too_deep_at = token.start()
             elif token.lastgroup == "close" and opened:
-                at, opens_line = opened.pop()
-                if opens_line:
-                    closed[at] = token.start()
+                opened.pop()
                 if not opened:
-                    return token.end(), closed
-            leading = False
-        return None, closed
+                    scan.closed = True
+                    return
+            scan.leading = False
+
+    def _closed(self, start: int, stop: int) -> frozenset[int]:
+        """The values starting a line after `start` whose brackets close before `stop`."""
+        scan = _Scan(after=start)
+        closed: set[int] = set()
+        for token in _TOKENS.finditer(self.text, start, stop):
+            self._lead(scan, token.start())
+            scan.after = token.end()
+            if token.lastgroup == "open":
+                scan.opened.append((token.start(), scan.leading))
+            elif token.lastgroup == "close" and scan.opened:
+                at, opens_line = scan.opened.pop()
+                if opens_line:
+                    closed.add(at)
+            scan.leading = False
+        return frozenset(closed)
+
+    def _lead(self, scan: _Scan, position: int) -> None:
+        """Whether only blanks stand between the last line break and `position`, from what
+        lies since the last token."""
+        gap = self.text[scan.after : position]
+        newline = gap.rfind("\n")
+        if newline >= 0:
+            scan.leading, gap = True, gap[newline + 1 :]
+        scan.leading = scan.leading and (not gap or gap.isspace())
 
 
 def _line_end(text: str, position: int) -> int:
