@@ -28,6 +28,7 @@ from stripewise.input_files import InputFileError, check_depth
 from stripewise.inventory.dump_cuts import Ends, cut_warnings
 from stripewise.inventory.mounts import MountTable
 from stripewise.inventory.sources import DeviceRecord, DeviceSource
+from stripewise.json_stream import JsonStream, JsonValueError
 from stripewise.model.topology import HostIdentity
 
 # `X: value`: P path, M name, R number, J id, U subsystem, B driver subsystem, T type, D number,
@@ -254,29 +255,32 @@ def _add(block: _Block, kind: str, value: str) -> bool:
 
 def _json_objects(text: str, ends: Ends) -> Iterator[tuple[int, int, object | None]]:
     """(line, offset, object) for each JSON value of a `--json=short` or `--json=pretty`
-    stream, in one pass: lines are counted from the last object on, never from the start.
-    None for text that does not decode, after which reading resumes at the next line with `{`;
-    an object the file ends inside yields what it holds up to its last whole property."""
-    decoder = json.JSONDecoder()
-    index, line, counted = _after_gap(text, 0), 1, 0
+    stream, in one pass (JsonStream: lines counted from the last object on, each decoded from
+    a copy of its own lines). None for text that does not decode, after which reading resumes
+    at the next line with `{`; an object the file ends inside yields what it holds up to its
+    last whole property."""
+    stream = JsonStream(text)
+    index = _after_gap(text, 0)
     following = text.find("\n{", index)
     if not text.startswith("{", index) and following >= 0:  # the end of an object cut off
-        ends.start_lines = 1 + text.count("\n", 0, following)
+        ends.start_lines = stream.line_at(following)
         index = following + 1
     while True:
-        ends.last_line = line + text.count("\n", counted, index)  # where the last one ends
-        index = _after_gap(text, index)
+        ended, index = index, _after_gap(text, index)
         if index >= len(text):
+            ends.last_line = stream.line_at(max(0, ended - 1))  # where the last one ends
             return
-        line += text.count("\n", counted, index)
-        counted = start = index
+        start, line = index, stream.line_at(index)
         try:
-            value, index = decoder.raw_decode(text, index)
-        except (ValueError, RecursionError):
+            if text[start] != "{":  # not an object: a pasted prompt, a stray word
+                raise JsonValueError(line, "not an object")
+            value, index = stream.decode(start)
+        except JsonValueError:
             value = None
-            following = text.find("\n{", index)
+            following = text.find("\n{", start)
             index = len(text) if following < 0 else following + 1
-            if following < 0 and not text[-64:].rstrip().endswith("}"):
+            cut = following < 0 and text[start] == "{"
+            if cut and not text[-64:].rstrip().endswith("}"):
                 ends.cut(line, "an object without its end")
                 value = _salvage(text[start:])
         yield line, start, value
@@ -316,6 +320,9 @@ def _parse_json(text: str, origin: str) -> _Parsed:
         if path is None or not isinstance(value, dict):
             if line == ends.cut_line:
                 continue  # the cut says so
+            if skipped.count:  # only the first is quoted
+                skipped.add(line, "")
+                continue
             shown = _line_at(text, offset) if value is None else json.dumps(value)
             skipped.add(line, shown[: _QUOTE_CHARS + 1])
             continue
