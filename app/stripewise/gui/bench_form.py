@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import file_places
 from stripewise.gui.bench_form_rows import (
     OTHER,
     FieldErrors,
@@ -307,7 +308,9 @@ class BenchForm(QWidget):
         return self._targets[index] if 0 <= index < len(self._targets) else None
 
     def _choose_directory(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, BENCH_DIRECTORY)
+        path = file_places.chosen(
+            QFileDialog.getExistingDirectory(self, BENCH_DIRECTORY, file_places.start_folder())
+        )
         if path:
             self.add_directory(path)
 

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import file_places
 from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, number
 from stripewise.gui.help_dialogs import SAVE_COMPARISON
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
@@ -524,8 +525,13 @@ class CompareWindow(QDialog):
                 self.save(key, path)
             return
         filters = {"csv": "CSV (*.csv)", "json": "JSON (*.json)", "html": "HTML report (*.html)"}
-        chosen, _filter = QFileDialog.getSaveFileName(
-            self, SAVE_COMPARISON[key], f"{suggested}.{key}", filters[key]
+        chosen = file_places.chosen(
+            QFileDialog.getSaveFileName(
+                self,
+                SAVE_COMPARISON[key],
+                file_places.suggested(f"{suggested}.{key}"),
+                filters[key],
+            )[0]
         )
         if chosen:
             self.save(key, Path(chosen))

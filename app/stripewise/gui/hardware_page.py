@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.disk_colors import STATE_COLORS, STATE_NAMES
 from stripewise.gui.hardware_details import DetailsPanel
@@ -249,19 +250,26 @@ class HardwarePage(QWidget):
 
     # --- actions -------------------------------------------------------------------------------
     def _open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self,
-            says.OPEN_INVENTORY,
-            "",
-            "Inventories (*.json *.txt *.umockdev *.db);;All files (*)",
+        path = file_places.chosen(
+            QFileDialog.getOpenFileName(
+                self,
+                says.OPEN_INVENTORY,
+                file_places.start_folder(),
+                "Inventories (*.json *.txt *.umockdev *.db);;All files (*)",
+            )[0]
         )
         if path:
             self.hardware.load_file(Path(path))
 
     def _save(self) -> None:
         host = (self.inventory.host.hostname if self.inventory else None) or "inventory"
-        path, _ = QFileDialog.getSaveFileName(
-            self, says.SAVE_INVENTORY, f"{host}-inventory.json", "JSON (*.json)"
+        path = file_places.chosen(
+            QFileDialog.getSaveFileName(
+                self,
+                says.SAVE_INVENTORY,
+                file_places.suggested(f"{file_places.file_stem(host)}-inventory.json"),
+                "JSON (*.json)",
+            )[0]
         )
         if path:
             self.hardware.save_snapshot(Path(path))

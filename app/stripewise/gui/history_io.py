@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.model.wording import count_noun
 from stripewise.services.history import HistoryService
@@ -27,7 +28,11 @@ EXPORT_KINDS = {
 def ask_import(
     parent: QWidget, history: HistoryService, on_imported: Callable[[list[int]], None]
 ) -> None:
-    path, _chosen = QFileDialog.getOpenFileName(parent, says.IMPORT_RESULTS, "", IMPORT_FILTERS)
+    path = file_places.chosen(
+        QFileDialog.getOpenFileName(
+            parent, says.IMPORT_RESULTS, file_places.start_folder(), IMPORT_FILTERS
+        )[0]
+    )
     if path:
         import_path(parent, history, Path(path), on_imported)
 
@@ -67,8 +72,12 @@ def ask_export(
         return
     stem = f"run-{run_ids[0]}" if len(run_ids) == 1 else f"comparison-{'-'.join(map(str, run_ids))}"
     path, chosen = QFileDialog.getSaveFileName(
-        parent, says.export_runs(run_ids), f"{stem}.html", ";;".join(EXPORT_KINDS)
+        parent,
+        says.export_runs(run_ids),
+        file_places.suggested(f"{stem}.html"),
+        ";;".join(EXPORT_KINDS),
     )
+    file_places.chosen(path)
     if not path:
         return
     kind = EXPORT_KINDS.get(chosen) or {".csv": "csv", ".json": "json"}.get(

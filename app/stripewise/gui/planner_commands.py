@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.model.device_match import Here, found_here, not_here_text
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
@@ -166,8 +167,13 @@ def show_commands(
 
 
 def _save_script(parent: QWidget, script: str, name: str) -> None:
-    path, _ = QFileDialog.getSaveFileName(
-        parent, says.save_script(name), f"create-{name}.sh", "Shell scripts (*.sh)"
+    path = file_places.chosen(
+        QFileDialog.getSaveFileName(
+            parent,
+            says.save_script(name),
+            file_places.suggested(f"create-{file_places.file_stem(name)}.sh"),
+            "Shell scripts (*.sh)",
+        )[0]
     )
     if path:
         Path(path).write_text(script, encoding="utf-8")

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.gui.pages import page_title
@@ -287,13 +288,22 @@ class PlannerPage(QWidget):
         show_commands(self, self.planner, name, self.helper, self.hardware.machine)
 
     def _open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, says.OPEN_PLAN, "", "Plans (*.toml)")
+        path = file_places.chosen(
+            QFileDialog.getOpenFileName(
+                self, says.OPEN_PLAN, file_places.start_folder(), "Plans (*.toml)"
+            )[0]
+        )
         if path:
             self.planner.load(Path(path))
 
     def _save(self) -> None:
-        default = self.planner.path or Path(f"{self.planner.plan.name}.toml".replace(" ", "-"))
-        path, _ = QFileDialog.getSaveFileName(self, says.SAVE_PLAN, str(default), "Plans (*.toml)")
+        default = str(self.planner.path) if self.planner.path else None
+        name = f"{file_places.file_stem(self.planner.plan.name)}.toml"
+        path = file_places.chosen(
+            QFileDialog.getSaveFileName(
+                self, says.SAVE_PLAN, default or file_places.suggested(name), "Plans (*.toml)"
+            )[0]
+        )
         if path:
             self.planner.save(Path(path))
 
@@ -309,7 +319,11 @@ class PlannerPage(QWidget):
     def _compare_file(self, dialog: CompareDialog, plans: list[tuple[str, Plan]]) -> None:
         from stripewise.planner.plan_file import PlanFileError, load_plan
 
-        path, _ = QFileDialog.getOpenFileName(self, says.ADD_PLAN_TO_COMPARE, "", "Plans (*.toml)")
+        path = file_places.chosen(
+            QFileDialog.getOpenFileName(
+                self, says.ADD_PLAN_TO_COMPARE, file_places.start_folder(), "Plans (*.toml)"
+            )[0]
+        )
         if not path:
             return
         try:

@@ -13,6 +13,7 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QGraphicsView, QWidget
 
+from stripewise.gui import file_places
 from stripewise.gui.help_dialogs import SAVE_PLOT
 
 FILTERS = "PNG image (*.png);;SVG drawing (*.svg)"
@@ -44,7 +45,10 @@ def save_widget(widget: QWidget, path: Path, title: str = "Stripewise plot") -> 
 def ask_path(parent: QWidget, suggested: str, caption: str = SAVE_PLOT) -> Path | None:
     """A .png or .svg path from a save dialog (the suffix follows the chosen type); the
     caption says what will be saved."""
-    path, chosen = QFileDialog.getSaveFileName(parent, caption, suggested, FILTERS)
+    path, chosen = QFileDialog.getSaveFileName(
+        parent, caption, file_places.suggested(suggested), FILTERS
+    )
+    file_places.chosen(path)
     if not path:
         return None
     result = Path(path)

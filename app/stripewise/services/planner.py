@@ -53,7 +53,10 @@ class PlannerService(QObject):
     def plan_on_inventory(self, inventory: Inventory) -> None:
         from stripewise.planner.from_inventory import plan_from_inventory
 
-        host = inventory.host.hostname or inventory.host.source_file or "this machine"
+        # a recording's file stem names its host ("x4500", not "x4500.umockdev")
+        source = inventory.host.source_file
+        host = inventory.host.hostname or (Path(source).name.split(".")[0] if source else "")
+        host = host or "this machine"
         self.set_plan(plan_from_inventory(inventory, name=f"Arrays on {host}"))
 
     def new_purchase_plan(self) -> None:
