@@ -37,6 +37,7 @@ from stripewise.model.topology import HostIdentity
 # not use vary with the systemd version; they are accepted and ignored.
 _RECORD_LINE = re.compile(r"^([A-Z]): ?(.*)$")
 _RECORD_START = re.compile(r"^[A-Z]:?$")  # a record line cut after its letter
+_WHOLE_PROPERTY = re.compile(r"^[EAL]: ?[^=\s][^=]*=")  # a property, attribute or link
 _QUOTE_CHARS = 60
 _PATH_MAX, _PATH_DEPTH = 4096, 64  # the kernel's PATH_MAX; real device paths nest under 40
 _JSON_GAP = re.compile(r"[\ufeff\x1e \t\r\n]*")  # between objects: udevadm's, json-seq's RS
@@ -204,12 +205,15 @@ def _parse_text(text: str, origin: str) -> _Parsed:
 
 def _cut_inside(current: _Block | None, dropping: bool, line: str) -> bool:
     """Whether a last line without its end is half a line. A whole dump ends with a virtual
-    device, and one saved without its last line end (a paste, some editors) is whole."""
+    device's `E: KEY=value`, and one saved without its last line end (a paste, some editors)
+    is whole: anything else is cut."""
     if current is not None:
-        return not current.path.startswith("/devices/virtual/")
-    if line.startswith("P:"):
-        return not line[2:].strip().startswith("/devices/virtual/")
-    return dropping or _RECORD_LINE.match(line) is not None or _RECORD_START.match(line) is not None
+        path = current.path
+    elif line.startswith("P:"):
+        path = line[2:].strip()
+    else:
+        return dropping or bool(_RECORD_LINE.match(line) or _RECORD_START.match(line))
+    return not path.startswith("/devices/virtual/") or not _WHOLE_PROPERTY.match(line)
 
 
 def _lines(text: str) -> Iterator[str]:
