@@ -6,9 +6,9 @@ dump. A copy cut by a size limit, a full disk or an interrupted transfer stops i
 `head -n` stops between lines; either loses the devices after the cut, and a cut among the
 virtual devices loses NVMe namespaces and multipath maps whose paths the dump still lists.
 Editors and pastes drop a whole dump's last blank line or line end too, so neither alone is a
-cut: it takes a line without its end in a record other than a virtual device's (where a whole
-dump ends), a record without its properties, an object without its end, no virtual device at
-all, or path disks without what they are paths of.
+cut: it takes a line without its end (other than a virtual device's whole `E: KEY=value`, how
+a whole dump ends), a record without its properties, an object without its end, no virtual
+device at all, or path disks without what they are paths of.
 """
 
 from __future__ import annotations
