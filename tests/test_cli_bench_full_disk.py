@@ -88,7 +88,17 @@ def stripewise(*args: str, state: Path | None = None) -> subprocess.CompletedPro
 def bench_save(db: Path, work: Path, state: Path | None = None) -> subprocess.CompletedProcess[str]:
     work.mkdir(exist_ok=True)
     return stripewise(
-        *("bench", "--target", str(work), "--size", "8M", "--phases", "seq_write,seq_read"),
+        *(
+            "bench",
+            "--engine",
+            "builtin",
+            "--target",
+            str(work),
+            "--size",
+            "8M",
+            "--phases",
+            "seq_write,seq_read",
+        ),
         *("--rate", "10", "--save", "--db", str(db)),
         state=state,
     )

@@ -51,7 +51,7 @@ def device_that_fills_up() -> Iterator[tuple[str, str]]:
 
 def bench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stripewise", "bench", *args],
+        [sys.executable, "-m", "stripewise", "bench", "--engine", "builtin", *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -101,7 +101,8 @@ def test_a_failed_phase_says_failed_never_zero(tmp_path: Path) -> None:
 def test_a_cancelled_phase_says_cancelled_never_zero(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [
-            *(sys.executable, "-m", "stripewise", "bench", "--target", str(tmp_path)),
+            *(sys.executable, "-m", "stripewise", "bench", "--engine", "builtin"),
+            *("--target", str(tmp_path)),
             *("--size", "512M", "--phases", "seq_write,seq_read", "--block-size", "64K"),
         ],
         stdout=subprocess.PIPE,

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from stripewise.cli.bench import _start_args, fill_parser
 from stripewise.cli.options import Parser
 
@@ -24,8 +26,10 @@ def test_repetitions_is_the_forms_word_for_repeat() -> None:
 
 def test_a_phase_it_does_not_know_is_named(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "stripewise", "bench", "--target", str(tmp_path)]
-        + ["--size", "1M", "--phases", "seq_write,seqwrite"],
+        [
+            *(sys.executable, "-m", "stripewise", "bench", "--target", str(tmp_path)),
+            *("--size", "1M", "--phases", "seq_write,seqwrite"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -36,3 +40,16 @@ def test_a_phase_it_does_not_know_is_named(tmp_path: Path) -> None:
     assert len(lines) == 1, lines
     assert "'seqwrite' is not a phase" in lines[0] and "seq_write, rewrite" in lines[0]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_default_engine_is_the_forms_fio_when_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CLI defaulted to the built-in engine while the Benchmark form offers fio first."""
+    from stripewise import environment
+
+    monkeypatch.setattr(environment, "find_tool", lambda name: Path("/usr/bin/fio"))
+    assert parsed()["engine"] == "fio"
+    monkeypatch.setattr(environment, "find_tool", lambda name: None)
+    assert parsed()["engine"] == "builtin"
+    assert parsed("--engine", "builtin")["engine"] == "builtin"

@@ -49,7 +49,17 @@ def bench_saved_while_locked(tmp_path: Path, history: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     done = stripewise(
-        history, "bench", "--target", str(work), "--size", "8M", "--phases", "seq_write", "--save"
+        history,
+        "bench",
+        "--engine",
+        "builtin",
+        "--target",
+        str(work),
+        "--size",
+        "8M",
+        "--phases",
+        "seq_write",
+        "--save",
     )
     assert done.returncode == 0, done.stderr
     assert "kept on this computer, waiting to sync" in done.stderr, done.stderr

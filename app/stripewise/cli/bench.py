@@ -62,8 +62,9 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
     bench.add_argument(
         "--engine",
         choices=("fio", "builtin"),
-        default="builtin",
-        help="fio, or the built-in engine, an independent cross-check (default: builtin)",
+        default=None,
+        help="fio, or the built-in engine, an independent cross-check (default: fio when "
+        "installed, as in the Benchmark form, else builtin)",
     )
     bench.add_argument(
         "--phases",
@@ -233,6 +234,11 @@ class _Stop:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
 
+def default_engine() -> str:
+    """The Benchmark form's default: fio when it is installed, else the built-in engine."""
+    return "fio" if environment.find_tool("fio") is not None else "builtin"
+
+
 def _start_args(args: argparse.Namespace) -> dict[str, Any]:
     start: dict[str, Any] = {
         "target": args.target,
@@ -243,7 +249,7 @@ def _start_args(args: argparse.Namespace) -> dict[str, Any]:
         "streams": args.streams,
         "repetitions": args.repeat,
         "sample_rate_hz": args.rate,
-        "engine": args.engine,
+        "engine": args.engine or default_engine(),
         "queue_depth": args.queue_depth,
     }
     if args.cpu_latency_us is not None:
