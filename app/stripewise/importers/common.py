@@ -36,7 +36,7 @@ SIZE_SUFFIXES = {"_bytes": 2**60, "_kB": 2**50}  # sizes in a spec or context: a
 MAX_DIGITS = 30
 _LONG_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
 
-_QUOTED = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+_QUOTED = re.compile(r"^[ \t]*(?:>[ \t]?)++")  # possessive: no state kept per marker
 # `\d+(?:\.\d*)?`, not `\d+\.?\d*`: two runs of digits side by side split a long word of digits
 # every way before refusing it (quadratic in the word).
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
