@@ -350,7 +350,7 @@ def test_another_hosts_inventory_places_nothing(x4500: dict[str, Any]) -> None:
 def test_save_run_records_the_normalised_spec_and_the_context_of_the_disks(
     tmp_path: Path, db_url: str
 ) -> None:
-    from stripewise.cli.bench_save import save_run
+    from stripewise.cli.bench_save import Recording
     from stripewise.history.database import open_database
     from stripewise.history.store import HistoryStore
 
@@ -361,7 +361,11 @@ def test_save_run_records_the_normalised_spec_and_the_context_of_the_disks(
         BenchStarted("r1", str(tmp_path), disks, "builtin", "1.0", spec)
         for disks in (("vdz",), ("vdy", "vdx"))
     ]
-    ids = [save_run(db_url, "builtin", begun, result, [sample]) for begun in started]
+    ids = []
+    for begun in started:  # recorded as `bench --save` records a run: row, samples, end
+        recording = Recording(db_url, "builtin", begun)
+        recording.add(sample)
+        ids.append(recording.finish(result).run_id)
     db = open_database(db_url)
     try:
         store = HistoryStore(db)
