@@ -13,13 +13,13 @@ import re
 from collections.abc import Callable
 
 from stripewise.importers.bonnie_fields import BonnieRow, io_spec, size_bytes
-from stripewise.importers.common import ImportFormatError
+from stripewise.importers.common import ImportFormatError, digits
 
 # 1.96/1.97 write 48 fields; 1.98 (bonnie++ 2.00a) adds seeks and seeker processes after
 # the chunk size. Their header line (printed with -x) still names only 48: it is skipped.
-_NEW_VERSION = re.compile(r"(1\.9\d|[2-9]\.\d\d)[a-z]?")
-_OLD_SIZE = re.compile(r"\d+(\.\d+)?[kmgt]?(:[\w]*)*", re.IGNORECASE)
-_FIGURE = re.compile(r"(\d+(\.\d+)?|\++)?")
+_NEW_VERSION = re.compile(r"(1\.9[0-9]|[2-9]\.[0-9][0-9])[a-z]?")
+_OLD_SIZE = re.compile(r"[0-9]+(\.[0-9]+)?[kmgt]?(:[\w]*)*", re.IGNORECASE)
+_FIGURE = re.compile(r"([0-9]+(\.[0-9]+)?|\++)?")
 _HEADER_STARTS = ("format_version,", "name,")
 _PIECE = re.compile(r"[\w.+:/,\"-]+")  # what a wrapped CSV line's next piece may hold
 _MOST_PIECES = 4  # a 50-field line of about 250 characters wrapped at 80 columns
@@ -182,7 +182,7 @@ def _new_row(fields: list[str], number: int, source: str) -> BonnieRow:
     numbers = {"concurrency": fields[3], "seed": fields[4]}
     if with_seeks:
         numbers |= {"seeks": fields[7], "seeker_processes": fields[8]}
-    spec |= {key: int(value) for key, value in numbers.items() if value.isdigit()}
+    spec |= {key: int(value) for key, value in numbers.items() if digits(value)}
     at = 9 if with_seeks else 7
     io = fields[at : at + 12]
     files_at = at + 12

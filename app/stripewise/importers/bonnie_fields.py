@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError
+from stripewise.importers.common import ImportFormatError, digits
 from stripewise.model.run import ResultValue
 
 KIB_S = "KiB/s"
@@ -52,10 +52,10 @@ _COMPANIONS = {
 # the CSV's K/s itself (KiB/s), m is x1024 and g x1024*1024 of it; the recorded 2.00a fixtures
 # agree (577865 K/s is printed `564m`). A figure keeps its unit: KiB/s, never MB/s here.
 _SUFFIX = {"": 1, "k": 1, "m": 1024, "g": 1024 * 1024}
-_SPEED = re.compile(r"(\d+(?:\.\d+)?)([kmg]?)", re.IGNORECASE)
-_LATENCY = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|s)")
+_SPEED = re.compile(r"([0-9]+(?:\.[0-9]+)?)([kmg]?)", re.IGNORECASE)
+_LATENCY = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|ms|s)")
 _LATENCY_US = {"ns": 0.001, "us": 1.0, "ms": 1000.0, "s": 1_000_000.0}
-_BYTES = re.compile(r"(\d+(?:\.\d+)?)([kmgt]?)", re.IGNORECASE)
+_BYTES = re.compile(r"([0-9]+(?:\.[0-9]+)?)([kmgt]?)", re.IGNORECASE)
 _POWER = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
 
 
@@ -184,7 +184,7 @@ def io_spec(size_field: str) -> dict[str, Any]:
         spec["file_size_bytes"] = whole
     if chunk and (chunk_bytes := size_bytes(chunk, "")) is not None:
         spec["chunk_size_bytes"] = chunk_bytes
-    numbers = [int(a) if a.isdigit() else None for a in after[:3]]
+    numbers = [int(a) if digits(a) else None for a in after[:3]]
     keys: tuple[str, ...] = ("concurrency", "seeks", "seeker_processes")
     if len(numbers) == 2:
         first, second = numbers
@@ -204,11 +204,13 @@ _LINKS = {"link": "hard", "symlink": "symbolic"}  # what -n num:-1 / num:-2 prin
 def file_spec(text: str) -> dict[str, Any]:
     """`16`, `16:100000:16/64`, `16:100000:16:64:8k`, `16:link`, or the CSV's fields joined as
     `num:max:min/dirs:chunk`."""
-    m = re.fullmatch(r"(\d+)(?::([^:/]*))?(?::([^:/]*))?(?:[:/](\d*))?(?::(\S*))?", text.strip())
+    m = re.fullmatch(
+        r"([0-9]+)(?::([^:/]*))?(?::([^:/]*))?(?:[:/]([0-9]*))?(?::(\S*))?", text.strip()
+    )
     if m is None:
         return {"files": text}
     count, largest, smallest, dirs, chunk = m.groups()
-    if not dirs and chunk and chunk.isdigit() and int(chunk) < _SMALLEST_CHUNK:
+    if not dirs and chunk and digits(chunk) and int(chunk) < _SMALLEST_CHUNK:
         dirs, chunk = chunk, None
     spec: dict[str, Any] = {"files_x1024": int(count)}
     if largest in _LINKS:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from stripewise.importers.bonnie_fields import BonnieRow, is_plus
 
-_PRINTED = re.compile(r"(\d+)(?:\.(\d+))?([kmg]?)", re.IGNORECASE)
+_PRINTED = re.compile(r"([0-9]+)(?:\.([0-9]+))?([kmg]?)", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1, "m": 1024, "g": 1024 * 1024}  # bonnie++'s K, M, G: KiB, MiB, GiB
 # The speeds (K/s) bonnie++ 2.00a prints with each suffix: k under 10000, m under 1000 M.
 _INF = float("inf")

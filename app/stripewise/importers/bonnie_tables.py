@@ -25,14 +25,14 @@ from stripewise.importers.bonnie_columns import (
     readings_for,
 )
 from stripewise.importers.bonnie_fields import BonnieRow, io_spec, is_figure, is_plus
-from stripewise.importers.common import ImportFormatError, Token, tokens
+from stripewise.importers.common import ImportFormatError, Token, digits, tokens
 
 # The first Size or files is taken for good (atomic group): retrying at each later one scanned
 # the rest of the line again each time, quadratic on a line of them.
 TABLE_HEADER = re.compile(r"^(?>.*?(Size|files)\b).*/sec\s+%CP", re.IGNORECASE)
-_SIZE = re.compile(r"\d+(\.\d+)?[kmgt]?(:\S*)*", re.IGNORECASE)
-_FILES = re.compile(r"\d+([:/]\S*)?")
-_LATENCY = re.compile(r"\d+(\.\d+)?(ns|us|ms|s)")
+_SIZE = re.compile(r"[0-9]+(\.[0-9]+)?[kmgt]?(:\S*)*", re.IGNORECASE)
+_FILES = re.compile(r"[0-9]+([:/]\S*)?")
+_LATENCY = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|ms|s)")
 _COLUMN_WORDS = {"/sec", "k/sec", "%cp", "%cpu"}
 _FEWEST_COLUMN_WORDS = 4  # a header names at least two tests' figure and %CP
 _MOST_PATTERNS = 8  # layouts of complete rows tried on a row with blank cells
@@ -169,8 +169,8 @@ def _table(lines: list[str], header_index: int, source: str) -> _Table | None:
     above = [line for line in lines[max(0, header_index - 6) : header_index] if line.strip()]
     for line in above[-3:]:
         if m := re.search(r"Version\s+(\S+)", line):
-            version = m.group(1) if any(c.isdigit() for c in m.group(1)) else ""
-        if m := re.search(r"Concurrency\s+(\d+)", line):
+            version = m.group(1) if any(digits(c) for c in m.group(1)) else ""
+        if m := re.search(r"Concurrency\s+([0-9]+)", line):
             concurrency = int(m.group(1))
         first = line.split()[0]
         if "-Create--" in line and not first.startswith("-"):

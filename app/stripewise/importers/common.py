@@ -34,12 +34,12 @@ SIZE_SUFFIXES = {"_bytes": 2**60, "_kB": 2**50}  # sizes in a spec or context: a
 # No tool writes a longer run of digits; int() refuses 4,300 of them and float() turns 400
 # into infinity.
 MAX_DIGITS = 30
-_LONG_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
+_LONG_NUMBER = re.compile(rf"[0-9]{{{MAX_DIGITS + 1},}}")
 
 _QUOTED = re.compile(r"^[ \t]*(?:>[ \t]?)++")  # possessive: no state kept per marker
 # `\d+(?:\.\d*)?`, not `\d+\.?\d*`: two runs of digits side by side split a long word of digits
 # every way before refusing it (quadratic in the word).
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 class ImportFormatError(ValueError):
@@ -93,6 +93,12 @@ def text_lines(text: str) -> list[str]:
     and e-mail quoting (`> `) is removed, the same width from each line of a quoted table."""
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     return [_QUOTED.sub("", line) for line in text.split("\n")]
+
+
+def digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also takes "１２３" and "²", which int() reads or
+    refuses, never what a tool printed."""
+    return text.isascii() and text.isdigit()
 
 
 def is_number(token: str) -> bool:

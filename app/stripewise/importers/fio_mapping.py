@@ -42,7 +42,7 @@ DIRECTIONS = ("read", "write", "trim")
 _TWO_WAY = ("rw", "readwrite", "randrw")
 _PER_DIRECTION = tuple(q.metric for q in (THROUGHPUT, IOPS, LATENCY_P50, LATENCY_P99))
 _RAW_ORDER = (*_PER_DIRECTION, CPU.metric)  # what the parser gives per direction
-_CLONE = re.compile(r"^(?P<job>.+)#\d+$")
+_CLONE = re.compile(r"^(?P<job>.+)#[0-9]+$")
 _TRUE = ("1", "true", "yes", "on")
 
 

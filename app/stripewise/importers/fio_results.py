@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError, clip
+from stripewise.importers.common import ImportFormatError, clip, digits
 from stripewise.model.run import ResultValue
 
 DIRECTIONS = ("read", "write", "trim")
@@ -234,7 +234,7 @@ def _bins(latency: Any) -> list[list[int]]:
         return []
     pairs = []
     for key, count in bins.items():
-        if not str(key).isdigit() or isinstance(count, bool) or not isinstance(count, int):
+        if not digits(str(key)) or isinstance(count, bool) or not isinstance(count, int):
             continue
         if count >= 0:
             pairs.append([int(key), count])

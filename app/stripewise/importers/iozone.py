@@ -83,7 +83,7 @@ def _preamble(lines: list[str]) -> dict[str, Any]:
     in_options = False
     for line in lines:
         text = line.strip()
-        if m := re.search(r"Version \$Revision:\s*([\d.]+)", text):
+        if m := re.search(r"Version \$Revision:\s*([0-9.]+)", text):
             found["version"] = m.group(1)
         elif m := re.match(r"Run began:\s*(.+)", text):
             found["run_began"] = m.group(1)

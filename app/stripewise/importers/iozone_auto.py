@@ -18,6 +18,7 @@ from stripewise.importers.common import (
     Token,
     by_column,
     clip,
+    digits,
     is_number,
     tokens,
 )
@@ -40,7 +41,7 @@ AUTO_TESTS = (
     "fread",
     "freread",
 )
-_ROW_START = re.compile(r"^\s*\d")
+_ROW_START = re.compile(r"^\s*[0-9]")
 
 Made = tuple[str, dict[str, Any], dict[str, Any], list[ResultValue]]
 
@@ -130,7 +131,7 @@ def _row(
     for word in words:
         if not is_number(word.text):
             raise ImportFormatError(source, number, f"{word.text!r} in an iozone -a table row")
-    if len(words) < 3 or not words[0].text.isdigit() or not words[1].text.isdigit():
+    if len(words) < 3 or not digits(words[0].text) or not digits(words[1].text):
         raise ImportFormatError(
             source, number, "iozone -a row without file size, record size and a figure"
         )

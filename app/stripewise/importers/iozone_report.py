@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError, clip, is_number, tokens
+from stripewise.importers.common import ImportFormatError, clip, digits, is_number, tokens
 from stripewise.importers.iozone_auto import AUTO_TESTS, Made, metric_name
 from stripewise.model.run import ResultValue
 
@@ -148,7 +148,7 @@ def _header(line: str) -> list[int] | None:
     if (
         not words
         or len(words) > _MOST_RECORD_SIZES
-        or not all(len(w) > 2 and w[0] == w[-1] == '"' and w[1:-1].isdigit() for w in words)
+        or not all(len(w) > 2 and w[0] == w[-1] == '"' and digits(w[1:-1]) for w in words)
     ):
         return None
     return [int(w[1:-1]) for w in words]
@@ -163,7 +163,7 @@ def _row(
         return False
     file_kb = words[0][1:-1]
     figures = words[1:]
-    if not file_kb.isdigit() or not figures or not all(is_number(f) for f in figures):
+    if not digits(file_kb) or not figures or not all(is_number(f) for f in figures):
         raise ImportFormatError(
             source, number, f"{line.strip()[:40]!r} is not a row of an iozone -R report"
         )

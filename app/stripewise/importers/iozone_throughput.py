@@ -30,7 +30,7 @@ _FIGURE = r"=\s*(\S*)\s*(\S*)"
 # The test's name runs to the blanks before the first "=". Written so nothing is scanned twice:
 # the first phrase followed by a count is taken for good (atomic), and the name ends at its
 # last non-blank (a lazy name before `\s*=` rescanned a run of blanks from each blank in it).
-_WORKERS_AND_TEST = r"\s++(\d++)\s)\s*+(.(?:[^=]*[^=\s])?)\s*"
+_WORKERS_AND_TEST = r"\s++([0-9]++)\s)\s*+(.(?:[^=]*[^=\s])?)\s*"
 CHILDREN = re.compile(rf"^(?>.*?Children see throughput for{_WORKERS_AND_TEST}{_FIGURE}", re.I)
 _PARENT = re.compile(rf"^(?>.*?Parent sees throughput for{_WORKERS_AND_TEST}{_FIGURE}", re.I)
 _PER_WORKER = re.compile(rf"(Min|Max|Avg) throughput per (?:process|thread)\s*{_FIGURE}", re.I)
@@ -39,12 +39,12 @@ _ORPHAN = re.compile(r"Parent sees throughput|throughput per (?:process|thread)|
 _CPU = re.compile(
     r"CPU Utilization:\s*Wall time\s+(\S+)\s+CPU time\s+(\S+)\s+CPU utilization\s+(\S+?)\s*%", re.I
 )
-_WORKERS = re.compile(r"Throughput test with (\d+) (processes|process|threads|thread)", re.I)
+_WORKERS = re.compile(r"Throughput test with ([0-9]+) (processes|process|threads|thread)", re.I)
 _EACH = re.compile(
-    r"Each (?:process|thread) writes a (\d+) kByte file in (\d+) kByte records", re.I
+    r"Each (?:process|thread) writes a ([0-9]+) kByte file in ([0-9]+) kByte records", re.I
 )
-_RECORD_SIZE = re.compile(r"^\s*Record Size (\d+) kB\b", re.I)
-_FILE_SIZE = re.compile(r"^\s*File size set to (\d+) kB\b", re.I)
+_RECORD_SIZE = re.compile(r"^\s*Record Size ([0-9]+) kB\b", re.I)
+_FILE_SIZE = re.compile(r"^\s*File size set to ([0-9]+) kB\b", re.I)
 # `node1: Children see...` as pdsh and clush print each host's lines
 _HOST_PREFIX = re.compile(
     r"^\s*([A-Za-z0-9][\w.\-]*):\s+(?=(?:Children|Parent|Min|Max|Avg|Throughput test|Each|CPU)\b)"

@@ -43,7 +43,7 @@ _BONNIE_PHASES = {
     "random_seeks_per_s": "random_seeks",
 }
 _BONNIE_UNITS = {THROUGHPUT.metric: "KiB/s", IOPS.metric: "/s"}
-_IOZONE_CELL = re.compile(r"^(\d+)k_file_(\d+)k_records$")
+_IOZONE_CELL = re.compile(r"^([0-9]+)k_file_([0-9]+)k_records$")
 _IOZONE_CHILDREN = {"children_kBps": ("KiB/s", THROUGHPUT), "children_ops_per_s": ("ops/s", IOPS)}
 _IOZONE_RAW_TESTS = {phase: test for test, phase in IOZONE_TESTS.items()}
 
@@ -225,7 +225,7 @@ def _iozone_back(spec: Mapping[str, Any], results: Iterable[ResultValue]) -> lis
         base, qualifier = split_qualified(row.phase)
         test = _IOZONE_RAW_TESTS.get(base, base)
         quantity = row.metric in (THROUGHPUT.metric, IOPS.metric) and bool(row.source_unit)
-        cell = re.fullmatch(r"(\d+)k file, (\d+)k records", qualifier or "")
+        cell = re.fullmatch(r"([0-9]+)k file, ([0-9]+)k records", qualifier or "")
         if quantity and cell is not None:
             metric = f"{cell.group(1)}k_file_{cell.group(2)}k_records"
             out.append(_in_source_unit(row, test, metric))
