@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from stripewise.helper.engines.fio_stream import StatusStream
 from stripewise.hosts.fio_client_output import parse_eta, parse_terse
 from stripewise.input_files import InputFileError, check_depth, parse_json, parse_toml
 from stripewise.inventory.snapshot import SnapshotError
@@ -194,6 +195,22 @@ VALUE_CASES = [
     value("fio ETA: fields", lambda n: repeated("][1%][r=1M][", n, "["), parse_eta, TEXT),
     value("fio terse: fields", lambda n: repeated(";", n, "3;"), parse_terse, TEXT),
     value("fio terse: lines", lambda n: repeated(TERSE_LINE, n), parse_terse, TEXT),
+]
+
+
+def fio_output(chunks: list[bytes]) -> None:
+    """What the helper does with what fio prints, as the pipe gives it."""
+    stream = StatusStream()
+    for chunk in chunks:
+        stream.feed(chunk)
+
+
+FIO_OBJECT = b"{\n" + b'  "jobs" : [],\n' * 1000 + b'  "a" : 1\n}\n'
+VALUE_CASES += [
+    # fio runs as the caller, who may have it write a byte at a time
+    Case("fio output a byte at a time", lambda n: [b"x"] * n, fio_output, LINE),
+    Case("fio objects a byte at a time", lambda n: [b"{", b"\n"] * n, fio_output, LINE),
+    Case("fio objects", lambda n: [FIO_OBJECT * (n // len(FIO_OBJECT) + 1)], fio_output, TEXT),
 ]
 
 

@@ -34,7 +34,8 @@ class StatusStream:
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._partial = ""  # the unfinished last line
+        self._partial: list[str] = []  # the unfinished last line, in the pieces it came in
+        self._partial_chars = 0
         self._lines: list[str] | None = None  # the object being collected, if any
         self._size = 0  # characters collected in it
         self.dropped = 0  # characters thrown away as over a bound
@@ -44,11 +45,17 @@ class StatusStream:
     def feed(self, chunk: bytes | str) -> list[dict[str, Any]]:
         """The objects this chunk completes, in order."""
         text = chunk if isinstance(chunk, str) else self._decoder.decode(chunk)
-        lines = (self._partial + text).split("\n")
-        self._partial = lines.pop()
-        if len(self._partial) > MAX_LINE_CHARS:  # no line of fio's is this long
-            self.dropped += len(self._partial)
-            self._partial = ""
+        lines = text.split("\n")
+        # a line is joined once it ends: joined at each chunk, a line fio writes a byte at a
+        # time would be copied once per byte (quadratic in the line)
+        self._partial.append(lines.pop())
+        self._partial_chars += len(self._partial[-1])
+        if lines:
+            lines[0] = "".join(self._partial[:-1]) + lines[0]
+            self._partial, self._partial_chars = self._partial[-1:], len(self._partial[-1])
+        if self._partial_chars > MAX_LINE_CHARS:  # no line of fio's is this long
+            self.dropped += self._partial_chars
+            self._partial, self._partial_chars = [], 0
             self._abandon()
         found = (self._line(line.rstrip("\r")) for line in lines)
         return [obj for obj in found if obj is not None]
