@@ -10,12 +10,16 @@ Importers have their own module, test_linear_importers.py.
 from __future__ import annotations
 
 import json
+import types
+from collections import deque
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import pytest
 
 from stripewise.helper.engines.fio_stream import StatusStream
+from stripewise.hosts import fio_client_host
 from stripewise.hosts.fio_client_output import parse_eta, parse_terse
 from stripewise.input_files import InputFileError, check_depth, parse_json, parse_toml
 from stripewise.inventory.snapshot import SnapshotError
@@ -205,12 +209,25 @@ def fio_output(chunks: list[bytes]) -> None:
         stream.feed(chunk)
 
 
+def fio_client_lines(chunks: list[bytes]) -> None:
+    """What a group run reads of a host's `fio --client` (its server's text), as the pipe
+    gives it."""
+    client = object.__new__(fio_client_host.HostClient)
+    pipe = types.SimpleNamespace(stdout=types.SimpleNamespace(fileno=lambda: 0))
+    vars(client).update(_process=pipe, said=deque(maxlen=8), _live=None)
+    given = iter(chunks)
+    with mock.patch.object(fio_client_host, "_read_some", lambda fd: next(given, b"")):
+        client._read()
+
+
 FIO_OBJECT = b"{\n" + b'  "jobs" : [],\n' * 1000 + b'  "a" : 1\n}\n'
 VALUE_CASES += [
     # fio runs as the caller, who may have it write a byte at a time
     Case("fio output a byte at a time", lambda n: [b"x"] * n, fio_output, LINE),
     Case("fio objects a byte at a time", lambda n: [b"{", b"\n"] * n, fio_output, LINE),
     Case("fio objects", lambda n: [FIO_OBJECT * (n // len(FIO_OBJECT) + 1)], fio_output, TEXT),
+    Case("a server's line a byte at a time", lambda n: [b"x"] * n, fio_client_lines, LINE),
+    Case("a server's lines", lambda n: [b"Jobs: [\r" * (n // 8)], fio_client_lines, TEXT),
 ]
 
 

@@ -159,11 +159,15 @@ class HostClient:
 
     def _read(self) -> None:
         assert self._process is not None and self._process.stdout is not None
-        stream, pending = self._process.stdout, b""
+        stream, pending = self._process.stdout, bytearray()
         while chunk := _read_some(stream.fileno()):
-            pending += chunk
-            *lines, pending = pending.replace(b"\r", b"\n").split(b"\n")
-            pending = pending[-_MAX_LINE:]  # a line without an end (a server's text) is bounded
+            *lines, rest = chunk.replace(b"\r", b"\n").split(b"\n")
+            if lines:  # the line read so far ends in this chunk
+                lines[0] = bytes(pending[-_MAX_LINE:]) + lines[0]
+                pending.clear()
+            pending += rest
+            if len(pending) > 2 * _MAX_LINE:  # a line without an end (a server's text) is
+                del pending[:-_MAX_LINE]  # bounded, cut now and then: never copied per chunk
             for raw in lines:
                 line = raw.decode(errors="replace").strip()
                 rates = parse_eta(line) if line.startswith("Jobs:") else None
