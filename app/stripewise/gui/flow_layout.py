@@ -1,4 +1,6 @@
-"""A layout that places widgets left to right and wraps, like text (after Qt's example)."""
+"""Layouts that place widgets in rows and wrap them, their height following their width:
+`WrappingLayout` holds the items and asks its subclass to arrange them; `FlowLayout` places
+them left to right like text (after Qt's example)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,10 @@ from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import QLayout, QLayoutItem, QWidget
 
 
-class FlowLayout(QLayout):
+class WrappingLayout(QLayout):
+    """The item list and the height-for-width plumbing; `_arrange(rect, move)` places the
+    items (when `move`) and returns the height they take."""
+
     def __init__(self, parent: QWidget | None = None, spacing: int = 6) -> None:
         super().__init__(parent)
         self._items: list[QLayoutItem] = []
@@ -38,6 +43,15 @@ class FlowLayout(QLayout):
         super().setGeometry(rect)
         self._arrange(rect, move=True)
 
+    def _framed(self, size: QSize) -> QSize:
+        margins = self.contentsMargins()
+        return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
+
+    def _arrange(self, rect: QRect, move: bool) -> int:
+        raise NotImplementedError
+
+
+class FlowLayout(WrappingLayout):
     def sizeHint(self) -> QSize:
         return self.minimumSize()
 
@@ -45,8 +59,7 @@ class FlowLayout(QLayout):
         size = QSize()
         for item in self._items:
             size = size.expandedTo(item.minimumSize())
-        margins = self.contentsMargins()
-        return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
+        return self._framed(size)
 
     def _arrange(self, rect: QRect, move: bool) -> int:
         margins = self.contentsMargins()

@@ -8,42 +8,16 @@ text only when one column of it does not fit.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt
-from PySide6.QtWidgets import QLayout, QLayoutItem, QWidget
+from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtWidgets import QWidget
+
+from stripewise.gui.flow_layout import WrappingLayout
 
 
-class TileGrid(QLayout):
+class TileGrid(WrappingLayout):
     def __init__(self, parent: QWidget | None = None, spacing: int = 6) -> None:
-        super().__init__(parent)
-        self._items: list[QLayoutItem] = []
+        super().__init__(parent, spacing)
         self.tile_width: int | None = None  # one width for tiles of several grids, else theirs
-        self.setSpacing(spacing)
-        self.setContentsMargins(QMargins(0, 0, 0, 0))
-
-    def addItem(self, item: QLayoutItem) -> None:
-        self._items.append(item)
-
-    def count(self) -> int:
-        return len(self._items)
-
-    def itemAt(self, index: int) -> QLayoutItem | None:
-        return self._items[index] if 0 <= index < len(self._items) else None
-
-    def takeAt(self, index: int) -> QLayoutItem | None:
-        return self._items.pop(index) if 0 <= index < len(self._items) else None
-
-    def expandingDirections(self) -> Qt.Orientation:
-        return Qt.Orientation(0)
-
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    def heightForWidth(self, width: int) -> int:
-        return self._arrange(QRect(0, 0, width, 0), move=False)
-
-    def setGeometry(self, rect: QRect) -> None:
-        super().setGeometry(rect)
-        self._arrange(rect, move=True)
 
     def wanted_width(self) -> int:
         """The widest tile's text: every tile gets at least this when the row has room."""
@@ -57,10 +31,6 @@ class TileGrid(QLayout):
     def minimumSize(self) -> QSize:
         narrowest = max((item.minimumSize().width() for item in self._items), default=0)
         return self._framed(QSize(narrowest, self._tile_height()))
-
-    def _framed(self, size: QSize) -> QSize:
-        margins = self.contentsMargins()
-        return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
 
     def _tile_height(self) -> int:
         return max((item.sizeHint().height() for item in self._items), default=0)
