@@ -51,19 +51,12 @@ from stripewise.model.bench import (
 )
 from stripewise.model.bench_presets import PRESETS, PresetValues
 from stripewise.model.bench_targets import BenchTarget, TargetKind, directory_target, gone_reason
+from stripewise.model.setting_labels import PHASE_LABELS  # one set of names, the compare's too
 from stripewise.model.wording import count_noun
 from stripewise.protocol.events import BenchStartArgs
 from stripewise.services.tasks import run_in_background
 
 BLOCK_SIZES = ("4K", "64K", "128K", "256K", "512K", "1M", "4M")
-PHASE_LABELS = {  # short, for a narrow column; bonnie++'s full names are the tooltips
-    Phase.SEQ_WRITE: "Sequential write",
-    Phase.REWRITE: "Rewrite",
-    Phase.SEQ_READ: "Sequential read",
-    Phase.RANDOM_READ: "Random seeks",
-    Phase.RANDOM_WRITE: "Random writes",
-    Phase.MIXED: "Mixed 70/30",
-}
 CUSTOM_PRESET = "Custom"
 CUSTOM_NOTE = "Your own settings; a preset fills them in for this target"
 NO_TARGET = "Pick a target, or a directory with \u2026"
