@@ -22,7 +22,7 @@ from stripewise.history.database import Database
 from stripewise.history.errors import DatabaseError, one_line
 from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
-from stripewise.history.store import json_safe
+from stripewise.history.store import json_safe, result_params
 from stripewise.importers import ImportedRun, parse
 from stripewise.importers.common import decode, file_warnings
 from stripewise.input_files import read_bytes
@@ -182,7 +182,7 @@ def _insert_run(
         "baseline": False,
     }
     run_id = _inserted_id(conn, runs_table, row)
-    params = _result_rows(run_id, run)
+    params = result_params(run_id, run.results)
     if params:
         conn.execute(insert(results), params)
     return run_id
@@ -193,22 +193,3 @@ def _inserted_id(conn: Connection, table: Table, row: dict[str, Any]) -> int:
     if key is None:
         raise DatabaseError(f"inserting into {table.name} returned no id")
     return int(key[0])
-
-
-def _result_rows(run_id: int, run: ImportedRun) -> Sequence[dict[str, Any]]:
-    return [
-        {
-            "run_id": run_id,
-            "phase": v.phase,
-            "metric": v.metric,
-            "unit": v.unit,
-            "value": json_safe(v.value),
-            "min_value": json_safe(v.min_value),
-            "max_value": json_safe(v.max_value),
-            "repetitions": v.repetitions,
-            "passes": [json_safe(p) for p in v.passes] or None,
-            "flags": list(v.flags) or None,
-            "source_unit": v.source_unit or None,
-        }
-        for v in run.results
-    ]

@@ -169,13 +169,13 @@ class HistoryStore:
         """Missing figures stay NULL: `None` never turns into 0."""
         if not values:
             return
-        self._insert_for_run(run_id, results, _result_params(run_id, values))
+        self._insert_for_run(run_id, results, result_params(run_id, values))
         self._update(run_id, headline=None)  # made again from the new results when listed
 
     def replace_results(self, run_id: int, values: Sequence[ResultValue]) -> None:
         """The run's results are now `values`, in one transaction: a run being recorded files
         its finished phases as each ends, so a recorder killed mid-run leaves them."""
-        params = _result_params(run_id, values)
+        params = result_params(run_id, values)
         with self._write() as conn:
             found = update(runs).where(runs.c.id == run_id).values(headline=None)
             if conn.execute(found).rowcount == 0:  # also takes the run's turn among writers
@@ -529,7 +529,8 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
     return value
 
 
-def _result_params(run_id: int, values: Sequence[ResultValue]) -> list[dict[str, Any]]:
+def result_params(run_id: int, values: Sequence[ResultValue]) -> list[dict[str, Any]]:
+    """A run's results as rows of the results table (measured and imported runs alike)."""
     return [
         {
             "run_id": run_id,
