@@ -73,6 +73,7 @@ class HistoryService(QObject):
         self._shown_load = 0
         self._stamp: Stamp | None = None  # of the listing shown
         self._marks = file_marks(db.sqlite_path)
+        self._spool_marks = file_marks(spool_file(db.url))  # opening synced what it held
         self._checking = False
         self._watch = QTimer(self)
         self._watch.setInterval(WATCH_INTERVAL_MS)
@@ -127,21 +128,35 @@ class HistoryService(QObject):
         self.load_runs()
 
     def check_for_changes(self) -> None:
-        """One poll: on SQLite two stat() calls when nothing was written; else the stamp is
-        read off the GUI thread and the runs listed again when it moved. Runs another
-        program spooled (its database was locked) are synced first."""
+        """One poll: on SQLite a few stat() calls when nothing was written; else the stamp
+        is read off the GUI thread and the runs listed again when it moved. Runs another
+        program kept in the spool (its database refused them) are synced when the spool
+        file changed, not at every poll: it stays in place once emptied."""
         if self._checking or self.runs is None:
             return
-        if spool_file(self._db.url).exists():
-            self.refresh()
+        db = self._db
+        spool = file_marks(spool_file(db.url))
+        if spool != self._spool_marks:
+            self._spool_marks = spool
+            self._checking = True
+            self.writer.submit(
+                lambda: (database.sync_spool(db), read_stamp(db)),
+                self._on_spool_synced,
+                self._on_check_failed,
+            )
             return
-        marks = file_marks(self._db.sqlite_path)
+        marks = file_marks(db.sqlite_path)
         if marks is not None and marks == self._marks:
             return
         self._marks = marks
         self._checking = True
-        db = self._db
         run_in_background(lambda: read_stamp(db), self._on_stamp, self._on_check_failed)
+
+    def _on_spool_synced(self, outcome: tuple[str | None, Stamp]) -> None:
+        note, stamp = outcome
+        if note:
+            self.spoolSynced.emit(note)
+        self._on_stamp(stamp)
 
     def _on_stamp(self, stamp: object) -> None:
         self._checking = False
