@@ -114,7 +114,7 @@ def _serve(stdin: BinaryIO, session: Session) -> None:
             )
         session.write(answer)
         if greeted:
-            session.start_sweep()
+            session.start_cleanup()
         session.start_accepted_run()
         if not session.wait_for_client(lambda: _hung_up(stdin)):
             break

@@ -54,13 +54,14 @@ class Session:
         self._sweeper: threading.Thread | None = None
         self.restorations = Restorations()  # tuning applies left half done, put back
 
-    def start_sweep(self) -> None:
-        """After `hello` is answered: remove the test files of helpers that died, on a thread
-        of its own, so that nothing on the way (a dead NFS server, a stalled mount) holds
-        the answers; `capabilities` waits for it a little, then says what it has."""
+    def start_cleanup(self) -> None:
+        """After `hello` is answered, what helpers that died left behind, each on a thread
+        of its own so that nothing on the way (a dead NFS server, a stalled mount, a stuck
+        device) holds the answers: their test files are removed, and an apply left half
+        done is put back (root only). `capabilities` waits for both a little, then says
+        what it has."""
         if self._sweeper is not None:
             return
-        # an apply a killed helper left half done is put back (root only), on its own thread
         self.restorations.start(self.root, self.state_dir, privileged=self.privileged)
 
         def sweep() -> None:
@@ -109,7 +110,7 @@ class Session:
         from stripewise.helper.engines.builtin import BuiltinEngine
 
         CapabilitiesArgs.from_json(request.args, request.id)
-        self.start_sweep()
+        self.start_cleanup()  # a Session driven without the server (tests) starts it here
         deadline = time.monotonic() + SWEEP_WAIT_S
         self._swept.wait(SWEEP_WAIT_S)
         restored = self.restorations.told(max(0.0, deadline - time.monotonic()))
