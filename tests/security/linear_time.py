@@ -50,10 +50,12 @@ def cpu_seconds(run: Callable[[Any], object], data: Any, runs: int, enough: floa
     seconds (a profiling timer: regex matching checks for signals too), where the answer is
     plain, so that a quadratic parser fails in seconds rather than hours."""
     best = float("inf")
+    # one collection, not one a run: in a whole test session's heap a full collection costs
+    # a good part of a second, which made these cases most of the suite's time
+    gc.collect()
     previous = signal.signal(signal.SIGPROF, _over_budget)
     try:
         for _ in range(runs):
-            gc.collect()
             gc.disable()
             began = time.process_time()
             try:
