@@ -9,7 +9,9 @@ writes before it are done and the ones after it are not, on real loop devices re
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -19,8 +21,11 @@ from typing import Any
 
 import pytest
 
+from stripewise.helper.session import Session
 from stripewise.helper.tuning.journal import JOURNAL_NAME, boot_id
+from stripewise.helper.tuning.revert import handle_revert
 from stripewise.inventory.block_tunables import Tree
+from stripewise.protocol.wire import ProtocolError, Request
 from tests.fixtures.helper_process import TuningHelper
 from tests.fixtures.killed_apply import Killed, entries, killed_apply, setting
 from tests.fixtures.loops import needs_loop
@@ -231,6 +236,27 @@ def test_revert_after_a_put_back_leaves_the_apply_before_it_alone(
     finally:
         helper.close()
     assert text_of(root, "proc/sys/vm/dirty_ratio") == "20"
+
+
+def test_a_revert_that_beats_the_start_up_put_back_puts_back_the_same(
+    tmp_path: Path, state: Path
+) -> None:
+    """A revert sent right after hello can take the journal's lock before the start-up thread:
+    it puts the interrupted apply back itself and answers as the thread would have."""
+    if os.geteuid() != 0:
+        pytest.skip("reverting needs a root helper")
+    root = fake_root(tmp_path)
+    add_entry(state, interrupted_entry(root, "20261128T030000-dddddd"))
+    (root / "sys/block/sdq/queue/read_ahead_kb").write_text("4096\n")
+    session = Session(io.BytesIO(), root=str(root), state_dir=str(state))  # no start-up thread
+    try:
+        with pytest.raises(ProtocolError) as refused:
+            handle_revert(session, Request(2, "tuning.revert", {}))
+    finally:
+        session.close()
+    assert refused.value.code == "nothing_to_revert" and "put back" in str(refused.value)
+    assert text_of(root, "sys/block/sdq/queue/read_ahead_kb") == "128"
+    assert [e["state"] for e in entries(state)] == ["restored"]
 
 
 def test_an_unprivileged_helper_puts_nothing_back(state: Path) -> None:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.interrupted import Restorations
+from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
 from stripewise.helper.tuning.journal import (
     OPEN_STATES,
     PENDING,
@@ -138,6 +138,9 @@ def _revert(
 ) -> RevertReply:
     with journal.locked():
         entries = journal.load()
+        # an apply a killed helper left half done is put back first, as the start-up thread
+        # would have: a revert sent right after hello may take the lock before that thread
+        restorations.add(restore_interrupted(machine, journal, entries))
         current_boot = boot_id()
         if wanted is None:
             _refuse_what_was_put_back(entries, restorations, request)
