@@ -16,6 +16,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -86,6 +87,24 @@ def sudoers_rule(rule: str) -> Iterator[None]:
         path.unlink()
 
 
+def _bus_answers() -> bool:
+    return (
+        subprocess.run(
+            [
+                "dbus-send",
+                "--system",
+                "--print-reply",
+                "--dest=org.freedesktop.DBus",
+                "/",
+                "org.freedesktop.DBus.GetId",
+            ],
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+    )
+
+
 def _polkit_on_bus() -> bool:
     done = subprocess.run(
         [
@@ -108,6 +127,7 @@ def _polkit_on_bus() -> bool:
 def polkit(rule_for_nobody: bool) -> Iterator[None]:
     """A system bus, our policy (installed by its real installer), polkitd; all undone after."""
     processes: list[subprocess.Popen[bytes]] = []
+    polkitd_log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
     try:
         installer = ROOT / "packaging" / "install-polkit-policy"
         subprocess.run(
@@ -122,13 +142,23 @@ def polkit(rule_for_nobody: bool) -> Iterator[None]:
             )
         SYSTEM_BUS.parent.mkdir(parents=True, exist_ok=True)
         processes.append(subprocess.Popen(["dbus-daemon", "--system", "--nofork", "--nopidfile"]))
+        deadline = time.monotonic() + 60  # slow to start while a big loop device flushes
+        # polkitd exits at once when the bus does not answer yet: it starts after the bus does
+        while not (SYSTEM_BUS.exists() and _bus_answers()):
+            assert processes[0].poll() is None, "dbus-daemon --system exited"
+            assert time.monotonic() < deadline, "the system bus did not come up"
+            time.sleep(0.1)
         processes.append(
             subprocess.Popen(
-                [str(POLKITD), "--no-debug"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                [str(POLKITD), "--no-debug"], stdout=subprocess.DEVNULL, stderr=polkitd_log
             )
         )
-        deadline = time.monotonic() + 60  # slow to start while a big loop device flushes
-        while not (SYSTEM_BUS.exists() and _polkit_on_bus()):
+        while not _polkit_on_bus():
+            if processes[1].poll() is not None:
+                polkitd_log.seek(0)
+                raise AssertionError(
+                    f"polkitd exited: {polkitd_log.read().decode(errors='replace')}"
+                )
             assert time.monotonic() < deadline, "polkitd did not come up on the system bus"
             time.sleep(0.1)
         yield
@@ -139,6 +169,7 @@ def polkit(rule_for_nobody: bool) -> Iterator[None]:
         SYSTEM_BUS.unlink(missing_ok=True)
         RULE.unlink(missing_ok=True)
         environment.POLKIT_POLICY_PATH.unlink(missing_ok=True)
+        polkitd_log.close()
 
 
 def launch_as_nobody() -> dict[str, Any]:
