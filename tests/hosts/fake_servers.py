@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
-from stripewise.hosts.fio_probe import encode_probe_reply
+from stripewise.fio.probe import encode_probe_reply
 
 HEADER_SIZE = 24
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from stripewise.cli import main
-from stripewise.hosts.fio_probe import local_fio_version, local_protocol_version
+from stripewise.fio.probe import local_fio_version, local_protocol_version
 from tests.fixtures.fio_servers import FioServers, free_port
 from tests.fixtures.netns import NetnsFioServers
 from tests.fixtures.sshd import SshServer

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from stripewise.hosts.fio_probe import (
+from stripewise.fio.probe import (
     HostUnreachable,
     ProbeRefused,
     crc16,

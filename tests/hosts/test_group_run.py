@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stripewise.hosts.fio_probe import encode_probe_reply, local_protocol_version
+from stripewise.fio.probe import encode_probe_reply, local_protocol_version
 from stripewise.hosts.group_run import GroupRunError, GroupRunner
 from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.host_address import HostAddress

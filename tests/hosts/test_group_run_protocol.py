@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from stripewise.hosts.fio_client_host import HostClient, client_address
-from stripewise.hosts.fio_client_job import JobError, job_file, sections
-from stripewise.hosts.fio_client_output import parse_eta, parse_terse
+from stripewise.fio.client import HostClient, client_address
+from stripewise.fio.client_output import parse_eta, parse_terse
+from stripewise.fio.jobs import group_job_file as job_file
+from stripewise.fio.jobs import sections
+from stripewise.fio.layout import JobError
 from stripewise.model.bench import BenchSpec, Phase, PhaseResult, Spread
 from stripewise.model.host_address import HostAddress
 from stripewise.model.run import RunStatus
@@ -191,7 +193,7 @@ def test_a_client_does_not_outlive_a_killed_stripewise(tmp_path: Path) -> None:
             sys.executable, "-c",
             "import sys, time\n"
             "from pathlib import Path\n"
-            "from stripewise.hosts.fio_client_host import HostClient\n"
+            "from stripewise.fio.client import HostClient\n"
             "from stripewise.model.host_address import HostAddress\n"
             "d = Path(sys.argv[1])\n"
             "c = HostClient('127.0.0.1:1', HostAddress('fio', '127.0.0.1', 1), d / 'j.fio',\n"

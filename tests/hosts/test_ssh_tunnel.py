@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from stripewise.fio.probe import local_fio_version, probe_fio_server
 from stripewise.hosts import ssh_tunnel
 from stripewise.hosts.checks import check_host
-from stripewise.hosts.fio_probe import local_fio_version, probe_fio_server
 from stripewise.hosts.ssh_tunnel import SshFioServer, SshTunnelError, remote_command, ssh_command
 from stripewise.model.host_address import HostAddress, parse_host
 from tests.fixtures.fio_servers import fio_processes, free_port

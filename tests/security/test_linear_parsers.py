@@ -18,9 +18,9 @@ from unittest import mock
 
 import pytest
 
-from stripewise.helper.engines.fio_stream import StatusStream
-from stripewise.hosts import fio_client_host
-from stripewise.hosts.fio_client_output import parse_eta, parse_terse
+from stripewise.fio import client as fio_client_host
+from stripewise.fio.client_output import parse_eta, parse_terse
+from stripewise.fio.stream import StatusStream
 from stripewise.input_files import InputFileError, check_depth, parse_json, parse_toml
 from stripewise.inventory.snapshot import SnapshotError
 from stripewise.inventory.snapshot import loads as load_snapshot

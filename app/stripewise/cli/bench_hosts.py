@@ -26,7 +26,7 @@ from stripewise.protocol.wire import ProtocolError
 
 _JOIN_S = 0.25  # the main thread wakes this often, so signal handlers run promptly
 # tests and benches only: extra fio job options, `key=value,key=value` from
-# fio_client_job.ALLOWED_OVERRIDES (e.g. ioengine=null,rate=40m); anything else is refused
+# fio.jobs.ALLOWED_OVERRIDES (e.g. ioengine=null,rate=40m); anything else is refused
 JOB_OPTIONS_ENV = "STRIPEWISE_GROUP_JOB_OPTIONS"
 
 

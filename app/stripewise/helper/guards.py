@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from stripewise.fio.layout import block_of
 from stripewise.helper.ceilings import (
     RAM_FILESYSTEMS,
     Ceiling,
@@ -38,7 +39,6 @@ from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
 from stripewise.helper.target import Target
 from stripewise.model import guards as names
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome
-from stripewise.model.fio_layout import block_of
 
 CEILING_MARGIN = 1.10  # links are quoted after encoding but before protocol overhead
 CACHED_SHARE = 0.5

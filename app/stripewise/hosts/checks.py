@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from stripewise.hosts.fio_probe import (
+from stripewise.fio.probe import (
     FioServerInfo,
     HostUnreachable,
     LocalFioError,

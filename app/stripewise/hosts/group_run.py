@@ -8,7 +8,7 @@ calls it on a worker thread); `cancel()` may come from any thread. In order:
    this machine's fio. A host that refuses or does not answer is reported by name (`error`
    event with `host`) and left out; the others run.
 2. One `fio --client` per host, all started together, with the same job file
-   (`fio_client_job`). Every tick (the spec's sample rate) each running host's latest live
+   (`stripewise.fio.jobs`). Every tick (the spec's sample rate) each running host's latest live
    rates go out as a `sample` with `host`, then one `sample` with host `total`: their sum.
 3. As a host's client ends, its phases (`phase_result`) and its `run_result` go out. A host
    that dies mid-run is `failed`; the others finish. The outcome's total sums the hosts that
@@ -33,10 +33,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stripewise.hosts import fio_client_job
-from stripewise.hosts.fio_client_host import HostClient, planned_bytes, section_outcomes
-from stripewise.hosts.fio_client_output import JobFigures
-from stripewise.hosts.fio_probe import (
+from stripewise.fio.client import HostClient, section_outcomes
+from stripewise.fio.client_output import JobFigures
+from stripewise.fio.jobs import group_job_file, sections
+from stripewise.fio.layout import JobError, planned_bytes
+from stripewise.fio.probe import (
     HostUnreachable,
     LocalFioError,
     ProbeRefused,
@@ -78,7 +79,7 @@ class _Host:
 
 class GroupRunner:
     """Drive `hosts` with `spec` (its target: a directory on every host). `job_options`: for
-    benches and tests only (`fio_client_job.ALLOWED_OVERRIDES`, e.g. ioengine=null)."""
+    benches and tests only (`fio.jobs.ALLOWED_OVERRIDES`, e.g. ioengine=null)."""
 
     def __init__(
         self,
@@ -106,19 +107,19 @@ class GroupRunner:
         self._hosts = [_Host(address) for address in hosts]
         self._emit = on_event
         self._fio = fio
-        self._sections = fio_client_job.sections(spec)
+        self._sections = sections(spec)
         try:  # each host its own test file name: hosts sharing a filesystem do not collide
             self._tokens = {host.label: secrets.token_hex(8) for host in hosts}
             self._jobs = {
-                label: fio_client_job.job_file(spec, token, job_options)
+                label: group_job_file(spec, token, job_options)
                 for label, token in self._tokens.items()
             }
-        except fio_client_job.JobError as exc:
+        except JobError as exc:
             raise GroupRunError(str(exc)) from None
         self._cancel = threading.Event()
         self._lock = threading.Lock()  # cancel() against the start of the clients
         # each host's jobs as its fio reported them, once its client has ended: for checks
-        # against fio's own figures (bench.group_drive), never for results (see fio_client_host)
+        # against fio's own figures (bench.group_drive), never for results (see fio.client)
         self.fio_jobs: dict[str, list[JobFigures]] = {}
         self._tunnels = contextlib.ExitStack()  # ssh hosts' servers, closed when run() ends
         self._tunnels_lock = threading.Lock()  # hosts are reached on threads of their own

@@ -33,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from stripewise.hosts.fio_probe import (
+from stripewise.fio.probe import (
     FioServerInfo,
     HostUnreachable,
     ProbeRefused,

@@ -136,7 +136,7 @@ IOZONE_TESTS: dict[str, str] = {
 }
 
 # fio's `rw` -> phase. `rw`/`readwrite` is how Stripewise's own fio engine runs rewrite
-# (helper/engines/fio_job.py); a `write` job with `overwrite=1` writes over a file fio laid
+# (stripewise/fio/jobs.py); a `write` job with `overwrite=1` writes over a file fio laid
 # out first, so it is a rewrite too. Trims have no measured counterpart.
 FIO_KINDS: dict[str, str] = {
     "read": "seq_read",

@@ -1,10 +1,12 @@
 """The fio engine: one fio process per phase, its streamed JSON turned into live counters.
 
 fio prints cumulative totals, with each job's runtime, once per sampling period
-(`--status-interval`, `fio_stream.status_interval_ms`): `Progress.update_period_s` tells the
+(`--status-interval`, `fio.stream.status_interval_ms`): `Progress.update_period_s` tells the
 sampler they come in steps, and each step carries fio's runtime, so live rates are taken
 between two steps on fio's own clock, the one its result is timed with (its start-up and the
-delay of its output count for nothing). The final object gives the outcome.
+delay of its output count for nothing). The final object gives the outcome, read by
+`stripewise.fio.report` (latency: completion latency, as `stripewise.fio.latency` defines it).
+Job options and the reading of fio's output are `stripewise.fio`'s; here fio is run.
 """
 
 from __future__ import annotations
@@ -19,14 +21,16 @@ import threading
 import time
 from typing import IO, Any
 
+from stripewise.fio import jobs, latency, report
+from stripewise.fio import layout as fio_layout
+from stripewise.fio.layout import JobError, stream_bytes
+from stripewise.fio.stream import StatusStream, status_interval_ms
 from stripewise.helper.credentials import Caller, child_prefix
-from stripewise.helper.engines import fio_job, fio_stream
-from stripewise.helper.engines.base import EngineError, Progress
+from stripewise.helper.engines.base import Counters, EngineError, Progress
 from stripewise.helper.engines.builtin import logical_block_bytes
 from stripewise.helper.kernel_log import killed_by
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
-from stripewise.model.fio_layout import stream_bytes
 
 _TERM_AFTER_S = 0.5  # after SIGINT (fio stops and prints its final object)
 _KILL_AFTER_S = 1.0
@@ -64,7 +68,7 @@ class FioEngine:
         if problems:
             raise EngineError("; ".join(problems))
         for phase in spec.phases:
-            fio_job.phase_size(spec, phase)  # refuses a random block beyond a stream's share
+            _phase_size(spec, phase)  # refuses a random block beyond a stream's share
         self.version()
         if spec.direct:
             align = logical_block_bytes(target.fd)
@@ -92,16 +96,19 @@ class FioEngine:
     ) -> PhaseOutcome:
         if phase.reads and not _laid_out(spec, phase, target):
             raise EngineError(f"{target.path} is missing or sparse: lay out the test file first")
-        interval_ms = fio_stream.status_interval_ms(spec.sample_rate_hz, spec.streams)
+        interval_ms = status_interval_ms(spec.sample_rate_hz, spec.streams)
         progress.update_period_s = interval_ms / 1000  # totals arrive in steps this far apart
         if phase is Phase.SEQ_WRITE:
             # every repetition measures allocating writes, as bonnie++; at full size, fio
             # does not lay the file out again (which it does by unlinking the name)
             target.truncate(spec.size_bytes)
         caller = _caller(target)
-        text = fio_job.job_file(spec, phase, target.engine_path, repetition, self._engine(caller))
+        try:
+            text = jobs.job_file(spec, phase, target.engine_path, repetition, self._engine(caller))
+        except JobError as error:
+            raise EngineError(str(error)) from error
         final, returncode, cancelled, said = self._run(
-            fio_job.as_arguments(text), target.fd, caller, progress, cancel, interval_ms
+            jobs.as_arguments(text), target.fd, caller, progress, cancel, interval_ms
         )
         try:
             return _outcome(phase, repetition, final, returncode, cancelled, said)
@@ -113,7 +120,10 @@ class FioEngine:
     @staticmethod
     def planned_bytes(spec: BenchSpec, phase: Phase) -> int:
         """What a phase moves when it runs to its end (each stream's region in whole blocks)."""
-        return fio_job.planned_bytes(spec, phase)
+        try:
+            return fio_layout.planned_bytes(spec, phase)
+        except JobError as error:
+            raise EngineError(str(error)) from error
 
     def layout(
         self, spec: BenchSpec, target: Target, progress: Progress, cancel: threading.Event
@@ -158,8 +168,8 @@ class FioEngine:
             return False
         finally:
             tail.join()
-        found = fio_stream.StatusStream().feed(tail.text())
-        return returncode == 0 and bool(found) and fio_stream.error_of(found[-1]) is None
+        found = StatusStream().feed(tail.text())
+        return returncode == 0 and bool(found) and report.error_of(found[-1]) is None
 
     def _run(
         self,
@@ -247,12 +257,12 @@ def _outcome(
     problem = "cancelled" if cancelled else _error(final, returncode, said)
     if final is None:
         return PhaseOutcome(phase, repetition, 0.0, error=problem or "fio printed no result")
-    moved = fio_stream.totals(final)
-    elapsed_s = fio_stream.elapsed_s(final)
+    moved = report.totals(final)
+    elapsed_s = report.elapsed_s(final)
     if elapsed_s < 1e-3 and moved.read_bytes + moved.write_bytes:
         raise ValueError(f"{elapsed_s} s for {moved.read_bytes + moved.write_bytes} bytes")
-    dominant = "read" if moved.read_ops >= moved.write_ops else "write"
-    p50, p99 = fio_stream.latency_us(final, dominant)
+    # completion latency of the direction that did more I/Os, its jobs merged (fio.latency)
+    p50, p99 = report.latency_us(final, latency.dominant(moved.read_ops, moved.write_ops))
     return PhaseOutcome(
         phase,
         repetition,
@@ -280,15 +290,18 @@ def _caller(target: Target) -> Caller | None:
 
 def _read(stdout: IO[bytes], progress: Progress, last: list[dict[str, Any]]) -> None:
     """Drain fio's stdout to the end (a full pipe would stall fio), counting as it comes."""
-    stream = fio_stream.StatusStream()
+    stream = StatusStream()
     while chunk := os.read(stdout.fileno(), 65536):
         for obj in stream.feed(chunk):
             try:
-                found = fio_stream.totals(obj)
+                moved = report.totals(obj)
+                found = Counters(
+                    moved.read_bytes, moved.write_bytes, moved.read_ops, moved.write_ops
+                )
             except (TypeError, ValueError, AttributeError):
                 continue  # not fio's shape: keep the last good totals
             try:  # fio's runtime at them: live rates are taken on fio's clock
-                runtime_s: float | None = fio_stream.elapsed_s(obj)
+                runtime_s: float | None = report.elapsed_s(obj)
             except (TypeError, ValueError, AttributeError):
                 runtime_s = None  # the outcome will say it could not be read
             progress.set_totals(found, runtime_s)
@@ -329,14 +342,22 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 def _error(final: dict[str, Any] | None, returncode: int, text: str) -> str | None:
     lines = [x.strip() for x in text.splitlines() if x.strip()]
     said = lines[-1][:_SAID_CHARS] if lines else None
-    job_error = fio_stream.error_of(final) if final is not None else None
+    job_error = report.error_of(final) if final is not None else None
     if final is not None and job_error is not None:
         detail = said or job_error
-        full = fio_stream.errno_of(final) == errno.ENOSPC
+        full = report.errno_of(final) == errno.ENOSPC
         return f"the disk filled up: {detail}" if full else detail
     if returncode != 0:
         return said or f"fio exited with status {returncode}"
     return None
+
+
+def _phase_size(spec: BenchSpec, phase: Phase) -> int:
+    """`fio.layout.phase_size`, refused as the engine's error."""
+    try:
+        return fio_layout.phase_size(spec, phase)
+    except JobError as error:
+        raise EngineError(str(error)) from error
 
 
 def _laid_out(spec: BenchSpec, phase: Phase, target: Target) -> bool:
@@ -344,6 +365,6 @@ def _laid_out(spec: BenchSpec, phase: Phase, target: Target) -> bool:
     info = os.fstat(target.fd)
     if stat.S_ISBLK(info.st_mode):
         return True
-    needed = stream_bytes(spec) * (spec.streams - 1) + fio_job.phase_size(spec, phase)
+    needed = stream_bytes(spec) * (spec.streams - 1) + _phase_size(spec, phase)
     written = min(info.st_size, info.st_blocks * 512 / 0.99)
     return stat.S_ISREG(info.st_mode) and written >= needed

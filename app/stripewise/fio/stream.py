@@ -1,11 +1,9 @@
 """fio's streamed JSON (`--output-format=json --status-interval=N`) read as it arrives.
 
-Each object holds cumulative totals and each job's runtime (ms) at them: the sampler takes
-live rates between two objects on that clock (`totals`, `elapsed_s`).
-
 fio prints one pretty-printed object per interval and a final one, without separators: each
 starts with `{` and ends with `}` alone in column 0 (nested braces are indented). Other lines
-("fio: terminating on signal 2", blank lines) may come between objects.
+("fio: terminating on signal 2", blank lines) may come between objects. The objects' figures
+are read by `fio.report`.
 
 What fio prints is untrusted: fio runs with the caller's credentials, so the caller can make
 it print anything (ptrace). Lines and objects are bounded, numbers must be finite, and a
@@ -16,17 +14,12 @@ from __future__ import annotations
 
 import codecs
 import json
-import os
 from collections import deque
 from typing import Any
 
-from stripewise.helper.engines.base import Counters
-
-DIRECTIONS = ("read", "write", "trim")
 _JOBS_PER_STATUS_STEP = 16  # a status object of 64 jobs is ~0.4 MB: print it less often
 MAX_LINE_CHARS = 64 * 1024  # fio's pretty-printed lines are short
 MAX_OBJECT_CHARS = 16 * 2**20  # a status object of 64 jobs with histograms is well under this
-_MAX_COUNT = 2**62  # bytes or I/Os: more than any run can move
 
 
 class StatusStream:
@@ -108,97 +101,9 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a figure")
 
 
-def _count(value: Any) -> int:
-    """A byte or I/O count as fio writes it: a whole number from 0 to _MAX_COUNT."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{value!r} is not a count")
-    if not 0 <= value <= _MAX_COUNT:
-        raise ValueError(f"{value!r} is out of range")
-    return int(value)
-
-
-def _jobs(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    jobs = obj.get("jobs")
-    return [j for j in jobs if isinstance(j, dict)] if isinstance(jobs, list) else []
-
-
-def totals(obj: dict[str, Any]) -> Counters:
-    """Bytes and I/Os of all jobs (trims count as writes); never fio's KiB/s `bw`."""
-    found = Counters()
-    for job in _jobs(obj):
-        for direction in DIRECTIONS:
-            stats = job.get(direction) or {}
-            if not isinstance(stats, dict):
-                raise ValueError(f"{direction} is not an object")
-            moved, ops = _count(stats.get("io_bytes", 0)), _count(stats.get("total_ios", 0))
-            if direction == "read":
-                found.read_bytes += moved
-                found.read_ops += ops
-            else:
-                found.write_bytes += moved
-                found.write_ops += ops
-    return found
-
-
 def status_interval_ms(sample_rate_hz: float, jobs: int) -> int:
     """How often fio is asked for its totals: once per sampling period, so each live rate is
     taken between two of its reports (fio >= 3 takes millisecond intervals); less often for
     many jobs, whose objects cost fio and the helper a few percent of a CPU at 10 a second."""
     steps = -(-max(1, jobs) // _JOBS_PER_STATUS_STEP)
     return max(100, round(1000 / sample_rate_hz)) * steps
-
-
-def elapsed_s(obj: dict[str, Any]) -> float:
-    """The longest job's runtime: jobs run side by side."""
-    runtimes = [_count(j.get("job_runtime", 0)) for j in _jobs(obj)]
-    return max(runtimes, default=0) / 1000
-
-
-def latency_us(obj: dict[str, Any], direction: str) -> tuple[float | None, float | None]:
-    """Latency p50 and p99 in microseconds over all jobs: fio's total latency (`lat_ns`,
-    submission to completion) where the job asked for its percentiles, else its completion
-    latency (`clat_ns`, from after the submission returned).
-
-    Exact for one job. For several, the jobs' percentile points are mixed weighted by their
-    I/O counts: the smallest latency where the mixture reaches the percentile.
-    """
-    curves: list[tuple[int, list[tuple[float, float]]]] = []
-    for job in _jobs(obj):
-        stats = job.get(direction) or {}
-        for kind in ("lat_ns", "clat_ns"):
-            latency = stats.get(kind) or {}
-            points = latency.get("percentile") or {}
-            if latency.get("N") and points:
-                curve = sorted((float(ns), float(pct)) for pct, ns in points.items())
-                curves.append((int(latency["N"]), curve))
-                break
-    if not curves:
-        return None, None
-    weight = sum(n for n, _ in curves)
-
-    def mixed(at_ns: float) -> float:
-        return sum(n * max((p for ns, p in c if ns <= at_ns), default=0.0) for n, c in curves)
-
-    candidates = sorted({ns for _, curve in curves for ns, _ in curve})
-
-    def percentile(pct: float) -> float | None:
-        for ns in candidates:
-            if mixed(ns) >= pct * weight - 1e-9:
-                return ns / 1000
-        return None
-
-    return percentile(50.0), percentile(99.0)
-
-
-def errno_of(obj: dict[str, Any]) -> int:
-    """The first job's non-zero error (an errno), else 0."""
-    return next((int(j.get("error") or 0) for j in _jobs(obj) if j.get("error")), 0)
-
-
-def error_of(obj: dict[str, Any]) -> str | None:
-    """The first job error as text, or None."""
-    for job in _jobs(obj):
-        code = int(job.get("error") or 0)
-        if code:
-            return f"{os.strerror(code)} (errno {code}, job {job.get('jobname', '?')})"
-    return None

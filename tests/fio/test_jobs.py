@@ -12,14 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stripewise.helper.engines.base import EngineError
-from stripewise.helper.engines.fio_job import (
-    check_path,
-    job_file,
-    phase_size,
-    planned_bytes,
-    stream_bytes,
-)
+from stripewise.fio.jobs import as_arguments, check_path, job_file
+from stripewise.fio.layout import JobError, phase_size, planned_bytes, stream_bytes
+from stripewise.fio.report import latency_us
 from stripewise.model.bench import BenchSpec, Phase
 
 MiB = 2**20
@@ -63,9 +58,11 @@ def test_phase_options(phase: Phase) -> None:
             "time_based": "0",
             "invalidate": "1",
             "fallocate": "none",
-            "lat_percentiles": "1",
         }.items()
     )
+    # issue 30: no lat_percentiles=1 any more, fio's default percentiles are completion
+    # latency's, the one latency of every fio figure (fio.latency)
+    assert "lat_percentiles" not in found
     assert ("end_fsync" in found) is phase.writes
     assert "group_reporting" not in found
 
@@ -107,7 +104,7 @@ def test_planned_bytes() -> None:
 
 def test_a_random_block_larger_than_a_stream_share_is_refused() -> None:
     spec = BenchSpec("/srv", 8 * 4096, streams=2, block_bytes=4096, random_block_bytes=65536)
-    with pytest.raises(EngineError, match="smaller than one block"):
+    with pytest.raises(JobError, match="smaller than one block"):
         phase_size(spec, Phase.RANDOM_READ)
 
 
@@ -151,9 +148,9 @@ def test_stream_regions_are_disjoint_whole_blocks(
     ],
 )
 def test_unsafe_paths_are_refused(path: str) -> None:
-    with pytest.raises(EngineError, match="cannot be given this path safely"):
+    with pytest.raises(JobError, match="cannot be given this path safely"):
         check_path(path)
-    with pytest.raises(EngineError):
+    with pytest.raises(JobError):
         job_file(SPEC, Phase.SEQ_WRITE, path, 1)
 
 
@@ -173,12 +170,11 @@ def test_fio_accepts_every_job(tmp_path: Path, phase: Phase) -> None:
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
-def test_latency_is_timed_from_submission(tmp_path: Path) -> None:
-    """Percentiles of fio's total latency (submission to completion), as the built-in engine
-    times an I/O; clat alone starts after io_submit returns."""
-    from stripewise.helper.engines.fio_job import as_arguments
-    from stripewise.helper.engines.fio_stream import latency_us
-
+def test_latency_is_completion_latency(tmp_path: Path) -> None:
+    """Percentiles of fio's completion latency (clat: from after the submission returned to
+    the completion), the one latency of every fio figure since issue 30 (fio.latency); it was
+    total latency (`lat_ns`, with lat_percentiles=1) before, so the expected points are
+    clat_ns's now and lat_ns must not be asked for."""
     spec = BenchSpec(str(tmp_path), 4 * MiB, direct=False)
     path = tmp_path / "test file"
     path.write_bytes(b"\x5a" * 4 * MiB)
@@ -189,9 +185,10 @@ def test_latency_is_timed_from_submission(tmp_path: Path) -> None:
     ]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     read = json.loads(done.stdout[done.stdout.index("{") :])["jobs"][0]["read"]
-    total = read["lat_ns"]["percentile"]
-    assert read["lat_ns"]["N"] == 1024
+    completion = read["clat_ns"]["percentile"]
+    assert read["clat_ns"]["N"] == 1024
+    assert "percentile" not in read["lat_ns"]
     assert latency_us({"jobs": [{"read": read}]}, "read") == (
-        total["50.000000"] / 1000,
-        total["99.000000"] / 1000,
+        completion["50.000000"] / 1000,
+        completion["99.000000"] / 1000,
     )

@@ -21,10 +21,12 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from stripewise.hosts.fio_client_job import Section
-from stripewise.hosts.fio_client_output import JobFigures, LiveRates, parse_eta, parse_terse
-from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
-from stripewise.model.fio_layout import block_of, stream_bytes
+from stripewise.fio import latency
+from stripewise.fio.client_output import JobFigures, LiveRates, parse_eta, parse_terse
+from stripewise.fio.jobs import Section
+from stripewise.fio.latency import JobLatency
+from stripewise.fio.layout import block_of
+from stripewise.model.bench import BenchSpec, PhaseOutcome
 from stripewise.model.host_address import HostAddress
 
 STOP_GRACE_S = 10.0  # after SIGINT: the server stops its jobs and the client prints results
@@ -189,7 +191,8 @@ def section_outcomes(
 ) -> list[PhaseOutcome]:
     """Each section that reported, as the phase outcome its jobs (streams) add up to: bytes
     summed, elapsed the longest job's runtime, I/Os as bytes over the phase's block size
-    (fixed-size blocks), latency percentiles the worst stream's (per direction, the larger)."""
+    (fixed-size blocks), latency the completion latency of the direction that did more I/Os,
+    its streams merged by I/O count (`fio.latency`)."""
     by_name: dict[str, list[JobFigures]] = {}
     for job in jobs:
         by_name.setdefault(job.section, []).append(job)
@@ -207,8 +210,11 @@ def _outcome(spec: BenchSpec, section: Section, jobs: list[JobFigures]) -> Phase
     write_bytes = sum(job.write_bytes for job in jobs)
     runtime_ms = max(max(job.read_runtime_ms, job.write_runtime_ms) for job in jobs)
     errors = sorted({job.error for job in jobs if job.error})
-    p50 = _worst([v for job in jobs for v in (job.read_p50_us, job.write_p50_us)])
-    p99 = _worst([v for job in jobs for v in (job.read_p99_us, job.write_p99_us)])
+    if latency.dominant(read_bytes // block, write_bytes // block) == "read":
+        timed = [JobLatency(job.read_bytes // block, job.read_clat) for job in jobs]
+    else:
+        timed = [JobLatency(job.write_bytes // block, job.write_clat) for job in jobs]
+    p50, p99 = latency.p50_p99_us(timed)
     return PhaseOutcome(
         phase=section.phase,
         repetition=section.repetition,
@@ -223,22 +229,10 @@ def _outcome(spec: BenchSpec, section: Section, jobs: list[JobFigures]) -> Phase
     )
 
 
-def _worst(values: list[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return max(known) if known else None
-
-
 def _errno_name(number: int) -> str:
     with contextlib.suppress(ValueError):
         return f"{number} ({os.strerror(number)})"
     return str(number)
-
-
-def planned_bytes(spec: BenchSpec, phase: Phase) -> int:
-    """What one repetition of `phase` moves on one host when it runs to its end."""
-    block = block_of(spec, phase)
-    size = stream_bytes(spec) // block * block
-    return size * spec.streams * (2 if phase is Phase.REWRITE else 1)
 
 
 _PR_SET_PDEATHSIG = 1

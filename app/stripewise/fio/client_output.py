@@ -1,7 +1,8 @@
 """What one `fio --client` process prints: its live ETA lines and its final terse lines.
 
 Found by experiment with fio 3.33 (docs/protocol.md, "Group runs"): in client mode fio keeps every
-`--status-interval` report until the end (JSON and terse alike), so the only live figures are
+`--status-interval` report until the end (JSON and terse alike), and prints no ETA line at all
+when asked for JSON (alone or with terse), so the results are terse and the only live figures are
 the ETA lines (`--eta=always --eta-newline=1`, one per `--eta-interval`), e.g.
 `Jobs: 2 (f=2): [_(2),R(2),P(2)][60.0%][r=205M][r=200 IOPS][eta 00m:02s]`. Their rates are
 KiB/s written with decimal prefixes (`M` = 1000 KiB/s; checked against fio's own final
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from stripewise.fio.latency import terse_points
 
 # No field holds a bracket: a `[` that opens none of them is passed over at the next bracket,
 # so a line of `[`s costs one scan, not one per `[` (a remote fio's line is untrusted).
@@ -89,10 +92,9 @@ class JobFigures:
     write_runtime_ms: int
     read_bw_kib_s: int  # fio's own bandwidth figure: a cross-check (bench.group_drive)
     write_bw_kib_s: int
-    read_p50_us: float | None
-    read_p99_us: float | None
-    write_p50_us: float | None
-    write_p99_us: float | None
+    # completion latency points per direction, (microseconds, percent) in increasing latency
+    read_clat: tuple[tuple[float, float], ...]
+    write_clat: tuple[tuple[float, float], ...]
     cpu_pct: float | None
 
 
@@ -117,8 +119,6 @@ def _job(fields: list[str]) -> JobFigures:
     def whole(index: int) -> int:
         return int(fields[index])
 
-    read_p50, read_p99 = _percentiles(fields[_READ + _CLAT_PCT : _READ + _CLAT_PCT + 20])
-    write_p50, write_p99 = _percentiles(fields[_WRITE + _CLAT_PCT : _WRITE + _CLAT_PCT + 20])
     usr, sys_ = float(fields[_CPU_USR].rstrip("%")), float(fields[_CPU_SYS].rstrip("%"))
     return JobFigures(
         section=fields[2],
@@ -129,19 +129,7 @@ def _job(fields: list[str]) -> JobFigures:
         write_runtime_ms=whole(_WRITE + _RUNTIME_MS),
         read_bw_kib_s=whole(_READ + _BW_KIB_S),
         write_bw_kib_s=whole(_WRITE + _BW_KIB_S),
-        read_p50_us=read_p50,
-        read_p99_us=read_p99,
-        write_p50_us=write_p50,
-        write_p99_us=write_p99,
+        read_clat=terse_points(fields[_READ + _CLAT_PCT : _READ + _CLAT_PCT + 20]),
+        write_clat=terse_points(fields[_WRITE + _CLAT_PCT : _WRITE + _CLAT_PCT + 20]),
         cpu_pct=usr + sys_,
     )
-
-
-def _percentiles(cells: list[str]) -> tuple[float | None, float | None]:
-    """clat p50 and p99 (microseconds) from `50.000000%=123` cells; None when not recorded."""
-    found: dict[str, float] = {}
-    for cell in cells:
-        key, _, value = cell.partition("%=")
-        if value:
-            found[key] = float(value)
-    return found.get("50.000000"), found.get("99.000000")
