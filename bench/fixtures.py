@@ -44,9 +44,9 @@ def start_xvfb() -> VirtualDisplay:
 def seed_history(url: str, runs: int, samples_per_run: int = 100) -> None:
     """Runs shaped like real ones: six phases of results each, samples, tags, a few hosts."""
     from stripewise.history.database import open_database
-    from stripewise.history.hostinfo import HostInfo
     from stripewise.history.store import HistoryStore, SampleRow
     from stripewise.model.run import ResultValue, RunStatus
+    from stripewise.system.hostinfo import HostInfo
 
     db = open_database(url)
     try:

@@ -82,9 +82,9 @@ def _sample(i: int, number: int) -> dict[str, float]:
 
 def seed(url: str) -> None:
     from stripewise.history.database import open_database
-    from stripewise.history.hostinfo import HostInfo
     from stripewise.history.store import HistoryStore, SampleRow
     from stripewise.model.run import ResultValue, RunStatus
+    from stripewise.system.hostinfo import HostInfo
 
     db = open_database(url)
     try:

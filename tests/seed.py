@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from stripewise.history.database import open_database
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.system.hostinfo import HostInfo
 
 HOST = HostInfo(
     hostname="thumper",

@@ -11,12 +11,12 @@ from PySide6.QtWidgets import QLabel
 from stripewise.gui.planner_card import figures_html
 from stripewise.gui.planner_dialogs import SpreadDialog, comparison_rows
 from stripewise.history.database import open_database
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore
 from stripewise.model.evaluate import evaluate
 from stripewise.model.placement import Swap
 from stripewise.model.plan import RaidLevel
 from stripewise.protocol.events import BenchStartArgs
+from stripewise.system.hostinfo import HostInfo
 from tests.fixtures.loops import needs_loop
 from tests.gui.conftest import WindowFactory
 from tests.gui.test_tuning_page import loop_at, preview_on

@@ -24,8 +24,8 @@ import pytest
 from stripewise.helper.session import Session
 from stripewise.helper.tuning.journal import JOURNAL_NAME, boot_id
 from stripewise.helper.tuning.revert import handle_revert
-from stripewise.inventory.block_tunables import Tree
 from stripewise.protocol.wire import ProtocolError, Request
+from stripewise.system.block_tunables import Tree
 from tests.fixtures.helper_process import TuningHelper
 from tests.fixtures.killed_apply import Killed, entries, killed_apply, setting
 from tests.fixtures.loops import needs_loop

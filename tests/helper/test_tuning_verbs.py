@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from stripewise.helper.tuning.journal import JOURNAL_NAME
-from stripewise.inventory.block_tunables import Tree
 from stripewise.protocol.tuning import MAX_SETTINGS
+from stripewise.system.block_tunables import Tree
 from tests.fixtures.helper_process import TuningHelper
 from tests.fixtures.loops import Loop, MiB, needs_loop
 from tests.fixtures.tuning_state import (

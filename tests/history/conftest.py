@@ -12,9 +12,9 @@ import pytest
 from alembic import command
 
 from stripewise.history.database import Database, alembic_config, open_database, path_to_url
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.system.hostinfo import HostInfo
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 HOST = HostInfo(

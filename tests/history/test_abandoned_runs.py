@@ -7,10 +7,10 @@ from typing import Any
 
 from tests.history.conftest import HOST
 
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.recorder_id import recorder_alive, this_recorder
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import RunStatus
+from stripewise.system.hostinfo import HostInfo
 
 
 def running_run(store: HistoryStore, host_id: int, name: str, recorder: Any) -> int:

@@ -15,12 +15,12 @@ from stripewise.history.comparison import export_text, load_compared
 from stripewise.history.database import Database
 from stripewise.history.errors import RunNotFoundError
 from stripewise.history.group_runs import default_name, store_group_run
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore
 from stripewise.model.bench import BenchSpec, Phase, PhaseResult, Spread
 from stripewise.model.run import RunStatus
 from stripewise.protocol.events import RunResult, Sample
 from stripewise.protocol.group import GroupOutcome, HostOutcome, group_total
+from stripewise.system.hostinfo import HostInfo
 
 SPEC = BenchSpec("/srv/bench", 2**30, phases=(Phase.SEQ_WRITE, Phase.SEQ_READ), engine="fio")
 A, B, C = "10.0.0.1:8765", "10.0.0.2:8765", "ssh://root@node-3"

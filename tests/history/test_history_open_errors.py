@@ -19,8 +19,8 @@ from stripewise.history.database import (
     open_database,
     path_to_url,
 )
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore, SampleRow
+from stripewise.system.hostinfo import HostInfo
 
 FileState = Callable[[Path], tuple[bytes, int]]
 

@@ -12,9 +12,9 @@ from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError
 
 from stripewise.history.database import Database, RunNotFoundError, open_database, path_to_url
-from stripewise.history.hostinfo import HostInfo, read_cpu_model
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.system.hostinfo import HostInfo, read_cpu_model
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 RESULTS = (

@@ -19,7 +19,7 @@ BATCH = 10  # the recorder writes samples in small batches while a run streams
 WRITER = """
 import sys
 from stripewise.history.database import open_database
-from stripewise.history.hostinfo import HostInfo
+from stripewise.system.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
 

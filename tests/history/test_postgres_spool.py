@@ -14,7 +14,6 @@ from tests.fixtures.postgres import PostgresServer
 
 from stripewise.cli.main import main
 from stripewise.history.database import Database, open_database
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.spool import KeyedRun, Spool, new_run_key
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.bench import Phase
@@ -22,6 +21,7 @@ from stripewise.model.run import ResultValue, RunStatus
 from stripewise.protocol.events import RunResult, Sample
 from stripewise.services.run_recorder import RunHeader, RunRecorder
 from stripewise.services.tasks import SerialWriter
+from stripewise.system.hostinfo import HostInfo
 
 WAIT_MS = 30_000  # covers the recorder's retry interval (RETRY_S) several times
 

@@ -19,12 +19,12 @@ from sqlalchemy import text as sa_text
 
 from stripewise.history import sample_blocks as codec
 from stripewise.history.database import Database, DatabaseError, open_database, path_to_url
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.models import sample_blocks
 from stripewise.history.sample_table import BLOCK_MAX, PILE, SMALL_BLOCK
 from stripewise.history.spool import KeyedRun, Spool, create_keyed_run, new_run_key
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import RunStatus
+from stripewise.system.hostinfo import HostInfo
 
 HOST = HostInfo("bench-01", "0123456789abcdef0123456789abcdef")
 PHASES = ("seq_write", "seq_read", "random_read")

@@ -13,12 +13,12 @@ from sqlalchemy import update
 
 from stripewise.history.database import Database, open_database
 from stripewise.history.errors import DatabaseError
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.imports import DuplicateImport, file_sha256, import_file, import_runs
 from stripewise.history.models import runs, utc_now
 from stripewise.history.store import HistoryStore
 from stripewise.importers import ImportFormatError, parse
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.system.hostinfo import HostInfo
 from tests.importers.fixtures import FIXTURES, text
 
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from stripewise.inventory.mounts import is_system_mountpoint, parse_mountinfo, parse_swaps
-from stripewise.inventory.pci import parse_link
 from stripewise.inventory.snapshot import SnapshotError, loads
 from stripewise.inventory.udevdump import DumpFormatError, DumpSource
 from stripewise.model.topology import Link, pcie_link_mb_s
+from stripewise.system.mounts import is_system_mountpoint, parse_mountinfo, parse_swaps
+from stripewise.system.pci import parse_link
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ import time
 from typing import Any
 
 from stripewise.history.database import open_database
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore
 from stripewise.services.history import HistoryService
 from stripewise.services.tasks import SerialWriter
+from stripewise.system.hostinfo import HostInfo
 
 
 def test_writes_run_one_at_a_time_in_the_order_asked(qtbot: Any) -> None:

@@ -100,11 +100,11 @@ class Recording:
 
 def _live_run(url: str, name: str, started: BenchStarted) -> LiveRun:
     # lazy: SQLAlchemy and the context probes load only for `bench --save`
-    from stripewise.history.hostinfo import HostInfo
     from stripewise.history.live_run import LiveRun
     from stripewise.history.recorder_id import this_recorder
     from stripewise.history.spool import KeyedRun, new_run_key
     from stripewise.inventory.bench_context import collect_context
+    from stripewise.system.hostinfo import HostInfo
 
     context = collect_context(
         started.spec.target,

@@ -44,8 +44,8 @@ def open_history(url: str) -> Database:
     start; a problem is one CliError line. What the spool did (runs kept here while the
     database refused them) is said on stderr."""
     from stripewise.history import database  # lazy: SQLAlchemy costs more than some commands
-    from stripewise.history.hostinfo import current_machine_id
     from stripewise.history.store import HistoryStore
+    from stripewise.system.hostinfo import current_machine_id
 
     try:
         db = database.open_database(url)

@@ -11,10 +11,10 @@ from typing import Any
 
 from stripewise.cli.tunables import bare, shown
 from stripewise.helper.tuning.journal import PENDING, RESTORED, Journal, helper_alive
-from stripewise.inventory.block_tunables import Tree
 from stripewise.model.tunables import TUNABLES
 from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning_replies import PutBack, restored_summary
+from stripewise.system.block_tunables import Tree
 
 
 def restored_lines(items: Iterable[PutBack]) -> list[str]:

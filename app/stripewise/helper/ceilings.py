@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from stripewise.helper.resolve import mount_of, open_loop_backing
 from stripewise.helper.sysfs_files import read_attribute
-from stripewise.inventory.pci import PCI_ADDRESS, parse_link
 from stripewise.model.topology import pcie_link_mb_s
+from stripewise.system.pci import PCI_ADDRESS, parse_link
 
 RAM_FILESYSTEMS = frozenset({"tmpfs", "ramfs", "hugetlbfs", "devtmpfs"})
 _RAM_DISK = re.compile(r"^(zram|ram)\d+$")  # zram and brd

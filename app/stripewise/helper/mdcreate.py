@@ -25,8 +25,8 @@ class _Machine:
     """One look at udev and the mounts, shared by every member of one request."""
 
     def __init__(self) -> None:
-        from stripewise.inventory.mounts import read_mount_table
-        from stripewise.inventory.sources import UdevSource
+        from stripewise.system.device_sources import UdevSource
+        from stripewise.system.mounts import read_mount_table
 
         self.source = UdevSource()
         self.records = {r.name: r for r in self.source.block_devices()}
@@ -44,7 +44,7 @@ def _resolve(device: str, request: Request, machine: _Machine) -> str:
 
 
 def _check_disk(name: str, typed_serial: str, request: Request, machine: _Machine) -> None:
-    from stripewise.inventory.disks import serial
+    from stripewise.system.disks import serial
 
     base = f"/sys/class/block/{name}"
     if not os.path.isdir(base):

@@ -170,8 +170,8 @@ def _sys(name: str, attribute: str) -> str | None:
 
 def device_serial(name: str) -> tuple[str | None, str | None]:
     """-> (what to type to confirm writing to /dev/name, a note when it is a stand-in)."""
-    from stripewise.inventory.disks import serial
-    from stripewise.inventory.sources import UdevSource
+    from stripewise.system.device_sources import UdevSource
+    from stripewise.system.disks import serial
 
     devpath = os.path.realpath(f"/sys/class/block/{name}").removeprefix("/sys")
     source = UdevSource()
@@ -194,7 +194,7 @@ def device_serial(name: str) -> tuple[str | None, str | None]:
 
 def _in_use(name: str) -> str | None:
     """Mounted, swapped on or held (by dm, md, bcache...), the disk or any partition of it."""
-    from stripewise.inventory.mounts import read_mount_table
+    from stripewise.system.mounts import read_mount_table
 
     mounts = read_mount_table()
     parts = [name, *sorted(p for p in os.listdir(f"/sys/class/block/{name}") if p.startswith(name))]
@@ -235,7 +235,7 @@ def signature(fd: int, size: int) -> str | None:
         at = offset - tail_start
         if at >= 0 and tail[at : at + len(magic)] == magic:
             return f"{what} (at byte {offset})"
-    from stripewise.inventory.sources import blkid_type
+    from stripewise.system.device_sources import blkid_type
 
     found = blkid_type(f"/proc/self/fd/{fd}", pass_fds=(fd,))
     return f"a {found} signature (blkid)" if found else None

@@ -32,8 +32,8 @@ import psutil
 from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
 from stripewise.helper.sysfs_files import read_attribute
-from stripewise.inventory.mounts import device_name
 from stripewise.protocol.events import DiskLayer
+from stripewise.system.mounts import device_name
 
 _MAX_DEPTH = 8  # loop on a file on dm on loop ...: stop before a cycle can hurt
 _ETA_WINDOW_S = 2.0  # the "current" rate behind the ETA: long enough to be steady

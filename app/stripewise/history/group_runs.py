@@ -15,13 +15,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stripewise.history.database import Database
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
 from stripewise.protocol.events import Sample
 from stripewise.protocol.group import TOTAL_HOST, GroupOutcome, HostOutcome
 from stripewise.protocol.spec import spec_to_json
+from stripewise.system.hostinfo import HostInfo
 
 GROUP_ENGINE = "fio"  # group runs are fio's client/server mode
 

@@ -19,11 +19,11 @@ from sqlalchemy import insert, select, update
 
 from stripewise.history.database import Database
 from stripewise.history.errors import DatabaseError, one_line
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.models import runs, utc_now
 from stripewise.history.recorder_id import recorder_alive
 from stripewise.history.store import HistoryStore, SampleRow, json_safe
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.system.hostinfo import HostInfo
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,13 @@ from typing import Any
 
 from stripewise.history import sqlitefile
 from stripewise.history.errors import DatabaseError
-from stripewise.history.hostinfo import current_machine_id
 from stripewise.history.location import plain_sqlite_path
 from stripewise.history.recorder_id import recorder_alive
 from stripewise.history.revisions import HEAD_REVISION
 from stripewise.history.rows import SUMMARY_FIELDS, as_utc, summary_from_row
 from stripewise.history.spool_peek import spool_waiting
 from stripewise.model.run import RunSummary
+from stripewise.system.hostinfo import current_machine_id
 
 _COLUMNS = {
     "id": "runs.id",

@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from stripewise.history.hostinfo import current_machine_id
 from stripewise.history.quicklist import LIST_RUNS_SQL, RUNNING_SQL, abandoned
 from stripewise.history.revisions import HEAD_REVISION
 from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
 from stripewise.history.spool_peek import spool_waiting
 from stripewise.model.run import RunSummary
+from stripewise.system.hostinfo import current_machine_id
 
 SCHEME = "postgresql+psycopg"
 CONNECT_TIMEOUT_S = 10  # as database.CONNECT_TIMEOUT_S

@@ -20,7 +20,6 @@ from sqlalchemy import exc as sa_exc
 
 from stripewise.history.database import Database
 from stripewise.history.errors import CorruptDatabaseError, DatabaseError, RunNotFoundError
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.models import (
     RUN_SOURCES,
     hosts,
@@ -34,6 +33,7 @@ from stripewise.model.phase_series import ENGINE_KEYS
 from stripewise.model.run import Headline, ResultValue, RunDetail, RunStatus, RunSummary
 from stripewise.model.run_headline import headline
 from stripewise.protocol.events import Sample
+from stripewise.system.hostinfo import HostInfo
 
 MAX_NAME = 255
 MAX_TAG = 64

@@ -25,7 +25,7 @@ class InventoryError(ValueError):
 def read_live(labels: Mapping[str, str] | None = None) -> Inventory:
     """This machine now (or the umockdev testbed the process runs in)."""
     from stripewise.inventory.build import build_inventory
-    from stripewise.inventory.sources import UdevSource
+    from stripewise.system.device_sources import UdevSource
 
     return build_inventory(UdevSource(), labels)
 

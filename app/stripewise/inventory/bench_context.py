@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stripewise.history.hostinfo import MACHINE_ID_FILES, HostInfo, read_machine_id
-from stripewise.inventory.block_tunables import Tree, as_int
-from stripewise.inventory.mounts import MountEntry, device_name, read_mount_entries
 from stripewise.model.topology import SECTOR_BYTES, DiskKind, HostIdentity, Inventory, Slot
 from stripewise.protocol.events import DiskLayer
+from stripewise.system.block_tunables import Tree, as_int
+from stripewise.system.hostinfo import MACHINE_ID_FILES, HostInfo, read_machine_id
+from stripewise.system.mounts import MountEntry, device_name, read_mount_entries
 
 _MAX_DEPTH = 8  # md over md over dm...: deeper stacks are not real
 _TUNING_INTS = ("read_ahead_kb", "nr_requests", "max_sectors_kb", "rq_affinity", "wbt_lat_usec")

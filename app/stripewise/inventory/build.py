@@ -7,14 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from stripewise.inventory import disks as facts
 from stripewise.inventory import multipath, nvme_paths, ports
 from stripewise.inventory.controllers import Occupant, controller_id, controllers, with_lun
 from stripewise.inventory.enclosures import read_enclosures
 from stripewise.inventory.kernel_names import disk_of_partition, natural_key
 from stripewise.inventory.md_records import md_prop, member_names
 from stripewise.inventory.nvme_paths import NvmeHeads
-from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.inventory.stable_names import with_derived_links
 from stripewise.model.topology import (
     Array,
@@ -25,6 +23,8 @@ from stripewise.model.topology import (
     Partition,
     Transport,
 )
+from stripewise.system import disks as facts
+from stripewise.system.device_sources import DeviceRecord, DeviceSource
 
 _VIRTUAL = re.compile(r"^(loop|zram|ram|nbd|rbd|zd)\d+")
 _DM_PARTITION = re.compile(r"^part\d+-(.+)$")  # kpartx: DM_UUID part1-mpath-<wwid>
@@ -214,7 +214,7 @@ def _system_reasons(
     source: DeviceSource, records: list[DeviceRecord], graph: _Graph, owner: dict[str, str]
 ) -> dict[str, list[str]]:
     """Whole-disk name -> why it holds the running system (/, /boot, /usr, active swap)."""
-    from stripewise.inventory.mounts import is_system_mountpoint
+    from stripewise.system.mounts import is_system_mountpoint
 
     reasons: dict[str, list[str]] = {}
     for record in records:

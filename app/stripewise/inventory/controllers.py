@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 from stripewise.inventory import ports
 from stripewise.inventory.enclosures import BayMap
 from stripewise.inventory.kernel_names import natural_key
-from stripewise.inventory.pci import hex_id, parse_link, pci_names
-from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import Controller, Disk, PciFunction, Slot
+from stripewise.system.device_sources import DeviceRecord, DeviceSource
+from stripewise.system.pci import hex_id, parse_link, pci_names
 
 
 @dataclass(frozen=True)

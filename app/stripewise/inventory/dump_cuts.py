@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from stripewise.inventory import multipath
 from stripewise.inventory.kernel_names import natural_key
-from stripewise.inventory.sources import DeviceRecord, DeviceSource
+from stripewise.system.device_sources import DeviceRecord, DeviceSource
 
 _PATH_DISK = re.compile(r"^nvme(\d+)c\d+n(\d+)$")  # nvme<subsystem>c<controller>n<namespace>
 _NAMED = 3  # names a warning lists before "and N more"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from stripewise.inventory.sources import DeviceSource
 from stripewise.model.topology import EnclosureSlot
+from stripewise.system.device_sources import DeviceSource
 
 _BAY_ATTRS = ("locate", "fault", "status", "slot", "device", "active", "type")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from stripewise.inventory.sources import DeviceRecord
+from stripewise.system.device_sources import DeviceRecord
 
 _MEMBER_PREFIXES = ("UDISKS_MD_DEVICE_", "MD_DEVICE_")
 _MEMBER_SUFFIXES = ("_DEV", "_ROLE")

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from stripewise.inventory.kernel_names import natural_key
-from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import Disk, DiskKind, DiskPath
+from stripewise.system.device_sources import DeviceRecord, DeviceSource
 
 _STRONG_WWNS = ("SCSI_IDENT_LUN_NAA_REGEXT", "SCSI_IDENT_LUN_NAA_REG", "SCSI_IDENT_LUN_NAA_EXT")
 _WEAK = ("ID_SCSI_SERIAL", "SCSI_IDENT_SERIAL", "ID_SERIAL_SHORT")

@@ -17,9 +17,9 @@ from itertools import pairwise
 
 from stripewise.inventory import ports
 from stripewise.inventory.controllers import Occupant, controller_id
-from stripewise.inventory.pci import PCI_ADDRESS
-from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import Disk, DiskPath
+from stripewise.system.device_sources import DeviceRecord, DeviceSource
+from stripewise.system.pci import PCI_ADDRESS
 
 _PATH_DISK = re.compile(r"^nvme(\d+)c(\d+)n(\d+)$")
 _NVME_CONTROLLER = re.compile(r"^nvme\d+$")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from stripewise.inventory.pci import PCI_ADDRESS, PCI_ROOT
-from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import Transport
+from stripewise.system.device_sources import DeviceRecord, DeviceSource
+from stripewise.system.pci import PCI_ADDRESS, PCI_ROOT
 
 _ATA = re.compile(r"^ata(\d+)$")
 _HOST = re.compile(r"^host(\d+)$")

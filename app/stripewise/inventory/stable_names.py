@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from stripewise.inventory.sources import DeviceRecord
+from stripewise.system.device_sources import DeviceRecord
 
 _SAFE = re.compile(r"^[A-Za-z0-9#+\-.:=@_]+$")  # kept as they are in a link's name
 _SD = re.compile(r"^sd[a-z]+$")

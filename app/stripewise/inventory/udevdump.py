@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 
 from stripewise.input_files import InputFileError, check_depth
 from stripewise.inventory.dump_cuts import Ends, cut_warnings
-from stripewise.inventory.mounts import MountTable
-from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.json_stream import JsonStream, JsonValueError
 from stripewise.model.topology import HostIdentity
+from stripewise.system.device_sources import DeviceRecord, DeviceSource
+from stripewise.system.mounts import MountTable
 
 # `X: value`: P path, M name, R number, J id, U subsystem, B driver subsystem, T type, D number,
 # I ifindex, N node, L link priority (umockdev: a link), S symlink, Q diskseq, V driver,

@@ -1,6 +1,6 @@
 """The knobs Stripewise tunes: where each lives, its unit, what it accepts, how pairs behave.
 
-Pure: these paths are read by `inventory/block_tunables.py` and written by the helper
+Pure: these paths are read by `system/block_tunables.py` and written by the helper
 (`helper/tuning/`), which uses them as its allowlist and these validators on every value.
 Device limits (the scheduler list, max_hw_sectors_kb) are read by the caller and passed in as
 `DeviceLimits`.

@@ -174,7 +174,7 @@ class HistoryService(QObject):
         def work() -> tuple[list[int], list[RunSummary], Stamp]:
             aborted: list[int] = []
             if mark_abandoned:
-                from stripewise.history.hostinfo import HostInfo
+                from stripewise.system.hostinfo import HostInfo
 
                 aborted = store.mark_abandoned_runs_aborted(HostInfo.current().machine_id)
                 store.purge_trash(TRASH_KEPT)

@@ -24,7 +24,6 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from stripewise.history.database import Database
 from stripewise.history.errors import DatabaseError
-from stripewise.history.hostinfo import HostInfo
 from stripewise.history.models import utc_now
 from stripewise.history.spool import KeyedRun, Spool, create_keyed_run, new_run_key, waiting_line
 from stripewise.history.store import HistoryStore, SampleRow
@@ -32,6 +31,7 @@ from stripewise.model.bench import BenchSpec
 from stripewise.protocol.events import RunResult, Sample
 from stripewise.protocol.spec import spec_to_json
 from stripewise.services.tasks import SerialWriter
+from stripewise.system.hostinfo import HostInfo
 
 FLUSH_S = 0.5  # the issue asks for at least once a second
 RETRY_S = 5.0  # while spooling, how often the server is tried again

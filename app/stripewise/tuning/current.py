@@ -1,7 +1,7 @@
 """The tunables' current values, read from /sys/block and /proc/sys/vm (works unprivileged).
 
 `root` is "/" on a machine; tests may point it at a copy of the trees. The reading is
-`inventory.block_tunables`, the helper's own reader: the same allowlisted paths it writes,
+`system.block_tunables`, the helper's own reader: the same allowlisted paths it writes,
 and the same view of each device's limits.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stripewise.inventory.block_tunables import Tree
 from stripewise.model.presets import DeviceState
 from stripewise.model.tunables import TuningError, check_device_name
+from stripewise.system.block_tunables import Tree
 
 ROOT = Path("/")
 

@@ -10,7 +10,7 @@ As tuned does for the ratio/bytes pairs: when the knob being set reads 0 its cou
 force, so the counterpart's value is journaled and written back on revert (which zeroes the
 knob again), so the mode that was in force comes back.
 
-Modules: `sysfs` (the knobs under the root: read through `inventory.block_tunables`, written
+Modules: `sysfs` (the knobs under the root: read through `system.block_tunables`, written
 here), `validation` (arguments and settings, checked before anything is written), `journal`,
 `apply`, `revert` (also verify) and `persist` (the sysctl.d and udev rule files).
 """

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from stripewise.inventory.block_tunables import read_text
+from stripewise.system.block_tunables import read_text
 
 JOURNAL_NAME = "tuning-journal.json"
 JOURNAL_VERSION = 1

@@ -15,11 +15,11 @@ from stripewise.helper.state import HelperState
 from stripewise.helper.tuning.journal import Journal, atomic_write
 from stripewise.helper.tuning.sysfs import Machine
 from stripewise.helper.tuning.validation import require_root, validated_settings, write_order
-from stripewise.inventory.block_tunables import read_text
 from stripewise.model.tunables import Setting, relative_path
 from stripewise.protocol.tuning import PersistArgs
 from stripewise.protocol.tuning_replies import PersistFile, PersistReply
 from stripewise.protocol.wire import Request
+from stripewise.system.block_tunables import read_text
 
 SYSCTL_FILE = "etc/sysctl.d/90-stripewise.conf"
 UDEV_FILE = "etc/udev/rules.d/90-stripewise.rules"

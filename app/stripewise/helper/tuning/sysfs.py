@@ -6,8 +6,8 @@ import errno
 import os
 from dataclasses import dataclass, field
 
-from stripewise.inventory.block_tunables import Tree, Value
 from stripewise.model.tunables import relative_path
+from stripewise.system.block_tunables import Tree, Value
 
 
 def write_text(path: str, text: str) -> None:

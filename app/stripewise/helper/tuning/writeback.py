@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
-from stripewise.inventory.block_tunables import Value
+from stripewise.system.block_tunables import Value
 
 # (device, key, the value found, the value written back), in the order first written
 Written = list[tuple[str | None, str, Value, Any]]

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stripewise.inventory.mounts import MountTable, read_mount_table
 from stripewise.model.topology import HostIdentity
+from stripewise.system.mounts import MountTable, read_mount_table
 
 _MAX_ATTR_BYTES = 64 * 1024
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from stripewise.inventory.sources import DeviceRecord, DeviceSource
 from stripewise.model.topology import SECTOR_BYTES
+from stripewise.system.device_sources import DeviceRecord, DeviceSource
 
 _WWN_PREFIXES = ("naa.", "eui.", "nguid.", "0x")
 

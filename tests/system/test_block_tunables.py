@@ -9,9 +9,9 @@ from pathlib import Path
 from stripewise.helper.tuning.sysfs import Machine
 from stripewise.helper.tuning.validation import validated_settings
 from stripewise.inventory.bench_context import collect_context
-from stripewise.inventory.block_tunables import Tree
 from stripewise.protocol.tuning import ApplyArgs
 from stripewise.protocol.wire import ProtocolError, Request
+from stripewise.system.block_tunables import Tree
 from stripewise.tuning.current import read_device
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 
