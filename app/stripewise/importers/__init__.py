@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from stripewise.importers import bonnie, fio, iozone
+from stripewise.fio import importer as fio
+from stripewise.importers import bonnie, iozone
 from stripewise.importers.common import (
     ImportedRun,
     ImportFormatError,

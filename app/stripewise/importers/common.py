@@ -1,4 +1,6 @@
-"""What every importer hands back, and the one error they raise for input they cannot read.
+"""What every importer hands back, and the one error they raise for input they cannot read
+(`ImportedRun`, `ImportFormatError`: defined in model.imported_run, below the fio importer in
+stripewise.fio, and re-exported here), with the checks every importer's runs pass.
 
 Importers only parse text: they never touch the database, Qt or other processes, so they can
 be tested on recorded output alone and reused by the CLI and the GUI alike.
@@ -10,14 +12,16 @@ import codecs
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from stripewise.model.run import ResultValue
+from stripewise.model.imported_run import NAME_MAX as NAME_MAX
+from stripewise.model.imported_run import PHASE_MAX as PHASE_MAX
+from stripewise.model.imported_run import ImportedRun as ImportedRun
+from stripewise.model.imported_run import ImportFormatError as ImportFormatError
+from stripewise.model.imported_run import clip as clip
+from stripewise.model.imported_run import digits as digits
+from stripewise.model.imported_run import text_lines as text_lines
 
-# Columns of the history tables the names end up in (String(64) / String(255)).
-PHASE_MAX = 64
-NAME_MAX = 255
 # The most any run can report, by unit (a petabyte per second, a trillion operations per
 # second, 11 days of latency, CPU % summed over many processes): only garbage reaches them.
 CEILINGS = {
@@ -36,43 +40,9 @@ SIZE_SUFFIXES = {"_bytes": 2**60, "_kB": 2**50}  # sizes in a spec or context: a
 MAX_DIGITS = 30
 _LONG_NUMBER = re.compile(rf"[0-9]{{{MAX_DIGITS + 1},}}")
 
-_QUOTED = re.compile(r"^[ \t]*(?:>[ \t]?)++")  # possessive: no state kept per marker
 # `\d+(?:\.\d*)?`, not `\d+\.?\d*`: two runs of digits side by side split a long word of digits
 # every way before refusing it (quadratic in the word).
 _NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
-
-
-class ImportFormatError(ValueError):
-    """Input that is not (or no longer) what its format promises; names the file and line."""
-
-    def __init__(self, source: str, line: int, message: str) -> None:
-        self.source = source
-        self.line = line
-        self.message = message
-        super().__init__(f"{source} line {line}: {message}")
-
-
-@dataclass(frozen=True)
-class ImportedRun:
-    """One run read from a results file, ready to be stored as a history run.
-
-    `host` is the machine name the file gives (None when it gives none); `started_at` is
-    timezone-aware or None when the file holds no unambiguous time. Missing figures are
-    `ResultValue(value=None)`, never 0.
-    """
-
-    name: str
-    host: str | None
-    engine: str
-    engine_version: str
-    target: str
-    started_at: datetime | None
-    spec: dict[str, Any]
-    context: dict[str, Any]
-    results: list[ResultValue]
-    # What the parser skipped in the file ("r.txt line 7: ..."), one line each, the same on
-    # every run of the file: read them once with `file_warnings`.
-    warnings: tuple[str, ...] = ()
 
 
 def file_warnings(runs: Sequence[ImportedRun]) -> list[str]:
@@ -86,19 +56,6 @@ def decode(data: bytes) -> str:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace")
     return data.decode("utf-8", errors="replace")
-
-
-def text_lines(text: str) -> list[str]:
-    """Lines without their endings: CRLF, CR and a leading byte-order mark are tolerated,
-    and e-mail quoting (`> `) is removed, the same width from each line of a quoted table."""
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    return [_QUOTED.sub("", line) for line in text.split("\n")]
-
-
-def digits(text: str) -> bool:
-    """ASCII digits only: str.isdigit() also takes "１２３" and "²", which int() reads or
-    refuses, never what a tool printed."""
-    return text.isascii() and text.isdigit()
 
 
 def is_number(token: str) -> bool:
@@ -149,10 +106,6 @@ def _check_sizes(values: Mapping[str, Any], source: str, line: int) -> None:
             raise ImportFormatError(
                 source, line, f"{key}: {value:g} is out of range (0 to an exbibyte)"
             )
-
-
-def clip(text: str, limit: int = PHASE_MAX) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)

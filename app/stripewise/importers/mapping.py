@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from stripewise.importers import fio_mapping
+from stripewise.fio import mapping as fio_mapping
 from stripewise.model.run import ResultValue
 from stripewise.model.vocabulary import (
     BONNIE_TESTS,

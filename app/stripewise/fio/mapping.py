@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from stripewise.fio.report import DIRECTIONS
 from stripewise.model.run import ResultValue
 from stripewise.model.vocabulary import (
     CPU,
@@ -38,7 +39,6 @@ from stripewise.model.vocabulary import (
     split_qualified,
 )
 
-DIRECTIONS = ("read", "write", "trim")
 _TWO_WAY = ("rw", "readwrite", "randrw")
 _PER_DIRECTION = tuple(q.metric for q in (THROUGHPUT, IOPS, LATENCY_P50, LATENCY_P99))
 _RAW_ORDER = (*_PER_DIRECTION, CPU.metric)  # what the parser gives per direction

@@ -1,8 +1,10 @@
-"""fio JSON output (`--output-format=json` or `json+`), plain or from client/server runs.
+"""fio JSON output (`--output-format=json` or `json+`), plain or from client/server runs, as
+imported runs (`importers` lists this format and calls `parse`).
 
 Reading the file (text around the JSON, several documents, a damaged one among them) is
-`fio_json`'s; the figures of a job entry are `fio_results`'; clients and their total are
-`fio_clients`'. Here each document becomes runs: one for a plain run, one per client plus
+`documents`'; the job entries are `report`'s, as for the helper's engine; the figures of a job
+entry are `results`'; clients and their total are `import_clients`'. Here each document becomes
+runs: one for a plain run, one per client plus
 their total in client mode. A document that cannot be read is skipped with a warning naming
 its line, as long as another one can; figures no run can have still refuse the whole file.
 """
@@ -14,8 +16,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from stripewise.importers.common import NAME_MAX, ImportedRun, ImportFormatError, clip, text_lines
-from stripewise.importers.fio_clients import (
+from stripewise.fio.documents import Report, fio_documents
+from stripewise.fio.import_clients import (
     TOTAL_JOB,
     Client,
     common_options,
@@ -23,9 +25,16 @@ from stripewise.importers.fio_clients import (
     split,
     total_results,
 )
-from stripewise.importers.fio_json import Report, entries, fio_documents
-from stripewise.importers.fio_mapping import kind_of
-from stripewise.importers.fio_results import Unread, histograms, job_results
+from stripewise.fio.mapping import kind_of
+from stripewise.fio.report import entries
+from stripewise.fio.results import Unread, histograms, job_results
+from stripewise.model.imported_run import (
+    NAME_MAX,
+    ImportedRun,
+    ImportFormatError,
+    clip,
+    text_lines,
+)
 
 ENGINE = "fio"
 _LIFTED = ("rw", "bs", "iodepth", "numjobs", "size", "ioengine", "direct", "runtime")

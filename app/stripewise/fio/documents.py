@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError, text_lines
+from stripewise.fio.report import entries
 from stripewise.input_files import MAX_DEPTH
 from stripewise.json_stream import JsonStream, JsonValueError, NestedTooDeep
+from stripewise.model.imported_run import ImportFormatError, text_lines
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,6 @@ def _next_start(lines: list[str], index: int, indent: int) -> int:
         if stripped.startswith("{") and len(lines[following]) - len(stripped) <= indent:
             return following
     return len(lines)
-
-
-def entries(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """The job entries of a document: `client_stats` in client mode, else `jobs`."""
-    listed = obj.get("client_stats") if "client_stats" in obj else obj.get("jobs")
-    return [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
 
 
 def _fold_interval_reports(found: list[tuple[int, dict[str, Any]]]) -> list[Report]:

@@ -14,10 +14,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError, clip, digits
+from stripewise.fio.latency import PERCENTILE_KEYS, clat_key
+from stripewise.fio.report import DIRECTIONS
+from stripewise.model.imported_run import ImportFormatError, clip, digits
 from stripewise.model.run import ResultValue
 
-DIRECTIONS = ("read", "write", "trim")
 # fio 3.x json+ histograms, per direction: completion, total and submission latency (ns).
 HISTOGRAM_KINDS = ("clat_ns", "lat_ns", "slat_ns")
 # A direction's figures, each at most what any run can report: an exbibyte moved, a petabyte
@@ -194,8 +195,9 @@ def num(value: Any, divisor: float, where: str = "", unread: Unread | None = Non
 def percentiles_us(
     stats: dict[str, Any], where: str = "", unread: Unread | None = None
 ) -> tuple[float | None, float | None]:
-    """Completion latency percentiles; fio 2.x wrote `clat` in microseconds."""
-    key, divisor = ("clat_ns", 1000) if stats.get("clat_ns") is not None else ("clat", 1)
+    """Completion latency percentiles (`fio.latency`); fio 2.x wrote `clat` in microseconds."""
+    key, unit_ns = clat_key(stats)
+    divisor = 1000 / unit_ns
     clat = stats.get(key)
     points = clat.get("percentile") if isinstance(clat, dict) else clat
     if not isinstance(points, dict):
@@ -204,7 +206,7 @@ def percentiles_us(
         return None, None
     p50, p99 = (
         num(points.get(p), divisor, f"{where} {key} percentile {p}", unread)
-        for p in ("50.000000", "99.000000")
+        for p in PERCENTILE_KEYS
     )
     return p50, p99
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stripewise.importers.fio_results import (
+from stripewise.fio.results import (
     Unread,
     active_directions,
     bandwidth_bytes,
