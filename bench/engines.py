@@ -143,10 +143,12 @@ def _add_round(
 
 def sampler_cost(rate_hz: float = 10.0, seconds: float = 5.0) -> float:
     """Percent of one core the sampler thread uses at `rate_hz`."""
-    from stripewise.helper.sampling import Sampler
+    from stripewise.helper.sampling import SampledPhase, Sampler
+    from stripewise.model.bench import Phase
 
     progress = Progress(1)
-    sampler = Sampler(lambda: progress, ("vda",), rate_hz, lambda sample: None)
+    sampled = SampledPhase("bench", Phase.SEQ_WRITE, 1)
+    sampler = Sampler(lambda: progress, ("vda",), rate_hz, lambda sample: None, sampled=sampled)
     sampler.start()
     time.sleep(seconds)
     sampler.stop()

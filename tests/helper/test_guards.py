@@ -34,6 +34,7 @@ from stripewise.helper.guards import (
 )
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 from stripewise.model.guards import GUARDS
+from stripewise.protocol.events import event_to_json
 from tests.fixtures.bench_specs import spec_for
 from tests.fixtures.held import hold_path
 from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
@@ -45,7 +46,7 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 def run_bench(spec: BenchSpec, *, privileged: bool = True) -> list[dict[str, Any]]:
     """A whole run as the helper makes it, its events in order."""
     events: list[dict[str, Any]] = []
-    run = BenchRun(spec, events.append, privileged=privileged)
+    run = BenchRun(spec, lambda event: events.append(event_to_json(event)), privileged=privileged)
     run.start()
     run.thread.join(300)
     assert run.finished.is_set(), "the run did not end"

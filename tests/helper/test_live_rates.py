@@ -21,7 +21,7 @@ from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.sampling import Sampler
 from tests.fixtures.helper_process import Helper
 from tests.fixtures.loops import MiB, loop_device, needs_loop
-from tests.helper.test_sampling import FakeClock
+from tests.helper.test_sampling import SAMPLED, FakeClock, sent_to
 
 PERIOD = 0.1
 
@@ -42,7 +42,15 @@ class LateClock(FakeClock):
 
 def run(progress: Progress, clock: FakeClock, rate_hz: float = 1 / PERIOD) -> list[Any]:
     samples: list[dict[str, Any]] = []
-    sampler = Sampler(lambda: progress, (), rate_hz, samples.append, clock=clock, wait=clock.wait)
+    sampler = Sampler(
+        lambda: progress,
+        (),
+        rate_hz,
+        sent_to(samples),
+        sampled=SAMPLED,
+        clock=clock,
+        wait=clock.wait,
+    )
     sampler.start()
     sampler.stop()
     assert sampler.error is None

@@ -21,9 +21,15 @@ import pytest
 
 from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
-from stripewise.helper.sampling import Sampler, layers_of, resolve_disks, resolve_layers
+from stripewise.helper.sampling import (
+    SampledPhase,
+    Sampler,
+    layers_of,
+    resolve_disks,
+    resolve_layers,
+)
 from stripewise.model.bench import Phase
-from stripewise.protocol.events import DiskLayer
+from stripewise.protocol.events import DiskLayer, Sample, event_to_json
 from tests.fixtures.bench_specs import spec_for
 from tests.fixtures.held import hold_path
 from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
@@ -59,6 +65,14 @@ class FakeClock:
         return True
 
 
+SAMPLED = SampledPhase("0123abcd", Phase.SEQ_WRITE, 1)
+
+
+def sent_to(samples: list[dict[str, Any]]) -> Callable[[Sample], None]:
+    """An emit that keeps each sample as the wire carries it (the figures as sent)."""
+    return lambda sample: samples.append(event_to_json(sample))
+
+
 def collect(
     rate_hz: float,
     disks: tuple[str, ...],
@@ -71,7 +85,7 @@ def collect(
     samples: list[dict[str, Any]] = []
     timing: dict[str, Any] = {} if clock is None else {"clock": clock, "wait": clock.wait}
     now = time.monotonic if clock is None else clock
-    sampler = Sampler(provider, disks, rate_hz, samples.append, **timing)
+    sampler = Sampler(provider, disks, rate_hz, sent_to(samples), sampled=SAMPLED, **timing)
     started = now()
     sampler.start()
     try:
@@ -172,8 +186,8 @@ def test_a_new_phase_counts_from_zero_and_a_failing_emit_stops_nothing() -> None
     current = [first]
     emitted: list[dict[str, Any]] = []
 
-    def emit(sample: dict[str, Any]) -> None:
-        emitted.append(sample)
+    def emit(sample: Sample) -> None:
+        emitted.append(event_to_json(sample))
         if len(emitted) == 2:
             raise BrokenPipeError("consumer went away")
 
@@ -182,7 +196,9 @@ def test_a_new_phase_counts_from_zero_and_a_failing_emit_stops_nothing() -> None
         second.add(read_bytes=10**6)  # 1 MB in the new phase's first 0.05 s
 
     clock = FakeClock(0.5, [(0.25, switch)])
-    sampler = Sampler(lambda: current[-1], (), 10, emit, clock=clock, wait=clock.wait)
+    sampler = Sampler(
+        lambda: current[-1], (), 10, emit, sampled=SAMPLED, clock=clock, wait=clock.wait
+    )
     sampler.start()
     sampler.stop()
     assert isinstance(sampler.error, BrokenPipeError)
@@ -245,7 +261,9 @@ def test_a_phase_shorter_than_one_period_still_gets_a_sample() -> None:
     progress = Progress(10**6)
     emitted: list[dict[str, Any]] = []
     clock = FakeClock(0.05)  # the phase ends 50 ms into a 1 s period
-    sampler = Sampler(lambda: progress, (), 1, emitted.append, clock=clock, wait=clock.wait)
+    sampler = Sampler(
+        lambda: progress, (), 1, sent_to(emitted), sampled=SAMPLED, clock=clock, wait=clock.wait
+    )
     sampler.start()
     progress.add(write_bytes=10**6, write_ops=1)
     sampler.stop()

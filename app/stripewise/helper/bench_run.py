@@ -1,5 +1,8 @@
 """One benchmark run inside the helper: phases x repetitions on a worker thread, streaming
-events (phase_started, sample, phase_result, warning, error, run_result) to the client."""
+events (phase_started, sample, phase_result, warning, error, run_result) to the client.
+
+Events are the protocol's values (`protocol.events`), built here and by the sampler and
+handed to `emit` as they are: the one writer to the client encodes each once."""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from stripewise.helper.cpu_latency import DEVICE, CpuLatencyHold, effective_limit_us
 from stripewise.helper.created_files import CreatedFiles
@@ -18,9 +20,16 @@ from stripewise.helper.guards import RunGuards, target_facts
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome, phase_summaries
 from stripewise.model.guards import page_cache_warning
 from stripewise.model.run import RunStatus
-from stripewise.protocol.events import EVENT_TYPES, RunResult, event_to_json
+from stripewise.protocol.events import (
+    Event,
+    PhaseFinished,
+    PhaseStarted,
+    RunError,
+    RunResult,
+    RunWarning,
+)
 
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[Event], None]
 
 
 def make_engine(name: str) -> Engine:
@@ -52,6 +61,11 @@ def _hold_cpu_latency(limit_us: int | None) -> CpuLatencyHold | None:
         hold.close()
         raise
     return hold
+
+
+def _figure(value: float | None) -> float | None:
+    """A figure as the wire carries it: a float (an engine may count latency in whole us)."""
+    return None if value is None else float(value)
 
 
 class BenchRun:
@@ -104,11 +118,11 @@ class BenchRun:
         self._clock_zero = time.monotonic()  # reset when the run starts: samples' t_s zero
         self.guards: RunGuards | None = None  # read at the run's start (helper/guards.py)
 
-    def emit(self, event: str, **fields: Any) -> None:
-        """An event from its fields, checked as its protocol type on the way out, so what goes
-        out is what clients parse (the run's result is built as its type directly)."""
-        kind = EVENT_TYPES[event]
-        self._emit(event_to_json(kind.from_json({"run": self.id, **fields})))
+    def warn(self, code: str, message: str) -> None:
+        self._emit(RunWarning(self.id, code, message))
+
+    def fail(self, message: str) -> None:
+        self._emit(RunError(self.id, message))
 
     def start(self) -> None:
         self.thread.start()
@@ -131,7 +145,7 @@ class BenchRun:
                 self.spec,
                 self.engine.name,
                 target_facts(self.target),
-                lambda code, message: self.emit("warning", code=code, message=message),
+                self.warn,
             )
             self.engine.prepare(self.spec, self.target)
             self._note_engine()
@@ -152,10 +166,10 @@ class BenchRun:
         except (EngineError, OSError) as exc:
             status = "cancelled" if self.cancel.is_set() else "failed"  # e.g. during layout
             if status == "failed":
-                self.emit("error", message=str(exc))
+                self.fail(str(exc))
         except Exception as exc:  # a defect must still end the run with its result
             status = "failed"
-            self.emit("error", message=f"the run broke off: {type(exc).__name__}: {exc}")
+            self.fail(f"the run broke off: {type(exc).__name__}: {exc}")
         finally:
             self._cleanup()
         result = RunResult(
@@ -170,31 +184,26 @@ class BenchRun:
         # it reads run_result must not be told "busy"
         self.finished.set()
         try:
-            self._emit(result.to_json())
+            self._emit(result)
         except ValueError as exc:  # a figure no run can have (non-finite): say so, keep none
-            self.emit("error", message=f"the results could not be reported: {exc}")
-            self._emit(replace(result, status=RunStatus.FAILED, results=()).to_json())
+            self.fail(f"the results could not be reported: {exc}")
+            self._emit(replace(result, status=RunStatus.FAILED, results=()))
 
     def _phase(self, phase: Phase, repetition: int) -> PhaseOutcome:
-        from stripewise.helper.sampling import Sampler
+        from stripewise.helper.sampling import SampledPhase, Sampler
 
         if self.privileged and repetition + len(self.spec.phases) > 1:
             self._drop_caches()
         planned = self.spec.size_bytes * (2 if phase is Phase.REWRITE else 1)
         progress = Progress(planned)
-        self.emit(
-            "phase_started",
-            phase=phase.value,
-            name=BONNIE_NAMES[phase],
-            repetition=repetition,
-            planned_bytes=planned,
-        )
+        self._emit(PhaseStarted(self.id, phase, BONNIE_NAMES[phase], repetition, planned))
         sampler = Sampler(
             lambda: progress,
             self.layers,
             self.spec.sample_rate_hz,
-            lambda sample: self.emit("sample", phase=phase.value, repetition=repetition, **sample),
+            self._emit,
             clock_zero=self._clock_zero,
+            sampled=SampledPhase(self.id, phase, repetition),
         )
         sampler.start()
         watch = self.guards.watch() if self.guards else None
@@ -212,27 +221,29 @@ class BenchRun:
         if self.guards is not None and watch is not None:
             buffered = not self.spec.direct or getattr(self.engine, "last_mode", "") == "buffered"
             outcome = self.guards.judge(outcome, watch, buffered=buffered)
-        self.emit(
-            "phase_result",
-            phase=phase.value,
-            repetition=repetition,
-            elapsed_s=round(outcome.elapsed_s, 3),
-            mb_s=round(outcome.mb_s, 2),
-            iops=round(outcome.iops, 1),
-            read_bytes=outcome.read_bytes,
-            write_bytes=outcome.write_bytes,
-            lat_p50_us=outcome.lat_p50_us,
-            lat_p99_us=outcome.lat_p99_us,
-            cpu_pct=outcome.cpu_busy_pct,
-            error=outcome.error,
-            flags=list(outcome.flags),
+        self._emit(
+            PhaseFinished(
+                self.id,
+                phase,
+                repetition,
+                round(float(outcome.elapsed_s), 3),
+                round(float(outcome.mb_s), 2),
+                round(float(outcome.iops), 1),
+                outcome.read_bytes,
+                outcome.write_bytes,
+                _figure(outcome.lat_p50_us),
+                _figure(outcome.lat_p99_us),
+                _figure(outcome.cpu_busy_pct),
+                outcome.error,
+                outcome.flags,
+            )
         )
         return outcome
 
     def _note_engine(self) -> None:
         """Say so when the engine had to fall back (e.g. buffered where O_DIRECT failed)."""
         for note in getattr(self.engine, "notes", []):
-            self.emit("warning", code="engine", message=str(note))
+            self.warn("engine", str(note))
 
     def _layout_if_read_first(self) -> None:
         """Every phase but a sequential write needs the file written to full size first: reads
@@ -243,11 +254,7 @@ class BenchRun:
         from stripewise.helper.engines.builtin import BuiltinEngine
 
         layout = getattr(self.engine, "layout", BuiltinEngine().layout)
-        self.emit(
-            "warning",
-            code="layout",
-            message=f"writing the {self.spec.size_bytes / 1e6:,.0f} MB test file first",
-        )
+        self.warn("layout", f"writing the {self.spec.size_bytes / 1e6:,.0f} MB test file first")
         layout(self.spec, self.target, Progress(self.spec.size_bytes), self.cancel)
 
     def _warn_about_cache(self) -> None:
@@ -256,13 +263,9 @@ class BenchRun:
         ram = psutil.virtual_memory().total
         said = page_cache_warning(self.spec.size_bytes, self.spec.direct, ram)
         if said is not None:  # in the GUI's words too: it warns before the reply comes
-            self.emit("warning", code="page_cache", message=said)
+            self.warn("page_cache", said)
         if not self.privileged and not self.spec.direct:
-            self.emit(
-                "warning",
-                code="no_drop_caches",
-                message="not privileged: caches cannot be dropped between phases",
-            )
+            self.warn("no_drop_caches", "not privileged: caches cannot be dropped between phases")
 
     def _drop_caches(self) -> None:
         from stripewise.helper.safety import drop_caches
@@ -270,7 +273,7 @@ class BenchRun:
         try:
             drop_caches(self.privileged)
         except (OSError, ValueError) as exc:
-            self.emit("warning", code="drop_caches", message=f"caches not dropped: {exc}")
+            self.warn("drop_caches", f"caches not dropped: {exc}")
 
     def _cleanup(self) -> None:
         try:

@@ -25,14 +25,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import psutil
 
 from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
 from stripewise.helper.sysfs_files import read_attribute
-from stripewise.protocol.events import DiskLayer
+from stripewise.model.bench import Phase
+from stripewise.protocol.events import DiskLayer, DiskRates, Sample
 from stripewise.system.mounts import device_name
 
 _MAX_DEPTH = 8  # loop on a file on dm on loop ...: stop before a cycle can hurt
@@ -41,7 +42,27 @@ _SHORTEST = 0.9  # of a period: the shortest span a rate is taken over (clocks j
 _POLL_S = 0.01  # how often to look for a stepped engine's next report
 _MIN_DIVISOR_S = 1e-3  # a phase shorter than this is timed as this long
 
-Sample = dict[str, Any]
+
+@dataclass(frozen=True)
+class SampledPhase:
+    """Which run, phase and repetition a sampler's samples belong to (they name it)."""
+
+    run: str
+    phase: Phase
+    repetition: int
+
+
+class _DiskCounters(Protocol):
+    """One disk's counters as psutil.disk_io_counters gives them (busy_time: Linux only)."""
+
+    @property
+    def read_bytes(self) -> int: ...
+    @property
+    def write_bytes(self) -> int: ...
+    @property
+    def read_count(self) -> int: ...
+    @property
+    def write_count(self) -> int: ...
 
 
 def _whole_disk(devno: int) -> str | None:
@@ -177,23 +198,23 @@ def _cpu_split(before: Any, after: Any) -> dict[str, float] | None:
 
 
 def _disk_rates(
-    before: Any, after: Any, dt: float, layer: DiskLayer | None
-) -> dict[str, float | str | int | None]:
-    busy = getattr(after, "busy_time", None)
-    rates: dict[str, float | str | int | None] = {
-        "read_mb_s": round((after.read_bytes - before.read_bytes) / dt / 1e6, 3),
-        "write_mb_s": round((after.write_bytes - before.write_bytes) / dt / 1e6, 3),
-        "read_iops": round((after.read_count - before.read_count) / dt, 1),
-        "write_iops": round((after.write_count - before.write_count) / dt, 1),
-        "busy_pct": (
-            None
-            if busy is None
-            else round(min(100.0, max(0.0, (busy - before.busy_time) / (dt * 10.0))), 1)
-        ),
-    }
-    if layer is not None:
-        rates |= {"role": layer.role, "under": layer.under, "depth": layer.depth}
-    return rates
+    before: _DiskCounters, after: _DiskCounters, dt: float, layer: DiskLayer | None
+) -> DiskRates:
+    busy = getattr(after, "busy_time", None)  # Linux only
+    busy_pct = None
+    if busy is not None:
+        busy_ms = busy - getattr(before, "busy_time", busy)
+        busy_pct = round(min(100.0, max(0.0, busy_ms / (dt * 10.0))), 1)
+    return DiskRates(
+        round((after.read_bytes - before.read_bytes) / dt / 1e6, 3),
+        round((after.write_bytes - before.write_bytes) / dt / 1e6, 3),
+        round((after.read_count - before.read_count) / dt, 1),
+        round((after.write_count - before.write_count) / dt, 1),
+        busy_pct,
+        layer.role if layer is not None else None,
+        layer.under if layer is not None else None,
+        layer.depth if layer is not None else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -201,8 +222,8 @@ class _Reading:
     """What the sampler read at one moment: the wall clock, the kernel's disk and CPU counters."""
 
     t: float
-    disks: dict[str, Any]
-    cpu: Any
+    disks: dict[str, _DiskCounters]
+    cpu: Any  # psutil's scputimes: its fields differ between kernels
 
 
 @dataclass(frozen=True)
@@ -216,15 +237,25 @@ class _EngineAt:
 _START = _EngineAt(0.0, Counters())
 
 
-def _engine_rates(since: _EngineAt, now: _EngineAt) -> dict[str, float]:
+@dataclass(frozen=True)
+class _EngineRates:
+    """The engine's rates between two of its readings (decimal MB/s, operations/s)."""
+
+    read_mb_s: float
+    write_mb_s: float
+    read_iops: float
+    write_iops: float
+
+
+def _engine_rates(since: _EngineAt, now: _EngineAt) -> _EngineRates:
     span = max(now.engine_s - since.engine_s, _MIN_DIVISOR_S)
     before, after = since.counters, now.counters
-    return {
-        "engine_read_mb_s": round((after.read_bytes - before.read_bytes) / span / 1e6, 3),
-        "engine_write_mb_s": round((after.write_bytes - before.write_bytes) / span / 1e6, 3),
-        "engine_read_iops": round((after.read_ops - before.read_ops) / span, 1),
-        "engine_write_iops": round((after.write_ops - before.write_ops) / span, 1),
-    }
+    return _EngineRates(
+        round((after.read_bytes - before.read_bytes) / span / 1e6, 3),
+        round((after.write_bytes - before.write_bytes) / span / 1e6, 3),
+        round((after.read_ops - before.read_ops) / span, 1),
+        round((after.write_ops - before.write_ops) / span, 1),
+    )
 
 
 _NO_RATES = _engine_rates(_START, _START)
@@ -255,14 +286,16 @@ class Sampler:
         emit: Callable[[Sample], None],
         clock_zero: float | None = None,
         *,
+        sampled: SampledPhase,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[threading.Event, float], bool] = threading.Event.wait,
     ) -> None:
         """`disks`: kernel names, or layers to say in each disk's entry. `clock_zero`: the
-        run's start on `clock`, so `t_s` runs on across phases. `clock` tells the time in
+        run's start on `clock`, so `t_s` runs on across phases. `sampled`: the phase the
+        samples are of. `clock` tells the time in
         seconds and `wait(stop, timeout)` sleeps until `stop` is set or the timeout has passed,
         saying whether it was set: tests pass a fake pair."""
-        self._progress, self._emit = progress, emit
+        self._progress, self._emit, self._sampled = progress, emit, sampled
         self._layers: dict[str, DiskLayer | None] = {  # in order, with their place if known
             d.name if isinstance(d, DiskLayer) else d: d if isinstance(d, DiskLayer) else None
             for d in disks
@@ -336,7 +369,7 @@ class Sampler:
     def _read(self, now: float) -> _Reading:
         return _Reading(now, self._disk_counters(), psutil.cpu_times())
 
-    def _disk_counters(self) -> dict[str, Any]:
+    def _disk_counters(self) -> dict[str, _DiskCounters]:
         if not self._layers:
             return {}
         counters = psutil.disk_io_counters(perdisk=True, nowrap=True) or {}
@@ -380,14 +413,16 @@ class Sampler:
     def _overdue_s(self) -> float:
         return max(1.0, 1.5 * (self._stepped or 0.0), 1.5 * self.period_s)
 
-    def _progress_and_eta(self, engine: _EngineAt | None, fresh: bool) -> dict[str, Any]:
+    def _progress_and_eta(
+        self, engine: _EngineAt | None, fresh: bool
+    ) -> tuple[float | None, float | None]:
         """Progress of the planned bytes; the ETA from the rate over the last few seconds of
         the engine's clock (unknown when nothing new came in)."""
         progress = self._phase
         counters = engine.counters if engine is not None else Counters()
         moved = counters.read_bytes + counters.write_bytes
         if progress is None or not progress.planned_bytes:
-            return {"progress": None, "eta_s": None}
+            return None, None
         eta = None
         if engine is not None and fresh:
             self._window.append((engine.engine_s, moved))
@@ -398,7 +433,7 @@ class Sampler:
             rate = (moved - first_moved) / span if span > 0 else 0.0
             left = max(0, progress.planned_bytes - moved)
             eta = 0.0 if left == 0 else (round(left / rate, 1) if rate > 0 else None)
-        return {"progress": round(min(1.0, moved / progress.planned_bytes), 4), "eta_s": eta}
+        return round(min(1.0, moved / progress.planned_bytes), 4), eta
 
     # --- samples ----------------------------------------------------------------------------
     def _tick(self) -> Sample | None:
@@ -411,7 +446,7 @@ class Sampler:
         if waited < self._shortest_s or not (fresh or waited >= self._overdue_s()):
             return None
         span_s = 0.0  # no report for too long: stalled as far as anyone knows, for no time
-        rates = dict(_NO_RATES)
+        rates = _NO_RATES
         if fresh and engine is not None:
             rates, span_s = _engine_rates(self._base, engine), engine.engine_s - self._base.engine_s
             self._base_before, self._base = self._base, engine
@@ -423,7 +458,7 @@ class Sampler:
         sliver; a phase shorter than that has its one sample over all of it."""
         now = self._clock()
         engine = self._engine_now(now)
-        rates, fresh, span_s = dict(_NO_RATES), False, 0.0
+        rates, fresh, span_s = _NO_RATES, False, 0.0
         if engine is not None:  # else a stepped engine that never reported moving anything
             since = self._base
             span_s = max(0.0, engine.engine_s - since.engine_s)  # the time not yet sampled
@@ -439,8 +474,8 @@ class Sampler:
         self,
         now: float,
         since: _Reading,
-        rates: dict[str, float],
-        progress: dict[str, Any],
+        rates: _EngineRates,
+        progress: tuple[float | None, float | None],
         span_s: float,
     ) -> Sample:
         """Disk and CPU rates since `since`. `span_s`: the engine's running time the sample
@@ -449,17 +484,24 @@ class Sampler:
         reading = self._read(now)
         dt = max(now - since.t, _MIN_DIVISOR_S)
         zero = self._started if self._clock_zero is None else self._clock_zero
-        sample: Sample = {
-            "t_s": round(now - zero, 3),
-            "span_s": round(span_s, 3),
-            **rates,
-            **progress,
-        }
-        sample["disks"] = {
-            name: _disk_rates(since.disks[name], after, dt, self._layers.get(name))
-            for name, after in reading.disks.items()
-            if name in since.disks
-        }
-        sample["cpu"] = _cpu_split(since.cpu, reading.cpu)
+        sampled = self._sampled
+        sample = Sample(
+            sampled.run,
+            sampled.phase,
+            sampled.repetition,
+            round(now - zero, 3),
+            rates.read_mb_s,
+            rates.write_mb_s,
+            rates.read_iops,
+            rates.write_iops,
+            *progress,
+            disks={
+                name: _disk_rates(since.disks[name], after, dt, self._layers.get(name))
+                for name, after in reading.disks.items()
+                if name in since.disks
+            },
+            cpu=_cpu_split(since.cpu, reading.cpu),
+            span_s=round(span_s, 3),
+        )
         self._before, self._last = self._last, reading
         return sample

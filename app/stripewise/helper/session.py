@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from stripewise.helper.bench_run import BenchRun
 from stripewise.helper.created_files import CreatedFiles, records_directory
@@ -16,10 +16,12 @@ from stripewise.helper.output import Output
 from stripewise.helper.state import DEFAULT_STATE_DIR
 from stripewise.helper.tuning.interrupted import Restorations
 from stripewise.protocol import wire as protocol
-from stripewise.protocol.events import BenchStartArgs, BenchStarted
+from stripewise.protocol.events import Event, Sample, event_to_json
 from stripewise.protocol.verbs import (
     BenchCancelArgs,
     BenchCancelReply,
+    BenchStartArgs,
+    BenchStarted,
     CapabilitiesArgs,
     CapabilitiesReply,
     DropCachesArgs,
@@ -89,8 +91,11 @@ class Session:
         if run is not None:
             run.start()
 
-    def event(self, message: dict[str, Any]) -> None:
-        self._out.put(protocol.encode(message), droppable=message.get("event") == "sample")
+    def event(self, event: Event) -> None:
+        """A run's event, encoded here and only here; samples may be dropped (`Output`).
+        ValueError for a figure JSON cannot carry (non-finite): nothing is queued."""
+        line = protocol.encode(event_to_json(event))
+        self._out.put(line, droppable=isinstance(event, Sample))
 
     def close(self) -> None:
         """stdin closed: stop the engine, remove test files, then the helper exits. A run that
