@@ -47,7 +47,7 @@ def three_passes(page: BenchPage, tmp_path: Path, qtbot: Any, **seen: Any) -> No
     page.form.engine.setCurrentIndex(page.form.engine.findData("builtin"))
     for phase, box in page.form.phase_boxes.items():
         box.setChecked(phase in PHASES)
-    page.form.size.setText("64M")
+    page.form.file_size.setText("64M")
     page.form.repetitions.setValue(3)
     page.form.rate.setValue(10)
     if "on_sample" in seen:
@@ -147,7 +147,7 @@ def test_a_size_that_cannot_run_is_said_under_its_field(
     window, page = console_page(make_window, qtbot)
     page.form.add_directory(str(tmp_path))
     before = page.phase_label.text()
-    page.form.size.setText("1GG")
+    page.form.file_size.setText("1GG")
     qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
     settle()
     assert not page.session.busy and page.start_button.isEnabled()
@@ -156,10 +156,10 @@ def test_a_size_that_cannot_run_is_said_under_its_field(
         label for label in page.findChildren(QLabel) if label.isVisible() and "1GG" in label.text()
     ]
     assert len(said) == 1
-    error, field = rect_in(said[0], window), rect_in(page.form.size, window)
+    error, field = rect_in(said[0], window), rect_in(page.form.file_size, window)
     assert 0 <= error.top() - field.bottom() <= 12, "right under the size field"
     assert error.left() == field.left()
     qtbot.waitUntil(lambda: whole(said[0], window))  # scrolled into view
-    assert page.form.size.hasFocus() and page.form.size.selectedText() == "1GG"
-    qtbot.keyClicks(page.form.size, "1G")  # put right: the error goes
+    assert page.form.file_size.hasFocus() and page.form.file_size.selectedText() == "1GG"
+    qtbot.keyClicks(page.form.file_size, "1G")  # put right: the error goes
     assert not said[0].isVisible() and page.form.errors.shown() == {}

@@ -271,10 +271,10 @@ def test_bonnie_style_on_a_small_device_falls_back_to_direct_io_that_fits_and_ru
         page.form.preset.setCurrentText("bonnie-style")
         wait_for_deliveries(qtbot)
         form = page.form
-        size = parse_size(form.size.text())
+        size = parse_size(form.file_size.text())
         assert form.direct.isChecked()
         assert device_bytes - MiB < size <= device_bytes  # the whole device, in whole MiB
-        assert re.fullmatch(r"\d+[MG]", form.size.text()), form.size.text()
+        assert re.fullmatch(r"\d+[MG]", form.file_size.text()), form.file_size.text()
         note = form.preset_note.text()
         assert "does not fit" in note and "direct I/O" in note and "GiB" in note
         assert not re.search(r"\d{5,}", note)  # no count of KiB or bytes
@@ -304,7 +304,7 @@ def test_bonnie_style_with_room_for_twice_the_ram_runs_buffered_in_whole_gib(
         page.form.preset.setCurrentText("bonnie-style")
         wait_for_deliveries(qtbot)
         assert not page.form.direct.isChecked()
-        text = page.form.size.text()
+        text = page.form.file_size.text()
         assert re.fullmatch(r"\d+G", text), text  # never "49368168K"
         assert 2 * ram <= parse_size(text) < 2 * ram + GiB
         assert "2 x RAM" in page.form.preset_note.text()
@@ -315,4 +315,4 @@ def test_bonnie_style_with_room_for_twice_the_ram_runs_buffered_in_whole_gib(
             select(page, small.device)
             wait_for_deliveries(qtbot)
             assert page.form.preset.currentText() == "bonnie-style"
-            assert page.form.direct.isChecked() and page.form.size.text() == "256M"
+            assert page.form.direct.isChecked() and page.form.file_size.text() == "256M"

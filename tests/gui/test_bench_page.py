@@ -39,7 +39,7 @@ def set_up(page: BenchPage, tmp_path: Path, size: str, phases: tuple[str, ...]) 
     page.form.engine.setCurrentIndex(page.form.engine.findData("builtin"))
     for phase, box in page.form.phase_boxes.items():
         box.setChecked(phase.value in phases)
-    page.form.size.setText(size)
+    page.form.file_size.setText(size)
     page.form.block.setCurrentText("1M")
     page.form.rate.setValue(10)
     return directory
@@ -131,7 +131,7 @@ def test_cancel_stops_the_run_files_it_cancelled_and_removes_the_file(
     make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
 ) -> None:
     _window, page, target = start_long_run(make_window, tmp_path, qtbot)
-    assert page.cancel_button.isEnabled() and not page.form.size.isEnabled()
+    assert page.cancel_button.isEnabled() and not page.form.file_size.isEnabled()
     # 8 GiB buffered: the page cache warning is inline exactly when the file is under 2 x RAM
     import psutil
 
@@ -146,7 +146,7 @@ def test_cancel_stops_the_run_files_it_cancelled_and_removes_the_file(
     qtbot.waitUntil(lambda: list(target.iterdir()) == [], timeout=5_000)
     detail, samples = stored(db_url, run_id)
     assert detail.summary.status is RunStatus.CANCELLED and samples > 0
-    assert page.start_button.isEnabled() and page.form.size.isEnabled()
+    assert page.start_button.isEnabled() and page.form.file_size.isEnabled()
     # the table says what the history says: the phase was stopped, it did not fail
     assert page.results.cell_text("seq_write", 1) == "cancelled"
     assert "Run cancelled" in page.phase_label.text()
@@ -235,7 +235,9 @@ def test_presets_fill_the_form(
     page = bench_page(make_window(view="benchmark"))
     page.form.add_directory(str(tmp_path))
     page.form.preset.setCurrentText(preset)
-    qtbot.waitUntil(lambda: page.form.size.text() != "1G" or preset == "Quick check", timeout=5000)
+    qtbot.waitUntil(
+        lambda: page.form.file_size.text() != "1G" or preset == "Quick check", timeout=5000
+    )
     wait_for_deliveries(qtbot)  # the preset's values, sized to the free space, have arrived
     args = page.form.start_args().to_json()  # what the helper is sent
     if preset == "Random 4K Q32":

@@ -77,7 +77,7 @@ def test_iops_and_latency_of_another_block_size_are_not_judged(
     assert note in said(iops) and iops.text().startswith("438.7  (-75.1 %)\n")
     assert not iops.font().bold() and iops.foreground().color().getRgb()[:3] != RED
     assert iops.toolTip().startswith(note)
-    latency = cell(block_sizes, "seq_read", "Latency p50 (µs)", 3)
+    latency = cell(block_sizes, "seq_read", "Completion latency p50 (µs)", 3)
     assert "block size differs (1 MiB vs 4 MiB): latency p50 not comparable" in said(latency)
     assert not latency.font().bold()
     throughput = cell(block_sizes, "seq_read", "Throughput (MB/s)", 3)
@@ -150,7 +150,7 @@ def test_a_run_is_named_by_its_block_size_depth_size_and_preset(
     page.form.engine.setCurrentIndex(page.form.engine.findData("builtin"))
     for phase, box in page.form.phase_boxes.items():
         box.setChecked(phase.value in ("seq_write", "seq_read"))
-    page.form.size.setText("4G")
+    page.form.file_size.setText("4G")
     page.form.block.setCurrentText("4M")
     page.form.queue_depth.setValue(8)
     qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)

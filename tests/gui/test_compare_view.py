@@ -264,7 +264,7 @@ def test_single_passes_can_t_tell_and_the_window_offers_to_run_more(
         form = page.form
         assert form.current_target() is not None and form.current_target().path == "/srv/raid"
         assert form.repetitions.value() == 3
-        assert form.size.text() == size_text(3 * 2**30) == "3G"
+        assert form.file_size.text() == size_text(3 * 2**30) == "3G"
         assert form.block.currentText() == "512K" and not form.direct.isChecked()
         assert [p.value for p in form.phases()] == ["seq_write", "seq_read"]
         assert (form.queue_depth.value(), form.streams.value()) == (4, 2)

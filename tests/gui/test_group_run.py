@@ -32,7 +32,7 @@ def _set_up(page: BenchPage, directory: Path) -> None:
     form = page.form
     for phase, box in form.phase_boxes.items():
         box.setChecked(phase in (Phase.SEQ_WRITE, Phase.SEQ_READ))
-    form.size.setText("128M")
+    form.file_size.setText("128M")
     form.block.setCurrentText("1M")
     form.repetitions.setValue(1)
     form.rate.setValue(2)

@@ -53,7 +53,7 @@ def tile(page: HardwarePage, disk: str) -> SlotTile:
 
 def in_view(page: HardwarePage, widget: SlotTile) -> bool:
     """Wholly inside the map's scroll viewport."""
-    viewport = page.scroll.viewport()
+    viewport = page.map_scroll.viewport()
     rect = widget.rect()
     return viewport.rect().contains(QRect(widget.mapTo(viewport, rect.topLeft()), rect.size()))
 

@@ -131,7 +131,7 @@ def check_privileges(policy: Path = environment.POLKIT_POLICY_PATH) -> Check:
 def check_udev() -> Check:
     """pyudev needs libudev; the udev database may be missing in containers (sysfs fallback)."""
     try:
-        import pyudev  # here: a missing libudev is a finding, not a crash
+        import pyudev  # type: ignore[import-untyped]  # no stubs; missing libudev is a finding
 
         context = pyudev.Context()
         disks = sum(1 for _ in context.list_devices(subsystem="block", DEVTYPE="disk"))

@@ -152,7 +152,8 @@ class HelperClient:
         """Why the helper went away: its last line on stderr (pkexec's refusal), or its exit."""
         if line := self.last_error_line():
             return f"the helper stopped: {line}"
-        if self.helper.poll() in (126, 127) and self.helper.args[0] == "pkexec":
+        argv = self.helper.args  # the list start_helper_command ran
+        if self.helper.poll() in (126, 127) and isinstance(argv, list) and argv[0] == "pkexec":
             return "pkexec did not authorise the helper"
         return f"the helper stopped ({self.exit_status()})"
 

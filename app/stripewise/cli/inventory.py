@@ -79,9 +79,10 @@ def _disk_cells(disk: Disk) -> str:
 def format_inventory(inventory: Inventory) -> str:
     """The map as text; the inventory's warnings are printed apart, on stderr."""
     host = inventory.host.hostname or "unknown host"
-    disks, controllers = len(inventory.disks), len(inventory.controllers)
+    disk_count, controller_count = len(inventory.disks), len(inventory.controllers)
     lines = [
-        f"{host}: {count_noun(disks, 'disk')} on {count_noun(controllers, 'controller')}"
+        f"{host}: {count_noun(disk_count, 'disk')} on "
+        f"{count_noun(controller_count, 'controller')}"
         f" (from {inventory.source})"
     ]
     for root, controllers in inventory.roots().items():

@@ -140,11 +140,11 @@ class BenchForm(QWidget):
         form.addRow("Phases", phases)
         self.errors.add_row("phases")
 
-        self.size = QLineEdit("1G")
-        self.size.setAccessibleName("File size")
-        self.size.setToolTip("Binary units: 512M = 512 MiB, 8G = 8 GiB")
-        self.size.textEdited.connect(self._edited)
-        form.addRow("File si&ze", self.size)
+        self.file_size = QLineEdit("1G")
+        self.file_size.setAccessibleName("File size")
+        self.file_size.setToolTip("Binary units: 512M = 512 MiB, 8G = 8 GiB")
+        self.file_size.textEdited.connect(self._edited)
+        form.addRow("File si&ze", self.file_size)
         self.errors.add_row("size")
         self.block = QComboBox()
         self.block.addItems(BLOCK_SIZES)
@@ -348,7 +348,7 @@ class BenchForm(QWidget):
         try:
             for phase, box in self.phase_boxes.items():
                 box.setChecked(phase in values.phases)
-            self.size.setText(size_text(values.size_bytes))
+            self.file_size.setText(size_text(values.size_bytes))
             self.block.setCurrentText(size_text(values.block_bytes))
             self.direct.setChecked(values.direct)
             self.queue_depth.setValue(values.queue_depth)
@@ -399,7 +399,7 @@ class BenchForm(QWidget):
         if not phases:
             raise field_error("phases", "tick at least one phase")
         try:
-            size = parse_size(self.size.text().strip())
+            size = parse_size(self.file_size.text().strip())
         except SpecError as exc:
             raise field_error("size", str(exc)) from None
         spec = BenchSpec(
@@ -426,17 +426,18 @@ class BenchForm(QWidget):
         """`error` under its field (the form's last row for one of no field), and the focus
         there, so the value can be put right at once."""
         label = self.errors.show(error)
-        field = {
+        fields: dict[str, QWidget] = {
             "target": self.target,
             "phases": next(iter(self.phase_boxes.values())),
-            "size": self.size,
+            "size": self.file_size,
             "block": self.block,
             "queue_depth": self.queue_depth,
-        }.get(getattr(error, "field", OTHER))
+        }
+        field = fields.get(getattr(error, "field", OTHER))
         if field is not None:
             field.setFocus(Qt.FocusReason.OtherFocusReason)
-            if field is self.size:
-                self.size.selectAll()
+            if field is self.file_size:
+                self.file_size.selectAll()
         self.errorShown.emit(label)
 
     def load_spec(self, spec: Mapping[str, Any], repetitions: int) -> list[str]:
@@ -462,7 +463,7 @@ class BenchForm(QWidget):
                     box.setChecked(phase.value in phases)
             size, block = spec.get("size"), spec.get("block_size")
             if isinstance(size, int) and not isinstance(size, bool):
-                self.size.setText(size_text(size))
+                self.file_size.setText(size_text(size))
             if isinstance(block, int) and not isinstance(block, bool):
                 if self.block.findText(size_text(block)) < 0:  # a size the list lacks
                     self.block.addItem(size_text(block))
@@ -480,13 +481,17 @@ class BenchForm(QWidget):
                     spin.setValue(round(value))
             self.repetitions.setValue(repetitions)
             cpu_latency = spec.get("cpu_latency_us")
-            held = isinstance(cpu_latency, int) and not isinstance(cpu_latency, bool)
-            if held and not 0 <= cpu_latency <= MAX_CPU_LATENCY_US:
-                left_out.append(f"a CPU wake-up limit of {cpu_latency:,} \u00b5s is out of range")
-                held = False
-            self.hold_cpu_latency.setChecked(held)
-            if held:
-                self.cpu_latency.setValue(cpu_latency)
+            held_us = (
+                cpu_latency
+                if isinstance(cpu_latency, int) and not isinstance(cpu_latency, bool)
+                else None
+            )
+            if held_us is not None and not 0 <= held_us <= MAX_CPU_LATENCY_US:
+                left_out.append(f"a CPU wake-up limit of {held_us:,} \u00b5s is out of range")
+                held_us = None
+            self.hold_cpu_latency.setChecked(held_us is not None)
+            if held_us is not None:
+                self.cpu_latency.setValue(held_us)
             engine = spec.get("engine")
             if isinstance(engine, str) and engine:
                 found = self.engine.findData(engine)

@@ -21,7 +21,7 @@ _EDGE_MIX = 0.35
 _TINT_MIX = 0.05  # every other phase band
 
 
-class Backdrop(pg.GraphicsObject):
+class Backdrop(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph has no type stubs: its classes are Any
     """Everything behind one plot's data, in one item: the phase bands (every other one
     tinted, a line where each starts), the horizontal grid and, on the top plot, the phase
     names. A LinearRegionItem per phase and plot costs ~0.25 ms a frame each in Python paint

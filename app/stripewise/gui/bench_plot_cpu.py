@@ -17,7 +17,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 
 
-class StackedArea(pg.GraphicsObject):
+class StackedArea(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph has no type stubs: its classes are Any
     """Stacked CPU bands painted as an image with one column per pixel of the view; each
     column shows the mean of the samples under it (or holds the last one when zoomed in past
     the samples). Columns are kept between paints: while the view stands still, a refresh
@@ -108,7 +108,7 @@ class StackedArea(pg.GraphicsObject):
         self._pixels[:, first:last] = lut[band]
 
 
-class SwatchSample(pg.ItemSample):
+class SwatchSample(pg.ItemSample):  # type: ignore[misc]  # pyqtgraph has no type stubs: its classes are Any
     """Legend entry of a stacked CPU band: a filled swatch rather than a line."""
 
     def paint(self, painter: QPainter, *args: Any) -> None:

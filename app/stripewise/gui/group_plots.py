@@ -284,7 +284,7 @@ class GroupPlots(QWidget):
         style_axes((self.throughput_plot, self.iops_plot), self.palette())
 
 
-class CompactAxis(pg.AxisItem):
+class CompactAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type stubs: its classes are Any
     """Tick labels that fit the axis: 250k, 2.5M rather than 250000 or 2.5e+06."""
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from PySide6.QtCore import Signal
@@ -31,7 +32,7 @@ def _value(value: object) -> str:
     return escape(str(value))
 
 
-def _rows(rows: list[tuple[str, object]]) -> str:
+def _rows(rows: Sequence[tuple[str, object]]) -> str:
     cells = "".join(
         f"<tr><td style='padding:1px 10px 1px 0; white-space:nowrap' valign='top'>{escape(k)}</td>"
         f"<td>{v if isinstance(v, str) and v.startswith('<') else _value(v)}</td></tr>"

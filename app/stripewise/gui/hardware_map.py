@@ -108,8 +108,8 @@ class HardwareMap(QWidget):
 
     def set_inventory(self, inventory: Inventory) -> None:
         while (item := self._layout.takeAt(0)) is not None:
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            if (widget := item.widget()) is not None:
+                widget.deleteLater()
         self.tiles, self.boxes = [], []
         for root, controllers in inventory.roots().items():
             title = QLabel(

@@ -117,14 +117,14 @@ class HardwarePage(QWidget):
         content_layout.addWidget(self.map)
         content_layout.addWidget(self.extras)
         content_layout.addStretch(1)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(content)
+        self.map_scroll = QScrollArea()
+        self.map_scroll.setWidgetResizable(True)
+        self.map_scroll.setWidget(content)
         self.details = DetailsPanel()
         self.details.renameRequested.connect(self._rename)
         self.details.locateRequested.connect(self._locate)
         self.splitter = QSplitter()
-        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(self.map_scroll)
         self.splitter.addWidget(self.details)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setSizes([700, 300])
@@ -160,7 +160,7 @@ class HardwarePage(QWidget):
     def _caption(self, inventory: Inventory) -> str:
         origin = self.hardware.origin
         host = inventory.host.hostname
-        if origin.live:
+        if origin.path is None:  # live: this machine
             where = f"This machine ({host or 'unknown host name'})"
         else:
             where = origin.path.name + (f" (host {host})" if host else "")
@@ -218,13 +218,13 @@ class HardwarePage(QWidget):
         self.matches.setText(f"{count} of {count_noun(total, 'disk')}" if text.strip() else "")
         found = self.map.matching_tiles()
         if found:  # "1 of 46 disks" is no use while the one is out of sight
-            self.scroll.ensureWidgetVisible(found[0])
+            self.map_scroll.ensureWidgetVisible(found[0])
 
     def _select_match(self) -> None:
         """Enter in the filter: the next match selected, its details shown, in view."""
         tile = self.map.select_next_match()
         if tile is not None:
-            self.scroll.ensureWidgetVisible(tile)
+            self.map_scroll.ensureWidgetVisible(tile)
 
     def _show_slot(self, controller: Controller, slot: Slot) -> None:
         path_to = None

@@ -132,7 +132,8 @@ class RunDetailPane(QWidget):
     def wanted_height(self) -> int:
         """Room for a full run's figures: FULL_RUN_ROWS rows under a title of _TITLE_LINES."""
         lines = _TITLE_LINES * self.title.fontMetrics().lineSpacing()
-        spacing = 2 * max(0, self.layout().spacing())
+        layout = self.layout()
+        spacing = 2 * max(0, layout.spacing() if layout is not None else 0)
         return _TOP_MARGIN + lines + spacing + table_height(self.results, FULL_RUN_ROWS)
 
     def show_detail(self, detail: RunDetail) -> None:

@@ -250,7 +250,7 @@ class HistoryPage(QWidget):
     # --- listing ---------------------------------------------------------------------------
     @property
     def in_trash(self) -> bool:
-        return self.scope.currentData() == "trash"
+        return bool(self.scope.currentData() == "trash")
 
     def set_binary_units(self, mib: bool) -> None:
         """Throughput in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s): the Results column, the

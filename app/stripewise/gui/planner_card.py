@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from html import escape
+from typing import Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDropEvent
@@ -35,6 +37,20 @@ from stripewise.model.predict import why_unpredicted
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
 from stripewise.planner.sizes import members_of_unknown_size, unknown_capacity_text
+
+
+class MeasuredRun(Protocol):
+    """An array's newest benchmark as a card shows it (the history's MeasuredArray)."""
+
+    @property
+    def run_id(self) -> int: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def read_mb_s(self) -> float | None: ...
+    @property
+    def write_mb_s(self) -> float | None: ...
+
 
 # the model's names, with what the two plainest levels do for a level picker
 LEVEL_NAMES = {
@@ -294,7 +310,7 @@ class ArrayCard(QFrame):
         self.figures.setText(figures_html(report, plan))
         self.problems.setText(problems_html(report))
 
-    def show_measured(self, measured: object | None, report: ArrayReport) -> None:
+    def show_measured(self, measured: MeasuredRun | None, report: ArrayReport) -> None:
         """The newest benchmark of the built array against what the plan predicted."""
         self.measured.setVisible(measured is not None)
         if measured is None:
@@ -320,8 +336,8 @@ class ArrayCard(QFrame):
 
     def _show_members(self, plan: Plan, members: tuple[str, ...]) -> None:
         while (item := self.member_flow.takeAt(0)) is not None:
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            if (widget := item.widget()) is not None:
+                widget.deleteLater()
         self.chips = []
         for disk_id in members:
             disk = plan.disk(disk_id)

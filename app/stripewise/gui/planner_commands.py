@@ -101,7 +101,9 @@ class SerialsDialog(QDialog):
         )
         layout.addWidget(self.overwrite)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.create = buttons.addButton("Create Array", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.create_button = buttons.addButton(
+            "Create Array", QDialogButtonBox.ButtonRole.AcceptRole
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -155,12 +157,14 @@ def show_commands(
     create.setEnabled(not reason)
     create.setToolTip(reason)
     dialog.create_button = create
-    dialog.layout().addWidget(create)
+    body = dialog.layout()
+    assert body is not None  # CommandsDialog lays itself out when built
+    body.addWidget(create)
     if reason:  # said beside the button, not only in a tooltip
         why = QLabel(reason)
         why.setWordWrap(True)
         why.setAccessibleName("Why it cannot be created here")
-        dialog.layout().addWidget(why)
+        body.addWidget(why)
     here = found_here(plan, machine)
     create.clicked.connect(lambda: _create(dialog, plan, array, helper, here))
     dialog.exec()
@@ -193,7 +197,9 @@ def _create(
         return
     result = QLabel("Asking the helper…")
     result.setWordWrap(True)
-    parent.layout().addWidget(result)
+    body = parent.layout()
+    assert body is not None  # the commands dialog, laid out when built
+    body.addWidget(result)
     helper.request(
         dialog.request_args(plan, array),
         lambda answer: result.setText(f"Created: {' '.join(answer.argv)}"),

@@ -7,6 +7,7 @@ plan of another machine is built there, not here (issue 29.1, 29.6).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -26,7 +27,7 @@ from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.gui.pages import page_title
-from stripewise.gui.planner_card import LEVEL_NAMES, ArrayCard
+from stripewise.gui.planner_card import LEVEL_NAMES, ArrayCard, MeasuredRun
 from stripewise.gui.planner_dialogs import CompareDialog, SpreadDialog
 from stripewise.gui.planner_elsewhere import ElsewhereNote, map_title
 from stripewise.gui.planner_pool import DiskPool
@@ -196,7 +197,7 @@ class PlannerPage(QWidget):
             else "Reading this machine's disks..."
         )
 
-    def _show_measured(self, measured: dict[str, object]) -> None:
+    def _show_measured(self, measured: Mapping[str, MeasuredRun]) -> None:
         for report in self.planner.report.arrays:
             card = self.cards.get(report.array.name)
             if card is not None:

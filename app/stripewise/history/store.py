@@ -48,7 +48,7 @@ class SampleRow:
     t_s: float
     phase: str
     repetition: int
-    data: dict[str, float | None]
+    data: Mapping[str, float | None]
 
     @classmethod
     def of(cls, seq: int, sample: Sample) -> SampleRow:
@@ -90,7 +90,9 @@ class HistoryStore:
                     conn.execute(update(hosts).where(hosts.c.id == host_id).values(details))
                     return int(host_id)
                 row = {**details, "machine_id": info.machine_id, "first_seen": now}
-                return int(conn.execute(insert(hosts), row).inserted_primary_key[0])
+                key = conn.execute(insert(hosts), row).inserted_primary_key
+                assert key is not None  # a single-row INSERT always has one
+                return int(key[0])
 
         try:
             return upsert()
@@ -141,7 +143,9 @@ class HistoryStore:
         }
         try:
             with self._write() as conn:
-                return int(conn.execute(insert(runs), row).inserted_primary_key[0])
+                key = conn.execute(insert(runs), row).inserted_primary_key
+                assert key is not None  # a single-row INSERT always has one
+                return int(key[0])
         except sa_exc.IntegrityError as exc:
             raise DatabaseError(
                 f"cannot record run {name!r} in {self._db.location}: no host with id {host_id}"

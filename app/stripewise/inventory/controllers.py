@@ -10,7 +10,7 @@ from stripewise.inventory.enclosures import BayMap
 from stripewise.inventory.kernel_names import natural_key
 from stripewise.model.topology import Controller, Disk, PciFunction, Slot
 from stripewise.system.device_sources import DeviceRecord, DeviceSource
-from stripewise.system.pci import hex_id, parse_link, pci_names
+from stripewise.system.pci import PCI_ADDRESS, hex_id, parse_link, pci_names
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def _controller(
     name = controller_id(path)
     pci = None
     vendor_name = model_name = None
-    if ports.PCI_ADDRESS.match(name):
+    if PCI_ADDRESS.match(name):
         vendor_id = hex_id(source.attribute(path, "vendor")) or _pci_id(record, 0)
         device_id = hex_id(source.attribute(path, "device")) or _pci_id(record, 1)
         pci = PciFunction(

@@ -148,7 +148,7 @@ class HardwareService(QObject):
         try:
             import os
 
-            import pyudev
+            import pyudev  # type: ignore[import-untyped]  # pyudev ships no type stubs
 
             context = pyudev.Context()
             has_udevd = bool(os.environ.get("UMOCKDEV_DIR")) or Path("/run/udev/data").is_dir()

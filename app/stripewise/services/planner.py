@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from stripewise.history.measured import MeasuredArray
 from stripewise.model.evaluate import PlanReport
 from stripewise.model.placement import Swap, apply_swaps
 from stripewise.model.plan import (
@@ -39,7 +40,7 @@ class PlannerService(QObject):
     def __init__(self, parent: QObject | None = None, history: HistoryService | None = None):
         super().__init__(parent)
         self.history = history
-        self.measured: dict[str, object] = {}
+        self.measured: dict[str, MeasuredArray] = {}
         self.plan = Plan(name="Untitled plan")
         self.report: PlanReport = evaluate_plan(self.plan)
         self.path: Path | None = None
@@ -80,7 +81,7 @@ class PlannerService(QObject):
             self.plan.host, [a.name for a in self.plan.arrays], self._set_measured
         )
 
-    def _set_measured(self, measured: dict[str, object]) -> None:
+    def _set_measured(self, measured: dict[str, MeasuredArray]) -> None:
         self.measured = measured
         self.measuredChanged.emit(measured)
 

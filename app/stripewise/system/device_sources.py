@@ -79,7 +79,7 @@ class UdevSource(DeviceSource):
     """The running system, or a umockdev testbed, through libudev and /sys."""
 
     def __init__(self, context: Any = None, mounts: MountTable | None = None) -> None:
-        import pyudev
+        import pyudev  # type: ignore[import-untyped]  # pyudev ships no type stubs
 
         self._pyudev = pyudev
         self._context = context or pyudev.Context()
