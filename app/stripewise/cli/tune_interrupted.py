@@ -7,10 +7,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from stripewise.cli.tunables import bare, shown
-from stripewise.helper.tuning.journal import PENDING, RESTORED, Journal, helper_alive
+from stripewise.helper.tuning.entries import PENDING, RESTORED, Entry
+from stripewise.helper.tuning.journal import Journal, helper_alive
 from stripewise.model.tunables import TUNABLES
 from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning_replies import PutBack, restored_summary
@@ -29,31 +29,28 @@ def journal_notes(state_dir: str, root: Path) -> list[str]:
     with contextlib.suppress(OSError):
         entries = Journal(state_dir).load(set_aside=False)
         last = entries[-1] if entries else None
-        if last is None or last.get("root", "/") != str(root):
+        if last is None or (last.root or "/") != str(root):
             return []
         try:
             return _notes(last, Tree.under(root))
-        except (KeyError, TypeError, AttributeError, ValueError):
-            return []  # an entry this version cannot read: revert and verify will say
+        except ValueError:
+            return []  # a knob this version does not know: revert and verify will say
     return []
 
 
-def _notes(entry: dict[str, Any], tree: Tree) -> list[str]:
-    journal = entry["id"]
-    if entry.get("state") == RESTORED:
-        put = [
-            PutBack(journal, p["key"], p["device"], p["was"], p["value"])
-            for p in entry.get("put_back", [])
-        ]
+def _notes(entry: Entry, tree: Tree) -> list[str]:
+    journal = entry.id
+    if entry.state == RESTORED:
+        put = entry.put_back or ()
         return [f"note: {line}" for line in restored_lines(put)] if put else []
-    if entry.get("state") != PENDING or helper_alive(entry):
+    if entry.state != PENDING or helper_alive(entry):
         return []
     left = []
-    for change in entry["changes"]:
-        for target in change["restore"]:  # with what the kernel reset along (nr_requests)
-            now = tree.value(target["key"], change["device"])
-            if now != target["value"]:
-                left.append(_change(target["key"], change["device"], target["value"], now))
+    for change in entry.changes:
+        for target in change.restore:  # with what the kernel reset along (nr_requests)
+            now = tree.value(target.key, change.device)
+            if now != target.value:
+                left.append(_change(target.key, change.device, target.value, now))
     if not left:
         return [f"note: journal {journal}: an apply was interrupted before it changed anything"]
     return [

@@ -10,7 +10,10 @@ As tuned does for the ratio/bytes pairs: when the knob being set reads 0 its cou
 force, so the counterpart's value is journaled and written back on revert (which zeroes the
 knob again), so the mode that was in force comes back.
 
-Modules: `sysfs` (the knobs under the root: read through `system.block_tunables`, written
-here), `validation` (arguments and settings, checked before anything is written), `journal`,
-`apply`, `revert` (also verify) and `persist` (the sysctl.d and udev rule files).
+Modules: `knobs` (each kind of knob's get / set / verify, tuned's contract: queue knobs, md's
+stripe cache, vm sysctls), `sysfs` (the knobs under the root, each by its kind), `validation`
+(arguments and settings, checked before anything is written), `entries` (the journal's
+records as frozen values, and the codec of its file), `journal` (the file, its lock),
+`apply`, `revert` (also verify), `writeback` (values written back), `interrupted` (the
+put-back of an apply whose helper was killed) and `persist` (the sysctl.d and udev rules).
 """

@@ -10,9 +10,10 @@ import contextlib
 import os
 import secrets
 import time
-from typing import Any
+from dataclasses import replace
 
 from stripewise.helper.state import HelperState
+from stripewise.helper.tuning.entries import APPLIED, PENDING, Change, Entry
 from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
 from stripewise.helper.tuning.journal import Journal, boot_id, process_start, timestamp
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
@@ -39,9 +40,9 @@ def handle_apply(session: HelperState, request: Request) -> ApplyReply:
             "io_error", f"journal {journal.path}: {exc.strerror or exc}", request.id
         ) from None
     return ApplyReply(
-        applied["id"],
+        applied.id,
         args.label,
-        tuple(_shown(change) for change in applied["changes"]),
+        tuple(_shown(change) for change in applied.changes),
         tuple(journal.warnings),
         session.restorations.told(),
     )
@@ -53,7 +54,7 @@ def _apply(
     args: ApplyArgs,
     restorations: Restorations,
     request: Request,
-) -> dict[str, Any]:
+) -> Entry:
     """The new journal entry, applied; every write, and the reads its values come from,
     under the journal's lock."""
     with journal.locked():
@@ -64,19 +65,19 @@ def _apply(
         entry = _new_entry(machine, settings, args.label, request)
         entries.append(entry)
         journal.save(entries)  # the previous values are on disk before the first write
-        changes: list[dict[str, Any]] = entry["changes"]
-        done: list[dict[str, Any]] = []
+        done: list[Change] = []
         # a second pass rewrites what a later write undid (max_sectors_kb can raise
         # read_ahead_kb); what still differs then is the kernel's rounding, shown as such
         for attempt in range(2):
-            for change in changes if attempt == 0 else _not_sticking(machine, changes):
+            for change in entry.changes if attempt == 0 else _not_sticking(machine, entry):
                 try:
-                    machine.write(change["key"], change["device"], change["written"])
+                    machine.set(change.key, change.device, change.written)
                 except OSError as exc:
-                    failures = restore(machine, [*done, change] if attempt == 0 else changes)
-                    entry["state"] = "partial" if failures else "rolled_back"
-                    entry["error"] = (
-                        f"{_label(change['key'], change['device'])}: {kernel_error(exc)}"
+                    failures = restore(machine, [*done, change] if attempt == 0 else entry.changes)
+                    entries[-1] = replace(
+                        entry,
+                        state="partial" if failures else "rolled_back",
+                        error=f"{_label(change.key, change.device)}: {kernel_error(exc)}",
                     )
                     with contextlib.suppress(OSError):  # the kernel's refusal is the news here
                         journal.save(entries)
@@ -85,13 +86,10 @@ def _apply(
                     ) from None
                 if attempt == 0:
                     done.append(change)
-        for change in changes:
-            change["after"] = machine.read(change["key"], change["device"])
-            change["side_effects"] = [
-                {**effect, "after": machine.read(effect["key"], None)}
-                for effect in change["side_effects"]
-            ]
-        entry["state"] = "applied"
+        entry = replace(
+            entry, state=APPLIED, changes=tuple(_reread(machine, c) for c in entry.changes)
+        )
+        entries[-1] = entry
         journal.save(entries)
     return entry
 
@@ -99,7 +97,7 @@ def _apply(
 def _put_back_interrupted(
     machine: Machine,
     journal: Journal,
-    entries: list[dict[str, Any]],
+    entries: list[Entry],
     restorations: Restorations,
     request: Request,
 ) -> None:
@@ -118,70 +116,56 @@ def _put_back_interrupted(
         )
 
 
-def _not_sticking(machine: Machine, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [c for c in changes if machine.read(c["key"], c["device"]) != c["written"]]
+def _not_sticking(machine: Machine, entry: Entry) -> list[Change]:
+    return [c for c in entry.changes if not machine.verify(c.key, c.device, c.written).in_force]
 
 
-# Knobs the kernel resets when another one is written: switching the scheduler sets
-# nr_requests to the new scheduler's default; a new max_sectors_kb may raise read_ahead_kb.
-# They are journaled with it and written back after it.
-ALSO_CHANGES = {"scheduler": ("nr_requests",), "max_sectors_kb": ("read_ahead_kb",)}
+def _reread(machine: Machine, change: Change) -> Change:
+    """The change with the values the kernel kept: its own and its pair's."""
+    effects = tuple(
+        replace(effect, after=machine.get(effect.key, None), after_read=True)
+        for effect in change.side_effects
+    )
+    after = machine.verify(change.key, change.device, change.written).now
+    return replace(change, after=after, side_effects=effects)
 
 
 def _new_entry(
     machine: Machine, settings: list[Setting], label: str | None, request: Request
-) -> dict[str, Any]:
+) -> Entry:
     changes = []
     for setting in settings:
         knob = tunable(setting.key)
-        before = machine.read(knob.key, setting.device)
-        targets: list[dict[str, Any]] = [{"key": knob.key, "value": before}]
-        side_effects = []
-        if knob.pair:
-            counterpart = machine.read(knob.pair, None)
-            if before == 0 and counterpart not in (0, None):
-                targets = [{"key": knob.pair, "value": counterpart}]  # the one in force
-            if str(setting.value) != "0":
-                side_effects.append({"key": knob.pair, "before": counterpart})
-        for also in ALSO_CHANGES.get(knob.key, ()):
-            targets.append({"key": also, "value": machine.read(also, setting.device)})
-        unreadable = [t["key"] for t in targets if t["value"] is None]
+        before = machine.get(knob.key, setting.device)
+        targets, effects = machine.knob(knob.key).journaled(
+            knob.key, setting.device, before, setting.value
+        )
+        unreadable = [target.key for target in targets if target.value is None]
         if unreadable:
             raise ProtocolError(
                 "io_error",
                 f"cannot read {_label(unreadable[0], setting.device)}: nothing was changed",
                 request.id,
             )
-        changes.append(
-            {
-                "key": knob.key,
-                "device": setting.device,
-                "unit": knob.unit,
-                "before": before,
-                "written": setting.value,
-                "after": None,
-                "restore": targets,
-                "side_effects": side_effects,
-            }
-        )
+        changes.append(Change(setting, knob.unit, before, tuple(targets), tuple(effects)))
     devices = sorted({s.device for s in settings if s.device})
-    return {
-        "id": f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}",
-        "label": label,
-        "created": timestamp(),
-        "boot_id": boot_id(),
-        "root": machine.root,
-        "pid": os.getpid(),
-        "pid_start": process_start(os.getpid()),  # who the pid is (pids are reused)
-        "state": "pending",
-        "devices": {name: {"diskseq": machine.tree.diskseq(name)} for name in devices},
-        "changes": changes,
-    }
+    return Entry(
+        id=f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}",
+        label=label,
+        created=timestamp(),
+        boot_id=boot_id(),
+        root=machine.root,
+        pid=os.getpid(),
+        pid_start=process_start(os.getpid()),  # who the pid is (pids are reused)
+        state=PENDING,
+        diskseq={name: machine.tree.diskseq(name) for name in devices},
+        changes=tuple(changes),
+    )
 
 
-def _failure_text(change: dict[str, Any], exc: OSError, done: int, failures: list[str]) -> str:
-    where = _label(change["key"], change["device"])
-    text = f"writing {change['written']} to {where} failed: {kernel_error(exc)}"
+def _failure_text(change: Change, exc: OSError, done: int, failures: list[str]) -> str:
+    where = _label(change.key, change.device)
+    text = f"writing {change.written} to {where} failed: {kernel_error(exc)}"
     if failures:
         return text + "; rolling back did not restore " + "; ".join(failures)
     if done:
@@ -192,17 +176,15 @@ def _failure_text(change: dict[str, Any], exc: OSError, done: int, failures: lis
     return text + "; nothing was changed"
 
 
-def _shown(change: dict[str, Any]) -> AppliedSetting:
+def _shown(change: Change) -> AppliedSetting:
+    """The change as the reply tells it."""
     return AppliedSetting(
-        change["key"],
-        change["device"],
-        change["unit"],
-        change["before"],
-        change["written"],
-        change["after"],
-        change["after"] == change["written"],
-        tuple(
-            SideEffect(effect["key"], effect["before"], effect["after"])
-            for effect in change.get("side_effects", [])
-        ),
+        change.key,
+        change.device,
+        change.unit,
+        change.before,
+        change.written,
+        change.after,
+        change.after == change.written,
+        tuple(SideEffect(e.key, e.before, e.after) for e in change.side_effects),
     )

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
-from stripewise.helper.tuning.journal import PENDING, RESTORED, Journal, boot_id, timestamp
+from stripewise.helper.tuning.entries import EXPIRED, PENDING, RESTORED, Change, Entry
+from stripewise.helper.tuning.journal import Journal, boot_id, timestamp
 from stripewise.helper.tuning.sysfs import Machine
-from stripewise.helper.tuning.writeback import Written, restore
+from stripewise.helper.tuning.writeback import WrittenBack, restore
 from stripewise.model.tunables import TuningError
 from stripewise.protocol.tuning_replies import PutBack
 
@@ -30,51 +30,42 @@ class Outcome:
     failed: list[str] = field(default_factory=list)  # one line per entry not put back
 
 
-def restore_interrupted(
-    machine: Machine, journal: Journal, entries: list[dict[str, Any]]
-) -> Outcome:
+def restore_interrupted(machine: Machine, journal: Journal, entries: list[Entry]) -> Outcome:
     """Under the journal's lock: every pending entry of this root written back (marked
     `restored`, or left pending with `restore_error`), one from before the last reboot
-    marked `expired` (the reboot reset its values). Saves the journal when it changed."""
+    marked `expired` (the reboot reset its values). Entries are replaced in `entries`, and
+    the journal saved when one was."""
     outcome = Outcome()
     current_boot = boot_id()
     changed = False
-    for entry in entries:
-        if entry.get("state") != PENDING or entry.get("root") != machine.root:
+    for index, entry in enumerate(entries):
+        if entry.state != PENDING or entry.root != machine.root:
             continue  # another root's entries are another (test) machine's
         changed = True
-        if entry.get("boot_id") != current_boot:
-            entry["state"] = "expired"
+        if entry.boot_id != current_boot:
+            entries[index] = replace(entry, state=EXPIRED)
             continue
-        written: Written = []
+        written: list[WrittenBack] = []
         try:
             failures = restore(machine, _still_there(machine, entry), written)
-        except (KeyError, TypeError, ValueError, AttributeError, TuningError) as exc:
-            failures = [f"the entry cannot be read back ({type(exc).__name__}: {exc})"]
-        put_back = [PutBack(str(entry["id"]), k, d, was, value) for d, k, was, value in written]
+        except TuningError as exc:  # a knob or device name this version refuses
+            failures = [f"the entry cannot be read back ({exc})"]
+        put_back = tuple(PutBack(entry.id, w.key, w.device, w.was, w.value) for w in written)
         outcome.restored += put_back
         if failures:
-            entry["restore_error"] = "; ".join(failures)
-            outcome.failed.append(f"journal entry {entry['id']}: {entry['restore_error']}")
+            entries[index] = replace(entry, restore_error="; ".join(failures))
+            outcome.failed.append(f"journal entry {entry.id}: {'; '.join(failures)}")
             continue
-        entry["state"] = RESTORED
-        entry["restored"] = timestamp()
-        entry["put_back"] = [p.to_json() for p in put_back]
-        outcome.entries.append(str(entry["id"]))
+        entries[index] = replace(entry, state=RESTORED, restored=timestamp(), put_back=put_back)
+        outcome.entries.append(entry.id)
     if changed:
         journal.save(entries)
     return outcome
 
 
-def _still_there(machine: Machine, entry: dict[str, Any]) -> list[dict[str, Any]]:
+def _still_there(machine: Machine, entry: Entry) -> list[Change]:
     """Changes of devices that are still the ones journaled (as revert skips the others)."""
-    devices = entry.get("devices") or {}
-    return [
-        change
-        for change in entry["changes"]
-        if not change["device"]
-        or machine.tree.diskseq(change["device"]) == devices[change["device"]]["diskseq"]
-    ]
+    return [change for change in entry.changes if machine.is_journaled(entry, change.device)]
 
 
 class Restorations:
@@ -108,7 +99,7 @@ class Restorations:
 
     def _at_start(self, machine: Machine, journal: Journal) -> None:
         if not os.path.exists(journal.path) or not any(
-            entry.get("state") == PENDING for entry in journal.load(set_aside=False)
+            entry.state == PENDING for entry in journal.load(set_aside=False)
         ):
             return  # the usual case: no lock taken, nothing created
         with journal.locked_within(STARTUP_LOCK_WAIT_S) as held:

@@ -1,5 +1,6 @@
 """`tuning-journal.json` in the state directory: every apply with the values it replaced, so
-a later helper (after a crash of this one or of the GUI) can write them back."""
+a later helper (after a crash of this one or of the GUI) can write them back. Its entries are
+`entries.Entry` values, read and written by the codec there."""
 
 from __future__ import annotations
 
@@ -9,19 +10,19 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
 
+from stripewise.helper.tuning.entries import (
+    Entry,
+    JournalFormatError,
+    entry_from_json,
+    entry_to_json,
+)
 from stripewise.system.block_tunables import read_text
 
 JOURNAL_NAME = "tuning-journal.json"
 JOURNAL_VERSION = 1
 KEEP_ENTRIES = 32  # applies remembered; older ones are dropped from the journal
-OPEN_STATES = ("pending", "applied", "partial")  # something may still be changed
-# pending: journaled, being written (or its helper was killed: "interrupted"); applied;
-# partial, rolled_back: a write failed; reverted; restored: interrupted, and put back by a
-# later helper; expired: from before the last reboot, which reset what it changed
-PENDING, RESTORED = "pending", "restored"
 
 
 class Journal:
@@ -32,9 +33,10 @@ class Journal:
         self.path = os.path.join(state_dir, JOURNAL_NAME)
         self.warnings: list[str] = []
 
-    def load(self, *, set_aside: bool = True) -> list[dict[str, Any]]:
-        """The entries; an unreadable journal is moved aside (when about to write a new one)
-        with a warning, since nothing in it can be trusted to write back."""
+    def load(self, *, set_aside: bool = True) -> list[Entry]:
+        """The entries, oldest first; an unreadable journal (one of its entries included) is
+        moved aside (when about to write a new one) with a warning, since nothing in it can be
+        trusted to write back."""
         try:
             with open(self.path, encoding="utf-8") as handle:
                 data = json.load(handle)
@@ -43,11 +45,14 @@ class Journal:
         except (ValueError, UnicodeDecodeError):
             return self._set_aside("is not valid JSON", set_aside)
         entries = data.get("entries") if isinstance(data, dict) else None
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        if not isinstance(entries, list):
             return self._set_aside("has no list of entries", set_aside)
-        return entries
+        try:
+            return [entry_from_json(entry) for entry in entries]
+        except JournalFormatError as exc:
+            return self._set_aside(f"has an entry that cannot be read ({exc})", set_aside)
 
-    def _set_aside(self, problem: str, move: bool) -> list[dict[str, Any]]:
+    def _set_aside(self, problem: str, move: bool) -> list[Entry]:
         if not move:
             self.warnings.append(f"{self.path} {problem}")
             return []
@@ -57,10 +62,10 @@ class Journal:
             self.warnings.append(f"{self.path} {problem}: moved to {aside}")
         return []
 
-    def save(self, entries: list[dict[str, Any]]) -> None:
+    def save(self, entries: Sequence[Entry]) -> None:
         """Temp file, fsync, rename over the old one, fsync the directory: a crash leaves the
         old journal or the new one, never half of one."""
-        kept = entries[-KEEP_ENTRIES:]
+        kept = [entry_to_json(entry) for entry in entries[-KEEP_ENTRIES:]]
         data = json.dumps({"version": JOURNAL_VERSION, "entries": kept}, indent=1)
         atomic_write(self.path, data + "\n", 0o644)  # tuning.verify works unprivileged
 
@@ -145,15 +150,14 @@ def process_start(pid: int) -> int | None:
         return None
 
 
-def helper_alive(entry: dict[str, Any]) -> bool:
+def helper_alive(entry: Entry) -> bool:
     """Whether the helper that wrote a pending entry may still be applying it: same boot, its
     pid running, and started when it did (where the entry says: older ones do not)."""
-    pid = entry.get("pid")
-    if entry.get("boot_id") != boot_id() or type(pid) is not int or pid <= 0:
+    pid = entry.pid
+    if entry.boot_id != boot_id() or pid is None or pid <= 0:
         return False
     started = process_start(pid)
-    recorded = entry.get("pid_start")
-    return started is not None and (recorded is None or recorded == started)
+    return started is not None and entry.pid_start in (None, started)
 
 
 def timestamp() -> str:

@@ -4,19 +4,12 @@ values now, or written back."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from stripewise.helper.state import HelperState
+from stripewise.helper.tuning.entries import EXPIRED, PENDING, RESTORED, Change, Entry
 from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
-from stripewise.helper.tuning.journal import (
-    OPEN_STATES,
-    PENDING,
-    RESTORED,
-    Journal,
-    boot_id,
-    helper_alive,
-    timestamp,
-)
+from stripewise.helper.tuning.journal import Journal, boot_id, helper_alive, timestamp
+from stripewise.helper.tuning.knobs import Verdict
 from stripewise.helper.tuning.sysfs import Machine
 from stripewise.helper.tuning.validation import require_root
 from stripewise.helper.tuning.writeback import restore
@@ -33,26 +26,24 @@ from stripewise.protocol.tuning_replies import (
 from stripewise.protocol.wire import ProtocolError, Request
 
 
-def _pick(
-    entries: list[dict[str, Any]], wanted: str | None, request: Request, nothing: str
-) -> dict[str, Any]:
+def _pick(entries: list[Entry], wanted: str | None, request: Request, nothing: str) -> Entry:
     if wanted is not None:  # its spelling was checked as the arguments were parsed
         for entry in entries:
-            if entry.get("id") == wanted:
+            if entry.id == wanted:
                 return entry
         raise ProtocolError("not_found", f"no journal entry {wanted}", request.id)
-    open_entries = [e for e in entries if e.get("state") in OPEN_STATES]
+    open_entries = [e for e in entries if e.is_open]
     if open_entries:
         return open_entries[-1]
     last = entries[-1] if entries else None
-    detail = f" (the last one, {last['id']}, {_was(last)})" if last else ""
+    detail = f" (the last one, {last.id}, {_was(last)})" if last else ""
     raise ProtocolError(nothing, f"no applied tuning in the journal{detail}", request.id)
 
 
-def _was(entry: dict[str, Any]) -> str:
-    if entry.get("state") == RESTORED:
+def _was(entry: Entry) -> str:
+    if entry.state == RESTORED:
         return "was interrupted half-way, and a later helper put its values back"
-    return f"is {entry.get('state')}"
+    return f"is {entry.state}"
 
 
 # --- tuning.verify ----------------------------------------------------------------------------
@@ -68,35 +59,42 @@ def handle_verify(session: HelperState, request: Request) -> VerifyReply:
             "io_error", f"cannot read {journal.path}: {exc.strerror}", request.id
         ) from None
     entry = _pick(entries, args.journal, request, "nothing_to_verify")
-    state = entry.get("state")
+    state = entry.state
     if state == PENDING and not helper_alive(entry):
         state = "interrupted"  # its helper was killed half-way: what it never wrote is told
-    same_boot = entry.get("boot_id") == boot_id()
+    same_boot = entry.boot_id == boot_id()
     checked, mismatches = [], []
-    for change in entry.get("changes", []):
-        device = change["device"]
-        now = machine.read(change["key"], device)
+    for change in entry.changes:
+        verdict = machine.verify(change.key, change.device, change.written)
         reason = None
         if not same_boot:
             reason = "the machine restarted since the apply: the kernel's values are back"
-        elif device and machine.tree.diskseq(device) != entry["devices"][device]["diskseq"]:
-            reason = f"{device} is gone or is another device now"
-        elif change.get("after") is not None and change["after"] != change["written"]:
-            reason = f"the kernel stored {change['after']} (rounded or clamped)"
-        elif now != change["written"]:
-            reason = _why_not_written(state, now == change["before"])
+        elif not machine.is_journaled(entry, change.device):
+            reason = f"{change.device} is gone or is another device now"
+        elif change.after is not None and change.after != change.written:
+            reason = f"the kernel stored {change.after} ({_kept_as(change, verdict)})"
+        elif not verdict.matches:
+            reason = _why_not_written(state, verdict.now == change.before)
         item = VerifiedSetting(
-            change["key"],
-            device,
-            change["unit"],
-            change["written"],
-            now,
-            reason is None and now == change["written"],
+            change.key,
+            change.device,
+            change.unit,
+            change.written,
+            verdict.now,
+            reason is None and verdict.matches,
         )
         checked.append(item)
         if not item.matches:
             mismatches.append(replace(item, reason=reason or "differs"))
-    return VerifyReply(entry["id"], state, tuple(checked), tuple(mismatches), restored)
+    return VerifyReply(entry.id, state, tuple(checked), tuple(mismatches), restored)
+
+
+def _kept_as(change: Change, verdict: Verdict) -> str:
+    """Why the kernel kept another value than the one written: its rounding, when the knob's
+    kind names one that explains it."""
+    if verdict.rounding is not None and change.after == verdict.kept:
+        return verdict.rounding
+    return "rounded or clamped"
 
 
 def _why_not_written(state: str | None, as_before: bool) -> str:
@@ -144,67 +142,64 @@ def _revert(
         current_boot = boot_id()
         if wanted is None:
             _refuse_what_was_put_back(entries, restorations, request)
-            expired = [  # a reboot reset everything they changed
-                old
-                for old in entries
-                if old.get("state") in OPEN_STATES and old.get("boot_id") != current_boot
-            ]
-            for old in expired:
-                old["state"] = "expired"
+            expired = False
+            for index, old in enumerate(entries):
+                if old.is_open and old.boot_id != current_boot:  # a reboot reset its values
+                    entries[index] = replace(old, state=EXPIRED)
+                    expired = True
             if expired:
                 journal.save(entries)
         entry = _pick(entries, wanted, request, "nothing_to_revert")
-        if entry.get("state") not in OPEN_STATES:
+        if not entry.is_open:
             raise ProtocolError(
                 "nothing_to_revert",
-                f"journal entry {entry['id']} is {entry.get('state')}: nothing to revert",
+                f"journal entry {entry.id} is {entry.state}: nothing to revert",
                 request.id,
             )
         _check_revertible(entry, entries, machine, current_boot, request)
         skipped: list[SkippedSetting] = []
-        todo = []
-        for change in entry["changes"]:
-            device = change["device"]
-            if device and machine.tree.diskseq(device) != entry["devices"][device]["diskseq"]:
-                reason = f"{device} is gone or is another device now"
-                skipped.append(SkippedSetting(change["key"], device, reason))
-            else:
+        todo: list[Change] = []
+        for change in entry.changes:
+            if machine.is_journaled(entry, change.device):
                 todo.append(change)
-        was = {id(c): machine.read(c["key"], c["device"]) for c in todo}
+            else:
+                reason = f"{change.device} is gone or is another device now"
+                skipped.append(SkippedSetting(change.key, change.device, reason))
+        was = [machine.get(c.key, c.device) for c in todo]
         failures = restore(machine, todo)
+        index = entries.index(entry)
         if failures:
-            entry["revert_error"] = "; ".join(failures)
+            entries[index] = replace(entry, revert_error="; ".join(failures))
             journal.save(entries)
             raise ProtocolError(
                 "write_failed",
                 "reverting failed for " + "; ".join(failures) + ": run the revert again",
                 request.id,
             )
-        entry["state"] = "reverted"
-        entry["reverted"] = timestamp()
+        entries[index] = replace(entry, state="reverted", reverted=timestamp())
         journal.save(entries)
     restored = tuple(
         RestoredSetting(
-            c["key"],
-            c["device"],
-            c["unit"],
-            was[id(c)],
-            machine.read(c["key"], c["device"]),
-            KnobValue(c["restore"][0]["key"], c["restore"][0]["value"]),
+            c.key,
+            c.device,
+            c.unit,
+            found,
+            machine.get(c.key, c.device),
+            KnobValue(c.restore[0].key, c.restore[0].value),
         )
-        for c in reversed(todo)
+        for c, found in reversed(list(zip(todo, was, strict=True)))
     )
-    return RevertReply(entry["id"], restored, tuple(skipped), restorations.told())
+    return RevertReply(entry.id, restored, tuple(skipped), restorations.told())
 
 
 def _refuse_what_was_put_back(
-    entries: list[dict[str, Any]], restorations: Restorations, request: Request
+    entries: list[Entry], restorations: Restorations, request: Request
 ) -> None:
     """The last apply was interrupted and this helper put it back as it started: that was
     the revert asked for, so the apply before it is left alone (name it to revert it)."""
     last = entries[-1] if entries else None
-    if last and last.get("state") == RESTORED and last.get("id") in restorations.journals():
-        count = sum(1 for item in restorations.told(0) if item.journal == last["id"])
+    if last and last.state == RESTORED and last.id in restorations.journals():
+        count = sum(1 for item in restorations.told(0) if item.journal == last.id)
         done = (
             f"this helper put back the {count_noun(count, 'value')} it had left as it started"
             if count
@@ -212,38 +207,35 @@ def _refuse_what_was_put_back(
         )
         raise ProtocolError(
             "nothing_to_revert",
-            f"the last apply, {last['id']}, was interrupted half-way, and {done}; name an "
+            f"the last apply, {last.id}, was interrupted half-way, and {done}; name an "
             "earlier entry's id to revert that one",
             request.id,
         )
 
 
 def _check_revertible(
-    entry: dict[str, Any],
-    entries: list[dict[str, Any]],
+    entry: Entry,
+    entries: list[Entry],
     machine: Machine,
     current_boot: str | None,
     request: Request,
 ) -> None:
-    if entry.get("root") != machine.root:
+    if entry.root != machine.root:
         raise ProtocolError(
-            "refused", f"journal entry {entry['id']} was made under {entry.get('root')}", request.id
+            "refused", f"journal entry {entry.id} was made under {entry.root}", request.id
         )
-    if entry.get("boot_id") != current_boot:
+    if entry.boot_id != current_boot:
         raise ProtocolError(
             "nothing_to_revert",
-            f"journal entry {entry['id']} is from before the last restart: the values it "
+            f"journal entry {entry.id} is from before the last restart: the values it "
             "changed were reset by the reboot",
             request.id,
         )
-    touched = {(c["key"], c["device"]) for c in entry["changes"]}
     later = entries[entries.index(entry) + 1 :]
     for newer in later:
-        if newer.get("state") in OPEN_STATES and touched & {
-            (c["key"], c["device"]) for c in newer.get("changes", [])
-        }:
+        if newer.is_open and entry.touches() & newer.touches():
             raise ProtocolError(
                 "refused",
-                f"the later apply {newer['id']} changed the same knobs: revert it first",
+                f"the later apply {newer.id} changed the same knobs: revert it first",
                 request.id,
             )

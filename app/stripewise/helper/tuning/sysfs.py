@@ -1,4 +1,4 @@
-"""The knobs under the helper's root: read through the one reader, written only here."""
+"""The knobs under the helper's root, each through its kind's get / set / verify (`knobs`)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,10 @@ import errno
 import os
 from dataclasses import dataclass, field
 
-from stripewise.model.tunables import relative_path
+from stripewise.helper.tuning.entries import Entry
+from stripewise.helper.tuning.knobs import KnobKind, MdKnobs, QueueKnobs, Verdict, VmSysctls
+from stripewise.model.tunables import Scope, tunable
 from stripewise.system.block_tunables import Tree, Value
-
-
-def write_text(path: str, text: str) -> None:
-    """One write(2), as sysfs wants it; O_TRUNC so a plain file (tests' --root) is replaced."""
-    data = text.encode()
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        if os.write(fd, data) != len(data):
-            raise OSError(errno.EIO, f"short write to {path}")
-    finally:
-        os.close(fd)
 
 
 def kernel_error(exc: OSError) -> str:
@@ -33,15 +24,33 @@ class Machine:
 
     root: str
     tree: Tree = field(init=False)
+    _kinds: dict[Scope, KnobKind] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.tree = Tree.under(self.root)
+        self._kinds = {
+            Scope.DEVICE: QueueKnobs(self.root, self.tree),
+            Scope.MD: MdKnobs(self.root, self.tree),
+            Scope.GLOBAL: VmSysctls(self.root, self.tree),
+        }
 
     def path(self, relative: str) -> str:
         return os.path.join(self.root, relative)
 
-    def read(self, key: str, device: str | None) -> Value:
-        return self.tree.value(key, device)
+    def knob(self, key: str) -> KnobKind:
+        """The kind of knob `key` is, which reads, writes and verifies it."""
+        return self._kinds[tunable(key).scope]
 
-    def write(self, key: str, device: str | None, value: int | str) -> None:
-        write_text(self.path(relative_path(key, device)), str(value))
+    def get(self, key: str, device: str | None) -> Value:
+        return self.knob(key).get(key, device)
+
+    def set(self, key: str, device: str | None, value: int | str) -> None:
+        self.knob(key).set(key, device, value)
+
+    def verify(self, key: str, device: str | None, asked: int | str) -> Verdict:
+        return self.knob(key).verify(key, device, asked)
+
+    def is_journaled(self, entry: Entry, device: str | None) -> bool:
+        """Whether `device` is still the one `entry` journaled (a loop device re-attached, a
+        disk swapped, is another); a global knob (None) always is."""
+        return device is None or entry.diskseq.get(device) == self.tree.diskseq(device)

@@ -80,7 +80,7 @@ def _check_queue_depth(
     the scheduler that counts is the one this same apply sets, if it sets one."""
     scheduler = next(
         (s.value for s in settings if s.key == "scheduler" and s.device == setting.device),
-        machine.read("scheduler", setting.device),
+        machine.get("scheduler", setting.device),
     )
     depth = machine.tree.queue_depth(str(setting.device))
     if scheduler == "none" and depth is not None and int(setting.value) > depth:

@@ -3,40 +3,53 @@ an apply whose helper was killed half-way."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from stripewise.helper.tuning.entries import Change, KnobTarget
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
 from stripewise.system.block_tunables import Value
 
-# (device, key, the value found, the value written back), in the order first written
-Written = list[tuple[str | None, str, Value, Any]]
+
+@dataclass(frozen=True)
+class WrittenBack:
+    """One value written back: where, the value found there, the value written."""
+
+    device: str | None
+    key: str
+    was: Value
+    value: Value
 
 
 def restore(
-    machine: Machine, changes: list[dict[str, Any]], written: Written | None = None
+    machine: Machine, changes: Sequence[Change], written: list[WrittenBack] | None = None
 ) -> list[str]:
     """Write the journaled values back where they differ, newest change first. A second pass,
     in apply order, rewrites any value that did not stick (a scheduler switch resets
     nr_requests; nr_requests above the hardware queue fails until the scheduler is back).
-    Returns what still failed; `written` gets what was written."""
-    targets = [
-        (change["device"], target) for change in reversed(changes) for target in change["restore"]
+    Returns what still failed; `written` gets what was written, in the order first written."""
+    targets: list[tuple[str | None, KnobTarget]] = [
+        (change.device, target) for change in reversed(changes) for target in change.restore
     ]
     failures: dict[int, str] = {}
-    done: dict[int, tuple[str | None, str, Value, Any]] = {}
+    done: dict[int, WrittenBack] = {}
+    order = list(enumerate(targets))
     for _attempt in range(2):
-        for device, target in targets:
-            now = machine.read(target["key"], device)
-            if now == target["value"]:
-                failures.pop(id(target), None)
+        for number, (device, target) in order:
+            if target.value is None:  # unreadable when it was journaled
+                failures[number] = f"{label(target.key, device)}: no value was journaled"
+                continue
+            verdict = machine.verify(target.key, device, target.value)
+            if verdict.matches:
+                failures.pop(number, None)
                 continue
             try:
-                machine.write(target["key"], device, target["value"])
-                failures.pop(id(target), None)
-                done.setdefault(id(target), (device, target["key"], now, target["value"]))
+                machine.set(target.key, device, target.value)
+                failures.pop(number, None)
+                done.setdefault(number, WrittenBack(device, target.key, verdict.now, target.value))
             except OSError as exc:
-                failures[id(target)] = f"{label(target['key'], device)}: {kernel_error(exc)}"
-        targets.reverse()
+                failures[number] = f"{label(target.key, device)}: {kernel_error(exc)}"
+        order.reverse()
     if written is not None:
         written.extend(done.values())
     return list(failures.values())
