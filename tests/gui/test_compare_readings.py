@@ -77,7 +77,7 @@ def test_iops_and_latency_of_another_block_size_are_not_judged(
     assert note in said(iops) and iops.text().startswith("438.7  (-75.1 %)\n")
     assert not iops.font().bold() and iops.foreground().color().getRgb()[:3] != RED
     assert iops.toolTip().startswith(note)
-    latency = cell(block_sizes, "seq_read", "Latency p50 (µs)", 3)
+    latency = cell(block_sizes, "seq_read", "Completion latency p50 (µs)", 3)
     assert "block size differs (1 MiB vs 4 MiB): latency p50 not comparable" in said(latency)
     assert not latency.font().bold()
     throughput = cell(block_sizes, "seq_read", "Throughput (MB/s)", 3)

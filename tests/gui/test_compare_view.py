@@ -141,7 +141,7 @@ def test_baseline_can_be_changed(compared: CompareWindow, qtbot: Any) -> None:
     assert compared.comparison.baseline_index == 2
     assert cell(compared, "Throughput (MB/s)", 4).text() == "520.0"
     # three passes made, one figure kept: the median the run filed, said as such
-    assert cell(compared, "Latency p99 (µs)", 2).text() == "900.0 median  (+0.0 % ?)"
+    assert cell(compared, "Completion latency p99 (µs)", 2).text() == "900.0 median  (+0.0 % ?)"
     assert "(baseline)" in compared.heading.text()
 
 

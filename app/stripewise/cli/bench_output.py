@@ -119,6 +119,7 @@ def format_results(result: RunResult) -> str:
             f"{f'{p99:,.0f}' if p99 else '-':>9} {f'{cpu:.0f}' if cpu else '-':>6} "
             f"{f'{efficiency:,.0f}' if efficiency else '-':>14}"
         )
+    lines.append("p99 us: the 99th percentile of completion latency, in microseconds")
     if flagged:
         lines.append("! guards tripped (the figure is not the disks' alone):")
         for phase_name, flags in flagged.items():

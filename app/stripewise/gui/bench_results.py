@@ -45,6 +45,10 @@ COLUMNS = (
     "p99\nlatency",
     "KB/s per\nCPU %",
 )
+LATENCY_HEADERS = {
+    COLUMNS.index("p50\nlatency"): "median completion latency, in µs",
+    COLUMNS.index("p99\nlatency"): "99th percentile completion latency, in µs",
+}
 ROW_PADDING_PX = 4  # above and below a row's text: rows as compact as a report's lines
 SPREAD_WARNING = 0.10  # (max - min) / median over repetitions above this is called out
 GUARD_MARK = "\u26a0"  # after the phase's name when a guard tripped; its tooltip says which
@@ -250,6 +254,10 @@ class ResultsTable(QTableWidget):
         self._passes = self._common_passes()
         passes = f"\nof {self._passes} passes" if self._passes else ""
         self.setHorizontalHeaderLabels([c.format(rate=unit, passes=passes) for c in COLUMNS])
+        for column, said in LATENCY_HEADERS.items():  # the header is narrow: its tooltip names it
+            header = self.horizontalHeaderItem(column)
+            if header is not None:
+                header.setToolTip(said)
         rows: list[tuple[str, str | None]] = []  # (text, phase or None for a group heading)
         for group, phases in GROUPS:
             present = [(p, label) for p, label in phases if p in self._figures]

@@ -11,8 +11,8 @@ _METRIC_NAMES = {
     "throughput": "Throughput",
     "iops": "IOPS",
     "cpu": "CPU",
-    "latency_p50": "Latency p50",
-    "latency_p99": "Latency p99",
+    "latency_p50": "Completion latency p50",
+    "latency_p99": "Completion latency p99",
     "efficiency": "Efficiency",
 }
 
