@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from stripewise.cli.tunables import bare, shown
-from stripewise.helper.tuning.entries import PENDING, RESTORED, Entry
+from stripewise.helper.tuning.entries import PENDING, RESTORED, JournalEntry
 from stripewise.helper.tuning.journal import Journal, helper_alive
 from stripewise.model.tunables import TUNABLES
 from stripewise.model.wording import count_noun
@@ -38,7 +38,7 @@ def journal_notes(state_dir: str, root: Path) -> list[str]:
     return []
 
 
-def _notes(entry: Entry, tree: Tree) -> list[str]:
+def _notes(entry: JournalEntry, tree: Tree) -> list[str]:
     journal = entry.id
     if entry.state == RESTORED:
         put = entry.put_back or ()

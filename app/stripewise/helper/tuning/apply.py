@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 
 from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.entries import APPLIED, PENDING, Change, Entry
+from stripewise.helper.tuning.entries import APPLIED, PENDING, JournalChange, JournalEntry
 from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
 from stripewise.helper.tuning.journal import Journal, boot_id, process_start, timestamp
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
@@ -54,7 +54,7 @@ def _apply(
     args: ApplyArgs,
     restorations: Restorations,
     request: Request,
-) -> Entry:
+) -> JournalEntry:
     """The new journal entry, applied; every write, and the reads its values come from,
     under the journal's lock."""
     with journal.locked():
@@ -65,7 +65,7 @@ def _apply(
         entry = _new_entry(machine, settings, args.label, request)
         entries.append(entry)
         journal.save(entries)  # the previous values are on disk before the first write
-        done: list[Change] = []
+        done: list[JournalChange] = []
         # a second pass rewrites what a later write undid (max_sectors_kb can raise
         # read_ahead_kb); what still differs then is the kernel's rounding, shown as such
         for attempt in range(2):
@@ -97,7 +97,7 @@ def _apply(
 def _put_back_interrupted(
     machine: Machine,
     journal: Journal,
-    entries: list[Entry],
+    entries: list[JournalEntry],
     restorations: Restorations,
     request: Request,
 ) -> None:
@@ -116,11 +116,11 @@ def _put_back_interrupted(
         )
 
 
-def _not_sticking(machine: Machine, entry: Entry) -> list[Change]:
+def _not_sticking(machine: Machine, entry: JournalEntry) -> list[JournalChange]:
     return [c for c in entry.changes if not machine.verify(c.key, c.device, c.written).in_force]
 
 
-def _reread(machine: Machine, change: Change) -> Change:
+def _reread(machine: Machine, change: JournalChange) -> JournalChange:
     """The change with the values the kernel kept: its own and its pair's."""
     effects = tuple(
         replace(effect, after=machine.get(effect.key, None), after_read=True)
@@ -132,7 +132,7 @@ def _reread(machine: Machine, change: Change) -> Change:
 
 def _new_entry(
     machine: Machine, settings: list[Setting], label: str | None, request: Request
-) -> Entry:
+) -> JournalEntry:
     changes = []
     for setting in settings:
         knob = tunable(setting.key)
@@ -147,9 +147,9 @@ def _new_entry(
                 f"cannot read {_label(unreadable[0], setting.device)}: nothing was changed",
                 request.id,
             )
-        changes.append(Change(setting, knob.unit, before, tuple(targets), tuple(effects)))
+        changes.append(JournalChange(setting, knob.unit, before, tuple(targets), tuple(effects)))
     devices = sorted({s.device for s in settings if s.device})
-    return Entry(
+    return JournalEntry(
         id=f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}",
         label=label,
         created=timestamp(),
@@ -163,7 +163,7 @@ def _new_entry(
     )
 
 
-def _failure_text(change: Change, exc: OSError, done: int, failures: list[str]) -> str:
+def _failure_text(change: JournalChange, exc: OSError, done: int, failures: list[str]) -> str:
     where = _label(change.key, change.device)
     text = f"writing {change.written} to {where} failed: {kernel_error(exc)}"
     if failures:
@@ -176,7 +176,7 @@ def _failure_text(change: Change, exc: OSError, done: int, failures: list[str]) 
     return text + "; nothing was changed"
 
 
-def _shown(change: Change) -> AppliedSetting:
+def _shown(change: JournalChange) -> AppliedSetting:
     """The change as the reply tells it."""
     return AppliedSetting(
         change.key,

@@ -1,9 +1,10 @@
 """The tuning journal's records as frozen values, and the one codec to and from its JSON file.
 
-An entry is one apply: the settings it wrote (`Change`, each holding its validated `Setting`),
-what each replaced (`restore`: the values a revert writes back, a pair's counterpart when that
-one was in force), the pair knob the kernel zeroed (`PairEffect`) and, for an apply its helper
-was killed in, what a later helper put back. States change by `dataclasses.replace`.
+A `JournalEntry` is one apply: the settings it wrote (`JournalChange`, each holding its
+validated `Setting`), what each replaced (`restore`: the values a revert writes back, a pair's
+counterpart when that one was in force), the pair knob the kernel zeroed (`PairEffect`) and,
+for an apply its helper was killed in, what a later helper put back (`PutBack`, the replies'
+own). States change by `dataclasses.replace`.
 
 The file's format is the one earlier versions wrote, key for key, so their journals load and
 they can read ours: `{"version": 1, "entries": [...]}` with the keys `entry_to_json` writes.
@@ -51,7 +52,7 @@ class PairEffect:
 
 
 @dataclass(frozen=True)
-class Change:
+class JournalChange:
     """One setting of an apply: what it wrote, what it found, what the kernel kept."""
 
     setting: Setting  # validated: the key in full, the value as written
@@ -75,7 +76,7 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Entry:
+class JournalEntry:
     """One apply, as journaled before its first write and updated as it goes."""
 
     id: str
@@ -87,7 +88,7 @@ class Entry:
     pid_start: int | None
     state: str
     diskseq: Mapping[str, str | None]  # per device: another number is another device
-    changes: tuple[Change, ...]
+    changes: tuple[JournalChange, ...]
     error: str | None = None  # why a write failed (partial, rolled_back)
     revert_error: str | None = None
     reverted: str | None = None  # when
@@ -104,7 +105,7 @@ class Entry:
 
 
 # --- the codec: the journal file's JSON ---------------------------------------------------
-def entry_to_json(entry: Entry) -> JsonObject:
+def entry_to_json(entry: JournalEntry) -> JsonObject:
     data: JsonObject = {
         "id": entry.id,
         "label": entry.label,
@@ -125,7 +126,7 @@ def entry_to_json(entry: Entry) -> JsonObject:
     return data
 
 
-def _change_to_json(change: Change) -> JsonObject:
+def _change_to_json(change: JournalChange) -> JsonObject:
     return {
         "key": change.key,
         "device": change.device,
@@ -151,7 +152,7 @@ def _put_back_to_json(item: PutBack) -> JsonObject:
     }
 
 
-def entry_from_json(data: object) -> Entry:
+def entry_from_json(data: object) -> JournalEntry:
     """One entry as any version wrote it; JournalFormatError naming what is wrong."""
     read = _Reader(data, "entry")
     entry_id = read.text("id")
@@ -171,7 +172,7 @@ def entry_from_json(data: object) -> Entry:
             _put_back_from_json(item, f"{read.where}: put_back[{n}]")
             for n, item in enumerate(read.list("put_back"))
         )
-    return Entry(
+    return JournalEntry(
         entry_id,
         read.optional_text("label"),
         read.optional_text("created") or "",
@@ -191,7 +192,7 @@ def entry_from_json(data: object) -> Entry:
     )
 
 
-def _change_from_json(data: object, where: str, diskseq: Mapping[str, str | None]) -> Change:
+def _change_from_json(data: object, where: str, diskseq: Mapping[str, str | None]) -> JournalChange:
     read = _Reader(data, where)
     device = read.optional_text("device")
     if device is not None and device not in diskseq:
@@ -213,7 +214,7 @@ def _change_from_json(data: object, where: str, diskseq: Mapping[str, str | None
             _Reader(e, f"{where}: side_effects") for e in read.list("side_effects", default=[])
         )
     )
-    return Change(
+    return JournalChange(
         Setting(read.text("key"), written, device),
         read.optional_text("unit") or "",
         read.value("before"),
@@ -241,7 +242,7 @@ class _Reader:
     def __init__(self, data: object, where: str) -> None:
         if not isinstance(data, dict):
             raise JournalFormatError(f"{where}: an object expected")
-        self.data: Mapping[str, object] = data
+        self.data: JsonObject = data
         self.where = where
 
     def has(self, key: str) -> bool:

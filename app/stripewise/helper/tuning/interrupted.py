@@ -12,7 +12,7 @@ import os
 import threading
 from dataclasses import dataclass, field, replace
 
-from stripewise.helper.tuning.entries import EXPIRED, PENDING, RESTORED, Change, Entry
+from stripewise.helper.tuning.entries import EXPIRED, PENDING, RESTORED, JournalChange, JournalEntry
 from stripewise.helper.tuning.journal import Journal, boot_id, timestamp
 from stripewise.helper.tuning.sysfs import Machine
 from stripewise.helper.tuning.writeback import WrittenBack, restore
@@ -30,7 +30,7 @@ class Outcome:
     failed: list[str] = field(default_factory=list)  # one line per entry not put back
 
 
-def restore_interrupted(machine: Machine, journal: Journal, entries: list[Entry]) -> Outcome:
+def restore_interrupted(machine: Machine, journal: Journal, entries: list[JournalEntry]) -> Outcome:
     """Under the journal's lock: every pending entry of this root written back (marked
     `restored`, or left pending with `restore_error`), one from before the last reboot
     marked `expired` (the reboot reset its values). Entries are replaced in `entries`, and
@@ -63,7 +63,7 @@ def restore_interrupted(machine: Machine, journal: Journal, entries: list[Entry]
     return outcome
 
 
-def _still_there(machine: Machine, entry: Entry) -> list[Change]:
+def _still_there(machine: Machine, entry: JournalEntry) -> list[JournalChange]:
     """Changes of devices that are still the ones journaled (as revert skips the others)."""
     return [change for change in entry.changes if machine.is_journaled(entry, change.device)]
 

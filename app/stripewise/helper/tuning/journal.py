@@ -1,6 +1,6 @@
 """`tuning-journal.json` in the state directory: every apply with the values it replaced, so
 a later helper (after a crash of this one or of the GUI) can write them back. Its entries are
-`entries.Entry` values, read and written by the codec there."""
+`entries.JournalEntry` values, read and written by the codec there."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from stripewise.helper.tuning.entries import (
-    Entry,
+    JournalEntry,
     JournalFormatError,
     entry_from_json,
     entry_to_json,
@@ -33,7 +33,7 @@ class Journal:
         self.path = os.path.join(state_dir, JOURNAL_NAME)
         self.warnings: list[str] = []
 
-    def load(self, *, set_aside: bool = True) -> list[Entry]:
+    def load(self, *, set_aside: bool = True) -> list[JournalEntry]:
         """The entries, oldest first; an unreadable journal (one of its entries included) is
         moved aside (when about to write a new one) with a warning, since nothing in it can be
         trusted to write back."""
@@ -52,7 +52,7 @@ class Journal:
         except JournalFormatError as exc:
             return self._set_aside(f"has an entry that cannot be read ({exc})", set_aside)
 
-    def _set_aside(self, problem: str, move: bool) -> list[Entry]:
+    def _set_aside(self, problem: str, move: bool) -> list[JournalEntry]:
         if not move:
             self.warnings.append(f"{self.path} {problem}")
             return []
@@ -62,7 +62,7 @@ class Journal:
             self.warnings.append(f"{self.path} {problem}: moved to {aside}")
         return []
 
-    def save(self, entries: Sequence[Entry]) -> None:
+    def save(self, entries: Sequence[JournalEntry]) -> None:
         """Temp file, fsync, rename over the old one, fsync the directory: a crash leaves the
         old journal or the new one, never half of one."""
         kept = [entry_to_json(entry) for entry in entries[-KEEP_ENTRIES:]]
@@ -150,7 +150,7 @@ def process_start(pid: int) -> int | None:
         return None
 
 
-def helper_alive(entry: Entry) -> bool:
+def helper_alive(entry: JournalEntry) -> bool:
     """Whether the helper that wrote a pending entry may still be applying it: same boot, its
     pid running, and started when it did (where the entry says: older ones do not)."""
     pid = entry.pid

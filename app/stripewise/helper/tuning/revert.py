@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.entries import EXPIRED, PENDING, RESTORED, Change, Entry
+from stripewise.helper.tuning.entries import EXPIRED, PENDING, RESTORED, JournalChange, JournalEntry
 from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
 from stripewise.helper.tuning.journal import Journal, boot_id, helper_alive, timestamp
 from stripewise.helper.tuning.knobs import Verdict
@@ -26,7 +26,9 @@ from stripewise.protocol.tuning_replies import (
 from stripewise.protocol.wire import ProtocolError, Request
 
 
-def _pick(entries: list[Entry], wanted: str | None, request: Request, nothing: str) -> Entry:
+def _pick(
+    entries: list[JournalEntry], wanted: str | None, request: Request, nothing: str
+) -> JournalEntry:
     if wanted is not None:  # its spelling was checked as the arguments were parsed
         for entry in entries:
             if entry.id == wanted:
@@ -40,7 +42,7 @@ def _pick(entries: list[Entry], wanted: str | None, request: Request, nothing: s
     raise ProtocolError(nothing, f"no applied tuning in the journal{detail}", request.id)
 
 
-def _was(entry: Entry) -> str:
+def _was(entry: JournalEntry) -> str:
     if entry.state == RESTORED:
         return "was interrupted half-way, and a later helper put its values back"
     return f"is {entry.state}"
@@ -89,7 +91,7 @@ def handle_verify(session: HelperState, request: Request) -> VerifyReply:
     return VerifyReply(entry.id, state, tuple(checked), tuple(mismatches), restored)
 
 
-def _kept_as(change: Change, verdict: Verdict) -> str:
+def _kept_as(change: JournalChange, verdict: Verdict) -> str:
     """Why the kernel kept another value than the one written: its rounding, when the knob's
     kind names one that explains it."""
     if verdict.rounding is not None and change.after == verdict.kept:
@@ -158,7 +160,7 @@ def _revert(
             )
         _check_revertible(entry, entries, machine, current_boot, request)
         skipped: list[SkippedSetting] = []
-        todo: list[Change] = []
+        todo: list[JournalChange] = []
         for change in entry.changes:
             if machine.is_journaled(entry, change.device):
                 todo.append(change)
@@ -193,7 +195,7 @@ def _revert(
 
 
 def _refuse_what_was_put_back(
-    entries: list[Entry], restorations: Restorations, request: Request
+    entries: list[JournalEntry], restorations: Restorations, request: Request
 ) -> None:
     """The last apply was interrupted and this helper put it back as it started: that was
     the revert asked for, so the apply before it is left alone (name it to revert it)."""
@@ -214,8 +216,8 @@ def _refuse_what_was_put_back(
 
 
 def _check_revertible(
-    entry: Entry,
-    entries: list[Entry],
+    entry: JournalEntry,
+    entries: list[JournalEntry],
     machine: Machine,
     current_boot: str | None,
     request: Request,

@@ -6,7 +6,7 @@ import errno
 import os
 from dataclasses import dataclass, field
 
-from stripewise.helper.tuning.entries import Entry
+from stripewise.helper.tuning.entries import JournalEntry
 from stripewise.helper.tuning.knobs import KnobKind, MdKnobs, QueueKnobs, Verdict, VmSysctls
 from stripewise.model.tunables import Scope, tunable
 from stripewise.system.block_tunables import Tree, Value
@@ -50,7 +50,7 @@ class Machine:
     def verify(self, key: str, device: str | None, asked: int | str) -> Verdict:
         return self.knob(key).verify(key, device, asked)
 
-    def is_journaled(self, entry: Entry, device: str | None) -> bool:
+    def is_journaled(self, entry: JournalEntry, device: str | None) -> bool:
         """Whether `device` is still the one `entry` journaled (a loop device re-attached, a
         disk swapped, is another); a global knob (None) always is."""
         return device is None or entry.diskseq.get(device) == self.tree.diskseq(device)

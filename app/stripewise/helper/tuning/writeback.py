@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from stripewise.helper.tuning.entries import Change, KnobTarget
+from stripewise.helper.tuning.entries import JournalChange, KnobTarget
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
 from stripewise.system.block_tunables import Value
 
@@ -22,7 +22,7 @@ class WrittenBack:
 
 
 def restore(
-    machine: Machine, changes: Sequence[Change], written: list[WrittenBack] | None = None
+    machine: Machine, changes: Sequence[JournalChange], written: list[WrittenBack] | None = None
 ) -> list[str]:
     """Write the journaled values back where they differ, newest change first. A second pass,
     in apply order, rewrites any value that did not stick (a scheduler switch resets
