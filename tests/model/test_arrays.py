@@ -6,13 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stripewise.model.array_problems import check_array, plan_problems
 from stripewise.model.arrays import (
     MIN_MEMBERS,
     FsGeometry,
-    check_array,
     fs_geometry,
     geometry,
-    plan_problems,
     sizes_match,
 )
 from stripewise.model.plan import Filesystem, PlannedArray, RaidLevel

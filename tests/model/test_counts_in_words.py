@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from stripewise.model.ab import ABOutcome, ab_figures
-from stripewise.model.arrays import check_array
+from stripewise.model.array_problems import check_array
 from stripewise.model.evaluate import evaluate
 from stripewise.model.plan import PlanController
 from stripewise.model.plan import RaidLevel as R

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stripewise.model.array_problems import check_array, duplicate_name, plan_problems
 from stripewise.model.arrays import (
     FsGeometry,
     Geometry,
     PlanIndex,
-    check_array,
-    duplicate_name,
     fs_geometry,
     geometry,
     normalized,
-    plan_problems,
 )
 from stripewise.model.placement import Spread, spread
 from stripewise.model.plan import Plan, PlannedArray, Problem

@@ -14,7 +14,8 @@ import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from stripewise.model.arrays import LEVEL_NAMES, MD_NAME
+from stripewise.model.array_problems import MD_NAME
+from stripewise.model.arrays import LEVEL_NAMES
 from stripewise.model.evaluate import ArrayReport
 from stripewise.model.plan import (
     Filesystem,
