@@ -14,7 +14,8 @@ from stripewise.gui.help_dialogs import ADD_HARDWARE, PURPOSE_NAME
 from stripewise.gui.planner_catalog import CatalogDialog
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.model.plan import PlanDisk, RaidLevel
-from stripewise.planner.plan_file import dumps_plan, loads_plan
+from stripewise.planner.plan_file import loads_plan
+from stripewise.planner.plan_writer import dumps_plan
 from stripewise.services.hardware import HardwareService
 from stripewise.services.planner import PlannerService
 

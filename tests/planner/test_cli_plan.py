@@ -15,7 +15,7 @@ import pytest
 from stripewise.cli import main
 from stripewise.model.plan import Filesystem, RaidLevel
 from stripewise.model.topology import Inventory
-from stripewise.planner.plan_file import dumps_plan
+from stripewise.planner.plan_writer import dumps_plan
 from tests.planner.plans import one_array_plan
 
 REQUIRED_ARRAY_KEYS = {

@@ -22,7 +22,8 @@ from stripewise.model.plan import (
 )
 from stripewise.planner.checks import evaluate_plan
 from stripewise.planner.from_inventory import plan_from_inventory
-from stripewise.planner.plan_file import PlanFileError, dumps_plan, loads_plan
+from stripewise.planner.plan_file import PlanFileError, loads_plan
+from stripewise.planner.plan_writer import dumps_plan
 from tests.fixtures.model_inventory import machine
 
 HEAD = 'format = "stripewise-plan"\nversion = 1\nname = "shelf"\n'

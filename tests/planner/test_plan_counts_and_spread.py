@@ -15,7 +15,7 @@ from stripewise.model.evaluate import evaluate
 from stripewise.model.plan import Plan, PlanController, PlanDisk, PlannedArray, RaidLevel
 from stripewise.planner.checks import evaluate_plan
 from stripewise.planner.commands import commands_for
-from stripewise.planner.plan_file import dumps_plan
+from stripewise.planner.plan_writer import dumps_plan
 from stripewise.planner.report_json import format_plan, plan_json
 from tests.planner.plans import one_array_plan
 

@@ -23,7 +23,8 @@ from stripewise.model.plan import (
 )
 from stripewise.model.topology import Inventory
 from stripewise.planner.from_inventory import plan_from_inventory
-from stripewise.planner.plan_file import PlanFileError, dumps_plan, load_plan, loads_plan
+from stripewise.planner.plan_file import PlanFileError, load_plan, loads_plan
+from stripewise.planner.plan_writer import dumps_plan
 from tests.planner.plans import controllers, new_disks, one_array_plan, real_disks
 
 HEAD = 'format = "stripewise-plan"\nversion = 1\nname = "t"\n'

@@ -17,7 +17,8 @@ from stripewise.model.plan import Plan, PlannedArray, RaidLevel
 from stripewise.model.topology import Inventory
 from stripewise.planner.catalog import load_catalog
 from stripewise.planner.from_inventory import catalog_controller, catalog_disk, plan_from_inventory
-from stripewise.planner.plan_file import PlanFileError, dumps_plan, loads_plan
+from stripewise.planner.plan_file import PlanFileError, loads_plan
+from stripewise.planner.plan_writer import dumps_plan
 from stripewise.planner.sizes import (
     UNKNOWN_SIZE,
     cost_per_usable_tb,

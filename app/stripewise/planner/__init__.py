@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from stripewise.planner.catalog import Catalog, CatalogError, load_catalog
 from stripewise.planner.from_inventory import catalog_controller, catalog_disk, plan_from_inventory
-from stripewise.planner.plan_file import PlanFileError, dumps_plan, load_plan, loads_plan
+from stripewise.planner.plan_file import PlanFileError, load_plan, loads_plan
+from stripewise.planner.plan_writer import dumps_plan
 
 __all__ = [
     "Catalog",

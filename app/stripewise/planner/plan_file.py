@@ -19,6 +19,8 @@ A controller's `label` is what people call it ("LSI SAS 9300-8i #2"), distinct i
 Figures must lie within the bounds of model.plan (ports 1-1024, capacity up to 1 PB, speeds
 above 0). A controller with more disks than ports loads (the planner shows the problem), but
 `stripewise plan` refuses it.
+
+This module reads them; `plan_writer.dumps_plan` writes them.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, overload
@@ -70,7 +72,7 @@ _DISK_KEYS = (
     *("inner_ratio", "random_iops", "price", "catalog", "model", "serial", "wwn"),
     *("stable_path", "slot", "state", "state_reason", "hypothetical"),
 )
-_ARRAY_KEYS = (
+ARRAY_KEYS = (
     *("name", "level", "members", "chunk_kb", "group_size", "spares", "filesystem"),
     *("block_kb", "mountpoint"),
 )
@@ -422,7 +424,7 @@ class _Reader:
         arrays: list[PlannedArray] = []
         names: set[str] = set()  # a set: a scan of the arrays so far is quadratic in them
         for row in rows:
-            row.check_keys(_ARRAY_KEYS)
+            row.check_keys(ARRAY_KEYS)
             name = row.required("name")
             if name in names:
                 raise row.fail("name", f"{name!r} is used by another [[array]]")
@@ -481,107 +483,3 @@ class _Reader:
             taken[disk] = array
             out[disk] = None
         return tuple(out)
-
-
-# --- writing ---------------------------------------------------------------------------------
-
-
-def dumps_plan(plan: Plan) -> str:
-    """The plan as TOML that `loads_plan` reads back to an equal plan."""
-    lines = [
-        "# Stripewise array plan. `stripewise plan FILE` evaluates it; --script writes the",
-        "# commands. Sizes: capacity_gb in decimal GB (10^9 bytes); speeds in MB/s (10^6 B/s)",
-        "# at the outer tracks; chunk_kb and block_kb in KiB.",
-        f"format = {_toml(FORMAT)}",
-        f"version = {VERSION}",
-        f"name = {_toml(plan.name)}",
-        f"currency = {_toml(plan.currency)}",
-    ]
-    if plan.host is not None:
-        lines.append(f"inventory = {_toml(plan.host)}")
-    if plan.notes:
-        lines.append(f"notes = {_toml(plan.notes)}")
-    for controller in plan.controllers:
-        values = _values(controller)
-        if "label" in values:  # next to the id, where people look for it
-            values = {"id": values.pop("id"), "label": values.pop("label"), **values}
-        lines += ["", "[[controller]]", *_pairs(values)]
-    for disk in plan.disks:
-        values = _values(disk)
-        capacity = values.pop("capacity_bytes")
-        key, size = _capacity_pair(capacity)
-        values = {
-            "id": values.pop("id"),
-            "controller": values.pop("controller"),
-            key: size,
-            **values,
-        }
-        lines += ["", "[[disk]]", *_pairs(values)]
-    for array in plan.arrays:
-        values = _values(array)
-        values["chunk_kb"] = values.pop("chunk_kib")
-        values["block_kb"] = values.pop("block_kib")
-        values = {k: values[k] for k in _ARRAY_KEYS if k in values}
-        lines += ["", "[[array]]", *_pairs(values)]
-    return "\n".join(lines) + "\n"
-
-
-def _capacity_pair(capacity: int) -> tuple[str, object]:
-    """Decimal GB where that is exact and readable (500.107862016), else whole bytes."""
-    gb = (Decimal(capacity) / GB).normalize()
-    if capacity >= 10**6 and len(gb.as_tuple().digits) <= 15:
-        return "capacity_gb", _Literal(format(gb, "f"))
-    return "capacity_bytes", capacity
-
-
-def _values(item: PlanController | PlanDisk | PlannedArray) -> dict[str, Any]:
-    """Fields that are set, in declaration order (None means "not said": left out)."""
-    values = {f.name: getattr(item, f.name) for f in fields(item)}
-    return {key: value for key, value in values.items() if value is not None}
-
-
-class _Literal(str):
-    """Already TOML (a number written exactly)."""
-
-
-def _pairs(values: Mapping[str, Any]) -> list[str]:
-    return [f"{key} = {_toml(value)}" for key, value in values.items()]
-
-
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\t": "\\t",
-    "\n": "\\n",
-    "\f": "\\f",
-    "\r": "\\r",
-}
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, _Literal):
-        return str(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"cannot write {value} to a plan file")
-        if value.is_integer() and abs(value) < 2**53:
-            return str(int(value))  # 1064, not 1064.0: read back as the same float
-        return repr(value)
-    if isinstance(value, str):
-        out = []
-        for char in value:
-            if char in _ESCAPES:
-                out.append(_ESCAPES[char])
-            elif ord(char) < 0x20 or ord(char) == 0x7F:
-                out.append(f"\\u{ord(char):04x}")
-            else:
-                out.append(char)
-        return '"' + "".join(out) + '"'
-    if isinstance(value, tuple | list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} to a plan file")

@@ -205,7 +205,7 @@ class PlannerService(QObject):
 
     # --- files ---------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        from stripewise.planner.plan_file import dumps_plan
+        from stripewise.planner.plan_writer import dumps_plan
 
         text = dumps_plan(self.plan)
         plan = self.plan
