@@ -219,7 +219,7 @@ class BenchRun:
         if cpu is not None and outcome.cpu_busy_pct is None:
             outcome = replace(outcome, cpu_busy_pct=cpu)
         if self.guards is not None and watch is not None:
-            buffered = not self.spec.direct or getattr(self.engine, "last_mode", "") == "buffered"
+            buffered = not self.spec.direct or self.engine.last_mode == "buffered"
             outcome = self.guards.judge(outcome, watch, buffered=buffered)
         self._emit(
             PhaseFinished(
@@ -242,8 +242,8 @@ class BenchRun:
 
     def _note_engine(self) -> None:
         """Say so when the engine had to fall back (e.g. buffered where O_DIRECT failed)."""
-        for note in getattr(self.engine, "notes", []):
-            self.warn("engine", str(note))
+        for note in self.engine.notes:
+            self.warn("engine", note)
 
     def _layout_if_read_first(self) -> None:
         """Every phase but a sequential write needs the file written to full size first: reads
@@ -251,11 +251,8 @@ class BenchRun:
         first = self.spec.phases[0]
         if self.target.kind != "directory" or first is Phase.SEQ_WRITE:
             return
-        from stripewise.helper.engines.builtin import BuiltinEngine
-
-        layout = getattr(self.engine, "layout", BuiltinEngine().layout)
         self.warn("layout", f"writing the {self.spec.size_bytes / 1e6:,.0f} MB test file first")
-        layout(self.spec, self.target, Progress(self.spec.size_bytes), self.cancel)
+        self.engine.layout(self.spec, self.target, Progress(self.spec.size_bytes), self.cancel)
 
     def _warn_about_cache(self) -> None:
         import psutil

@@ -97,6 +97,10 @@ class EngineError(RuntimeError):
 
 class Engine(Protocol):
     name: str
+    # how the last phase really ran, "direct" or "buffered", where the engine falls back
+    # (the built-in one, when O_DIRECT is refused); "" when it runs as the spec says
+    last_mode: str
+    notes: list[str]  # what the engine says of how it ran (a fallback): each a run warning
 
     def version(self) -> str: ...
 
@@ -115,6 +119,12 @@ class Engine(Protocol):
         """Run one phase on the target's test file or device, reached only through its held
         descriptor; stop within 1 s of `cancel` being set (then return what was measured with
         error='cancelled')."""
+
+    def layout(
+        self, spec: BenchSpec, target: Target, progress: Progress, cancel: threading.Event
+    ) -> None:
+        """Write the test file to full size so phases that read or rewrite find real
+        blocks; a no-op for devices and for a file already laid out."""
 
     def cleanup(self) -> None:
         """Remove anything the engine created besides the target's test file."""

@@ -48,6 +48,8 @@ class FioEngine:
         self._fio = fio
         self._ioengine = ioengine
         self._version: str | None = None  # asked once: bench.start, prepare and run_result
+        self.last_mode = ""  # fio runs as its job says (the spec's `direct`): no fallback
+        self.notes: list[str] = []  # nor anything to say of one: fio fails instead
 
     def version(self) -> str:
         """fio's version without the `fio-` prefix, e.g. `3.33`."""
