@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 from stripewise.helper.tuning.entries import KnobTarget, PairEffect
-from stripewise.helper.tuning.knobs import MdKnobs, QueueKnobs, VmSysctls
-from stripewise.helper.tuning.sysfs import Machine
+from stripewise.helper.tuning.sysfs import Machine, MdKnobs, QueueKnobs, VmSysctls
 from tests.fixtures.tuning_state import fake_root, text_of
 
 

@@ -10,8 +10,8 @@ As tuned does for the ratio/bytes pairs: when the knob being set reads 0 its cou
 force, so the counterpart's value is journaled and written back on revert (which zeroes the
 knob again), so the mode that was in force comes back.
 
-Modules: `knobs` (each kind of knob's get / set / verify, tuned's contract: queue knobs, md's
-stripe cache, vm sysctls), `sysfs` (the knobs under the root, each by its kind), `validation`
+Modules: `sysfs` (the knobs under the root: each kind's get / set / verify, tuned's contract,
+for queue knobs, md's stripe cache and vm sysctls), `validation`
 (arguments and settings, checked before anything is written), `entries` (the journal's
 records as frozen values, and the codec of its file), `journal` (the file, its lock),
 `apply`, `revert` (also verify), `writeback` (values written back), `interrupted` (the
