@@ -46,6 +46,7 @@ def seed_history(url: str, runs: int, samples_per_run: int = 100) -> None:
     from stripewise.history.database import open_database
     from stripewise.history.store import HistoryStore, SampleRow
     from stripewise.model.run import ResultValue, RunStatus
+    from stripewise.model.run_context import RunContext
     from stripewise.system.hostinfo import HostInfo
 
     db = open_database(url)
@@ -64,8 +65,10 @@ def seed_history(url: str, runs: int, samples_per_run: int = 100) -> None:
                 target=f"/srv/array{number % 8}",
                 engine="fio",
                 engine_version="3.33",
-                spec={"size": 2**34, "phases": list(phases)},
-                context={"kernel": "6.18.0", "filesystem": "xfs", "chunk_kib": 512},
+                options={"size": 2**34, "phases": list(phases)},
+                context=RunContext.from_json(
+                    {"kernel": "6.18.0", "filesystem": "xfs", "chunk_kib": 512}
+                ),
                 started_at=start + timedelta(hours=number),
             )
             store.add_samples(

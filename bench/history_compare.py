@@ -84,6 +84,7 @@ def seed(url: str) -> None:
     from stripewise.history.database import open_database
     from stripewise.history.store import HistoryStore, SampleRow
     from stripewise.model.run import ResultValue, RunStatus
+    from stripewise.model.run_context import RunContext
     from stripewise.system.hostinfo import HostInfo
 
     db = open_database(url)
@@ -98,8 +99,8 @@ def seed(url: str) -> None:
                 target="/srv/raid",
                 engine="builtin",
                 engine_version="1",
-                spec={"size": 2**34, "phases": list(PHASES), "block_size": 2**20},
-                context=_context(number),
+                options={"size": 2**34, "phases": list(PHASES), "block_size": 2**20},
+                context=RunContext.from_json(_context(number)),
                 started_at=start + timedelta(hours=number),
             )
             rows = [

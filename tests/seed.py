@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_context import RunContext
 from stripewise.system.hostinfo import HostInfo
 
 HOST = HostInfo(
@@ -35,8 +36,8 @@ def seed_runs(url: str, count: int, samples_per_run: int = 20) -> list[int]:
                 target="/srv/raid",
                 engine="fio",
                 engine_version="3.33",
-                spec={"size": 8 * 2**30, "block_size": 1 << 20, "phases": ["seq_read"]},
-                context={"kernel": "6.18.0", "filesystem": "xfs"},
+                options={"size": 8 * 2**30, "block_size": 1 << 20, "phases": ["seq_read"]},
+                context=RunContext.from_json({"kernel": "6.18.0", "filesystem": "xfs"}),
                 started_at=started,
             )
             store.add_samples(
@@ -87,8 +88,7 @@ def record_run(
             target=target,
             engine="fio",
             engine_version="3.33",
-            spec={},
-            context=context,
+            context=RunContext.from_json(context),
         )
         store.add_results(run_id, list(results))
         if status is not None:

@@ -18,6 +18,7 @@ from stripewise.cli import main
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_context import RunContext
 from tests.seed import HOST, START
 
 GiB = 2**30
@@ -54,8 +55,8 @@ def store_run(
             target="/srv/raid",
             engine="builtin",
             engine_version="1",
-            spec={"size": "8G"},
-            context=context(chunk),
+            options={"size": "8G"},
+            context=RunContext.from_json(context(chunk)),
             started_at=START,
         )
         rows = [
@@ -135,8 +136,10 @@ def test_compare_says_why_runs_form_no_sweep(db_url: str, chunk_runs: list[int],
             target="/srv/raid",
             engine="builtin",
             engine_version="1",
-            spec={"size": "8G"},
-            context=context(256) | {"disks": [{"name": "sdb", "tuning": {"read_ahead_kb": 4096}}]},
+            options={"size": "8G"},
+            context=RunContext.from_json(
+                context(256) | {"disks": [{"name": "sdb", "tuning": {"read_ahead_kb": 4096}}]}
+            ),
             started_at=START,
         )
         store.add_results(run_id, [mb_s(230.0)])

@@ -18,6 +18,8 @@ from stripewise.gui.history_page import HistoryPage
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_context import RunContext
+from stripewise.protocol.spec import spec_from_json
 from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
 from tests.seed import HOST, record_run
@@ -62,8 +64,8 @@ def store_sweep(url: str) -> list[int]:
                 target="/srv/raid",
                 engine="builtin",
                 engine_version="1",
-                spec=dict(SPEC, repetitions=3),
-                context=context,
+                spec=spec_from_json(dict(SPEC, repetitions=3)),
+                context=RunContext.from_json(context),
             )
             store.add_samples(
                 run_id,
@@ -213,8 +215,8 @@ def store_single_passes(url: str) -> list[int]:
                 target=SPEC["target"],
                 engine="builtin",
                 engine_version="1",
-                spec=SPEC,
-                context={"kernel": "6.18.0"},
+                spec=spec_from_json(SPEC),
+                context=RunContext.from_json({"kernel": "6.18.0"}),
             )
             sample = {"engine_write_mb_s": mb_s, "engine_read_mb_s": 0.0}
             store.add_samples(run_id, [SampleRow(0, 0.18, "seq_write", 1, sample)])

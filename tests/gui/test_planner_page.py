@@ -15,6 +15,7 @@ from stripewise.gui.planner_chips import disks_mime
 from stripewise.gui.planner_dialogs import SpreadDialog
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.model.plan import RaidLevel
+from stripewise.model.run_context import RunContext
 from tests.fixtures.machines import sun_x4500
 from tests.fixtures.umock import run_in_testbed, umockdev_available
 
@@ -222,11 +223,12 @@ def test_measured_benchmark_shown_against_prediction(qtbot, page: PlannerPage, d
             target="/dev/md/md0",
             engine="fio",
             engine_version="3.33",
-            spec={},
-            context={
-                "array": {"name": "md0", "level": "raid0"},
-                "host_key": page.planner.plan.host,
-            },
+            context=RunContext.from_json(
+                {
+                    "array": {"name": "md0", "level": "raid0"},
+                    "host_key": page.planner.plan.host,
+                }
+            ),
         )
         store.add_results(
             run,

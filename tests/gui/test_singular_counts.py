@@ -37,8 +37,6 @@ def test_one_run_aborted_at_start_is_one_run(
             target="/srv",
             engine="builtin",
             engine_version="1",
-            spec={},
-            context={},
         )
     finally:
         db.close()
@@ -93,6 +91,6 @@ def test_a_one_round_ab_says_one_round_and_one_pass_each(
             page.start_ab(BenchStartArgs.from_json(args), 1, 1, 5.0)
     assert progress and all("(1 round)" in p for p in progress if "benchmark" in p), progress
     assert not any("1 rounds" in p for p in progress)
-    text = page.geometry.toPlainText()
+    text = page.geometry_text.toPlainText()
     assert text.startswith("A/B of streaming-throughput: 1 round (2 benchmarks), the cap;"), text
     assert "1 pass each" in text

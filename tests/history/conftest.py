@@ -14,6 +14,7 @@ from alembic import command
 from stripewise.history.database import Database, alembic_config, open_database, path_to_url
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_context import RunContext
 from stripewise.system.hostinfo import HostInfo
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -93,8 +94,8 @@ def _record_run(
         target="/mnt/test/stripewise.tmp",
         engine="fio",
         engine_version="3.33",
-        spec={"size": "1G", "phases": ["write", "read"]},
-        context={"fs": "xfs", "mount_options": ["noatime"]},
+        options={"size": "1G", "phases": ["write", "read"]},
+        context=RunContext.from_json({"fs": "xfs", "mount_options": ["noatime"]}),
         started_at=started_at,
         tags=("nvme", "raid10"),
     )

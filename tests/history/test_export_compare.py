@@ -20,7 +20,8 @@ from stripewise.history.report_html import report_html, run_report_html, through
 from stripewise.history.store import SampleRow
 from stripewise.history.svg_chart import bar_or_xy_chart, line_chart, nice_ticks, tick_label
 from stripewise.model.compare import Comparison, Spread, compare_runs
-from stripewise.model.run import ResultValue, RunDetail
+from stripewise.model.run import ResultValue
+from stripewise.model.run_detail import RunDetail
 
 SEED = ((64, 172, 177, 186), (128, 195, 200, 186), (256, 226, 227, 186), (512, 224, 255, 187))
 

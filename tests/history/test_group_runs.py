@@ -77,7 +77,7 @@ def samples() -> list[Sample]:
 def _single_run(store: HistoryStore) -> int:
     run_id = store.create_run(
         store.ensure_host(HOST), name="one host", target="/srv/bench", engine="fio",
-        engine_version="3.33", spec={}, context={},
+        engine_version="3.33",
     )  # fmt: skip
     store.add_results(run_id, _result(A, 300.0, 400.0).values())
     store.finish_run(run_id, RunStatus.COMPLETE)
@@ -101,8 +101,8 @@ def test_a_group_run_is_one_listed_run_with_a_child_per_host(db: Database) -> No
     assert detail.summary.status is RunStatus.COMPLETE and detail.summary.name.startswith(
         "fio on site-a"
     )
-    assert detail.context["partial"] is True
-    assert [(h["host"], h["status"]) for h in detail.context["hosts"]] == [
+    assert detail.context.partial is True
+    assert [(h.host, h.status) for h in detail.context.hosts or ()] == [
         (A, "complete"), (B, "complete"), (C, "failed"),
     ]  # fmt: skip
     assert _value(detail, "seq_write", "throughput") == pytest.approx(600.0)  # 310 + 290
@@ -111,14 +111,14 @@ def test_a_group_run_is_one_listed_run_with_a_child_per_host(db: Database) -> No
     assert detail.sample_count == 3  # the total samples
     children = store.host_runs(parent)
     assert [label for _id, label in children] == [A, B, C]
-    assert [h["host"] for h in detail.extra["host_runs"]] == [A, B, C]
+    assert [h.host for h in detail.host_runs] == [A, B, C]
     first, _second, failed = (store.get_run(i) for i, _label in children)
     assert _value(first, "seq_write", "throughput") == pytest.approx(310.0)
     assert _value(first, "seq_write", "latency_p99") == pytest.approx(900.0)
-    assert first.extra["parent_run_id"] == parent and first.extra["host_label"] == A
+    assert first.parent_run_id == parent and first.host_label == A
     assert [s.data["engine_write_mb_s"] for s in store.samples(first.summary.id)] == [300, 301, 302]
     assert failed.summary.status is RunStatus.FAILED and not failed.results
-    assert "disconnected" in failed.context["error"]
+    assert "disconnected" in (failed.context.error or "")
 
 
 def test_compared_with_a_one_host_run_it_shows_each_host_beside_the_totals(db: Database) -> None:

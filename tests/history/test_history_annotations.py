@@ -13,6 +13,7 @@ from stripewise.history.database import open_database
 from stripewise.history.errors import RunNotFoundError
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import Headline, ResultValue
+from stripewise.model.run_context import RunContext
 from stripewise.model.run_headline import figures_in_units, headline
 
 
@@ -85,7 +86,7 @@ def test_headline_from_context() -> None:
         ResultValue("random_read", "iops", "IOPS", 12345.0),
         ResultValue("seq_write", "seq_write_block_kBps", "KiB/s", None),
     ]
-    line = headline(context, results)
+    line = headline(RunContext.from_json(context), results)
     assert line == Headline(
         "md0 raid6, 512 KiB chunk, 4 members",
         "read_ahead 4096 KiB, none, dirty 40/10 %",
@@ -94,8 +95,8 @@ def test_headline_from_context() -> None:
     assert figures_in_units(line.figures, mib=False) == "read 640 MB/s, rand read 12,345 IOPS"
     # an import stores MB/s like a measured run (bonnie++'s 204,800 KiB/s); shown in one unit
     bonnie = [ResultValue("seq_write", "throughput", "MB/s", 209.7152, source_unit="KiB/s")]
-    assert figures_in_units(headline({}, bonnie).figures, mib=True) == "write 200 MiB/s"
-    assert figures_in_units(headline({}, bonnie).figures, mib=False) == "write 210 MB/s"
+    assert figures_in_units(headline(RunContext(), bonnie).figures, mib=True) == "write 200 MiB/s"
+    assert figures_in_units(headline(RunContext(), bonnie).figures, mib=False) == "write 210 MB/s"
     loop = {
         "filesystem": "xfs",
         "disks": [
@@ -103,12 +104,12 @@ def test_headline_from_context() -> None:
             {"name": "vda", "tuning": {"read_ahead_kb": 4096}},
         ],
     }
-    assert headline(loop, []).tuning == "read_ahead loop0 128, vda 4096 KiB"
-    assert headline(loop, []).array == "loop0, xfs"
+    assert headline(RunContext.from_json(loop), []).tuning == "read_ahead loop0 128, vda 4096 KiB"
+    assert headline(RunContext.from_json(loop), []).array == "loop0, xfs"
     many = {
         "disks": [{"name": f"sd{c}", "tuning": {"read_ahead_kb": n}} for n, c in enumerate("abcd")]
     }
-    assert headline(many, []).tuning == "mixed read_ahead"
+    assert headline(RunContext.from_json(many), []).tuning == "mixed read_ahead"
 
 
 def test_an_empty_listing_line_is_made_once_and_an_outdated_one_again(

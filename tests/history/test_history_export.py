@@ -11,6 +11,7 @@ from typing import Any
 from stripewise.history.export import CSV_COLUMNS, export_run_csv, export_run_json
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_context import RunContext
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 RESULTS = (
@@ -33,8 +34,10 @@ def _recorded(store: HistoryStore, host_id: int) -> int:
         target="/mnt/array/stripewise.tmp",
         engine="builtin",
         engine_version="0.1.0",
-        spec={"size": "4G", "ratio": float("inf")},
-        context={"filesystem": "ext4", "mount_options": ["noatime", "nodiratime"]},
+        options={"size": "4G", "ratio": float("inf")},
+        context=RunContext.from_json(
+            {"filesystem": "ext4", "mount_options": ["noatime", "nodiratime"]}
+        ),
         started_at=T0,
         tags=["ext4"],
     )

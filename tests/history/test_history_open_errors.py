@@ -41,8 +41,7 @@ def _filled_database(path: Path) -> None:
                 target="/dev/loop0",
                 engine="builtin",
                 engine_version="1",
-                spec={"n": n},
-                context={},
+                options={"n": n},
             )
             rows = [SampleRow(i, i / 2, "read", 0, {"MBps": float(i)}) for i in range(300)]
             store.add_samples(run, rows)

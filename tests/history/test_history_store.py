@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from stripewise.history.database import Database, RunNotFoundError, open_database, path_to_url
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_context import RunContext
 from stripewise.system.hostinfo import HostInfo, read_cpu_model
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -28,12 +29,10 @@ def test_ensure_host_is_keyed_by_machine_id(store: HistoryStore) -> None:
     again = store.ensure_host(HostInfo("bench-01-renamed", "mid-1", kernel="6.6"))
     other = store.ensure_host(HostInfo("bench-01", "mid-2"))
     assert first == again != other
-    run = store.create_run(
-        first, name="r", target="/t", engine="fio", engine_version="3", spec={}, context={}
-    )
+    run = store.create_run(first, name="r", target="/t", engine="fio", engine_version="3")
     detail = store.get_run(run)
     assert detail.summary.host == "bench-01-renamed"
-    assert detail.extra["host_info"]["kernel"] == "6.6"
+    assert detail.host_info is not None and detail.host_info.kernel == "6.6"
 
 
 def test_run_round_trip(store: HistoryStore, host_id: int, db_path: Path) -> None:
@@ -45,8 +44,8 @@ def test_run_round_trip(store: HistoryStore, host_id: int, db_path: Path) -> Non
         target="/mnt/array/stripewise.tmp",
         engine="fio",
         engine_version="fio-3.33",
-        spec={"size": "4G", "block_size": 1048576, "ratio": float("nan")},
-        context={"filesystem": "xfs", "file_to_ram": 2.0},
+        options={"size": "4G", "block_size": 1048576, "ratio": float("nan")},
+        context=RunContext.from_json({"filesystem": "xfs", "file_to_ram": 2.0}),
         started_at=started,
         tags=["nvme"],
         notes="after read_ahead change",
@@ -72,13 +71,13 @@ def test_run_round_trip(store: HistoryStore, host_id: int, db_path: Path) -> Non
     assert s.started_at.hour == 12 and s.started_at.microsecond == 250000
     assert s.duration_s == 300.0
     assert s.tags == ("nvme",)
-    assert detail.spec == {"size": "4G", "block_size": 1048576, "ratio": None}
-    assert detail.context["file_to_ram"] == 2.0
+    assert detail.options == {"size": "4G", "block_size": 1048576, "ratio": None}
+    assert detail.context.extra["file_to_ram"] == 2.0
     assert detail.notes == "after read_ahead change"
     assert detail.sample_count == 121
     assert detail.results == RESULTS
     assert detail.results[1].value is None
-    assert len(detail.extra["uuid"]) == 36
+    assert len(detail.uuid) == 36
 
     back = store.samples(run_id)
     assert back[:120] == rows[:120]
@@ -160,15 +159,11 @@ def test_schema_rejects_bad_values(store: HistoryStore, host_id: int, db: Databa
             target="t",
             engine="e",
             engine_version="1",
-            spec={},
-            context={},
             started_at=datetime(2025, 1, 1),
         )
     with pytest.raises(ValueError, match="final status"):
         store.finish_run(1, RunStatus.RUNNING)
-    run = store.create_run(
-        host_id, name="n", target="t", engine="e", engine_version="1", spec={}, context={}
-    )
+    run = store.create_run(host_id, name="n", target="t", engine="e", engine_version="1")
     with pytest.raises(IntegrityError), db.engine.begin() as conn:  # the CHECK constraint
         conn.exec_driver_sql(f"UPDATE runs SET status = 'paused' WHERE id = {run}")
     assert store.get_run(run).summary.status is RunStatus.RUNNING
@@ -194,8 +189,8 @@ def test_list_runs_is_one_query_on_1000_runs(
             target="/dev/md0",
             engine="fio",
             engine_version="3.33",
-            spec={"n": n, "phases": ["write", "rewrite", "read", "seeks"]},
-            context={"n": n},
+            options={"n": n, "phases": ["write", "rewrite", "read", "seeks"]},
+            context=RunContext.from_json({"n": n}),
             started_at=T0 + timedelta(minutes=n),
         )
         store.add_results(run, RESULTS * 2)

@@ -22,6 +22,7 @@ from stripewise.history.database import open_database
 from stripewise.system.hostinfo import HostInfo
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_context import RunContext
 
 url, who, runs, samples, batch = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
 with open_database(url) as db:
@@ -29,7 +30,7 @@ with open_database(url) as db:
     host = store.ensure_host(HostInfo(who, "machine-" + who))
     for number in range(runs):
         run = store.create_run(host, name=f"{who} {number}", target="/srv", engine="fio",
-                               engine_version="3.33", spec={}, context={"writer": who})
+                               engine_version="3.33", context=RunContext.from_json({"writer": who}))
         for start in range(0, samples, batch):
             store.add_samples(run, [
                 SampleRow(seq, seq * 0.5, "seq_write", 0, {"engine_write_mb_s": 100.0 + seq})

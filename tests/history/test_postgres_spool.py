@@ -14,7 +14,9 @@ from tests.fixtures.postgres import PostgresServer
 
 from stripewise.cli.main import main
 from stripewise.history.database import Database, open_database
-from stripewise.history.spool import KeyedRun, Spool, new_run_key
+from stripewise.history.keyed_runs import KeyedRun
+from stripewise.history.run_row import RunRow, new_run_key
+from stripewise.history.spool import Spool
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.bench import Phase
 from stripewise.model.run import ResultValue, RunStatus
@@ -158,10 +160,10 @@ def test_a_run_the_server_never_saw_is_created_by_the_sync(
     with open_database(url) as db:
         assert db.spool_note is not None and db.spool_note.startswith("synced 1 run")
         detail = HistoryStore(db).get_run(HistoryStore(db).list_runs()[0].id)
-    assert detail.extra["uuid"] == recorder.key
+    assert detail.uuid == recorder.key
     assert detail.summary.status is RunStatus.COMPLETE
     assert detail.sample_count == 12
-    assert detail.context == {"filesystem": "xfs"}
+    assert detail.context.to_json() == {"filesystem": "xfs"}
 
 
 def test_a_sync_repeated_after_a_crash_stores_nothing_twice(postgres_url: str) -> None:
@@ -169,15 +171,15 @@ def test_a_sync_repeated_after_a_crash_stores_nothing_twice(postgres_url: str) -
     second sync finds the run by its key and its samples by number."""
     key = new_run_key()
     run = KeyedRun(
-        key=key,
-        host=HostInfo("bench-01", "mid-spool"),
-        name="kept",
-        target="/srv",
-        engine="fio",
-        engine_version="3.33",
-        spec={},
-        context={},
-        started_at=datetime(2026, 11, 1, tzinfo=UTC),
+        HostInfo("bench-01", "mid-spool"),
+        RunRow(
+            key=key,
+            name="kept",
+            target="/srv",
+            engine="fio",
+            engine_version="3.33",
+            started_at=datetime(2026, 11, 1, tzinfo=UTC),
+        ),
     )
     rows = [
         SampleRow(seq, seq * 0.5, "seq_write", 0, {"engine_write_mb_s": 1.0}) for seq in range(8)
@@ -208,15 +210,15 @@ def test_the_cli_save_path_keeps_a_whole_run_while_the_server_is_down(
     open_database(url).close()
     server.stop("fast")
     run = KeyedRun(
-        key=new_run_key(),
-        host=HostInfo("bench-01", "mid-cli"),
-        name="cli run",
-        target="/srv",
-        engine="fio",
-        engine_version="3.33",
-        spec={},
-        context={},
-        started_at=datetime(2026, 11, 1, tzinfo=UTC),
+        HostInfo("bench-01", "mid-cli"),
+        RunRow(
+            key=new_run_key(),
+            name="cli run",
+            target="/srv",
+            engine="fio",
+            engine_version="3.33",
+            started_at=datetime(2026, 11, 1, tzinfo=UTC),
+        ),
     )
     rows = [SampleRow(seq, seq * 1.0, "seq_read", 0, {"engine_read_mb_s": 9.0}) for seq in range(5)]
     finished = datetime(2026, 11, 1, 0, 1, tzinfo=UTC)

@@ -19,9 +19,11 @@ from sqlalchemy import text as sa_text
 
 from stripewise.history import sample_blocks as codec
 from stripewise.history.database import Database, DatabaseError, open_database, path_to_url
+from stripewise.history.keyed_runs import KeyedRun
 from stripewise.history.models import sample_blocks
+from stripewise.history.run_row import RunRow, new_run_key, write_run
 from stripewise.history.sample_table import BLOCK_MAX, PILE, SMALL_BLOCK
-from stripewise.history.spool import KeyedRun, Spool, create_keyed_run, new_run_key
+from stripewise.history.spool import Spool
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import RunStatus
 from stripewise.system.hostinfo import HostInfo
@@ -61,9 +63,7 @@ def db(history_db: Database) -> Database:
 
 def _new_run(db: Database, store: HistoryStore) -> int:
     host = store.ensure_host(HOST)
-    return store.create_run(
-        host, name="r", target="/srv", engine="builtin", engine_version="1", spec={}, context={}
-    )
+    return store.create_run(host, name="r", target="/srv", engine="builtin", engine_version="1")
 
 
 def _blocks(db: Database, run_id: int) -> list[tuple[str, int, int, int, int]]:
@@ -268,13 +268,13 @@ def test_a_spool_sync_after_a_lost_reply_stores_each_sample_once(
     """The server took a batch but the reply was lost: the recorder spooled it, and the rest
     of the run; the sync sends only what the server lacks, and compacts the run."""
     key = new_run_key()
-    run = KeyedRun(
-        key=key, host=HOST, name="lost reply", target="/srv", engine="builtin",
-        engine_version="1", spec={}, context={}, started_at=datetime(2026, 12, 1, tzinfo=UTC),
-    )  # fmt: skip
+    run = KeyedRun(HOST, RunRow(
+        key=key, name="lost reply", target="/srv", engine="builtin",
+        engine_version="1", started_at=datetime(2026, 12, 1, tzinfo=UTC),
+    ))  # fmt: skip
     rows = [_helper_like(seq) for seq in range(200)]
     store = HistoryStore(db)
-    run_id = create_keyed_run(db, run)
+    run_id = write_run(db, run.host, run.row)
     for start in range(0, 60, 5):
         store.add_samples(run_id, rows[start : start + 5])
     spool = Spool(db.url, tmp_path / "spool")

@@ -44,9 +44,9 @@ def test_runs_hosts_and_results_are_stored(db: Database) -> None:
     assert first.summary.host == "lab-nas"
     assert first.summary.name == "bonnie++ lab-nas 1G #1"
     assert first.summary.engine == "bonnie++" and first.summary.engine_version == "2.00a"
-    assert first.extra["host_info"]["machine_id"] == "imported:lab-nas"
+    assert first.host_info is not None and first.host_info.machine_id == "imported:lab-nas"
     data = (FIXTURES / "bonnie200a_direct_x2_files.csv").read_bytes()
-    assert first.context["import"] == {
+    assert first.context.to_json()["import"] == {
         "file": "bonnie200a_direct_x2_files.csv",
         "sha256": file_sha256(data),
         "format": "bonnie++ csv 1.98",
@@ -59,7 +59,7 @@ def test_runs_hosts_and_results_are_stored(db: Database) -> None:
     assert values["seq_read", "throughput"].value is None  # +++++ stays missing
     assert values["seq_write_per_char", "throughput"].value is None
     assert values["seq_create", "seq_create_per_s"].value == 4193  # file tests: bonnie's names
-    assert first.spec["file_size_bytes"] == 1 << 30
+    assert first.spec is None and first.options["file_size_bytes"] == 1 << 30
     assert len(store.list_runs()) == 2
 
 
@@ -88,7 +88,8 @@ def test_client_runs_share_their_host_and_the_total_has_none(db: Database) -> No
     runs = [store.get_run(i) for i in ids]
     assert [r.summary.host for r in runs] == ["127.0.0.1", "127.0.0.1", "(unknown)"]
     assert runs[0].summary.name == "loopback: fio cswrite, csread on 127.0.0.1:8766"
-    assert runs[2].context["import"]["format"] == "fio json client"
+    record = runs[2].context.import_record
+    assert record is not None and record.format == "fio json client"
 
 
 def test_name_of_a_single_run(db: Database) -> None:

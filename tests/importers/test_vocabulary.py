@@ -177,8 +177,7 @@ def test_a_bonnie_import_and_a_measured_run_line_up_row_by_row(tmp_path: Path) -
             target="/srv",
             engine="builtin",
             engine_version="1",
-            spec={"size": 4 * 2**30},
-            context={},
+            options={"size": 4 * 2**30},
         )
         outcomes = [
             PhaseOutcome(phase, rep, 2.0, 1000 * MB, 1000 * MB, 1000, 1000, 50.0, 900.0, 30.0)

@@ -11,7 +11,9 @@ from stripewise.model.bench_presets import PRESETS, GiB, preset_values
 from stripewise.model.bench_targets import TargetKind, targets_from
 from stripewise.model.compare import MetricRow, compare_runs
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
-from stripewise.model.run import ResultValue, RunDetail, RunStatus, RunSummary
+from stripewise.model.run import ResultValue, RunStatus, RunSummary
+from stripewise.model.run_context import RunContext
+from stripewise.model.run_detail import RunDetail
 from tests.fixtures.model_inventory import machine
 
 
@@ -62,7 +64,7 @@ def test_presets_never_ask_for_more_than_the_free_space() -> None:
 def detail(run_id: int, results: tuple[ResultValue, ...], context: dict) -> RunDetail:  # type: ignore[type-arg]
     when = datetime(2026, 11, 1, tzinfo=UTC)
     summary = RunSummary(run_id, "r", RunStatus.COMPLETE, "h", "/srv", "fio", "3.33", when, when)
-    return RunDetail(summary, {}, context, results, 0)
+    return RunDetail(summary, None, RunContext.from_json(context), results, 0)
 
 
 def verdicts(before: RunDetail, after: RunDetail) -> dict[tuple[str, str], MetricRow]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 
 import pytest
@@ -15,8 +14,10 @@ from stripewise.model.compare import (
     engine_series,
     short_of_passes,
 )
-from stripewise.model.run import ResultValue, RunDetail
-from tests.fixtures.compared_runs import GiB, chunk_run, context, passes, read, run
+from stripewise.model.run import ResultValue
+from stripewise.model.run_context import DirtySettings
+from stripewise.model.run_detail import RunDetail
+from tests.fixtures.compared_runs import GiB, chunk_run, context, passes, read, run, with_spec
 
 
 def row(comparison, phase: str = "seq_read", metric: str = "throughput"):
@@ -73,7 +74,9 @@ def test_two_passes_are_too_few_and_results_filed_before_passes_were_kept_can_t_
 def test_cpu_and_latency_kept_as_one_median_of_several_passes_can_t_tell() -> None:
     def measured(run_id: int, mb_s: tuple[float, ...], cpu: float) -> RunDetail:
         figures = (passes(*mb_s), ResultValue("seq_read", "cpu", "%", cpu))
-        return replace(run(run_id, figures), spec={"repetitions": 3})
+        made = run(run_id, figures)
+        assert made.spec is not None
+        return replace(made, spec=replace(made.spec, repetitions=3))
 
     comparison = compare_runs([measured(1, (100, 101, 99), 40), measured(2, (150, 151, 149), 80)])
     assert row(comparison).verdicts[1] == "better"
@@ -247,14 +250,14 @@ def test_where_imported_figures_came_from_is_bookkeeping() -> None:
             "import": {"file": file_name, "sha256": file_name * 8, "line": line},
             "disk_util": [{"name": "sdb", "util": 90.0 + run_id}],
         }
-        return replace(run(run_id, ctx=ctx), spec={"chunk_kib": chunk})
+        return replace(run(run_id, ctx=ctx), spec=None, options={"chunk_kib": chunk})
 
     comparison = compare_runs([imported(1, "a.csv", 1, "64"), imported(2, "b.csv", 7, "512")])
     assert [(d.key, d.values) for d in comparison.context] == [("spec.chunk_kib", ("64", "512"))]
 
 
 def test_the_runs_spec_is_compared_with_the_derived_file_size_vs_ram() -> None:
-    bare = [replace(run(i, ctx={"ram_bytes": 8 * GiB}), spec={"size": i * 8 * GiB}) for i in (1, 2)]
+    bare = [with_spec(run(i, ctx={"ram_bytes": 8 * GiB}), size=i * 8 * GiB) for i in (1, 2)]
     keys = {d.key: d.values for d in compare_runs(bare).context}
     assert keys == {"spec.size": (8 * GiB, 16 * GiB), "workload.file_size_vs_ram": (1, 2)}
 
@@ -290,12 +293,12 @@ def test_file_size_sweep_in_gib() -> None:
 def test_no_sweep_when_two_parameters_differ_or_too_few_runs_or_mixed_disks() -> None:
     two = [chunk_run(1, 64, 1), chunk_run(2, 128, 1), chunk_run(3, 256, 1)]
     two[2] = replace(
-        two[2], context=copy.deepcopy(two[2].context) | {"dirty": {"dirty_ratio_pct": 5}}
+        two[2], context=replace(two[2].context, dirty=DirtySettings(dirty_ratio_pct=5))
     )
     assert compare_runs(two).sweep is None
     assert compare_runs([chunk_run(1, 64, 1), chunk_run(2, 128, 1)]).sweep is None
     with_fs = [chunk_run(1, 64, 1), chunk_run(2, 128, 1), chunk_run(3, 256, 1)]
-    with_fs[2] = replace(with_fs[2], context=with_fs[2].context | {"filesystem": "jfs"})
+    with_fs[2] = replace(with_fs[2], context=replace(with_fs[2].context, filesystem="jfs"))
     assert compare_runs(with_fs).sweep is None
     crossed = [
         run(1),
@@ -369,13 +372,12 @@ def test_any_one_tuning_value_or_spec_parameter_is_a_sweep() -> None:
 
 def test_the_cpu_latency_a_run_held_is_a_tuning_difference_and_a_sweep() -> None:
     runs = [
-        replace(run(i + 1), spec={"size": GiB, "cpu_latency_us": limit})
-        for i, limit in enumerate((None, 0))
+        with_spec(run(i + 1), size=GiB, cpu_latency_us=limit) for i, limit in enumerate((None, 0))
     ]
     (held,) = compare_runs(runs).context
     assert (held.key, held.group, held.values) == ("spec.cpu_latency_us", "tuning", (None, 0))
     swept = [
-        replace(run(i + 1), spec={"size": GiB, "cpu_latency_us": limit})
+        with_spec(run(i + 1), size=GiB, cpu_latency_us=limit)
         for i, limit in enumerate((0, 10, 100))
     ]
     sweep = compare_runs(swept).sweep
@@ -396,7 +398,7 @@ def test_an_imported_option_kept_as_text_is_a_sweep() -> None:
     """fio's job options are text in an import: iodepth=1, 4, 16; bs=4k, 64k, 1m."""
 
     def imported(run_id: int, spec: dict[str, str]) -> RunDetail:
-        return replace(run(run_id, ctx={"format": "fio json"}), spec=spec)
+        return replace(run(run_id, ctx={"format": "fio json"}), spec=None, options=spec)
 
     depth = compare_runs([imported(i + 1, {"iodepth": d}) for i, d in enumerate(("1", "4", "16"))])
     assert depth.sweep is not None and depth.sweep.values == (1, 4, 16)

@@ -8,6 +8,7 @@ from stripewise.model.array_problems import check_array
 from stripewise.model.evaluate import evaluate
 from stripewise.model.plan import PlanController
 from stripewise.model.plan import RaidLevel as R
+from stripewise.model.run_context import RunContext
 from stripewise.model.run_headline import headline
 from stripewise.model.tuning_targets import planned_tuning
 from tests.model import array, disk, plan_of
@@ -44,9 +45,9 @@ def test_a_member_alone_on_a_slow_controller_is_not_said_to_share_it() -> None:
 
 def test_a_run_on_a_one_member_array_says_one_member() -> None:
     context = {"array": {"device": "md0", "level": "raid1", "members": ["sda"]}}
-    assert headline(context, []).array == "md0 raid1, 1 member"
+    assert headline(RunContext.from_json(context), []).array == "md0 raid1, 1 member"
     context["array"]["members"] = ["sda", "sdb"]
-    assert headline(context, []).array == "md0 raid1, 2 members"
+    assert headline(RunContext.from_json(context), []).array == "md0 raid1, 2 members"
 
 
 def test_a_planned_array_of_one_disk_is_labelled_in_the_singular() -> None:

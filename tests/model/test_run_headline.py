@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from stripewise.model.run import ResultValue
+from stripewise.model.run_context import RunContext
 from stripewise.model.run_headline import figures_in_units, headline
 
 
 def shown(results: list[ResultValue], mib: bool = False) -> str:
-    return figures_in_units(headline({}, results).figures, mib=mib)
+    return figures_in_units(headline(RunContext(), results).figures, mib=mib)
 
 
 def test_figures_in_the_vocabulary_measured_and_imported_alike() -> None:
@@ -21,7 +22,7 @@ def test_figures_in_the_vocabulary_measured_and_imported_alike() -> None:
         ResultValue("rewrite", "throughput", "MB/s", 441.698304, source_unit="KiB/s"),
         ResultValue("seq_create", "seq_create_per_s", "/s", 4193.0),
     ]
-    assert headline({}, results).figures == (
+    assert headline(RunContext(), results).figures == (
         "write 591.734 MB/s, rand read 12806 IOPS, rewrite 441.698 MB/s"
     )
     assert shown(results) == "write 592 MB/s, rand read 12,806 IOPS, rewrite 442 MB/s"
@@ -37,7 +38,10 @@ def test_phases_of_their_own_show_their_rates_never_a_tools_unit() -> None:
         ResultValue("write", "64k_file_4k_records", "KiB/s", 574000.0),  # not converted: left out
     ]
     assert shown(cells) == "seq_write (64k file, 4k records) 58.8 MB/s"
-    assert headline({}, [ResultValue("seq_write", "parent_kBps", "KiB/s", 9.0)]).figures == ""
+    assert (
+        headline(RunContext(), [ResultValue("seq_write", "parent_kBps", "KiB/s", 9.0)]).figures
+        == ""
+    )
 
 
 @pytest.mark.parametrize(

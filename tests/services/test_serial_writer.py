@@ -47,7 +47,6 @@ def test_history_edits_and_labels_share_the_writer(qtbot: Any, db_url: str) -> N
         host = store.ensure_host(HostInfo.current())
         run_id = store.create_run(
             host, name="first", target="/srv", engine="builtin", engine_version="1",
-            spec={}, context={},
         )  # fmt: skip
         started, release = threading.Event(), threading.Event()
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from stripewise.cli.errors import CliError
+from stripewise.model.run_context import RunContext
 from stripewise.protocol.events import BenchStarted, PhaseFinished, RunResult, Sample
 from stripewise.protocol.group import GroupOutcome
-from stripewise.protocol.spec import spec_to_json
 
 if TYPE_CHECKING:
     from stripewise.history.live_run import Filed, LiveRun
@@ -100,9 +101,10 @@ class Recording:
 
 def _live_run(url: str, name: str, started: BenchStarted) -> LiveRun:
     # lazy: SQLAlchemy and the context probes load only for `bench --save`
+    from stripewise.history.keyed_runs import KeyedRun
     from stripewise.history.live_run import LiveRun
     from stripewise.history.recorder_id import this_recorder
-    from stripewise.history.spool import KeyedRun, new_run_key
+    from stripewise.history.run_row import RunRow
     from stripewise.inventory.bench_context import collect_context
     from stripewise.system.hostinfo import HostInfo
 
@@ -113,19 +115,17 @@ def _live_run(url: str, name: str, started: BenchStarted) -> LiveRun:
         engine_version=started.engine_version,
         layers=started.layers,
     )
-    context["recorder"] = this_recorder()  # a live run is never filed aborted by a reader
-    run = KeyedRun(
-        key=new_run_key(),
-        host=HostInfo.current(),
+    row = RunRow(
         name=name,
         target=started.spec.target,
         engine=started.engine,
         engine_version=started.engine_version,
-        spec=spec_to_json(started.spec),
-        context=context,
         started_at=datetime.now(UTC),
+        spec=started.spec,
+        # a live run is never filed aborted by a reader: its recorder is named
+        context=replace(RunContext.from_json(context), recorder=this_recorder()),
     )
-    return LiveRun(url, run)
+    return LiveRun(url, KeyedRun(HostInfo.current(), row))
 
 
 def say_filed(filed: Filed) -> None:

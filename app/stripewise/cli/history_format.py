@@ -6,8 +6,10 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from stripewise.model.run import ResultValue, RunDetail, RunSummary
+from stripewise.model.run import ResultValue, RunSummary
+from stripewise.model.run_detail import RunDetail
 from stripewise.model.wording import count_noun
+from stripewise.protocol.spec import spec_to_json
 
 if TYPE_CHECKING:
     from stripewise.model.compare import Comparison, MetricRow
@@ -159,8 +161,8 @@ def detail_json(detail: RunDetail) -> dict[str, Any]:
     return summary_json(detail.summary) | {
         "source": detail.source,
         "notes": detail.notes,
-        "spec": detail.spec,
-        "context": detail.context,
+        "spec": detail.options if detail.spec is None else spec_to_json(detail.spec),
+        "context": detail.context.to_json(),
         "sample_count": detail.sample_count,
         "results": [asdict(result) for result in detail.results],
     }
@@ -257,19 +259,17 @@ def format_detail(detail: RunDetail) -> str:
 def _group_lines(detail: RunDetail) -> list[str]:
     """A group run names its hosts' runs and says when its totals are partial; a host run
     names the group run it belongs to."""
-    extra, context = detail.extra, detail.context
-    if "parent_run_id" in extra:
-        return [f"  group     host {extra.get('host_label')} of group run {extra['parent_run_id']}"]
-    host_runs = extra.get("host_runs") or []
-    if not host_runs:
+    context = detail.context
+    if detail.parent_run_id is not None:
+        return [f"  group     host {detail.host_label} of group run {detail.parent_run_id}"]
+    if not detail.host_runs:
         return []
-    errors = {h.get("host"): h.get("error") for h in context.get("hosts") or []}
-    lines = [f"  hosts     {count_noun(len(host_runs), 'host')}; the results are their sum"]
-    for host_run in host_runs:
-        error = errors.get(host_run["host"])
+    errors = {h.host: h.error for h in context.hosts or ()}
+    lines = [f"  hosts     {count_noun(len(detail.host_runs), 'host')}; the results are their sum"]
+    for host_run in detail.host_runs:
+        error = errors.get(host_run.host)
         said = f": {error}" if error else ""
-        run_id, host, status = host_run["run_id"], host_run["host"], host_run["status"]
-        lines.append(f"    run {run_id:<5} {host}  {status}{said}")
-    if context.get("partial"):
+        lines.append(f"    run {host_run.run_id:<5} {host_run.host}  {host_run.status}{said}")
+    if context.partial:
         lines.append("  partial   not every host completed: the totals leave the others out")
     return lines

@@ -30,6 +30,8 @@ from stripewise.history.store import HistoryStore
 from stripewise.importers import ImportFormatError
 from stripewise.importers.common import file_warnings
 from stripewise.input_files import InputFileError
+from stripewise.model.run_context import ImportRecord
+from stripewise.model.run_detail import RunDetail
 from stripewise.model.wording import count_noun
 
 FORMATS = ("auto", "bonnie", "fio", "iozone")
@@ -91,11 +93,11 @@ def _write_json(
     out.write("\n  ]" + tail + "\n")
 
 
-def _run_json(detail: Any) -> dict[str, Any]:
+def _run_json(detail: RunDetail) -> dict[str, Any]:
     summary = detail.summary
-    host_info = detail.extra.get("host_info") or {}
-    unknown = host_info.get("machine_id") == f"{IMPORTED_PREFIX}{UNKNOWN_HOST}"
-    record = detail.context.get("import") or {}
+    machine_id = detail.host_info.machine_id if detail.host_info else None
+    unknown = machine_id == f"{IMPORTED_PREFIX}{UNKNOWN_HOST}"
+    record = detail.context.import_record or ImportRecord()
     return {
         "id": summary.id,
         "name": summary.name,
@@ -104,8 +106,8 @@ def _run_json(detail: Any) -> dict[str, Any]:
         "engine_version": summary.engine_version,
         "target": summary.target,
         "started_at": summary.started_at.isoformat(),
-        "format": record.get("format"),
-        "line": record.get("line"),
+        "format": record.format,
+        "line": record.line,
         "metrics": [
             {"phase": r.phase, "metric": r.metric, "unit": r.unit, "value": r.value}
             for r in detail.results

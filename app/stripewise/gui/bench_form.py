@@ -12,8 +12,6 @@ are always there, enabled for a device only.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
 
 import shiboken6
 from PySide6.QtCore import Qt, Signal
@@ -440,67 +438,53 @@ class BenchForm(QWidget):
                 self.file_size.selectAll()
         self.errorShown.emit(label)
 
-    def load_spec(self, spec: Mapping[str, Any], repetitions: int) -> list[str]:
-        """A stored run's spec (runs.spec, as the helper normalised it) in the form, with
-        `repetitions` passes: to run it again for a verdict. Returns what could not be
-        carried over, each as a line to show (the form keeps its own value there)."""
+    def load_spec(self, spec: BenchSpec, repetitions: int) -> list[str]:
+        """A stored run's spec (as the helper normalised it) in the form, with `repetitions`
+        passes: to run it again for a verdict. Returns what could not be carried over, each
+        as a line to show (the form keeps its own value there)."""
         left_out: list[str] = []
-        target = spec.get("target")
-        if isinstance(target, str) and target:
-            known = next((i for i, t in enumerate(self._targets) if t.path == target), None)
+        if spec.target:
+            known = next((i for i, t in enumerate(self._targets) if t.path == spec.target), None)
             if known is not None:
                 self.target.setCurrentIndex(known)
-            elif target.startswith("/dev/"):
-                left_out.append(f"target {target} is not among the devices found now")
+            elif spec.target.startswith("/dev/"):
+                left_out.append(f"target {spec.target} is not among the devices found now")
             else:
-                self.add_directory(target)
+                self.add_directory(spec.target)
         self.preset.setCurrentText(CUSTOM_PRESET)
         self._applying_preset = True
         try:
-            phases = spec.get("phases")
-            if isinstance(phases, list) and phases:
+            if spec.phases:
                 for phase, box in self.phase_boxes.items():
-                    box.setChecked(phase.value in phases)
-            size, block = spec.get("size"), spec.get("block_size")
-            if isinstance(size, int) and not isinstance(size, bool):
-                self.file_size.setText(size_text(size))
-            if isinstance(block, int) and not isinstance(block, bool):
-                if self.block.findText(size_text(block)) < 0:  # a size the list lacks
-                    self.block.addItem(size_text(block))
-                self.block.setCurrentText(size_text(block))
-            if isinstance(spec.get("direct"), bool):
-                self.direct.setChecked(bool(spec["direct"]))
-            for key, spin in (
-                ("queue_depth", self.queue_depth),
-                ("streams", self.streams),
-                ("sample_rate_hz", self.rate),
-                ("runtime_cap_s", self.runtime_cap),
+                    box.setChecked(phase in spec.phases)
+            self.file_size.setText(size_text(spec.size_bytes))
+            block = size_text(spec.block_bytes)
+            if self.block.findText(block) < 0:  # a size the list lacks
+                self.block.addItem(block)
+            self.block.setCurrentText(block)
+            self.direct.setChecked(spec.direct)
+            for value, spin in (
+                (spec.queue_depth, self.queue_depth),
+                (spec.streams, self.streams),
+                (spec.sample_rate_hz, self.rate),
+                (spec.runtime_cap_s, self.runtime_cap),
             ):
-                value = spec.get(key)
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    spin.setValue(round(value))
+                spin.setValue(round(value))
             self.repetitions.setValue(repetitions)
-            cpu_latency = spec.get("cpu_latency_us")
-            held_us = (
-                cpu_latency
-                if isinstance(cpu_latency, int) and not isinstance(cpu_latency, bool)
-                else None
-            )
+            held_us = spec.cpu_latency_us
             if held_us is not None and not 0 <= held_us <= MAX_CPU_LATENCY_US:
                 left_out.append(f"a CPU wake-up limit of {held_us:,} \u00b5s is out of range")
                 held_us = None
             self.hold_cpu_latency.setChecked(held_us is not None)
             if held_us is not None:
                 self.cpu_latency.setValue(held_us)
-            engine = spec.get("engine")
-            if isinstance(engine, str) and engine:
-                found = self.engine.findData(engine)
+            if spec.engine:
+                found = self.engine.findData(spec.engine)
                 if found >= 0:
                     self.engine.setCurrentIndex(found)
                 else:
-                    left_out.append(f"engine {engine} is not available here")
-            random_block = spec.get("random_block_size")
-            if isinstance(random_block, int) and random_block != 4096:
+                    left_out.append(f"engine {spec.engine} is not available here")
+            if spec.random_block_bytes != 4096:
                 left_out.append("random phases use 4 KiB blocks here")
             self.preset_note.setText(
                 f"Set up as a stored run, with {count_noun(repetitions, 'pass')}."

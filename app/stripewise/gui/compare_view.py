@@ -41,6 +41,7 @@ from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, numbe
 from stripewise.gui.help_dialogs import SAVE_COMPARISON
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
+from stripewise.model.bench import BenchSpec
 from stripewise.model.compare import (
     UNKNOWN,
     Comparison,
@@ -74,7 +75,7 @@ class CompareWindow(QDialog):
 
     loaded = Signal()
     saved = Signal(str)  # the file written, or why it could not be
-    rerunRequested = Signal(dict, int)  # a run's stored spec, the passes to run it with
+    rerunRequested = Signal(object, int)  # a run's BenchSpec, the passes to run it with
 
     def __init__(
         self,
@@ -321,7 +322,8 @@ class CompareWindow(QDialog):
             self.more_passes_row.removeWidget(button)
             button.deleteLater()
         self.more_passes_buttons = []
-        short = {i: n for i, n in short_of_passes(c).items() if c.runs[i].spec}
+        specs = {i: spec for i, run in enumerate(c.runs) if (spec := run.spec) is not None}
+        short = {i: n for i, n in short_of_passes(c).items() if i in specs}
         self.more_passes.setVisible(bool(short))
         if not short:
             return
@@ -337,12 +339,12 @@ class CompareWindow(QDialog):
             button.setToolTip(
                 f"{run.summary.name}: its benchmark, {count_noun(MIN_PASSES, 'repetition')}"
             )
-            button.clicked.connect(self._rerun(run.spec))
+            button.clicked.connect(self._rerun(specs[index]))
             self.more_passes_row.addWidget(button)
             self.more_passes_buttons.append(button)
 
-    def _rerun(self, spec: dict[str, Any]) -> Callable[[], None]:
-        return lambda: self.rerunRequested.emit(dict(spec), MIN_PASSES)
+    def _rerun(self, spec: BenchSpec) -> Callable[[], None]:
+        return lambda: self.rerunRequested.emit(spec, MIN_PASSES)
 
     def _fill_context(self) -> None:
         c = self.comparison

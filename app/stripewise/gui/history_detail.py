@@ -19,7 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.bench_results import GROUPS, ResultsTable
-from stripewise.model.run import ResultValue, RunDetail
+from stripewise.model.run import ResultValue
+from stripewise.model.run_detail import RunDetail
 from stripewise.model.units import MIB_PER_MB
 from stripewise.model.vocabulary import BONNIE_TESTS, MEASURED, THROUGHPUT, from_stored
 from stripewise.model.wording import count_noun
@@ -141,8 +142,8 @@ class RunDetailPane(QWidget):
         facts = [
             f"<b>Run {run.id}</b>: {run.name}, {run.status.value}",
             "baseline" if run.baseline else "",
-            f"{context.get('filesystem', '')} {context.get('mount_options', '')}".strip(),
-            ", ".join(d.get("name", "") for d in context.get("disks", []) if isinstance(d, dict)),
+            f"{context.filesystem or ''} {context.mount_options or ''}".strip(),
+            ", ".join(d.name or "" for d in context.disks or ()),
             count_noun(detail.sample_count, "sample"),
             _imported_from(detail),
             f"tags: {', '.join(run.tags)}" if run.tags else "",
@@ -163,17 +164,17 @@ class RunDetailPane(QWidget):
 
 def _not_run(detail: RunDetail) -> set[str]:
     """Phases of tests a bonnie++ import says did not run (`-f` skips per-char): no rows."""
-    skipped = detail.context.get("not_run") if detail.source == "imported" else None
-    if not isinstance(skipped, list):
+    skipped = detail.context.not_run if detail.source == "imported" else None
+    if skipped is None:
         return set()
     return {BONNIE_TESTS[name][0] for name in skipped if name in BONNIE_TESTS}
 
 
 def _imported_from(detail: RunDetail) -> str:
     """Where an import came from, and the units its tool printed (shown converted)."""
-    record = detail.context.get("import")
-    if detail.source != "imported" or not isinstance(record, dict):
+    record = detail.context.import_record
+    if detail.source != "imported" or record is None:
         return ""
     units = {r.source_unit: r.unit for r in detail.results if r.source_unit}
     shown = ", ".join(f"{tool} as {stored}" for tool, stored in sorted(units.items()))
-    return f"imported from {record.get('file', '?')}" + (f" ({shown})" if shown else "")
+    return f"imported from {record.file or '?'}" + (f" ({shown})" if shown else "")

@@ -34,7 +34,8 @@ from stripewise.gui import help_dialogs as says
 from stripewise.gui.history_detail import OtherFigures, RunDetailPane
 from stripewise.gui.history_model import COLUMNS, SORT_ROLE, RunTableModel
 from stripewise.gui.pages import page_title
-from stripewise.model.run import RunDetail, RunSummary
+from stripewise.model.run import RunSummary
+from stripewise.model.run_detail import RunDetail
 from stripewise.model.wording import count_noun
 from stripewise.services.history import HistoryService
 

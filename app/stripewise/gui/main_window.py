@@ -28,6 +28,7 @@ from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.gui.tuning_page import TuningPage
+from stripewise.model.bench import BenchSpec
 from stripewise.model.wording import count_noun
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.group_bench import GroupBenchService
@@ -201,7 +202,7 @@ class MainWindow(QMainWindow):
         self.compare_windows.append(window)
         return window
 
-    def bench_again(self, spec: dict[str, object], repetitions: int) -> None:
+    def bench_again(self, spec: BenchSpec, repetitions: int) -> None:
         """The Benchmark page set up with a stored run's spec and `repetitions` passes (a
         comparison could not tell from fewer); the user checks it and presses Start."""
         from stripewise.gui.bench_page import BenchPage

@@ -9,10 +9,8 @@ Stripewise is reported before anything writes to it, and they are backed up befo
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, event, text
@@ -21,6 +19,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.pool import NullPool, StaticPool
 
 from stripewise.history import sqlitefile
+from stripewise.history.connection import Database, display_url
 from stripewise.history.disk_room import wal_index_room
 from stripewise.history.errors import (
     CorruptDatabaseError,
@@ -44,7 +43,6 @@ from stripewise.history.sqlitefile import move_aside
 
 if TYPE_CHECKING:
     from alembic.config import Config
-    from sqlalchemy.orm import Session, sessionmaker
 
 __all__ = [
     "ENV_VAR",
@@ -60,6 +58,7 @@ __all__ = [
     "RunNotFoundError",
     "alembic_config",
     "default_database_url",
+    "display_url",
     "move_aside",
     "open_database",
     "path_to_url",
@@ -75,73 +74,6 @@ BUSY_TIMEOUT_MS = 5000
 MIGRATION_LOCK_KEY = 0x5374726970657769
 CONNECT_TIMEOUT_S = 10
 MIGRATION_WAIT_S = 600  # a large history's upgrade may take minutes; then say so, never hang
-
-
-class Database:
-    """An open history database. `close()` releases its connections."""
-
-    def __init__(
-        self,
-        url: URL,
-        engine: Engine,
-        schema_revision: str | None,
-        sqlite_path: Path | None,
-        backup_path: Path | None,
-    ) -> None:
-        self.url = url.render_as_string(hide_password=False)
-        self.display_url = display_url(url)
-        self.engine = engine
-        self.schema_revision = schema_revision
-        self.sqlite_path = sqlite_path
-        self.backup_path = backup_path
-        # what the local spool held at opening: synced, or still waiting (None: nothing)
-        self.spool_note: str | None = None
-        self._sessions: sessionmaker[Session] | None = None
-
-    @property
-    def location(self) -> str:
-        """How messages name this database: the file path, or the URL without password."""
-        return str(self.sqlite_path) if self.sqlite_path else self.display_url
-
-    @property
-    def needs_migration(self) -> bool:
-        """True only when opened with `migrate=False` on an older schema."""
-        return self.schema_revision != HEAD_REVISION
-
-    def session(self) -> Session:
-        """An ORM session; use as `with db.session() as s:`. The ORM loads on first use."""
-        if self._sessions is None:
-            from sqlalchemy.orm import sessionmaker
-
-            self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        return self._sessions()
-
-    def close(self) -> None:
-        self.engine.dispose()
-
-    def __enter__(self) -> Database:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"Database({self.display_url!r}, revision={self.schema_revision!r})"
-
-
-def display_url(url: URL | str) -> str:
-    """The URL for messages: password replaced by `***`, even if the URL does not parse."""
-    if isinstance(url, URL):
-        return url.render_as_string(hide_password=True)
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (sa_exc.ArgumentError, ValueError):
-        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
 
 
 def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:

@@ -12,12 +12,14 @@ import io
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from stripewise.history.run_row import stored_spec
 from stripewise.history.store import SampleRow
 from stripewise.model.compare import Comparison, MetricRow, Spread, count_tested
-from stripewise.model.run import RunDetail
+from stripewise.model.run_detail import RunDetail
 from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES, Evidence
 
@@ -38,6 +40,21 @@ CSV_COLUMNS = (
 )
 
 
+def _record(detail: RunDetail) -> dict[str, object]:
+    """What the history keeps about a run beside its summary: its key, the baseline mark,
+    its host, and its place in a group run."""
+    record: dict[str, object] = {
+        "uuid": detail.uuid,
+        "baseline": detail.summary.baseline,
+        "host_info": None if detail.host_info is None else asdict(detail.host_info),
+    }
+    if detail.host_runs:
+        record["host_runs"] = [asdict(run) for run in detail.host_runs]
+    if detail.parent_run_id is not None:
+        record |= {"parent_run_id": detail.parent_run_id, "host_label": detail.host_label}
+    return record
+
+
 def export_run_json(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
     """The whole run (metadata, spec, context, results, samples) as indented JSON."""
     s = detail.summary
@@ -45,7 +62,7 @@ def export_run_json(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
         "format": JSON_FORMAT,
         "format_version": JSON_FORMAT_VERSION,
         "run": {
-            **detail.extra,  # first, so it can never shadow the fields below
+            **_record(detail),  # first, so it can never shadow the fields below
             "id": s.id,
             "name": s.name,
             "status": s.status.value,
@@ -61,8 +78,8 @@ def export_run_json(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
             "source": detail.source,
             "sample_count": detail.sample_count,
         },
-        "spec": detail.spec,
-        "context": detail.context,
+        "spec": stored_spec(detail.spec, detail.options),
+        "context": detail.context.to_json(),
         "results": [
             {
                 "phase": r.phase,

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from stripewise.history.database import Database
+from stripewise.history.connection import Database
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import RunStatus
+from stripewise.model.run_context import GroupHost, RunContext
 from stripewise.model.run_naming import run_name
 from stripewise.protocol.events import Sample
 from stripewise.protocol.group import TOTAL_HOST, GroupOutcome, HostOutcome
-from stripewise.protocol.spec import spec_to_json
 from stripewise.system.hostinfo import HostInfo
 
 GROUP_ENGINE = "fio"  # group runs are fio's client/server mode
@@ -42,7 +41,6 @@ def store_group_run(
     if started.tzinfo is None:
         started = started.replace(tzinfo=UTC)
     finished = started + timedelta(seconds=outcome.elapsed_s)
-    spec = spec_to_json(outcome.spec)
     version = next((h.result.engine_version for h in outcome.hosts if h.result), "")
     title = name or default_name(outcome)
     parent = store.create_run(
@@ -51,7 +49,7 @@ def store_group_run(
         target=outcome.spec.target,
         engine=GROUP_ENGINE,
         engine_version=version,
-        spec=spec,
+        spec=outcome.spec,
         context=group_context(outcome),
         started_at=started,
     )
@@ -67,8 +65,8 @@ def store_group_run(
             target=outcome.spec.target,
             engine=GROUP_ENGINE,
             engine_version=host.result.engine_version if host.result else version,
-            spec=spec,
-            context={"group_host": host.host, "status": host.status, "error": host.error},
+            spec=outcome.spec,
+            context=RunContext(group_host=host.host, status=host.status, error=host.error),
             started_at=started,
             parent_run_id=parent,
             host_label=host.host,
@@ -88,13 +86,13 @@ def default_name(outcome: GroupOutcome) -> str:
     return run_name(outcome.spec, f"{who}: {outcome.spec.target}")  # by what sets it apart
 
 
-def group_context(outcome: GroupOutcome) -> dict[str, Any]:
-    return {
-        "group": outcome.group,
-        "hosts": [{"host": h.host, "status": h.status, "error": h.error} for h in outcome.hosts],
-        "partial": outcome.partial,
-        "total": "sum of the hosts that completed; no latency or CPU (per host only)",
-    }
+def group_context(outcome: GroupOutcome) -> RunContext:
+    return RunContext(
+        group=outcome.group,
+        hosts=tuple(GroupHost(h.host, h.status, h.error) for h in outcome.hosts),
+        partial=outcome.partial,
+        total="sum of the hosts that completed; no latency or CPU (per host only)",
+    )
 
 
 def host_run_status(host: HostOutcome) -> RunStatus:

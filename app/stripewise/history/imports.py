@@ -10,7 +10,6 @@ importing it again, under any name, is refused instead of doubling its runs.
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,17 @@ from typing import Any
 from sqlalchemy import Connection, Table, insert, select
 from sqlalchemy import exc as sa_exc
 
-from stripewise.history.database import Database
+from stripewise.history.connection import Database
 from stripewise.history.errors import DatabaseError, one_line
 from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
-from stripewise.history.store import json_safe, result_params
+from stripewise.history.run_row import RunRow, insert_row
+from stripewise.history.store import result_params
 from stripewise.importers import ImportedRun, parse
 from stripewise.importers.common import decode, file_warnings
 from stripewise.input_files import read_bytes
 from stripewise.model.run import RunStatus
+from stripewise.model.run_context import JsonObject, RunContext
 
 # Results files are text of a few kB to a few MB; anything far larger is not one.
 MAX_IMPORT_BYTES = 64 * 2**20
@@ -111,7 +112,7 @@ def import_runs(
             for run in runs:
                 if run.host not in host_ids:
                     host_ids[run.host] = _host_id(conn, run.host)
-                record: dict[str, Any] = {"file": source_name, "sha256": sha256}
+                record: JsonObject = {"file": source_name, "sha256": sha256}
                 record |= {k: run.context.get(k) for k in ("format", "line")}
                 title = _title(run, name, len(runs))
                 ids.append(_insert_run(conn, host_ids[run.host], run, title, record))
@@ -162,26 +163,21 @@ def _host_id(conn: Connection, hostname: str | None) -> int:
 
 
 def _insert_run(
-    conn: Connection, host_id: int, run: ImportedRun, title: str, record: dict[str, Any]
+    conn: Connection, host_id: int, run: ImportedRun, title: str, record: JsonObject
 ) -> int:
-    row = {
-        "uuid": str(uuid.uuid4()),
-        "host_id": host_id,
-        "name": title,
-        "status": RunStatus.COMPLETE.value,
-        "engine": run.engine,
-        "engine_version": run.engine_version[:64],
-        "target": run.target,
-        "started_at": run.started_at or utc_now(),
-        "finished_at": None,  # files rarely say how long a run took
-        "spec": json_safe(dict(run.spec)),
-        "context": json_safe({**run.context, "import": record}),
-        "tags": [],
-        "notes": "",
-        "source": "imported",
-        "baseline": False,
-    }
-    run_id = _inserted_id(conn, runs_table, row)
+    """The run's row (its tool's options kept as `options`: no BenchSpec) and its results."""
+    row = RunRow(
+        name=title,
+        target=run.target,
+        engine=run.engine,
+        engine_version=run.engine_version[:64],
+        started_at=run.started_at or utc_now(),  # files rarely say how long a run took
+        options=dict(run.spec),
+        context=RunContext.from_json({**run.context, "import": record}),
+        source="imported",
+        status=RunStatus.COMPLETE,
+    )
+    run_id = insert_row(conn, host_id, row)
     params = result_params(run_id, run.results)
     if params:
         conn.execute(insert(results), params)

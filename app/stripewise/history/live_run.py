@@ -26,7 +26,9 @@ from datetime import datetime
 
 from stripewise.history.database import Database, display_url, open_database
 from stripewise.history.errors import DatabaseError, one_line
-from stripewise.history.spool import KeyedRun, Spool, SpoolError, create_keyed_run, waiting_line
+from stripewise.history.keyed_runs import KeyedRun
+from stripewise.history.run_row import write_run
+from stripewise.history.spool import Spool, SpoolError, waiting_line
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
 from stripewise.model.wording import count_noun
@@ -73,7 +75,7 @@ class LiveRun:
             try:
                 self._db = open_database(self.url)
                 self._store = HistoryStore(self._db)
-                self.run_id = create_keyed_run(self._db, self.run)
+                self.run_id = write_run(self._db, self.run.host, self.run.row)
             except DatabaseError as exc:
                 self._start_spooling(exc)
 

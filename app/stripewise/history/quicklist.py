@@ -25,6 +25,7 @@ from stripewise.history.revisions import HEAD_REVISION
 from stripewise.history.rows import SUMMARY_FIELDS, as_utc, summary_from_row
 from stripewise.history.spool_peek import spool_waiting
 from stripewise.model.run import RunSummary
+from stripewise.model.run_context import RunContext
 from stripewise.system.hostinfo import current_machine_id
 
 _COLUMNS = {
@@ -106,6 +107,6 @@ def abandoned(contexts: list[tuple[Any]]) -> bool:
     text from SQLite, as dicts from psycopg."""
     for (context,) in contexts:
         found = json.loads(context) if isinstance(context, str) else context
-        if not recorder_alive((found or {}).get("recorder")):
+        if not recorder_alive(RunContext.from_json(found).recorder):
             return True
     return False

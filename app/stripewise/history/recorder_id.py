@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+
+from stripewise.model.run_context import Recorder
 
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
@@ -34,16 +35,16 @@ def _boot_id() -> str:
         return ""
 
 
-def this_recorder() -> dict[str, Any]:
+def this_recorder() -> Recorder:
     pid = os.getpid()
-    return {"pid": pid, "start_ticks": _start_ticks(pid), "boot_id": _boot_id()}
+    return Recorder(pid=pid, start_ticks=_start_ticks(pid), boot_id=_boot_id())
 
 
-def recorder_alive(recorder: Any) -> bool:
-    """True when the process that recorded `recorder` still runs; unknown shapes count as gone."""
-    if not isinstance(recorder, dict):
+def recorder_alive(recorder: Recorder | None) -> bool:
+    """True when the process that recorded `recorder` still runs; a run without one (or with
+    one this version cannot read) counts as gone."""
+    if recorder is None or recorder.pid is None or recorder.pid <= 0:
         return False
-    pid, ticks, boot = recorder.get("pid"), recorder.get("start_ticks"), recorder.get("boot_id")
-    if not isinstance(pid, int) or pid <= 0 or boot != _boot_id():
+    if recorder.boot_id != _boot_id():
         return False
-    return ticks is not None and _start_ticks(pid) == ticks
+    return recorder.start_ticks is not None and _start_ticks(recorder.pid) == recorder.start_ticks

@@ -31,7 +31,8 @@ from stripewise.model.compare import (
     phase_order,
 )
 from stripewise.model.phase_series import series_note
-from stripewise.model.run import ResultValue, RunDetail
+from stripewise.model.run import ResultValue
+from stripewise.model.run_detail import RunDetail
 from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 from stripewise.model.wording import count_noun
@@ -399,7 +400,7 @@ def _repetition_figures(samples: Sequence[SampleRow]) -> list[str]:
 
 
 def _full_context_table(detail: RunDetail) -> str:
-    flat = [(k, v) for k, v in flatten(detail.context) if not is_bookkeeping(k)]
+    flat = [(k, v) for k, v in flatten(detail.context.to_json()) if not is_bookkeeping(k)]
     if not flat:
         return '<p class="note">No context recorded.</p>'
     rows = []

@@ -12,40 +12,26 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from stripewise.history.database import Database
+from stripewise.history.connection import Database
 from stripewise.history.disk_room import ensure_ballast, is_full, release_ballast
 from stripewise.history.errors import DatabaseError, one_line
-from stripewise.history.keyed_runs import (
-    KeyedRun,
-    SpooledRun,
-    create_keyed_run,
-    find_run,
-    sync_run,
-)
+from stripewise.history.json_values import json_safe
+from stripewise.history.keyed_runs import KeyedRun, file_end
 from stripewise.history.location import spool_file
 from stripewise.history.models import utc_now
-from stripewise.history.store import HistoryStore, SampleRow, json_safe
+from stripewise.history.recorder_id import recorder_alive
+from stripewise.history.run_row import write_run
+from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
 
-__all__ = [
-    "KeyedRun",
-    "Spool",
-    "SpoolError",
-    "SyncOutcome",
-    "create_keyed_run",
-    "find_run",
-    "new_run_key",
-    "synced_line",
-    "waiting_line",
-]
+__all__ = ["Spool", "SpoolError", "SyncOutcome", "synced_line", "waiting_line"]
 
 WAIT_S = 30.0  # another process syncing the same spool holds it this long at most
 
@@ -59,12 +45,19 @@ CREATE TABLE IF NOT EXISTS samples (
 """
 
 
-def new_run_key() -> str:
-    return str(uuid.uuid4())
-
-
 class SpoolError(Exception):
     """The spool itself could not keep a record (its disk is full, its folder unwritable)."""
+
+
+@dataclass(frozen=True)
+class SpooledRun:
+    """One run as the spool holds it: its header, and what it knows of its end."""
+
+    run: KeyedRun
+    samples: list[SampleRow]
+    status: str | None  # None: not ended (still recorded, or its recorder died)
+    finished_at: str | None
+    results: str | None  # JSON: the final results, or the finished phases' so far
 
 
 @dataclass(frozen=True)
@@ -248,6 +241,29 @@ def _spool_call(path: Path, call: Callable[[], _T]) -> _T:
     except (OSError, sqlite3.Error) as exc:
         reason = "its disk is full" if is_full(exc) else one_line(str(exc))
         raise SpoolError(f"cannot keep it on this computer ({path}): {reason}") from exc
+
+
+def sync_run(db: Database, store: HistoryStore, spooled: SpooledRun) -> tuple[int, int, bool]:
+    """(history id, samples sent, whether the run is whole in the database now)."""
+    run = spooled.run
+    run_id = write_run(db, run.host, run.row)
+    sent = store.add_samples(run_id, spooled.samples)  # a seq the database has is skipped
+    if spooled.results:  # the recorder's latest word on them: the end's, or its finished phases'
+        store.replace_results(run_id, [_result(v) for v in json.loads(spooled.results)])
+    if spooled.status is None:
+        if recorder_alive(run.row.context.recorder):
+            return run_id, sent, False  # still being recorded: its end comes later
+        file_end(db, run_id, RunStatus.ABORTED, None)  # its recorder died with the run
+        return run_id, sent, True
+    ended = datetime.fromisoformat(spooled.finished_at) if spooled.finished_at else None
+    file_end(db, run_id, RunStatus(spooled.status), ended)
+    return run_id, sent, True
+
+
+def _result(fields: dict[str, Any]) -> ResultValue:
+    return ResultValue(
+        **fields | {"passes": tuple(fields["passes"]), "flags": tuple(fields["flags"])}
+    )
 
 
 def _samples(conn: sqlite3.Connection, key: str) -> list[SampleRow]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from stripewise.history.location import spool_file
 from stripewise.history.recorder_id import recorder_alive
+from stripewise.model.run_context import RunContext
 
 
 def spool_waiting(url: str, folder: Path | None = None) -> bool:
@@ -31,7 +32,8 @@ def spool_waiting(url: str, folder: Path | None = None) -> bool:
         for header, status, results in rows:
             if status is not None or results is not None:
                 return True
-            if not recorder_alive(json.loads(header).get("context", {}).get("recorder")):
+            context = RunContext.from_json(json.loads(header).get("context"))
+            if not recorder_alive(context.recorder):
                 return True
     except (sqlite3.Error, ValueError, AttributeError):
         return True

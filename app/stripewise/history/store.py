@@ -7,8 +7,6 @@ of runs, and no lazy-loading object escapes a session. Samples are stored packed
 
 from __future__ import annotations
 
-import math
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -18,19 +16,17 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 
-from stripewise.history.database import Database
-from stripewise.history.errors import CorruptDatabaseError, DatabaseError, RunNotFoundError
-from stripewise.history.models import (
-    RUN_SOURCES,
-    hosts,
-    results,
-    runs,
-    sample_blocks,
-    utc_now,
-)
+from stripewise.history.connection import Database, driver_errors
+from stripewise.history.errors import DatabaseError, RunNotFoundError
+from stripewise.history.json_values import finite
+from stripewise.history.models import hosts, results, runs, sample_blocks, utc_now
 from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
+from stripewise.history.run_row import RunRow, ensure_host, read_spec, write_run
+from stripewise.model.bench import BenchSpec
 from stripewise.model.phase_series import ENGINE_KEYS
-from stripewise.model.run import Headline, ResultValue, RunDetail, RunStatus, RunSummary
+from stripewise.model.run import Headline, ResultValue, RunStatus, RunSummary
+from stripewise.model.run_context import JsonObject, RunContext
+from stripewise.model.run_detail import HostFacts, HostRun, RunDetail
 from stripewise.model.run_headline import headline
 from stripewise.protocol.events import Sample
 from stripewise.system.hostinfo import HostInfo
@@ -72,32 +68,12 @@ class HistoryStore:
 
     def ensure_host(self, info: HostInfo) -> int:
         """Id of the host with this machine id, inserting it or refreshing its details."""
-        now = utc_now()
-        details = {
-            "hostname": info.hostname,
-            "kernel": info.kernel,
-            "cpu_model": info.cpu_model,
-            "cpu_count": info.cpu_count,
-            "ram_bytes": info.ram_bytes,
-            "last_seen": now,
-        }
-        by_machine = select(hosts.c.id).where(hosts.c.machine_id == info.machine_id)
-
-        def upsert() -> int:
-            with self._write() as conn:
-                host_id = conn.execute(by_machine).scalar_one_or_none()
-                if host_id is not None:
-                    conn.execute(update(hosts).where(hosts.c.id == host_id).values(details))
-                    return int(host_id)
-                row = {**details, "machine_id": info.machine_id, "first_seen": now}
-                key = conn.execute(insert(hosts), row).inserted_primary_key
-                assert key is not None  # a single-row INSERT always has one
-                return int(key[0])
-
         try:
-            return upsert()
+            with self._write() as conn:
+                return ensure_host(conn, info)
         except sa_exc.IntegrityError:
-            return upsert()  # another process inserted it between our select and insert
+            with self._write() as conn:  # another process inserted it between select and insert
+                return ensure_host(conn, info)
 
     # -- writing a run -----------------------------------------------------------------
 
@@ -109,8 +85,9 @@ class HistoryStore:
         target: str,
         engine: str,
         engine_version: str,
-        spec: Mapping[str, Any],
-        context: Mapping[str, Any],
+        spec: BenchSpec | None = None,
+        context: RunContext | None = None,
+        options: JsonObject | None = None,
         started_at: datetime | None = None,
         source: str = "measured",
         status: RunStatus = RunStatus.RUNNING,
@@ -119,37 +96,25 @@ class HistoryStore:
         parent_run_id: int | None = None,
         host_label: str | None = None,
     ) -> int:
-        """`parent_run_id`/`host_label`: a group run's host run (history.group_runs)."""
-        if source not in RUN_SOURCES:
-            raise ValueError(f"run source must be one of {RUN_SOURCES}, not {source!r}")
-        row = {
-            "uuid": str(uuid.uuid4()),
-            "host_id": host_id,
-            "name": name,
-            "status": RunStatus(status).value,
-            "engine": engine,
-            "engine_version": engine_version,
-            "target": target,
-            "started_at": _aware(started_at, "started_at") or utc_now(),
-            "finished_at": None,
-            "spec": json_safe(dict(spec)),
-            "context": json_safe(dict(context)),
-            "tags": list(tags),
-            "notes": notes,
-            "source": source,
-            "baseline": False,
-            "parent_run_id": parent_run_id,
-            "host_label": host_label,
-        }
-        try:
-            with self._write() as conn:
-                key = conn.execute(insert(runs), row).inserted_primary_key
-                assert key is not None  # a single-row INSERT always has one
-                return int(key[0])
-        except sa_exc.IntegrityError as exc:
-            raise DatabaseError(
-                f"cannot record run {name!r} in {self._db.location}: no host with id {host_id}"
-            ) from exc
+        """A new run of a host already in the history (`ensure_host`), through `write_run`.
+        `parent_run_id`/`host_label`: a group run's host run (history.group_runs)."""
+        row = RunRow(
+            name=name,
+            target=target,
+            engine=engine,
+            engine_version=engine_version,
+            started_at=started_at or utc_now(),
+            spec=spec,
+            context=context or RunContext(),
+            options=options or {},
+            tags=tuple(tags),
+            source=source,
+            status=status,
+            notes=notes,
+            parent_run_id=parent_run_id,
+            host_label=host_label,
+        )
+        return write_run(self._db, host_id, row)
 
     def add_samples(self, run_id: int, rows: Sequence[SampleRow]) -> int:
         """The batch packed into blocks, in one transaction; -> how many were new: a seq the
@@ -227,7 +192,8 @@ class HistoryStore:
             ids = [
                 int(row.id)
                 for row in conn.execute(query)
-                if machine_id is None or not recorder_alive((row.context or {}).get("recorder"))
+                if machine_id is None
+                or not recorder_alive(RunContext.from_json(row.context).recorder)
             ]
             if ids:
                 conn.execute(
@@ -333,7 +299,9 @@ class HistoryStore:
                     values[int(r.run_id)].append(_result_value(r))
                 for row in rows:
                     if not Headline.is_current(row.headline):
-                        made[int(row.id)] = headline(dict(row.context or {}), values[int(row.id)])
+                        made[int(row.id)] = headline(
+                            RunContext.from_json(row.context), values[int(row.id)]
+                        )
         try:
             with self._write() as conn:
                 for chunk in chunks:
@@ -380,30 +348,28 @@ class HistoryStore:
             result_rows = conn.execute(result_stmt).all()
             sample_count = int(conn.execute(count_stmt).scalar_one())
             children = conn.execute(children_stmt).all()
-        group: dict[str, Any] = {}
-        if children:  # a group run: its hosts' runs
-            group["host_runs"] = [
-                {"run_id": int(c.id), "host": c.host_label, "status": c.status} for c in children
-            ]
-        if row.parent_run_id is not None:
-            group |= {"parent_run_id": int(row.parent_run_id), "host_label": row.host_label}
-        host = {
-            "hostname": row.hostname,
-            "machine_id": row.machine_id,
-            "kernel": row.kernel,
-            "cpu_model": row.cpu_model,
-            "cpu_count": row.cpu_count,
-            "ram_bytes": row.ram_bytes,
-        }
+        spec, options = read_spec(row.spec)
         return RunDetail(
             summary=summary_from_row(row),
-            spec=dict(row.spec or {}),
-            context=dict(row.context or {}),
+            spec=spec,
+            context=RunContext.from_json(row.context),
             results=tuple(_result_value(r) for r in result_rows),
             sample_count=sample_count,
             notes=row.notes,
             source=row.source,
-            extra={"uuid": row.uuid, "baseline": bool(row.baseline), "host_info": host} | group,
+            options=options,
+            uuid=row.uuid,
+            host_info=HostFacts(
+                hostname=row.hostname,
+                machine_id=row.machine_id,
+                kernel=row.kernel,
+                cpu_model=row.cpu_model,
+                cpu_count=row.cpu_count,
+                ram_bytes=row.ram_bytes,
+            ),
+            host_runs=tuple(HostRun(int(c.id), c.host_label, c.status) for c in children),
+            parent_run_id=None if row.parent_run_id is None else int(row.parent_run_id),
+            host_label=row.host_label if row.parent_run_id is not None else None,
         )
 
     def get_runs(self, run_ids: Sequence[int]) -> list[RunDetail]:
@@ -448,13 +414,13 @@ class HistoryStore:
                 self._require_run(conn, run_id)
         return rows
 
-    def contexts(self) -> dict[int, dict[str, Any]]:
+    def contexts(self) -> dict[int, RunContext]:
         """Every run's context by id: for filtering runs by what was in force."""
         with self._read() as conn:
             rows = conn.execute(
                 select(runs.c.id, runs.c.context).where(runs.c.deleted_at.is_(None))
             )
-            return {int(row.id): dict(row.context or {}) for row in rows}
+            return {int(row.id): RunContext.from_json(row.context) for row in rows}
 
     def count_runs(self) -> int:
         with self._read() as conn:
@@ -503,27 +469,13 @@ class HistoryStore:
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self._translated(), self._engine.begin() as conn:
+        with driver_errors(self._db), self._engine.begin() as conn:
             yield conn
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
-        with self._translated(), self._engine.connect() as conn:
+        with driver_errors(self._db), self._engine.connect() as conn:
             yield conn
-
-    @contextmanager
-    def _translated(self) -> Iterator[None]:
-        """Driver errors become DatabaseError naming the file; integrity errors pass through."""
-        try:
-            yield
-        except sa_exc.IntegrityError:
-            raise
-        except sa_exc.DBAPIError as exc:
-            message = str(exc.orig)
-            path = self._db.sqlite_path
-            if path is not None and ("malformed" in message or "not a database" in message):
-                raise CorruptDatabaseError(path, message) from exc
-            raise DatabaseError(f"{self._db.location}: {' '.join(message.split())}") from exc
 
 
 def _aware(value: datetime | None, name: str) -> datetime | None:
@@ -541,11 +493,11 @@ def result_params(run_id: int, values: Sequence[ResultValue]) -> list[dict[str, 
             "phase": v.phase,
             "metric": v.metric,
             "unit": v.unit,
-            "value": _finite(v.value),
-            "min_value": _finite(v.min_value),
-            "max_value": _finite(v.max_value),
+            "value": finite(v.value),
+            "min_value": finite(v.min_value),
+            "max_value": finite(v.max_value),
             "repetitions": v.repetitions,
-            "passes": [_finite(p) for p in v.passes] or None,
+            "passes": [finite(p) for p in v.passes] or None,
             "flags": list(v.flags) or None,
             "source_unit": v.source_unit or None,
         }
@@ -578,19 +530,3 @@ def clean_tags(tags: Sequence[str]) -> list[str]:
         if tag and tag not in cleaned:
             cleaned.append(tag)
     return cleaned
-
-
-def json_safe(value: Any) -> Any:
-    """Non-finite floats become null at any depth: PostgreSQL rejects NaN in JSON."""
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return _finite(value)
-
-
-def _finite(value: Any) -> Any:
-    """NaN and infinities are not valid JSON nor portable SQL: store them as missing."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value

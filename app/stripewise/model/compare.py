@@ -14,11 +14,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stripewise.model.bench import SpecError, parse_size
+from stripewise.model.bench import BenchSpec, SpecError, parse_size
 from stripewise.model.compare_caveats import not_comparable
 from stripewise.model.phase_series import Series as Series
 from stripewise.model.phase_series import engine_series as engine_series
-from stripewise.model.run import ResultValue, RunDetail
+from stripewise.model.run import ResultValue
+from stripewise.model.run_context import JsonObject
+from stripewise.model.run_detail import RunDetail
 from stripewise.model.verdict import MIN_PASSES, Evidence, cant_tell, holm, welch
 from stripewise.model.vocabulary import PHASES, is_lower_better
 
@@ -341,8 +343,8 @@ def _pass_count(result: ResultValue | None, run: RunDetail) -> int:
         return 0
     if result.passes:
         return len(result.passes)
-    made = run.spec.get("repetitions") if run.source == "measured" else None
-    if result.repetitions > 1 or (isinstance(made, int) and made > 1):
+    made = run.spec.repetitions if run.source == "measured" and run.spec is not None else None
+    if result.repetitions > 1 or (made is not None and made > 1):
         return 0
     return 1
 
@@ -400,14 +402,37 @@ def _spread_of(result: ResultValue | None) -> Spread | None:
 def _comparable_context(run: RunDetail) -> dict[str, Any]:
     """Flattened context without bookkeeping, the run's spec under `spec`, plus the derived
     `workload.file_size_vs_ram`."""
-    context = dict(run.context)
-    if "spec" not in context and run.spec:
-        context["spec"] = run.spec
+    context = run.context.to_json()
+    spec = spec_settings(run.spec) if run.spec is not None else run.options
+    if "spec" not in context and spec:  # a context of before schema 0006 repeats its spec
+        context["spec"] = spec
     flat = {key: value for key, value in flatten(context) if not is_bookkeeping(key)}
     ratio = _file_size_vs_ram(flat)
     if ratio is not None:
         flat["workload.file_size_vs_ram"] = ratio
     return flat
+
+
+def spec_settings(spec: BenchSpec) -> JsonObject:
+    """A measured run's spec as the comparison names its settings (`spec.block_size`...):
+    the keys of the spec the helper echoes (docs/history.md), sizes in bytes."""
+    settings: JsonObject = {
+        "target": spec.target,
+        "size": spec.size_bytes,
+        "block_size": spec.block_bytes,
+        "random_block_size": spec.random_block_bytes,
+        "direct": spec.direct,
+        "phases": [phase.value for phase in spec.phases],
+        "queue_depth": spec.queue_depth,
+        "streams": spec.streams,
+        "repetitions": spec.repetitions,
+        "runtime_cap_s": spec.runtime_cap_s,
+        "sample_rate_hz": spec.sample_rate_hz,
+        "engine": spec.engine,
+    }
+    if spec.cpu_latency_us is not None:
+        settings["cpu_latency_us"] = spec.cpu_latency_us
+    return settings
 
 
 def is_bookkeeping(key: str) -> bool:

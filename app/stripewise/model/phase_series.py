@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from stripewise.model.run import RunDetail
+from stripewise.model.run_detail import RunDetail
 
 ENGINE_KEYS = ("engine_read_mb_s", "engine_write_mb_s")  # what "Over time" draws
 Series = dict[str, tuple[tuple[float, ...], tuple[float, ...]]]  # phase -> (s since start, MB/s)

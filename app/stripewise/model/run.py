@@ -101,17 +101,3 @@ class RunSummary:
         if self.finished_at is None:
             return None
         return (self.finished_at - self.started_at).total_seconds()
-
-
-@dataclass(frozen=True)
-class RunDetail:
-    """A run with everything recorded about it except its raw samples."""
-
-    summary: RunSummary
-    spec: dict[str, Any]
-    context: dict[str, Any]
-    results: tuple[ResultValue, ...]
-    sample_count: int
-    notes: str = ""
-    source: str = "measured"
-    extra: dict[str, Any] = field(default_factory=dict)

@@ -8,9 +8,9 @@ value. All terms must match.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from stripewise.model.compare import flatten
+from stripewise.model.run_context import RunContext
 
 Term = tuple[str, str | None]
 
@@ -31,11 +31,10 @@ def _key_matches(flat_key: str, key: str) -> bool:
     return flat == key or flat.endswith("." + key) or flat.endswith("]" + key)
 
 
-def matches(
-    context: Mapping[str, Any], terms: list[Term], also: Mapping[str, Any] | None = None
-) -> bool:
-    """`also`: run fields outside the context (name, target, engine) a bare word may match."""
-    pairs = [(k.lower(), str(v).lower()) for k, v in flatten(context)]
+def matches(context: RunContext, terms: list[Term], also: Mapping[str, str] | None = None) -> bool:
+    """`also`: run fields outside the context (name, target, engine) a bare word may match;
+    the context's keys are the stored ones, dotted (its JSON document, flattened)."""
+    pairs = [(k.lower(), str(v).lower()) for k, v in flatten(context.to_json())]
     pairs += [(k.lower(), str(v).lower()) for k, v in (also or {}).items()]
     for key, value in terms:
         if value is None:

@@ -10,10 +10,11 @@ results table rounds the same figure (never 565 MiB/s in the list and 564 in the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TypeVar
 
 from stripewise.model.run import Headline, ResultValue
+from stripewise.model.run_context import QueueTuning, RunContext
 from stripewise.model.units import MIB_PER_MB
 from stripewise.model.vocabulary import IOPS, THROUGHPUT
 from stripewise.model.wording import count_noun
@@ -28,63 +29,60 @@ _FIGURES = (
     ("mixed", IOPS.metric, "mixed"),
 )
 _SHOWN = 3
+_V = TypeVar("_V")
 _RATE = re.compile(r"(\d[\d,]*(?:\.\d+)?) (MB/s|IOPS)")
 
 
-def headline(context: Mapping[str, Any], results: Sequence[ResultValue]) -> Headline:
+def headline(context: RunContext, results: Sequence[ResultValue]) -> Headline:
     return Headline(_array(context), _tuning(context), _figures(results))
 
 
-def _array(context: Mapping[str, Any]) -> str:
+def _array(context: RunContext) -> str:
     """The md array, or without one the device under the target and its filesystem."""
-    array = context.get("array")
-    if not isinstance(array, Mapping):
-        disks = [d for d in context.get("disks") or () if isinstance(d, Mapping)]
-        first = str(disks[0].get("name") or "") if disks else ""
-        return ", ".join(p for p in (first, str(context.get("filesystem") or "")) if p)
-    parts = [" ".join(str(p) for p in (array.get("device"), array.get("level")) if p)]
-    if array.get("chunk_kib"):
-        parts.append(f"{array['chunk_kib']} KiB chunk")
-    members = array.get("members")
-    if isinstance(members, list) and members:
-        parts.append(count_noun(len(members), "member"))
+    array = context.array
+    if array is None:
+        first = (context.disks[0].name or "") if context.disks else ""
+        return ", ".join(p for p in (first, context.filesystem or "") if p)
+    parts = [" ".join(str(p) for p in (array.device, array.level) if p)]
+    if array.chunk_kib:
+        parts.append(f"{array.chunk_kib} KiB chunk")
+    if array.members:
+        parts.append(count_noun(len(array.members), "member"))
     return ", ".join(p for p in parts if p)
 
 
-def _same(values: list[Any]) -> Any:
+def _same(values: list[_V]) -> _V | None:
     """The value when every disk has the same one, else None."""
     return values[0] if values and all(v == values[0] for v in values) else None
 
 
-def _tuning(context: Mapping[str, Any]) -> str:
-    disks = [d for d in context.get("disks") or () if isinstance(d, Mapping)]
-    tunings = [d.get("tuning") or {} for d in disks]
-    array = context.get("array")
-    if isinstance(array, Mapping) and isinstance(array.get("tuning"), Mapping):
-        disks, tunings = [array], [array["tuning"]]  # the filesystem reads through the array
+def _tuning(context: RunContext) -> str:
+    """The queue tuning the filesystem reads through (the array's, else the disks'), and
+    the writeback settings."""
+    named: list[tuple[str | None, QueueTuning]]
+    if context.array is not None and context.array.tuning is not None:
+        named = [(context.array.name, context.array.tuning)]
+    else:
+        named = [(d.name, d.tuning or QueueTuning()) for d in context.disks or ()]
     parts = []
-    if tunings:
-        read_ahead = _same([t.get("read_ahead_kb") for t in tunings])
-        scheduler = _same([t.get("scheduler") for t in tunings])
+    if named:
+        read_ahead = _same([t.read_ahead_kb for _, t in named])
+        scheduler = _same([t.scheduler for _, t in named])
         if read_ahead is not None:
             parts.append(f"read_ahead {read_ahead} KiB")
-        elif len(tunings) <= 3:  # a loop device over its backing disk, say: both matter
-            each = [
-                f"{d.get('name') or '?'} {t.get('read_ahead_kb')}"
-                for d, t in zip(disks, tunings, strict=True)
-            ]
+        elif len(named) <= 3:  # a loop device over its backing disk, say: both matter
+            each = [f"{name or '?'} {t.read_ahead_kb}" for name, t in named]
             parts.append(f"read_ahead {', '.join(each)} KiB")
         else:
             parts.append("mixed read_ahead")
         if scheduler:
-            parts.append(str(scheduler))
-    dirty = context.get("dirty")
-    if isinstance(dirty, Mapping):
-        if dirty.get("dirty_bytes"):
-            parts.append(f"dirty {int(dirty['dirty_bytes']) // 2**20} MiB")
-        elif dirty.get("dirty_ratio_pct") is not None:
-            background = dirty.get("dirty_background_ratio_pct")
-            parts.append(f"dirty {dirty['dirty_ratio_pct']}/{background} %")
+            parts.append(scheduler)
+    dirty = context.dirty
+    if dirty is not None:
+        if dirty.dirty_bytes:
+            parts.append(f"dirty {dirty.dirty_bytes // 2**20} MiB")
+        elif dirty.dirty_ratio_pct is not None:
+            parts.append(f"dirty {dirty.dirty_ratio_pct}/{dirty.dirty_background_ratio_pct} %")
     return ", ".join(parts)
 
 

@@ -9,13 +9,13 @@ crashed) ends the run as `aborted`, with every sample received and the phases th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, Signal
 
 from stripewise.history.recorder_id import this_recorder
 from stripewise.model.run import RunStatus
+from stripewise.model.run_context import RunContext
 from stripewise.model.topology import Inventory
 from stripewise.protocol.events import (
     BenchStartArgs,
@@ -47,13 +47,13 @@ class BenchRequest:
 
 def gather_context(
     started: BenchStarted, request: BenchRequest, inventory: Inventory | None
-) -> dict[str, Any]:
+) -> RunContext:
     """Runs on the history's serial writer thread (the recorder's work): reads sysfs,
     mountinfo and /proc."""
     from stripewise.inventory.bench_context import collect_context
 
     target = started.spec.target
-    context = collect_context(
+    gathered = collect_context(
         target,
         started.disks,
         engine=started.engine,
@@ -61,14 +61,12 @@ def gather_context(
         inventory=inventory,
         layers=started.layers,
     )
-    if started.target != target:
-        context["test_file"] = started.target
-    context["recorder"] = this_recorder()
-    if request.array_name:
-        array = dict(context.get("array") or {})
-        array["name"] = request.array_name
-        context["array"] = array
-    return context
+    context = replace(
+        RunContext.from_json(gathered),
+        test_file=started.target if started.target != target else None,
+        recorder=this_recorder(),
+    )
+    return context.with_array_name(request.array_name) if request.array_name else context
 
 
 class BenchSession(QObject):

@@ -19,7 +19,8 @@ from stripewise.history.database import (
 from stripewise.history.location import spool_file
 from stripewise.history.store import HistoryStore
 from stripewise.model.compare import Comparison, Series
-from stripewise.model.run import RunDetail, RunSummary
+from stripewise.model.run import RunSummary
+from stripewise.model.run_detail import RunDetail
 from stripewise.services.tasks import SerialWriter, run_in_background
 
 __all__ = [
@@ -200,6 +201,7 @@ class HistoryService(QObject):
 
     def filter_runs(self, text: str, on_done: Callable[[list[RunSummary]], None]) -> None:
         """Runs whose context matches `key=value` terms (see model.run_filter), newest first."""
+        from stripewise.model.run_context import RunContext
         from stripewise.model.run_filter import matches, parse_filter
 
         store, terms = self._store, parse_filter(text)
@@ -210,7 +212,7 @@ class HistoryService(QObject):
                 run
                 for run in store.list_runs()
                 if matches(
-                    contexts.get(run.id, {}),
+                    contexts.get(run.id, RunContext()),
                     terms,
                     {
                         "name": run.name,

@@ -18,18 +18,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from stripewise.history.database import Database
+from stripewise.history.connection import Database
 from stripewise.history.errors import DatabaseError
+from stripewise.history.keyed_runs import KeyedRun
 from stripewise.history.models import utc_now
-from stripewise.history.spool import KeyedRun, Spool, create_keyed_run, new_run_key, waiting_line
+from stripewise.history.run_row import RunRow, new_run_key, write_run
+from stripewise.history.spool import Spool, waiting_line
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.bench import BenchSpec
+from stripewise.model.run_context import RunContext
 from stripewise.protocol.events import RunResult, Sample
-from stripewise.protocol.spec import spec_to_json
 from stripewise.services.tasks import SerialWriter
 from stripewise.system.hostinfo import HostInfo
 
@@ -44,7 +45,7 @@ class RunHeader:
     engine: str
     engine_version: str
     spec: BenchSpec  # as the helper normalised it (bench.start's reply)
-    context: Callable[[], dict[str, Any]]  # gathered off the GUI thread (reads sysfs)
+    context: Callable[[], RunContext]  # gathered off the GUI thread (reads sysfs)
     tags: tuple[str, ...] = ()
 
 
@@ -91,7 +92,7 @@ class RunRecorder(QObject):
         def create() -> int | None:
             self._run = self._keyed(header)
             try:
-                self.run_id = create_keyed_run(self._db, self._run)
+                self.run_id = write_run(self._db, self._run.host, self._run.row)
             except DatabaseError as exc:
                 self._start_spooling(exc)
             return self.run_id
@@ -159,18 +160,18 @@ class RunRecorder(QObject):
 
     # --- on the writer's thread --------------------------------------------------------
     def _keyed(self, header: RunHeader) -> KeyedRun:
-        return KeyedRun(
+        row = RunRow(
             key=self.key,
-            host=HostInfo.current(),
             name=header.name,
             target=header.target,
             engine=header.engine,
             engine_version=header.engine_version,
-            spec=spec_to_json(header.spec),
+            spec=header.spec,
             context=header.context(),
             started_at=utc_now(),
             tags=header.tags,
         )
+        return KeyedRun(HostInfo.current(), row)
 
     def _start_spooling(self, exc: DatabaseError) -> None:
         """From now on the run is written to the spool; the header first, so a sync can
