@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from stripewise import environment
 from stripewise.cli.bench_output import emit, emit_lost, say
 from stripewise.cli.bench_save import Recording, say_filed
-from stripewise.cli.errors import CliError, database_url
+from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import add_db_option, finite, positive_int, whole_number
 from stripewise.model.run import RunStatus
@@ -45,8 +45,6 @@ from stripewise.unfinished_run import unfinished_result
 if TYPE_CHECKING:
     from stripewise.history.live_run import Filed
 
-CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-EXIT_PARTIAL = 3  # a group run that completed on some hosts only
 CANCEL_GRACE_S = 5.0  # the helper ends a cancelled run within a second (docs/protocol.md)
 _POLL_S = 0.25  # a read waits this long at most, then looks whether a cancel timed out
 

@@ -15,10 +15,16 @@ import sys
 import threading
 from typing import Any
 
-from stripewise.cli.bench import CANCEL_SIGNALS, EXIT_PARTIAL
 from stripewise.cli.bench_output import emit_group, emit_outcome, say
 from stripewise.cli.bench_save import save_group_run
-from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, CliError, database_url
+from stripewise.cli.errors import (
+    CANCEL_SIGNALS,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    CliError,
+    database_url,
+)
 from stripewise.model.host_address import HostAddress, HostAddressError, parse_host
 from stripewise.protocol.events import BenchStartArgs, Sample
 from stripewise.protocol.group import GroupOutcome

@@ -1,9 +1,11 @@
-"""What every command shares: exit codes, the one-line error and the history database's URL."""
+"""What every command shares: exit codes, the signals that cancel a run, the one-line error
+and the history database's URL."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -16,9 +18,12 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_PARTIAL = 3  # a group run that completed on some hosts only
 # stdout's reader went away (`| head`): what a shell reports for any tool ended by SIGPIPE
 # (128 + 13), so `set -o pipefail` scripts see the output was cut short, as for `yes | head`
 EXIT_PIPE_CLOSED = 141
+# Ctrl-C, a kill and a closed terminal: each cancels a benchmark, which is still printed
+CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class CliError(Exception):

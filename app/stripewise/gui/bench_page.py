@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -21,11 +20,8 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
-    QSplitter,
     QStackedWidget,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +32,7 @@ from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable, rows_for
 from stripewise.gui.elided_label import ElidedLabel
+from stripewise.gui.form_columns import FormColumns
 from stripewise.gui.group_run import GroupRunView
 from stripewise.gui.pages import page_title
 from stripewise.model.bench import BONNIE_NAMES, SpecError
@@ -63,8 +60,6 @@ from stripewise.services.system_info import SystemInfoService
 from stripewise.services.tasks import run_in_background
 
 REDRAW_MS = 200
-PLOTS_COMFORT_PX = 470  # below this the plots' legends and the results table are cut
-FORM_EXTRA_PX = 60  # what the form gets beyond its minimum when the window has room
 PLOTS_MIN_PX = 240  # the plots' least height (legible axes): below it the table scrolls
 RUN_PROGRESS = "run %p %"  # on the bar: the run's progress, never the phase's
 
@@ -115,7 +110,7 @@ class BenchPage(QWidget):
         self.planner = planner
         self.system = system
         self.saved_run_id: int | None = None
-        self._target_path = ""
+        self.target_path = ""  # what Compare with Previous looks for
         self._planned_steps = 1
         self._steps_done = 0
         self._warnings: list[str] = []
@@ -124,7 +119,6 @@ class BenchPage(QWidget):
         self._last_t = 0.0  # the newest sample's time: where the next phase band starts
         self._phase_text = ""
         self._repetitions = 1
-        self._columns_moved = False  # the admin dragged the splitter: their widths stay
         self._error_label: QWidget | None = None  # the form's newest error, scrolled to
 
         self.form = BenchForm()
@@ -203,11 +197,6 @@ class BenchPage(QWidget):
         buttons.addWidget(self.cancel_button)
         left_layout.addLayout(buttons)
         left_layout.addStretch(1)
-        scroll = self._form_scroll = _FormScroll()
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
 
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -240,18 +229,11 @@ class BenchPage(QWidget):
         after.addWidget(self.save_plot_button)
         right_layout.addLayout(after)
 
-        columns = self.columns = QSplitter()
-        columns.addWidget(scroll)
-        columns.addWidget(right)
-        columns.setStretchFactor(0, 0)  # the form keeps its width, the plots take the rest
-        columns.setStretchFactor(1, 1)
-        columns.setChildrenCollapsible(False)
-        columns.setSizes([scroll.minimumSizeHint().width(), PLOTS_COMFORT_PX])
-        columns.splitterMoved.connect(self._on_columns_moved)
+        self.columns = FormColumns(left, right)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 14, 16, 10)
         layout.addWidget(page_title("Benchmark"))
-        layout.addWidget(columns, 1)
+        layout.addWidget(self.columns, 1)
 
     def _fit_results(self, *_args: object) -> None:
         """The results' height is the shown table's: the other one's hint is ignored."""
@@ -262,29 +244,6 @@ class BenchPage(QWidget):
             shown = index == self.result_stack.currentIndex()
             vertical = QSizePolicy.Policy.Maximum if shown else QSizePolicy.Policy.Ignored
             table.setSizePolicy(QSizePolicy.Policy.Expanding, vertical)
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self._fit_columns()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        if self.isVisible():  # a window made smaller takes the form's extra room back first:
-            self._fit_columns()  # the plots and results need it more at 1024 px
-
-    def _fit_columns(self) -> None:
-        """The form at its width (and a little more when the window has room), the plots the
-        rest; until the admin drags the splitter, then theirs."""
-        if self._columns_moved:
-            return
-        form = self._form_scroll.minimumSizeHint().width()
-        total = self.columns.width()
-        spare = total - self.columns.handleWidth() - form - PLOTS_COMFORT_PX
-        left = form + max(0, min(FORM_EXTRA_PX, spare))
-        self.columns.setSizes([left, total - self.columns.handleWidth() - left])
-
-    def _on_columns_moved(self, *_args: object) -> None:
-        self._columns_moved = True
 
     # --- inputs ----------------------------------------------------------------------------
     def _refresh_targets(self) -> None:
@@ -332,7 +291,7 @@ class BenchPage(QWidget):
     def _ensure_error_visible(self) -> None:
         label = self._error_label
         if label is not None and shiboken6.isValid(label) and label.isVisible():
-            self._form_scroll.ensureWidgetVisible(label)
+            self.columns.form_scroll.ensureWidgetVisible(label)
 
     def _set_binary_units(self, mib: bool) -> None:
         self.plots.set_binary_units(mib)
@@ -353,7 +312,7 @@ class BenchPage(QWidget):
         assert target is not None
         phases = len(args.spec.phases) * args.spec.repetitions
         self._planned_steps, self._steps_done = max(1, phases), 0
-        self._target_path = target.path
+        self.target_path = target.path
         # by what sets it apart: a sweep's runs read apart in the history
         name = run_name(args.spec, target.path, self.form.preset.currentText())
         self.start_button.setEnabled(False)
@@ -504,25 +463,12 @@ class BenchPage(QWidget):
         def found(previous: int | None) -> None:
             if previous is None:
                 QMessageBox.information(
-                    self, "Compare", f"No earlier finished run on {self._target_path}."
+                    self, "Compare", f"No earlier finished run on {self.target_path}."
                 )
                 return
             self.compareRuns.emit([previous, run_id])
 
-        self.history.previous_run(run_id, self._target_path, found)
-
-
-class _FormScroll(QScrollArea):
-    """Scrolls the form up and down only, and is never narrower than the form with room for
-    the vertical scroll bar: nothing is cut at its right edge, at any window size."""
-
-    def minimumSizeHint(self) -> QSize:
-        hint = super().minimumSizeHint()
-        inner = self.widget()
-        if inner is None:
-            return hint
-        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-        return QSize(inner.minimumSizeHint().width() + bar, hint.height())
+        self.history.previous_run(run_id, self.target_path, found)
 
 
 def _ram_bytes() -> int:

@@ -8,11 +8,11 @@ driver off the GUI thread and delivers its events in batches, each with its `hos
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFormLayout
 
+from stripewise.gui.bench_page_parts import BenchPageParts
 from stripewise.gui.group_plots import TOTAL, GroupPlots
 from stripewise.gui.group_results import GroupResults
 from stripewise.gui.group_target import GroupTarget
@@ -23,15 +23,12 @@ from stripewise.protocol.events import PhaseFinished, PhaseStarted, RunError, Ru
 from stripewise.services.group_bench import GroupBenchService, GroupRequest
 from stripewise.services.host_groups import HostGroupsService
 
-if TYPE_CHECKING:
-    from stripewise.gui.bench_page import BenchPage
-
 
 class GroupRunView(QObject):
     def __init__(
-        self, page: BenchPage, service: GroupBenchService, groups: HostGroupsService
+        self, page: BenchPageParts, service: GroupBenchService, groups: HostGroupsService
     ) -> None:
-        super().__init__(page)
+        super().__init__(page.form)  # gone with the page, as the form is
         self.page = page
         self.service = service
         self.groups = groups
@@ -81,7 +78,7 @@ class GroupRunView(QObject):
     def edit_groups(self) -> None:
         from stripewise.gui.host_groups_dialog import HostGroupsDialog
 
-        dialog = HostGroupsDialog(self.groups, self.page)
+        dialog = HostGroupsDialog(self.groups, self.target)  # over its Edit button's row
         dialog.setModal(True)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
@@ -132,7 +129,7 @@ class GroupRunView(QObject):
         where = group or count_noun(len(hosts), "host")
         name = run_name(spec, f"{where}:{path}", page.form.preset.currentText())
         self._planned = max(1, len(spec.phases) * spec.repetitions)
-        page._target_path = path  # what Compare with Previous looks for: the hosts' directory
+        page.target_path = path  # the hosts' directory
         page.start_button.setEnabled(False)
         page.phase_label.setText(f"Starting on {count_noun(len(hosts), 'host')}...")
         self.service.start(GroupRequest(hosts, spec, name, group, self.job_overrides))
