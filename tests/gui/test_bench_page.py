@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.main_window import MainWindow
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore
-from stripewise.model.run import ResultValue, RunDetail, RunStatus
+from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_detail import RunDetail
 from stripewise.protocol.events import Sample
 from tests.fixtures.background import wait_for_deliveries
 from tests.gui.conftest import WindowFactory
@@ -100,16 +102,18 @@ def test_a_real_run_streams_fills_the_table_and_is_saved_with_context(
     assert detail.summary.status is RunStatus.COMPLETE
     assert samples == len(seen_samples)
     context = detail.context
-    assert context["target"] == str(target)
-    assert context["filesystem"] and context["mountpoint"]
-    assert context["host_key"].startswith(("machine:", "host:"))
-    assert context["disks"] and all("tuning" in disk for disk in context["disks"])
-    assert "dirty_ratio_pct" in context["dirty"]
-    assert context["engine"] == "builtin" and "spec" not in context
+    assert context.target == str(target)
+    assert context.filesystem and context.mountpoint
+    assert context.host_key is not None and context.host_key.startswith(("machine:", "host:"))
+    assert context.disks and all(disk.tuning is not None for disk in context.disks)
+    assert context.dirty is not None and context.dirty.dirty_ratio_pct is not None
+    assert context.engine == "builtin" and "spec" not in context.to_json()
     # the spec as the helper normalised it: every key, sizes in bytes
-    assert detail.spec["phases"] == list(PHASES) and detail.spec["size"] == 96 * 2**20
-    assert detail.spec["repetitions"] == 2 and detail.spec["sample_rate_hz"] > 0
-    assert context["recorder"]["pid"] == os.getpid()
+    spec = detail.spec
+    assert spec is not None
+    assert [p.value for p in spec.phases] == list(PHASES) and spec.size_bytes == 96 * 2**20
+    assert spec.repetitions == 2 and spec.sample_rate_hz > 0
+    assert context.recorder is not None and context.recorder.pid == os.getpid()
     throughput = {v.phase: v for v in detail.results if v.metric == "throughput"}
     assert set(throughput) == set(PHASES)
     assert all(v.repetitions == 2 and v.value and v.value > 0 for v in throughput.values())
@@ -332,19 +336,20 @@ def test_a_cpu_latency_limit_ticked_in_the_form_is_held_and_filed(
     assert status == "complete" and 4 in held
     assert effective_limit_us() == before
     detail, _samples = stored(db_url, run_id)
-    assert detail.spec["cpu_latency_us"] == 4
+    spec = detail.spec
+    assert spec is not None and spec.cpu_latency_us == 4
 
-    page.form.load_spec({**detail.spec, "cpu_latency_us": None}, 3)  # a run without one
+    page.form.load_spec(replace(spec, cpu_latency_us=None), 3)  # a run without one
     assert not page.form.hold_cpu_latency.isChecked() and not page.form.cpu_latency.isEnabled()
     assert page.form.start_args().spec.cpu_latency_us is None
-    page.form.load_spec(detail.spec, 3)
+    page.form.load_spec(spec, 3)
     assert page.form.hold_cpu_latency.isChecked() and page.form.cpu_latency.value() == 4
     page.form.set_running(True)
-    page.form.load_spec({**detail.spec, "cpu_latency_us": 8}, 3)  # "run again" mid-run
+    page.form.load_spec(replace(spec, cpu_latency_us=8), 3)  # "run again" mid-run
     assert page.form.hold_cpu_latency.isChecked() and not page.form.cpu_latency.isEnabled()
     page.form.hold_cpu_latency.setChecked(False)
     page.form.set_running(False)
     assert not page.form.cpu_latency.isEnabled(), "ending a run does not wake the spin box"
-    left_out = page.form.load_spec({**detail.spec, "cpu_latency_us": 99_999}, 3)
+    left_out = page.form.load_spec(replace(spec, cpu_latency_us=99_999), 3)
     assert left_out == ["a CPU wake-up limit of 99,999 \u00b5s is out of range"]
     assert not page.form.hold_cpu_latency.isChecked()
