@@ -47,7 +47,7 @@ def _change_cell(row: MetricRow, index: int, baseline: int) -> str:
 def format_comparison(c: Comparison) -> str:
     """Runs, a results table with changes against the baseline, what differs, the sweep (or
     why there is none)."""
-    from stripewise.model.compare import MIN_SWEEP_RUNS  # lazy: kept out of `history list`
+    from stripewise.model.compare_sweep import MIN_SWEEP_RUNS  # lazy: kept out of `history list`
 
     base = c.baseline.summary.id
     lines = [f"Runs compared (baseline #{base}):"]
@@ -113,7 +113,7 @@ def _results_table(c: Comparison) -> str:
 
 
 def _differences(c: Comparison) -> list[str]:
-    from stripewise.model.compare import CONTEXT_GROUPS  # lazy: kept out of `history list`
+    from stripewise.model.compare_context import CONTEXT_GROUPS  # lazy: kept out of `history list`
     from stripewise.model.setting_labels import setting_label, setting_text
 
     if not c.context:

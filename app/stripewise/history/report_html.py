@@ -16,19 +16,21 @@ from stripewise import __version__
 from stripewise.history.store import SampleRow
 from stripewise.history.svg_chart import bar_or_xy_chart, line_chart
 from stripewise.model.compare import (
-    CONTEXT_GROUPS,
     METRICS,
     Comparison,
-    ContextDifference,
     MetricRow,
     Series,
     Spread,
-    context_group,
     count_tested,
     engine_series,
+    phase_order,
+)
+from stripewise.model.compare_context import (
+    CONTEXT_GROUPS,
+    ContextDifference,
+    context_group,
     flatten,
     is_bookkeeping,
-    phase_order,
 )
 from stripewise.model.phase_series import series_note
 from stripewise.model.run import ResultValue

@@ -8,18 +8,17 @@ at `verdict.CONFIDENCE` after Holm's correction for every figure of the comparis
 
 from __future__ import annotations
 
-import re
 import statistics
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stripewise.model.bench import BenchSpec, SpecError, parse_size
 from stripewise.model.compare_caveats import not_comparable
+from stripewise.model.compare_context import ContextDifference, comparable_context, differences
+from stripewise.model.compare_sweep import Sweep, sweep
 from stripewise.model.phase_series import Series as Series
 from stripewise.model.phase_series import engine_series as engine_series
 from stripewise.model.run import ResultValue
-from stripewise.model.run_context import JsonObject
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.verdict import MIN_PASSES, Evidence, cant_tell, holm, welch
 from stripewise.model.vocabulary import PHASES, is_lower_better
@@ -27,104 +26,12 @@ from stripewise.model.vocabulary import PHASES, is_lower_better
 METRICS = ("throughput", "iops", "cpu", "latency_p50", "latency_p99", "efficiency")
 PHASE_ORDER = PHASES  # bonnie++'s order, as reports list them
 UNKNOWN = "unknown"  # the verdict word when the passes cannot tell (see MetricRow.verdict_text)
-# Bookkeeping that differs between any two runs and says nothing about the measurement
-_IGNORED_CONTEXT = ("recorder", "fill_pct", "free_bytes", "python", "test_file")
-
-
-def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Dotted keys of a run context; lists of named entries by name: disks[sda].tuning.x."""
-    if isinstance(value, Mapping):
-        for key, inner in value.items():
-            yield from flatten(inner, f"{prefix}.{key}" if prefix else str(key))
-    elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
-        for position, inner in enumerate(value):
-            label = inner.get("name", position) if isinstance(inner, Mapping) else position
-            yield from flatten(inner, f"{prefix}[{label}]")
-    else:
-        yield prefix, value
-
 
 # ---------------------------------------------------------------------------------------------
 # Two to eight runs: per-metric rows against a baseline, what differed, and a parameter sweep.
 # ---------------------------------------------------------------------------------------------
 
 MIN_RUNS, MAX_RUNS = 2, 8
-# A trend needs three points: with two runs the results table already is the whole comparison.
-MIN_SWEEP_RUNS = 3
-CONTEXT_GROUPS = (
-    "array",
-    "disks",
-    "tuning",
-    "filesystem",
-    "kernel",
-    "machine",
-    "engine",
-    "workload",
-    "other",
-)
-# Bookkeeping beyond _IGNORED_CONTEXT, by first key segment: the host key repeats `host`; an
-# import's file, line and digest, fio's status reports and disk_util say where figures came
-# from, not what they were measured on.
-_IGNORED_HEADS = frozenset(
-    (
-        "host_key",
-        "import",
-        "line",
-        "lines",
-        "time",
-        "run_began",
-        "status_reports",
-        "disk_util",
-        "latency_histograms",
-    )
-)
-_IGNORED_KEYS = frozenset(("spec.sample_rate_hz",))  # how often it was sampled
-# Tuning kept outside the disks' `tuning`: the array's stripe cache, the CPU latency limit a
-# run held
-_TUNING_KEYS = frozenset(("array.stripe_cache_size", "spec.cpu_latency_us"))
-_FILESYSTEM_KEYS = (
-    "filesystem",
-    "mount_options",
-    "mountpoint",
-    "source",
-    "target",
-    "target_kind",
-    "device",
-    "mounted_at",
-)
-_MACHINE_KEYS = ("host", "cpu_model", "cpu_count", "ram_bytes", "cpu_idle")
-_ENGINE_KEYS = ("engine", "engine_version")
-_GEOMETRY = ("array.chunk_kib", "array.level", "array.members", "array.raid_disks")
-# mount options the kernel fills in from the array's geometry (xfs sunit/swidth, ext4 stripe)
-_GEOMETRY_OPTIONS = ("sunit=", "swidth=", "stripe=")
-# a queue knob of one disk or of the array: the disks' and the array's read_ahead_kb are one
-# parameter, set on whichever devices the admin tuned
-_DEVICE_KNOB = re.compile(r"(?:disks\[(?P<disk>[^\]]*)\]|array)\.tuning\.(?P<knob>\w+)")
-# parameter -> (label, unit, divisor from the stored unit to the shown one)
-_SWEEP_LABELS: dict[str, tuple[str, str, float]] = {
-    "array.chunk_kib": ("chunk size", "KiB", 1),
-    "array.stripe_cache_size": ("stripe_cache_size", "pages", 1),
-    "dirty.dirty_ratio_pct": ("vm.dirty_ratio", "%", 1),
-    "dirty.dirty_background_ratio_pct": ("vm.dirty_background_ratio", "%", 1),
-    "dirty.dirty_bytes": ("vm.dirty_bytes", "MiB", 2**20),
-    "dirty.dirty_background_bytes": ("vm.dirty_background_bytes", "MiB", 2**20),
-    "dirty.dirty_expire_centisecs": ("vm.dirty_expire_centisecs", "cs", 1),
-    "dirty.dirty_writeback_centisecs": ("vm.dirty_writeback_centisecs", "cs", 1),
-    "spec.size": ("file size", "GiB", 2**30),
-    "spec.block_size": ("block size", "KiB", 2**10),
-    "spec.queue_depth": ("queue depth", "", 1),
-    "spec.iodepth": ("queue depth", "", 1),
-    "spec.streams": ("streams", "", 1),
-    "spec.numjobs": ("streams", "", 1),
-    "spec.cpu_latency_us": ("CPU wake-up limit", "us", 1),
-}
-_KNOB_LABELS = {
-    "read_ahead_kb": ("read-ahead", "KiB"),
-    "nr_requests": ("nr_requests", ""),
-    "max_sectors_kb": ("max_sectors_kb", "KiB"),
-    "wbt_lat_usec": ("wbt_lat_usec", "us"),
-}
-_BYTE_SIZES = ("spec.size", "spec.block_size")
 
 
 @dataclass(frozen=True)
@@ -197,23 +104,6 @@ class MetricRow:
 
 
 @dataclass(frozen=True)
-class ContextDifference:
-    key: str  # dotted: disks[sda].tuning.read_ahead_kb, array.chunk_kib
-    group: str  # one of CONTEXT_GROUPS
-    values: tuple[Any, ...]  # per run; None where a run lacks the key
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """The one numeric parameter the runs differ in, per run, in `unit`."""
-
-    key: str
-    label: str
-    unit: str
-    values: tuple[float, ...]
-
-
-@dataclass(frozen=True)
 class Comparison:
     runs: tuple[RunDetail, ...]
     baseline_index: int
@@ -234,16 +124,16 @@ def compare_runs(runs: Sequence[RunDetail], baseline_id: int | None = None) -> C
         raise ValueError(f"compare {MIN_RUNS} to {MAX_RUNS} runs, not {len(runs)}")
     chosen = tuple(runs)
     base = _baseline_index(chosen, baseline_id)
-    contexts = [_comparable_context(run) for run in chosen]
-    differences = _differences(contexts)
-    sweep = _sweep(contexts, differences)
+    contexts = [comparable_context(run) for run in chosen]
+    differing = differences(contexts)
+    found = sweep(contexts, differing)
     return Comparison(
         runs=chosen,
         baseline_index=base,
         rows=tuple(_metric_rows(chosen, base, contexts)),
-        context=tuple(differences),
-        sweep=sweep if isinstance(sweep, Sweep) else None,
-        no_sweep=sweep if isinstance(sweep, str) else "",
+        context=tuple(differing),
+        sweep=found if isinstance(found, Sweep) else None,
+        no_sweep=found if isinstance(found, str) else "",
     )
 
 
@@ -397,223 +287,6 @@ def _spread_of(result: ResultValue | None) -> Spread | None:
 
 
 # --- context ---------------------------------------------------------------------------------
-
-
-def _comparable_context(run: RunDetail) -> dict[str, Any]:
-    """Flattened context without bookkeeping, the run's spec under `spec`, plus the derived
-    `workload.file_size_vs_ram`."""
-    context = run.context.to_json()
-    spec = spec_settings(run.spec) if run.spec is not None else run.options
-    if "spec" not in context and spec:  # a context of before schema 0006 repeats its spec
-        context["spec"] = spec
-    flat = {key: value for key, value in flatten(context) if not is_bookkeeping(key)}
-    ratio = _file_size_vs_ram(flat)
-    if ratio is not None:
-        flat["workload.file_size_vs_ram"] = ratio
-    return flat
-
-
-def spec_settings(spec: BenchSpec) -> JsonObject:
-    """A measured run's spec as the comparison names its settings (`spec.block_size`...):
-    the keys of the spec the helper echoes (docs/history.md), sizes in bytes."""
-    settings: JsonObject = {
-        "target": spec.target,
-        "size": spec.size_bytes,
-        "block_size": spec.block_bytes,
-        "random_block_size": spec.random_block_bytes,
-        "direct": spec.direct,
-        "phases": [phase.value for phase in spec.phases],
-        "queue_depth": spec.queue_depth,
-        "streams": spec.streams,
-        "repetitions": spec.repetitions,
-        "runtime_cap_s": spec.runtime_cap_s,
-        "sample_rate_hz": spec.sample_rate_hz,
-        "engine": spec.engine,
-    }
-    if spec.cpu_latency_us is not None:
-        settings["cpu_latency_us"] = spec.cpu_latency_us
-    return settings
-
-
-def is_bookkeeping(key: str) -> bool:
-    """Keys that differ between any two runs and say nothing about the measurement."""
-    head = re.split(r"[.\[]", key, maxsplit=1)[0]
-    return key.startswith(_IGNORED_CONTEXT) or head in _IGNORED_HEADS or key in _IGNORED_KEYS
-
-
-def _bytes(value: Any) -> float | None:
-    """Sizes as the spec holds them: bytes (measured runs), or text such as `8G` (fio's
-    options in an imported run)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(parse_size(value))
-        except SpecError:
-            return None
-    return None
-
-
-def _file_size_vs_ram(flat: Mapping[str, Any]) -> float | None:
-    """Test file size over RAM: under 2 the page cache can answer part of the reads."""
-    size = _bytes(flat.get("spec.size"))
-    ram = _bytes(flat.get("ram_bytes"))
-    if size is None or not ram:
-        return None
-    return round(size / ram, 2)
-
-
-def context_group(key: str) -> str:
-    """Which CONTEXT_GROUPS entry a dotted context key belongs to."""
-    head = key.split(".", 1)[0].split("[", 1)[0]
-    if ".tuning." in key or head == "dirty" or key in _TUNING_KEYS:
-        return "tuning"
-    if head in ("array", "disks"):
-        return head
-    if head in _FILESYSTEM_KEYS or head in ("fill_pct", "free_bytes"):
-        return "filesystem"
-    if head == "kernel":
-        return "kernel"
-    if head in _MACHINE_KEYS:
-        return "machine"
-    if head in _ENGINE_KEYS:
-        return "engine"
-    if head in ("spec", "workload"):
-        return "workload"
-    return "other"
-
-
-def _differences(contexts: Sequence[Mapping[str, Any]]) -> list[ContextDifference]:
-    keys = {key for context in contexts for key in context}
-    found = []
-    for key in keys:
-        values = tuple(context.get(key) for context in contexts)
-        if any(value != values[0] for value in values[1:]):
-            found.append(ContextDifference(key, context_group(key), values))
-    return sorted(found, key=lambda d: (CONTEXT_GROUPS.index(d.group), d.key))
-
-
-# --- sweep -----------------------------------------------------------------------------------
-
-
-def _parameter(key: str) -> str | None:
-    """The parameter a differing context key sets: a device's queue knob by its name (one
-    parameter whichever disks or array it was set on), any other tuning value (`dirty.*`,
-    stripe_cache_size), the array's chunk, any spec parameter; None for what is no parameter
-    (a filesystem, a kernel, a controller)."""
-    knob = _DEVICE_KNOB.fullmatch(key)
-    if knob is not None:
-        return f"tuning.{knob['knob']}"
-    if context_group(key) == "tuning" or key.startswith("spec.") or key in _SWEEP_LABELS:
-        return key
-    return None
-
-
-def _consequences(differing: set[str], contexts: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Differences that follow from another one: not a second parameter.
-
-    The kernel sizes an md array's queue (read-ahead, max_sectors) from its geometry, mkfs
-    writes the geometry into xfs/ext4 mount options, and the file-size ratio follows the size
-    or the RAM."""
-    derived = {"workload.file_size_vs_ram"}
-    if differing & set(_GEOMETRY):
-        derived |= {key for key in differing if key.startswith("array.tuning.")}
-        options = [_without_geometry(context.get("mount_options")) for context in contexts]
-        if all(option == options[0] for option in options):
-            derived.add("mount_options")
-    return derived
-
-
-def _without_geometry(options: Any) -> Any:
-    if not isinstance(options, str):
-        return options
-    return ",".join(o for o in options.split(",") if not o.startswith(_GEOMETRY_OPTIONS))
-
-
-def _sweep(
-    contexts: Sequence[Mapping[str, Any]], differences: Sequence[ContextDifference]
-) -> Sweep | str:
-    """The runs form a sweep when everything that differs (bookkeeping and consequences
-    aside) is one numeric parameter, known in every run, over at least MIN_SWEEP_RUNS runs;
-    otherwise why not, in words."""
-    if len(contexts) < MIN_SWEEP_RUNS:
-        return f"a trend needs {MIN_SWEEP_RUNS} runs or more"
-    differing = {d.key for d in differences}
-    remaining = sorted(differing - _consequences(differing, contexts))
-    if not remaining:
-        return "the runs differ in no parameter"
-    parameters = {key: _parameter(key) for key in remaining}
-    others = [key for key, parameter in parameters.items() if parameter is None]
-    if others:
-        return f"the runs also differ in {', '.join(others)}"
-    if len(set(parameters.values())) > 1:
-        return f"more than one parameter differs: {', '.join(remaining)}"
-    found = _representative(remaining, contexts)
-    if found is None:
-        return f"the disks of one run have different {remaining[0].rsplit('.', 1)[1]}"
-    key, raw = found
-    values = [_number(value, key) for value in raw]
-    numbers = [v for v in values if v is not None]
-    if len(numbers) < len(values):
-        return f"{key} is not a number in every run"
-    label, unit, divisor = _sweep_label(key, raw)
-    return Sweep(key, label, unit, tuple(v / divisor for v in numbers))
-
-
-def _representative(
-    keys: Sequence[str], contexts: Sequence[Mapping[str, Any]]
-) -> tuple[str, list[Any]] | None:
-    """The key that stands for the parameter, and its value in each run: the only key; for a
-    queue knob set on several devices the array's, else `disks[*]` when each run's tuned
-    disks agree (None when they do not)."""
-    chosen = keys[0] if len(keys) == 1 else next((k for k in keys if k.startswith("array.")), None)
-    if chosen is not None:
-        return chosen, [context.get(chosen) for context in contexts]
-    per_run = [{_freeze(context.get(key)) for key in keys} for context in contexts]
-    if any(len(values) > 1 for values in per_run):
-        return None
-    return f"disks[*].tuning.{keys[0].rsplit('.', 1)[1]}", [c.get(keys[0]) for c in contexts]
-
-
-def _freeze(value: Any) -> Any:
-    return repr(value) if isinstance(value, list | dict) else value
-
-
-def _number(value: Any, key: str) -> float | None:
-    """A parameter's number: numbers as they are, numeric text (imports keep fio's options as
-    text), sizes such as `8G` for the spec's sizes, in bytes."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return _bytes(value) if key.startswith("spec.") else None
-    return None
-
-
-def _sweep_label(key: str, values: Sequence[Any]) -> tuple[str, str, float]:
-    """What the axis says, its unit, and the divisor from the stored unit to the shown one."""
-    if key in _SWEEP_LABELS:
-        return _SWEEP_LABELS[key]
-    knob = _DEVICE_KNOB.fullmatch(key)
-    if knob is None and key.startswith("spec."):  # an import's own option, e.g. fio's bs=4k
-        sized = any(isinstance(v, str) and _number(v, "") is None for v in values)
-        name = key.removeprefix("spec.")
-        return (name, "KiB", 2**10) if sized else (name, "", 1)
-    name = key.rsplit(".", 1)[1]
-    label, unit = _KNOB_LABELS.get(name, (name, ""))
-    if knob is None:  # dirty.* and the like not in _SWEEP_LABELS
-        return label, unit, 1
-    if knob["disk"] not in (None, "*"):
-        label = f"{knob['disk']} {label}"
-    elif key.startswith("array."):
-        label = f"array {label}"
-    return label, unit, 1
 
 
 def phase_order(phases: Iterable[str]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from stripewise.model.compare import flatten
+from stripewise.model.compare_context import flatten
 from stripewise.model.run_context import RunContext
 
 Term = tuple[str, str | None]

@@ -1,0 +1,175 @@
+"""What differed around compared runs: each run's context and spec flattened to dotted keys,
+bookkeeping left out, every key grouped as the comparison lists it ("What differs")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stripewise.model.bench import BenchSpec, SpecError, parse_size
+from stripewise.model.run_context import JsonObject
+from stripewise.model.run_detail import RunDetail
+
+# Bookkeeping that differs between any two runs and says nothing about the measurement
+_IGNORED_CONTEXT = ("recorder", "fill_pct", "free_bytes", "python", "test_file")
+CONTEXT_GROUPS = (
+    "array",
+    "disks",
+    "tuning",
+    "filesystem",
+    "kernel",
+    "machine",
+    "engine",
+    "workload",
+    "other",
+)
+# Bookkeeping beyond _IGNORED_CONTEXT, by first key segment: the host key repeats `host`; an
+# import's file, line and digest, fio's status reports and disk_util say where figures came
+# from, not what they were measured on.
+_IGNORED_HEADS = frozenset(
+    (
+        "host_key",
+        "import",
+        "line",
+        "lines",
+        "time",
+        "run_began",
+        "status_reports",
+        "disk_util",
+        "latency_histograms",
+    )
+)
+_IGNORED_KEYS = frozenset(("spec.sample_rate_hz",))  # how often it was sampled
+# Tuning kept outside the disks' `tuning`: the array's stripe cache, the CPU latency limit a
+# run held
+_TUNING_KEYS = frozenset(("array.stripe_cache_size", "spec.cpu_latency_us"))
+_FILESYSTEM_KEYS = (
+    "filesystem",
+    "mount_options",
+    "mountpoint",
+    "source",
+    "target",
+    "target_kind",
+    "device",
+    "mounted_at",
+)
+_MACHINE_KEYS = ("host", "cpu_model", "cpu_count", "ram_bytes", "cpu_idle")
+_ENGINE_KEYS = ("engine", "engine_version")
+
+
+def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Dotted keys of a run context; lists of named entries by name: disks[sda].tuning.x."""
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            yield from flatten(inner, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        for position, inner in enumerate(value):
+            label = inner.get("name", position) if isinstance(inner, Mapping) else position
+            yield from flatten(inner, f"{prefix}[{label}]")
+    else:
+        yield prefix, value
+
+
+@dataclass(frozen=True)
+class ContextDifference:
+    key: str  # dotted: disks[sda].tuning.read_ahead_kb, array.chunk_kib
+    group: str  # one of CONTEXT_GROUPS
+    values: tuple[Any, ...]  # per run; None where a run lacks the key
+
+
+def comparable_context(run: RunDetail) -> dict[str, Any]:
+    """Flattened context without bookkeeping, the run's spec under `spec`, plus the derived
+    `workload.file_size_vs_ram`."""
+    context = run.context.to_json()
+    spec = spec_settings(run.spec) if run.spec is not None else run.options
+    if "spec" not in context and spec:  # a context of before schema 0006 repeats its spec
+        context["spec"] = spec
+    flat = {key: value for key, value in flatten(context) if not is_bookkeeping(key)}
+    ratio = _file_size_vs_ram(flat)
+    if ratio is not None:
+        flat["workload.file_size_vs_ram"] = ratio
+    return flat
+
+
+def spec_settings(spec: BenchSpec) -> JsonObject:
+    """A measured run's spec as the comparison names its settings (`spec.block_size`...):
+    the keys of the spec the helper echoes (docs/history.md), sizes in bytes."""
+    settings: JsonObject = {
+        "target": spec.target,
+        "size": spec.size_bytes,
+        "block_size": spec.block_bytes,
+        "random_block_size": spec.random_block_bytes,
+        "direct": spec.direct,
+        "phases": [phase.value for phase in spec.phases],
+        "queue_depth": spec.queue_depth,
+        "streams": spec.streams,
+        "repetitions": spec.repetitions,
+        "runtime_cap_s": spec.runtime_cap_s,
+        "sample_rate_hz": spec.sample_rate_hz,
+        "engine": spec.engine,
+    }
+    if spec.cpu_latency_us is not None:
+        settings["cpu_latency_us"] = spec.cpu_latency_us
+    return settings
+
+
+def is_bookkeeping(key: str) -> bool:
+    """Keys that differ between any two runs and say nothing about the measurement."""
+    head = re.split(r"[.\[]", key, maxsplit=1)[0]
+    return key.startswith(_IGNORED_CONTEXT) or head in _IGNORED_HEADS or key in _IGNORED_KEYS
+
+
+def bytes_of(value: Any) -> float | None:
+    """Sizes as the spec holds them: bytes (measured runs), or text such as `8G` (fio's
+    options in an imported run)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(parse_size(value))
+        except SpecError:
+            return None
+    return None
+
+
+def _file_size_vs_ram(flat: Mapping[str, Any]) -> float | None:
+    """Test file size over RAM: under 2 the page cache can answer part of the reads."""
+    size = bytes_of(flat.get("spec.size"))
+    ram = bytes_of(flat.get("ram_bytes"))
+    if size is None or not ram:
+        return None
+    return round(size / ram, 2)
+
+
+def context_group(key: str) -> str:
+    """Which CONTEXT_GROUPS entry a dotted context key belongs to."""
+    head = key.split(".", 1)[0].split("[", 1)[0]
+    if ".tuning." in key or head == "dirty" or key in _TUNING_KEYS:
+        return "tuning"
+    if head in ("array", "disks"):
+        return head
+    if head in _FILESYSTEM_KEYS or head in ("fill_pct", "free_bytes"):
+        return "filesystem"
+    if head == "kernel":
+        return "kernel"
+    if head in _MACHINE_KEYS:
+        return "machine"
+    if head in _ENGINE_KEYS:
+        return "engine"
+    if head in ("spec", "workload"):
+        return "workload"
+    return "other"
+
+
+def differences(contexts: Sequence[Mapping[str, Any]]) -> list[ContextDifference]:
+    keys = {key for context in contexts for key in context}
+    found = []
+    for key in keys:
+        values = tuple(context.get(key) for context in contexts)
+        if any(value != values[0] for value in values[1:]):
+            found.append(ContextDifference(key, context_group(key), values))
+    return sorted(found, key=lambda d: (CONTEXT_GROUPS.index(d.group), d.key))
