@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stripewise.model.topology import HostIdentity
+from stripewise.system.hostinfo import MACHINE_ID_FILES, read_machine_id
 from stripewise.system.mounts import MountTable, read_mount_table
 
 _MAX_ATTR_BYTES = 64 * 1024
@@ -88,7 +89,9 @@ class UdevSource(DeviceSource):
         self.mounts = mounts if mounts is not None else read_mount_table()
         self.kind = "udev" if self._has_udev_database() else "sysfs"
         self.host = HostIdentity(
-            hostname=socket.gethostname(), machine_id=_machine_id(), kernel=platform.release()
+            hostname=socket.gethostname(),
+            machine_id=read_machine_id(MACHINE_ID_FILES),
+            kernel=platform.release(),
         )
 
     def probe_fs_type(self, record: DeviceRecord, devno: str | None) -> str | None:
@@ -173,15 +176,4 @@ def blkid_type(devnode: str, pass_fds: tuple[int, ...] = ()) -> str | None:
         key, _, value = line.partition("=")
         if key == "TYPE" and value:
             return value
-    return None
-
-
-def _machine_id() -> str | None:
-    for candidate in (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id")):
-        try:
-            text = candidate.read_text().strip()
-        except OSError:
-            continue
-        if text:
-            return text
     return None
