@@ -194,7 +194,7 @@ def test_ab_adds_rounds_while_the_interval_is_wide_up_to_the_cap(
     assert read.evidence is not None and read.evidence.passes == (4, 4)
     assert read.evidence.p_adjusted is not None  # Holm over the two phases
     assert read.verdict in ("within noise", "faster with the preset", "slower with the preset")
-    text = page.geometry.toPlainText()
+    text = page.geometry_text.toPlainText()
     assert text.startswith(
         "A/B of streaming-throughput: 4 rounds (8 benchmarks), the cap; not every interval "
         "came within ± 0.001 %"
@@ -217,7 +217,7 @@ def test_ab_stops_after_the_rounds_asked_for_when_the_interval_is_narrow_enough(
     assert page.ab_outcome is not None and page.ab_outcome.rounds == 3
     assert all(len(f.with_preset) == 3 for f in page.ab_figures)
     assert "3 rounds (6 benchmarks); every interval within ± 1e+06 %" in (
-        page.geometry.toPlainText()
+        page.geometry_text.toPlainText()
     )
     assert len(stored_runs(db_url)) == 6
 
@@ -343,8 +343,8 @@ def test_planned_arrays_are_offered_by_plan_name(make_window: WindowFactory, qtb
             page.select_devices(["plan:scratch"])
         assert page.selected_devices() == [loop.name]
         assert any(c.setting.device == loop.name for c in page.changes)
-        qtbot.waitUntil(lambda: "su=256k,sw=2" in page.geometry.toPlainText(), timeout=10_000)
-        geometry = page.geometry.toPlainText()
+        qtbot.waitUntil(lambda: "su=256k,sw=2" in page.geometry_text.toPlainText(), timeout=10_000)
+        geometry = page.geometry_text.toPlainText()
         assert "/dev/md/scratch" in geometry and "not created yet" in geometry
 
         previews: list[object] = []

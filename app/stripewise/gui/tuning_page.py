@@ -8,39 +8,27 @@ machine's own, whatever map the Hardware page shows (`gui.tuning_devices`).
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QDialogButtonBox,
-    QFormLayout,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from stripewise.gui.help_dialogs import BENCHMARK_WITH_AND_WITHOUT, purpose_label
 from stripewise.gui.pages import page_title
+from stripewise.gui.tuning_ab import ABDialog, ab_button, outcome_text
 from stripewise.gui.tuning_devices import TuningDevices
+from stripewise.gui.tuning_notes import RestoredNote, geometry_text
 from stripewise.gui.tuning_persist import PersistDialogs
 from stripewise.gui.tuning_preview import NEW, PreviewTable, change_summary, gone_text, unwrap
-from stripewise.model.ab import (
-    MIN_ROUNDS,
-    ROUND_CAP,
-    TARGET_HALF_WIDTH_PCT,
-    ABFigure,
-    ABOutcome,
-)
-from stripewise.model.bench import BenchSpec, Phase
+from stripewise.model.ab import TARGET_HALF_WIDTH_PCT, ABFigure, ABOutcome
 from stripewise.model.bench_targets import targets_from
 from stripewise.model.plan import Plan
 from stripewise.model.presets import CUSTOM, Preset
@@ -55,7 +43,6 @@ from stripewise.protocol.tuning_replies import (
     RevertReply,
     TuningReply,
     VerifyReply,
-    restored_summary,
 )
 from stripewise.protocol.verbs import CapabilitiesArgs
 from stripewise.services.ab_runner import ABRunner
@@ -73,7 +60,7 @@ from stripewise.services.tuning import (
 )
 
 PICK = "Pick disks or arrays and a preset."
-__all__ = ["ABDialog", "TuningPage", "unwrap"]  # unwrap: where tests and callers found it
+__all__ = ["TuningPage", "unwrap"]  # unwrap: where tests and callers found it
 
 
 class TuningPage(QWidget):
@@ -119,14 +106,7 @@ class TuningPage(QWidget):
         self.preview.itemChanged.connect(self._on_value_typed)
         self.summary = QLabel(PICK)
         self.summary.setWordWrap(True)
-        # what the helper put back of an apply whose helper was killed: kept in sight
-        self.restored_note = QLabel()
-        self.restored_note.setWordWrap(True)
-        self.restored_note.setFrameShape(QFrame.Shape.StyledPanel)
-        self.restored_note.setMargin(6)
-        self.restored_note.setAccessibleName("Interrupted apply put back")
-        self.restored_note.setVisible(False)
-        self._told: list[PutBack] = []  # what restored_note says
+        self.restored_note = RestoredNote()  # what the helper put back of an apply cut short
         self._asked_restored = False
         self.apply_button = QPushButton("Apply")
         self.verify_button = QPushButton("Verify")
@@ -143,21 +123,17 @@ class TuningPage(QWidget):
         self.verify_button.clicked.connect(self.verify)
         self.revert_button.clicked.connect(self.revert)
         self.persist_button.clicked.connect(self.persist)
-        self.ab_button = QPushButton("Benchmark With and Without...")
-        self.ab_button.setToolTip(
-            "Run the same benchmark with this preset applied and without, alternating, and "
-            "say whether the difference is larger than the runs' own spread"
-        )
+        self.ab_button = ab_button()
         self.ab_button.clicked.connect(self.ask_ab)
         self.ab_button.setVisible(self.ab is not None)
         if self.ab is not None:
             self.ab.progress.connect(self._on_ab_progress)
             self.ab.finished.connect(self._on_ab_finished)
             self.ab.failed.connect(self._on_ab_failed)
-        self.geometry = QPlainTextEdit()
-        self.geometry.setReadOnly(True)
-        self.geometry.setAccessibleName("Filesystem geometry")
-        self.geometry.setPlaceholderText(
+        self.geometry_text = QPlainTextEdit()
+        self.geometry_text.setReadOnly(True)
+        self.geometry_text.setAccessibleName("Filesystem geometry")
+        self.geometry_text.setPlaceholderText(
             "Select an md array to see the stride / stripe_width (ext4) and su / sw (XFS) it "
             "wants, with the mkfs and tune2fs commands, and its filesystem checked against it."
         )
@@ -205,7 +181,7 @@ class TuningPage(QWidget):
         results.addWidget(QLabel("Filesystem geometry of the selected arrays; A/B results"), 1)
         results.addWidget(self.ab_button)
         right_layout.addLayout(results)
-        right_layout.addWidget(self.geometry, 1)
+        right_layout.addWidget(self.geometry_text, 1)
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(right)
@@ -305,7 +281,7 @@ class TuningPage(QWidget):
         if arrays or planned:
             self.service.check_geometry(arrays, planned)
         else:
-            self.geometry.clear()
+            self.geometry_text.clear()
         if choice is None or choice.error or not devices:
             self._asked = None
             self.changes = []
@@ -435,9 +411,7 @@ class TuningPage(QWidget):
     def _on_ab_finished(self, outcome: ABOutcome) -> None:
         self.ab_outcome = outcome
         self.ab_figures = list(outcome.figures)
-        lines = [outcome.summary(self._label())]
-        lines += [f"  {figure.sentence()}" for figure in outcome.figures]
-        self.geometry.setPlainText("\n".join(lines))
+        self.geometry_text.setPlainText(outcome_text(outcome, self._label()))
         self.summary.setText("A/B done: the preset is reverted. Each run is in the History.")
         self._enable()
 
@@ -493,15 +467,8 @@ class TuningPage(QWidget):
     def _tell_restored(self, items: tuple[PutBack, ...]) -> None:
         """The helper put back what an apply killed half-way had left (as it started, or
         before an apply): said once, and kept above the summary."""
-        new = [item for item in items if item not in self._told]
-        if not new:
-            return
-        self._told += new
-        lines = restored_summary(self._told)
-        text = "\n".join(line[0].upper() + line[1:] + "." for line in lines)
-        self.restored_note.setText(text)
-        self.restored_note.setVisible(True)
-        self.statusMessage.emit(f"Tuning: {lines[-1]}")
+        if (last := self.restored_note.tell(items)) is not None:
+            self.statusMessage.emit(f"Tuning: {last}")
 
     def _refused(self, message: str) -> None:
         self.last_result = message
@@ -514,65 +481,4 @@ class TuningPage(QWidget):
 
     # --- geometry ---------------------------------------------------------------------------
     def _on_geometry(self, reports: list[GeometryReport]) -> None:
-        lines: list[str] = []
-        for report in reports:
-            lines.append(f"{report.array}: {report.note}")
-            lines.extend(f"  ! {problem}" for problem in report.problems)
-            if report.advice is not None:
-                lines.append(f"  {report.advice.explanation()}")
-                lines.append("  make:  " + " ".join(report.advice.mkfs_argv(report.device)))
-                fix = report.advice.fix_argv(report.device)
-                if fix and report.problems:
-                    lines.append("  fix:   " + " ".join(fix))
-        self.geometry.setPlainText("\n".join(lines))
-
-
-class ABDialog(QDialog):
-    """Where and how to benchmark for an A/B: target, size, rounds (each round = 2 runs)."""
-
-    def __init__(self, parent: QWidget, targets: list[Any]) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Benchmark with and without")
-        form = QFormLayout(self)
-        form.addRow(purpose_label(BENCHMARK_WITH_AND_WITHOUT))
-        self.target = QComboBox()
-        for target in targets:
-            if target.runnable and not target.path.startswith("/dev/"):
-                self.target.addItem(target.label, target.path)
-        form.addRow("Target", self.target)
-        self.size_mib = QSpinBox()
-        self.size_mib.setRange(16, 1 << 20)
-        self.size_mib.setValue(1024)
-        self.size_mib.setSuffix(" MiB")
-        form.addRow("File size", self.size_mib)
-        self.rounds = QSpinBox()
-        self.rounds.setRange(MIN_ROUNDS, 20)
-        self.rounds.setValue(MIN_ROUNDS)
-        self.rounds.setToolTip(
-            "Each round runs once with and once without, in alternating order. While a "
-            f"difference is known less closely than ± {TARGET_HALF_WIDTH_PCT:g} %, rounds are "
-            f"added, up to {ROUND_CAP}."
-        )
-        form.addRow("Rounds (at least)", self.rounds)
-        form.addRow(QLabel("Sequential write and read, then random reads, direct I/O."))
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
-
-    def bench_args(self) -> BenchStartArgs | None:
-        """None when there is no directory to run on."""
-        target = self.target.currentData()
-        if not isinstance(target, str):
-            return None
-        spec = BenchSpec(
-            target,
-            self.size_mib.value() * 2**20,
-            phases=(Phase.SEQ_WRITE, Phase.SEQ_READ, Phase.RANDOM_READ),
-            direct=True,
-            runtime_cap_s=30.0,
-            engine="builtin",
-        )
-        return BenchStartArgs(spec)
+        self.geometry_text.setPlainText(geometry_text(reports))
