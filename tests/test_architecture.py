@@ -1,9 +1,11 @@
 """The package's shape, read from the code: no import cycles (imports inside functions and under
-TYPE_CHECKING count, as grimp counts them), and a GUI that starts no process itself.
+TYPE_CHECKING count, as grimp counts them), a GUI that starts no process itself, and no
+program started through a shell.
 
 pyproject.toml's import-linter contracts hold the layers and the rules of the design; these are
-the two rules a contract cannot say: that no modules import each other round in a circle, and
-that no widget reaches for QProcess or os.fork (names inside a module, not modules).
+the rules a contract cannot say: that no modules import each other round in a circle, that no
+widget reaches for QProcess or os.fork, and that external programs get argument lists, never a
+shell string (names and arguments inside a module, not modules).
 """
 
 from __future__ import annotations
@@ -135,3 +137,28 @@ def test_gui_starts_no_processes_it_asks_services() -> None:
         hit for path in sorted((PACKAGE / "gui").rglob("*.py")) for hit in _process_starters(path)
     ]
     assert not found, "the GUI starts processes through services only:\n" + "\n".join(found)
+
+
+def _shell_strings(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                passed = keyword.value
+                if keyword.arg == "shell" and not (
+                    isinstance(passed, ast.Constant) and passed.value is False
+                ):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} shell=")
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in ("system", "popen")
+        ):
+            found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} os.{node.attr}")
+    return found
+
+
+def test_external_programs_get_argument_lists_never_a_shell_string() -> None:
+    found = [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in _shell_strings(path)]
+    assert not found, "a program is started through a shell:\n" + "\n".join(found)
