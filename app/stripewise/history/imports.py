@@ -21,8 +21,8 @@ from stripewise.history.connection import Database
 from stripewise.history.errors import DatabaseError, one_line
 from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
+from stripewise.history.result_rows import result_params
 from stripewise.history.run_row import RunRow, insert_row
-from stripewise.history.store import result_params
 from stripewise.importers import ImportedRun, parse
 from stripewise.importers.common import decode, file_warnings
 from stripewise.input_files import read_bytes

@@ -13,13 +13,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 
 from stripewise.history.connection import Database, driver_errors
 from stripewise.history.errors import DatabaseError, RunNotFoundError
-from stripewise.history.json_values import finite
+from stripewise.history.headlines import make_headlines
 from stripewise.history.models import hosts, results, runs, sample_blocks, utc_now
+from stripewise.history.result_rows import result_params, result_value
 from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
 from stripewise.history.run_row import RunRow, ensure_host, read_spec, write_run
 from stripewise.model.bench import BenchSpec
@@ -27,7 +28,6 @@ from stripewise.model.phase_series import ENGINE_KEYS
 from stripewise.model.run import Headline, ResultValue, RunStatus, RunSummary
 from stripewise.model.run_context import JsonObject, RunContext
 from stripewise.model.run_detail import HostFacts, HostRun, RunDetail
-from stripewise.model.run_headline import headline
 from stripewise.protocol.events import Sample
 from stripewise.system.hostinfo import HostInfo
 
@@ -277,42 +277,9 @@ class HistoryStore:
             rows = conn.execute(stmt).all()
         found = [summary_from_row(row) for row in rows]
         if missing := [int(row.id) for row in rows if not Headline.is_current(row.headline)]:
-            made = self._make_headlines(missing)
+            made = make_headlines(self._db, missing)
             found = [replace(r, headline=made[r.id]) if r.id in made else r for r in found]
         return found
-
-    def _make_headlines(self, run_ids: list[int]) -> dict[int, Headline]:
-        """Listing lines for runs without one (new results, imports, older databases); stored
-        so the next listing reads them, when the database takes writes: a locked or full one
-        still lists, and they are made again next time."""
-        made: dict[int, Headline] = {}
-        # in id order: two instances listing at once lock the rows they update in the same
-        # order on a server, so neither holds what the other waits for (no deadlock)
-        chunks = [sorted(run_ids)[at : at + 500] for at in range(0, len(run_ids), 500)]
-        with self._read() as conn:
-            for chunk in chunks:  # within any backend's parameter limit
-                rows = conn.execute(
-                    select(runs.c.id, runs.c.context, runs.c.headline).where(runs.c.id.in_(chunk))
-                ).all()
-                values: dict[int, list[ResultValue]] = {i: [] for i in chunk}
-                for r in conn.execute(select(results).where(results.c.run_id.in_(chunk))):
-                    values[int(r.run_id)].append(_result_value(r))
-                for row in rows:
-                    if not Headline.is_current(row.headline):
-                        made[int(row.id)] = headline(
-                            RunContext.from_json(row.context), values[int(row.id)]
-                        )
-        try:
-            with self._write() as conn:
-                for chunk in chunks:
-                    if todo := [i for i in chunk if i in made]:
-                        conn.execute(
-                            update(runs).where(runs.c.id == bindparam("run_id")),
-                            [{"run_id": i, "headline": made[i].as_json()} for i in todo],
-                        )
-        except DatabaseError:
-            pass  # shown all the same; stored by a later listing
-        return made
 
     def get_run(self, run_id: int) -> RunDetail:
         run_stmt = (
@@ -353,7 +320,7 @@ class HistoryStore:
             summary=summary_from_row(row),
             spec=spec,
             context=RunContext.from_json(row.context),
-            results=tuple(_result_value(r) for r in result_rows),
+            results=tuple(result_value(r) for r in result_rows),
             sample_count=sample_count,
             notes=row.notes,
             source=row.source,
@@ -483,41 +450,6 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
     if value is not None and value.tzinfo is None:
         raise ValueError(f"{name} {value.isoformat()} has no time zone; pass an aware datetime")
     return value
-
-
-def result_params(run_id: int, values: Sequence[ResultValue]) -> list[dict[str, Any]]:
-    """A run's results as rows of the results table (measured and imported runs alike)."""
-    return [
-        {
-            "run_id": run_id,
-            "phase": v.phase,
-            "metric": v.metric,
-            "unit": v.unit,
-            "value": finite(v.value),
-            "min_value": finite(v.min_value),
-            "max_value": finite(v.max_value),
-            "repetitions": v.repetitions,
-            "passes": [finite(p) for p in v.passes] or None,
-            "flags": list(v.flags) or None,
-            "source_unit": v.source_unit or None,
-        }
-        for v in values
-    ]
-
-
-def _result_value(row: Any) -> ResultValue:
-    return ResultValue(
-        phase=row.phase,
-        metric=row.metric,
-        unit=row.unit,
-        value=row.value,
-        min_value=row.min_value,
-        max_value=row.max_value,
-        repetitions=row.repetitions,
-        passes=tuple(p for p in row.passes or () if p is not None),
-        flags=tuple(row.flags or ()),
-        source_unit=row.source_unit or "",
-    )
 
 
 def clean_tags(tags: Sequence[str]) -> list[str]:

@@ -1,0 +1,45 @@
+"""Rows of the results table and the `ResultValue`s they hold: one writer and one reader for
+measured, live and imported runs alike. Missing figures stay NULL, never 0."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from stripewise.history.json_values import finite
+from stripewise.model.run import ResultValue
+
+
+def result_params(run_id: int, values: Sequence[ResultValue]) -> list[dict[str, Any]]:
+    """A run's results as rows of the results table (measured and imported runs alike)."""
+    return [
+        {
+            "run_id": run_id,
+            "phase": v.phase,
+            "metric": v.metric,
+            "unit": v.unit,
+            "value": finite(v.value),
+            "min_value": finite(v.min_value),
+            "max_value": finite(v.max_value),
+            "repetitions": v.repetitions,
+            "passes": [finite(p) for p in v.passes] or None,
+            "flags": list(v.flags) or None,
+            "source_unit": v.source_unit or None,
+        }
+        for v in values
+    ]
+
+
+def result_value(row: Any) -> ResultValue:
+    return ResultValue(
+        phase=row.phase,
+        metric=row.metric,
+        unit=row.unit,
+        value=row.value,
+        min_value=row.min_value,
+        max_value=row.max_value,
+        repetitions=row.repetitions,
+        passes=tuple(p for p in row.passes or () if p is not None),
+        flags=tuple(row.flags or ()),
+        source_unit=row.source_unit or "",
+    )
