@@ -34,6 +34,7 @@ from stripewise.tuning.geometry import (
     planned_advice,
     read_recorded,
 )
+from stripewise.tuning.requests import changed_settings
 
 R = TypeVar("R")
 
@@ -104,11 +105,7 @@ def edited_change(change: Change, text: str) -> Change:
 
 def settings_of(changes: Sequence[Change]) -> tuple[TuningSetting, ...]:
     """The helper's `settings` argument: only what really changes."""
-    return tuple(
-        TuningSetting(c.setting.key, c.setting.value, c.setting.device)
-        for c in changes
-        if c.changes_anything
-    )
+    return changed_settings(changes)
 
 
 def summary_of(what: str, result: TuningReply) -> str:
