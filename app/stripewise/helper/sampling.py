@@ -237,20 +237,14 @@ class _EngineAt:
 _START = _EngineAt(0.0, Counters())
 
 
-@dataclass(frozen=True)
-class _EngineRates:
-    """The engine's rates between two of its readings (decimal MB/s, operations/s)."""
-
-    read_mb_s: float
-    write_mb_s: float
-    read_iops: float
-    write_iops: float
+# the engine's read and write MB/s (decimal), read and write IOPS: in Sample's order
+_EngineRates = tuple[float, float, float, float]
 
 
 def _engine_rates(since: _EngineAt, now: _EngineAt) -> _EngineRates:
     span = max(now.engine_s - since.engine_s, _MIN_DIVISOR_S)
     before, after = since.counters, now.counters
-    return _EngineRates(
+    return (
         round((after.read_bytes - before.read_bytes) / span / 1e6, 3),
         round((after.write_bytes - before.write_bytes) / span / 1e6, 3),
         round((after.read_ops - before.read_ops) / span, 1),
@@ -490,10 +484,7 @@ class Sampler:
             sampled.phase,
             sampled.repetition,
             round(now - zero, 3),
-            rates.read_mb_s,
-            rates.write_mb_s,
-            rates.read_iops,
-            rates.write_iops,
+            *rates,
             *progress,
             disks={
                 name: _disk_rates(since.disks[name], after, dt, self._layers.get(name))
