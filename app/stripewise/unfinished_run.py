@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from stripewise.model.bench import phase_summaries
 from stripewise.model.run import RunStatus
-from stripewise.protocol.events import BenchStarted, PhaseFinished, RunResult
+from stripewise.protocol.events import PhaseFinished, RunResult
+from stripewise.protocol.verbs import BenchStarted
 
 
 def unfinished_result(

@@ -15,7 +15,7 @@ from stripewise.history.store import HistoryStore
 from stripewise.model.evaluate import evaluate
 from stripewise.model.placement import Swap
 from stripewise.model.plan import RaidLevel
-from stripewise.protocol.events import BenchStartArgs
+from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.system.hostinfo import HostInfo
 from tests.fixtures.loops import needs_loop
 from tests.gui.conftest import WindowFactory

@@ -18,8 +18,8 @@ from stripewise.gui.tuning_page import TuningPage, unwrap
 from stripewise.helper.tuning.journal import JOURNAL_NAME
 from stripewise.model.plan import Filesystem, Plan, PlanDisk, PlannedArray, RaidLevel
 from stripewise.model.presets import CUSTOM
-from stripewise.protocol.events import BenchStartArgs
 from stripewise.protocol.tuning_replies import ApplyReply, PersistReply, VerifyReply
+from stripewise.protocol.verbs import BenchStartArgs
 from tests.fixtures.loops import Loop, loop_device, needs_loop
 from tests.gui.conftest import WindowFactory
 

@@ -22,8 +22,9 @@ from stripewise.inventory import read_live
 from stripewise.inventory.bench_context import collect_context, live_host_key
 from stripewise.model.bench import Phase
 from stripewise.model.run import RunStatus
-from stripewise.protocol.events import BenchStarted, RunResult, Sample
+from stripewise.protocol.events import RunResult, Sample
 from stripewise.protocol.spec import spec_from_json, spec_to_json
+from stripewise.protocol.verbs import BenchStarted
 from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
 from tests.fixtures.machines import X4500_CONTROLLERS, X4500_SLOT_MAP, sun_x4500
 from tests.fixtures.umock import run_in_testbed, umockdev_available

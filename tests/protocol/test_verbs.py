@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from stripewise.protocol.client import ClientCore, Reply
-from stripewise.protocol.events import BenchStartArgs, BenchStarted
+from stripewise.protocol.codec import wire_keys
 from stripewise.protocol.fields import Message, VerbArgs
 from stripewise.protocol.messages import ARGS_TYPES, REPLY_TYPES
 from stripewise.protocol.spec import SPEC_KEYS, spec_from_json, spec_to_json
@@ -45,6 +45,8 @@ from stripewise.protocol.verbs import (
     ArrayMember,
     BenchCancelArgs,
     BenchCancelReply,
+    BenchStartArgs,
+    BenchStarted,
     CapabilitiesArgs,
     CapabilitiesReply,
     DropCachesArgs,
@@ -195,10 +197,22 @@ def same_keys(wire: dict[str, Any], fields: dict[str, Any], where: str) -> None:
             same_keys(wire[name][0], nested, f"{where}.{name}[0]")
 
 
+def within(typed: dict[str, Any], fields: dict[str, Any], where: str) -> None:
+    """The keys a type's codec writes are the documented ones; a list's items, where the docs
+    list them, hold those keys (and may add one left off when null, such as `reason`)."""
+    assert set(typed) == set(fields), where
+    for name, nested in fields.items():
+        if nested is not None:
+            assert typed[name] is not None and set(nested) <= set(typed[name]), f"{where}.{name}"
+
+
 def test_the_documented_verbs_are_the_types() -> None:
     docs = documented()
     assert set(docs) == set(ARGS_TYPES) == set(REPLY_TYPES)
     assert {type(a).VERB for a in ARGS} == set(ARGS_TYPES)
+    for verb, (args_keys, result_keys) in docs.items():  # from the types' fields themselves
+        within(wire_keys(ARGS_TYPES[verb]), args_keys, f"{verb} args")
+        within(wire_keys(REPLY_TYPES[verb]), result_keys, f"{verb} result")
     for args, reply in zip(ARGS, REPLIES, strict=True):
         verb = type(args).VERB
         assert ARGS_TYPES[verb] is type(args) and REPLY_TYPES[verb] is type(reply), verb

@@ -22,13 +22,8 @@ from stripewise import environment
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import RunStatus
-from stripewise.protocol.events import (
-    BenchStartArgs,
-    PhaseFinished,
-    RunResult,
-    Sample,
-    event_to_json,
-)
+from stripewise.protocol.events import PhaseFinished, RunResult, Sample, event_to_json
+from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.services.bench_session import BenchRequest, BenchSession
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService

@@ -31,14 +31,8 @@ from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
 from stripewise.model.wording import count_noun
 from stripewise.protocol.client import Reply
-from stripewise.protocol.events import (
-    BenchStartArgs,
-    BenchStarted,
-    Event,
-    PhaseFinished,
-    RunResult,
-    Sample,
-)
+from stripewise.protocol.events import Event, PhaseFinished, RunResult, Sample
+from stripewise.protocol.verbs import BenchStartArgs, BenchStarted
 from stripewise.protocol.wire import ProtocolError
 from stripewise.unfinished_run import unfinished_result
 

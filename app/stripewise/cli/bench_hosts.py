@@ -26,8 +26,9 @@ from stripewise.cli.errors import (
     database_url,
 )
 from stripewise.model.host_address import HostAddress, HostAddressError, parse_host
-from stripewise.protocol.events import BenchStartArgs, Sample
+from stripewise.protocol.events import Sample
 from stripewise.protocol.group import GroupOutcome
+from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.protocol.wire import ProtocolError
 
 _JOIN_S = 0.25  # the main thread wakes this often, so signal handlers run promptly

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 from stripewise.cli.errors import CliError
 from stripewise.model.run_context import RunContext
-from stripewise.protocol.events import BenchStarted, PhaseFinished, RunResult, Sample
+from stripewise.protocol.events import PhaseFinished, RunResult, Sample
 from stripewise.protocol.group import GroupOutcome
+from stripewise.protocol.verbs import BenchStarted
 
 if TYPE_CHECKING:
     from stripewise.history.live_run import Filed, LiveRun

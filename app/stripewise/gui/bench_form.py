@@ -51,7 +51,7 @@ from stripewise.model.bench_presets import PRESETS, PresetValues
 from stripewise.model.bench_targets import BenchTarget, TargetKind, directory_target, gone_reason
 from stripewise.model.setting_labels import PHASE_LABELS  # one set of names, the compare's too
 from stripewise.model.wording import count_noun
-from stripewise.protocol.events import BenchStartArgs
+from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.services.tasks import run_in_background
 
 BLOCK_SIZES = ("4K", "64K", "128K", "256K", "512K", "1M", "4M")

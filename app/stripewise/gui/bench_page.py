@@ -42,7 +42,6 @@ from stripewise.model.guards import page_cache_warning
 from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
 from stripewise.protocol.events import (
-    BenchStarted,
     PhaseFinished,
     PhaseStarted,
     RunError,
@@ -50,6 +49,7 @@ from stripewise.protocol.events import (
     RunWarning,
     Sample,
 )
+from stripewise.protocol.verbs import BenchStarted
 from stripewise.services.bench_session import BenchRequest, BenchSession
 from stripewise.services.group_bench import GroupBenchService
 from stripewise.services.hardware import HardwareService

@@ -20,7 +20,7 @@ from stripewise.gui.help_dialogs import BENCHMARK_WITH_AND_WITHOUT, purpose_labe
 from stripewise.model.ab import MIN_ROUNDS, ROUND_CAP, TARGET_HALF_WIDTH_PCT, ABOutcome
 from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.bench_targets import BenchTarget
-from stripewise.protocol.events import BenchStartArgs
+from stripewise.protocol.verbs import BenchStartArgs
 
 
 def ab_button() -> QPushButton:

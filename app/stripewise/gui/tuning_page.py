@@ -35,7 +35,6 @@ from stripewise.model.presets import CUSTOM, Preset
 from stripewise.model.topology import Inventory
 from stripewise.model.tunables import Change, TuningError
 from stripewise.model.tuning_targets import planned_tuning
-from stripewise.protocol.events import BenchStartArgs
 from stripewise.protocol.tuning import ApplyArgs, RevertArgs, VerifyArgs
 from stripewise.protocol.tuning_replies import (
     ApplyReply,
@@ -44,7 +43,7 @@ from stripewise.protocol.tuning_replies import (
     TuningReply,
     VerifyReply,
 )
-from stripewise.protocol.verbs import CapabilitiesArgs
+from stripewise.protocol.verbs import BenchStartArgs, CapabilitiesArgs
 from stripewise.services.ab_runner import ABRunner
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.hardware import HardwareService

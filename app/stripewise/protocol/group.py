@@ -9,31 +9,27 @@ last line of `stripewise bench --host/--group --json` (docs/protocol.md, "Group 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+import stripewise.protocol.spec  # noqa: F401  (describes BenchSpec's wire shape to the codec)
 from stripewise.model.bench import BenchSpec, Phase, PhaseResult, Spread, spread_of
-from stripewise.protocol.events import RunResult, summary_from_json, summary_to_json
-from stripewise.protocol.spec import spec_from_json, spec_to_json
-from stripewise.protocol.wire import ProtocolError
+from stripewise.protocol.codec import Shape, WireEvent, wire
+from stripewise.protocol.events import RunResult
 
 HOST_STATUSES = ("complete", "failed", "cancelled", "refused", "unreachable")
 TOTAL_HOST = "total"  # the `host` of the summed samples and of the total's results
 
 
-def _fail(message: str) -> ProtocolError:
-    return ProtocolError("bad_event", message)
-
-
 @dataclass(frozen=True)
-class HostOutcome:
+class HostOutcome(WireEvent):
     """How one host's part ended. `refused`: the host answered but would not run it (a fio
     protocol mismatch, a connection refused); `unreachable`: no answer in time; `failed`: it
     started and died or erred; `result` is what it measured (None when it never started)."""
 
-    host: str
-    status: str
+    host: str = field(metadata=wire(check=lambda host: None if host else "host: text expected"))
+    status: str = field(metadata=wire(choices=HOST_STATUSES))
     error: str | None = None
     result: RunResult | None = None
 
@@ -41,40 +37,29 @@ class HostOutcome:
     def complete(self) -> bool:
         return self.status == "complete"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "host": self.host,
-            "status": self.status,
-            "error": self.error,
-            "result": None if self.result is None else self.result.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> HostOutcome:
-        if not isinstance(data, dict):
-            raise _fail("hosts: objects expected")
-        host, status, error = data.get("host"), data.get("status"), data.get("error")
-        if not isinstance(host, str) or not host:
-            raise _fail("hosts.host: text expected")
-        if status not in HOST_STATUSES:
-            raise _fail(f"hosts.status: one of {', '.join(HOST_STATUSES)}")
-        if error is not None and not isinstance(error, str):
-            raise _fail("hosts.error: text or null expected")
-        result = data.get("result")
-        if result is not None and not isinstance(result, dict):
-            raise _fail("hosts.result: an object or null expected")
-        return cls(host, status, error, None if result is None else RunResult.from_json(result))
-
 
 @dataclass(frozen=True)
-class GroupOutcome:
+class GroupOutcome(WireEvent):
     """A run on several hosts at once. `total` sums the hosts that measured (`group_total`);
-    `partial` when any host did not complete, so the total lacks it."""
+    `partial` when any host did not complete, so the total lacks it. `status` is written for
+    readers, never read back."""
 
     EVENT: ClassVar[str] = "group_result"
+    WIRE_SHAPE = Shape(
+        order=(
+            "group",
+            "status",
+            "partial",
+            "started_at",
+            "elapsed_s",
+            "spec",
+            "hosts",
+            "total",
+        )
+    )
     group: str | None
     spec: BenchSpec
-    hosts: tuple[HostOutcome, ...]
+    hosts: tuple[HostOutcome, ...] = field(metadata=wire(indexed=False))
     total: tuple[PhaseResult, ...]
     partial: bool
     started_at: str  # ISO 8601, UTC
@@ -90,47 +75,6 @@ class GroupOutcome:
         if "complete" not in statuses:
             return "failed"
         return "complete"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "event": self.EVENT,
-            "group": self.group,
-            "status": self.status,
-            "partial": self.partial,
-            "started_at": self.started_at,
-            "elapsed_s": self.elapsed_s,
-            "spec": spec_to_json(self.spec),
-            "hosts": [host.to_json() for host in self.hosts],
-            "total": [summary_to_json(result) for result in self.total],
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> GroupOutcome:
-        group, spec, hosts, total = (data.get(k) for k in ("group", "spec", "hosts", "total"))
-        if group is not None and not isinstance(group, str):
-            raise _fail("group: text or null expected")
-        if not isinstance(spec, dict):
-            raise _fail("spec: an object expected")
-        if not isinstance(hosts, list) or not isinstance(total, list):
-            raise _fail("hosts and total: lists expected")
-        partial, started, elapsed = (data.get(k) for k in ("partial", "started_at", "elapsed_s"))
-        if not isinstance(partial, bool) or not isinstance(started, str):
-            raise _fail("partial: true or false; started_at: text")
-        if isinstance(elapsed, bool) or not isinstance(elapsed, int | float):
-            raise _fail("elapsed_s: a number expected")
-        try:
-            parsed_spec = spec_from_json(spec)
-        except ProtocolError as exc:
-            raise _fail(f"spec: {exc}") from None
-        return cls(
-            group,
-            parsed_spec,
-            tuple(HostOutcome.from_json(item) for item in hosts),
-            tuple(summary_from_json(item) for item in total),
-            partial,
-            started,
-            float(elapsed),
-        )
 
 
 def group_total(results: Sequence[RunResult]) -> tuple[PhaseResult, ...]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from stripewise.protocol.events import BenchStartArgs
 from stripewise.protocol.tuning import ApplyArgs, PersistArgs, RevertArgs, VerifyArgs
 from stripewise.protocol.verbs import (
     ArrayCreateArgs,
     BenchCancelArgs,
+    BenchStartArgs,
     CapabilitiesArgs,
     DropCachesArgs,
     HelloArgs,

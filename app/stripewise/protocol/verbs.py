@@ -1,11 +1,12 @@
 """The session, benchmark and hardware verbs' arguments and replies as typed values.
 
-Each arguments type has the verb's name (`VERB`), its reply's type (`REPLY`), `to_json` (the
-wire's object, keys as docs/protocol.md lists them) and `from_json(data, request_id)`, which
-refuses what the helper must not act on as `bad_args` naming the field (unknown keys too).
-Replies parse with `from_json(data)` and fail as `bad_reply`; they accept keys they do not
-know, so a newer helper of the same protocol may add one. What needs the machine (does the
-target exist, is the disk free) stays the helper's to check.
+Each arguments type has the verb's name (`VERB`), its reply's type (`REPLY`), and the codec's
+`to_json` (the wire's object, keys as docs/protocol.md lists them) and `from_json(data,
+request_id)`, which refuses what the helper must not act on as `bad_args` naming the field
+(unknown keys too), by the rules in its fields' metadata. Replies parse with `from_json(data)`
+and fail as `bad_reply`; they accept keys they do not know, so a newer helper of the same
+protocol may add one. What needs the machine (does the target exist, is the disk free) stays
+the helper's to check.
 """
 
 from __future__ import annotations
@@ -13,50 +14,37 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
-from stripewise.protocol.fields import Fields, NoArgs, bad_args, only
-from stripewise.protocol.tuning_replies import PutBack, put_backs_from_json
+import stripewise.protocol.spec  # noqa: F401  (describes BenchSpec's wire shape to the codec)
+from stripewise.model.bench import BenchSpec
+from stripewise.protocol.codec import Refused, Shape, WireArgs, WireValue, is_false, is_none, wire
+from stripewise.protocol.events import DiskLayer
+from stripewise.protocol.fields import NoArgs
+from stripewise.protocol.tuning_replies import PutBack
 from stripewise.protocol.wire import PROTOCOL_VERSION, ProtocolError
 
 
 # --- hello ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class HelloReply:
+class HelloReply(WireValue):
     protocol: int
     version: str  # Stripewise's
     pid: int
     euid: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "protocol": self.protocol,
-            "version": self.version,
-            "pid": self.pid,
-            "euid": self.euid,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> HelloReply:
-        read = Fields(data)
-        return cls(
-            read.whole("protocol"), read.text("version"), read.whole("pid"), read.whole("euid")
-        )
-
 
 @dataclass(frozen=True)
-class HelloArgs:
+class HelloArgs(WireArgs):
     VERB: ClassVar[str] = "hello"
     REPLY: ClassVar[type[HelloReply]] = HelloReply
     protocol: int = PROTOCOL_VERSION
 
-    def to_json(self) -> dict[str, Any]:
-        return {"protocol": self.protocol}
-
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], request_id: int | None = None) -> HelloArgs:
-        """The version first: a client of another protocol hears `protocol_mismatch`, whatever
-        else its hello carries. `type() is int`: neither true nor 1.0 is protocol 1."""
+    def from_json(cls, data: Mapping[str, Any], request_id: int | None = None) -> Self:
+        """Hand-written: the version comes before anything else, with its own code; a client
+        of another protocol hears `protocol_mismatch`, whatever else its hello carries.
+        `type() is int`: neither true nor 1.0 is protocol 1."""
         wanted = data.get("protocol")
         if type(wanted) is not int or wanted != PROTOCOL_VERSION:
             raise ProtocolError(
@@ -65,13 +53,12 @@ class HelloArgs:
                 "install matching versions of Stripewise",
                 request_id,
             )
-        only(data, request_id, "protocol")
-        return cls(wanted)
+        return super().from_json(data, request_id)
 
 
 # --- capabilities, drop_caches ----------------------------------------------------------------
 @dataclass(frozen=True)
-class CapabilitiesReply:
+class CapabilitiesReply(WireValue):
     engines: Mapping[str, str]  # name -> version
     privileged: bool
     euid: int
@@ -82,33 +69,6 @@ class CapabilitiesReply:
     # tuning values an apply left half done when its helper was killed, put back at start
     restored_at_start: tuple[PutBack, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "engines": dict(self.engines),
-            "privileged": self.privileged,
-            "euid": self.euid,
-            "caller_uid": self.caller_uid,
-            "removed_at_start": list(self.removed_at_start),
-            "ram_bytes": self.ram_bytes,
-            "cpu_count": self.cpu_count,
-            "restored_at_start": [p.to_json() for p in self.restored_at_start],
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CapabilitiesReply:
-        read = Fields(data)
-        engines = read.object("engines")
-        return cls(
-            {name: engines.text(name) for name in engines.data},
-            read.flag("privileged"),
-            read.whole("euid"),
-            read.whole("caller_uid"),
-            read.texts("removed_at_start"),
-            read.whole("ram_bytes"),
-            read.optional_whole("cpu_count"),
-            put_backs_from_json(data),
-        )
-
 
 @dataclass(frozen=True)
 class CapabilitiesArgs(NoArgs):
@@ -117,15 +77,8 @@ class CapabilitiesArgs(NoArgs):
 
 
 @dataclass(frozen=True)
-class DropCachesReply:
+class DropCachesReply(WireValue):
     dropped: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"dropped": self.dropped}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> DropCachesReply:
-        return cls(Fields(data).flag("dropped"))
 
 
 @dataclass(frozen=True)
@@ -134,19 +87,43 @@ class DropCachesArgs(NoArgs):
     REPLY: ClassVar[type[DropCachesReply]] = DropCachesReply
 
 
-# --- bench.cancel (bench.start's arguments and reply are in events.py) --------------------------
+# --- bench.start, bench.cancel ----------------------------------------------------------------
 @dataclass(frozen=True)
-class BenchCancelReply:
+class BenchStarted(WireValue):
+    """`bench.start`'s reply: the run's id, what it runs on, and the spec as normalised.
+    `layers` says where each of `disks` sits (empty from a helper that did not say)."""
+
+    WIRE_SHAPE = Shape(
+        order=("run", "target", "disks", "layers", "engine", "engine_version", "spec")
+    )
+    run: str
+    target: str
+    disks: tuple[str, ...]
+    engine: str
+    engine_version: str
+    spec: BenchSpec
+    layers: tuple[DiskLayer, ...] = ()
+
+
+_CONFIRM = "confirm_serial is text, overwrite true/false"
+
+
+@dataclass(frozen=True)
+class BenchStartArgs(WireArgs):
+    """The spec (its keys beside these), plus what writing to a block device takes: its
+    serial, typed by the user, and `overwrite` to write over a partition table or filesystem."""
+
+    VERB: ClassVar[str] = "bench.start"
+    REPLY: ClassVar[type[BenchStarted]] = BenchStarted
+    spec: BenchSpec = field(metadata=wire(flatten=True))
+    confirm_serial: str | None = field(default=None, metadata=wire(omit=is_none, refusal=_CONFIRM))
+    overwrite: bool = field(default=False, metadata=wire(omit=is_false, refusal=_CONFIRM))
+
+
+@dataclass(frozen=True)
+class BenchCancelReply(WireValue):
     run: str
     cancelling: bool  # the run ends with run_result `cancelled` within a second
-
-    def to_json(self) -> dict[str, Any]:
-        return {"run": self.run, "cancelling": self.cancelling}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> BenchCancelReply:
-        read = Fields(data)
-        return cls(read.text("run"), read.flag("cancelling"))
 
 
 @dataclass(frozen=True)
@@ -157,49 +134,30 @@ class BenchCancelArgs(NoArgs):
 
 # --- enclosure.locate -------------------------------------------------------------------------
 _ENCLOSURE_ID = re.compile(r"^\d{1,5}:\d{1,5}:\d{1,5}:\d{1,5}\Z")  # \Z: "$" allows a final "\n"
-_BAY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:-]{0,63}\Z")
+_BAY_NAME = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9 _.:-]{0,63}\Z")  # and no ".."
 
 
 @dataclass(frozen=True)
-class LocateReply:
+class LocateReply(WireValue):
     enclosure: str
     bay: str
     on: bool  # as read back
 
-    def to_json(self) -> dict[str, Any]:
-        return {"enclosure": self.enclosure, "bay": self.bay, "on": self.on}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LocateReply:
-        read = Fields(data)
-        return cls(read.text("enclosure"), read.text("bay"), read.flag("on"))
-
 
 @dataclass(frozen=True)
-class LocateArgs:
+class LocateArgs(WireArgs):
     """A bay's locate LED on or off. Both names pass strict patterns: the helper builds the
     sysfs path from them, so they must never climb out of the enclosure's directory."""
 
     VERB: ClassVar[str] = "enclosure.locate"
     REPLY: ClassVar[type[LocateReply]] = LocateReply
-    enclosure: str  # the SES enclosure's id, H:C:T:L
-    bay: str
-    on: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"enclosure": self.enclosure, "bay": self.bay, "on": self.on}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], request_id: int | None = None) -> LocateArgs:
-        only(data, request_id, "enclosure", "bay", "on")
-        enclosure, bay, on = data.get("enclosure"), data.get("bay"), data.get("on")
-        if not isinstance(on, bool):
-            raise bad_args("on must be true or false", request_id)
-        if not isinstance(enclosure, str) or not _ENCLOSURE_ID.match(enclosure):
-            raise bad_args("enclosure must look like H:C:T:L", request_id)
-        if not isinstance(bay, str) or not _BAY_NAME.match(bay) or ".." in bay:
-            raise bad_args("bay must be a bay name such as 'Slot 07'", request_id)
-        return cls(enclosure, bay, on)
+    enclosure: str = field(  # the SES enclosure's id, H:C:T:L
+        metadata=wire(pattern=_ENCLOSURE_ID, refusal="enclosure must look like H:C:T:L")
+    )
+    bay: str = field(
+        metadata=wire(pattern=_BAY_NAME, refusal="bay must be a bay name such as 'Slot 07'")
+    )
+    on: bool = field(metadata=wire(refusal="on must be true or false"))
 
 
 # --- array.create -----------------------------------------------------------------------------
@@ -210,91 +168,61 @@ MIN_MEMBERS = {"raid0": 2, "raid1": 2, "raid4": 3, "raid5": 3, "raid6": 4, "raid
 MAX_MEMBERS = 64
 MAX_SPARES = 8
 CHUNKS_KIB = tuple(2**n for n in range(2, 12))  # 4 KiB to 2 MiB
+_MEMBER_DEVICE = re.compile(f"{_BY_ID.pattern}|{KERNEL_DISK.pattern}")
+_MEMBERS = "members and spares are lists of {device, serial}"
 
 
 @dataclass(frozen=True)
-class ArrayMember:
-    device: str  # /dev/disk/by-id/... or a whole disk's /dev name
+class ArrayMember(WireArgs):
+    WIRE_SHAPE = Shape(refusal="each member is {device, serial}")
+    device: str = field(  # /dev/disk/by-id/... or a whole disk's /dev name
+        metadata=wire(
+            pattern=_MEMBER_DEVICE,
+            refusal=lambda device: (
+                f"{device!r}: give /dev/disk/by-id/... or a whole-disk /dev name"
+            ),
+        )
+    )
     serial: str  # typed by the admin off the drive's label
 
-    def to_json(self) -> dict[str, Any]:
-        return {"device": self.device, "serial": self.serial}
-
-    @classmethod
-    def from_json(cls, entry: object, request_id: int | None) -> ArrayMember:
-        if not isinstance(entry, dict) or set(entry) != {"device", "serial"}:
-            raise bad_args("each member is {device, serial}", request_id)
-        device, serial = entry["device"], entry["serial"]
-        if not isinstance(device, str) or not (_BY_ID.match(device) or KERNEL_DISK.match(device)):
-            raise bad_args(
-                f"{device!r}: give /dev/disk/by-id/... or a whole-disk /dev name", request_id
-            )
-        if not isinstance(serial, str) or not serial.strip():
-            raise bad_args(f"type the serial number printed on {device}", request_id)
-        return cls(device, serial)
+    def wire_checked(self) -> Self:
+        if not self.serial.strip():
+            raise Refused(f"type the serial number printed on {self.device}")
+        return self
 
 
 @dataclass(frozen=True)
-class ArrayCreateReply:
+class ArrayCreateReply(WireValue):
     argv: tuple[str, ...]  # what mdadm ran with
     stdout: str
     stderr: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"argv": list(self.argv), "stdout": self.stdout, "stderr": self.stderr}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ArrayCreateReply:
-        read = Fields(data)
-        return cls(read.texts("argv"), read.text("stdout"), read.text("stderr"))
-
 
 @dataclass(frozen=True)
-class ArrayCreateArgs:
+class ArrayCreateArgs(WireArgs):
     VERB: ClassVar[str] = "array.create"
     REPLY: ClassVar[type[ArrayCreateReply]] = ArrayCreateReply
-    name: str  # created as /dev/md/<name>
-    level: str  # a key of MIN_MEMBERS
-    chunk_kib: int | None
-    members: tuple[ArrayMember, ...]
-    spares: tuple[ArrayMember, ...] = field(default=())
-    overwrite: bool = False  # destroy what the members carry
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": self.name, "level": self.level}
-        if self.chunk_kib is not None:
-            data["chunk_kib"] = self.chunk_kib
-        return data | {
-            "members": [m.to_json() for m in self.members],
-            "spares": [s.to_json() for s in self.spares],
-            "overwrite": self.overwrite,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], request_id: int | None = None) -> ArrayCreateArgs:
-        only(data, request_id, "name", "level", "chunk_kib", "members", "spares", "overwrite")
-        name, level, chunk = data.get("name"), data.get("level"), data.get("chunk_kib")
-        if not isinstance(name, str) or not _ARRAY_NAME.match(name):
-            raise bad_args("name: letters, digits, _ and -, at most 32", request_id)
-        if not isinstance(level, str) or level not in MIN_MEMBERS:  # a list is unhashable
-            raise bad_args(f"level must be one of {', '.join(MIN_MEMBERS)}", request_id)
-        if chunk is not None and (type(chunk) is not int or chunk not in CHUNKS_KIB):
-            raise bad_args("chunk_kib must be a power of two from 4 to 2048", request_id)
-        members, spares = data.get("members"), data.get("spares", [])
-        if not isinstance(members, list) or not isinstance(spares, list):
-            raise bad_args("members and spares are lists of {device, serial}", request_id)
-        if not MIN_MEMBERS[level] <= len(members) <= MAX_MEMBERS or len(spares) > MAX_SPARES:
-            raise bad_args(
-                f"{level} needs {MIN_MEMBERS[level]} to {MAX_MEMBERS} members", request_id
-            )
-        overwrite = data.get("overwrite", False)
-        if not isinstance(overwrite, bool):
-            raise bad_args("overwrite is true or false", request_id)
-        return cls(
-            name,
-            level,
-            chunk,
-            tuple(ArrayMember.from_json(m, request_id) for m in members),
-            tuple(ArrayMember.from_json(s, request_id) for s in spares),
-            overwrite,
+    name: str = field(  # created as /dev/md/<name>
+        metadata=wire(pattern=_ARRAY_NAME, refusal="name: letters, digits, _ and -, at most 32")
+    )
+    level: str = field(  # a key of MIN_MEMBERS
+        metadata=wire(choices=MIN_MEMBERS, refusal=f"level must be one of {', '.join(MIN_MEMBERS)}")
+    )
+    chunk_kib: int | None = field(
+        metadata=wire(
+            omit=is_none,
+            choices=CHUNKS_KIB,
+            refusal="chunk_kib must be a power of two from 4 to 2048",
         )
+    )
+    members: tuple[ArrayMember, ...] = field(metadata=wire(refusal=_MEMBERS))
+    spares: tuple[ArrayMember, ...] = field(default=(), metadata=wire(refusal=_MEMBERS))
+    overwrite: bool = field(  # destroy what the members carry
+        default=False, metadata=wire(refusal="overwrite is true or false")
+    )
+
+    def wire_checked(self) -> Self:
+        fewest = MIN_MEMBERS[self.level]
+        if not fewest <= len(self.members) <= MAX_MEMBERS or len(self.spares) > MAX_SPARES:
+            raise Refused(f"{self.level} needs {fewest} to {MAX_MEMBERS} members")
+        return self

@@ -22,8 +22,9 @@ from stripewise.model.ab import (
 )
 from stripewise.model.run import RunStatus
 from stripewise.model.wording import count_noun
-from stripewise.protocol.events import BenchStartArgs, RunResult
+from stripewise.protocol.events import RunResult
 from stripewise.protocol.tuning import ApplyArgs, RevertArgs, TuningSetting
+from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.services.bench_session import BenchRequest, BenchSession
 from stripewise.services.tuning import TuningService
 

@@ -18,8 +18,6 @@ from stripewise.model.run import RunStatus
 from stripewise.model.run_context import RunContext
 from stripewise.model.topology import Inventory
 from stripewise.protocol.events import (
-    BenchStartArgs,
-    BenchStarted,
     Event,
     PhaseFinished,
     PhaseStarted,
@@ -28,7 +26,7 @@ from stripewise.protocol.events import (
     RunWarning,
     Sample,
 )
-from stripewise.protocol.verbs import BenchCancelArgs
+from stripewise.protocol.verbs import BenchCancelArgs, BenchStartArgs, BenchStarted
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.run_recorder import RunHeader, RunRecorder
