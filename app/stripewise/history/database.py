@@ -338,7 +338,7 @@ def _server_engine(url: URL, location: str) -> Engine:
         raise DatabaseUnreachableError(location, f"invalid URL ({exc})") from None
 
 
-def _libpq_args(url: URL) -> dict[str, Any]:
+def _libpq_args(url: URL) -> dict[str, str | int]:
     """For PostgreSQL through libpq, unless the URL says otherwise: a server that does not
     answer is said within seconds, not after TCP's minutes; and the session speaks UTC, so
     times arrive with the fixed UTC zone rather than the server's named one, which costs a
@@ -348,7 +348,7 @@ def _libpq_args(url: URL) -> dict[str, Any]:
         "psycopg2",
     ):
         return {}
-    args: dict[str, Any] = {}
+    args: dict[str, str | int] = {}
     if "connect_timeout" not in url.query:
         args["connect_timeout"] = CONNECT_TIMEOUT_S
     if "options" not in url.query:

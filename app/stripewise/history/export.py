@@ -19,6 +19,7 @@ from typing import Any
 from stripewise.history.run_row import stored_spec
 from stripewise.history.store import SampleRow
 from stripewise.model.compare import Comparison, MetricRow, Spread, count_tested
+from stripewise.model.run_context import JsonObject
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES, Evidence
@@ -40,10 +41,10 @@ CSV_COLUMNS = (
 )
 
 
-def _record(detail: RunDetail) -> dict[str, object]:
+def _record(detail: RunDetail) -> JsonObject:
     """What the history keeps about a run beside its summary: its key, the baseline mark,
     its host, and its place in a group run."""
-    record: dict[str, object] = {
+    record: JsonObject = {
         "uuid": detail.uuid,
         "baseline": detail.summary.baseline,
         "host_info": None if detail.host_info is None else asdict(detail.host_info),
@@ -156,7 +157,7 @@ def beyond_noise(verdict: str) -> bool | None:
     return None if verdict in ("", "unknown") else verdict != "noise"
 
 
-def verdict_rule(c: Comparison) -> dict[str, Any]:
+def verdict_rule(c: Comparison) -> JsonObject:
     """How the verdicts were reached, for a reader of the file (docs/history.md)."""
     return {
         "test": "welch_t",
@@ -167,7 +168,7 @@ def verdict_rule(c: Comparison) -> dict[str, Any]:
     }
 
 
-def comparison_document(c: Comparison) -> dict[str, Any]:
+def comparison_document(c: Comparison) -> JsonObject:
     """The comparison as plain JSON values (docs/history.md describes the shape)."""
     return {
         "format": COMPARISON_FORMAT,
@@ -205,7 +206,7 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
     }
 
 
-def _row_json(row: MetricRow, baseline: int) -> dict[str, Any]:
+def _row_json(row: MetricRow, baseline: int) -> JsonObject:
     return {
         "phase": row.phase,
         "metric": row.metric,
@@ -230,7 +231,7 @@ def _row_json(row: MetricRow, baseline: int) -> dict[str, Any]:
     }
 
 
-def _interval_json(evidence: Evidence | None) -> dict[str, Any] | None:
+def _interval_json(evidence: Evidence | None) -> JsonObject | None:
     if evidence is None:
         return None
     return {
@@ -246,7 +247,7 @@ def _interval_json(evidence: Evidence | None) -> dict[str, Any] | None:
     }
 
 
-def _spread_json(spread: Spread | None) -> dict[str, Any] | None:
+def _spread_json(spread: Spread | None) -> JsonObject | None:
     if spread is None:
         return None
     return {"low": spread.low, "high": spread.high, "source": spread.source}

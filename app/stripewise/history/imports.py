@@ -10,9 +10,9 @@ importing it again, under any name, is refused instead of doubling its runs.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import Connection, Table, insert, select
 from sqlalchemy import exc as sa_exc
@@ -153,7 +153,7 @@ def _host_id(conn: Connection, hostname: str | None) -> int:
     if found is not None:  # the host was renamed since; its identity is the machine id
         return int(found)
     now = utc_now()
-    row = {
+    row: dict[str, str | datetime] = {
         "hostname": hostname[:255],
         "machine_id": machine_id[:255],
         "first_seen": now,
@@ -184,7 +184,7 @@ def _insert_run(
     return run_id
 
 
-def _inserted_id(conn: Connection, table: Table, row: dict[str, Any]) -> int:
+def _inserted_id(conn: Connection, table: Table, row: Mapping[str, str | datetime]) -> int:
     key = conn.execute(insert(table), row).inserted_primary_key
     if key is None:
         raise DatabaseError(f"inserting into {table.name} returned no id")

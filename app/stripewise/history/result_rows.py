@@ -4,13 +4,29 @@ measured, live and imported runs alike. Missing figures stay NULL, never 0."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from stripewise.history.json_values import finite
 from stripewise.model.run import ResultValue
 
 
-def result_params(run_id: int, values: Sequence[ResultValue]) -> list[dict[str, Any]]:
+class ResultRow(TypedDict):
+    """One row of the results table, as inserted."""
+
+    run_id: int
+    phase: str
+    metric: str
+    unit: str
+    value: float | None
+    min_value: float | None
+    max_value: float | None
+    repetitions: int
+    passes: list[float | None] | None
+    flags: list[str] | None
+    source_unit: str | None
+
+
+def result_params(run_id: int, values: Sequence[ResultValue]) -> list[ResultRow]:
     """A run's results as rows of the results table (measured and imported runs alike)."""
     return [
         {

@@ -15,7 +15,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy import exc as sa_exc
@@ -108,7 +107,7 @@ def insert_row(conn: Connection, host_id: int, row: RunRow) -> int:
         raise ValueError(
             f"started_at {row.started_at.isoformat()} has no time zone; pass an aware datetime"
         )
-    values: dict[str, Any] = {
+    values = {
         "uuid": row.key,
         "host_id": host_id,
         "name": row.name,

@@ -13,14 +13,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, Table, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 
 from stripewise.history.connection import Database, driver_errors
 from stripewise.history.errors import DatabaseError, RunNotFoundError
 from stripewise.history.headlines import make_headlines
 from stripewise.history.models import hosts, results, runs, sample_blocks, utc_now
-from stripewise.history.result_rows import result_params, result_value
+from stripewise.history.result_rows import ResultRow, result_params, result_value
 from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
 from stripewise.history.run_row import RunRow, ensure_host, read_spec, write_run
 from stripewise.model.bench import BenchSpec
@@ -423,7 +423,7 @@ class HistoryStore:
         except BlockFormatError as exc:
             raise DatabaseError(f"{self._db.location}: samples of run {run_id}: {exc}") from exc
 
-    def _insert_for_run(self, run_id: int, table: Any, params: list[dict[str, Any]]) -> None:
+    def _insert_for_run(self, run_id: int, table: Table, params: Sequence[ResultRow]) -> None:
         try:
             with self._write() as conn:
                 conn.execute(insert(table), params)
