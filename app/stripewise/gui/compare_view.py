@@ -8,12 +8,9 @@ the window says it can't tell and offers to run the benchmark again with enough.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import Qt, Signal
@@ -37,7 +34,8 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui import file_places
-from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, number
+from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name
+from stripewise.gui.compare_plots import draw_series, draw_sweep, fill_sweep_table, run_colour
 from stripewise.gui.help_dialogs import SAVE_COMPARISON
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
@@ -56,17 +54,6 @@ from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 from stripewise.model.wording import count_noun
 from stripewise.services.history import CompareSeries, HistoryService
 
-# Okabe-Ito: eight colours told apart with every common colour-vision deficiency
-RUN_COLOURS = (
-    "#0072b2",
-    "#e69f00",
-    "#009e73",
-    "#cc79a7",
-    "#56b4e9",
-    "#d55e00",
-    "#f0e442",
-    "#8c8c8c",  # grey rather than black: it shows on dark backgrounds too
-)
 _VERDICT_COLOURS = {"better": QColor(46, 160, 67), "worse": QColor(218, 54, 51)}
 
 
@@ -229,7 +216,7 @@ class CompareWindow(QDialog):
         lines = []
         for index, detail in enumerate(c.runs):
             run = detail.summary
-            colour = RUN_COLOURS[index % len(RUN_COLOURS)]
+            colour = run_colour(index)
             mark = " <b>(baseline)</b>" if index == c.baseline_index else ""
             lines.append(
                 f'<span style="color:{colour}">\u25a0</span> run {run.id}: {run.name}, '
@@ -392,25 +379,7 @@ class CompareWindow(QDialog):
         if c is None:
             return
         phase = self.phase_box.currentText()
-        longest = 0.0
-        for index, detail in enumerate(c.runs):
-            xs, ys = self.series.get(detail.summary.id, {}).get(phase, ((), ()))
-            if not xs:
-                continue
-            longest = max(longest, xs[-1])
-            colour = RUN_COLOURS[index % len(RUN_COLOURS)]
-            # a phase shorter than two sampling periods has one sample: a dot, not a line
-            dots: dict[str, Any] = (
-                {"symbol": "o", "symbolBrush": colour, "symbolPen": colour, "symbolSize": 7}
-                if len(xs) < 3
-                else {}
-            )
-            pen = pg.mkPen(colour, width=1)
-            self.series_plot.plot(list(xs), list(ys), pen=pen, name=self.run_label(index), **dots)
-        if longest > 0:
-            self.series_plot.enableAutoRange(axis="x")
-        else:  # single samples at 0 s: a second from the phase's start, not -0.5..0.5
-            self.series_plot.setXRange(0.0, 1.0, padding=0.02)
+        draw_series(self.series_plot, c, self.series, phase, self.run_label)
         note = series_note(c.runs, self.series, phase)
         self.series_note.setText(
             f"{note}." if note else "Each line starts at its run's first sample of the phase."
@@ -439,68 +408,12 @@ class CompareWindow(QDialog):
         self.sweep_plot.clear()
         if c is None or c.sweep is None or self.sweep_box.count() == 0:
             return
-        row = c.rows[int(self.sweep_box.currentData())]
-        points = sorted(
-            (x, y, spread)
-            for x, y, spread in zip(c.sweep.values, row.shown_values, row.spreads, strict=True)
-            if y is not None
-        )
-        xs = [p[0] for p in points]
-        # doubling steps (chunk 64..1024, block 4K..1M) read best on a log axis, as in the notes
-        log_x = bool(xs) and min(xs) > 0 and max(xs) / min(xs) >= 8
-        self.sweep_plot.setLogMode(x=log_x, y=False)
-        # ticks at the values that were run: a log axis's own minor labels run together
-        self.sweep_plot.getAxis("bottom").setTicks(
-            [[(math.log10(x) if log_x else x, f"{x:g}") for x in sorted(set(xs))], []]
-        )
-        colour = RUN_COLOURS[0]
-        self.sweep_plot.plot(
-            xs,
-            [p[1] for p in points],
-            pen=pg.mkPen(colour, width=1),
-            symbol="o",
-            symbolBrush=colour,
-            symbolPen=colour,
-        )
-        spread = [(x, y, s) for x, y, s in points if s is not None]
-        if spread:  # each run's own spread, so a step inside it is seen to be noise
-            positions = [math.log10(x) if log_x else x for x, _y, _s in spread]
-            self.sweep_plot.addItem(
-                pg.ErrorBarItem(
-                    x=np.array(positions),
-                    y=np.array([y for _x, y, _s in spread]),
-                    top=np.array([s.high - y for _x, y, s in spread]),
-                    bottom=np.array([y - s.low for _x, y, s in spread]),
-                    beam=0.02 if log_x else 0.0,
-                    pen=pg.mkPen(colour, width=1),
-                )
-            )
-        unit = f" ({c.sweep.unit})" if c.sweep.unit else ""
-        self.sweep_plot.setLabel("bottom", f"{c.sweep.label}{unit}")
-        self.sweep_plot.setLabel("left", f"{figure_name(row.metric, row.unit)}, mean of passes")
+        draw_sweep(self.sweep_plot, c.sweep, c.rows[int(self.sweep_box.currentData())])
 
     def _fill_sweep_table(self) -> None:
-        """Like the field notes' chunk-size table: one row per parameter value."""
         c = self.comparison
         assert c is not None
-        self.sweep_table.clear()
-        if c.sweep is None:
-            self.sweep_table.setRowCount(0)
-            return
-        rows = [row for row in c.rows if any(v is not None for v in row.values)]
-        order = sorted(range(len(c.runs)), key=lambda i: c.sweep.values[i] if c.sweep else 0)
-        self.sweep_table.setColumnCount(1 + len(rows))
-        self.sweep_table.setHorizontalHeaderLabels(
-            [c.sweep.label] + [f"{r.phase}\n{figure_name(r.metric, r.unit)}\nmean" for r in rows]
-        )
-        self.sweep_table.setRowCount(len(order))
-        for line, i in enumerate(order):
-            self.sweep_table.setItem(line, 0, QTableWidgetItem(f"{c.sweep.values[i]:g}"))
-            for column, row in enumerate(rows, start=1):
-                item = QTableWidgetItem(number(row.shown_values[i]))
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.sweep_table.setItem(line, column, item)
-        self.sweep_table.resizeColumnsToContents()
+        fill_sweep_table(self.sweep_table, c)
 
     def _style_plots(self) -> None:
         dark = is_dark(self.palette())
