@@ -141,7 +141,7 @@ def test_json_plus_histograms_are_stored_with_the_run(db_url: str) -> None:
     db = open_database(db_url)
     try:
         (run_id,) = import_file(db, FIXTURES / "fio_jsonplus.json")
-        stored = HistoryStore(db).get_run(run_id).context["latency_histograms"]
+        stored = HistoryStore(db).get_run(run_id).context.extra["latency_histograms"]
     finally:
         db.close()
     assert stored == runs_of("fio_jsonplus.json")[0].context["latency_histograms"]
