@@ -17,11 +17,9 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLabel,
     QLineEdit,
     QMenu,
-    QMessageBox,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -30,9 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from stripewise.gui import help_dialogs as says
 from stripewise.gui.history_detail import OtherFigures, RunDetailPane
 from stripewise.gui.history_model import COLUMNS, SORT_ROLE, RunTableModel
+from stripewise.gui.history_questions import ask_name, ask_notes, ask_tags, confirm_delete
 from stripewise.gui.pages import page_title
 from stripewise.model.run import RunSummary
 from stripewise.model.run_detail import RunDetail
@@ -439,42 +437,19 @@ class HistoryPage(QWidget):
         runs = self._selected_runs()
         if len(runs) != 1 or self.in_trash:
             return
-        name, ok = QInputDialog.getText(
-            self,
-            "Rename Run",
-            says.with_purpose(says.rename_run(runs[0].id), "Name:"),
-            text=runs[0].name,
-        )
-        if ok and name.strip():
+        if (name := ask_name(self, runs[0])) is not None:
             self.rename(runs[0].id, name)
 
     def tag_selected(self) -> None:
         """Tags for every selected run: the ones they all share are offered for editing."""
         runs = self._selected_runs()
-        if not runs:
-            return
-        shared = [t for t in runs[0].tags if all(t in r.tags for r in runs)]
-        text, ok = QInputDialog.getText(
-            self,
-            "Tags",
-            says.with_purpose(says.tag_runs([r.id for r in runs]), "Tags, separated by commas:"),
-            text=", ".join(shared),
-        )
-        if not ok:
-            return
-        wanted = [t.strip() for t in text.split(",") if t.strip()]
-        for run in runs:
-            kept = [t for t in run.tags if t not in shared]
-            self.set_tags(run.id, [*kept, *wanted])
+        if runs and (tags := ask_tags(self, runs)) is not None:
+            for run_id, wanted in tags.items():
+                self.set_tags(run_id, wanted)
 
     def annotate_selected(self) -> None:
         runs = self._selected_runs()
-        if len(runs) != 1:
-            return
-        text, ok = QInputDialog.getMultiLineText(
-            self, "Notes", says.with_purpose(says.note_run(runs[0].id), "Notes:"), runs[0].notes
-        )
-        if ok:
+        if len(runs) == 1 and (text := ask_notes(self, runs[0])) is not None:
             self.set_notes(runs[0].id, text)
 
     def toggle_baseline(self) -> None:
@@ -487,18 +462,8 @@ class HistoryPage(QWidget):
         ids = self.selected_ids()
         if not ids or self.in_trash:
             return
-        if confirm:
-            box = QMessageBox(self)
-            box.setIcon(QMessageBox.Icon.Question)
-            box.setWindowTitle("Delete runs")
-            box.setText(f"Delete {count_noun(len(ids), 'run')} ({', '.join(map(str, ids))})?")
-            box.setInformativeText(says.DELETE_RUNS)
-            box.setStandardButtons(
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel
-            )
-            box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-            if box.exec() != QMessageBox.StandardButton.Yes:
-                return
+        if confirm and not confirm_delete(self, ids):
+            return
         self._history.edit(lambda store: store.delete_runs(ids), self._on_deleted)
 
     def _on_deleted(self, ids: object) -> None:
