@@ -75,6 +75,8 @@ def quiet(window: MainWindow, qtbot: Any) -> None:
     are not the work traced."""
     window.hardware.stop_monitoring()
     window.history._watch.stop()
+    hardware = window.hardware  # a hotplug heard before it stopped is read, then it is still
+    qtbot.waitUntil(lambda: not hardware._settle.isActive() and not hardware.busy)
     wait_for_deliveries(qtbot)
 
 
@@ -115,9 +117,8 @@ def apply_to_sysfs(make_window: WindowFactory, tmp_path: Path, qtbot: Any) -> Si
         start = now_ns()
         with recorder.recording():
             click_and_wait(qtbot, page, page.apply_button)
-        helper = HelperLog.read(log)
-        written = helper.first_write_ns(start)
-        return {"GUI": recorder.until(written), "helper": helper.between(start, written)}
+        helper, written = HelperLog.read(log).until_first_write(start)
+        return {"GUI": recorder.until(written), "helper": helper}
 
 
 TRACES: dict[str, Callable[[WindowFactory, Path, Any], Sides]] = {
