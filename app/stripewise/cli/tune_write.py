@@ -35,7 +35,6 @@ from stripewise.protocol.tuning_replies import ApplyReply, PutBack, RevertReply,
 from stripewise.protocol.verbs import CapabilitiesArgs
 from stripewise.tuning.current import read_device, read_globals
 from stripewise.tuning.preset_files import load
-from stripewise.tuning.requests import changed_settings, requested
 
 R = TypeVar("R", bound=Message)
 
@@ -124,7 +123,7 @@ def settings_from_assignments(assignments: list[str], devices: list[str]) -> lis
         check_together(settings)
     except TuningError as exc:
         raise _InputError(str(exc)) from None
-    return list(requested(settings))
+    return [TuningSetting(s.key, s.value, s.device) for s in settings]
 
 
 def settings_from_preset(preset_name: str, devices: list[str]) -> list[TuningSetting]:
@@ -135,7 +134,11 @@ def settings_from_preset(preset_name: str, devices: list[str]) -> list[TuningSet
         changes = resolve(preset, states, read_globals())
     except (PresetError, TuningError) as exc:
         raise _InputError(str(exc)) from None
-    return list(changed_settings(changes))
+    return [
+        TuningSetting(c.setting.key, c.setting.value, c.setting.device)
+        for c in changes
+        if c.changes_anything
+    ]
 
 
 # --- talking to the helper -------------------------------------------------------------------

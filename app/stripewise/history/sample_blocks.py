@@ -26,13 +26,12 @@ then only the samples' that have one. Non-finite figures are stored as null, as 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import struct
 import zlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +60,18 @@ class Block:
     data: list[dict[str, float | None]]
 
 
+class BlockRow(TypedDict):
+    """A row of table `sample_blocks`, as inserted."""
+
+    run_id: int
+    phase: str
+    repetition: int
+    first_seq: int
+    last_seq: int
+    sample_count: int
+    payload: bytes
+
+
 @dataclass(frozen=True)
 class PackedBlock:
     """One block ready to store, with the columns its row keeps beside the payload."""
@@ -72,9 +83,17 @@ class PackedBlock:
     sample_count: int
     payload: bytes
 
-    def row(self, run_id: int) -> dict[str, Any]:
+    def row(self, run_id: int) -> BlockRow:
         """Its row of table `sample_blocks` (the store and migration 0011 insert these)."""
-        return {"run_id": run_id, **dataclasses.asdict(self)}
+        return BlockRow(
+            run_id=run_id,
+            phase=self.phase,
+            repetition=self.repetition,
+            first_seq=self.first_seq,
+            last_seq=self.last_seq,
+            sample_count=self.sample_count,
+            payload=self.payload,
+        )
 
 
 def pack(

@@ -34,7 +34,6 @@ from stripewise.tuning.geometry import (
     planned_advice,
     read_recorded,
 )
-from stripewise.tuning.requests import changed_settings
 
 R = TypeVar("R")
 
@@ -105,7 +104,11 @@ def edited_change(change: Change, text: str) -> Change:
 
 def settings_of(changes: Sequence[Change]) -> tuple[TuningSetting, ...]:
     """The helper's `settings` argument: only what really changes."""
-    return changed_settings(changes)
+    return tuple(
+        TuningSetting(c.setting.key, c.setting.value, c.setting.device)
+        for c in changes
+        if c.changes_anything
+    )
 
 
 def summary_of(what: str, result: TuningReply) -> str:
