@@ -7,8 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stripewise.helper.tuning.entries import PENDING, entry_from_json, entry_to_json
-from stripewise.helper.tuning.journal import JOURNAL_NAME, Journal
+from stripewise.helper.tuning.journal import (
+    JOURNAL_NAME,
+    PENDING,
+    Journal,
+    entry_from_json,
+    entry_to_json,
+)
 
 APPLIED_ENTRY: dict[str, Any] = {  # as an apply of a ratio over bytes left it
     "id": "20261128T030000-abcdef",

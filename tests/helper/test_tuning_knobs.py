@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from stripewise.helper.tuning.entries import KnobTarget, PairEffect
+from stripewise.helper.tuning.journal import KnobTarget, PairEffect
 from stripewise.helper.tuning.sysfs import Machine, MdKnobs, QueueKnobs, VmSysctls
 from tests.fixtures.tuning_state import fake_root, text_of
 

@@ -9,8 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from stripewise.cli.tunables import bare, shown
-from stripewise.helper.tuning.entries import PENDING, RESTORED, JournalEntry
-from stripewise.helper.tuning.journal import Journal, helper_alive
+from stripewise.helper.tuning.journal import PENDING, RESTORED, Journal, JournalEntry, helper_alive
 from stripewise.model.tunables import TUNABLES
 from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning_replies import PutBack, restored_summary

@@ -13,9 +13,17 @@ import time
 from dataclasses import replace
 
 from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.entries import APPLIED, PENDING, JournalChange, JournalEntry
 from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
-from stripewise.helper.tuning.journal import Journal, boot_id, process_start, timestamp
+from stripewise.helper.tuning.journal import (
+    APPLIED,
+    PENDING,
+    Journal,
+    JournalChange,
+    JournalEntry,
+    boot_id,
+    process_start,
+    timestamp,
+)
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
 from stripewise.helper.tuning.validation import require_root, validated_settings, write_order
 from stripewise.helper.tuning.writeback import label as _label

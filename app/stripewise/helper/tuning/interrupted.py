@@ -12,8 +12,16 @@ import os
 import threading
 from dataclasses import dataclass, field, replace
 
-from stripewise.helper.tuning.entries import EXPIRED, PENDING, RESTORED, JournalChange, JournalEntry
-from stripewise.helper.tuning.journal import Journal, boot_id, timestamp
+from stripewise.helper.tuning.journal import (
+    EXPIRED,
+    PENDING,
+    RESTORED,
+    Journal,
+    JournalChange,
+    JournalEntry,
+    boot_id,
+    timestamp,
+)
 from stripewise.helper.tuning.sysfs import Machine
 from stripewise.helper.tuning.writeback import WrittenBack, restore
 from stripewise.model.tunables import TuningError

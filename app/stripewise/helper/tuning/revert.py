@@ -6,9 +6,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.entries import EXPIRED, PENDING, RESTORED, JournalChange, JournalEntry
 from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
-from stripewise.helper.tuning.journal import Journal, boot_id, helper_alive, timestamp
+from stripewise.helper.tuning.journal import (
+    EXPIRED,
+    PENDING,
+    RESTORED,
+    Journal,
+    JournalChange,
+    JournalEntry,
+    boot_id,
+    helper_alive,
+    timestamp,
+)
 from stripewise.helper.tuning.sysfs import Machine, Verdict
 from stripewise.helper.tuning.validation import require_root
 from stripewise.helper.tuning.writeback import restore

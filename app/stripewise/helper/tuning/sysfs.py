@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from stripewise.helper.tuning.entries import JournalEntry, KnobTarget, PairEffect
+from stripewise.helper.tuning.journal import JournalEntry, KnobTarget, PairEffect
 from stripewise.model.tunables import Scope, relative_path, tunable
 from stripewise.system.block_tunables import Tree, Value
 

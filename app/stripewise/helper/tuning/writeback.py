@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from stripewise.helper.tuning.entries import JournalChange, KnobTarget
+from stripewise.helper.tuning.journal import JournalChange, KnobTarget
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
 from stripewise.system.block_tunables import Value
 
