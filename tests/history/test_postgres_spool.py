@@ -20,6 +20,7 @@ from stripewise.history.spool import Spool
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.bench import Phase
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.run_context import RunContext
 from stripewise.protocol.events import RunResult, Sample
 from stripewise.services.run_recorder import RunHeader, RunRecorder
 from stripewise.services.tasks import SerialWriter
@@ -67,7 +68,7 @@ def _recorder(db: Database, writer: SerialWriter) -> tuple[RunRecorder, list[str
             engine="builtin",
             engine_version="1",
             spec=spec_for("/srv/a"),
-            context=lambda: {"filesystem": "xfs"},
+            context=lambda: RunContext(filesystem="xfs"),
         )
     )
     return recorder, said
