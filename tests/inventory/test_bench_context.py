@@ -23,7 +23,7 @@ from stripewise.inventory.bench_context import collect_context, live_host_key
 from stripewise.model.bench import Phase
 from stripewise.model.run import RunStatus
 from stripewise.protocol.events import RunResult, Sample
-from stripewise.protocol.spec import spec_from_json, spec_to_json
+from stripewise.protocol.spec import spec_from_json
 from stripewise.protocol.verbs import BenchStarted
 from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
 from tests.fixtures.machines import X4500_CONTROLLERS, X4500_SLOT_MAP, sun_x4500
@@ -373,11 +373,12 @@ def test_save_run_records_the_normalised_spec_and_the_context_of_the_disks(
         saved = [store.get_run(run_id) for run_id in ids]
     finally:
         db.close()
-    assert [[d["name"] for d in run.context["disks"]] for run in saved] == [["vdz"], ["vdy", "vdx"]]
+    assert [[d.name for d in run.context.disks or ()] for run in saved] == [["vdz"], ["vdy", "vdx"]]
     context = saved[0].context
-    assert context["target_kind"] == "directory" and context["host_key"] == live_host_key()
-    assert context["engine_version"] == "1.0" and "spec" not in context
-    assert saved[0].spec == spec_to_json(spec) and saved[0].spec["size"] == 16 * MiB
+    assert context.target_kind == "directory" and context.host_key == live_host_key()
+    assert context.engine_version == "1.0" and "spec" not in context.to_json()
+    stored = saved[0].spec
+    assert stored == spec and stored is not None and stored.size_bytes == 16 * MiB
 
 
 def test_the_cpu_idle_driver_and_governor_are_kept(tmp_path: Path) -> None:
