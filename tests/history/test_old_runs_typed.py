@@ -212,3 +212,35 @@ def test_a_context_written_by_hand_from_the_documented_keys_reads_back() -> None
     assert context.recorder is None
     assert context.to_json() == written
     assert RunContext.from_json("not an object") == RunContext()
+
+
+def test_a_spool_header_of_the_earlier_version_reads_back_typed() -> None:
+    """A run kept on this computer by the version before the typed run (its header was the
+    KeyedRun's fields, spec and context as dicts) syncs as the same typed run."""
+    from stripewise.history.keyed_runs import KeyedRun
+
+    header = {
+        "key": "0f1e2d3c-0000-4000-8000-000000000001",
+        "host": {
+            "hostname": "bench-01",
+            "machine_id": "m",
+            "kernel": "6.1.0",
+            "cpu_model": "cpu",
+            "cpu_count": 4,
+            "ram_bytes": 2**34,
+        },
+        "name": "kept",
+        "target": "/srv/a",
+        "engine": "fio",
+        "engine_version": "3.33",
+        "spec": _HELPER_SPEC,
+        "context": _CONTEXT,
+        "started_at": "2026-11-01T00:00:00+00:00",
+        "tags": ["nightly"],
+        "source": "measured",
+    }
+    run = KeyedRun.from_json(json.dumps(header))
+    assert run.key == header["key"] and run.host.hostname == "bench-01"
+    assert run.row.spec == EXPECTED_SPEC and run.row.tags == ("nightly",)
+    assert run.row.context.filesystem == "xfs" and run.row.context.recorder == Recorder(1, 5, "b")
+    assert json.loads(run.to_json()) == header
