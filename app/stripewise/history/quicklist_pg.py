@@ -36,7 +36,7 @@ class _Row:
             setattr(self, name, value)
 
 
-def connection_args(url: str) -> dict[str, Any] | None:
+def connection_args(url: str) -> dict[str, str | int] | None:
     """psycopg's keyword arguments for a SQLAlchemy `postgresql+psycopg://` URL, or None."""
     try:
         parts = urlsplit(url)
@@ -45,7 +45,7 @@ def connection_args(url: str) -> dict[str, Any] | None:
         return None
     if parts.scheme != SCHEME:
         return None
-    args: dict[str, Any] = {
+    args: dict[str, str | int] = {
         "connect_timeout": CONNECT_TIMEOUT_S,
         "options": "-c timezone=UTC",  # times arrive in fixed UTC, as database.py asks
     }
@@ -68,10 +68,11 @@ def list_runs(url: str, limit: int | None = None) -> list[RunSummary] | None:
         return None
     try:
         import psycopg
+        from psycopg.conninfo import make_conninfo
     except ImportError:
         return None
-    try:
-        with psycopg.connect(**args) as conn:
+    try:  # as psycopg.connect(**args) would, with the arguments' types kept
+        with psycopg.connect(make_conninfo("", **args)) as conn:
             found = conn.execute("SELECT version_num FROM alembic_version").fetchall()
             if found != [(HEAD_REVISION,)]:
                 return None
