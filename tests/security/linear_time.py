@@ -22,8 +22,8 @@ from typing import Any
 GROWTH = 8
 MOST_RATIO = 24.0
 FLOOR_S = 0.003
-_SMALL_RUNS = 5
-_LARGE_RUNS = 3
+_SMALL_RUNS = 3
+_LARGE_RUNS = 2
 _MOST_SMALL_S = 1.0  # a case is sized far below this at n: slower fails at once
 
 
