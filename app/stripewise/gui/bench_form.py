@@ -38,6 +38,7 @@ from stripewise.gui.bench_form_rows import (
     field_error,
     spec_problems,
 )
+from stripewise.gui.cpu_latency_row import CpuLatencyRow
 from stripewise.gui.help_dialogs import BENCH_DIRECTORY
 from stripewise.model.bench import (
     BONNIE_NAMES,
@@ -168,23 +169,12 @@ class BenchForm(QWidget):
         self.runtime_cap = self._spin(1, 86_400, 600, "Stop a phase after this many seconds")
         self.runtime_cap.setSuffix(" s")
         form.addRow("Phase &cap", self.runtime_cap)
-        self.hold_cpu_latency = QCheckBox("Hold CPU wake-up to")
-        self.hold_cpu_latency.setToolTip(
-            "While the run lasts, no CPU enters an idle state that takes longer to wake up "
-            "(PM QoS, as tuned's force_latency). 0 keeps idle CPUs polling: at queue depth 1 a "
-            "halted CPU's wake-up can cost more than the I/O. Needs the privileged helper."
-        )
-        self.cpu_latency = self._spin(0, MAX_CPU_LATENCY_US, 0, "Longest CPU wake-up allowed")
-        self.cpu_latency.setSuffix(" \u00b5s")
-        self.cpu_latency.setEnabled(False)
-        self.hold_cpu_latency.toggled.connect(self._sync_cpu_latency)
-        self.hold_cpu_latency.toggled.connect(self._edited)
-        latency_row = QHBoxLayout()
-        latency_row.addWidget(self.hold_cpu_latency)
-        latency_row.addWidget(self.cpu_latency, 1)
+        self.latency = CpuLatencyRow()
+        self.latency.edited.connect(self._edited)
+        self.hold_cpu_latency, self.cpu_latency = self.latency.hold, self.latency.limit
         latency_label = QLabel("CPU &idle")
         latency_label.setBuddy(self.hold_cpu_latency)
-        form.addRow(latency_label, latency_row)
+        form.addRow(latency_label, self.latency)
 
         self.confirm = QLineEdit()
         self.confirm.setAccessibleName("Confirm serial")
@@ -200,11 +190,6 @@ class BenchForm(QWidget):
         self.errors.add_row(OTHER)
         self._allow_confirmation(False)
         self.apply_values(PRESET_DEFAULT)
-
-    def _sync_cpu_latency(self) -> None:
-        """The limit is editable while the box is ticked and the form is (not mid-run)."""
-        box = self.hold_cpu_latency
-        self.cpu_latency.setEnabled(box.isChecked() and box.isEnabled())
 
     def _spin(self, low: int, high: int, value: int, tip: str) -> QSpinBox:
         spin = QSpinBox()
@@ -412,9 +397,7 @@ class BenchForm(QWidget):
             runtime_cap_s=float(self.runtime_cap.value()),
             sample_rate_hz=float(self.rate.value()),
             engine=str(self.engine.currentData()),
-            cpu_latency_us=(
-                self.cpu_latency.value() if self.hold_cpu_latency.isChecked() else None
-            ),
+            cpu_latency_us=self.latency.held_us(),
         )
         if problems := spec.problems():
             raise spec_problems(problems)
@@ -475,9 +458,7 @@ class BenchForm(QWidget):
             if held_us is not None and not 0 <= held_us <= MAX_CPU_LATENCY_US:
                 left_out.append(f"a CPU wake-up limit of {held_us:,} \u00b5s is out of range")
                 held_us = None
-            self.hold_cpu_latency.setChecked(held_us is not None)
-            if held_us is not None:
-                self.cpu_latency.setValue(held_us)
+            self.latency.show_held(held_us)
             if spec.engine:
                 found = self.engine.findData(spec.engine)
                 if found >= 0:
@@ -498,7 +479,7 @@ class BenchForm(QWidget):
             child.setEnabled(not running)
         if not running:
             self._allow_confirmation(self._writes_to_device())
-            self._sync_cpu_latency()
+            self.latency.sync()
 
 
 def _gone_note(target: BenchTarget) -> str:
