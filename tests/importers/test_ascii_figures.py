@@ -6,7 +6,8 @@ elsewhere, read as missing with a warning, never as the number it looks like."""
 from __future__ import annotations
 
 from stripewise.importers import parse_raw
-from stripewise.importers.common import digits, file_warnings, is_number
+from stripewise.importers.common import file_warnings, is_number
+from stripewise.model.imported_run import digits
 from tests.importers.fixtures import figures, text
 
 FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")

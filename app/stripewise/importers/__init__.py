@@ -12,14 +12,9 @@ from dataclasses import replace
 
 from stripewise.fio import importer as fio
 from stripewise.importers import bonnie, iozone
-from stripewise.importers.common import (
-    ImportedRun,
-    ImportFormatError,
-    check_digits,
-    check_run,
-    text_lines,
-)
+from stripewise.importers.common import check_digits, check_run
 from stripewise.importers.mapping import to_vocabulary
+from stripewise.model.imported_run import ImportedRun, ImportFormatError, text_lines
 
 __all__ = ["FORMATS", "ImportFormatError", "ImportedRun", "detect_format", "parse", "parse_raw"]
 

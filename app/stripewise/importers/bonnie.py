@@ -19,12 +19,7 @@ from stripewise.importers.bonnie_fields import BonnieRow, file_spec, results_of
 from stripewise.importers.bonnie_markdown import plain_lines
 from stripewise.importers.bonnie_pairing import paired
 from stripewise.importers.bonnie_tables import TABLE_HEADER, parse_tables
-from stripewise.importers.common import (
-    NAME_MAX,
-    ImportedRun,
-    ImportFormatError,
-    clip,
-)
+from stripewise.model.imported_run import NAME_MAX, ImportedRun, ImportFormatError, clip
 
 ENGINE = "bonnie++"
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from stripewise.importers.bonnie_fields import BonnieRow, io_spec, size_bytes
-from stripewise.importers.common import ImportFormatError, digits
+from stripewise.model.imported_run import ImportFormatError, digits
 
 # 1.96/1.97 write 48 fields; 1.98 (bonnie++ 2.00a) adds seeks and seeker processes after
 # the chunk size. Their header line (printed with -x) still names only 48: it is skipped.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError, digits
+from stripewise.model.imported_run import ImportFormatError, digits
 from stripewise.model.run import ResultValue
 
 KIB_S = "KiB/s"

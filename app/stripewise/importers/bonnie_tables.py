@@ -25,7 +25,8 @@ from stripewise.importers.bonnie_columns import (
     readings_for,
 )
 from stripewise.importers.bonnie_fields import BonnieRow, io_spec, is_figure, is_plus
-from stripewise.importers.common import ImportFormatError, Token, digits, tokens
+from stripewise.importers.common import Token, tokens
+from stripewise.model.imported_run import ImportFormatError, digits
 
 # The first Size or files is taken for good (atomic group): retrying at each later one scanned
 # the rest of the line again each time, quadratic on a line of them.

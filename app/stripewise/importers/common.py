@@ -1,6 +1,6 @@
 """What every importer hands back, and the one error they raise for input they cannot read
-(`ImportedRun`, `ImportFormatError`: defined in model.imported_run, below the fio importer in
-stripewise.fio, and re-exported here), with the checks every importer's runs pass.
+(`ImportedRun`, `ImportFormatError`, defined in model.imported_run so that the fio importer in
+stripewise.fio builds them too), with the checks every importer's runs pass.
 
 Importers only parse text: they never touch the database, Qt or other processes, so they can
 be tested on recorded output alone and reused by the CLI and the GUI alike.
@@ -14,13 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stripewise.model.imported_run import NAME_MAX as NAME_MAX
-from stripewise.model.imported_run import PHASE_MAX as PHASE_MAX
-from stripewise.model.imported_run import ImportedRun as ImportedRun
-from stripewise.model.imported_run import ImportFormatError as ImportFormatError
-from stripewise.model.imported_run import clip as clip
-from stripewise.model.imported_run import digits as digits
-from stripewise.model.imported_run import text_lines as text_lines
+from stripewise.model.imported_run import ImportedRun, ImportFormatError, text_lines
 
 # The most any run can report, by unit (a petabyte per second, a trillion operations per
 # second, 11 days of latency, CPU % summed over many processes): only garbage reaches them.

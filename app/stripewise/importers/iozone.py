@@ -13,17 +13,11 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from stripewise.importers.common import (
-    NAME_MAX,
-    ImportedRun,
-    ImportFormatError,
-    clip,
-    text_lines,
-)
 from stripewise.importers.iozone_auto import AUTO_HEADER, Made, auto_runs
 from stripewise.importers.iozone_report import looks_like as is_report_line
 from stripewise.importers.iozone_report import report_runs
 from stripewise.importers.iozone_throughput import CHILDREN, throughput_runs
+from stripewise.model.imported_run import NAME_MAX, ImportedRun, ImportFormatError, clip, text_lines
 
 ENGINE = "iozone"
 BANNER = "Iozone: Performance Test of File I/O"

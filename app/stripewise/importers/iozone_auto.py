@@ -13,15 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from stripewise.importers.common import (
-    ImportFormatError,
-    Token,
-    by_column,
-    clip,
-    digits,
-    is_number,
-    tokens,
-)
+from stripewise.importers.common import Token, by_column, is_number, tokens
+from stripewise.model.imported_run import ImportFormatError, clip, digits
 from stripewise.model.run import ResultValue
 
 AUTO_HEADER = re.compile(r"^\s*kB\s+reclen\b", re.IGNORECASE)

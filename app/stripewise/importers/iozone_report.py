@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stripewise.importers.common import ImportFormatError, clip, digits, is_number, tokens
+from stripewise.importers.common import is_number, tokens
 from stripewise.importers.iozone_auto import AUTO_TESTS, Made, metric_name
+from stripewise.model.imported_run import ImportFormatError, clip, digits
 from stripewise.model.run import ResultValue
 
 REPORT_START = "Excel output is below"

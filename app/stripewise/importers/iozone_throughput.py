@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from stripewise.importers.common import clip, is_number
+from stripewise.importers.common import is_number
+from stripewise.model.imported_run import clip
 from stripewise.model.run import ResultValue
 from stripewise.model.wording import noun_for
 
