@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from stripewise.fio import stream
 from stripewise.fio.report import Moved as Counters
-from stripewise.fio.report import elapsed_s, errno_of, error_of, latency_us, totals
+from stripewise.fio.report import elapsed_s, errno_of, error_of, latency_us, status, totals
 from stripewise.fio.stream import StatusStream
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "fio"
@@ -209,3 +209,21 @@ def test_what_a_hostile_fio_prints_is_bounded() -> None:
     for bad in (-1, 2**70, "5", True):
         with pytest.raises(ValueError):
             totals({"jobs": [{"read": {"io_bytes": bad}}]})
+
+
+def test_a_status_is_read_once_with_what_the_engine_keeps() -> None:
+    """The engine keeps a typed status, not fio's object: totals, runtime, latency, error."""
+    job = {
+        "jobname": "j",
+        "error": 28,
+        "job_runtime": 1500,
+        "read": {"io_bytes": 4096, "total_ios": 1, "clat_ns": {"percentile": {"50.000000": 2000}}},
+        "write": {"io_bytes": 8192, "total_ios": 2},
+    }
+    read = status({"jobs": [job]})
+    assert (read.moved.read_bytes, read.moved.write_bytes, read.moved.write_ops) == (4096, 8192, 2)
+    assert read.elapsed_s == 1.5 and read.errno == 28 and read.error is not None
+    assert read.latency_us("read")[0] == 2.0 and read.latency_us("write") == (None, None)
+    assert status({"jobs": [job | {"job_runtime": "x"}]}).elapsed_s is None
+    with pytest.raises(ValueError):
+        status({"jobs": [job | {"read": {"io_bytes": -1}}]})

@@ -94,3 +94,35 @@ def error_of(obj: Mapping[str, Any]) -> str | None:
         if code:
             return f"{os.strerror(code)} (errno {code}, job {job.get('jobname', '?')})"
     return None
+
+
+@dataclass(frozen=True)
+class Status:
+    """One status object of a running fio, read once: what the engine keeps of it."""
+
+    moved: Moved
+    elapsed_s: float | None  # None when a job's runtime cannot be read
+    latencies: Mapping[str, tuple[JobLatency, ...]]  # by direction: read and write
+    error: str | None
+    errno: int
+
+    def latency_us(self, direction: str) -> tuple[float | None, float | None]:
+        """Completion latency p50 and p99 in microseconds over all jobs (`fio.latency`)."""
+        return latency.p50_p99_us(self.latencies[direction])
+
+
+def status(obj: Mapping[str, Any]) -> Status:
+    """A streamed status object; TypeError, ValueError or AttributeError when it is not
+    fio's shape (the engine keeps the last good one)."""
+    moved = totals(obj)
+    try:
+        runtime_s: float | None = elapsed_s(obj)
+    except (TypeError, ValueError, AttributeError):
+        runtime_s = None
+    return Status(
+        moved,
+        runtime_s,
+        {way: tuple(job_latencies(obj, way)) for way in ("read", "write")},
+        error_of(obj),
+        errno_of(obj),
+    )

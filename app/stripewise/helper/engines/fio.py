@@ -19,7 +19,7 @@ import stat
 import subprocess
 import threading
 import time
-from typing import IO, Any
+from typing import IO
 
 from stripewise.fio import jobs, latency, report
 from stripewise.fio import layout as fio_layout
@@ -181,10 +181,10 @@ class FioEngine:
         progress: Progress,
         cancel: threading.Event,
         interval_ms: int = 1000,
-    ) -> tuple[dict[str, Any] | None, int, bool, str]:
+    ) -> tuple[report.Status | None, int, bool, str]:
         """Run fio on the job, the target's descriptor inherited under its own number; fio dies
         with the thread that started it (setpriv's parent-death signal), jobs and all.
-        -> (its last object, exit status, whether it was cancelled, the end of its stderr)."""
+        -> (its last status, exit status, whether it was cancelled, the end of its stderr)."""
         argv = [*child_prefix(caller), self._fio, "--output-format=json"]
         argv.append(f"--status-interval={interval_ms}ms")
         # --thread: jobs as threads of the one process the parent-death signal reaches (forked
@@ -205,7 +205,7 @@ class FioEngine:
         except OSError as error:
             raise EngineError(f"fio cannot run: {error}") from error
         assert process.stdout is not None and process.stderr is not None
-        last: list[dict[str, Any]] = []
+        last: list[report.Status] = []
         reader = threading.Thread(
             target=_read, args=(process.stdout, progress, last), name="fio-stdout", daemon=True
         )
@@ -251,7 +251,7 @@ class _Tail:
 def _outcome(
     phase: Phase,
     repetition: int,
-    final: dict[str, Any] | None,
+    final: report.Status | None,
     returncode: int,
     cancelled: bool,
     said: str,
@@ -259,12 +259,13 @@ def _outcome(
     problem = "cancelled" if cancelled else _error(final, returncode, said)
     if final is None:
         return PhaseOutcome(phase, repetition, 0.0, error=problem or "fio printed no result")
-    moved = report.totals(final)
-    elapsed_s = report.elapsed_s(final)
+    moved, elapsed_s = final.moved, final.elapsed_s
+    if elapsed_s is None:
+        raise ValueError("fio's job runtime cannot be read")
     if elapsed_s < 1e-3 and moved.read_bytes + moved.write_bytes:
         raise ValueError(f"{elapsed_s} s for {moved.read_bytes + moved.write_bytes} bytes")
     # completion latency of the direction that did more I/Os, its jobs merged (fio.latency)
-    p50, p99 = report.latency_us(final, latency.dominant(moved.read_ops, moved.write_ops))
+    p50, p99 = final.latency_us(latency.dominant(moved.read_ops, moved.write_ops))
     return PhaseOutcome(
         phase,
         repetition,
@@ -290,24 +291,21 @@ def _caller(target: Target) -> Caller | None:
     return target.caller if target.kind == "directory" else None
 
 
-def _read(stdout: IO[bytes], progress: Progress, last: list[dict[str, Any]]) -> None:
+def _read(stdout: IO[bytes], progress: Progress, last: list[report.Status]) -> None:
     """Drain fio's stdout to the end (a full pipe would stall fio), counting as it comes."""
     stream = StatusStream()
     while chunk := os.read(stdout.fileno(), 65536):
         for obj in stream.feed(chunk):
             try:
-                moved = report.totals(obj)
-                found = Counters(
-                    moved.read_bytes, moved.write_bytes, moved.read_ops, moved.write_ops
-                )
+                read = report.status(obj)
             except (TypeError, ValueError, AttributeError):
                 continue  # not fio's shape: keep the last good totals
-            try:  # fio's runtime at them: live rates are taken on fio's clock
-                runtime_s: float | None = report.elapsed_s(obj)
-            except (TypeError, ValueError, AttributeError):
-                runtime_s = None  # the outcome will say it could not be read
-            progress.set_totals(found, runtime_s)
-            last[:] = [obj]
+            moved = read.moved
+            found = Counters(moved.read_bytes, moved.write_bytes, moved.read_ops, moved.write_ops)
+            # fio's runtime at them: live rates are taken on fio's clock (None: the outcome
+            # says it could not be read)
+            progress.set_totals(found, read.elapsed_s)
+            last[:] = [read]
 
 
 def _exited(pid: int) -> bool:
@@ -341,13 +339,13 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         os.killpg(pid, sig)
 
 
-def _error(final: dict[str, Any] | None, returncode: int, text: str) -> str | None:
+def _error(final: report.Status | None, returncode: int, text: str) -> str | None:
     lines = [x.strip() for x in text.splitlines() if x.strip()]
     said = lines[-1][:_SAID_CHARS] if lines else None
-    job_error = report.error_of(final) if final is not None else None
+    job_error = final.error if final is not None else None
     if final is not None and job_error is not None:
         detail = said or job_error
-        full = report.errno_of(final) == errno.ENOSPC
+        full = final.errno == errno.ENOSPC
         return f"the disk filled up: {detail}" if full else detail
     if returncode != 0:
         return said or f"fio exited with status {returncode}"
