@@ -25,11 +25,11 @@ from stripewise.cli.history_format import (
 from stripewise.cli.options import Parser, add_db_option, positive_int
 from stripewise.history import quicklist
 from stripewise.model.run import RunSummary
-from stripewise.model.run_detail import RunDetail
 from stripewise.model.wording import count_noun, noun_for
 
 if TYPE_CHECKING:
     from stripewise.history.store import HistoryStore
+    from stripewise.model.run_detail import RunDetail
 
 EXPORT_FORMATS = ("csv", "json", "html")
 _SUFFIXES = {".csv": "csv", ".json": "json", ".html": "html", ".htm": "html"}

@@ -7,12 +7,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from stripewise.model.run import ResultValue, RunSummary
-from stripewise.model.run_detail import RunDetail
 from stripewise.model.wording import count_noun
-from stripewise.protocol.spec import spec_to_json
 
 if TYPE_CHECKING:
     from stripewise.model.compare import Comparison, MetricRow
+    from stripewise.model.run_detail import RunDetail
 
 _MARKS = {"better": "* better", "worse": "* worse", "noise": "~", "unknown": "?"}
 NOT_COMPARABLE = "!"  # the runs differ in a parameter that changes what the figure means
@@ -161,7 +160,7 @@ def detail_json(detail: RunDetail) -> dict[str, Any]:
     return summary_json(detail.summary) | {
         "source": detail.source,
         "notes": detail.notes,
-        "spec": detail.options if detail.spec is None else spec_to_json(detail.spec),
+        "spec": detail.options if detail.spec is None else _spec_json(detail),
         "context": detail.context.to_json(),
         "sample_count": detail.sample_count,
         "results": [asdict(result) for result in detail.results],
@@ -273,3 +272,12 @@ def _group_lines(detail: RunDetail) -> list[str]:
     if context.partial:
         lines.append("  partial   not every host completed: the totals leave the others out")
     return lines
+
+
+def _spec_json(detail: RunDetail) -> dict[str, Any]:
+    """The spec as the helper echoed it; imported here, as `history list` (the command run
+    most) never shows one and the spec's codec costs it a fifth of its start."""
+    from stripewise.protocol.spec import spec_to_json
+
+    assert detail.spec is not None
+    return spec_to_json(detail.spec)
