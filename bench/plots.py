@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -67,27 +68,32 @@ def _sample(
     user = 2.0 + rng.random() * 2.0
     system = 8.0 + rng.random() * 6.0
     iowait = 30.0 + rng.random() * 25.0
+    # through JSON, as the wire carries it: numpy's numbers are no JSON types
     return Sample.from_json(
-        {
-            "event": "sample",
-            "run": "bench",
-            "phase": phase,
-            "repetition": 0,
-            "t_s": round(t_s, 3),
-            "engine_read_mb_s": round(read, 3),
-            "engine_write_mb_s": round(write, 3),
-            "engine_read_iops": round(read * 1e6 / block, 1),
-            "engine_write_iops": round(write * 1e6 / block, 1),
-            "disks": disks,
-            "cpu": {
-                "user": round(user, 2),
-                "system": round(system, 2),
-                "iowait": round(iowait, 2),
-                "idle": round(100.0 - user - system - iowait, 2),
-            },
-            "progress": None,
-            "eta_s": None,
-        }
+        json.loads(
+            json.dumps(
+                {
+                    "event": "sample",
+                    "run": "bench",
+                    "phase": phase,
+                    "repetition": 0,
+                    "t_s": round(t_s, 3),
+                    "engine_read_mb_s": round(read, 3),
+                    "engine_write_mb_s": round(write, 3),
+                    "engine_read_iops": round(read * 1e6 / block, 1),
+                    "engine_write_iops": round(write * 1e6 / block, 1),
+                    "disks": disks,
+                    "cpu": {
+                        "user": round(user, 2),
+                        "system": round(system, 2),
+                        "iowait": round(iowait, 2),
+                        "idle": round(100.0 - user - system - iowait, 2),
+                    },
+                    "progress": None,
+                    "eta_s": None,
+                }
+            )
+        )
     )
 
 
