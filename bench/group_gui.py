@@ -87,7 +87,7 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
         group.job_overrides = dict(JOB)
         for phase, box in form.phase_boxes.items():
             box.setChecked(phase in (Phase.SEQ_WRITE, Phase.SEQ_READ))
-        form.size.setText("192M")
+        form.file_size.setText("192M")
         form.rate.setValue(2)
         form.runtime_cap.setValue(60)
         meter.running = True

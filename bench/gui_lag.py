@@ -31,7 +31,7 @@ def measure_in_process(scratch: str) -> dict[str, float | int]:
         form.engine.setCurrentIndex(form.engine.findData("builtin"))
         for phase, box in form.phase_boxes.items():
             box.setChecked(phase.value in ("seq_write", "seq_read", "random_read"))
-        form.size.setText("1G")
+        form.file_size.setText("1G")
         form.repetitions.setValue(2)
         form.runtime_cap.setValue(4)
         form.rate.setValue(10)

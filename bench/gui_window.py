@@ -91,4 +91,6 @@ def measure_in_child(module: str, display: str, what: str) -> dict[str, Any]:
         if done.returncode != 0:
             raise RuntimeError(f"{what} run failed: {done.stderr.strip()[-500:]}")
         figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        if not figures.get("samples", 1):  # a run that never streamed measured no lag
+            raise RuntimeError(f"{what} run streamed no samples: {done.stderr.strip()[-500:]}")
         return figures
