@@ -236,7 +236,11 @@ def _errno_name(number: int) -> str:
 
 
 _PR_SET_PDEATHSIG = 1
-_prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+_libc = ctypes.CDLL(None, use_errno=True)  # looked up here: the child only calls it
+_prctl = _libc.prctl
+_set_handler = _libc.signal
+_set_handler.argtypes = (ctypes.c_int, ctypes.c_void_p)
+_set_handler.restype = ctypes.c_void_p
 
 
 def _interrupted_with_parent(parent: int) -> Callable[[], None]:
@@ -245,6 +249,10 @@ def _interrupted_with_parent(parent: int) -> Callable[[], None]:
     stop). The run's thread starts the clients and outlives them on every normal path."""
 
     def arm() -> None:
+        # SIGINT as the default: a Stripewise started in the background of a script has it
+        # ignored, the client would inherit that and shrug off the parent-death signal
+        # (libc's call, as Python's signal module refuses a thread other than the main one)
+        _set_handler(signal.SIGINT, None)  # None: SIG_DFL
         _prctl(_PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl took effect
             os.kill(os.getpid(), signal.SIGINT)
