@@ -274,7 +274,7 @@ def entry_to_json(entry: JournalEntry) -> JsonObject:
         if getattr(entry, key) is not None:
             data[key] = getattr(entry, key)
     if entry.put_back is not None:
-        data["put_back"] = [_put_back_to_json(item) for item in entry.put_back]
+        data["put_back"] = [item.to_json() for item in entry.put_back]
     return data
 
 
@@ -291,16 +291,6 @@ def _change_to_json(change: JournalChange) -> JsonObject:
             {"key": e.key, "before": e.before} | ({"after": e.after} if e.after_read else {})
             for e in change.side_effects
         ],
-    }
-
-
-def _put_back_to_json(item: PutBack) -> JsonObject:
-    return {
-        "journal": item.journal,
-        "key": item.key,
-        "device": item.device,
-        "was": item.was,
-        "value": item.value,
     }
 
 
