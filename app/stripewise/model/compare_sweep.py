@@ -141,16 +141,12 @@ def _freeze(value: Any) -> Any:
 def _number(value: Any, key: str) -> float | None:
     """A parameter's number: numbers as they are, numeric text (imports keep fio's options as
     text), sizes such as `8G` for the spec's sizes, in bytes."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
     if isinstance(value, str):
         try:
             return float(value)
         except ValueError:
             return bytes_of(value) if key.startswith("spec.") else None
-    return None
+    return bytes_of(value)  # a number as it is; no other kind has one
 
 
 def _sweep_label(key: str, values: Sequence[Any]) -> tuple[str, str, float]:
