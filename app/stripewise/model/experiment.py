@@ -1,0 +1,284 @@
+"""An experiment's design: what it varies, over which values, on which target, judged by what.
+
+An experiment varies one or two parameters over listed values and runs the same benchmark at
+every combination (a point). A parameter is either a kernel tunable of the target's block
+devices or of writeback (`model.tunables`: applied through the helper's journaled verbs and put
+back after each point), or a workload parameter of the benchmark itself (block size, queue depth,
+streams: a different spec, nothing written to the machine).
+
+The starting settings (the tunables' values before the experiment, the benchmark's own workload)
+are a point too, the baseline: every other point is judged against it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from stripewise.model.bench import BenchSpec, Phase, SpecError, parse_size
+from stripewise.model.tunables import TUNABLES, DeviceLimits, Scope, TuningError, tunable, validate
+
+Value = int | str  # a tunable's value (a number, or a scheduler's name) or a workload figure
+Values = tuple[tuple[str, Value], ...]  # (parameter, value) in the design's order of parameters
+
+MAX_PARAMETERS = 2  # a grid of two is a heat map; three would need a design of its own
+MAX_VALUES = 32  # per parameter; a grid is at most 32 x 32 points
+MAX_SEARCH_DEPTH = 256  # BenchSpec's own bound on queue depth
+
+
+class ExperimentError(ValueError):
+    """A design that cannot run; the message names the parameter or value."""
+
+
+class Kind(StrEnum):
+    TUNABLE = "tunable"  # written to the machine by the helper, put back after each point
+    WORKLOAD = "workload"  # a field of the benchmark's spec
+
+
+class Metric(StrEnum):
+    """A figure of one phase that an experiment optimises; latency and CPU are minimised."""
+
+    MB_S = "mb_s"
+    IOPS = "iops"
+    LAT_P50_US = "lat_p50_us"
+    LAT_P99_US = "lat_p99_us"
+    CPU_PCT = "cpu_pct"
+    KB_S_PER_CPU_PCT = "kb_s_per_cpu_pct"
+
+    @property
+    def unit(self) -> str:
+        return _METRIC_UNITS[self]
+
+    @property
+    def minimised(self) -> bool:
+        return self in (Metric.LAT_P50_US, Metric.LAT_P99_US, Metric.CPU_PCT)
+
+
+_METRIC_UNITS = {
+    Metric.MB_S: "MB/s",
+    Metric.IOPS: "IOPS",
+    Metric.LAT_P50_US: "us",
+    Metric.LAT_P99_US: "us",
+    Metric.CPU_PCT: "%",
+    Metric.KB_S_PER_CPU_PCT: "KB/s per CPU %",
+}
+
+# workload parameters: the spec's field each sets, as the Benchmark page names them
+WORKLOAD = ("block_size", "queue_depth", "streams")
+# knobs whose values are no scale: the least aggressive is the one the machine had
+UNORDERED = ("scheduler", "rq_affinity", "nomerges")
+
+
+@dataclass(frozen=True)
+class Objective:
+    phase: Phase
+    metric: Metric
+
+    @property
+    def label(self) -> str:
+        return f"{self.phase.value}:{self.metric.value}"
+
+    @classmethod
+    def parse(cls, text: str, phases: Sequence[Phase]) -> Objective:
+        """`seq_read:mb_s`, `random_read:lat_p99_us`; the phase must be one the spec runs."""
+        phase_name, _colon, metric_name = text.partition(":")
+        try:
+            phase = Phase(phase_name.strip())
+        except ValueError:
+            raise ExperimentError(f"metric: unknown phase {phase_name!r}") from None
+        if phase not in phases:
+            raise ExperimentError(f"metric: {phase.value} is not among the phases run")
+        try:
+            metric = Metric(metric_name.strip() or Metric.MB_S.value)
+        except ValueError:
+            known = ", ".join(m.value for m in Metric)
+            raise ExperimentError(f"metric: unknown {metric_name!r} (known: {known})") from None
+        return cls(phase, metric)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One varied parameter and its values, in the order given."""
+
+    name: str  # a tunable's key (read_ahead_kb, vm.dirty_ratio) or a workload name
+    values: tuple[Value, ...]
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.WORKLOAD if self.name in WORKLOAD else Kind.TUNABLE
+
+    @property
+    def unit(self) -> str:
+        if self.name == "block_size":
+            return "bytes"
+        if self.name in WORKLOAD:
+            return "I/Os" if self.name == "queue_depth" else "streams"
+        return tunable(self.name).unit
+
+    @property
+    def scope(self) -> Scope | None:
+        return None if self.kind is Kind.WORKLOAD else tunable(self.name).scope
+
+
+def parse_vary(text: str) -> Parameter:
+    """`read_ahead_kb=128,512,4096` or `block_size=4k,64k,1M`: the name checked, each value
+    read (sizes for block_size), duplicates refused. Whether a value suits the target's own
+    devices is checked by `check_values` once they are known."""
+    name, equals, listed = text.partition("=")
+    name = name.strip()
+    if not equals or not listed.strip():
+        raise ExperimentError(f"--vary {text!r}: write NAME=V1,V2,...")
+    if name not in WORKLOAD:
+        try:
+            name = tunable(name).key
+        except TuningError as exc:
+            known = ", ".join((*WORKLOAD, *TUNABLES))
+            raise ExperimentError(f"--vary: unknown parameter {name!r} (known: {known})") from exc
+    words = [w.strip() for w in listed.split(",")]
+    if any(not w for w in words):
+        raise ExperimentError(f"--vary {name}: an empty value in {listed!r}")
+    if len(words) > MAX_VALUES:
+        raise ExperimentError(f"--vary {name}: at most {MAX_VALUES} values, not {len(words)}")
+    values = tuple(
+        _workload_value(name, w) if name in WORKLOAD else _tunable_word(w) for w in words
+    )
+    if len(set(values)) != len(values):
+        raise ExperimentError(f"--vary {name}: a value is listed twice")
+    return Parameter(name, values)
+
+
+def parse_range(text: str) -> tuple[int, int]:
+    """`queue_depth=1..128` for a latency target: the bounds of the search."""
+    name, _equals, bounds = text.partition("=")
+    low, dots, high = bounds.partition("..")
+    if name.strip() not in ("queue_depth", "streams") or not dots:
+        raise ExperimentError("a latency target searches queue_depth=LO..HI or streams=LO..HI")
+    try:
+        lo, hi = int(low), int(high)
+    except ValueError:
+        raise ExperimentError(f"--vary {text!r}: LO and HI are whole numbers") from None
+    top = MAX_SEARCH_DEPTH if name.strip() == "queue_depth" else 64
+    if not 1 <= lo < hi <= top:
+        raise ExperimentError(f"--vary {name.strip()}: 1 <= LO < HI <= {top}, not {lo}..{hi}")
+    return lo, hi
+
+
+def _tunable_word(word: str) -> Value:
+    return int(word) if word.lstrip("-").isdigit() and word.isascii() else word
+
+
+def _workload_value(name: str, word: str) -> int:
+    try:
+        number = parse_size(word) if name == "block_size" else int(word)
+    except (SpecError, ValueError):
+        raise ExperimentError(f"--vary {name}: {word!r} is not a number") from None
+    return number
+
+
+def check_values(parameter: Parameter, limits: Mapping[str, DeviceLimits]) -> Parameter:
+    """Each value of a tunable against its range and every target device's limits
+    (`limits`: device -> its limits; empty for a global knob); the values as written."""
+    if parameter.kind is Kind.WORKLOAD:
+        return parameter
+    checked: list[Value] = []
+    for value in parameter.values:
+        written: Value = value
+        try:
+            for device_limits in limits.values() or (None,):
+                written = validate(parameter.name, value, device_limits)
+        except TuningError as exc:
+            raise ExperimentError(f"--vary {exc}") from None
+        checked.append(written)
+    return replace(parameter, values=tuple(checked))
+
+
+def apply_workload(spec: BenchSpec, values: Values) -> BenchSpec:
+    """The spec of a point: its workload values in place of the spec's own."""
+    for name, value in values:
+        if name == "block_size":
+            spec = replace(spec, block_bytes=int(value), random_block_bytes=int(value))
+        elif name == "queue_depth":
+            spec = replace(spec, queue_depth=int(value))
+        elif name == "streams":
+            spec = replace(spec, streams=int(value))
+    return spec
+
+
+def workload_of(spec: BenchSpec, name: str) -> int:
+    """The spec's own value of a workload parameter: the baseline's."""
+    if name == "block_size":
+        return spec.block_bytes
+    return spec.queue_depth if name == "queue_depth" else spec.streams
+
+
+@dataclass(frozen=True)
+class Design:
+    """What an experiment runs. `devices`: the target's block devices whose tunables it
+    varies (per-device knobs are written to each; md knobs to the md arrays among them)."""
+
+    target: str
+    spec: BenchSpec
+    parameters: tuple[Parameter, ...]
+    objective: Objective
+    devices: tuple[str, ...] = ()
+    half_width_pct: float = 5.0
+    max_passes: int = 9
+    latency_target_us: float | None = None
+    search: tuple[int, int] | None = None  # LO..HI of the latency target's search
+
+    def problems(self) -> list[str]:
+        """Everything that stops it, each naming the parameter; empty when it may run."""
+        found = []
+        if not 1 <= len(self.parameters) <= MAX_PARAMETERS and self.search is None:
+            found.append(f"vary one or two parameters, not {len(self.parameters)}")
+        names = [p.name for p in self.parameters]
+        if len(set(names)) != len(names):
+            found.append("a parameter is varied twice")
+        if not 0.5 <= self.half_width_pct <= 50:
+            found.append("half-width: 0.5 to 50 %")
+        if not 3 <= self.max_passes <= 50:
+            found.append("max passes: 3 to 50")
+        if self.latency_target_us is not None and self.latency_target_us <= 0:
+            found.append("latency target: a positive number of us")
+        if (self.latency_target_us is None) != (self.search is None):
+            found.append("a latency target needs --vary queue_depth=LO..HI, and the other way")
+        tuned = [p for p in self.parameters if p.kind is Kind.TUNABLE]
+        if tuned and any(p.scope is not Scope.GLOBAL for p in tuned) and not self.devices:
+            found.append("the target has no block device whose tunables could be varied")
+        for values in self.points():
+            problems = apply_workload(self.spec, values).problems()
+            if problems:
+                shown = ", ".join(f"{n}={v}" for n, v in values)
+                found.append(f"the point {shown}: {problems[0]}")
+                break
+        return found
+
+    def points(self) -> list[Values]:
+        """Every combination of the values, the first parameter varying slowest."""
+        names = [p.name for p in self.parameters]
+        grid = itertools.product(*(p.values for p in self.parameters))
+        return [tuple(zip(names, combo, strict=True)) for combo in grid]
+
+
+def label(values: Values) -> str:
+    """`read_ahead_kb=512, queue_depth=8`."""
+    return ", ".join(f"{name}={shown_value(name, value)}" for name, value in values)
+
+
+def shown_value(name: str, value: Value) -> str:
+    if name == "block_size" and isinstance(value, int):
+        for unit, scale in (("M", 2**20), ("k", 2**10)):
+            if value >= scale and value % scale == 0:
+                return f"{value // scale}{unit}"
+    return str(value)
+
+
+def aggressiveness(name: str, value: Value, baseline: Value | None) -> tuple[int, float, str]:
+    """How far a value goes, to pick the least aggressive among equals: for a scale (read-ahead,
+    queue depth, dirty limits, sizes) the smaller; for a knob whose values are no scale (the
+    scheduler, rq_affinity, nomerges) the machine's own value first, then the others as listed."""
+    if name in UNORDERED or not isinstance(value, int):
+        return (0 if value == baseline else 1, 0.0, "")
+    return (0, float(value), "")

@@ -1,0 +1,288 @@
+"""The order an experiment visits its points in, sans I/O: a driver (the CLI, the GUI's
+runner) asks `next_visit()`, runs that point's benchmark, and tells `record()` what it measured.
+
+A sweep (`SweepPlan`) runs in rounds. The first starts with the starting settings, then every
+other point in a random order; the next rounds visit every point, the starting settings among
+them, in a new random order, until each has MIN_PASSES passes (interleaved and randomised, so
+slow drift of a busy machine spreads over all points instead of favouring one). Then a point
+whose interval is wider than the asked half-width gets another pass each round, up to the
+cap. The last visit measures the starting settings again: their drift from the first to the
+last is reported (`experiment_result.drift`).
+
+A latency target (`LatencySearch`) cannot interleave: each probe decides the next. It
+bisects the queue depth (or streams) between LO and HI for the largest whose p99 latency's
+interval lies under the target, each probe given passes until its p99 interval is narrow,
+is clearly on one side of the target, or reaches the cap.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from typing import Protocol
+
+from stripewise.model.experiment import Design, Values, label
+from stripewise.model.experiment_result import (
+    ExperimentResult,
+    Point,
+    Recommendation,
+    Verdict,
+    drift,
+    interval,
+    recommend,
+)
+from stripewise.model.verdict import MIN_PASSES
+
+
+class Plan(Protocol):
+    design: Design
+    points: list[Point]
+
+    def next_visit(self) -> Values | None: ...
+    def record(
+        self, values: Values, figure: float, p99_us: float | None, run: int | None
+    ) -> None: ...
+    def fail(self, values: Values, message: str) -> None: ...
+    def planned_visits(self) -> tuple[int, int]: ...
+    def result(self, *, restored: bool, experiment: int | None = None) -> ExperimentResult: ...
+
+
+class SweepPlan:
+    def __init__(self, design: Design, baseline: Values, rng: random.Random) -> None:
+        self.design = design
+        self.rng = rng
+        grid = design.points()
+        self.points = [Point(values, baseline=values == baseline) for values in grid]
+        if not any(p.baseline for p in self.points):
+            self.points.insert(0, Point(baseline, baseline=True))
+        self.failed: dict[Values, str] = {}
+        self.visits = 0
+        others = [p.values for p in self.points if not p.baseline]
+        self._queue: list[Values] = [baseline, *self._shuffled(others)]
+        self._rounds = 1
+        self._closed = False  # the last measurement of the starting settings is queued
+
+    def _shuffled(self, values: list[Values]) -> list[Values]:
+        self.rng.shuffle(values)
+        return values
+
+    def _point(self, values: Values) -> Point:
+        return next(p for p in self.points if p.values == values)
+
+    @property
+    def baseline(self) -> Point:
+        return next(p for p in self.points if p.baseline)
+
+    def _live(self) -> list[Point]:
+        return [p for p in self.points if p.values not in self.failed]
+
+    def next_visit(self) -> Values | None:
+        while not self._queue:
+            if not self._next_round():
+                return None
+        return self._queue.pop(0)
+
+    def _next_round(self) -> bool:
+        live = self._live()
+        if self._rounds < MIN_PASSES:
+            wanted = [p.values for p in live]
+        else:
+            target, cap = self.design.half_width_pct, self.design.max_passes
+            wide = any(not p.narrow(target) for p in live)
+            wanted = [p.values for p in live if wide and len(p.passes) < cap]
+        if wanted:
+            self._rounds += 1
+            self._queue = self._shuffled(wanted)
+            return True
+        if not self._closed and self.baseline.values not in self.failed:
+            self._closed = True
+            self._queue = [self.baseline.values]
+            return True
+        return False
+
+    def record(self, values: Values, figure: float, p99_us: float | None, run: int | None) -> None:
+        point = self._point(values)
+        index = self.points.index(point)
+        self.points[index] = replace(
+            point,
+            passes=(*point.passes, figure),
+            runs=point.runs if run is None else (*point.runs, run),
+            p99_us=point.p99_us if p99_us is None else (*point.p99_us, p99_us),
+        )
+        self.visits += 1
+
+    def fail(self, values: Values, message: str) -> None:
+        """A point whose benchmark failed is not visited again; the rest go on."""
+        self.failed[values] = message
+        self._queue = [v for v in self._queue if v != values]
+        self.visits += 1
+
+    def planned_visits(self) -> tuple[int, int]:
+        """(at least, at most) visits in all, for progress and an ETA."""
+        n = len(self._live())
+        return n * MIN_PASSES + 1, n * self.design.max_passes + 1
+
+    def result(self, *, restored: bool, experiment: int | None = None) -> ExperimentResult:
+        objective = self.design.objective
+        found_drift = drift(self.baseline.passes)
+        recommendation = recommend(
+            self._live(), objective.metric.minimised, self.design.half_width_pct, found_drift
+        )
+        if self.failed:
+            failed = "; ".join(f"{label(v)} failed: {m}" for v, m in self.failed.items())
+            recommendation = replace(recommendation, reason=f"{recommendation.reason}; {failed}")
+        return ExperimentResult(
+            objective,
+            objective.metric.unit,
+            tuple(self.points),
+            found_drift,
+            recommendation,
+            restored=restored,
+            experiment=experiment,
+            half_width_pct=self.design.half_width_pct,
+            max_passes=self.design.max_passes,
+            extra={"failed": {label(v): m for v, m in self.failed.items()}},
+        )
+
+
+class LatencySearch:
+    """The largest depth in LO..HI whose p99 latency stays under the target (assumed to grow
+    with depth, as queueing makes it), by bisection."""
+
+    def __init__(self, design: Design, name: str) -> None:
+        assert design.search is not None and design.latency_target_us is not None
+        self.design = design
+        self.name = name
+        self.target_us = design.latency_target_us
+        self.lo, self.hi = design.search
+        self.fits: int | None = None  # the largest depth known to fit
+        self.misses: int | None = None  # the smallest depth known not to
+        self.points: list[Point] = []
+        self.failed: dict[Values, str] = {}
+        self.visits = 0
+        self._probe: int | None = self.lo
+        self._p99: dict[int, list[float]] = {}
+
+    def _values(self, depth: int) -> Values:
+        return ((self.name, depth),)
+
+    def next_visit(self) -> Values | None:
+        return None if self._probe is None else self._values(self._probe)
+
+    def record(self, values: Values, figure: float, p99_us: float | None, run: int | None) -> None:
+        depth = int(values[0][1])
+        found = next((p for p in self.points if p.values == values), None)
+        point = found or Point(values)
+        updated = replace(
+            point,
+            passes=(*point.passes, figure),
+            runs=point.runs if run is None else (*point.runs, run),
+            p99_us=point.p99_us if p99_us is None else (*point.p99_us, p99_us),
+        )
+        if found is None:
+            self.points.append(updated)
+        else:
+            self.points[self.points.index(found)] = updated
+        self.visits += 1
+        side = self._side(updated)
+        if side is not None:
+            self._decide(depth, side)
+
+    def _side(self, point: Point) -> bool | None:
+        """True: fits under the target; False: does not; None: needs another pass."""
+        if len(point.passes) < MIN_PASSES or not point.p99_us:
+            return None if len(point.passes) < MIN_PASSES else False
+        p99 = point.p99_ci95
+        if p99 is not None and p99[1] < self.target_us:
+            return True
+        if p99 is not None and p99[0] > self.target_us:
+            return False
+        if len(point.passes) >= self.design.max_passes:
+            return False  # not shown to fit: a depth is kept only when its interval is under
+        return None
+
+    def _decide(self, depth: int, fits: bool) -> None:
+        if fits:
+            self.fits = depth
+        else:
+            self.misses = depth
+        if not fits and depth == self.lo:
+            self._probe = None  # even the smallest does not fit
+        elif fits and depth == self.hi:
+            self._probe = None
+        elif self.fits is not None and self.misses is None:
+            self._probe = self.hi
+        elif self.fits is not None and self.misses is not None and self.misses - self.fits > 1:
+            self._probe = (self.fits + self.misses) // 2
+        else:
+            self._probe = None
+
+    def fail(self, values: Values, message: str) -> None:
+        self.failed[values] = message
+        self.visits += 1
+        self._decide(int(values[0][1]), False)
+
+    def planned_visits(self) -> tuple[int, int]:
+        steps = max(1, (self.hi - self.lo).bit_length() + 1)
+        return steps * MIN_PASSES, steps * self.design.max_passes
+
+    def result(self, *, restored: bool, experiment: int | None = None) -> ExperimentResult:
+        objective = self.design.objective
+        answer = next(
+            (
+                p
+                for p in self.points
+                if self.fits is not None and p.values == self._values(self.fits)
+            ),
+            None,
+        )
+        target = f"{self.target_us:g} us"
+        if answer is None:
+            recommendation = Recommendation(
+                self._values(self.lo),
+                Verdict.NO_BETTER,
+                f"no {self.name} from {self.lo} keeps p99 latency under {target}",
+            )
+        else:
+            p99 = answer.p99_ci95
+            shown = f"p99 {answer.p99_mean:,.0f} us" + (
+                f" ({p99[0]:,.0f}-{p99[1]:,.0f} us, 95 %)" if p99 else ""
+            )
+            bound = "the top of the search" if self.fits == self.hi else f"{self.misses} does not"
+            recommendation = Recommendation(
+                answer.values,
+                Verdict.BETTER,
+                f"{self.name} {self.fits}: the most {objective.metric.unit} whose p99 stays under "
+                f"{target}: {answer.mean:,.0f} {objective.metric.unit}, {shown}; {bound}; "
+                f"{len(self.points)} probes, {self.visits} passes",
+            )
+        ci = None if answer is None else answer.ci95
+        p99_ci = None if answer is None else answer.p99_ci95
+        extra = {
+            "latency_target": {
+                "target_us": self.target_us,
+                "parameter": self.name,
+                "value": self.fits,
+                "iops": None if answer is None else answer.mean,
+                "iops_ci95": None if ci is None else list(ci),
+                "p99_us": None if answer is None else answer.p99_mean,
+                "p99_ci95": None if p99_ci is None else list(p99_ci),
+                "probes": [int(p.values[0][1]) for p in self.points],
+            },
+            "failed": {label(v): m for v, m in self.failed.items()},
+        }
+        return ExperimentResult(
+            objective,
+            objective.metric.unit,
+            tuple(self.points),
+            None,
+            recommendation,
+            restored=restored,
+            experiment=experiment,
+            half_width_pct=self.design.half_width_pct,
+            max_passes=self.design.max_passes,
+            extra=extra,
+        )
+
+
+__all__ = ["LatencySearch", "Plan", "SweepPlan", "interval"]
