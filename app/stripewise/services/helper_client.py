@@ -38,6 +38,8 @@ class HelperClient(QObject):
         super().__init__(parent)
         self.options = list(options)
         self.privileges: Privileges | None = None
+        # why privileged verbs are refused ("" when they may be asked), settled with privileges
+        self._refusal = "checking privileges..."
         self._process: QProcess | None = None
         self._buffer = b""
         self._core = ClientCore()  # ids and matching, across a fallback to a user's helper
@@ -48,16 +50,14 @@ class HelperClient(QObject):
         self._hello_id = 0
 
     def set_privileges(self, privileges: Privileges) -> None:
+        """What may be asked is settled here, once: every request reads the outcome."""
         self.privileges = privileges
+        self._refusal = "" if privileges.available else privileges.explanation
 
     @property
     def unavailable_reason(self) -> str:
         """Empty when privileged actions can be asked for."""
-        if self.privileges is None:
-            return "checking privileges..."
-        if not self.privileges.available:
-            return self.privileges.explanation
-        return ""
+        return self._refusal
 
     @property
     def running(self) -> bool:
@@ -78,11 +78,8 @@ class HelperClient(QObject):
         """Ask for `args`' verb: `on_result` gets its typed reply, `on_error` the helper's (or
         the launcher's) reason. `privileged=False` for verbs a user's helper serves too
         (benchmarks)."""
-        if self.privileges is None:
-            on_error(self.unavailable_reason)
-            return
-        if privileged and not self.privileges.available:
-            on_error(self.unavailable_reason)
+        if self.privileges is None or (privileged and self._refusal):
+            on_error(self._refusal)
             return
         if self._process is None:
             self._start()
@@ -131,7 +128,7 @@ class HelperClient(QObject):
         or refused, sudo rule gone): start it again as the user for what needs no privileges."""
         queued, self._queued = self._queued, []
         explanation = f"{reason}; privileged actions are off for this session"
-        self.privileges = Privileges(PrivilegeMode.NONE, explanation)
+        self.set_privileges(Privileges(PrivilegeMode.NONE, explanation))
         self.notice.emit(explanation)
         self._pending.pop(self._hello_id, None)
         self._core.forget(self._hello_id)  # the dead helper's hello gets no answer
