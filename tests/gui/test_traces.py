@@ -175,7 +175,7 @@ def test_start_to_row_hands_off_at_most_twice_on_each_side(
 
 
 @needs_loop
-@pytest.mark.xfail(strict=True, reason="issue 30's target not met yet: 16 files measured")
+@pytest.mark.xfail(strict=True, reason="issue 30's target not met yet: 15 files measured")
 def test_apply_to_sysfs_opens_at_most_10_files(measure: Callable[[str], Sides]) -> None:
     files = opened(measure(APPLY_TO_SYSFS))
     assert len(files) <= MAX_APPLY_FILES, sorted(files)

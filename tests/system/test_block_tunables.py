@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stripewise.helper.tuning.apply import validated_settings
 from stripewise.helper.tuning.sysfs import Machine
-from stripewise.helper.tuning.validation import validated_settings
 from stripewise.inventory.bench_context import collect_context
 from stripewise.protocol.tuning import ApplyArgs
 from stripewise.protocol.wire import ProtocolError, Request

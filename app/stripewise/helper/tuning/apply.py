@@ -1,4 +1,11 @@
-"""`tuning.apply`: journal the values in force, write the new ones, roll back on a refusal.
+"""`tuning.apply`: check the settings against the machine, journal the values in force, write
+the new ones, roll back on a refusal.
+
+The checks come before anything is written: the caller's privilege (`require_root`, which every
+writing verb makes), the devices named, and every setting against its device's own limits and
+the pair rules (`validated_settings`, in `write_order`: what `tuning.persist` puts in the boot
+files is checked the same way). The arguments' shape, each setting's key and device name, was
+checked as they were parsed (`protocol.tuning`).
 
 An apply whose helper was killed half-way is put back first (`interrupted`), so the values
 journaled as the ones to go back to are never half-applied ones.
@@ -10,6 +17,7 @@ import contextlib
 import os
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from stripewise.helper.state import HelperState
@@ -25,12 +33,19 @@ from stripewise.helper.tuning.journal import (
     timestamp,
 )
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
-from stripewise.helper.tuning.validation import require_root, validated_settings, write_order
 from stripewise.helper.tuning.writeback import label as _label
 from stripewise.helper.tuning.writeback import restore
-from stripewise.model.tunables import Setting, tunable
+from stripewise.model.tunables import (
+    DeviceLimits,
+    Scope,
+    Setting,
+    TuningError,
+    check_together,
+    tunable,
+    validate,
+)
 from stripewise.model.wording import count_noun
-from stripewise.protocol.tuning import ApplyArgs
+from stripewise.protocol.tuning import ApplyArgs, TuningSetting
 from stripewise.protocol.tuning_replies import AppliedSetting, ApplyReply, SideEffect
 from stripewise.protocol.wire import ProtocolError, Request
 
@@ -56,6 +71,84 @@ def handle_apply(session: HelperState, request: Request) -> ApplyReply:
     )
 
 
+# --- checked before anything is written -------------------------------------------------------
+def _bad_args(message: str, request: Request) -> ProtocolError:
+    return ProtocolError("bad_args", message, request.id)
+
+
+def require_root(session: HelperState, request: Request, what: str) -> None:
+    if not session.privileged:
+        raise ProtocolError(
+            "not_privileged", f"{what} needs root: the helper runs as an ordinary user", request.id
+        )
+
+
+def _existing_device(machine: Machine, name: str, request: Request) -> str:
+    """A kernel name (checked as the arguments were parsed) that exists under
+    <root>/sys/block: a partition is refused, naming its disk."""
+    if not machine.tree.exists(name):
+        if machine.tree.parent_disk(name) is not None:
+            raise _bad_args(f"{name} is a partition: tune its whole disk", request)
+        raise ProtocolError("not_found", f"/dev/{name} does not exist", request.id)
+    return name
+
+
+def validated_settings(
+    machine: Machine, parsed: Sequence[TuningSetting], request: Request
+) -> list[Setting]:
+    """Every setting checked against the machine before anything is written: its device's
+    existence, its value against the device's own limits, and the pair rules."""
+    limits: dict[str, DeviceLimits] = {}
+    settings: list[Setting] = []
+    for index, item in enumerate(parsed):
+        try:
+            name = None if item.device is None else _existing_device(machine, item.device, request)
+            if name is not None and name not in limits:
+                limits[name] = machine.tree.limits(name)
+            device_limits = limits.get(name) if name else None
+            knob = tunable(item.key)
+            if knob.scope is Scope.MD and not (
+                device_limits and device_limits.is_md_with_stripe_cache
+            ):
+                raise TuningError(f"{name} has no stripe cache (md RAID 4/5/6 only)")
+            settings.append(Setting(knob.key, validate(knob.key, item.value, device_limits), name))
+        except TuningError as exc:
+            raise _bad_args(f"settings[{index}]: {exc}", request) from None
+    try:
+        check_together(settings)
+    except TuningError as exc:
+        raise _bad_args(str(exc), request) from None
+    for setting in settings:
+        if setting.key == "nr_requests" and setting.device:
+            _check_queue_depth(machine, setting, settings, request)
+    return settings
+
+
+def _check_queue_depth(
+    machine: Machine, setting: Setting, settings: list[Setting], request: Request
+) -> None:
+    """Without a scheduler nr_requests may not exceed the hardware queue's tags (EINVAL);
+    the scheduler that counts is the one this same apply sets, if it sets one."""
+    scheduler = next(
+        (s.value for s in settings if s.key == "scheduler" and s.device == setting.device),
+        machine.get("scheduler", setting.device),
+    )
+    depth = machine.tree.queue_depth(str(setting.device))
+    if scheduler == "none" and depth is not None and int(setting.value) > depth:
+        raise _bad_args(
+            f"{setting.label}: {setting.value} is more than the hardware queue depth "
+            f"({depth}), its limit with scheduler none",
+            request,
+        )
+
+
+def write_order(settings: list[Setting]) -> list[Setting]:
+    """As given, except that a device's scheduler goes first: switching the scheduler resets
+    nr_requests, so a later nr_requests would otherwise be lost."""
+    return sorted(settings, key=lambda s: 0 if s.key == "scheduler" else 1)
+
+
+# --- journaled, written, rolled back ----------------------------------------------------------
 def _apply(
     machine: Machine,
     journal: Journal,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from stripewise.helper.state import HelperState
+from stripewise.helper.tuning.apply import require_root
 from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
 from stripewise.helper.tuning.journal import (
     EXPIRED,
@@ -19,7 +20,6 @@ from stripewise.helper.tuning.journal import (
     timestamp,
 )
 from stripewise.helper.tuning.sysfs import Machine, Verdict
-from stripewise.helper.tuning.validation import require_root
 from stripewise.helper.tuning.writeback import restore
 from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning import RevertArgs, VerifyArgs
