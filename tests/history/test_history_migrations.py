@@ -39,11 +39,12 @@ ALL_TABLES = {
     "slot_labels",
     "host_groups",
     "host_group_hosts",
+    "experiments",
 }
 UNUSED_TABLES = {"tuning_snapshots", "array_plans"}  # made by 0002, dropped by 0005
 HOST_GROUP_TABLES = {"host_groups", "host_group_hosts"}  # made by 0009
-# one row per sample until 0011 packed them in blocks
-BEFORE_0011 = (ALL_TABLES - {"sample_blocks"}) | {"samples"}
+# one row per sample until 0011 packed them in blocks; experiments came with 0012
+BEFORE_0011 = (ALL_TABLES - {"sample_blocks", "experiments"}) | {"samples"}
 
 
 def _tables(path: Path) -> set[str]:

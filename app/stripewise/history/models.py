@@ -205,6 +205,29 @@ class HostGroupHostRow(Base):
     user: Mapped[str | None] = mapped_column(String(32))
 
 
+class ExperimentRow(Base):
+    """A sweep of one or two parameters (history.experiments, migration 0012): its points are
+    runs tagged `experiment:<id>`; the design and the result are protocol.experiment's JSON."""
+
+    __tablename__ = "experiments"
+    __table_args__ = (
+        CheckConstraint(_in_list("status", RUN_STATUSES), name="status"),
+        Index("ix_experiments_created_at", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    host_id: Mapped[int] = mapped_column(ForeignKey("hosts.id"))
+    name: Mapped[str] = mapped_column(String(255))
+    target: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+    status: Mapped[str] = mapped_column(String(16))
+    parameters: Mapped[str] = mapped_column(String(255))  # the varied names, comma-joined
+    design: Mapped[dict[str, Any]]
+    result: Mapped[dict[str, Any] | None]  # NULL until it ends
+    deleted_at: Mapped[datetime | None]  # in the trash since, with its runs
+
+
 hosts: Table = Base.metadata.tables["hosts"]
 runs: Table = Base.metadata.tables["runs"]
 sample_blocks: Table = Base.metadata.tables["sample_blocks"]
@@ -212,3 +235,4 @@ results: Table = Base.metadata.tables["results"]
 slot_labels: Table = Base.metadata.tables["slot_labels"]
 host_groups: Table = Base.metadata.tables["host_groups"]
 host_group_hosts: Table = Base.metadata.tables["host_group_hosts"]
+experiments: Table = Base.metadata.tables["experiments"]

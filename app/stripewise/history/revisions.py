@@ -5,7 +5,7 @@ A module of its own so that readers which never migrate need neither Alembic nor
 
 from __future__ import annotations
 
-HEAD_REVISION = "0011"
+HEAD_REVISION = "0012"
 KNOWN_REVISIONS = (
     "0001",
     "0002",
@@ -18,4 +18,5 @@ KNOWN_REVISIONS = (
     "0009",
     "0010",
     "0011",
+    "0012",
 )
