@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from stripewise.cli.bench import _start_args, fill_parser
+from stripewise.cli.bench import start_args, fill_parser
 from stripewise.cli.options import Parser
 
 
 def parsed(*argv: str) -> dict[str, object]:
     parser = Parser(prog="stripewise bench")
     fill_parser(parser)
-    return _start_args(parser.parse_args(["--target", "/srv", "--size", "1G", *argv]))
+    return start_args(parser.parse_args(["--target", "/srv", "--size", "1G", *argv]))
 
 
 def test_repetitions_is_the_forms_word_for_repeat() -> None:

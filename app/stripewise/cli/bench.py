@@ -132,9 +132,9 @@ def run(args: argparse.Namespace) -> int:
     if args.host or args.group:
         from stripewise.cli.bench_hosts import run_group  # lazy: only group runs need it
 
-        return run_group(args, _start_args(args) | {"engine": "fio"})
+        return run_group(args, start_args(args) | {"engine": "fio"})
     try:  # parsed as the helper parses it, refused by name before any password prompt
-        start = BenchStartArgs.from_json(_start_args(args))
+        start = BenchStartArgs.from_json(start_args(args))
     except ProtocolError as exc:
         print(f"stripewise: error: {exc}", file=sys.stderr)
         return 2
@@ -231,7 +231,7 @@ def default_engine() -> str:
     return "fio" if environment.find_tool("fio") is not None else "builtin"
 
 
-def _start_args(args: argparse.Namespace) -> dict[str, Any]:
+def start_args(args: argparse.Namespace) -> dict[str, Any]:
     start: dict[str, Any] = {
         "target": args.target,
         "size": args.size,

@@ -46,7 +46,7 @@ def run_group(args: argparse.Namespace, start: dict[str, Any]) -> int:
         spec = BenchStartArgs.from_json(start).spec
     except ProtocolError as exc:
         raise CliError(str(exc)) from None
-    hosts = _hosts(args)
+    hosts = hosts_of(args)
     samples: list[Sample] = []
 
     def on_event(event: object) -> None:
@@ -78,7 +78,7 @@ def _job_options() -> dict[str, str]:
     return options
 
 
-def _hosts(args: argparse.Namespace) -> list[HostAddress]:
+def hosts_of(args: argparse.Namespace) -> list[HostAddress]:
     if args.group:
         from stripewise.history.database import open_database
         from stripewise.history.errors import DatabaseError

@@ -33,10 +33,13 @@ class Recording:
     event loop; the header (its context read from sysfs) and the sample batches are written
     by the recording's own thread, begun at once."""
 
-    def __init__(self, url: str, name: str, started: BenchStarted) -> None:
+    def __init__(
+        self, url: str, name: str, started: BenchStarted, tags: tuple[str, ...] = ()
+    ) -> None:
         self._url = url
         self._name = name
         self._started = started
+        self._tags = tags
         self._pending: list[Sample] = []
         self._seq = 0
         self._lock = threading.Lock()  # the pending samples and their numbering
@@ -77,7 +80,7 @@ class Recording:
 
     def _work(self) -> None:
         try:
-            live = _live_run(self._url, self._name, self._started)
+            live = _live_run(self._url, self._name, self._started, self._tags)
             live.begin()
             self._live = live
         except Exception as exc:  # said by the main thread, where the run is filed
@@ -100,7 +103,7 @@ class Recording:
             live.add_samples([SampleRow.of(first + n, s) for n, s in enumerate(received)])
 
 
-def _live_run(url: str, name: str, started: BenchStarted) -> LiveRun:
+def _live_run(url: str, name: str, started: BenchStarted, tags: tuple[str, ...]) -> LiveRun:
     # lazy: SQLAlchemy and the context probes load only for `bench --save`
     from stripewise.history.keyed_runs import KeyedRun
     from stripewise.history.live_run import LiveRun
@@ -123,6 +126,7 @@ def _live_run(url: str, name: str, started: BenchStarted) -> LiveRun:
         engine_version=started.engine_version,
         started_at=datetime.now(UTC),
         spec=started.spec,
+        tags=tags,
         # a live run is never filed aborted by a reader: its recorder is named
         context=replace(RunContext.from_json(context), recorder=this_recorder()),
     )

@@ -13,11 +13,12 @@ are a point too, the baseline: every other point is judged against it.
 from __future__ import annotations
 
 import itertools
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from stripewise.model.bench import BenchSpec, Phase, SpecError, parse_size
+from stripewise.model.bench import BenchSpec, Phase, PhaseResult, SpecError, parse_size
 from stripewise.model.tunables import TUNABLES, DeviceLimits, Scope, TuningError, tunable, validate
 
 Value = int | str  # a tunable's value (a number, or a scheduler's name) or a workload figure
@@ -282,3 +283,26 @@ def aggressiveness(name: str, value: Value, baseline: Value | None) -> tuple[int
     if name in UNORDERED or not isinstance(value, int):
         return (0 if value == baseline else 1, 0.0, "")
     return (0, float(value), "")
+
+
+def measured(results: Sequence[PhaseResult], objective: Objective) -> tuple[float, float | None]:
+    """A point's pass: the objective's figure in one run's results (the mean over its passes,
+    one with an experiment's runs) and that phase's p99 latency (us) when measured. ValueError
+    when the run did not measure it."""
+    phase = next((r for r in results if r.phase is objective.phase), None)
+    if phase is None:
+        raise ValueError(f"the run measured no {objective.phase.value}")
+    metric = objective.metric
+    spread = {Metric.MB_S: phase.mb_s, Metric.IOPS: phase.iops}.get(metric)
+    if spread is not None:
+        passes = spread.values or (spread.median,)
+    else:
+        passes = phase.passes.get(metric.value, ())
+        single = getattr(phase, metric.value)
+        passes = passes or (() if single is None else (single,))
+    if not passes:
+        raise ValueError(f"the run measured no {objective.label}")
+    p99 = phase.passes.get("lat_p99_us") or (
+        () if phase.lat_p99_us is None else (phase.lat_p99_us,)
+    )
+    return statistics.fmean(passes), statistics.fmean(p99) if p99 else None

@@ -37,6 +37,7 @@ from stripewise.model.verdict import MIN_PASSES
 class Plan(Protocol):
     design: Design
     points: list[Point]
+    visits: int  # recorded or failed so far
 
     def next_visit(self) -> Values | None: ...
     def record(
@@ -125,9 +126,14 @@ class SweepPlan:
     def result(self, *, restored: bool, experiment: int | None = None) -> ExperimentResult:
         objective = self.design.objective
         found_drift = drift(self.baseline.passes)
-        recommendation = recommend(
-            self._live(), objective.metric.minimised, self.design.half_width_pct, found_drift
-        )
+        if self.baseline.values in self.failed:  # nothing to judge the points against
+            recommendation = Recommendation(
+                self.baseline.values, Verdict.CANT_TELL, "can't tell: the starting settings failed"
+            )
+        else:
+            recommendation = recommend(
+                self._live(), objective.metric.minimised, self.design.half_width_pct, found_drift
+            )
         if self.failed:
             failed = "; ".join(f"{label(v)} failed: {m}" for v, m in self.failed.items())
             recommendation = replace(recommendation, reason=f"{recommendation.reason}; {failed}")

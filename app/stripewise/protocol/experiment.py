@@ -7,6 +7,7 @@ and refuses, naming the key, what it cannot read.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from stripewise.model.bench import Phase
@@ -81,7 +82,7 @@ def result_to_json(result: ExperimentResult) -> dict[str, Any]:
     base = result.baseline
     rec = result.recommendation
     out: dict[str, Any] = {
-        "type": RESULT_TYPE,
+        "event": RESULT_TYPE,
         "experiment": result.experiment,
         "metric": {
             "phase": result.objective.phase.value,
@@ -123,7 +124,7 @@ def point_to_json(point: Point) -> dict[str, Any]:
 
 
 _RESULT_KEYS = {
-    "type", "experiment", "metric", "points", "baseline", "drift_pct", "drift_half_width_pct",
+    "event", "experiment", "metric", "points", "baseline", "drift_pct", "drift_half_width_pct",
     "recommendation",
     "restored", "half_width_pct", "max_passes",
 }  # fmt: skip
@@ -145,7 +146,9 @@ def result_from_json(data: object) -> ExperimentResult:
     return ExperimentResult(
         objective=_objective(metric, "metric"),
         unit=_text(metric.get("unit", ""), "metric.unit"),
-        points=tuple(_point(p) for p in _list(doc.get("points", []), "points")),
+        points=_with_baseline(
+            tuple(_point(p) for p in _list(doc.get("points", []), "points")), doc.get("baseline")
+        ),
         drift=None
         if drift_pct is None
         else Drift(
@@ -167,6 +170,17 @@ def result_from_json(data: object) -> ExperimentResult:
         max_passes=int(_number(doc.get("max_passes", 9), "max_passes")),
         extra={k: v for k, v in doc.items() if k not in _RESULT_KEYS},
     )
+
+
+def _with_baseline(points: tuple[Point, ...], baseline: object) -> tuple[Point, ...]:
+    """The points with the starting settings' one marked as the `baseline` key names it (a
+    result written without each point's own mark), added when not among them."""
+    if baseline is None or any(p.baseline for p in points):
+        return points
+    start = _values(_object(baseline, "baseline").get("values", {}), "baseline.values")
+    if any(p.values == start for p in points):
+        return tuple(replace(p, baseline=True) if p.values == start else p for p in points)
+    return (replace(_point(baseline), baseline=True), *points)
 
 
 def _point(data: object) -> Point:

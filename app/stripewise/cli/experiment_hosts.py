@@ -1,0 +1,157 @@
+"""An experiment over several hosts (`experiment run --host ... | --group NAME`): each point is a
+group run on every host's fio server at once (`hosts.group_run`), judged on the hosts' total.
+
+Only workload parameters can vary there (block size, queue depth, streams): a host's tunables
+would need a helper on that host, and Stripewise runs its helper on this machine only. The
+total carries throughput and IOPS, not latency (a sum of latencies means nothing), so the
+objective is one of those; each host's own figure of the objective is kept with the point.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from dataclasses import dataclass, replace
+
+from stripewise.cli.errors import CliError
+from stripewise.cli.experiment_design import Prepared
+from stripewise.cli.experiment_visit import VisitOutcome
+from stripewise.model.experiment import WORKLOAD, Metric, Values, apply_workload, label, measured
+from stripewise.model.host_address import HostAddress
+from stripewise.protocol.events import Sample
+from stripewise.protocol.group import GroupOutcome
+
+_JOIN_S = 0.25  # the main thread wakes this often, so a signal is handled promptly
+
+
+def check_group_design(vary: list[str], metric: str | None) -> None:
+    """What a group cannot run, refused by name before anything is read or reached."""
+    for text in vary:
+        name = text.partition("=")[0].strip()
+        if name not in WORKLOAD:
+            raise CliError(
+                f"--vary {name}: over hosts only workload parameters vary (block_size, "
+                "queue_depth, streams); a tunable needs the helper, which runs on this machine"
+            )
+    if metric is not None and metric.partition(":")[2].strip() not in (Metric.MB_S, Metric.IOPS):
+        raise CliError("--metric: over hosts the total is throughput (mb_s) or IOPS (iops)")
+
+
+@dataclass(frozen=True)
+class HostFigures:
+    """Each host's own figure of the objective in one visit, beside the total."""
+
+    values: Values
+    figures: dict[str, float]
+
+
+class GroupVisitor:
+    """The same duties as `experiment_visit.Visitor`, with a group run in place of the helper."""
+
+    def __init__(
+        self,
+        hosts: list[HostAddress],
+        prepared: Prepared,
+        url: str | None,
+        experiment_id: int | None,
+        name: str,
+        group: str | None,
+    ) -> None:
+        self.hosts = hosts
+        self.prepared = prepared
+        self.url = url
+        self.experiment_id = experiment_id
+        self.name = name
+        self.group = group
+        self.signal: signal.Signals | None = None
+        self.lost = False
+        self.notes: list[str] = []
+        self.unrestored = ""
+        self.per_host: list[HostFigures] = []
+        self._runner: object | None = None
+
+    def handle_signal(self, number: int, _frame: object) -> None:
+        if self.signal is None:
+            self.signal = signal.Signals(number)
+        runner = self._runner
+        if runner is not None:
+            runner.cancel()  # type: ignore[attr-defined]
+
+    def put_back(self) -> bool:
+        return True  # nothing was applied: workload parameters only
+
+    def visit(self, values: Values) -> VisitOutcome:
+        from stripewise.hosts.group_run import GroupRunError, GroupRunner
+
+        spec = replace(apply_workload(self.prepared.start.spec, values), repetitions=1)
+        samples: list[Sample] = []
+
+        def on_event(event: object) -> None:
+            if isinstance(event, Sample):
+                samples.append(event)
+
+        try:
+            runner = GroupRunner(self.hosts, spec, group=self.group, on_event=on_event)
+        except GroupRunError as exc:
+            self.lost = True
+            return VisitOutcome(error=str(exc))
+        outcome = self._run(runner)
+        if isinstance(outcome, str):
+            self.lost = True
+            return VisitOutcome(error=outcome)
+        run_id = self._save(outcome, samples, values)
+        if outcome.status != "complete" or outcome.partial:
+            failed = [f"{h.host}: {h.error or h.status}" for h in outcome.hosts if h.error]
+            why = "; ".join(failed) or outcome.status
+            return VisitOutcome(run_id=run_id, error=f"not every host completed ({why})")
+        objective = self.prepared.design.objective
+        try:
+            total, _p99 = measured(outcome.total, objective)
+        except ValueError as exc:
+            return VisitOutcome(run_id=run_id, error=str(exc))
+        figures = {}
+        for host in outcome.hosts:
+            if host.result is not None:
+                figures[host.host] = measured(host.result.results, objective)[0]
+        self.per_host.append(HostFigures(values, figures))
+        return VisitOutcome(total, None, run_id)
+
+    def _run(self, runner: object) -> GroupOutcome | str:
+        """runner.run() on a worker thread, the main thread free for signals."""
+        found: list[GroupOutcome | BaseException] = []
+
+        def work() -> None:
+            try:
+                found.append(runner.run())  # type: ignore[attr-defined]
+            except BaseException as exc:  # handed to the main thread
+                found.append(exc)
+
+        self._runner = runner
+        if self.signal is not None:
+            runner.cancel()  # type: ignore[attr-defined]
+        worker = threading.Thread(target=work, name="experiment group run")
+        try:
+            worker.start()
+            while worker.is_alive():
+                worker.join(_JOIN_S)
+        finally:
+            self._runner = None
+        (result,) = found
+        if isinstance(result, BaseException):
+            return f"the group run could not start: {result}"
+        return result
+
+    def _save(self, outcome: GroupOutcome, samples: list[Sample], values: Values) -> int | None:
+        if self.url is None:
+            return None
+        from stripewise.cli.errors import open_history
+        from stripewise.history.group_runs import store_group_run
+        from stripewise.history.store import HistoryStore
+
+        tags = ["experiment", f"experiment:{self.experiment_id}"]
+        with open_history(self.url) as db:
+            run_id = store_group_run(
+                db, outcome, name=f"{self.name}: {label(values)}", samples=samples
+            )
+            HistoryStore(db).set_tags(run_id, tags)
+        return run_id
