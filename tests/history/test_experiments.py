@@ -10,6 +10,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from tests.fixtures.experiments import (
+    HOST,
+    grid_design,
+    grid_means,
+    read_ahead_design,
+    read_ahead_means,
+    simulated_result,
+    store_point_runs,
+)
 
 from stripewise.history.database import Database, DatabaseError, open_database, path_to_url
 from stripewise.history.experiments import (
@@ -25,15 +34,6 @@ from stripewise.history.store import HistoryStore
 from stripewise.model.experiment_result import Verdict
 from stripewise.model.run import RunStatus
 from stripewise.protocol.experiment import result_to_json
-from tests.fixtures.experiments import (
-    HOST,
-    grid_design,
-    grid_means,
-    read_ahead_design,
-    read_ahead_means,
-    simulated_result,
-    store_point_runs,
-)
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 START = (("read_ahead_kb", 128),)
@@ -238,5 +238,5 @@ def test_a_stored_document_it_cannot_read_names_the_key(tmp_path: Path) -> None:
     with open_database(path_to_url(path)) as db:
         (summary,) = list_experiments(db)  # still listed, without its verdict
         assert summary.verdict is None
-        with pytest.raises(DatabaseError, match="experiment 1 .* recommendation.verdict"):
+        with pytest.raises(DatabaseError, match=r"experiment 1 .* recommendation\.verdict"):
             get_experiment(db, 1)
