@@ -162,7 +162,7 @@ def test_start_to_row_opens_at_most_15_files(measure: Callable[[str], Sides]) ->
         pytest.param(
             "helper",
             marks=pytest.mark.xfail(
-                strict=True, reason="issue 30's target not met yet: 5 hand-offs (6 threads)"
+                strict=True, reason="issue 30's target not met yet: 4 hand-offs (5 threads)"
             ),
         ),
     ],
@@ -175,7 +175,7 @@ def test_start_to_row_hands_off_at_most_twice_on_each_side(
 
 
 @needs_loop
-@pytest.mark.xfail(strict=True, reason="issue 30's target not met yet: 15 files measured")
+@pytest.mark.xfail(strict=True, reason="issue 30's target not met yet: 14 files measured")
 def test_apply_to_sysfs_opens_at_most_10_files(measure: Callable[[str], Sides]) -> None:
     files = opened(measure(APPLY_TO_SYSFS))
     assert len(files) <= MAX_APPLY_FILES, sorted(files)

@@ -14,7 +14,7 @@ from stripewise.helper.created_files import CreatedFiles, records_directory
 from stripewise.helper.credentials import Caller, caller_from_environment
 from stripewise.helper.output import Output
 from stripewise.helper.state import DEFAULT_STATE_DIR
-from stripewise.helper.tuning.interrupted import Restorations
+from stripewise.helper.tuning.apply import Restorations
 from stripewise.protocol import wire as protocol
 from stripewise.protocol.events import Event, Sample, event_to_json
 from stripewise.protocol.verbs import (

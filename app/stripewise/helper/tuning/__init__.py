@@ -13,7 +13,6 @@ knob again), so the mode that was in force comes back.
 Modules: `sysfs` (the knobs under the root: each kind's get / set / verify, tuned's contract,
 for queue knobs, md's stripe cache and vm sysctls), `journal` (the journal's records as frozen
 values, the one codec of its file, its lock), `apply` (with the checks every setting passes
-before anything is written), `revert` (also verify), `writeback` (values written back),
-`interrupted` (the put-back of an apply whose helper was killed) and `persist` (the sysctl.d
-and udev rules).
+before anything is written, and the put-back of an apply whose helper was killed), `revert`
+(also verify), `writeback` (values written back) and `persist` (the sysctl.d and udev rules).
 """

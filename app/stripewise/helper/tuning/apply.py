@@ -7,8 +7,11 @@ the pair rules (`validated_settings`, in `write_order`: what `tuning.persist` pu
 files is checked the same way). The arguments' shape, each setting's key and device name, was
 checked as they were parsed (`protocol.tuning`).
 
-An apply whose helper was killed half-way is put back first (`interrupted`), so the values
-journaled as the ones to go back to are never half-applied ones.
+An apply whose helper was killed half-way ("interrupted") is put back when the next root
+helper starts (`Restorations`, on a thread of its own) and before any new apply or revert
+(`restore_interrupted`), so half-applied values neither stay in force nor get journaled as the
+ones a revert goes back to. Under the journal's lock no apply is running anywhere (the kernel
+drops a killed helper's lock), so every pending entry found there is an interrupted one.
 """
 
 from __future__ import annotations
@@ -16,15 +19,17 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
-from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
 from stripewise.helper.tuning.journal import (
     APPLIED,
+    EXPIRED,
     PENDING,
+    RESTORED,
     Journal,
     JournalChange,
     JournalEntry,
@@ -33,8 +38,8 @@ from stripewise.helper.tuning.journal import (
     timestamp,
 )
 from stripewise.helper.tuning.sysfs import Machine, kernel_error
+from stripewise.helper.tuning.writeback import WrittenBack, restore
 from stripewise.helper.tuning.writeback import label as _label
-from stripewise.helper.tuning.writeback import restore
 from stripewise.model.tunables import (
     DeviceLimits,
     Scope,
@@ -46,8 +51,27 @@ from stripewise.model.tunables import (
 )
 from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning import ApplyArgs, TuningSetting
-from stripewise.protocol.tuning_replies import AppliedSetting, ApplyReply, SideEffect
+from stripewise.protocol.tuning_replies import AppliedSetting, ApplyReply, PutBack, SideEffect
 from stripewise.protocol.wire import ProtocolError, Request
+
+STARTUP_LOCK_WAIT_S = 10.0  # an apply still running elsewhere: the next apply puts back instead
+RESTORE_WAIT_S = 5.0  # how long a verb waits for the start-up put-back to say what it did
+
+
+class HelperState(Protocol):
+    """The session as the tuning verbs see it: where they work and whether they may write."""
+
+    @property
+    def root(self) -> str: ...  # prefixes sysfs/procfs/etc paths ("/" except in tests)
+
+    @property
+    def state_dir(self) -> str: ...  # the tuning journal's directory
+
+    @property
+    def privileged(self) -> bool: ...
+
+    @property
+    def restorations(self) -> Restorations: ...  # interrupted applies put back by this helper
 
 
 def handle_apply(session: HelperState, request: Request) -> ApplyReply:
@@ -195,28 +219,6 @@ def _apply(
     return entry
 
 
-def _put_back_interrupted(
-    machine: Machine,
-    journal: Journal,
-    entries: list[JournalEntry],
-    restorations: Restorations,
-    request: Request,
-) -> None:
-    """An apply a killed helper left half done is put back before anything is read for this
-    one; one that cannot be is named, and nothing is applied on top of it."""
-    outcome = restore_interrupted(machine, journal, entries)
-    restorations.add(outcome)
-    if outcome.failed:
-        raise ProtocolError(
-            "refused",
-            f"{'; '.join(outcome.failed)}: an apply interrupted half-way could not be put "
-            "back, and applying on top of it would journal its half-applied values as the "
-            "ones to go back to; nothing new was applied. Fix the cause, then revert that "
-            "entry by its id",
-            request.id,
-        )
-
-
 def _not_sticking(machine: Machine, entry: JournalEntry) -> list[JournalChange]:
     return [c for c in entry.changes if not machine.verify(c.key, c.device, c.written).in_force]
 
@@ -289,3 +291,129 @@ def _shown(change: JournalChange) -> AppliedSetting:
         change.after == change.written,
         tuple(SideEffect(e.key, e.before, e.after) for e in change.side_effects),
     )
+
+
+# --- an apply cut short: put back -------------------------------------------------------------
+def _put_back_interrupted(
+    machine: Machine,
+    journal: Journal,
+    entries: list[JournalEntry],
+    restorations: Restorations,
+    request: Request,
+) -> None:
+    """An apply a killed helper left half done is put back before anything is read for this
+    one; one that cannot be is named, and nothing is applied on top of it."""
+    outcome = restore_interrupted(machine, journal, entries)
+    restorations.add(outcome)
+    if outcome.failed:
+        raise ProtocolError(
+            "refused",
+            f"{'; '.join(outcome.failed)}: an apply interrupted half-way could not be put "
+            "back, and applying on top of it would journal its half-applied values as the "
+            "ones to go back to; nothing new was applied. Fix the cause, then revert that "
+            "entry by its id",
+            request.id,
+        )
+
+
+@dataclass
+class Outcome:
+    """What one put-back of interrupted applies did."""
+
+    restored: list[PutBack] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)  # ids marked restored (some wrote nothing)
+    failed: list[str] = field(default_factory=list)  # one line per entry not put back
+
+
+def restore_interrupted(machine: Machine, journal: Journal, entries: list[JournalEntry]) -> Outcome:
+    """Under the journal's lock: every pending entry of this root written back (marked
+    `restored`, or left pending with `restore_error`), one from before the last reboot
+    marked `expired` (the reboot reset its values). Entries are replaced in `entries`, and
+    the journal saved when one was."""
+    outcome = Outcome()
+    current_boot = boot_id()
+    changed = False
+    for index, entry in enumerate(entries):
+        if entry.state != PENDING or entry.root != machine.root:
+            continue  # another root's entries are another (test) machine's
+        changed = True
+        if entry.boot_id != current_boot:
+            entries[index] = replace(entry, state=EXPIRED)
+            continue
+        written: list[WrittenBack] = []
+        try:
+            failures = restore(machine, _still_there(machine, entry), written)
+        except TuningError as exc:  # a knob or device name this version refuses
+            failures = [f"the entry cannot be read back ({exc})"]
+        put_back = tuple(PutBack(entry.id, w.key, w.device, w.was, w.value) for w in written)
+        outcome.restored += put_back
+        if failures:
+            entries[index] = replace(entry, restore_error="; ".join(failures))
+            outcome.failed.append(f"journal entry {entry.id}: {'; '.join(failures)}")
+            continue
+        entries[index] = replace(entry, state=RESTORED, restored=timestamp(), put_back=put_back)
+        outcome.entries.append(entry.id)
+    if changed:
+        journal.save(entries)
+    return outcome
+
+
+def _still_there(machine: Machine, entry: JournalEntry) -> list[JournalChange]:
+    """Changes of devices that are still the ones journaled (as revert skips the others)."""
+    return [change for change in entry.changes if machine.is_journaled(entry, change.device)]
+
+
+class Restorations:
+    """What this helper put back of interrupted applies: at its start (on a thread of its
+    own, after hello) and before an apply. Told in `capabilities` and the tuning replies."""
+
+    def __init__(self) -> None:
+        self._items: list[PutBack] = []
+        self._entries: set[str] = set()
+        self._guard = threading.Lock()
+        self._settled = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, root: str, state_dir: str, *, privileged: bool) -> None:
+        if self._thread is not None:
+            return
+        if not privileged:  # nothing can be written back: never touch the state directory
+            self._settled.set()
+            return
+
+        def run() -> None:
+            try:
+                self._at_start(Machine(root), Journal(state_dir))
+            except (OSError, ValueError):
+                pass  # the journal stays as it is: the next apply puts back or refuses
+            finally:
+                self._settled.set()
+
+        self._thread = threading.Thread(target=run, name="helper-tuning-restore", daemon=True)
+        self._thread.start()
+
+    def _at_start(self, machine: Machine, journal: Journal) -> None:
+        if not os.path.exists(journal.path) or not any(
+            entry.state == PENDING for entry in journal.load(set_aside=False)
+        ):
+            return  # the usual case: no lock taken, nothing created
+        with journal.locked_within(STARTUP_LOCK_WAIT_S) as held:
+            if held:  # else an apply runs elsewhere; the next one here puts back first
+                self.add(restore_interrupted(machine, journal, journal.load(set_aside=False)))
+
+    def add(self, outcome: Outcome) -> None:
+        with self._guard:
+            self._items += outcome.restored
+            self._entries.update(outcome.entries)
+
+    def journals(self) -> set[str]:
+        """The entries this helper marked restored."""
+        with self._guard:
+            return set(self._entries)
+
+    def told(self, wait_s: float = RESTORE_WAIT_S) -> tuple[PutBack, ...]:
+        """What was put back, once the start-up put-back is done (or `wait_s` passed)."""
+        if self._thread is not None:
+            self._settled.wait(wait_s)
+        with self._guard:
+            return tuple(self._items)

@@ -11,8 +11,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.apply import require_root, validated_settings, write_order
+from stripewise.helper.tuning.apply import (
+    HelperState,
+    require_root,
+    validated_settings,
+    write_order,
+)
 from stripewise.helper.tuning.journal import Journal, atomic_write
 from stripewise.helper.tuning.sysfs import Machine
 from stripewise.model.tunables import Setting, relative_path

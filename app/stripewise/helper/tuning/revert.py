@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from stripewise.helper.state import HelperState
-from stripewise.helper.tuning.apply import require_root
-from stripewise.helper.tuning.interrupted import Restorations, restore_interrupted
+from stripewise.helper.tuning.apply import (
+    HelperState,
+    Restorations,
+    require_root,
+    restore_interrupted,
+)
 from stripewise.helper.tuning.journal import (
     EXPIRED,
     PENDING,
