@@ -148,10 +148,10 @@ def sampler_cost(rate_hz: float = 10.0, seconds: float = 5.0) -> float:
 
     progress = Progress(1)
     sampled = SampledPhase("bench", Phase.SEQ_WRITE, 1)
-    sampler = Sampler(lambda: progress, ("vda",), rate_hz, lambda sample: None, sampled=sampled)
-    sampler.start()
+    sampler = Sampler(("vda",), rate_hz, lambda sample: None)
+    sampler.start(lambda: progress, sampled)
     time.sleep(seconds)
-    sampler.stop()
+    sampler.close()
     return sampler.own_cpu_s / seconds * 100
 
 

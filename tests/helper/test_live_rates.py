@@ -42,17 +42,9 @@ class LateClock(FakeClock):
 
 def run(progress: Progress, clock: FakeClock, rate_hz: float = 1 / PERIOD) -> list[Any]:
     samples: list[dict[str, Any]] = []
-    sampler = Sampler(
-        lambda: progress,
-        (),
-        rate_hz,
-        sent_to(samples),
-        sampled=SAMPLED,
-        clock=clock,
-        wait=clock.wait,
-    )
-    sampler.start()
-    sampler.stop()
+    sampler = Sampler((), rate_hz, sent_to(samples), clock=clock, wait=clock.wait)
+    sampler.start(lambda: progress, SAMPLED)
+    sampler.close()
     assert sampler.error is None
     return samples
 

@@ -19,15 +19,10 @@ from typing import Any
 
 import pytest
 
+from stripewise.helper.disk_layers import layers_of, resolve_disks, resolve_layers
 from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
-from stripewise.helper.sampling import (
-    SampledPhase,
-    Sampler,
-    layers_of,
-    resolve_disks,
-    resolve_layers,
-)
+from stripewise.helper.sampling import SampledPhase, Sampler
 from stripewise.model.bench import Phase
 from stripewise.protocol.events import DiskLayer, Sample, event_to_json
 from tests.fixtures.bench_specs import spec_for
@@ -85,13 +80,13 @@ def collect(
     samples: list[dict[str, Any]] = []
     timing: dict[str, Any] = {} if clock is None else {"clock": clock, "wait": clock.wait}
     now = time.monotonic if clock is None else clock
-    sampler = Sampler(provider, disks, rate_hz, sent_to(samples), sampled=SAMPLED, **timing)
+    sampler = Sampler(disks, rate_hz, sent_to(samples), **timing)
     started = now()
-    sampler.start()
+    sampler.start(provider, SAMPLED)
     try:
         work(sampler)
     finally:
-        sampler.stop()
+        sampler.close()
     return samples, sampler, now() - started
 
 
@@ -196,11 +191,9 @@ def test_a_new_phase_counts_from_zero_and_a_failing_emit_stops_nothing() -> None
         second.add(read_bytes=10**6)  # 1 MB in the new phase's first 0.05 s
 
     clock = FakeClock(0.5, [(0.25, switch)])
-    sampler = Sampler(
-        lambda: current[-1], (), 10, emit, sampled=SAMPLED, clock=clock, wait=clock.wait
-    )
-    sampler.start()
-    sampler.stop()
+    sampler = Sampler((), 10, emit, clock=clock, wait=clock.wait)
+    sampler.start(lambda: current[-1], SAMPLED)
+    sampler.close()
     assert isinstance(sampler.error, BrokenPipeError)
     assert len(emitted) >= 4
     assert all(s["engine_read_mb_s"] >= 0 for s in emitted)
@@ -209,6 +202,67 @@ def test_a_new_phase_counts_from_zero_and_a_failing_emit_stops_nothing() -> None
     # then nothing more until it ends
     assert [s["engine_read_mb_s"] for s in emitted[-2:]] == [10, 0]
     assert emitted[-1]["progress"] == 1.0
+
+
+def test_one_thread_samples_each_phase_of_a_run_and_nothing_between_them() -> None:
+    """A run's sampler takes one phase after another on one thread: each phase's samples name
+    it, the closing one comes at its stop(), and nothing is sampled while the run is between
+    phases (its caches dropped, its results sent)."""
+    sent: list[tuple[float, int, Sample]] = []
+    sampler = Sampler((), 20, lambda s: sent.append((time.monotonic(), threading.get_ident(), s)))
+    phases = [SampledPhase("run", Phase.SEQ_WRITE, 1), SampledPhase("run", Phase.SEQ_READ, 1)]
+    between: list[tuple[float, float]] = []
+    for sampled in phases:
+        progress = Progress(10**9)
+        sampler.start(lambda progress=progress: progress, sampled)
+        for _ in range(6):
+            time.sleep(0.05)
+            progress.add(read_bytes=10**6, read_ops=1)
+        sampler.stop()
+        stopped = time.monotonic()
+        time.sleep(0.3)
+        between.append((stopped, time.monotonic()))
+    sampler.close()
+    assert sampler.error is None
+    assert not any(start < at < end for at, _thread, _s in sent for start, end in between)
+    for sampled in phases:
+        mine = [
+            s
+            for _at, _thread, s in sent
+            if (s.run, s.phase, s.repetition) == (sampled.run, sampled.phase, sampled.repetition)
+        ]
+        assert len(mine) >= 4  # about 6 ticks and the closing sample
+        assert mine[-1].progress is not None
+    ticking = {thread for _at, thread, _s in sent} - {threading.get_ident()}  # closing: here
+    assert len(ticking) == 1
+    assert not any(t.name == "stripewise-sampler" and t.is_alive() for t in threading.enumerate())
+
+
+def test_work_beside_the_samples_is_ticked_on_its_own_period() -> None:
+    """The guards' per-CPU watch ticks every 0.2 s on the sampler's thread, at 1 Hz as at
+    10 Hz: the samples keep their own period."""
+
+    class Beside:
+        tick_s = 0.2
+
+        def __init__(self, clock: FakeClock) -> None:
+            self.clock, self.ticks = clock, list[float]()
+
+        def tick(self) -> None:
+            self.ticks.append(self.clock())
+
+    for rate_hz, samples_in_a_second in ((10, 10), (1, 1)):
+        progress = Progress(10**9)
+        feed = [(n / 100, lambda p=progress: p.add(write_bytes=10**6)) for n in range(105)]
+        clock = FakeClock(1.05, feed)
+        beside = Beside(clock)
+        emitted: list[dict[str, Any]] = []
+        sampler = Sampler((), rate_hz, sent_to(emitted), clock=clock, wait=clock.wait)
+        sampler.start(lambda progress=progress: progress, SAMPLED, beside)
+        sampler.close()
+        assert beside.ticks == pytest.approx([0.2, 0.4, 0.6, 0.8, 1.0])
+        assert len(emitted) == samples_in_a_second + 1  # and the closing one
+        assert sampler.error is None
 
 
 def test_resolve_disks_without_a_disk_or_on_the_root_filesystem(tmp_path: Path) -> None:
@@ -261,12 +315,10 @@ def test_a_phase_shorter_than_one_period_still_gets_a_sample() -> None:
     progress = Progress(10**6)
     emitted: list[dict[str, Any]] = []
     clock = FakeClock(0.05)  # the phase ends 50 ms into a 1 s period
-    sampler = Sampler(
-        lambda: progress, (), 1, sent_to(emitted), sampled=SAMPLED, clock=clock, wait=clock.wait
-    )
-    sampler.start()
+    sampler = Sampler((), 1, sent_to(emitted), clock=clock, wait=clock.wait)
+    sampler.start(lambda: progress, SAMPLED)
     progress.add(write_bytes=10**6, write_ops=1)
-    sampler.stop()
+    sampler.close()
     assert len(emitted) == 1 and emitted[0]["engine_write_mb_s"] > 0
     assert emitted[0]["progress"] == 1.0
 
@@ -365,7 +417,7 @@ def test_a_btrfs_on_two_devices_has_both_at_the_top(tmp_path: Path) -> None:
 
 _MD_LAYERS = """
 import json
-from stripewise.helper.sampling import layers_of
+from stripewise.helper.disk_layers import layers_of
 print(json.dumps({name: [vars(layer) for layer in layers_of(name)] for name in ("md4", "md5")}))
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from stripewise.helper.sampling import resolve_disks, resolve_layers
+from stripewise.helper.disk_layers import resolve_disks, resolve_layers
 from stripewise.inventory import read_live
 from stripewise.inventory.bench_context import collect_context, live_host_key
 from stripewise.model.bench import Phase

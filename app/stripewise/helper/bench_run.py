@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from stripewise.helper.cpu_latency import DEVICE, CpuLatencyHold, effective_limit_us
 from stripewise.helper.created_files import CreatedFiles
@@ -28,6 +29,9 @@ from stripewise.protocol.events import (
     RunResult,
     RunWarning,
 )
+
+if TYPE_CHECKING:
+    from stripewise.helper.sampling import Sampler
 
 Emit = Callable[[Event], None]
 
@@ -102,7 +106,7 @@ class BenchRun:
         self.cpu_latency: CpuLatencyHold | None = None
         try:
             self.target.create_file(records)  # as the caller, recorded first
-            from stripewise.helper.sampling import layers_under
+            from stripewise.helper.disk_layers import layers_under
 
             # where each of target.disks sits (loop over disk, md over members), from the
             # held file or device
@@ -136,7 +140,11 @@ class BenchRun:
 
     # --- the run -------------------------------------------------------------------------------
     def _run(self) -> None:
+        from stripewise.helper.sampling import Sampler
+
         started = self._clock_zero = time.monotonic()
+        # one sampler for the run, handed each phase in turn: its thread waits between them
+        sampler = Sampler(self.layers, self.spec.sample_rate_hz, self._emit, started)
         outcomes: list[PhaseOutcome] = []
         status = "complete"
         try:
@@ -154,7 +162,7 @@ class BenchRun:
                 for phase in self.spec.phases:
                     if self.cancel.is_set():
                         break
-                    outcome = self._phase(phase, repetition)
+                    outcome = self._phase(phase, repetition, sampler)
                     outcomes.append(outcome)
                     if outcome.error:
                         status = "cancelled" if outcome.error == "cancelled" else "failed"
@@ -171,7 +179,10 @@ class BenchRun:
             status = "failed"
             self.fail(f"the run broke off: {type(exc).__name__}: {exc}")
         finally:
-            self._cleanup()
+            try:
+                sampler.close()
+            finally:
+                self._cleanup()
         result = RunResult(
             self.id,
             RunStatus(status),
@@ -189,24 +200,16 @@ class BenchRun:
             self.fail(f"the results could not be reported: {exc}")
             self._emit(replace(result, status=RunStatus.FAILED, results=()))
 
-    def _phase(self, phase: Phase, repetition: int) -> PhaseOutcome:
-        from stripewise.helper.sampling import SampledPhase, Sampler
+    def _phase(self, phase: Phase, repetition: int, sampler: Sampler) -> PhaseOutcome:
+        from stripewise.helper.sampling import SampledPhase
 
         if self.privileged and repetition + len(self.spec.phases) > 1:
             self._drop_caches()
         planned = self.spec.size_bytes * (2 if phase is Phase.REWRITE else 1)
         progress = Progress(planned)
         self._emit(PhaseStarted(self.id, phase, BONNIE_NAMES[phase], repetition, planned))
-        sampler = Sampler(
-            lambda: progress,
-            self.layers,
-            self.spec.sample_rate_hz,
-            self._emit,
-            clock_zero=self._clock_zero,
-            sampled=SampledPhase(self.id, phase, repetition),
-        )
-        sampler.start()
-        watch = self.guards.watch() if self.guards else None
+        watch = self.guards.watch() if self.guards else None  # ticked by the sampler's thread
+        sampler.start(lambda: progress, SampledPhase(self.id, phase, repetition), watch)
         try:
             outcome = self.engine.run_phase(
                 self.spec, phase, repetition, self.target, progress, self.cancel

@@ -21,7 +21,6 @@ import fcntl
 import os
 import re
 import subprocess
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -257,15 +256,14 @@ def _read_sectors(proc: str, devices: tuple[str, ...]) -> int | None:
 
 
 class PhaseWatch:
-    """Counters around one phase: per-CPU busy on a thread of its own, the bottom devices'
-    read sectors and the helper's and its children's CPU time at both ends."""
+    """Counters around one phase: per-CPU busy every `tick_s` (tick(), on the run's sampler
+    thread: helper/sampling.py), the bottom devices' read sectors and the helper's and its
+    children's CPU time at both ends."""
 
     def __init__(
         self, devices: tuple[str, ...], proc: str = "/proc", tick_s: float = CPU_TICK_S
     ) -> None:
-        self._devices, self._proc, self._tick_s = devices, proc, tick_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._devices, self._proc, self.tick_s = devices, proc, tick_s
         self.ticks = 0
         self.saturated_ticks = 0
         self.busiest: dict[str, int] = {}  # CPU -> saturated ticks
@@ -277,14 +275,10 @@ class PhaseWatch:
         self._times = os.times()
         self._sectors = self._safely(lambda: _read_sectors(self._proc, self._devices))
         self._first = self._last = self._safely(lambda: _cpu_table(self._proc)) or {}
-        self._thread = threading.Thread(target=self._loop, name="stripewise-guards", daemon=True)
-        self._thread.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        """After the last tick()."""
         times = os.times()
         self.own_user_s = times.user - self._times.user
         self.own_cpu_s = self.own_user_s + times.system - self._times.system
@@ -306,19 +300,19 @@ class PhaseWatch:
         except (OSError, ValueError):
             return None
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self._tick_s):
-            now = self._safely(lambda: _cpu_table(self._proc))
-            if not now:
-                continue
-            found = _busiest(self._last, now)
-            self._last = now
-            if found is None:
-                continue
-            self.ticks += 1
-            if found[1] >= SATURATED:
-                self.saturated_ticks += 1
-                self.busiest[found[0]] = self.busiest.get(found[0], 0) + 1
+    def tick(self) -> None:
+        """Each CPU's busy share since the last tick: is one saturated?"""
+        now = self._safely(lambda: _cpu_table(self._proc))
+        if not now:
+            return
+        found = _busiest(self._last, now)
+        self._last = now
+        if found is None:
+            return
+        self.ticks += 1
+        if found[1] >= SATURATED:
+            self.saturated_ticks += 1
+            self.busiest[found[0]] = self.busiest.get(found[0], 0) + 1
 
 
 def engine_threads(engine: str, spec: BenchSpec, phase: Phase) -> int:

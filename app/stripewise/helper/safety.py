@@ -23,6 +23,7 @@ import stat
 import psutil
 
 from stripewise.helper.credentials import Caller, run_as
+from stripewise.helper.disk_layers import disks_under
 from stripewise.helper.resolve import (
     PathRefused,
     fd_path,
@@ -30,7 +31,6 @@ from stripewise.helper.resolve import (
     system_location,
     user_served_mount,
 )
-from stripewise.helper.sampling import disks_under
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec
 

@@ -5,8 +5,7 @@ own notion of its rate is never trusted: the kernel's counters over the wall clo
 engine's byte counts over the wall clock or, for an engine that reports in steps (fio), over its
 own runtime at those reports (`Sampler`). Rates are decimal (bytes / 1e6 / s).
 
-The disks are kept as layers (`layers_under`): a loop device and the disk its backing file is
-on, an md or dm device's members (the device itself is not sampled), each with its place, so
+The disks are kept as layers (helper/disk_layers.py), each with its place in its sample, so
 nobody adds up a layer and the one under it.
 
 CPU "busy" is user + nice + system + irq + softirq: bonnie++'s user+system plus the interrupt
@@ -18,9 +17,7 @@ steal is time the hypervisor took, so neither counts. Percentages are of the who
 from __future__ import annotations
 
 import collections
-import contextlib
-import os
-import stat
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -30,13 +27,9 @@ from typing import Any, Protocol
 import psutil
 
 from stripewise.helper.engines.base import Counters, Progress
-from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
-from stripewise.helper.sysfs_files import read_attribute
 from stripewise.model.bench import Phase
 from stripewise.protocol.events import DiskLayer, DiskRates, Sample
-from stripewise.system.mounts import device_name
 
-_MAX_DEPTH = 8  # loop on a file on dm on loop ...: stop before a cycle can hurt
 _ETA_WINDOW_S = 2.0  # the "current" rate behind the ETA: long enough to be steady
 _SHORTEST = 0.9  # of a period: the shortest span a rate is taken over (clocks jitter by ms)
 _POLL_S = 0.01  # how often to look for a stepped engine's next report
@@ -52,6 +45,15 @@ class SampledPhase:
     repetition: int
 
 
+class Ticked(Protocol):
+    """Work done beside the samples, on the sampler's thread, every `tick_s` of a phase (the
+    guards' per-CPU watch): no thread of its own for what a clock already running can do."""
+
+    tick_s: float
+
+    def tick(self) -> None: ...
+
+
 class _DiskCounters(Protocol):
     """One disk's counters as psutil.disk_io_counters gives them (busy_time: Linux only)."""
 
@@ -63,118 +65,6 @@ class _DiskCounters(Protocol):
     def read_count(self) -> int: ...
     @property
     def write_count(self) -> int: ...
-
-
-def _whole_disk(devno: int) -> str | None:
-    """MAJ:MIN -> kernel name, a partition replaced by the disk it lives on."""
-    link = f"/sys/dev/block/{os.major(devno)}:{os.minor(devno)}"
-    if not os.path.exists(link):
-        return None
-    real = os.path.realpath(link)
-    if os.path.exists(f"{real}/partition"):
-        real = os.path.dirname(real)
-    return os.path.basename(real)
-
-
-def _known(found: list[DiskLayer], name: str) -> bool:
-    return any(layer.name == name for layer in found)
-
-
-def _collect(name: str, found: list[DiskLayer], role: str, under: str | None, depth: int) -> None:
-    """The device, or what it is built on. An md or dm device stands for its slaves (each a
-    `member` under it: their counters are what the hardware did, the array's would only
-    repeat the engine's); a loop device is kept, with its backing file's disks (`backing`,
-    under it) after it, since the file may be cached on its way to them."""
-    if depth > _MAX_DEPTH or _known(found, name):
-        return
-    base = f"/sys/class/block/{name}"
-    try:
-        slaves = sorted(os.listdir(f"{base}/slaves"))
-    except OSError:
-        slaves = []
-    for slave in slaves:
-        number = read_attribute(f"{base}/slaves/{slave}/dev")
-        if number and ":" in number:
-            major, minor = number.split(":")
-            disk = _whole_disk(os.makedev(int(major), int(minor)))
-            if disk:
-                _collect(disk, found, "member", name, depth + 1)
-    if slaves:
-        return
-    found.append(DiskLayer(name, role, under, depth))
-    fd = open_loop_backing(name)
-    if fd is not None:
-        try:
-            _collect_devno(os.fstat(fd).st_dev, fd, found, "backing", name, depth + 1)
-        finally:
-            os.close(fd)
-
-
-def _anonymous_source(fd: int) -> list[str]:
-    """Filesystems on anonymous device numbers (btrfs, tmpfs): the device their mount names."""
-    fields = mount_of(fd)
-    name = device_name(mount_source(fields)) if fields else None
-    if name is None or not os.path.isdir(f"/sys/class/block/{name}"):
-        return []
-    found = [name]
-    with contextlib.suppress(OSError):  # a multi-device btrfs lists all its members
-        for fs in os.listdir("/sys/fs/btrfs"):
-            members = f"/sys/fs/btrfs/{fs}/devices"
-            if os.path.isdir(members) and name in os.listdir(members):
-                found += [m for m in sorted(os.listdir(members)) if m not in found]
-    return found
-
-
-def _collect_devno(
-    devno: int, fd: int, found: list[DiskLayer], role: str, under: str | None, depth: int
-) -> None:
-    """The devices a filesystem or device number stands on; a multi-device filesystem's
-    devices are peers, each in the same place."""
-    if os.major(devno) == 0:
-        for name in _anonymous_source(fd):
-            _collect(
-                _whole_disk(os.stat(f"/dev/{name}").st_rdev) or name, found, role, under, depth
-            )
-        return
-    disk = _whole_disk(devno)
-    if disk:
-        _collect(disk, found, role, under, depth)
-
-
-def layers_under(fd: int) -> tuple[DiskLayer, ...]:
-    """The block devices under an open file, directory or block device, top first, each with
-    its place (`DiskLayer`); empty for filesystems without one (tmpfs). A partition counts as
-    its whole disk: the kernel's per-disk counters are the sampler's."""
-    info = os.fstat(fd)
-    found: list[DiskLayer] = []
-    devno = info.st_rdev if stat.S_ISBLK(info.st_mode) else info.st_dev
-    _collect_devno(devno, fd, found, "target", None, 0)
-    return tuple(found)
-
-
-def layers_of(name: str) -> tuple[DiskLayer, ...]:
-    """`layers_under` for a block device known by its kernel name (an md array's members)."""
-    found: list[DiskLayer] = []
-    _collect(name, found, "target", None, 0)
-    return tuple(found)
-
-
-def disks_under(fd: int) -> tuple[str, ...]:
-    """The kernel names of `layers_under(fd)`."""
-    return tuple(layer.name for layer in layers_under(fd))
-
-
-def resolve_layers(target: str) -> tuple[DiskLayer, ...]:
-    """`layers_under` for a path the program itself chose (tests)."""
-    fd = os.open(target, os.O_PATH | os.O_CLOEXEC)
-    try:
-        return layers_under(fd)
-    finally:
-        os.close(fd)
-
-
-def resolve_disks(target: str) -> tuple[str, ...]:
-    return tuple(layer.name for layer in resolve_layers(target))
 
 
 def _cpu_split(before: Any, after: Any) -> dict[str, float] | None:
@@ -256,7 +146,9 @@ _NO_RATES = _engine_rates(_START, _START)
 
 
 class Sampler:
-    """A thread that emits a sample about every 1/rate seconds, and a closing one at stop().
+    """A run's samples, from one thread: about one every 1/rate seconds of each phase, from
+    its start() to its stop(), which emits a closing one. Between phases the thread waits
+    (nothing is sampled while the run does what lies between them); close() ends it.
 
     No rate is taken over less than `_SHORTEST` of a period: a tick that comes too soon after
     the previous sample (a late tick before it) is skipped, and the closing sample reaches back
@@ -274,22 +166,19 @@ class Sampler:
 
     def __init__(
         self,
-        progress: Callable[[], Progress | None],
         disks: Sequence[str | DiskLayer],
         rate_hz: float,
         emit: Callable[[Sample], None],
         clock_zero: float | None = None,
         *,
-        sampled: SampledPhase,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[threading.Event, float], bool] = threading.Event.wait,
     ) -> None:
         """`disks`: kernel names, or layers to say in each disk's entry. `clock_zero`: the
-        run's start on `clock`, so `t_s` runs on across phases. `sampled`: the phase the
-        samples are of. `clock` tells the time in
-        seconds and `wait(stop, timeout)` sleeps until `stop` is set or the timeout has passed,
-        saying whether it was set: tests pass a fake pair."""
-        self._progress, self._emit, self._sampled = progress, emit, sampled
+        run's start on `clock`, so `t_s` runs on across phases (by default the first phase's
+        start). `clock` tells the time in seconds and `wait(stop, timeout)` sleeps until `stop`
+        is set or the timeout has passed, saying whether it was set: tests pass a fake pair."""
+        self._emit = emit
         self._layers: dict[str, DiskLayer | None] = {  # in order, with their place if known
             d.name if isinstance(d, DiskLayer) else d: d if isinstance(d, DiskLayer) else None
             for d in disks
@@ -301,37 +190,74 @@ class Sampler:
         self.samples = 0
         self.own_cpu_s = 0.0  # the sampler thread's CPU time: its cost, for the record
         self.error: BaseException | None = None  # an emit that failed stops nothing
-        self._stop = threading.Event()
+        self._stop = threading.Event()  # the phase's ticking ends
+        self._turns = threading.Condition()  # the phases handed to the thread, and back
+        self._begun = self._ticked = 0  # phases started; phases the thread is done with
+        self._sampling = self._closed = False
         self._thread: threading.Thread | None = None
         self._phase_cpu: Any = None
 
-    def start(self) -> None:
-        self._started = self._clock()
-        self._last = self._read(self._started)  # the first reading is only a baseline
-        self._before: _Reading | None = None  # the one before the last sample's
-        self._phase_cpu = self._last.cpu
-        self._begin_phase(self._progress(), self._started)
-        self._thread = threading.Thread(target=self._loop, name="stripewise-sampler", daemon=True)
-        self._thread.start()
+    def start(
+        self,
+        progress: Callable[[], Progress | None],
+        sampled: SampledPhase,
+        beside: Ticked | None = None,
+    ) -> None:
+        """A phase begins, its counts in `progress()`, its samples named `sampled`: its first
+        reading now is only a baseline. The thread starts with the first phase; `beside` is
+        ticked on it through the phase too."""
+        if self._sampling:
+            self.stop()
+        now = self._clock()
+        baseline = self._read(now)
+        with self._turns:
+            self._progress, self._sampled, self._beside = progress, sampled, beside
+            self._started, self._last = now, baseline
+            self._before: _Reading | None = None  # the one before the last sample's
+            self._phase_cpu = baseline.cpu
+            if self._clock_zero is None:
+                self._clock_zero = now
+            self._begin_phase(progress(), now)
+            self._stop.clear()
+            self._sampling = True
+            self._begun += 1
+            self._turns.notify_all()
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._serve, name="stripewise-sampler", daemon=True
+            )
+            self._thread.start()
 
     def stop(self) -> None:
-        """Stop ticking and emit the closing sample: the phase's end, with its last rates."""
-        self._stop.set()
-        if self._thread is None:
-            return
-        self._thread.join()
+        """The phase ends: its ticking stops (a tick under way first finishes) and its closing
+        sample is emitted, with its last rates."""
+        with self._turns:
+            if not self._sampling:
+                return
+            self._sampling = False
+            self._stop.set()
+            self._turns.wait_for(lambda: self._ticked == self._begun)
         try:
             self._emit(self._closing())
             self.samples += 1
         except Exception as error:
             self.error = error
 
+    def close(self) -> None:
+        """The run is over: a phase still sampled ends (stop()), and the thread with it."""
+        self.stop()
+        with self._turns:
+            self._closed = True
+            self._turns.notify_all()
+        if self._thread is not None:
+            self._thread.join()
+
     def mark_phase(self) -> None:
         """Start the CPU average that cpu_busy_pct() reports (call as a phase starts)."""
         self._phase_cpu = psutil.cpu_times()
 
     def cpu_busy_pct(self) -> float | None:
-        """Average busy percent of all CPUs since mark_phase() (or start)."""
+        """Average busy percent of all CPUs since mark_phase() (or the phase's start)."""
         if self._phase_cpu is None:
             return None
         split = _cpu_split(self._phase_cpu, psutil.cpu_times())
@@ -340,9 +266,37 @@ class Sampler:
         return round(100.0 - split["idle"] - split["iowait"] - split["steal"], 2)
 
     # --- the thread -----------------------------------------------------------------------
-    def _loop(self) -> None:
+    def _serve(self) -> None:
+        """Each phase as start() hands it over, until its stop(); then wait for the next."""
+        with self._turns:
+            while True:
+                self._turns.wait_for(lambda: self._ticked < self._begun or self._closed)
+                if self._ticked == self._begun:
+                    return  # closed
+                phase = self._begun
+                self._turns.release()
+                try:
+                    self._tick_until_stopped()
+                finally:
+                    self._turns.acquire()
+                    self._ticked = phase
+                    self._turns.notify_all()
+
+    def _tick_until_stopped(self) -> None:
         due = self._started + self.period_s
-        while not self._wait(self._stop, max(0.0, due - self._clock())):
+        beside = self._beside
+        beside_due = self._started + beside.tick_s if beside is not None else math.inf
+        while not self._wait(self._stop, max(0.0, min(due, beside_due) - self._clock())):
+            if beside is not None and beside_due <= due:
+                woken_for = beside_due
+                try:
+                    beside.tick()
+                except Exception as error:  # nor may a broken watch
+                    self.error = error
+                now = self._clock()
+                beside_due = max(beside_due + beside.tick_s, now)  # behind: skip, no burst
+                if woken_for < due:
+                    continue
             sample = None
             try:
                 sample = self._tick()
