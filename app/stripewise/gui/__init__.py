@@ -2,4 +2,11 @@
 
 from __future__ import annotations
 
-VIEW_NAMES: tuple[str, ...] = ("hardware", "planner", "tuning", "benchmark", "history")
+VIEW_NAMES: tuple[str, ...] = (
+    "hardware",
+    "planner",
+    "tuning",
+    "benchmark",
+    "experiment",
+    "history",
+)

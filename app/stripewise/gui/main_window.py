@@ -1,4 +1,4 @@
-"""The main window: navigation between the five pages, menus, status bar, remembered state."""
+"""The main window: navigation between the six pages, menus, status bar, remembered state."""
 
 from __future__ import annotations
 
@@ -42,10 +42,11 @@ from stripewise.services.system_info import SystemInfoService, SystemReport
 if TYPE_CHECKING:  # pyqtgraph is loaded with the first comparison, not at start-up
     from stripewise.gui.bench_page import BenchPage
     from stripewise.gui.compare_view import CompareWindow
+    from stripewise.gui.experiment_page import ExperimentPage
 
 MINIMUM_SIZE = QSize(900, 600)  # comfortably inside a 1024x768 console
 DEFAULT_SIZE = QSize(1180, 780)
-LAZY_VIEWS = ("benchmark",)
+LAZY_VIEWS = ("benchmark", "experiment")  # pyqtgraph: loaded when first shown
 
 
 class MainWindow(QMainWindow):
@@ -188,7 +189,24 @@ class MainWindow(QMainWindow):
             bench_page.compareRuns.connect(self.compare_runs)
             self._keep_units_in_step(bench_page)
             return bench_page
+        if name == "experiment":
+            return self._experiment_page()
         raise ValueError(f"no page for view {name!r}")
+
+    def _experiment_page(self) -> ExperimentPage:
+        from stripewise.gui.experiment_page import ExperimentPage
+        from stripewise.services.tuning import TuningService
+
+        page = ExperimentPage(
+            self.bench_session,
+            TuningService(self.helper, self),
+            self.history,
+            self.hardware,
+            self.planner,
+            self.system,
+        )
+        page.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+        return page
 
     def compare_runs(self, run_ids: list[int]) -> CompareWindow:
         """A comparison window beside the main one (not modal: several may stay open)."""
@@ -465,6 +483,9 @@ class MainWindow(QMainWindow):
         tuning = self.page_widgets.get("tuning")
         if isinstance(tuning, TuningPage) and tuning.ab is not None:
             tuning.ab.shutdown()  # an A/B's preset does not outlive the window
+        experiment = self.page_widgets.get("experiment")
+        if experiment is not None and hasattr(experiment, "runner"):
+            experiment.runner.shutdown()  # nor an experiment's point
         self.bench_session.shutdown()  # files a running benchmark as cancelled
         self.group_bench.shutdown()  # stops every host's job; the group run is filed
         self.helper.stop()  # its stdin closes: the helper stops the run and removes its files

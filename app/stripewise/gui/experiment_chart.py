@@ -1,0 +1,259 @@
+"""The Experiment page's live chart: the metric against the varied parameter, each point's mean
+with its 95 % interval as an error bar and the starting settings drawn apart; for a grid of two
+parameters, heat maps of the metric and of p99 latency instead.
+
+Sizes (read-ahead, block size, max_sectors_kb...) go on a log axis: doubling steps read best
+there, as in the field notes. Items are made once per design and given new data per point, so a
+redraw with 50 points of 9 passes stays well inside a frame.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QStackedWidget, QWidget
+
+from stripewise.gui.plot_export import without_export
+from stripewise.gui.theme import style_axes
+from stripewise.model.experiment import UNORDERED, Value, Values, shown_value
+from stripewise.model.experiment_result import Point
+
+POINT_COLOUR = "#0072b2"  # Okabe-Ito blue, as a comparison's first run
+BASELINE_COLOUR = "#d55e00"  # vermilion: the starting settings, told apart from the blue
+# knobs whose values are sizes or counts spanning decades: a log axis
+LOG_PARAMETERS = frozenset(
+    {
+        "read_ahead_kb",
+        "block_size",
+        "max_sectors_kb",
+        "nr_requests",
+        "stripe_cache_size",
+        "queue_depth",
+        "streams",
+        "vm.dirty_bytes",
+        "vm.dirty_background_bytes",
+    }
+)
+MAX_CELL_LABELS = 100  # a grid this small gets its figures written in its cells
+
+
+def log_axis(name: str, values: Sequence[Value]) -> bool:
+    numbers = [v for v in values if isinstance(v, int)]
+    return (
+        name in LOG_PARAMETERS
+        and len(numbers) == len(values)
+        and bool(numbers)
+        and min(numbers) > 0
+    )
+
+
+class ExperimentChart(QStackedWidget):
+    """A line chart (one parameter, or a latency search) or two heat maps (a grid)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Experiment chart")
+        self.line = pg.PlotWidget()
+        self.line.setMinimumHeight(200)
+        without_export(self.line)
+        self.grid = pg.GraphicsLayoutWidget()
+        without_export(self.grid)
+        self.addWidget(self.line)
+        self.addWidget(self.grid)
+        plot = self.line.getPlotItem()
+        plot.showGrid(x=True, y=True, alpha=0.25)
+        self._curve = pg.PlotDataItem(
+            pen=pg.mkPen(POINT_COLOUR, width=1),
+            symbol="o",
+            symbolBrush=POINT_COLOUR,
+            symbolPen=POINT_COLOUR,
+            symbolSize=8,
+            name="mean, 95 % interval",
+        )
+        self._bars = pg.ErrorBarItem(pen=pg.mkPen(POINT_COLOUR, width=1.5), beam=0.12)
+        self._base = pg.ScatterPlotItem(
+            symbol="d", size=14, brush=BASELINE_COLOUR, pen=pg.mkPen(BASELINE_COLOUR)
+        )
+        self._base_bars = pg.ErrorBarItem(pen=pg.mkPen(BASELINE_COLOUR, width=1.5), beam=0.12)
+        self._base_line = pg.InfiniteLine(
+            angle=0, pen=pg.mkPen(BASELINE_COLOUR, width=1, style=pg.QtCore.Qt.PenStyle.DashLine)
+        )
+        plot.addLegend(offset=(-10, 10))
+        for item in (self._base_line, self._curve, self._bars, self._base, self._base_bars):
+            plot.addItem(item)
+        plot.legend.addItem(self._base, "starting settings")
+        self._base_line.hide()
+        self._heat: list[tuple[pg.PlotItem, pg.ImageItem]] = []
+        self._labels: list[tuple[pg.PlotItem, pg.TextItem]] = []
+        self.parameters: tuple[tuple[str, tuple[Value, ...]], ...] = ()
+        self._log = False
+        self._points: dict[Values, Point] = {}
+        self._metric = ""
+        self.redraws = 0  # for tests and the bench: how many times the data was set
+
+    # --- set-up ---------------------------------------------------------------------------
+    def set_design(
+        self, parameters: Sequence[tuple[str, Sequence[Value]]], metric: str, unit: str
+    ) -> None:
+        """A new experiment: its parameters with their values (a search's: its bounds)."""
+        self.parameters = tuple((name, tuple(values)) for name, values in parameters)
+        self._metric = f"{metric} ({unit})"
+        self._points = {}
+        if len(self.parameters) == 2:
+            self._build_grid()
+            self.setCurrentWidget(self.grid)
+        else:
+            name, values = self.parameters[0] if self.parameters else ("", ())
+            self._log = log_axis(name, values)
+            plot = self.line.getPlotItem()
+            plot.setLabel("bottom", name + (" (log scale)" if self._log else ""))
+            plot.setLabel("left", self._metric)
+            self._set_ticks(values)
+            self.setCurrentWidget(self.line)
+        self._redraw()
+        self.restyle()
+
+    def _x(self, value: Value) -> float:
+        name, values = self.parameters[0] if self.parameters else ("", ())
+        if name in UNORDERED or not isinstance(value, int):
+            return float(values.index(value)) if value in values else float(len(values))
+        return math.log2(value) if self._log else float(value)
+
+    def _set_ticks(self, values: Sequence[Value]) -> None:
+        name = self.parameters[0][0] if self.parameters else ""
+        ticks = [(self._x(v), shown_value(name, v)) for v in values]
+        self.line.getPlotItem().getAxis("bottom").setTicks([ticks, []])
+
+    def _build_grid(self) -> None:
+        self.grid.clear()
+        self._heat = []
+        (first, first_values), (second, second_values) = self.parameters
+        for index, title in enumerate((self._metric, "p99 latency (us)")):
+            plot = self.grid.addPlot(row=0, col=index, title=title)
+            image = pg.ImageItem()
+            image.setColorMap(pg.colormap.get("viridis"))
+            plot.addItem(image)
+            plot.setLabel("bottom", second)
+            plot.setLabel("left", first)
+            plot.getAxis("bottom").setTicks(
+                [[(i + 0.5, shown_value(second, v)) for i, v in enumerate(second_values)], []]
+            )
+            plot.getAxis("left").setTicks(
+                [[(i + 0.5, shown_value(first, v)) for i, v in enumerate(first_values)], []]
+            )
+            plot.setMouseEnabled(x=False, y=False)
+            plot.setRange(
+                xRange=(0, len(second_values)), yRange=(0, len(first_values)), padding=0.02
+            )
+            self._heat.append((plot, image))
+
+    # --- data -----------------------------------------------------------------------------
+    def update_point(self, point: Point) -> None:
+        """A pass recorded: this point's mean and interval drawn anew."""
+        self._points[point.values] = point
+        self._redraw()
+
+    def show_points(self, points: Sequence[Point]) -> None:
+        self._points = {p.values: p for p in points}
+        self._redraw()
+
+    def _redraw(self) -> None:
+        self.redraws += 1
+        if len(self.parameters) == 2:
+            self._redraw_grid()
+        else:
+            self._redraw_line()
+
+    def _redraw_line(self) -> None:
+        measured = sorted(
+            (p for p in self._points.values() if p.mean is not None),
+            key=lambda p: self._x(p.values[0][1]),
+        )
+        others = [p for p in measured if not p.baseline]
+        base = [p for p in measured if p.baseline]
+        xs = np.array([self._x(p.values[0][1]) for p in others])
+        ys = np.array([p.mean or 0.0 for p in others])
+        self._curve.setData(xs, ys)
+        self._bars.setData(x=xs, y=ys, **_bar_heights(others))
+        bx = np.array([self._x(p.values[0][1]) for p in base])
+        by = np.array([p.mean or 0.0 for p in base])
+        self._base.setData(bx, by)
+        self._base_bars.setData(x=bx, y=by, **_bar_heights(base))
+        if base:
+            self._base_line.setPos(float(by[0]))
+            self._base_line.show()
+        else:
+            self._base_line.hide()
+        name = self.parameters[0][0] if self.parameters else ""
+        listed = self.parameters[0][1] if self.parameters else ()
+        seen = tuple(dict.fromkeys([*listed, *(p.values[0][1] for p in measured)]))
+        if len(seen) != len(listed) and name not in UNORDERED:  # a search's probes
+            self._set_ticks(sorted(seen, key=self._x))
+
+    def _redraw_grid(self) -> None:
+        for plot, label in self._labels:
+            plot.removeItem(label)
+        self._labels = []
+        (first, first_values), (second, second_values) = self.parameters
+        metric = np.full((len(second_values), len(first_values)), np.nan)
+        p99 = np.full_like(metric, np.nan)
+        for point in self._points.values():
+            found = dict(point.values)
+            if first not in found or second not in found:
+                continue  # the starting settings when they lie outside the grid
+            try:
+                row = first_values.index(found[first])
+                column = second_values.index(found[second])
+            except ValueError:
+                continue
+            if point.mean is not None:
+                metric[column, row] = point.mean
+            if point.p99_mean is not None:
+                p99[column, row] = point.p99_mean
+        for (plot, image), data in zip(self._heat, (metric, p99), strict=True):
+            if np.isnan(data).all():
+                image.clear()
+                continue
+            image.setImage(np.nan_to_num(data, nan=np.nanmin(data)), autoLevels=True)
+            image.setRect(0, 0, len(second_values), len(first_values))
+            if data.size <= MAX_CELL_LABELS:
+                self._label_cells(plot, data)
+
+    def _label_cells(self, plot: pg.PlotItem, data: np.ndarray) -> None:
+        for column, row in np.ndindex(data.shape):
+            value = data[column, row]
+            if math.isnan(value):
+                continue
+            text = pg.TextItem(f"{value:,.0f}", color="w", anchor=(0.5, 0.5))
+            text.setPos(column + 0.5, row + 0.5)
+            plot.addItem(text)
+            self._labels.append((plot, text))
+
+    def clear_points(self) -> None:
+        self._points = {}
+        self._redraw()
+
+    # --- looks ----------------------------------------------------------------------------
+    def restyle(self) -> None:
+        palette = self.palette()
+        background = palette.color(QPalette.ColorRole.Base)
+        self.line.setBackground(background)
+        self.grid.setBackground(background)
+        style_axes([self.line.getPlotItem(), *(plot for plot, _image in self._heat)], palette)
+
+    def point_count(self) -> int:
+        return sum(1 for p in self._points.values() if p.passes)
+
+
+def _bar_heights(points: Sequence[Point]) -> dict[str, np.ndarray]:
+    """Each point's interval above and below its mean (none yet under 2 passes: 0)."""
+    top, bottom = [], []
+    for point in points:
+        ci, mean = point.ci95, point.mean or 0.0
+        top.append(0.0 if ci is None else ci[1] - mean)
+        bottom.append(0.0 if ci is None else mean - ci[0])
+    return {"top": np.array(top), "bottom": np.array(bottom)}

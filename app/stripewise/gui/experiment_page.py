@@ -1,0 +1,302 @@
+"""The Experiment page: vary a tunable or a workload parameter over listed values, watch each
+point's mean and 95 % interval fill in, and read which value to keep, with its evidence.
+
+The benchmark is the Benchmark page's form (target, phases, size, engine); the design beside it
+says what changes between points. The work is the `ExperimentRunner`'s, through the window's own
+benchmark session and the helper's journaled tuning verbs: the page never waits on either, and
+Cancel at any time leaves the machine as it was.
+"""
+
+from __future__ import annotations
+
+import os
+
+import shiboken6
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui.bench_form import BenchForm
+from stripewise.gui.experiment_card import ApplyRecommendation, RecommendationCard
+from stripewise.gui.experiment_chart import ExperimentChart
+from stripewise.gui.experiment_form import ExperimentDesignForm
+from stripewise.gui.experiment_points import PointsTable
+from stripewise.gui.form_columns import FormColumns
+from stripewise.gui.pages import page_title
+from stripewise.model.bench import Phase, SpecError
+from stripewise.model.bench_presets import preset_values
+from stripewise.model.bench_targets import targets_from
+from stripewise.model.experiment import Value
+from stripewise.model.experiment_result import ExperimentResult, Point
+from stripewise.services.bench_session import BenchSession
+from stripewise.services.experiment_runner import ExperimentRunner, Prepared
+from stripewise.services.hardware import HardwareService
+from stripewise.services.history import HistoryService
+from stripewise.services.planner import PlannerService
+from stripewise.services.system_info import SystemInfoService
+from stripewise.services.tasks import run_in_background
+from stripewise.services.tuning import TuningService
+
+READY = "Pick a target and what to vary, then Start."
+
+
+def duration_text(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+class ExperimentPage(QWidget):
+    statusMessage = Signal(str)
+
+    def __init__(
+        self,
+        session: BenchSession,
+        tuning: TuningService,
+        history: HistoryService,
+        hardware: HardwareService,
+        planner: PlannerService,
+        system: SystemInfoService,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.hardware = hardware
+        self.planner = planner
+        self.runner = ExperimentRunner(session, tuning, history, self)
+        self.result: ExperimentResult | None = None
+        self.setup: Prepared | None = None
+
+        self.form = BenchForm()
+        self.form.repetitions.setValue(1)
+        for phase, box in self.form.phase_boxes.items():
+            box.setChecked(phase is Phase.SEQ_READ)
+        self.design = ExperimentDesignForm()
+        for box in self.form.phase_boxes.values():
+            box.toggled.connect(self._phases_changed)
+        self._phases_changed()
+        self.start_button = QPushButton("Start")
+        self.start_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+
+        self.status = QLabel(READY)
+        self.status.setObjectName("experimentStatus")
+        self.status.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(False)
+        self.eta = QLabel()
+        self.chart = ExperimentChart()
+        self.points = PointsTable()
+        self.card = RecommendationCard()
+        self.apply = ApplyRecommendation(tuning, self)
+        self.card.applyRequested.connect(self._ask_apply)
+        self.apply.applied.connect(self._tell)
+        self.apply.done.connect(lambda what, _reply: self._tell(f"{what}."))
+        self.apply.refused.connect(lambda message: self._tell(f"Not done: {message}"))
+        self._build_layout()
+
+        runner = self.runner
+        runner.prepared.connect(self._on_prepared)
+        runner.progress.connect(self._on_progress)
+        runner.point.connect(self._on_point)
+        runner.finished.connect(self._on_finished)
+        runner.failed.connect(self._on_failed)
+        self.form.presetChosen.connect(self._apply_preset)
+        hardware.machineChanged.connect(self._refresh_targets)
+        planner.planChanged.connect(self._refresh_targets)
+        system.probed.connect(self._on_system)
+        if system.report is not None:
+            self._on_system(system.report)
+        self._refresh_targets()
+
+    def _build_layout(self) -> None:
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 8, 0)
+        left_layout.addWidget(self.design)
+        left_layout.addWidget(self.form)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+        left_layout.addLayout(buttons)
+        left_layout.addStretch(1)
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(8, 0, 0, 0)
+        status = QHBoxLayout()
+        status.addWidget(self.status, 1)
+        status.addWidget(self.eta)
+        right_layout.addLayout(status)
+        right_layout.addWidget(self.progress)
+        lower = QSplitter(Qt.Orientation.Vertical)
+        lower.addWidget(self.chart)
+        lower.addWidget(self.points)
+        lower.setStretchFactor(0, 3)
+        lower.setStretchFactor(1, 1)
+        lower.setChildrenCollapsible(False)
+        right_layout.addWidget(lower, 1)
+        right_layout.addWidget(self.card)
+
+        self.columns = FormColumns(left, right)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 10)
+        layout.addWidget(page_title("Experiment"))
+        layout.addWidget(self.columns, 1)
+
+    # --- inputs -----------------------------------------------------------------------------
+    def _refresh_targets(self, *_args: object) -> None:
+        self.form.set_targets(targets_from(self.hardware.machine, self.planner.plan))
+
+    def _on_system(self, report: object) -> None:
+        fio = getattr(report, "fio", None)
+        if fio is not None and getattr(fio, "path", None):
+            self.form.set_engines(getattr(fio, "version", None) or "")
+
+    def _phases_changed(self, *_args: object) -> None:
+        self.design.set_phases(self.form.phases() or [Phase.SEQ_READ])
+
+    def _apply_preset(self, name: str) -> None:
+        """The preset's values sized for the target (its free space read off the GUI thread);
+        one repetition whatever the preset says: an experiment adds passes itself."""
+        target = self.form.current_target()
+        path = target.path if target else ""
+        device = target.size_bytes if target is not None and target.is_device else None
+
+        def apply(free: int | None) -> None:
+            if not shiboken6.isValid(self) or self.form.preset.currentText() != name:
+                return
+            values = preset_values(name, _ram_bytes(), free, device_bytes=device)
+            self.form.apply_values(values)
+            self.form.repetitions.setValue(1)
+            self._phases_changed()
+
+        run_in_background(lambda: None if device is not None else _free_bytes(path), apply)
+
+    # --- running ----------------------------------------------------------------------------
+    def start(self) -> None:
+        try:
+            args = self.form.start_args()
+        except SpecError as exc:
+            self.form.show_error(exc)
+            return
+        self.result = None
+        self.points.set_points([])
+        self.chart.clear_points()
+        self.card.show_waiting("Running: the recommendation appears here when it ends.")
+        self._set_running(True)
+        self.runner.start(self.design.request(args))
+
+    def cancel(self) -> None:
+        self.runner.cancel()
+        self.cancel_button.setEnabled(False)
+
+    def _set_running(self, running: bool) -> None:
+        self.form.set_running(running)
+        self.design.set_running(running)
+        self.form.repetitions.setEnabled(False)  # one per pass: the experiment adds passes
+        self.start_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+
+    def _on_prepared(self, setup: Prepared) -> None:
+        self.setup = setup
+        design = setup.design
+        objective = design.objective
+        metric = f"{objective.phase.value} {objective.metric.value}"
+        parameters: list[tuple[str, list[Value]]]
+        if setup.search is not None and design.search is not None:
+            parameters = [(setup.search, list(design.search))]
+        else:
+            starting = dict(setup.baseline)
+            parameters = [
+                (p.name, sorted_values([*p.values, starting[p.name]], p.values))
+                for p in design.parameters
+            ]
+        self.chart.set_design(parameters, metric, objective.metric.unit)
+
+    def _on_progress(self, text: str, done: int, at_least: int, at_most: int, eta: float) -> None:
+        self.status.setText(text)
+        self.progress.setRange(0, max(1, at_least))
+        self.progress.setValue(min(done, at_least))
+        self.progress.setTextVisible(at_least > 0)
+        self.progress.setFormat(
+            f"{done} of {at_least} passes" + (f" (up to {at_most})" if at_most > at_least else "")
+        )
+        self.eta.setText(f"about {duration_text(eta)} left" if eta >= 0 else "")
+
+    def _on_point(self, point: Point) -> None:
+        self.chart.update_point(point)
+        self.points.update_point(point)
+
+    def _on_finished(self, result: ExperimentResult) -> None:
+        self.result = result
+        self._set_running(False)
+        self.chart.show_points(result.points)
+        self.points.set_points(result.points)
+        settings = ApplyRecommendation.settings_for(self.setup, result)
+        self.card.show_result(result, bool(settings))
+        self.progress.setValue(self.progress.maximum())
+        self.eta.clear()
+        ended = "done" if not self.runner.cancelled else "cancelled"
+        saved = f"experiment {result.experiment} " if result.experiment else ""
+        self._tell(
+            f"Experiment {ended}: every value it changed is back. Its {saved}runs are in the "
+            "History, tagged experiment."
+        )
+
+    def _on_failed(self, message: str) -> None:
+        self._set_running(False)
+        self.eta.clear()
+        self.card.show_waiting(f"Stopped: {message}")
+        self._tell(f"Experiment stopped: {message}")
+
+    def _tell(self, text: str) -> None:
+        self.status.setText(text)
+        self.statusMessage.emit(text)
+
+    def _ask_apply(self) -> None:
+        if self.setup is not None and self.result is not None:
+            self.apply.ask(self.setup, self.result, self.card.persist.isChecked())
+
+    def shutdown(self) -> None:
+        self.runner.shutdown()
+
+
+def sorted_values(values: list[Value], listed: tuple[Value, ...]) -> list[Value]:
+    """The listed values and the starting one, once each: numbers in order, names as listed
+    with the starting one first."""
+    unique = list(dict.fromkeys(values))
+    if all(isinstance(v, int) for v in unique):
+        return sorted(unique, key=int)
+    extra = [v for v in unique if v not in listed]
+    return [*extra, *listed]
+
+
+def _free_bytes(path: str) -> int | None:
+    if not path or path.startswith("/dev/"):
+        return None
+    try:
+        vfs = os.statvfs(path)
+    except OSError:
+        return None
+    return vfs.f_bavail * vfs.f_frsize
+
+
+def _ram_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 8 * 2**30

@@ -1,0 +1,72 @@
+"""The Experiment page's table of points: each combination's passes, mean with its 95 %
+interval, p99 latency and runs, filled in as passes are recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+
+from stripewise.model.experiment import Values
+from stripewise.model.experiment_result import Point
+
+COLUMNS = ("Point", "Passes", "Mean", "95 % interval", "p99 \u00b5s", "Runs")
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.1f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+class PointsTable(QTableWidget):
+    def __init__(self) -> None:
+        super().__init__(0, len(COLUMNS))
+        self.setAccessibleName("Experiment points")
+        self.setHorizontalHeaderLabels(COLUMNS)
+        self.verticalHeader().hide()
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self._rows: dict[Values, int] = {}
+
+    def set_points(self, points: Sequence[Point]) -> None:
+        self.setRowCount(0)
+        self._rows = {}
+        for point in points:
+            self.update_point(point)
+
+    def update_point(self, point: Point) -> None:
+        row = self._rows.get(point.values)
+        if row is None:
+            row = self.rowCount()
+            self.insertRow(row)
+            self._rows[point.values] = row
+        ci = point.ci95
+        p99 = point.p99_mean
+        cells = (
+            point.label + ("  (starting settings)" if point.baseline else ""),
+            str(len(point.passes)),
+            _number(point.mean),
+            "" if ci is None else f"{_number(ci[0])} \u2013 {_number(ci[1])}",
+            _number(p99),
+            ", ".join(map(str, point.runs)),
+        )
+        for column, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            if column:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.setItem(row, column, item)
+
+    def passes_shown(self) -> dict[str, int]:
+        """Point label -> passes, as shown (for tests)."""
+        found = {}
+        for row in range(self.rowCount()):
+            name, passes = self.item(row, 0), self.item(row, 1)
+            if name is not None and passes is not None:
+                found[name.text().removesuffix("  (starting settings)")] = int(passes.text())
+        return found

@@ -1,0 +1,360 @@
+"""Runs an experiment from the GUI: a `SweepPlan` or a `LatencySearch` driven through the
+window's own `BenchSession` and the helper's journaled tuning verbs.
+
+Per visit: apply the point's tunables (each read back and checked), benchmark one pass (it
+streams on the Benchmark page and is saved, tagged `experiment` and `experiment:<id>`), revert,
+record the figure with the saved run's id. As the A/B does, whatever happens nothing the
+experiment wrote stays applied: a cancel, a failed run, a refused write or the window closing
+all revert first. The experiment's own row goes through the history's serial writer.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+import shiboken6
+from PySide6.QtCore import QObject, Signal
+
+from stripewise.model.experiment import ExperimentError, Values, label
+from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
+from stripewise.model.experiment_result import ExperimentResult
+from stripewise.model.run import RunStatus
+from stripewise.protocol.events import RunResult
+from stripewise.protocol.tuning import ApplyArgs, RevertArgs
+from stripewise.protocol.tuning_replies import ApplyReply
+from stripewise.services.bench_session import BenchRequest, BenchSession
+from stripewise.services.experiment_setup import (
+    ExperimentRequest,
+    Prepared,
+    measured,
+    point_args,
+    prepare,
+    tunable_settings,
+)
+from stripewise.services.history import HistoryService
+from stripewise.services.tasks import run_in_background
+from stripewise.services.tuning import TuningService
+
+__all__ = ["ExperimentRequest", "ExperimentRunner", "Prepared"]
+
+UNKNOWN_ETA = -1.0
+
+
+class ExperimentRunner(QObject):
+    prepared = Signal(object)  # Prepared: the design checked, its starting settings read
+    progress = Signal(str, int, int, int, float)  # text, visits done, at least, at most, ETA s
+    point = Signal(object)  # Point: a pass recorded (or the starting settings' first)
+    finished = Signal(object)  # ExperimentResult: ended, cancelled or not, values put back
+    failed = Signal(str)  # did not start, or could not put a value back: says which
+
+    def __init__(
+        self,
+        session: BenchSession,
+        tuning: TuningService,
+        history: HistoryService,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.tuning = tuning
+        self.history = history
+        self.running = False
+        self.setup: Prepared | None = None
+        self.plan: Plan | None = None
+        self.experiment_id: int | None = None
+        self.result: ExperimentResult | None = None
+        self._cancelled = False
+        self._values: Values | None = None  # the point being visited
+        self._journal: str | None = None  # the apply in force, to revert
+        self._outcome: RunResult | None = None  # the bench's end, waiting for its save
+        self._run_id: int | None = None
+        self._saved = False
+        self._in_bench = False
+        self._started_at = 0.0
+        self._visit_s: list[float] = []
+        self._visit_began = 0.0
+        self._seed: int | None = None
+        self._connected = False  # to the session's signals, while visiting points
+
+    # --- start --------------------------------------------------------------------------------
+    def start(self, request: ExperimentRequest) -> None:
+        """Checks the design off the GUI thread, files the experiment, then visits points."""
+        if self.running or self.session.busy:
+            self.failed.emit("a benchmark is already running")
+            return
+        self.running, self._cancelled = True, False
+        self.result, self.plan, self.setup, self.experiment_id = None, None, None, None
+        self._seed = request.seed
+        self.progress.emit("Reading the target's settings...", 0, 0, 0, UNKNOWN_ETA)
+        run_in_background(lambda: prepare(request), self._on_prepared, self._on_not_prepared)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def _alive(self) -> bool:
+        return shiboken6.isValid(self)
+
+    def _on_not_prepared(self, exc: Exception) -> None:
+        if self._alive():
+            self.running = False
+            why = str(exc) if isinstance(exc, ExperimentError | OSError) else repr(exc)
+            self.failed.emit(why)
+
+    def _on_prepared(self, setup: Prepared) -> None:
+        if not self._alive():
+            return
+        if self._cancelled:
+            self.running = False
+            self.failed.emit("cancelled before it started: nothing was applied")
+            return
+        self.setup = setup
+        design = setup.design
+        if setup.search is not None:
+            self.plan = LatencySearch(design, setup.search)
+        else:
+            self.plan = SweepPlan(design, setup.baseline, random.Random(self._seed))
+        self.prepared.emit(setup)
+        from stripewise.history.experiments import create_experiment
+
+        database = self.history.database
+        self.history.writer.submit(
+            lambda: create_experiment(database, setup.name, design),
+            self._on_created,
+            lambda exc: self._on_not_prepared(RuntimeError(f"the history refused it: {exc}")),
+        )
+
+    def _on_created(self, experiment_id: int) -> None:
+        if not self._alive():
+            return
+        self.experiment_id = int(experiment_id)
+        self._connected = True
+        self.session.finished.connect(self._on_bench_finished)
+        self.session.refused.connect(self._on_bench_refused)
+        self.session.recorded.connect(self._on_recorded)
+        self.session.saved.connect(self._on_saved)
+        self.session.saveFailed.connect(self._on_save_failed)
+        self._started_at = time.monotonic()
+        self._next()
+
+    # --- one visit: apply, bench, revert, record -----------------------------------------------
+    def _next(self) -> None:
+        assert self.plan is not None and self.setup is not None
+        if self._cancelled:
+            self._end(cancelled=True)
+            return
+        values = self.plan.next_visit()
+        if values is None:
+            self._end(cancelled=False)
+            return
+        self._values, self._outcome, self._run_id, self._saved = values, None, None, False
+        self._visit_began = time.monotonic()
+        settings = tunable_settings(self.setup, values)
+        if not settings:
+            self._bench()
+            return
+        self._say(f"applying {label(values)}")
+        journal_label = f"Experiment {self.experiment_id}: {label(values)}"
+        self.tuning.call(ApplyArgs(settings, journal_label), self._on_applied, self._apply_refused)
+
+    def _on_applied(self, reply: ApplyReply) -> None:
+        if not self.running:  # the window closed meanwhile: put it back at once
+            self.tuning.call(RevertArgs(journal=reply.journal), lambda _r: None, lambda _e: None)
+            return
+        self._journal = reply.journal
+        differ = [s for s in reply.settings if not s.matches]
+        if differ:
+            said = "; ".join(
+                f"{s.device or 'global'} {s.key} reads {s.after} after writing {s.written}"
+                for s in differ
+            )
+            self._outcome = None
+            self._revert_then(lambda: self._fail_point(f"not in force as written: {said}"))
+            return
+        if self._cancelled:
+            self._revert_then(self._next)
+            return
+        self._bench()
+
+    def _apply_refused(self, message: str) -> None:
+        if self.running:
+            self._fail_point(f"the helper did not apply it: {message}")
+
+    def _bench(self) -> None:
+        assert self.setup is not None and self._values is not None
+        self._say(f"benchmark of {label(self._values)}")
+        point_label = label(self._values)
+        request = BenchRequest(
+            point_args(self.setup, self._values),
+            f"Experiment {self.setup.name}: {point_label}",
+            tags=("experiment", f"experiment:{self.experiment_id}"),
+        )
+        self._in_bench = True
+        self.session.start(request)
+
+    def _on_recorded(self, run_id: int) -> None:
+        if self._in_bench:
+            self._run_id = run_id
+
+    def _on_bench_finished(self, result: RunResult) -> None:
+        if not self._in_bench:
+            return
+        self._in_bench = False
+        self._outcome = result
+        if self._journal is not None:
+            self._revert_then(self._maybe_record)
+        else:
+            self._maybe_record()
+
+    def _on_saved(self, run_id: int, _status: str) -> None:
+        if self._outcome is not None and run_id == self._run_id and not self._saved:
+            self._saved = True
+            self._maybe_record()
+
+    def _on_save_failed(self, _message: str) -> None:
+        """The run waits in the spool (or could not be written): its pass still counts."""
+        if self._outcome is not None and not self._saved:
+            self._saved, self._run_id = True, None
+            self._maybe_record()
+
+    def _on_bench_refused(self, message: str) -> None:
+        if self._in_bench:
+            self._in_bench = False
+            if self._journal is not None:
+                self._revert_then(lambda: self._fail_point(f"did not start: {message}"))
+            else:
+                self._fail_point(f"did not start: {message}")
+
+    def _maybe_record(self) -> None:
+        """Once the run ended, is saved, and nothing is applied: its pass, then the next."""
+        result = self._outcome
+        if result is None or not self._saved or self._journal is not None:
+            return
+        assert self.plan is not None and self._values is not None
+        values, self._outcome = self._values, None
+        if result.status is not RunStatus.COMPLETE:
+            if self._cancelled:
+                self._next()
+                return
+            why = result.error or result.status.value
+            self._fail_point(f"the run ended {result.status.value}: {why}")
+            return
+        figure, p99 = measured(result, self.plan.design.objective)
+        if figure is None:
+            self._fail_point(f"the run measured no {self.plan.design.objective.label}")
+            return
+        self.plan.record(values, figure, p99, self._run_id)
+        self._visit_s.append(time.monotonic() - self._visit_began)
+        found = next((p for p in self.plan.points if p.values == values), None)
+        if found is not None:
+            self.point.emit(found)
+        self._next()
+
+    def _fail_point(self, message: str) -> None:
+        assert self.plan is not None and self._values is not None
+        self.plan.fail(self._values, message)
+        self._say(f"{label(self._values)} failed: {message}")
+        self._next()
+
+    def _revert_then(self, then: Callable[[], None]) -> None:
+        journal = self._journal
+        assert journal is not None
+
+        def reverted(_reply: object) -> None:
+            self._journal = None
+            then()
+
+        self.tuning.call(RevertArgs(journal=journal), reverted, self._revert_refused)
+
+    def _revert_refused(self, message: str) -> None:
+        """A value could not be put back: the experiment stops there, saying which."""
+        journal, self._journal = self._journal, None
+        what = "" if self._values is None else f" of {label(self._values)}"
+        self._end(cancelled=True, not_restored=f"journal {journal}{what}: {message}")
+
+    # --- the end ------------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop at once: the running pass is cancelled, what is applied put back."""
+        if not self.running or self._cancelled:
+            return
+        self._cancelled = True
+        self._say("cancelling")
+        if self._in_bench:
+            self.session.cancel()
+
+    def _end(self, *, cancelled: bool, not_restored: str = "") -> None:
+        assert self.plan is not None
+        self._stop()
+        restored = not not_restored
+        try:
+            result = self.plan.result(restored=restored, experiment=self.experiment_id)
+        except ValueError:  # the starting settings were never measured: no answer at all
+            result = None
+        status = "failed" if not_restored or result is None else "complete"
+        if cancelled and status == "complete":
+            status = "cancelled"
+        if result is not None:
+            self._file(result, status)
+        if not_restored:
+            self.result = result
+            self.failed.emit(f"could not put back {not_restored}")
+        elif result is None:
+            failed = getattr(self.plan, "failed", {})
+            why = "; ".join(f"{label(v)}: {m}" for v, m in failed.items()) or "cancelled"
+            self.failed.emit(f"the starting settings could not be measured ({why})")
+        else:
+            self.result = result
+            self.finished.emit(result)
+
+    def _file(self, result: ExperimentResult, status: str) -> None:
+        experiment_id = self.experiment_id
+        if experiment_id is None:
+            return
+        from stripewise.history.experiments import finish_experiment
+
+        database = self.history.database
+        self.history.writer.submit(
+            lambda: finish_experiment(database, experiment_id, result, status),
+            None,
+            lambda exc: self.failed.emit(f"the experiment's result was not saved: {exc}"),
+        )
+
+    def _stop(self) -> None:
+        if not self.running:
+            return
+        self.running, self._in_bench = False, False
+        if not self._connected:  # it stopped before its first visit
+            return
+        self._connected = False
+        self.session.finished.disconnect(self._on_bench_finished)
+        self.session.refused.disconnect(self._on_bench_refused)
+        self.session.recorded.disconnect(self._on_recorded)
+        self.session.saved.disconnect(self._on_saved)
+        self.session.saveFailed.disconnect(self._on_save_failed)
+
+    def shutdown(self) -> None:
+        """The window closes mid-experiment: ask the helper to revert before its stdin closes."""
+        if not self.running:
+            return
+        journal = self._journal
+        self._stop()
+        self._journal = None
+        if journal is not None:
+            self.tuning.call(RevertArgs(journal=journal), lambda _r: None, lambda _e: None)
+
+    # --- progress -----------------------------------------------------------------------------
+    def _say(self, what: str) -> None:
+        plan = self.plan
+        if plan is None:
+            return
+        done = sum(len(p.passes) for p in plan.points)
+        at_least, at_most = plan.planned_visits()
+        at_least, at_most = max(at_least, done + 1), max(at_most, done + 1)
+        eta = UNKNOWN_ETA
+        if self._visit_s:
+            per_visit = sum(self._visit_s) / len(self._visit_s)
+            eta = per_visit * max(0, at_least - done)
+        text = f"Pass {done + 1} of {at_least}" + (f" to {at_most}" if at_most > at_least else "")
+        self.progress.emit(f"{text}: {what}", done, at_least, at_most, eta)

@@ -1,0 +1,175 @@
+"""The Experiment page for real: the real helper and engine, a workload parameter swept on a
+directory and read_ahead_kb on a loop device; points fill in, the card gives a verdict, every
+pass is a tagged run in the history, and whatever happens the device's value is back."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from stripewise.gui.experiment_page import ExperimentPage
+from stripewise.gui.main_window import MainWindow
+from stripewise.history.database import open_database
+from stripewise.history.experiments import get_experiment
+from stripewise.history.store import HistoryStore
+from stripewise.model.bench import Phase
+from stripewise.model.experiment_result import ExperimentResult, Verdict
+from tests.fixtures.loops import Loop, loop_device, needs_loop
+from tests.gui.conftest import WindowFactory
+
+TIMEOUT_MS = 240_000
+
+
+def experiment_page(window: MainWindow) -> ExperimentPage:
+    page = window.page_widgets["experiment"]
+    assert isinstance(page, ExperimentPage)
+    return page
+
+
+def design(page: ExperimentPage, name: str, values: str, *, direct: bool = True) -> None:
+    """A quick experiment: seq_read of 8 MiB, built-in engine, 3 passes, +/- 50 %."""
+    form = page.form
+    form.engine.setCurrentIndex(form.engine.findData("builtin"))
+    for phase, box in form.phase_boxes.items():
+        box.setChecked(phase is Phase.SEQ_READ)
+    form.file_size.setText("8M")
+    form.block.setCurrentText("64K")
+    form.direct.setChecked(direct)
+    form.rate.setValue(10)
+    page.design.first.set(name, values)
+    page.design.half_width.setValue(50.0)
+    page.design.max_passes.setValue(3)
+
+
+def on_directory(make_window: WindowFactory, tmp_path: Path) -> tuple[MainWindow, ExperimentPage]:
+    window = make_window(view="experiment")
+    page = experiment_page(window)
+    target = tmp_path / "target"
+    target.mkdir()
+    page.form.add_directory(str(target))
+    return window, page
+
+
+def run_to_end(page: ExperimentPage, qtbot: Any) -> ExperimentResult:
+    with qtbot.waitSignal(page.runner.finished, timeout=TIMEOUT_MS) as ended:
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    result = ended.args[0]
+    assert isinstance(result, ExperimentResult)
+    return result
+
+
+def stored(db_url: str, experiment_id: int) -> tuple[Any, list[Any]]:
+    db = open_database(db_url)
+    try:
+        return get_experiment(db, experiment_id), HistoryStore(db).list_runs()
+    finally:
+        db.close()
+
+
+def test_a_queue_depth_sweep_fills_points_gives_a_verdict_and_tags_its_runs(
+    make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
+) -> None:
+    _window, page = on_directory(make_window, tmp_path)
+    design(page, "queue_depth", "1,4")
+    seen: list[Any] = []
+    page.runner.point.connect(seen.append)
+    result = run_to_end(page, qtbot)
+
+    assert result.restored and result.experiment is not None
+    # the form's queue depth (1) is the starting settings: two points, 3 passes each, and
+    # the starting settings measured once more at the end
+    passes = {p.label: len(p.passes) for p in result.points}
+    assert passes == {"queue_depth=1": 4, "queue_depth=4": 3}
+    assert len(seen) == 7  # each pass drawn as it came
+    assert page.points.passes_shown() == passes
+    assert page.chart.point_count() == 2 and page.chart.redraws >= 7
+    assert page.card.verdict in set(Verdict)
+    assert page.card.title.text() and page.card.reason.text()
+    assert not page.card.apply_button.isVisible()  # a workload value: nothing to apply
+    assert page.start_button.isEnabled() and not page.cancel_button.isEnabled()
+
+    experiment, runs = stored(db_url, result.experiment)
+    assert experiment.summary.status == "complete"
+    tag = f"experiment:{result.experiment}"
+    tagged = [r for r in runs if tag in r.tags]
+    assert len(tagged) == 7 and all("experiment" in r.tags for r in tagged)
+    assert {r.id for r in tagged} == {run for p in result.points for run in p.runs}
+    assert all(r.name.startswith("Experiment queue_depth: queue_depth=") for r in tagged)
+    assert list((tmp_path / "target").iterdir()) == []  # the helper removed its test files
+
+
+@contextlib.contextmanager
+def loop_at(read_ahead_kb: int) -> Iterator[tuple[Loop, Path]]:
+    """A RAM-backed loop device with a known read_ahead_kb, put back afterwards."""
+    with loop_device(64 * 2**20) as loop:
+        knob = Path(f"/sys/block/{loop.name}/queue/read_ahead_kb")
+        before = knob.read_text().strip()
+        knob.write_text(str(read_ahead_kb))
+        try:
+            yield loop, knob
+        finally:
+            knob.write_text(before)
+
+
+def on_loop(make_window: WindowFactory, qtbot: Any, loop: Loop) -> ExperimentPage:
+    window = make_window(view="experiment")
+    page = experiment_page(window)
+    window.hardware.load_live()
+    qtbot.waitUntil(
+        lambda: (
+            not window.hardware.busy and any(t.path == loop.device for t in page.form.targets())
+        ),
+        timeout=20_000,
+    )
+    index = next(i for i, t in enumerate(page.form.targets()) if t.path == loop.device)
+    page.form.target.setCurrentIndex(index)
+    return page
+
+
+@needs_loop
+def test_a_read_ahead_sweep_on_a_loop_device_puts_the_value_back(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    with loop_at(256) as (loop, knob):
+        page = on_loop(make_window, qtbot, loop)
+        design(page, "read_ahead_kb", "128,1024", direct=False)
+        applied: list[str] = []
+        page.session.started.connect(lambda _s: applied.append(knob.read_text().strip()))
+        result = run_to_end(page, qtbot)
+        assert knob.read_text().strip() == "256"  # back at the end
+        assert {"128", "1024", "256"} <= set(applied)  # and each in force during its runs
+        assert result.restored
+        labels = {p.label for p in result.points}
+        assert labels == {"read_ahead_kb=128", "read_ahead_kb=1024", "read_ahead_kb=256"}
+        assert all(len(p.passes) >= 3 for p in result.points)
+        assert page.card.verdict is result.recommendation.verdict
+        offered = result.recommendation.verdict is Verdict.BETTER
+        assert page.card.apply_button.isVisibleTo(page) == offered
+
+
+@needs_loop
+def test_cancel_mid_way_leaves_nothing_applied(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    with loop_at(256) as (loop, knob):
+        page = on_loop(make_window, qtbot, loop)
+        design(page, "read_ahead_kb", "128,1024", direct=False)
+
+        def cancel_once_applied(_started: object) -> None:
+            if knob.read_text().strip() != "256":  # a point's value is in force: cancel now
+                page.cancel_button.click()
+
+        page.session.started.connect(cancel_once_applied)
+        result = run_to_end(page, qtbot)
+        assert page.runner.cancelled and result.restored
+        assert knob.read_text().strip() == "256"
+        assert sum(len(p.passes) for p in result.points) < 7  # it stopped early
+        assert result.experiment is not None
+        experiment, _runs = stored(db_url, result.experiment)
+        assert experiment.summary.status == "cancelled"
+        assert "cancelled" in page.status.text()
+        assert page.start_button.isEnabled()
