@@ -203,6 +203,9 @@ def test_the_search_answers_the_largest_depth_whose_p99_interval_is_under_the_ta
         assert depth + 1 in answer["probes"] and plan.misses == depth + 1, "the next one misses"
         assert len(answer["probes"]) == len(set(answer["probes"])) <= most_probes
         assert answer["probes"][:2] == [1, 256]
+        at_least, at_most = plan.planned_visits()
+        assert len(answer["probes"]) * MIN_PASSES <= at_least <= plan.visits
+        assert plan.visits <= len(answer["probes"]) * 9 <= at_most, "every probe may need 9"
         assert answer["iops"] == pytest.approx(iops((("queue_depth", depth),)), rel=0.1)
         assert answer["iops_ci95"][0] < answer["iops"] < answer["iops_ci95"][1]
         assert f"queue_depth {depth}:" in result.recommendation.reason

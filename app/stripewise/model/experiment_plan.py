@@ -232,7 +232,8 @@ class LatencySearch:
         self._decide(int(values[0][1]), False)
 
     def planned_visits(self) -> tuple[int, int]:
-        steps = max(1, (self.hi - self.lo).bit_length() + 1)
+        # LO, HI, then halving the gap between them: ceil(log2(HI - LO)) probes at most
+        steps = 2 + (self.hi - self.lo - 1).bit_length()
         return steps * MIN_PASSES, steps * self.design.max_passes
 
     def result(self, *, restored: bool, experiment: int | None = None) -> ExperimentResult:
