@@ -69,6 +69,15 @@ def test_a_sweeps_result_survives_json_unchanged() -> None:
     assert result_from_json(through_json(result_to_json(result))) == result
 
 
+def test_a_grids_result_with_names_and_sizes_survives_json_unchanged() -> None:
+    grid = design(("scheduler", ("none", "mq-deadline")), ("block_size", (4096, 2**20)))
+    start = (("scheduler", "mq-deadline"), ("block_size", 65536))  # not among the points
+    result, _ = sweep(grid, start, Machine(lambda values: 100.0), 2)
+    doc = through_json(result_to_json(result))
+    assert doc["baseline"]["values"] == {"scheduler": "mq-deadline", "block_size": 65536}
+    assert len(doc["points"]) == 5 and result_from_json(doc) == result
+
+
 def test_a_latency_searchs_result_survives_json_with_its_answer() -> None:
     result = searched()
     doc = through_json(result_to_json(result))
