@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "plan": ("plan", "evaluate an array plan file and write its commands"),
     "bench": ("bench", "run a benchmark through the helper"),
+    "experiment": (
+        "experiment",
+        "vary a tunable or the workload, say which value wins; list, show, export, compare",
+    ),
     "import": (
         "imports",
         "add bonnie++, fio or iozone results recorded elsewhere to the history",
