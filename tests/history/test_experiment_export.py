@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 from tests.fixtures.experiments import (
@@ -27,6 +28,7 @@ from stripewise.history.experiments import (
     finish_experiment,
     get_experiment,
 )
+from stripewise.model.experiment_plan import LatencySearch
 from stripewise.protocol.experiment import design_from_json, result_from_json
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "circle", "line", "path", "rect", "polyline"}
@@ -155,3 +157,28 @@ def test_an_experiment_without_result_exports_what_it_has(db: Database) -> None:
         "read_ahead_kb,baseline,passes,mean,ci95_low,ci95_high,p99_us,runs"
     ]
     assert json.loads(export_experiment(stored, "json"))["result"] is None
+
+
+def test_a_latency_target_names_its_searched_parameter_and_answer(db: Database) -> None:
+    design = replace(grid_design(), parameters=(), latency_target_us=500.0, search=(1, 32))
+    experiment_id = create_experiment(db, "most IOPS under 500 us", design, host_info=HOST)
+    assert get_experiment(db, experiment_id).summary.parameters == ()
+    plan = LatencySearch(design, "queue_depth")
+    while (values := plan.next_visit()) is not None:
+        depth = int(values[0][1])
+        for noise in (-1.0, 0.0, 1.0):  # p99 grows with depth: 40 us a request in flight
+            plan.record(values, 1000.0 * depth**0.5 + noise, 40.0 * depth + noise, None)
+            if plan.next_visit() != values:
+                break
+    finish_experiment(db, experiment_id, plan.result(restored=True), "complete")
+    stored = get_experiment(db, experiment_id)
+    assert stored.summary.parameters == ("queue_depth",)
+    assert stored.result is not None
+    assert stored.result.extra["latency_target"]["value"] == 12
+    html = export_experiment(stored, "html")
+    _well_formed(html)
+    answer = html[html.index("<h2>Latency target</h2>") : html.index("<h2>Charts</h2>")]
+    assert "<th>queue_depth</th><td>12</td>" in answer and "500.0 us" in answer
+    assert "Evidence:" in html  # a latency answer's reason does not name it: the card does
+    rows = list(csv.DictReader(io.StringIO(export_experiment(stored, "csv"))))
+    assert next(iter(rows[0])) == "queue_depth" and len(rows) == len(stored.result.points)

@@ -243,7 +243,7 @@ def _figure(point: Point, figure: str) -> tuple[float | None, tuple[float, float
 def _series(points: Sequence[Point], names: Sequence[str]) -> list[tuple[str, list[Point]]]:
     """One series of every point; for a grid, one per value of the second parameter."""
     if len(names) < 2:
-        return [("mean", list(points))]
+        return [("mean with its 95 % interval", list(points))]
     found: dict[str, list[Point]] = {}
     for point in points:
         value = dict(point.values).get(names[1])
