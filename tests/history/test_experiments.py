@@ -28,6 +28,7 @@ from stripewise.history.experiments import (
     finish_experiment,
     get_experiment,
     list_experiments,
+    purge_experiments,
     restore_experiment,
 )
 from stripewise.history.store import HistoryStore
@@ -240,3 +241,15 @@ def test_a_stored_document_it_cannot_read_names_the_key(tmp_path: Path) -> None:
         assert summary.verdict is None
         with pytest.raises(DatabaseError, match=r"experiment 1 .* recommendation\.verdict"):
             get_experiment(db, 1)
+
+
+def test_the_trash_is_emptied_of_experiments_as_of_runs(history_db: Database) -> None:
+    kept, _runs = _finished_read_ahead(history_db)
+    gone, _runs = _finished_read_ahead(history_db)
+    delete_experiment(history_db, gone)
+    assert purge_experiments(history_db, timedelta(days=1)) == 0  # not long enough
+    assert purge_experiments(history_db, timedelta(0)) == 1
+    assert [e.id for e in list_experiments(history_db)] == [kept]
+    assert list_experiments(history_db, trash=True) == []
+    with pytest.raises(ExperimentNotFoundError):
+        get_experiment(history_db, gone)

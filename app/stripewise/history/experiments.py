@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Text, cast, insert, select, update
@@ -46,6 +46,7 @@ __all__ = [
     "finish_experiment",
     "get_experiment",
     "list_experiments",
+    "purge_experiments",
     "restore_experiment",
 ]
 
@@ -174,6 +175,15 @@ def restore_experiment(db: Database, experiment_id: int) -> list[int]:
     HistoryStore(db).restore_runs(moved)
     _set_deleted(db, experiment_id, None)
     return moved
+
+
+def purge_experiments(db: Database, older_than: timedelta) -> int:
+    """Deletes for good the experiments in the trash longer than `older_than`, as
+    `HistoryStore.purge_trash` does their runs; -> how many."""
+    cutoff = utc_now() - older_than
+    with _write(db) as conn:
+        done = conn.execute(experiments.delete().where(experiments.c.deleted_at < cutoff))
+        return int(done.rowcount or 0)
 
 
 # -- reading -------------------------------------------------------------------------------

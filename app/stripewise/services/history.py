@@ -175,10 +175,12 @@ class HistoryService(QObject):
         def work() -> tuple[list[int], list[RunSummary], Stamp]:
             aborted: list[int] = []
             if mark_abandoned:
+                from stripewise.history.experiments import purge_experiments
                 from stripewise.system.hostinfo import HostInfo
 
                 aborted = store.mark_abandoned_runs_aborted(HostInfo.current().machine_id)
                 store.purge_trash(TRASH_KEPT)
+                purge_experiments(db, TRASH_KEPT)  # with their runs, gone as long
             stamp = read_stamp(db)  # before the listing: a run added between is listed next
             return aborted, store.list_runs(), stamp
 
