@@ -162,7 +162,7 @@ def test_start_to_row_opens_at_most_15_files(measure: Callable[[str], Sides]) ->
         pytest.param(
             "helper",
             marks=pytest.mark.xfail(
-                strict=True, reason="issue 30's target not met yet: 4 hand-offs (5 threads)"
+                strict=True, reason="issue 30's target not met yet: 3 hand-offs (4 threads)"
             ),
         ),
     ],

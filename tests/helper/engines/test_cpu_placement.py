@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stripewise.helper.engines import builtin
+from stripewise.helper.engines import io_runners
 from stripewise.helper.engines.base import Progress
 from stripewise.helper.engines.builtin import BuiltinEngine
 from stripewise.helper.engines.cpu_placement import (
@@ -69,7 +69,7 @@ def _placements(
         placed.append((cpu, os.sched_getaffinity(0)))
         return done
 
-    monkeypatch.setattr(builtin, "stay_on", spy)
+    monkeypatch.setattr(io_runners, "stay_on", spy)
     run_phase()
     return placed
 

@@ -1,13 +1,14 @@
 """The built-in engine: bonnie++-style phases in pure Python, an independent cross-check of fio.
 
 Speed comes from doing what fio does: O_DIRECT, page-aligned buffers allocated once per phase,
-I/O straight into them. Direct phases run one thread per stream that keeps up to queue-depth
-I/Os in flight through Linux AIO (`io_runners.run_queued`), as fio's libaio engine does; a
-thread per queue slot would leave the interpreter lock, not the device, setting the pace.
-Where O_DIRECT is refused the engine falls back to buffered preadv/pwritev (random phases
-from a thread per stream and queue slot; the system calls release the interpreter lock),
-says so in `notes`, and fsyncs at the end of write phases. What each stream does next is an
-`io_plans` plan; every I/O's latency goes into a `LatencyHistogram`.
+I/O straight into them. Direct phases keep up to queue-depth I/Os in flight per stream through
+Linux AIO (`io_runners.run_queued`), as fio's libaio engine does; a thread per queue slot would
+leave the interpreter lock, not the device, setting the pace. Where O_DIRECT is refused the
+engine falls back to buffered preadv/pwritev (random phases with a worker per stream and queue
+slot; the system calls release the interpreter lock), says so in `notes`, and fsyncs at the
+end of write phases. A phase's one worker runs on the calling thread (the run's), more on a
+thread each (`io_runners.run_workers`). What each stream does next is an `io_plans` plan; every
+I/O's latency goes into a `LatencyHistogram`.
 """
 
 from __future__ import annotations
@@ -21,17 +22,18 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import stripewise
-from stripewise.helper.credentials import Caller, as_caller_in_thread
 from stripewise.helper.engines.base import EngineError, Progress
-from stripewise.helper.engines.cpu_placement import cpus_for, device_node_cpus, stay_on
+from stripewise.helper.engines.cpu_placement import cpus_for, device_node_cpus
 from stripewise.helper.engines.io_plans import IoPlan, RandomPlan, RewritePlan, SequentialPlan
 from stripewise.helper.engines.io_runners import (
     Failure,
+    Halted,
+    Worker,
     run_one_at_a_time,
     run_queued,
+    run_workers,
     sync_mover,
 )
 from stripewise.helper.engines.latency_histogram import LatencyHistogram
@@ -48,7 +50,6 @@ from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
 MIXED_READ_SHARE = 0.7  # fio's randrw rwmixread=70
 MAX_THREADS = 256  # streams x queue depth beyond this only adds scheduler noise
-_POLL_S = 0.05  # how often the phase watches cancel and the runtime cap
 _SEQUENTIAL = (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ)
 
 
@@ -73,16 +74,6 @@ def logical_block_bytes(fd: int) -> int:
     return max(512, os.fstat(fd).st_blksize)  # no block device behind it (tmpfs, btrfs)
 
 
-@dataclass
-class _Worker:
-    """One thread's share of a phase: a plan, how it runs, its latencies, what to free."""
-
-    run: Callable[[], Failure | None]
-    latencies: LatencyHistogram
-    release: Callable[[], None]
-    failure: list[Failure] = field(default_factory=list)
-
-
 def _plan(
     phase: Phase, start: int, end: int, block: int, ops: int, seed: int, flip: Callable[[int], None]
 ) -> IoPlan:
@@ -102,9 +93,8 @@ def _queued_worker(
     depth: int,
     pattern: bytes,
     progress: Progress,
-    halt: threading.Event,
     give_back: Callable[[AioContext], None],
-) -> _Worker:
+) -> Worker:
     """One stream, up to `depth` I/Os in flight through Linux AIO; its context goes back to
     the engine's pool once the runner has reaped everything, else it is destroyed."""
     start, end, seed = region
@@ -122,13 +112,11 @@ def _queued_worker(
     latencies = LatencyHistogram()
     drained = [False]
 
-    def run() -> Failure | None:
+    def run(halted: Halted) -> Failure | None:
         if depth == 1:
-            failure = run_one_at_a_time(
-                context.one_io(slots), plan, progress, halt.is_set, latencies
-            )
+            failure = run_one_at_a_time(context.one_io(slots), plan, progress, halted, latencies)
         else:
-            failure = run_queued(context, slots, plan, progress, halt.is_set, latencies)
+            failure = run_queued(context, slots, plan, progress, halted, latencies)
         # without a failure nothing is in flight; after one (io_getevents failing at QD1,
         # say) an I/O may be, so the context is destroyed, not kept for the next phase
         drained[0] = failure is None
@@ -141,7 +129,7 @@ def _queued_worker(
             context.close()  # waits for an I/O still in flight before its buffer goes
         slots.close()
 
-    return _Worker(run, latencies, release)
+    return Worker(run, latencies, release)
 
 
 def _sync_workers(
@@ -151,9 +139,8 @@ def _sync_workers(
     lanes: int,
     pattern: bytes,
     progress: Progress,
-    halt: threading.Event,
-) -> list[_Worker]:
-    """One stream as `lanes` threads with preadv/pwritev (sequential phases: one)."""
+) -> list[Worker]:
+    """One stream as `lanes` workers with preadv/pwritev (sequential phases: one)."""
     start, end, seed = region
     block, slots = len(pattern), (end - start) // len(pattern)
     workers = []
@@ -175,11 +162,14 @@ def _sync_workers(
                 buffer.close()
 
         def run(
-            view: memoryview = view, plan: IoPlan = plan, latencies: LatencyHistogram = latencies
+            halted: Halted,
+            view: memoryview = view,
+            plan: IoPlan = plan,
+            latencies: LatencyHistogram = latencies,
         ) -> Failure | None:
-            return run_one_at_a_time(sync_mover(fd, view), plan, progress, halt.is_set, latencies)
+            return run_one_at_a_time(sync_mover(fd, view), plan, progress, halted, latencies)
 
-        workers.append(_Worker(run, latencies, release))
+        workers.append(Worker(run, latencies, release))
     return workers
 
 
@@ -325,18 +315,17 @@ class BuiltinEngine:
         direct: bool,
         usable: int,
         progress: Progress,
-        halt: threading.Event,
-    ) -> list[_Worker]:
-        """Disjoint regions, one per stream. Direct I/O: one thread per stream keeping up to
+    ) -> list[Worker]:
+        """Disjoint regions, one per stream. Direct I/O: one worker per stream keeping up to
         queue-depth I/Os in flight through Linux AIO. Otherwise (buffered, or no AIO here)
-        preadv/pwritev, random phases with a thread per stream and queue slot."""
+        preadv/pwritev, random phases with a worker per stream and queue slot."""
         sequential = phase in _SEQUENTIAL
         block = spec.block_bytes if sequential else spec.random_block_bytes
         per_stream = usable // block // spec.streams * block
         lanes = 1 if sequential else max(1, min(spec.queue_depth, MAX_THREADS // spec.streams))
         pattern = random.Random(7).randbytes(block)  # the same block in every buffer
         pending = self._aio_contexts(spec) if direct else []  # one per stream, or none
-        workers: list[_Worker] = []
+        workers: list[Worker] = []
         try:
             for stream in range(spec.streams):
                 start = stream * per_stream
@@ -353,12 +342,11 @@ class BuiltinEngine:
                             spec.queue_depth,
                             pattern,
                             progress,
-                            halt,
                             self._contexts.give_back,
                         )
                     )
                 else:
-                    workers += _sync_workers(fd, phase, region, lanes, pattern, progress, halt)
+                    workers += _sync_workers(fd, phase, region, lanes, pattern, progress)
         except BaseException:
             for worker in workers:
                 worker.release()
@@ -391,52 +379,20 @@ class BuiltinEngine:
         progress: Progress,
         cancel: threading.Event,
     ) -> PhaseOutcome:
-        halt = threading.Event()
-        workers = self._workers(spec, phase, fd, direct, usable, progress, halt)
+        workers = self._workers(spec, phase, fd, direct, usable, progress)
         caller = target.caller if target.kind == "directory" else None
         before = progress.snapshot()
-        remaining = [len(workers)]
-        finished, lock = threading.Event(), threading.Lock()
-
         placed = cpus_for(len(workers), device_node_cpus(fd))
         cpus: list[int | None] = list(placed) if placed else [None] * len(workers)
-
-        def work(worker: _Worker, cpu: int | None) -> None:
-            try:
-                if cpu is not None:
-                    stay_on(cpu)
-                failure = _run_as(caller, worker)
-                if failure is not None:
-                    worker.failure.append(failure)
-                    halt.set()
-            finally:
-                with lock:
-                    remaining[0] -= 1
-                    if remaining[0] == 0:
-                        finished.set()
-
-        threads: list[threading.Thread] = []
         try:
             progress.begin()  # live rates are timed from here, as `elapsed` is
             started = time.perf_counter()
             deadline = started + spec.runtime_cap_s
-            for worker, cpu in zip(workers, cpus, strict=True):
-                threads.append(threading.Thread(target=work, args=(worker, cpu), daemon=True))
-                threads[-1].start()
-            stopped_by = _watch(finished, cancel, deadline)
+            stopped_by = run_workers(workers, cpus, caller, cancel, deadline)
         except BaseException:
-            # no thread may go on with I/O through `fd` (closed by run_phase, its number
-            # reused) nor into buffers that release() frees
-            halt.set()
-            for thread in threads:
-                if thread.ident is not None:
-                    thread.join()
-            for worker in workers:
+            for worker in workers:  # none is left running (run_workers joins its threads)
                 worker.release()
             raise
-        halt.set()
-        for thread in threads:
-            thread.join()
         failures = [f for w in workers for f in w.failure]
         if phase.writes and not direct and not failures and stopped_by != "cancelled":
             try:
@@ -475,25 +431,3 @@ class BuiltinEngine:
         """The AIO contexts kept between phases; the test file belongs to the target, which
         removes it."""
         self._contexts.close()
-
-
-def _run_as(caller: Caller | None, worker: _Worker) -> Failure | None:
-    """The worker's run with the caller's credentials (quotas and reserved blocks are the
-    caller's); a failing system call outside any one I/O (io_getevents) is its failure."""
-    try:
-        with as_caller_in_thread(caller):
-            return worker.run()
-    except OSError as error:
-        return error.with_traceback(None), 0
-    except Exception as error:  # a defect or MemoryError: the phase failed, it did not end
-        return OSError(errno.EIO, f"the engine failed: {error!r}"), 0
-
-
-def _watch(finished: threading.Event, cancel: threading.Event, deadline: float) -> str:
-    """Wait for the workers; -> "done", "cancelled" or "cap". Cancel is seen within _POLL_S."""
-    while not finished.wait(_POLL_S):
-        if cancel.is_set():
-            return "cancelled"
-        if time.perf_counter() >= deadline:
-            return "cap"
-    return "done"
