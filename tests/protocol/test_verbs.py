@@ -77,7 +77,7 @@ ARGS = [
     BenchCancelArgs(),
     LocateArgs("0:0:8:0", "Slot 04", True),
     ArrayCreateArgs("data", "raid5", 512, DISKS[:3], DISKS[3:], True),
-    ApplyArgs(SETTINGS, "preset streaming-throughput"),
+    ApplyArgs(SETTINGS, "preset streaming-throughput", temporary=True),
     VerifyArgs(JOURNAL),
     RevertArgs(JOURNAL),
     PersistArgs("preview", SETTINGS),

@@ -4,6 +4,7 @@ benchmark that may be running (one at a time)."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from stripewise.helper.credentials import Caller, caller_from_environment
 from stripewise.helper.output import Output
 from stripewise.helper.state import DEFAULT_STATE_DIR
 from stripewise.helper.tuning.apply import Restorations
+from stripewise.helper.tuning.revert import revert_temporary
 from stripewise.protocol import wire as protocol
 from stripewise.protocol.events import Event, Sample, event_to_json
 from stripewise.protocol.verbs import (
@@ -106,6 +108,9 @@ class Session:
             self.run.stop(timeout=2.0)
             if not self.run.finished.is_set():
                 self.run.release()
+        if self.privileged:  # an experiment's values end with the session that set them
+            for line in revert_temporary(self.root, self.state_dir):
+                print(f"stripewise-helper: not put back: {line}", file=sys.stderr)
         self._out.flush(CLOSE_FLUSH_S)
 
     # --- verbs ---------------------------------------------------------------------------------

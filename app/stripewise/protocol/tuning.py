@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar, Self
 
 from stripewise.model.tunables import TuningError, check_device_name, relative_path, tunable
-from stripewise.protocol.codec import Refused, Shape, WireArgs, is_none, wire
+from stripewise.protocol.codec import Refused, Shape, WireArgs, is_false, is_none, wire
 from stripewise.protocol.tuning_replies import ApplyReply, PersistReply, RevertReply, VerifyReply
 
 MAX_SETTINGS = 256
@@ -94,6 +94,11 @@ class ApplyArgs(WireArgs):
             check=lambda label: None if len(label) <= MAX_LABEL and label.isprintable() else _LABEL,
             refusal=_LABEL,
         ),
+    )
+    # put back when this helper's session ends (its client closed the pipe, or it was told to
+    # stop), and by the next helper to start if this one died first: an experiment's values
+    temporary: bool = field(
+        default=False, metadata=wire(omit=is_false, refusal="temporary: true or false")
     )
 
 

@@ -34,6 +34,7 @@ from stripewise.helper.tuning.journal import (
     JournalChange,
     JournalEntry,
     boot_id,
+    helper_alive,
     process_start,
     timestamp,
 )
@@ -187,7 +188,9 @@ def _apply(
         _put_back_interrupted(machine, journal, entries, restorations, request)
         # checked again against what is in force now (the scheduler nr_requests depends on)
         settings = write_order(validated_settings(machine, args.settings, request))
-        entry = _new_entry(machine, settings, args.label, request)
+        entry = replace(
+            _new_entry(machine, settings, args.label, request), temporary=args.temporary
+        )
         entries.append(entry)
         journal.save(entries)  # the previous values are on disk before the first write
         done: list[JournalChange] = []
@@ -326,16 +329,19 @@ class Outcome:
 
 
 def restore_interrupted(machine: Machine, journal: Journal, entries: list[JournalEntry]) -> Outcome:
-    """Under the journal's lock: every pending entry of this root written back (marked
-    `restored`, or left pending with `restore_error`), one from before the last reboot
-    marked `expired` (the reboot reset its values). Entries are replaced in `entries`, and
+    """Under the journal's lock: every pending entry of this root, and every temporary one
+    still in force whose helper died, written back (marked `restored`, or left as it was
+    with `restore_error`), one from before the last reboot marked `expired` (the reboot
+    reset its values). Entries are replaced in `entries`, and
     the journal saved when one was."""
     outcome = Outcome()
     current_boot = boot_id()
     changed = False
     for index, entry in enumerate(entries):
-        if entry.state != PENDING or entry.root != machine.root:
+        if entry.root != machine.root:
             continue  # another root's entries are another (test) machine's
+        if entry.state != PENDING and not _left_by_the_dead(entry):
+            continue
         changed = True
         if entry.boot_id != current_boot:
             entries[index] = replace(entry, state=EXPIRED)
@@ -356,6 +362,11 @@ def restore_interrupted(machine: Machine, journal: Journal, entries: list[Journa
     if changed:
         journal.save(entries)
     return outcome
+
+
+def _left_by_the_dead(entry: JournalEntry) -> bool:
+    """A temporary apply still in force whose helper died before its session ended."""
+    return entry.temporary and entry.is_open and not helper_alive(entry)
 
 
 def _still_there(machine: Machine, entry: JournalEntry) -> list[JournalChange]:
@@ -394,7 +405,8 @@ class Restorations:
 
     def _at_start(self, machine: Machine, journal: Journal) -> None:
         if not os.path.exists(journal.path) or not any(
-            entry.state == PENDING for entry in journal.load(set_aside=False)
+            entry.state == PENDING or _left_by_the_dead(entry)
+            for entry in journal.load(set_aside=False)
         ):
             return  # the usual case: no lock taken, nothing created
         with journal.locked_within(STARTUP_LOCK_WAIT_S) as held:

@@ -108,6 +108,9 @@ class JournalEntry:
     restore_error: str | None = None  # an interrupted apply that could not be put back
     restored: str | None = None  # when it was
     put_back: tuple[PutBack, ...] | None = None  # what was
+    # put back when its helper's session ends, and by the next helper if that one died first
+    # (an experiment's values: `tuning.apply` with `temporary`)
+    temporary: bool = False
 
     @property
     def is_open(self) -> bool:
@@ -275,6 +278,8 @@ def entry_to_json(entry: JournalEntry) -> JsonObject:
             data[key] = getattr(entry, key)
     if entry.put_back is not None:
         data["put_back"] = [item.to_json() for item in entry.put_back]
+    if entry.temporary:
+        data["temporary"] = True
     return data
 
 
@@ -331,6 +336,7 @@ def entry_from_json(data: object) -> JournalEntry:
         restore_error=read.optional_text("restore_error"),
         restored=read.optional_text("restored"),
         put_back=put_back,
+        temporary=read.flag("temporary"),
     )
 
 
@@ -401,6 +407,13 @@ class _Reader:
 
     def optional_text(self, key: str) -> str | None:
         return None if self.data.get(key) is None else self.text(key)
+
+    def flag(self, key: str) -> bool:
+        """true or false; absent (entries before the key existed): false."""
+        value = self.data.get(key, False)
+        if not isinstance(value, bool):
+            raise self._fail(key, "true or false")
+        return value
 
     def optional_whole(self, key: str) -> int | None:
         value = self.data.get(key)

@@ -3,6 +3,7 @@ values now, or written back."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from stripewise.helper.tuning.apply import (
@@ -203,6 +204,33 @@ def _revert(
         for c, found in reversed(list(zip(todo, was, strict=True)))
     )
     return RevertReply(entry.id, restored, tuple(skipped), restorations.told())
+
+
+def revert_temporary(root: str, state_dir: str) -> list[str]:
+    """As this helper's session ends: every temporary apply it made still in force reverted,
+    newest first (an experiment's values never outlive the session that set them). One line
+    per entry that could not be, which the next helper's start-up put-back tries again."""
+    machine, journal = Machine(root), Journal(state_dir)
+    failed: list[str] = []
+    with journal.locked():
+        entries = journal.load()
+        mine = [
+            e
+            for e in entries
+            if e.temporary and e.is_open and e.pid == os.getpid() and e.root == machine.root
+        ]
+        for entry in reversed(mine):
+            todo = [c for c in entry.changes if machine.is_journaled(entry, c.device)]
+            failures = restore(machine, todo)
+            index = entries.index(entry)
+            if failures:
+                entries[index] = replace(entry, revert_error="; ".join(failures))
+                failed.append(f"journal entry {entry.id}: {'; '.join(failures)}")
+            else:
+                entries[index] = replace(entry, state="reverted", reverted=timestamp())
+        if mine:
+            journal.save(entries)
+    return failed
 
 
 def _refuse_what_was_put_back(
