@@ -100,6 +100,7 @@ class RecommendationCard(QFrame):
         self.title.setText(text)
         self.title.setStyleSheet("")
         self.change.clear()
+        self.change.hide()
         self.reason.clear()
         self.offer_apply(False)
 
@@ -109,6 +110,7 @@ class RecommendationCard(QFrame):
         self.title.setText(VERDICT_TITLES[rec.verdict].format(values=label(rec.values)))
         self.title.setStyleSheet(f"color: {VERDICT_COLOURS[rec.verdict]};")
         self.change.setText(change_text(result))
+        self.change.setVisible(bool(self.change.text()))
         lines = [rec.reason]
         if not result.restored:
             lines.append("Not every value could be put back: see the Tuning page's Revert.")

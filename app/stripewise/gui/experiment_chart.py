@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QStackedWidget, QWidget
 
@@ -66,6 +67,7 @@ class ExperimentChart(QStackedWidget):
         self.addWidget(self.grid)
         plot = self.line.getPlotItem()
         plot.showGrid(x=True, y=True, alpha=0.25)
+        plot.getViewBox().setDefaultPadding(0.06)  # the end points' markers whole, not halved
         self._curve = pg.PlotDataItem(
             pen=pg.mkPen(POINT_COLOUR, width=1),
             symbol="o",
@@ -133,7 +135,7 @@ class ExperimentChart(QStackedWidget):
         self._heat = []
         (first, first_values), (second, second_values) = self.parameters
         for index, title in enumerate((self._metric, "p99 latency (us)")):
-            plot = self.grid.addPlot(row=0, col=index, title=title)
+            plot = self.grid.addPlot(row=index, col=0, title=title)  # stacked: fits 1024 px
             image = pg.ImageItem()
             image.setColorMap(pg.colormap.get("viridis"))
             plot.addItem(image)
@@ -218,7 +220,9 @@ class ExperimentChart(QStackedWidget):
             if np.isnan(data).all():
                 image.clear()
                 continue
-            image.setImage(np.nan_to_num(data, nan=np.nanmin(data)), autoLevels=True)
+            low, high = float(np.nanmin(data)), float(np.nanmax(data))
+            # cells not measured yet stay empty (NaN is drawn transparent), not the lowest colour
+            image.setImage(data, levels=(low, high if high > low else low + 1.0))
             image.setRect(0, 0, len(second_values), len(first_values))
             if data.size <= MAX_CELL_LABELS:
                 self._label_cells(plot, data)
@@ -244,6 +248,19 @@ class ExperimentChart(QStackedWidget):
         self.line.setBackground(background)
         self.grid.setBackground(background)
         style_axes([self.line.getPlotItem(), *(plot for plot, _image in self._heat)], palette)
+        text = palette.color(QPalette.ColorRole.Text)
+        legend = self.line.getPlotItem().legend
+        if legend is not None:
+            legend.setLabelTextColor(text)
+            for _sample, entry in legend.items:
+                entry.setText(entry.text)  # the colour is taken when the text is set
+        for plot, _image in self._heat:
+            plot.setTitle(plot.titleLabel.text, color=text.name())
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.restyle()  # light <-> dark: axes and legend follow the text colour
+        super().changeEvent(event)
 
     def point_count(self) -> int:
         return sum(1 for p in self._points.values() if p.passes)

@@ -101,7 +101,7 @@ class ExperimentDesignForm(QGroupBox):
     edited = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Experiment", parent)
+        super().__init__("What to vary", parent)
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.first = ParameterRow("First", optional=False)
@@ -132,7 +132,7 @@ class ExperimentDesignForm(QGroupBox):
         precision.addWidget(self.max_passes)
         self.max_passes.setPrefix("at most ")
         self.max_passes.setSuffix(" passes")
-        form.addRow("&Precision", precision)
+        form.addRow("Precision", precision)
         self.latency = QCheckBox("Latency target")
         self.latency.setToolTip(
             "Find the most IOPS whose p99 latency stays under a target: queue depth (or "

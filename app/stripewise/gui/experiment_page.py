@@ -145,7 +145,7 @@ class ExperimentPage(QWidget):
         lower = QSplitter(Qt.Orientation.Vertical)
         lower.addWidget(self.chart)
         lower.addWidget(self.points)
-        lower.setStretchFactor(0, 3)
+        lower.setStretchFactor(0, 2)
         lower.setStretchFactor(1, 1)
         lower.setChildrenCollapsible(False)
         right_layout.addWidget(lower, 1)
@@ -221,8 +221,16 @@ class ExperimentPage(QWidget):
             parameters = [(setup.search, list(design.search))]
         else:
             starting = dict(setup.baseline)
+            # one parameter: the starting value drawn beside the others; a grid keeps to the
+            # values listed (a starting point outside it is in the table)
+            grid = len(design.parameters) == 2
             parameters = [
-                (p.name, sorted_values([*p.values, starting[p.name]], p.values))
+                (
+                    p.name,
+                    list(p.values)
+                    if grid
+                    else sorted_values([*p.values, starting[p.name]], p.values),
+                )
                 for p in design.parameters
             ]
         self.chart.set_design(parameters, metric, objective.metric.unit)
@@ -248,7 +256,10 @@ class ExperimentPage(QWidget):
         self.points.set_points(result.points)
         settings = ApplyRecommendation.settings_for(self.setup, result)
         self.card.show_result(result, bool(settings))
-        self.progress.setValue(self.progress.maximum())
+        passes = sum(len(p.passes) for p in result.points)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.progress.setFormat(f"{passes} passes over {len(result.points)} points")
         self.eta.clear()
         ended = "done" if not self.runner.cancelled else "cancelled"
         saved = f"experiment {result.experiment} " if result.experiment else ""

@@ -29,9 +29,15 @@ class PointsTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, len(COLUMNS)):
+        for column in range(1, len(COLUMNS) - 1):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        # the point's label and its runs share what is left (elided, whole in the tooltip)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.setWordWrap(False)  # one line a point: elided, whole in its tooltip
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        rows = self.verticalHeader().defaultSectionSize()
+        self.setMinimumHeight(header.sizeHint().height() + 3 * rows + 2 * self.frameWidth())
         self._rows: dict[Values, int] = {}
 
     def set_points(self, points: Sequence[Point]) -> None:
@@ -58,6 +64,7 @@ class PointsTable(QTableWidget):
         )
         for column, text in enumerate(cells):
             item = QTableWidgetItem(text)
+            item.setToolTip(text)
             if column:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.setItem(row, column, item)

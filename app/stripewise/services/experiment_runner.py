@@ -131,6 +131,7 @@ class ExperimentRunner(QObject):
             return
         self.experiment_id = int(experiment_id)
         self._connected = True
+        self.session.started.connect(self._on_bench_started)
         self.session.finished.connect(self._on_bench_finished)
         self.session.refused.connect(self._on_bench_refused)
         self.session.recorded.connect(self._on_recorded)
@@ -194,8 +195,13 @@ class ExperimentRunner(QObject):
         self._in_bench = True
         self.session.start(request)
 
+    def _on_bench_started(self, _started: object) -> None:
+        if self._in_bench and self._cancelled:  # cancelled while the helper was starting it
+            self.session.cancel()
+
     def _on_recorded(self, run_id: int) -> None:
-        if self._in_bench:
+        """The run's row exists: a short run may end before its row is written."""
+        if self._in_bench or self._outcome is not None:
             self._run_id = run_id
 
     def _on_bench_finished(self, result: RunResult) -> None:
@@ -285,40 +291,49 @@ class ExperimentRunner(QObject):
             self.session.cancel()
 
     def _end(self, *, cancelled: bool, not_restored: str = "") -> None:
+        """Everything put back (or said not to be): the result filed, then announced, so
+        whoever hears `finished` finds the experiment in the history as it ended."""
         assert self.plan is not None
         self._stop()
-        restored = not not_restored
         try:
-            result = self.plan.result(restored=restored, experiment=self.experiment_id)
+            result = self.plan.result(restored=not not_restored, experiment=self.experiment_id)
         except ValueError:  # the starting settings were never measured: no answer at all
             result = None
         status = "failed" if not_restored or result is None else "complete"
         if cancelled and status == "complete":
             status = "cancelled"
-        if result is not None:
-            self._file(result, status)
-        if not_restored:
-            self.result = result
-            self.failed.emit(f"could not put back {not_restored}")
-        elif result is None:
-            failed = getattr(self.plan, "failed", {})
-            why = "; ".join(f"{label(v)}: {m}" for v, m in failed.items()) or "cancelled"
-            self.failed.emit(f"the starting settings could not be measured ({why})")
-        else:
-            self.result = result
-            self.finished.emit(result)
+        self.result = result
 
-    def _file(self, result: ExperimentResult, status: str) -> None:
+        def announce(_filed: object = None) -> None:
+            if not self._alive():
+                return
+            if not_restored:
+                self.failed.emit(f"could not put back {not_restored}")
+            elif result is None:
+                failed = getattr(self.plan, "failed", {})
+                why = "; ".join(f"{label(v)}: {m}" for v, m in failed.items()) or "cancelled"
+                self.failed.emit(f"the starting settings could not be measured ({why})")
+            else:
+                self.finished.emit(result)
+
+        def not_filed(exc: Exception) -> None:
+            if self._alive():
+                self.progress.emit(
+                    f"The experiment's result was not saved: {exc}", 0, 0, 0, UNKNOWN_ETA
+                )
+                announce()
+
         experiment_id = self.experiment_id
-        if experiment_id is None:
+        if result is None or experiment_id is None:
+            announce()
             return
         from stripewise.history.experiments import finish_experiment
 
         database = self.history.database
         self.history.writer.submit(
             lambda: finish_experiment(database, experiment_id, result, status),
-            None,
-            lambda exc: self.failed.emit(f"the experiment's result was not saved: {exc}"),
+            announce,
+            not_filed,
         )
 
     def _stop(self) -> None:
@@ -328,6 +343,7 @@ class ExperimentRunner(QObject):
         if not self._connected:  # it stopped before its first visit
             return
         self._connected = False
+        self.session.started.disconnect(self._on_bench_started)
         self.session.finished.disconnect(self._on_bench_finished)
         self.session.refused.disconnect(self._on_bench_refused)
         self.session.recorded.disconnect(self._on_recorded)
