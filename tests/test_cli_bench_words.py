@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stripewise.cli.bench import start_args, fill_parser
+from stripewise.cli.bench import fill_parser, start_args
 from stripewise.cli.options import Parser
 
 

@@ -32,7 +32,11 @@ def test_a_loop_devices_values_limits_and_queue_depth() -> None:
         active = queue_text(loop.name, "scheduler").split("[", 1)[1].split("]", 1)[0]
         found = {key: queue_text(loop.name, key) for key in values if key != "scheduler"}
         hardware = int(queue_text(loop.name, "max_hw_sectors_kb"))
-    assert set(values) == {"read_ahead_kb", "scheduler", "nr_requests", "max_sectors_kb"}
+        has_wbt = Path("/sys/block", loop.name, "queue", "wbt_lat_usec").exists()
+    always = {"read_ahead_kb", "scheduler", "nr_requests", "max_sectors_kb", "rq_affinity"}
+    # wbt_lat_usec only where the kernel throttles writeback (CONFIG_BLK_WBT, a queue that has it)
+    optional = {"wbt_lat_usec"} if has_wbt else set()
+    assert set(values) == always | {"nomerges"} | optional
     assert values["scheduler"] == active and active in limits.schedulers
     assert "none" in limits.schedulers
     assert {k: str(v) for k, v in values.items() if k != "scheduler"} == found

@@ -114,7 +114,7 @@ class GroupVisitor:
             if host.result is not None:
                 figures[host.host] = measured(host.result.results, objective)[0]
         self.per_host.append(HostFigures(values, figures))
-        return VisitOutcome(total, None, run_id)
+        return VisitOutcome(total, None, run_id, elapsed_s=outcome.elapsed_s)
 
     def _run(self, runner: object) -> GroupOutcome | str:
         """runner.run() on a worker thread, the main thread free for signals."""

@@ -26,7 +26,7 @@ from stripewise.cli.bench_output import say
 from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url, open_history
 from stripewise.cli.experiment_design import Prepared, fill_run_parser, prepare
 from stripewise.cli.experiment_hosts import GroupVisitor, check_group_design
-from stripewise.cli.experiment_visit import PointVisitor, Visitor
+from stripewise.cli.experiment_visit import PointVisitor, Visitor, VisitOutcome
 from stripewise.cli.helper_client import start_helper
 from stripewise.model.experiment import Values, label
 from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
@@ -122,7 +122,7 @@ def _loop(plan: Plan, visitor: PointVisitor, out: _Output) -> str:
         assert outcome.figure is not None
         plan.record(values, outcome.figure, outcome.p99_us, outcome.run_id)
         point = next(p for p in plan.points if p.values == values)
-        out.point(point, outcome.figure, outcome.run_id)
+        out.point(point, outcome)
     return "complete"
 
 
@@ -166,9 +166,11 @@ class _Output:
         elif kind == "experiment_started":
             say(f"{fields['name']} (order seed {fields['seed']})\n", sys.stdout)
 
-    def point(self, point: Point, figure: float, run_id: int | None) -> None:
+    def point(self, point: Point, visit: VisitOutcome) -> None:
+        figure = visit.figure
         if self.as_json:
-            self.event("point_result", figure=figure, run=run_id, **point_to_json(point))
+            self.event("point_result", figure=figure, run=visit.run_id,
+                       run_elapsed_s=visit.elapsed_s, **point_to_json(point))  # fmt: skip
             return
         ci = point.ci95
         spread = f" ({ci[0]:,.1f}-{ci[1]:,.1f}, 95 %)" if ci else ""

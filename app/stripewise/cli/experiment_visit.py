@@ -20,6 +20,7 @@ from stripewise.protocol.tuning import ApplyArgs, RevertArgs, TuningSetting
 
 CANCEL_GRACE_S = 5.0  # as `bench`: the helper ends a cancelled run within a second
 _POLL_S = 0.25
+FATAL_REFUSALS = ("not_privileged", "io_error", "refused")  # no other point would fare better
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class VisitOutcome:
     p99_us: float | None = None
     run_id: int | None = None
     error: str | None = None  # the point failed: why
+    elapsed_s: float | None = None  # the run's own time, as its engine measured it
 
 
 class PointVisitor(Protocol):
@@ -100,9 +102,13 @@ class Visitor:
                 self.put_back()
 
     def _apply(self, settings: tuple[TuningSetting, ...], values: Values) -> str | None:
-        reply = self.client.ask(ApplyArgs(settings, f"{self.name}: {label(values)}"))
+        reply = self.client.ask(
+            ApplyArgs(settings, f"{self.name}: {label(values)}", temporary=True)
+        )
         if reply is None or not reply.ok or reply.result is None:
-            self.lost = True  # not privileged, or the helper gone: no point could be set
+            # the helper gone, or not root: no point could be set; a value the device refuses
+            # (nr_requests beyond its hardware queue with scheduler none) fails this point only
+            self.lost = reply is None or reply.code in FATAL_REFUSALS
             why = self.client.stopped_reason() if reply is None else reply.message
             return f"could not apply {label(values)}: {why}"
         self._journal = reply.result.journal
@@ -162,7 +168,7 @@ class Visitor:
             figure, p99 = measured(result.results, self.prepared.design.objective)
         except ValueError as exc:
             return VisitOutcome(run_id=run_id, error=str(exc))
-        return VisitOutcome(figure, p99, run_id)
+        return VisitOutcome(figure, p99, run_id, elapsed_s=result.elapsed_s)
 
     def _follow(self, recording: Recording | None) -> RunResult | None:
         """This run's events until its result; None when the helper's output ended."""

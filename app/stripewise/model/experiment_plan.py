@@ -87,6 +87,8 @@ class SweepPlan:
         return self._queue.pop(0)
 
     def _next_round(self) -> bool:
+        if self.baseline.values in self.failed:
+            return False
         live = self._live()
         if self._rounds < MIN_PASSES:
             wanted = [p.values for p in live]
@@ -116,9 +118,12 @@ class SweepPlan:
         self.visits += 1
 
     def fail(self, values: Values, message: str) -> None:
-        """A point whose benchmark failed is not visited again; the rest go on."""
+        """A point whose benchmark failed is not visited again; the rest go on, unless it is
+        the starting settings: with nothing to judge against, the experiment ends there."""
         self.failed[values] = message
-        self._queue = [v for v in self._queue if v != values]
+        self._queue = (
+            [] if values == self.baseline.values else [v for v in self._queue if v != values]
+        )
         self.visits += 1
 
     def planned_visits(self) -> tuple[int, int]:

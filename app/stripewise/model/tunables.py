@@ -85,6 +85,32 @@ TUNABLES: dict[str, Tunable] = {
             None,
         ),
         Tunable(
+            "rq_affinity",
+            Scope.DEVICE,
+            "mode",
+            "where completions run: 0 any CPU, 1 the submitting CPU's group, 2 that very CPU",
+            0,
+            2,
+        ),
+        Tunable(
+            "nomerges",
+            Scope.DEVICE,
+            "mode",
+            "request merging: 0 all, 1 only simple one-hit merges, 2 none",
+            0,
+            2,
+        ),
+        # writeback throttling's target read latency; the kernel takes -1 as "its default
+        # again", which would journal a value no revert could name: 0 (off) and up only
+        Tunable(
+            "wbt_lat_usec",
+            Scope.DEVICE,
+            "us",
+            "writeback throttling's latency target (0 turns throttling off)",
+            0,
+            10_000_000,
+        ),
+        Tunable(
             "stripe_cache_size",
             Scope.MD,
             "entries",
