@@ -10,9 +10,12 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from tests.fixtures.loops import MiB, loop_device, mounted, needs_loop
@@ -212,3 +215,102 @@ def test_a_value_the_device_refuses_fails_that_point_only() -> None:
     assert f"nr_requests={tags * 2}" in " ".join(result["failed"])
     judged = {p["values"]["nr_requests"] for p in result["points"] if p["passes"] >= 3}
     assert judged == {16, int(before)}
+
+
+def _until_a_point_is_applied(process: subprocess.Popen[str], baseline: int) -> None:
+    """Reads the JSON events until a point other than the starting settings has begun."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        event = json.loads(line)
+        if event["event"] == "point_started" and event["values"]["read_ahead_kb"] != baseline:
+            time.sleep(0.3)  # its apply is done and its run going
+            return
+    raise AssertionError("the experiment ended before a point was applied")
+
+
+def _long_read_ahead_sweep(loop_target: str, values: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "stripewise",
+            "experiment",
+            "run",
+            "--target",
+            loop_target,
+            "--vary",
+            f"read_ahead_kb={values}",
+            "--size",
+            "96M",
+            "--block-size",
+            "4k",
+            "--buffered",
+            "--phases",
+            "seq_read",
+            "--engine",
+            "builtin",
+            "--max-passes",
+            "20",
+            "--half-width",
+            "0.5",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float = 30) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@needs_loop
+def test_a_killed_cli_leaves_nothing_applied() -> None:
+    """SIGKILL gives the CLI no chance to revert: its helper's session ends (stdin closed)
+    and the helper puts the experiment's values back itself."""
+    with loop_device(256 * MiB) as loop, mounted(loop, "ext4") as mountpoint:
+        before = int(knob(loop.name, "read_ahead_kb"))
+        values = ",".join(str(v) for v in (16, 2048) if v != before)
+        process = _long_read_ahead_sweep(mountpoint, values)
+        try:
+            _until_a_point_is_applied(process, before)
+            helpers = psutil.Process(process.pid).children(recursive=True)
+            assert int(knob(loop.name, "read_ahead_kb")) != before
+            process.kill()
+            process.wait(timeout=30)
+            psutil.wait_procs(helpers, timeout=30)
+            assert int(knob(loop.name, "read_ahead_kb")) == before
+        finally:
+            process.kill()
+            process.wait()
+
+
+@needs_loop
+def test_a_killed_helpers_values_are_put_back_by_the_next_helper() -> None:
+    with loop_device(256 * MiB) as loop, mounted(loop, "ext4") as mountpoint:
+        before = int(knob(loop.name, "read_ahead_kb"))
+        values = ",".join(str(v) for v in (16, 2048) if v != before)
+        process = _long_read_ahead_sweep(mountpoint, values)
+        try:
+            _until_a_point_is_applied(process, before)
+            helpers = psutil.Process(process.pid).children(recursive=True)
+            helper = next(p for p in helpers if "stripewise.helper" in " ".join(p.cmdline()))
+            helper.kill()
+            assert process.wait(timeout=60) == 1  # the helper was lost mid-experiment
+            left = int(knob(loop.name, "read_ahead_kb"))
+            assert left != before  # nobody was left to put it back
+            # the next helper to start, for whatever verb, puts it back as it starts
+            shown = subprocess.run(
+                [sys.executable, "-m", "stripewise", "tune", "verify"],
+                capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+            assert _wait_for(lambda: int(knob(loop.name, "read_ahead_kb")) == before), shown
+        finally:
+            process.kill()
+            process.wait()
