@@ -14,6 +14,8 @@ Figures:
             without the hold), each engine's bytes against the kernel's counters, and the
             sampler's cost
   plots     the Benchmark view's live plots: one refresh and repaint with a 2-hour run at 10 Hz
+  experiment-chart  the Experiment page's chart: one pass drawn (and repainted) with 50 points
+            of 9 passes on screen, a line and a 10 x 5 grid's heat maps
   gui       how long the GUI thread is blocked while a real benchmark streams at 10 Hz (Xvfb)
   group-gui the same while a group run streams from 8 fio servers on loopback at 2 Hz each
   group-drive  driving that group run: the driver's CPU (fio's apart) and its total against
@@ -344,6 +346,7 @@ def main() -> int:
             "imports",
             "engines",
             "plots",
+            "experiment-chart",
             "gui",
             "group-gui",
             "group-drive",
@@ -383,6 +386,14 @@ def main() -> int:
             from bench.plots import plot_refresh_ms
 
             figures.append(Figure("plot refresh, 72,000 samples per series", plot_refresh_ms(), 10))
+        if args.only in (None, "experiment-chart"):
+            from bench.experiment_chart import redraw_ms
+
+            name = "experiment chart redraw, 50 points of 9 passes"
+            figures.append(Figure(name, redraw_ms(), 16))
+            figures.append(
+                Figure("  the same, heat maps of a 10 x 5 grid", redraw_ms(grid=True), 16)
+            )
         if args.only in (None, "gui"):
             if shutil.which("Xvfb") is None:
                 print("Xvfb is not installed: skipping the GUI lag figure", file=sys.stderr)

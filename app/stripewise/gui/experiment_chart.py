@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -40,6 +41,29 @@ LOG_PARAMETERS = frozenset(
     }
 )
 MAX_CELL_LABELS = 100  # a grid this small gets its figures written in its cells
+MAX_TICK_LABELS = 12  # more labels under the axis run together (and cost a frame to paint)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A point's figures as drawn: its interval is worked out once per pass, not per redraw
+    (Student's t quantile is the costly part with 50 points of 9 passes)."""
+
+    values: Values
+    mean: float | None
+    low: float | None
+    high: float | None
+    p99: float | None
+    baseline: bool
+    passes: int
+
+    @classmethod
+    def of(cls, point: Point) -> Drawn:
+        ci = point.ci95
+        low, high = (None, None) if ci is None else ci
+        return cls(
+            point.values, point.mean, low, high, point.p99_mean, point.baseline, len(point.passes)
+        )
 
 
 def log_axis(name: str, values: Sequence[Value]) -> bool:
@@ -66,7 +90,9 @@ class ExperimentChart(QStackedWidget):
         self.addWidget(self.line)
         self.addWidget(self.grid)
         plot = self.line.getPlotItem()
-        plot.showGrid(x=True, y=True, alpha=0.25)
+        # no grid: its lines are most of a redraw's cost (15 ms a pass with 50 points, 6 ms
+        # without, bench/experiment_chart.py); the ticks mark the values run, the dashed line
+        # the starting settings' level
         plot.getViewBox().setDefaultPadding(0.06)  # the end points' markers whole, not halved
         self._curve = pg.PlotDataItem(
             pen=pg.mkPen(POINT_COLOUR, width=1),
@@ -90,10 +116,10 @@ class ExperimentChart(QStackedWidget):
         plot.legend.addItem(self._base, "starting settings")
         self._base_line.hide()
         self._heat: list[tuple[pg.PlotItem, pg.ImageItem]] = []
-        self._labels: list[tuple[pg.PlotItem, pg.TextItem]] = []
+        self._labels: list[dict[tuple[int, int], pg.TextItem]] = []  # per heat map, by cell
         self.parameters: tuple[tuple[str, tuple[Value, ...]], ...] = ()
         self._log = False
-        self._points: dict[Values, Point] = {}
+        self._points: dict[Values, Drawn] = {}
         self._metric = ""
         self.redraws = 0  # for tests and the bench: how many times the data was set
 
@@ -127,12 +153,13 @@ class ExperimentChart(QStackedWidget):
 
     def _set_ticks(self, values: Sequence[Value]) -> None:
         name = self.parameters[0][0] if self.parameters else ""
-        ticks = [(self._x(v), shown_value(name, v)) for v in values]
+        step = math.ceil(len(values) / MAX_TICK_LABELS)
+        ticks = [(self._x(v), shown_value(name, v)) for v in values[::step]]
         self.line.getPlotItem().getAxis("bottom").setTicks([ticks, []])
 
     def _build_grid(self) -> None:
         self.grid.clear()
-        self._heat = []
+        self._heat, self._labels = [], []
         (first, first_values), (second, second_values) = self.parameters
         for index, title in enumerate((self._metric, "p99 latency (us)")):
             plot = self.grid.addPlot(row=index, col=0, title=title)  # stacked: fits 1024 px
@@ -152,15 +179,22 @@ class ExperimentChart(QStackedWidget):
                 xRange=(0, len(second_values)), yRange=(0, len(first_values)), padding=0.02
             )
             self._heat.append((plot, image))
+            cells: dict[tuple[int, int], pg.TextItem] = {}
+            if len(first_values) * len(second_values) <= MAX_CELL_LABELS:
+                for column, row in np.ndindex(len(second_values), len(first_values)):
+                    cells[column, row] = pg.TextItem("", color="w", anchor=(0.5, 0.5))
+                    cells[column, row].setPos(column + 0.5, row + 0.5)
+                    plot.addItem(cells[column, row])
+            self._labels.append(cells)
 
     # --- data -----------------------------------------------------------------------------
     def update_point(self, point: Point) -> None:
         """A pass recorded: this point's mean and interval drawn anew."""
-        self._points[point.values] = point
+        self._points[point.values] = Drawn.of(point)
         self._redraw()
 
     def show_points(self, points: Sequence[Point]) -> None:
-        self._points = {p.values: p for p in points}
+        self._points = {p.values: Drawn.of(p) for p in points}
         self._redraw()
 
     def _redraw(self) -> None:
@@ -197,9 +231,6 @@ class ExperimentChart(QStackedWidget):
             self._set_ticks(sorted(seen, key=self._x))
 
     def _redraw_grid(self) -> None:
-        for plot, label in self._labels:
-            plot.removeItem(label)
-        self._labels = []
         (first, first_values), (second, second_values) = self.parameters
         metric = np.full((len(second_values), len(first_values)), np.nan)
         p99 = np.full_like(metric, np.nan)
@@ -214,28 +245,21 @@ class ExperimentChart(QStackedWidget):
                 continue
             if point.mean is not None:
                 metric[column, row] = point.mean
-            if point.p99_mean is not None:
-                p99[column, row] = point.p99_mean
-        for (plot, image), data in zip(self._heat, (metric, p99), strict=True):
+            if point.p99 is not None:
+                p99[column, row] = point.p99
+        for index, ((_plot, image), data) in enumerate(zip(self._heat, (metric, p99), strict=True)):
             if np.isnan(data).all():
                 image.clear()
-                continue
-            low, high = float(np.nanmin(data)), float(np.nanmax(data))
-            # cells not measured yet stay empty (NaN is drawn transparent), not the lowest colour
-            image.setImage(data, levels=(low, high if high > low else low + 1.0))
-            image.setRect(0, 0, len(second_values), len(first_values))
-            if data.size <= MAX_CELL_LABELS:
-                self._label_cells(plot, data)
-
-    def _label_cells(self, plot: pg.PlotItem, data: np.ndarray) -> None:
-        for column, row in np.ndindex(data.shape):
-            value = data[column, row]
-            if math.isnan(value):
-                continue
-            text = pg.TextItem(f"{value:,.0f}", color="w", anchor=(0.5, 0.5))
-            text.setPos(column + 0.5, row + 0.5)
-            plot.addItem(text)
-            self._labels.append((plot, text))
+            else:
+                low, high = float(np.nanmin(data)), float(np.nanmax(data))
+                # cells not measured yet stay empty (NaN is drawn transparent), not the lowest
+                image.setImage(data, levels=(low, high if high > low else low + 1.0))
+                image.setRect(0, 0, len(second_values), len(first_values))
+            for (column, row), label in self._labels[index].items():
+                value = data[column, row]
+                text = "" if math.isnan(value) else f"{value:,.0f}"
+                if label.textItem.toPlainText() != text:  # only the cell that changed
+                    label.setText(text)
 
     def clear_points(self) -> None:
         self._points = {}
@@ -266,11 +290,11 @@ class ExperimentChart(QStackedWidget):
         return sum(1 for p in self._points.values() if p.passes)
 
 
-def _bar_heights(points: Sequence[Point]) -> dict[str, np.ndarray]:
+def _bar_heights(points: Sequence[Drawn]) -> dict[str, np.ndarray]:
     """Each point's interval above and below its mean (none yet under 2 passes: 0)."""
     top, bottom = [], []
     for point in points:
-        ci, mean = point.ci95, point.mean or 0.0
-        top.append(0.0 if ci is None else ci[1] - mean)
-        bottom.append(0.0 if ci is None else mean - ci[0])
+        mean = point.mean or 0.0
+        top.append(0.0 if point.high is None else point.high - mean)
+        bottom.append(0.0 if point.low is None else mean - point.low)
     return {"top": np.array(top), "bottom": np.array(bottom)}

@@ -158,7 +158,10 @@ class ExperimentRunner(QObject):
             return
         self._say(f"applying {label(values)}")
         journal_label = f"Experiment {self.experiment_id}: {label(values)}"
-        self.tuning.call(ApplyArgs(settings, journal_label), self._on_applied, self._apply_refused)
+        # temporary: the helper puts it back itself if its session ends first (the GUI or the
+        # helper killed mid-point), and the next root helper if the helper died
+        args = ApplyArgs(settings, journal_label, temporary=True)
+        self.tuning.call(args, self._on_applied, self._apply_refused)
 
     def _on_applied(self, reply: ApplyReply) -> None:
         if not self.running:  # the window closed meanwhile: put it back at once
