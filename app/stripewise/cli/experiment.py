@@ -63,6 +63,14 @@ def fill_parser(experiment: argparse.ArgumentParser) -> None:
     compare.add_argument("experiment_ids", type=positive_int, nargs=2, metavar="ID")
     compare.add_argument("--json", action="store_true", help="machine-readable output")
 
+    from stripewise.cli.experiment_apply import apply_recommendation, fill_apply_parser
+
+    apply = add(
+        "apply", "put a better verdict's values in force (journaled; --persist: at boot)",
+        apply_recommendation,
+    )  # fmt: skip
+    fill_apply_parser(apply)
+
     delete = add("delete", "move an experiment and its runs to the trash", _delete)
     delete.add_argument("experiment_id", type=positive_int, metavar="ID")
     restore = add("restore", "bring an experiment and its runs back from the trash", _restore)

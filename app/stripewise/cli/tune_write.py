@@ -42,7 +42,7 @@ WRITE_COMMANDS = ("apply", "set", "revert", "verify")
 _INPUT_ERRORS = ("bad_args", "not_found", "bad_request")  # nothing was written
 
 
-class _InputError(Exception):
+class InputError(ValueError):
     """Invalid input found before the helper is asked: exit 2."""
 
 
@@ -87,11 +87,13 @@ def run_write(args: argparse.Namespace) -> int:
     try:
         if command == "set":
             settings = settings_from_assignments(args.assignments, args.devices or [])
-            return _apply(args, settings, "stripewise tune set " + " ".join(args.assignments))
+            return apply_settings(
+                args, settings, "stripewise tune set " + " ".join(args.assignments)
+            )
         if command == "apply":
             settings = settings_from_preset(args.preset, args.devices)
-            return _apply(args, settings, f"preset {args.preset}")
-    except _InputError as exc:
+            return apply_settings(args, settings, f"preset {args.preset}")
+    except InputError as exc:
         return fail(str(exc), EXIT_USAGE)
     if command == "revert":
         return _ask(args, RevertArgs(args.journal or None), _show_revert, need_root=True)
@@ -122,7 +124,7 @@ def settings_from_assignments(assignments: list[str], devices: list[str]) -> lis
                 settings.append(Setting(knob.key, checked, name))
         check_together(settings)
     except TuningError as exc:
-        raise _InputError(str(exc)) from None
+        raise InputError(str(exc)) from None
     return [TuningSetting(s.key, s.value, s.device) for s in settings]
 
 
@@ -133,7 +135,7 @@ def settings_from_preset(preset_name: str, devices: list[str]) -> list[TuningSet
         states = {state.name: state for state in (read_device(d) for d in dict.fromkeys(devices))}
         changes = resolve(preset, states, read_globals())
     except (PresetError, TuningError) as exc:
-        raise _InputError(str(exc)) from None
+        raise InputError(str(exc)) from None
     return [
         TuningSetting(c.setting.key, c.setting.value, c.setting.device)
         for c in changes
@@ -142,7 +144,8 @@ def settings_from_preset(preset_name: str, devices: list[str]) -> list[TuningSet
 
 
 # --- talking to the helper -------------------------------------------------------------------
-def _apply(args: argparse.Namespace, settings: list[TuningSetting], label: str) -> int:
+def apply_settings(args: argparse.Namespace, settings: list[TuningSetting], label: str) -> int:
+    """Through a root helper, journaled; `args` gives json and state_dir."""
     if not settings:
         print("nothing to change: every value is already in place")
         return EXIT_OK
@@ -157,7 +160,7 @@ def _ask(
     *,
     need_root: bool,
 ) -> int:
-    client = _connect(args, need_root)
+    client = connect(args, need_root)
     if isinstance(client, str):
         return fail(client, EXIT_FAILED)
     try:
@@ -193,7 +196,7 @@ def _print_restored(items: Sequence[PutBack], as_json: bool) -> None:
         print(line, file=sys.stderr if as_json else sys.stdout)  # --json: stdout is the reply
 
 
-def _connect(args: argparse.Namespace, need_root: bool) -> HelperClient | str:
+def connect(args: argparse.Namespace, need_root: bool) -> HelperClient | str:
     """A greeted helper, or why there is none. Writing needs root: without a way to get it,
     say so instead of starting a helper that would refuse."""
     privileges = environment.probe_privileges()
