@@ -173,3 +173,105 @@ def test_cancel_mid_way_leaves_nothing_applied(
         assert experiment.summary.status == "cancelled"
         assert "cancelled" in page.status.text()
         assert page.start_button.isEnabled()
+
+
+def test_a_grid_of_two_workload_parameters_draws_heat_maps(
+    make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
+) -> None:
+    _window, page = on_directory(make_window, tmp_path)
+    design(page, "queue_depth", "1,4")
+    page.design.second.set("block_size", "4k,64k")
+    result = run_to_end(page, qtbot)
+    # the form's queue depth 1 and block size 64K are a corner of the grid: 4 points
+    assert sorted(p.label for p in result.points) == [
+        "queue_depth=1, block_size=4k",
+        "queue_depth=1, block_size=64k",
+        "queue_depth=4, block_size=4k",
+        "queue_depth=4, block_size=64k",
+    ]
+    assert page.chart.currentWidget() is page.chart.grid
+    metric, p99 = page.chart.heat_data()
+    assert metric is not None and metric.shape == (2, 2) and (metric > 0).all()
+    assert p99 is not None and (p99 > 0).all()  # every cell measured
+    assert page.card.verdict is result.recommendation.verdict
+
+
+def test_a_latency_target_searches_the_queue_depth(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> None:
+    """A target no depth misses: the search probes LO, then HI, and answers HI."""
+    _window, page = on_directory(make_window, tmp_path)
+    design(page, "queue_depth", "")
+    page.design.latency.setChecked(True)
+    page.design.latency_us.setValue(10_000_000)
+    page.design.search.setText("1..4")
+    assert page.design.metric_box.currentData() == "seq_read:iops"
+    result = run_to_end(page, qtbot)
+    answer = result.extra["latency_target"]
+    assert answer["probes"] == [1, 4] and answer["value"] == 4
+    assert result.recommendation.verdict is Verdict.BETTER
+    assert page.card.title.text().startswith("Better: queue_depth=4")
+    assert not page.card.apply_button.isVisibleTo(page)  # a workload value
+
+
+@needs_loop
+def test_apply_this_writes_the_recommended_read_ahead_through_the_helper(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    """A "better" answer for read_ahead_kb (made here: which value wins on a loop device is
+    up to the machine) is previewed, then applied through the helper and journaled."""
+    from stripewise.model.experiment_result import Recommendation
+    from stripewise.protocol.tuning import RevertArgs
+    from stripewise.services.experiment_setup import ExperimentRequest, prepare
+
+    with loop_at(256) as (loop, knob):
+        page = on_loop(make_window, qtbot, loop)
+        design(page, "read_ahead_kb", "128,1024", direct=False)
+        setup = prepare(ExperimentRequest(page.form.start_args(), page.design.vary()))
+        assert setup.baseline == (("read_ahead_kb", 256),) and setup.design.devices == (loop.name,)
+        plan_result = ExperimentResult(
+            setup.design.objective,
+            "MB/s",
+            (),
+            None,
+            Recommendation((("read_ahead_kb", 1024),), Verdict.BETTER, "made for the test", 12.0),
+            experiment=7,
+        )
+        page.setup, page.result = setup, plan_result
+        page.card.show_result(plan_result, True)
+        assert page.card.apply_button.isVisibleTo(page)
+        page.card.apply_button.click()
+        box = page.apply.box_up
+        assert box is not None and f"{loop.name}  read_ahead_kb: 256 \u2192 1024" in box.text()
+        with qtbot.waitSignal(page.apply.applied, timeout=20_000) as applied:
+            box.button(box.StandardButton.Apply).click()
+        assert knob.read_text().strip() == "1024"
+        assert applied.args[0].startswith("Applied, journal ")
+        assert "all read back as written" in page.status.text()
+        reverted: list[object] = []
+        page.apply.service.call(RevertArgs(), reverted.append, reverted.append)
+        qtbot.waitUntil(lambda: bool(reverted), timeout=20_000)
+        assert knob.read_text().strip() == "256"
+
+
+@needs_loop
+def test_closing_the_window_mid_point_puts_the_value_back(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    with loop_at(256) as (loop, knob):
+        page = on_loop(make_window, qtbot, loop)
+        window = page.window()
+        design(page, "read_ahead_kb", "128,1024", direct=False)
+        applied: list[str] = []
+
+        def close_once_applied(_started: object) -> None:
+            value = knob.read_text().strip()
+            if value != "256" and not applied:
+                applied.append(value)
+                window.close()
+
+        page.session.started.connect(close_once_applied)
+        page.start_button.click()
+        qtbot.waitUntil(lambda: bool(applied), timeout=TIMEOUT_MS)
+        assert applied[0] in ("128", "1024")
+        qtbot.waitUntil(lambda: knob.read_text().strip() == "256", timeout=20_000)

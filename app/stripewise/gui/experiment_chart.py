@@ -286,6 +286,10 @@ class ExperimentChart(QStackedWidget):
             self.restyle()  # light <-> dark: axes and legend follow the text colour
         super().changeEvent(event)
 
+    def heat_data(self) -> list[np.ndarray | None]:
+        """The metric's and p99's grids as drawn (None before a first point)."""
+        return [image.image for _plot, image in self._heat]
+
     def point_count(self) -> int:
         return sum(1 for p in self._points.values() if p.passes)
 

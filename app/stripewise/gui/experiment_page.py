@@ -261,11 +261,12 @@ class ExperimentPage(QWidget):
         self.progress.setValue(1)
         self.progress.setFormat(f"{passes} passes over {len(result.points)} points")
         self.eta.clear()
-        ended = "done" if not self.runner.cancelled else "cancelled"
-        saved = f"experiment {result.experiment} " if result.experiment else ""
+        ended = "cancelled" if self.runner.cancelled else "done"
+        number = f" {result.experiment}" if result.experiment is not None else ""
+        tag = f"experiment:{result.experiment}" if result.experiment is not None else "experiment"
         self._tell(
-            f"Experiment {ended}: every value it changed is back. Its {saved}runs are in the "
-            "History, tagged experiment."
+            f"Experiment{number} {ended}: every value it changed is back; its runs are in the "
+            f"History, tagged {tag}."
         )
 
     def _on_failed(self, message: str) -> None:
