@@ -275,3 +275,25 @@ def test_closing_the_window_mid_point_puts_the_value_back(
         qtbot.waitUntil(lambda: bool(applied), timeout=TIMEOUT_MS)
         assert applied[0] in ("128", "1024")
         qtbot.waitUntil(lambda: knob.read_text().strip() == "256", timeout=20_000)
+
+
+@needs_loop
+def test_a_tunable_without_the_privileged_helper_is_refused_before_anything_runs(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    from stripewise.environment import PrivilegeMode, Privileges
+
+    with loop_at(256) as (loop, knob):
+        page = on_loop(make_window, qtbot, loop)
+        page.window().helper.set_privileges(Privileges(PrivilegeMode.NONE, "no pkexec here"))
+        design(page, "read_ahead_kb", "128,1024", direct=False)
+        started: list[object] = []
+        page.session.started.connect(started.append)
+        with qtbot.waitSignal(page.runner.failed, timeout=20_000) as failed:
+            page.start_button.click()
+        assert failed.args[0] == (
+            "varying read_ahead_kb needs the privileged helper: no pkexec here"
+        )
+        assert not started and knob.read_text().strip() == "256"
+        assert "needs the privileged helper" in page.card.title.text()
+        assert page.start_button.isEnabled()

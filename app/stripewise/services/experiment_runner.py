@@ -17,7 +17,7 @@ from collections.abc import Callable
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
-from stripewise.model.experiment import ExperimentError, Values, label
+from stripewise.model.experiment import ExperimentError, Kind, Values, label
 from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
 from stripewise.model.experiment_result import ExperimentResult
 from stripewise.model.run import RunStatus
@@ -110,8 +110,14 @@ class ExperimentRunner(QObject):
             self.running = False
             self.failed.emit("cancelled before it started: nothing was applied")
             return
-        self.setup = setup
         design = setup.design
+        tuned = [p.name for p in design.parameters if p.kind is Kind.TUNABLE]
+        refusal = self.tuning.helper.unavailable_reason
+        if tuned and refusal:  # no point could be set: said before anything runs
+            self.running = False
+            self.failed.emit(f"varying {', '.join(tuned)} needs the privileged helper: {refusal}")
+            return
+        self.setup = setup
         if setup.search is not None:
             self.plan = LatencySearch(design, setup.search)
         else:
