@@ -297,3 +297,17 @@ def test_a_tunable_without_the_privileged_helper_is_refused_before_anything_runs
         assert not started and knob.read_text().strip() == "256"
         assert "needs the privileged helper" in page.card.title.text()
         assert page.start_button.isEnabled()
+
+
+def test_a_value_that_cannot_run_is_said_in_one_line_with_nothing_run(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> None:
+    _window, page = on_directory(make_window, tmp_path)
+    design(page, "queue_depth", "1,x")
+    started: list[object] = []
+    page.session.started.connect(started.append)
+    with qtbot.waitSignal(page.runner.failed, timeout=20_000) as failed:
+        page.start_button.click()
+    assert failed.args[0] == "queue_depth: 'x' is not a number"
+    assert page.card.title.text() == "Stopped: queue_depth: 'x' is not a number"
+    assert not started and page.start_button.isEnabled() and not page.runner.running

@@ -101,7 +101,7 @@ class ExperimentRunner(QObject):
         if self._alive():
             self.running = False
             why = str(exc) if isinstance(exc, ExperimentError | OSError) else repr(exc)
-            self.failed.emit(why)
+            self.failed.emit(why.removeprefix("--vary "))  # the CLI's option: no field here
 
     def _on_prepared(self, setup: Prepared) -> None:
         if not self._alive():
