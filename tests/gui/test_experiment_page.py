@@ -311,3 +311,38 @@ def test_a_value_that_cannot_run_is_said_in_one_line_with_nothing_run(
     assert failed.args[0] == "queue_depth: 'x' is not a number"
     assert page.card.title.text() == "Stopped: queue_depth: 'x' is not a number"
     assert not started and page.start_button.isEnabled() and not page.runner.running
+
+
+@needs_loop
+def test_a_helper_killed_mid_point_is_said_and_its_value_put_back_at_the_next_start(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    import os
+    import signal
+
+    from stripewise.protocol.verbs import CapabilitiesArgs
+
+    with loop_at(256) as (loop, knob):
+        page = on_loop(make_window, qtbot, loop)
+        design(page, "read_ahead_kb", "128,1024", direct=False)
+        killed: list[str] = []
+
+        def kill_once_applied(_started: object) -> None:
+            helper = page.window().helper.process_id()
+            if knob.read_text().strip() != "256" and not killed and helper is not None:
+                killed.append(knob.read_text().strip())
+                os.kill(helper, signal.SIGKILL)
+
+        page.session.started.connect(kill_once_applied)
+        with qtbot.waitSignal(page.runner.failed, timeout=TIMEOUT_MS) as failed:
+            page.start_button.click()
+        assert failed.args[0].startswith("could not put back journal ")
+        assert "the helper puts it back the next time it starts" in failed.args[0]
+        assert knob.read_text().strip() == killed[0]  # left as the killed helper wrote it
+        page.window().close()
+
+        again = experiment_page(make_window(view="experiment"))
+        asked: list[object] = []
+        again.apply.service.call(CapabilitiesArgs(), asked.append, asked.append)
+        qtbot.waitUntil(lambda: bool(asked), timeout=20_000)
+        assert knob.read_text().strip() == "256"  # the next helper put it back as it started

@@ -287,7 +287,11 @@ class ExperimentRunner(QObject):
         """A value could not be put back: the experiment stops there, saying which."""
         journal, self._journal = self._journal, None
         what = "" if self._values is None else f" of {label(self._values)}"
-        self._end(cancelled=True, not_restored=f"journal {journal}{what}: {message}")
+        self._end(
+            cancelled=True,
+            not_restored=f"journal {journal}{what}: {message}; the helper puts it back the "
+            "next time it starts (applied as temporary)",
+        )
 
     # --- the end ------------------------------------------------------------------------------
     def cancel(self) -> None:
