@@ -16,6 +16,8 @@ Figures:
   plots     the Benchmark view's live plots: one refresh and repaint with a 2-hour run at 10 Hz
   experiment-chart  the Experiment page's chart: one pass drawn (and repainted) with 50 points
             of 9 passes on screen, a line and a 10 x 5 grid's heat maps
+  experiment-overhead  `stripewise experiment run` of a read-ahead sweep on a RAM-backed loop
+            device: its wall time over the sum of its runs' own times (root, losetup)
   gui       how long the GUI thread is blocked while a real benchmark streams at 10 Hz (Xvfb)
   group-gui the same while a group run streams from 8 fio servers on loopback at 2 Hz each
   group-drive  driving that group run: the driver's CPU (fio's apart) and its total against
@@ -333,6 +335,23 @@ def measure_udev_dump(runs: int, scratch: str) -> list[Figure]:
     return figures
 
 
+def measure_experiment_overhead(runs: int) -> list[Figure]:
+    """The orchestration's share of an experiment: wall time over the sum of its runs' own
+    times, minus one (target < 5 %)."""
+    if os.geteuid() != 0 or shutil.which("losetup") is None:
+        print("not root or no losetup: skipping the experiment overhead", file=sys.stderr)
+        return []
+    from bench.experiment_overhead import measure
+
+    measured = measure(runs)
+    overhead = [100.0 * (wall / ran - 1.0) for wall, ran in measured]
+    return [
+        Figure("experiment: wall time over its runs' time", overhead, 5, unit="%"),
+        Figure("  its runs' time (9 or more passes)", [ran for _w, ran in measured], unit="s"),
+        Figure("  its wall time", [wall for wall, _r in measured], unit="s"),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
@@ -347,6 +366,7 @@ def main() -> int:
             "engines",
             "plots",
             "experiment-chart",
+            "experiment-overhead",
             "gui",
             "group-gui",
             "group-drive",
@@ -394,6 +414,8 @@ def main() -> int:
             figures.append(
                 Figure("  the same, heat maps of a 10 x 5 grid", redraw_ms(grid=True), 16)
             )
+        if args.only in (None, "experiment-overhead"):
+            figures.extend(measure_experiment_overhead(max(3, args.runs // 2)))
         if args.only in (None, "gui"):
             if shutil.which("Xvfb") is None:
                 print("Xvfb is not installed: skipping the GUI lag figure", file=sys.stderr)

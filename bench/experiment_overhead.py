@@ -3,11 +3,12 @@ it, its wall time against the sum of its runs' own times.
 
 A sweep of read_ahead_kb over three values on a RAM-backed loop device (one journaled apply,
 read-back and revert through the helper around every run, as every tunable sweep does), buffered
-sequential reads of 4 KiB of a 128 MiB file: each run lasts about a second, so the orchestration
-(the helper's start, every apply and revert, the plan, the output) is measured against runs of
-the length it will meet at the short end. The runs' times are the engine's own (`run_elapsed_s`
-of each `point_result`: the run's file laid out, read and removed); the wall time is the whole
-command's, from exec to exit.
+sequential reads of 4 KiB of a 512 MiB file: each run lasts 2 to 3 s here, the short end of an
+experiment's passes (a field note's bonnie++ pass takes minutes), so the orchestration (Python's
+start, the helper's, every apply, read-back and revert, the plan, the output: about 0.5 s once
+and 15 ms a visit on this machine) is measured against runs it will rarely find shorter. The
+runs' times are the engine's own (`run_elapsed_s` of each `point_result`: the run's file laid
+out, read and removed); the wall time is the whole command's, from exec to exit.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 
-IMAGE_BYTES = 256 * 2**20
+IMAGE_BYTES = 640 * 2**20
 
 
 def _run(argv: list[str], **kwargs: object) -> str:
@@ -44,7 +45,7 @@ def measure(runs: int) -> list[tuple[float, float]]:
             argv = [
                 sys.executable, "-m", "stripewise", "experiment", "run",
                 "--target", mountpoint, "--vary", "read_ahead_kb=128,512,2048",
-                "--size", "128M", "--block-size", "4k", "--buffered",
+                "--size", "512M", "--block-size", "4k", "--buffered",
                 "--phases", "seq_read", "--engine", "builtin", "--max-passes", "3",
                 "--half-width", "50", "--seed", str(seed), "--json",
             ]  # fmt: skip
