@@ -93,7 +93,6 @@ class ExperimentChart(QStackedWidget):
         # no grid: its lines are most of a redraw's cost (15 ms a pass with 50 points, 6 ms
         # without, bench/experiment_chart.py); the ticks mark the values run, the dashed line
         # the starting settings' level
-        plot.getViewBox().setDefaultPadding(0.06)  # the end points' markers whole, not halved
         self._curve = pg.PlotDataItem(
             pen=pg.mkPen(POINT_COLOUR, width=1),
             symbol="o",
@@ -110,25 +109,36 @@ class ExperimentChart(QStackedWidget):
         self._base_line = pg.InfiniteLine(
             angle=0, pen=pg.mkPen(BASELINE_COLOUR, width=1, style=pg.QtCore.Qt.PenStyle.DashLine)
         )
-        plot.addLegend(offset=(-10, 10))
+        plot.addLegend(offset=(10, 10))  # top left: most sweeps rise to the right
         for item in (self._base_line, self._curve, self._bars, self._base, self._base_bars):
             plot.addItem(item)
-        plot.legend.addItem(self._base, "starting settings")
         self._base_line.hide()
         self._heat: list[tuple[pg.PlotItem, pg.ImageItem]] = []
         self._labels: list[dict[tuple[int, int], pg.TextItem]] = []  # per heat map, by cell
         self.parameters: tuple[tuple[str, tuple[Value, ...]], ...] = ()
         self._log = False
+        self._x_span: tuple[float, float] | None = None  # the x range set, from the values
         self._points: dict[Values, Drawn] = {}
         self._metric = ""
         self.redraws = 0  # for tests and the bench: how many times the data was set
 
     # --- set-up ---------------------------------------------------------------------------
     def set_design(
-        self, parameters: Sequence[tuple[str, Sequence[Value]]], metric: str, unit: str
+        self,
+        parameters: Sequence[tuple[str, Sequence[Value]]],
+        metric: str,
+        unit: str,
+        baseline: bool = True,
     ) -> None:
-        """A new experiment: its parameters with their values (a search's: its bounds)."""
+        """A new experiment: its parameters with their values (a search's: its bounds, and
+        no starting settings to draw apart)."""
         self.parameters = tuple((name, tuple(values)) for name, values in parameters)
+        self._x_span = None
+        legend = self.line.getPlotItem().legend
+        if legend is not None:
+            legend.removeItem(self._base)
+            if baseline:
+                legend.addItem(self._base, "starting settings")
         self._metric = f"{metric} ({unit})"
         self._points = {}
         if len(self.parameters) == 2:
@@ -229,6 +239,14 @@ class ExperimentChart(QStackedWidget):
         seen = tuple(dict.fromkeys([*listed, *(p.values[0][1] for p in measured)]))
         if len(seen) != len(listed) and name not in UNORDERED:  # a search's probes
             self._set_ticks(sorted(seen, key=self._x))
+        positions = sorted(self._x(v) for v in seen)
+        if positions and (positions[0], positions[-1]) != self._x_span:
+            # set from the values, not auto-ranged: the end markers stay whole, and a redraw
+            # does not lay the axis out again
+            self._x_span = low, high = positions[0], positions[-1]
+            if high == low:
+                low, high = low - 1.0, high + 1.0
+            self.line.getPlotItem().setXRange(low, high, padding=0.08)
 
     def _redraw_grid(self) -> None:
         (first, first_values), (second, second_values) = self.parameters

@@ -233,7 +233,9 @@ class ExperimentPage(QWidget):
                 )
                 for p in design.parameters
             ]
-        self.chart.set_design(parameters, metric, objective.metric.unit)
+        self.chart.set_design(
+            parameters, metric, objective.metric.unit, baseline=setup.search is None
+        )
 
     def _on_progress(self, text: str, done: int, at_least: int, at_most: int, eta: float) -> None:
         self.status.setText(text)
