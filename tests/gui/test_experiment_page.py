@@ -215,7 +215,7 @@ def test_a_latency_target_searches_the_queue_depth(
 
 
 @needs_loop
-def test_apply_this_writes_the_recommended_read_ahead_through_the_helper(
+def test_apply_this_writes_the_recommended_read_ahead_then_offers_the_boot_files(
     make_window: WindowFactory, qtbot: Any
 ) -> None:
     """A "better" answer for read_ahead_kb (made here: which value wins on a loop device is
@@ -240,6 +240,7 @@ def test_apply_this_writes_the_recommended_read_ahead_through_the_helper(
         page.setup, page.result = setup, plan_result
         page.card.show_result(plan_result, True)
         assert page.card.apply_button.isVisibleTo(page)
+        page.card.persist.setChecked(True)
         page.card.apply_button.click()
         box = page.apply.box_up
         assert box is not None and f"{loop.name}  read_ahead_kb: 256 \u2192 1024" in box.text()
@@ -248,6 +249,12 @@ def test_apply_this_writes_the_recommended_read_ahead_through_the_helper(
         assert knob.read_text().strip() == "1024"
         assert applied.args[0].startswith("Applied, journal ")
         assert "all read back as written" in page.status.text()
+        # then the boot-time files, shown before anything is written: declined here
+        qtbot.waitUntil(lambda: page.apply.box is not None, timeout=20_000)
+        persist = page.apply.box
+        assert persist is not None and persist.windowTitle() == "Make persistent"
+        persist.button(persist.StandardButton.Cancel).click()
+        assert page.apply.box is None
         reverted: list[object] = []
         page.apply.service.call(RevertArgs(), reverted.append, reverted.append)
         qtbot.waitUntil(lambda: bool(reverted), timeout=20_000)
