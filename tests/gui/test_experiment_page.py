@@ -353,3 +353,21 @@ def test_a_helper_killed_mid_point_is_said_and_its_value_put_back_at_the_next_st
         again.apply.service.call(CapabilitiesArgs(), asked.append, asked.append)
         qtbot.waitUntil(lambda: bool(asked), timeout=20_000)
         assert knob.read_text().strip() == "256"  # the next helper put it back as it started
+
+
+def test_the_chart_draws_a_scheduler_sweep_by_name_and_a_point_without_an_interval(
+    qtbot: Any,
+) -> None:
+    from stripewise.gui.experiment_chart import ExperimentChart
+    from stripewise.model.experiment_result import Point
+
+    chart = ExperimentChart()
+    qtbot.addWidget(chart)
+    chart.set_design([("scheduler", ["mq-deadline", "none", "kyber"])], "seq_read mb_s", "MB/s")
+    chart.update_point(Point((("scheduler", "mq-deadline"),), (500.0, 510.0, 505.0), baseline=True))
+    chart.update_point(Point((("scheduler", "kyber"),), (480.0,)))  # one pass: no bar yet
+    ticks = chart.line.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert [label for _x, label in ticks] == ["mq-deadline", "none", "kyber"]
+    assert chart.point_count() == 2
+    xs, ys = chart._curve.getData()
+    assert list(xs) == [2.0] and list(ys) == [480.0]
