@@ -371,3 +371,28 @@ def test_the_chart_draws_a_scheduler_sweep_by_name_and_a_point_without_an_interv
     assert chart.point_count() == 2
     xs, ys = chart._curve.getData()
     assert list(xs) == [2.0] and list(ys) == [480.0]
+
+
+def test_another_start_refused_while_a_pass_runs_leaves_the_experiment_going(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> None:
+    """The Benchmark page's Start pressed mid-pass is refused there; the pass is not."""
+    from stripewise.services.bench_session import BenchRequest
+
+    _window, page = on_directory(make_window, tmp_path)
+    design(page, "queue_depth", "1,4")
+    refused: list[str] = []
+    page.session.refused.connect(refused.append)
+
+    def start_another(_started: object) -> None:
+        if not refused:
+            page.session.start(BenchRequest(page.form.start_args(), "by hand"))
+
+    page.session.started.connect(start_another)
+    result = run_to_end(page, qtbot)
+    assert refused == ["a benchmark is already running"]
+    assert {p.label: len(p.passes) for p in result.points} == {
+        "queue_depth=1": 4,
+        "queue_depth=4": 3,
+    }
+    assert not result.extra.get("failed")

@@ -77,6 +77,7 @@ class ExperimentRunner(QObject):
         self._visit_began = 0.0
         self._seed: int | None = None
         self._connected = False  # to the session's signals, while visiting points
+        self._asking = False  # inside session.start(): a refusal now is this pass's
 
     # --- start --------------------------------------------------------------------------------
     def start(self, request: ExperimentRequest) -> None:
@@ -201,16 +202,19 @@ class ExperimentRunner(QObject):
             f"Experiment {self.setup.name}: {point_label}",
             tags=("experiment", f"experiment:{self.experiment_id}"),
         )
-        self._in_bench = True
-        self.session.start(request)
+        self._in_bench, self._asking = True, True
+        self.session.start(request)  # refused at once when another run holds the session
+        self._asking = False
 
     def _on_bench_started(self, _started: object) -> None:
         if self._in_bench and self._cancelled:  # cancelled while the helper was starting it
             self.session.cancel()
 
     def _on_recorded(self, run_id: int) -> None:
-        """The run's row exists: a short run may end before its row is written."""
-        if self._in_bench or self._outcome is not None:
+        """The run's row exists: a short run may end before its row is written. The first
+        row made after this pass's start is its own (one serial writer makes them in order),
+        not a run the Benchmark page started once this one ended."""
+        if self._run_id is None and (self._in_bench or self._outcome is not None):
             self._run_id = run_id
 
     def _on_bench_finished(self, result: RunResult) -> None:
@@ -235,7 +239,9 @@ class ExperimentRunner(QObject):
             self._maybe_record()
 
     def _on_bench_refused(self, message: str) -> None:
-        if self._in_bench:
+        """This pass's start refused, at once or by the helper; not another page's start
+        refused because this pass holds the session."""
+        if self._in_bench and (self._asking or not self.session.busy):
             self._in_bench = False
             if self._journal is not None:
                 self._revert_then(lambda: self._fail_point(f"did not start: {message}"))
