@@ -40,6 +40,7 @@ LOG_PARAMETERS = frozenset(
         "vm.dirty_background_bytes",
     }
 )
+CELL_DARK = "#202020"  # figures on the light end of viridis
 MAX_CELL_LABELS = 100  # a grid this small gets its figures written in its cells
 MAX_TICK_LABELS = 12  # more labels under the axis run together (and cost a frame to paint)
 
@@ -266,18 +267,26 @@ class ExperimentChart(QStackedWidget):
             if point.p99 is not None:
                 p99[column, row] = point.p99
         for index, ((_plot, image), data) in enumerate(zip(self._heat, (metric, p99), strict=True)):
+            low, high = 0.0, 1.0
             if np.isnan(data).all():
                 image.clear()
             else:
                 low, high = float(np.nanmin(data)), float(np.nanmax(data))
+                high = high if high > low else low + 1.0
                 # cells not measured yet stay empty (NaN is drawn transparent), not the lowest
-                image.setImage(data, levels=(low, high if high > low else low + 1.0))
+                image.setImage(data, levels=(low, high))
                 image.setRect(0, 0, len(second_values), len(first_values))
             for (column, row), label in self._labels[index].items():
                 value = data[column, row]
                 text = "" if math.isnan(value) else f"{value:,.0f}"
                 if label.textItem.toPlainText() != text:  # only the cell that changed
                     label.setText(text)
+                # viridis turns light towards its top: dark figures there, white below
+                colour = (
+                    CELL_DARK if not math.isnan(value) and value - low > 0.6 * (high - low) else "w"
+                )
+                if label.textItem.defaultTextColor().name() != pg.mkColor(colour).name():
+                    label.setColor(colour)
 
     def clear_points(self) -> None:
         self._points = {}

@@ -236,6 +236,7 @@ class ExperimentPage(QWidget):
         self.chart.set_design(
             parameters, metric, objective.metric.unit, baseline=setup.search is None
         )
+        self.points.set_names([name for name, _values in parameters])
 
     def _on_progress(self, text: str, done: int, at_least: int, at_most: int, eta: float) -> None:
         self.status.setText(text)

@@ -1,5 +1,6 @@
 """The Experiment page's table of points: each combination's passes, mean with its 95 %
-interval, p99 latency and runs, filled in as passes are recorded."""
+interval, p99 latency and runs, filled in as passes are recorded. The parameters' names head
+the first column, so its cells hold the values alone (`1, 64k`): they fit at 1024 px."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from stripewise.model.experiment import Values
+from stripewise.model.experiment import Values, shown_value
 from stripewise.model.experiment_result import Point
 
+START = "  (start)"
 COLUMNS = ("Point", "Passes", "Mean", "95 % interval", "p99 \u00b5s", "Runs")
 
 
@@ -29,16 +31,20 @@ class PointsTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         header = self.horizontalHeader()
-        for column in range(1, len(COLUMNS) - 1):
+        for column in range(len(COLUMNS) - 1):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        # the point's label and its runs share what is left (elided, whole in the tooltip)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # the runs take what is left (elided, whole in the tooltip)
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.setWordWrap(False)  # one line a point: elided, whole in its tooltip
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         rows = self.verticalHeader().defaultSectionSize()
         self.setMinimumHeight(header.sizeHint().height() + 3 * rows + 2 * self.frameWidth())
         self._rows: dict[Values, int] = {}
+
+    def set_names(self, names: Sequence[str]) -> None:
+        """The varied parameters, in the design's order: the first column's heading."""
+        heading = ",\n".join(names) or COLUMNS[0]  # a grid's two names on two lines
+        self.setHorizontalHeaderItem(0, QTableWidgetItem(heading))
 
     def set_points(self, points: Sequence[Point]) -> None:
         self.setRowCount(0)
@@ -54,8 +60,9 @@ class PointsTable(QTableWidget):
             self._rows[point.values] = row
         ci = point.ci95
         p99 = point.p99_mean
+        values = ", ".join(shown_value(name, value) for name, value in point.values)
         cells = (
-            point.label + ("  (starting settings)" if point.baseline else ""),
+            values + (START if point.baseline else ""),
             str(len(point.passes)),
             _number(point.mean),
             "" if ci is None else f"{_number(ci[0])} \u2013 {_number(ci[1])}",
@@ -64,16 +71,17 @@ class PointsTable(QTableWidget):
         )
         for column, text in enumerate(cells):
             item = QTableWidgetItem(text)
-            item.setToolTip(text)
+            item.setToolTip(text if column else point.label + (START if point.baseline else ""))
+            item.setData(Qt.ItemDataRole.UserRole, point.label)
             if column:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.setItem(row, column, item)
 
     def passes_shown(self) -> dict[str, int]:
-        """Point label -> passes, as shown (for tests)."""
+        """Point label (`queue_depth=4`) -> passes, as shown (for tests)."""
         found = {}
         for row in range(self.rowCount()):
             name, passes = self.item(row, 0), self.item(row, 1)
             if name is not None and passes is not None:
-                found[name.text().removesuffix("  (starting settings)")] = int(passes.text())
+                found[str(name.data(Qt.ItemDataRole.UserRole))] = int(passes.text())
         return found
