@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
+from stripewise.model.health import DiskHealth
 from stripewise.protocol.client import ClientCore, Reply
 from stripewise.protocol.codec import wire_keys
 from stripewise.protocol.fields import Message, VerbArgs
+from stripewise.protocol.health import DiskHealthArgs, DiskHealthReply
 from stripewise.protocol.messages import ARGS_TYPES, REPLY_TYPES
 from stripewise.protocol.spec import SPEC_KEYS, spec_from_json, spec_to_json
 from stripewise.protocol.tuning import (
@@ -81,6 +83,7 @@ ARGS = [
     VerifyArgs(JOURNAL),
     RevertArgs(JOURNAL),
     PersistArgs("preview", SETTINGS),
+    DiskHealthArgs(("sda", "nvme0n1")),
 ]
 REPLIES = [
     HelloReply(1, "0.1.0", 4242, 0),
@@ -123,6 +126,59 @@ REPLIES = [
         ("/etc/sysctl.d/90-stripewise.conf",),
         ("/etc/udev/rules.d/90-stripewise.rules",),
         (),
+    ),
+    DiskHealthReply(
+        (
+            DiskHealth(
+                "sda",
+                True,
+                None,
+                False,
+                "ATA",
+                "HDS721050DLE630",
+                "MSK42",
+                216,
+                25,
+                65592,
+                1975,
+                8,
+                0,
+                0,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            ),
+            DiskHealth(
+                "nvme0n1",
+                True,
+                None,
+                True,
+                "NVMe",
+                "970 EVO",
+                "S466",
+                0,
+                35,
+                12798,
+                None,
+                None,
+                None,
+                None,
+                0,
+                7,
+                62,
+                3,
+                99,
+                10,
+                None,
+                None,
+            ),
+            DiskHealth("vda", False, "no SMART (virtio disk)", exit_status=1),
+        )
     ),
 ]
 
@@ -368,6 +424,15 @@ REFUSED = [
     (PersistArgs, {"action": "remove", "settings": []}, "bad_args", "remove takes no settings"),
     (PersistArgs, {"action": "preview"}, "bad_args", "non-empty"),
     (PersistArgs, {"action": "write", **_one(value=True)}, "bad_args", "number or a name"),
+    (DiskHealthArgs, {}, "bad_args", "kernel names"),
+    (DiskHealthArgs, {"devices": "sda"}, "bad_args", "kernel names"),
+    (DiskHealthArgs, {"devices": [5]}, "bad_args", "kernel names"),
+    (DiskHealthArgs, {"devices": []}, "bad_args", "1 to 256 disks"),
+    (DiskHealthArgs, {"devices": ["sda"] * 2}, "bad_args", "named twice"),
+    (DiskHealthArgs, {"devices": [f"sd{n}" for n in range(257)]}, "bad_args", "1 to 256"),
+    (DiskHealthArgs, {"devices": ["../sda"]}, "bad_args", "not a disk's kernel name"),
+    (DiskHealthArgs, {"devices": ["/dev/sda"]}, "bad_args", "not a disk's kernel name"),
+    (DiskHealthArgs, {"devices": ["sda\n"]}, "bad_args", "not a disk's kernel name"),
 ]
 
 
@@ -409,6 +474,12 @@ BAD_REPLIES = [
     (RevertReply, {"skipped": [{"key": "k", "reason": 5}]}, "skipped[0].reason"),
     (PersistReply, {"files": [{"kind": "udev", "path": "/x", "text": 5}]}, "files[0].text"),
     (PersistReply, {"written": "/x"}, "written"),
+    (DiskHealthReply, {"disks": [{"device": "sda", "available": "yes"}]}, "disks[0].available"),
+    (
+        DiskHealthReply,
+        {"disks": [{"device": "sda", "available": True, "media_errors": "7"}]},
+        "media_errors",
+    ),
 ]
 
 
@@ -438,7 +509,9 @@ def test_the_client_core_types_replies_by_the_verb_asked() -> None:
         got = core.receive(encode({"id": request_id, "ok": True, "result": reply.to_json()}))
         assert got == Reply(request_id, type(args).VERB, True, reply)
     _, line = core.request(ApplyArgs(SETTINGS, "x"))
-    assert line.startswith(b'{"id":12,"verb":"tuning.apply","args":{"settings":[')
+    assert line.startswith(
+        f'{{"id":{len(ARGS) + 1},"verb":"tuning.apply","args":{{"settings":['.encode()
+    )
 
 
 def test_a_reply_that_does_not_parse_is_bad_reply() -> None:

@@ -17,6 +17,7 @@ from typing import BinaryIO
 from stripewise import __version__
 from stripewise.helper.credentials import Caller, CredentialsError, caller_from_environment
 from stripewise.helper.enclosure import handle_locate
+from stripewise.helper.health import handle_disk_health
 from stripewise.helper.mdcreate import handle_create
 from stripewise.helper.session import Session
 from stripewise.helper.state import DEFAULT_STATE_DIR
@@ -42,6 +43,7 @@ HANDLERS: dict[str, Handler] = {
     "hello": handle_hello,
     "enclosure.locate": handle_locate,
     "array.create": handle_create,
+    "disk.health": handle_disk_health,
 }
 SESSION_VERBS: dict[str, Callable[[Session, Request], Message]] = {
     "capabilities": Session.capabilities,

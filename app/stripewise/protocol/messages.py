@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stripewise.protocol.health import DiskHealthArgs
 from stripewise.protocol.tuning import ApplyArgs, PersistArgs, RevertArgs, VerifyArgs
 from stripewise.protocol.verbs import (
     ArrayCreateArgs,
@@ -24,6 +25,7 @@ _ALL: tuple[Any, ...] = (
     BenchCancelArgs,
     LocateArgs,
     ArrayCreateArgs,
+    DiskHealthArgs,
     ApplyArgs,
     VerifyArgs,
     RevertArgs,
