@@ -53,7 +53,8 @@ CASES: list[tuple[list[str], list[str]]] = [
      ["list", "show", "compare", "export", "tag", "note", "rename", "baseline", "delete",
       "restore"]),
     (["stripewise", "--db", "x.db", "tu"], ["tune"]),  # the option's value is skipped
-    (["stripewise", "--view", ""], ["hardware", "planner", "tuning", "benchmark", "experiment", "history"]),
+    (["stripewise", "--view", ""],
+     ["hardware", "planner", "tuning", "benchmark", "experiment", "history"]),
     (["stripewise", "history", "export", "--format", "h"], ["html"]),
     (["stripewise", "tune", "show", "--js"], ["--json"]),
     (["stripewise", "import", "results"], ["results-fio.json"]),
