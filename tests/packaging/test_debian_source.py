@@ -95,9 +95,10 @@ def test_depends_cover_what_scripts_setup_installs_for_the_app(
 
 def test_benchmark_tools_are_optional(control: tuple[dict[str, str], dict[str, str]]) -> None:
     _, binary = control
-    optional = {"fio", "mdadm", "bonnie++", "pci.ids", "postgresql-client"}
+    optional = {"fio", "mdadm", "bonnie++", "pci.ids", "postgresql-client", "smartmontools"}
     assert names(binary["Depends"]) & optional == set()
     assert "fio" in names(binary["Recommends"])
+    assert "smartmontools" in names(binary["Recommends"])  # disk health: smartctl --json (7+)
     assert {"mdadm", "bonnie++"} <= names(binary["Suggests"])
 
 

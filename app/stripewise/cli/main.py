@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune": ("tune", "tuning presets and the current values of the storage tunables"),
     "db": ("db", "the history database itself"),
     "hosts": ("hosts", "host groups for runs on several hosts; check their fio servers"),
+    "health": ("health", "each disk's SMART health: failing, worn or fine (smartctl)"),
     "install-desktop-entry": ("desktop", "add Stripewise to the desktop's application menu"),
 }
 
