@@ -1,0 +1,155 @@
+"""Two kept experiments of the same parameters (the same sweep before and after a hardware
+change), value by value: shared by `stripewise experiment compare` and the Experiment page.
+
+Each value both measured gets B's change against A with Welch's interval over the two points'
+passes (model.verdict, as `history compare` judges runs), Holm's correction over the values
+compared; then both recommendations. Experiments of other parameters, or judged by another
+metric, are refused by name: their figures do not answer the same question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from stripewise.history.experiments import StoredExperiment
+from stripewise.model.experiment import Values
+from stripewise.model.experiment_result import ExperimentResult, Point, values_key
+from stripewise.model.verdict import Evidence, cant_tell, holm, welch
+from stripewise.protocol.experiment import result_to_json
+
+__all__ = [
+    "ComparedValue",
+    "NotComparableError",
+    "change_text",
+    "comparable",
+    "compare_json",
+    "compare_results",
+]
+
+
+class NotComparableError(ValueError):
+    """Two experiments whose figures do not answer the same question; the message says why."""
+
+
+@dataclass(frozen=True)
+class ComparedValue:
+    """One combination of values; a side that did not measure it is None."""
+
+    values: Values
+    first: Point | None
+    second: Point | None
+    evidence: Evidence | None  # B against A, Holm-adjusted over the values compared
+
+    def verdict(self, minimised: bool) -> str:
+        """better | worse | noise | unknown, for a figure where more is better unless
+        `minimised`."""
+        if self.evidence is None:
+            return "unknown"
+        if not self.evidence.significant:
+            return "noise"
+        gained = self.evidence.change_pct < 0 if minimised else self.evidence.change_pct > 0
+        return "better" if gained else "worse"
+
+
+def comparable(first: StoredExperiment, second: StoredExperiment) -> None:
+    """Raises NotComparableError naming why the two cannot be compared."""
+    a, b = first.summary, second.summary
+    if a.id == b.id:
+        raise NotComparableError(f"experiment {a.id} is given twice: compare two experiments")
+    if sorted(a.parameters) != sorted(b.parameters):
+        raise NotComparableError(
+            f"experiments {a.id} and {b.id} vary different parameters "
+            f"({', '.join(a.parameters) or 'none'} against {', '.join(b.parameters) or 'none'}): "
+            "compare experiments of the same parameters"
+        )
+    for stored in (first, second):
+        if stored.result is None:
+            raise NotComparableError(f"experiment {stored.summary.id} has no result to compare")
+    a_objective, b_objective = first.design.objective, second.design.objective
+    if a_objective != b_objective:
+        raise NotComparableError(
+            f"experiments {a.id} and {b.id} optimise different metrics "
+            f"({a_objective.label} against {b_objective.label})"
+        )
+
+
+def compare_results(first: ExperimentResult, second: ExperimentResult) -> list[ComparedValue]:
+    """A's values in A's order, then those only B measured; Welch where both have passes."""
+    ordered: dict[tuple[tuple[str, str], ...], list[Point | None]] = {}
+    for side, result in enumerate((first, second)):
+        for measured in result.points:
+            pair = ordered.setdefault(_key(measured.values), [None, None])
+            pair[side] = pair[side] or measured
+    tested: dict[int, Evidence] = {}
+    pairs = list(ordered.values())
+    for index, (a, b) in enumerate(pairs):
+        if a is not None and b is not None:
+            evidence = welch(a.passes, b.passes)
+            if evidence is not None:
+                tested[index] = evidence
+    adjusted = dict(zip(tested, holm(list(tested.values())), strict=True))
+    compared: list[ComparedValue] = []
+    for index, (a, b) in enumerate(pairs):
+        either = a if a is not None else b
+        assert either is not None  # each pair holds the point it was made for
+        compared.append(ComparedValue(either.values, a, b, adjusted.get(index)))
+    return compared
+
+
+def _key(values: Values) -> tuple[tuple[str, str], ...]:
+    """Values matched by name, whatever order each design listed them in."""
+    return tuple(sorted(values_key(values)))
+
+
+_MARKS = {"better": "* better", "worse": "* worse", "noise": "~"}
+
+
+def change_text(row: ComparedValue, minimised: bool) -> str:
+    """`+25.0 % ± 3.1 % (95 %) * better`, `~` for noise, `~ (Holm)` for a change that holds
+    alone but not among the values compared; empty where one side did not measure it."""
+    if row.first is None or row.second is None:
+        return ""
+    if row.evidence is None:
+        return cant_tell(len(row.first.passes), len(row.second.passes))
+    mark = "~ (Holm)" if row.evidence.held_alone else _MARKS[row.verdict(minimised)]
+    return f"{row.evidence.interval_text()} {mark}"
+
+
+def compare_json(first: StoredExperiment, second: StoredExperiment) -> dict[str, Any]:
+    assert first.result is not None and second.result is not None  # comparable() says so
+    minimised = first.result.objective.metric.minimised
+    return {
+        "experiments": [first.summary.id, second.summary.id],
+        "metric": result_to_json(first.result)["metric"],
+        "values": [
+            {
+                "values": dict(row.values),
+                "first": _point_json(row.first),
+                "second": _point_json(row.second),
+                "change_pct": None if row.evidence is None else row.evidence.change_pct,
+                "ci95_pct": None
+                if row.evidence is None
+                else [row.evidence.low_pct, row.evidence.high_pct],
+                "p_adjusted": None if row.evidence is None else row.evidence.p_adjusted,
+                "verdict": row.verdict(minimised),
+            }
+            for row in compare_results(first.result, second.result)
+        ],
+        "recommendations": [
+            result_to_json(stored.result)["recommendation"]
+            for stored in (first, second)
+            if stored.result is not None
+        ],
+    }
+
+
+def _point_json(point: Point | None) -> dict[str, Any] | None:
+    if point is None:
+        return None
+    ci = point.ci95
+    return {
+        "mean": point.mean,
+        "ci95": None if ci is None else list(ci),
+        "passes": len(point.passes),
+    }
