@@ -18,6 +18,7 @@ from stripewise.protocol.codec import wire_keys
 from stripewise.protocol.fields import Message, VerbArgs
 from stripewise.protocol.health import DiskHealthArgs, DiskHealthReply
 from stripewise.protocol.messages import ARGS_TYPES, REPLY_TYPES
+from stripewise.protocol.scaling import PlannedStep, ScalingArgs, ScalingStarted
 from stripewise.protocol.spec import SPEC_KEYS, spec_from_json, spec_to_json
 from stripewise.protocol.tuning import (
     MAX_SETTINGS,
@@ -84,6 +85,7 @@ ARGS = [
     RevertArgs(JOURNAL),
     PersistArgs("preview", SETTINGS),
     DiskHealthArgs(("sda", "nvme0n1")),
+    ScalingArgs(("sdb", "sdc"), 2**30, 2**20, 3, 2.0),
 ]
 REPLIES = [
     HelloReply(1, "0.1.0", 4242, 0),
@@ -179,6 +181,19 @@ REPLIES = [
             ),
             DiskHealth("vda", False, "no SMART (virtio disk)", exit_status=1),
         )
+    ),
+    ScalingStarted(
+        "r2",
+        ("sdb", "sdc"),
+        (
+            PlannedStep(("sdb",), True),
+            PlannedStep(("sdc",), True),
+            PlannedStep(("sdb", "sdc"), False),
+        ),
+        9,
+        2**30,
+        2**20,
+        3,
     ),
 ]
 
@@ -433,6 +448,17 @@ REFUSED = [
     (DiskHealthArgs, {"devices": ["../sda"]}, "bad_args", "not a disk's kernel name"),
     (DiskHealthArgs, {"devices": ["/dev/sda"]}, "bad_args", "not a disk's kernel name"),
     (DiskHealthArgs, {"devices": ["sda\n"]}, "bad_args", "not a disk's kernel name"),
+    (ScalingArgs, {"size": "1G"}, "bad_args", "devices"),
+    (ScalingArgs, {"devices": [], "size": "1G"}, "bad_args", "1 to 64 disks"),
+    (ScalingArgs, {"devices": ["sdb", "sdb"], "size": "1G"}, "bad_args", "each disk once"),
+    (ScalingArgs, {"devices": ["/dev/sdb"], "size": "1G"}, "bad_args", "not a kernel name"),
+    (ScalingArgs, {"devices": ["../sdb"], "size": "1G"}, "bad_args", "not a kernel name"),
+    (ScalingArgs, {"devices": ["sdb"]}, "bad_args", "size"),
+    (ScalingArgs, {"devices": ["sdb"], "size": "lots"}, "bad_args", "size"),
+    (ScalingArgs, {"devices": ["sdb"], "size": "1G", "block_size": 3000}, "bad_args", "block"),
+    (ScalingArgs, {"devices": ["sdb"], "size": "1G", "repeat": 0}, "bad_args", "repeat"),
+    (ScalingArgs, {"devices": ["sdb"], "size": "1G", "sample_rate_hz": 50}, "bad_args", "1 to 10"),
+    (ScalingArgs, {"devices": ["sdb"], "size": "1G", "write": True}, "bad_args", "unknown"),
 ]
 
 

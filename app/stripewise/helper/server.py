@@ -49,6 +49,7 @@ SESSION_VERBS: dict[str, Callable[[Session, Request], Message]] = {
     "capabilities": Session.capabilities,
     "bench.start": Session.bench_start,
     "bench.cancel": Session.bench_cancel,
+    "bench.scaling": Session.bench_scaling,
     "drop_caches": Session.drop_caches,
     "tuning.apply": handle_apply,
     "tuning.verify": handle_verify,

@@ -14,11 +14,13 @@ from stripewise.helper.bench_run import BenchRun
 from stripewise.helper.created_files import CreatedFiles, records_directory
 from stripewise.helper.credentials import Caller, caller_from_environment
 from stripewise.helper.output import Output
+from stripewise.helper.scaling import ScalingRun
 from stripewise.helper.state import DEFAULT_STATE_DIR
 from stripewise.helper.tuning.apply import Restorations
 from stripewise.helper.tuning.revert import revert_temporary
 from stripewise.protocol import wire as protocol
 from stripewise.protocol.events import Event, Sample, event_to_json
+from stripewise.protocol.scaling import ScalingArgs, ScalingStarted
 from stripewise.protocol.verbs import (
     BenchCancelArgs,
     BenchCancelReply,
@@ -45,8 +47,8 @@ class Session:
         caller: Caller | None = None,
     ) -> None:
         self._out = Output(stdout)
-        self.run: BenchRun | None = None
-        self._unstarted: BenchRun | None = None
+        self.run: BenchRun | ScalingRun | None = None
+        self._unstarted: BenchRun | ScalingRun | None = None
         self.privileged = os.geteuid() == 0
         self.root = root  # prefixes sysfs/procfs/etc paths of the tuning verbs (tests only)
         self.state_dir = state_dir  # the tuning journal's directory
@@ -186,6 +188,20 @@ class Session:
             spec,
             run.layers,
         )
+
+    def bench_scaling(self, request: Request) -> ScalingStarted:
+        """A scaling test (helper/scaling.py): one run at a time, as bench.start's."""
+        from stripewise.helper.scaling import ScalingRefused
+
+        if self.run is not None and not self.run.finished.is_set():
+            raise ProtocolError("busy", "a benchmark is running: one at a time", request.id)
+        args = ScalingArgs.from_json(request.args, request.id)
+        try:
+            run = ScalingRun(args, self.event, privileged=self.privileged)
+        except ScalingRefused as exc:
+            raise ProtocolError("refused", str(exc), request.id) from None
+        self.run = self._unstarted = run  # started once its reply is queued
+        return run.started()
 
     def bench_cancel(self, request: Request) -> BenchCancelReply:
         BenchCancelArgs.from_json(request.args, request.id)

@@ -25,6 +25,7 @@ from stripewise.protocol.codec import (
     is_none,
     wire,
 )
+from stripewise.protocol.scaling import SCALING_EVENTS, ScalingEvent
 from stripewise.protocol.wire import ProtocolError
 
 RUN_STATUSES = ("complete", "cancelled", "failed")
@@ -224,11 +225,13 @@ class RunResult(WireEvent):
         return [value for phase in self.results for value in phase.values()]
 
 
-Event = PhaseStarted | Sample | PhaseFinished | RunWarning | RunError | RunResult
+Event = PhaseStarted | Sample | PhaseFinished | RunWarning | RunError | RunResult | ScalingEvent
 EVENT_TYPES: dict[str, Any] = {
     kind.EVENT: kind
-    for kind in (PhaseStarted, Sample, PhaseFinished, RunWarning, RunError, RunResult)
-}
+    for kind in (
+        PhaseStarted, Sample, PhaseFinished, RunWarning, RunError, RunResult, *SCALING_EVENTS
+    )
+}  # fmt: skip
 
 
 def event_to_json(event: Event) -> dict[str, Any]:

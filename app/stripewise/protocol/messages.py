@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from stripewise.protocol.health import DiskHealthArgs
+from stripewise.protocol.scaling import ScalingArgs
 from stripewise.protocol.tuning import ApplyArgs, PersistArgs, RevertArgs, VerifyArgs
 from stripewise.protocol.verbs import (
     ArrayCreateArgs,
@@ -23,6 +24,7 @@ _ALL: tuple[Any, ...] = (
     DropCachesArgs,
     BenchStartArgs,
     BenchCancelArgs,
+    ScalingArgs,
     LocateArgs,
     ArrayCreateArgs,
     DiskHealthArgs,

@@ -159,7 +159,7 @@ class BenchSession(QObject):
             self.phaseFinished.emit(event)
         elif isinstance(event, RunWarning | RunError):
             self.warningRaised.emit(event)
-        else:
+        elif isinstance(event, RunResult):
             self._end(event)
 
     def _on_helper_failed(self, message: str) -> None:

@@ -1,0 +1,117 @@
+"""The scaling test's plan and analysis on simulated passes (model/scaling.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from stripewise.model.scaling import (
+    DiskIdentity,
+    ScalingError,
+    analyse,
+    plan_scaling,
+    together_counts,
+)
+
+DISKS = tuple(f"sd{c}" for c in "bcdefghi")  # eight
+
+
+def test_steps_are_each_disk_alone_then_powers_of_two_and_n_last() -> None:
+    assert together_counts(1) == (1,)
+    assert together_counts(5) == (1, 2, 4, 5)
+    assert together_counts(8) == (1, 2, 4, 8)
+    plan = plan_scaling(DISKS[:5], 3)
+    assert [s.disks for s in plan.steps if s.alone] == [(d,) for d in DISKS[:5]]
+    assert [len(s.disks) for s in plan.steps if not s.alone] == [2, 4, 5]
+    assert plan.together == (0, 5, 6, 7)  # the first disk alone is the one-disk step
+
+
+def test_passes_are_interleaved_forward_then_back() -> None:
+    plan = plan_scaling(DISKS[:2], 3)  # steps: sdb, sdc, both
+    assert [(v.step, v.repetition) for v in plan.visits] == [
+        (0, 1), (1, 1), (2, 1), (2, 2), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3),
+    ]  # fmt: skip
+    assert [v.number for v in plan.visits] == list(range(1, 10))
+
+
+@pytest.mark.parametrize(
+    ("disks", "repeat", "words"),
+    [((), 3, "at least one"), (("sdb", "sdb"), 3, "twice"), (("sdb",), 0, "repeat")],
+)
+def test_bad_plans_are_refused(disks: tuple[str, ...], repeat: int, words: str) -> None:
+    with pytest.raises(ScalingError, match=words):
+        plan_scaling(disks, repeat)
+
+
+def simulated(count: int, *, alone: float, link: float, slow: dict[int, float], seed: int = 1):
+    """Passes of a set of `count` disks sharing a link of `link` MB/s, 1 % noise."""
+    noise = random.Random(seed)
+    plan = plan_scaling(DISKS[:count], 3)
+    own = [slow.get(i, alone) for i in range(count)]
+    passes: dict[int, list[float]] = {}
+    for visit in plan.visits:
+        step = plan.steps[visit.step]
+        rate = min(link, sum(own[DISKS.index(d)] for d in step.disks))
+        passes.setdefault(visit.step, []).append(rate * noise.gauss(1.0, 0.01))
+    return plan, passes
+
+
+def test_a_shared_link_tops_out_where_the_sum_reaches_it() -> None:
+    plan, passes = simulated(8, alone=320, link=1640, slow={})
+    analysis = analyse(plan, passes)
+    assert [len(s.disks) for s in analysis.steps] == [1, 2, 4, 8]
+    assert analysis.ceiling is not None
+    assert analysis.ceiling.mb_s == pytest.approx(1640, rel=0.02)
+    assert analysis.ceiling.disks == 8  # 4 x 320 = 1280 is clearly below the link
+    assert analysis.would_need_mb_s == pytest.approx(8 * 320, rel=0.02)
+    assert analysis.sentence("hba0").startswith("hba0 tops out at 1,6")
+    assert "8 disks would need 2,5" in analysis.sentence("hba0")
+    assert analysis.outliers == ()
+
+
+def test_the_ceiling_is_reached_at_the_smallest_step_that_cannot_be_told_apart() -> None:
+    plan, passes = simulated(8, alone=320, link=1200, slow={})
+    analysis = analyse(plan, passes)
+    assert analysis.ceiling is not None and analysis.ceiling.disks == 4
+    for step in analysis.steps:
+        assert step.mb_s.ci95 is not None and step.mb_s.ci95[0] < step.mb_s.mean
+
+
+def test_no_ceiling_while_the_last_step_still_grows() -> None:
+    plan, passes = simulated(4, alone=100, link=10_000, slow={})
+    analysis = analyse(plan, passes)
+    assert analysis.ceiling is None
+    assert "still grew at 4 disks" in analysis.sentence("these disks")
+
+
+def test_one_pass_each_falls_back_to_the_close_margin() -> None:
+    plan = plan_scaling(DISKS[:4], 1)
+    figures = {0: [100.0], 1: [100.0], 2: [100.0], 3: [100.0], 4: [199.0], 5: [200.0]}
+    analysis = analyse(plan, figures)
+    assert analysis.ceiling is not None and analysis.ceiling.disks == 2
+    assert analysis.steps[1].mb_s.ci95 is None
+
+
+def test_the_slow_member_is_named_against_its_identical_peers_with_its_slot() -> None:
+    plan, passes = simulated(6, alone=200, link=10_000, slow={2: 150, 5: 120})
+    identities = {d: DiskIdentity("ST4000", 4 * 10**12, f"Bay {i}") for i, d in enumerate(DISKS)}
+    identities["sdg"] = DiskIdentity("WD2000", 2 * 10**12, "Bay 5")  # no identical peer
+    analysis = analyse(plan, passes, identities)
+    named = {o.disk: o for o in analysis.outliers}
+    assert set(named) == {"sdd", "sdg"}
+    assert named["sdd"].slot == "Bay 2" and named["sdd"].below_pct == pytest.approx(25, abs=2)
+    assert "sdg" not in named["sdd"].peers  # another model is no peer
+    assert set(named["sdg"].peers) == set(DISKS[:6]) - {"sdg"}  # alone: the whole set stands in
+
+
+def test_a_disk_just_within_fifteen_percent_is_not_an_outlier() -> None:
+    plan, passes = simulated(4, alone=200, link=10_000, slow={3: 174})
+    assert analyse(plan, passes).outliers == ()
+
+
+def test_a_step_without_a_pass_is_refused() -> None:
+    plan, passes = simulated(2, alone=200, link=300, slow={})
+    del passes[2]
+    with pytest.raises(ScalingError, match="step 3"):
+        analyse(plan, passes)
