@@ -6,6 +6,7 @@ arrays evaluates in a few milliseconds, fast enough to rerun after each drop in 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from stripewise.model.array_problems import check_array, duplicate_name, plan_problems
@@ -17,6 +18,7 @@ from stripewise.model.arrays import (
     geometry,
     normalized,
 )
+from stripewise.model.ceilings import Ceilings, MeasuredCeiling
 from stripewise.model.placement import Spread, spread
 from stripewise.model.plan import Plan, PlannedArray, Problem
 from stripewise.model.predict import Prediction, predict
@@ -63,10 +65,13 @@ class PlanReport:
         return next((a for a in self.arrays if a.array.name == name), None)
 
 
-def evaluate(plan: Plan) -> PlanReport:
+def evaluate(plan: Plan, measured: Iterable[MeasuredCeiling] = ()) -> PlanReport:
+    """`measured`: ceilings scaling tests found; those of the plan's host replace the plan's
+    figures for their controller or bus (model/ceilings.py)."""
     index = PlanIndex.of(plan)
+    ceilings = Ceilings.of(index, measured)
     shared = plan_problems(plan)
-    reports = tuple(_evaluate_array(plan, a, index, shared) for a in plan.arrays)
+    reports = tuple(_evaluate_array(plan, a, index, ceilings, shared) for a in plan.arrays)
     usable = sum(r.geometry.usable_bytes for r in reports)
     total = _total_cost(plan, index)
     return PlanReport(
@@ -79,7 +84,11 @@ def evaluate(plan: Plan) -> PlanReport:
 
 
 def _evaluate_array(
-    plan: Plan, array: PlannedArray, index: PlanIndex, shared: tuple[Problem, ...]
+    plan: Plan,
+    array: PlannedArray,
+    index: PlanIndex,
+    ceilings: Ceilings,
+    shared: tuple[Problem, ...],
 ) -> ArrayReport:
     array = normalized(array)  # reports always carry enum-typed levels
     shape = geometry(array, plan, index)
@@ -92,8 +101,8 @@ def _evaluate_array(
         array=array,
         geometry=shape,
         fs=fs_geometry(array, shape),
-        prediction=predict(array, plan, shape, index),
-        spread=spread(array, plan, index),
+        prediction=predict(array, plan, shape, index, ceilings),
+        spread=spread(array, plan, index, ceilings),
         problems=check_array(array, plan, index) + mine,
         cost=_price_sum(index, (*array.members, *array.spares)),
     )

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from stripewise.model.arrays import PlanIndex, normalized, sizes_match
+from stripewise.model.ceilings import Basis, Ceilings
 from stripewise.model.plan import Plan, PlanDisk, PlannedArray, RaidLevel
 from stripewise.model.wording import count_noun
 
@@ -207,8 +208,14 @@ def _exposure(
     return tuple(found), best_max <= tolerance
 
 
-def spread(array: PlannedArray, plan: Plan, index: PlanIndex | None = None) -> Spread:
-    """Score and explain how the members sit on controllers and buses."""
+def spread(
+    array: PlannedArray,
+    plan: Plan,
+    index: PlanIndex | None = None,
+    ceilings: Ceilings | None = None,
+) -> Spread:
+    """Score and explain how the members sit on controllers and buses; the hint on a shared
+    controller's bandwidth uses its measured ceiling when `ceilings` has one."""
     index = index or PlanIndex.of(plan)
     context = _Context(array, index)
     layout = context.layout(array.members)
@@ -216,7 +223,7 @@ def spread(array: PlannedArray, plan: Plan, index: PlanIndex | None = None) -> S
         score=max(0, round(layout.score)),
         per_controller=_ordered(layout.per_controller, index),
         per_bus=layout.per_bus,
-        explanation=_explain(context.array, layout, index),
+        explanation=_explain(context.array, layout, ceilings or Ceilings.of(index)),
         members=sum(layout.per_controller.values()),
     )
 
@@ -227,7 +234,8 @@ def _ordered(counts: dict[str, int], index: PlanIndex) -> dict[str, int]:
     return known | {c: v for c, v in counts.items() if c not in known}
 
 
-def _explain(array: PlannedArray, layout: _Layout, index: PlanIndex) -> tuple[str, ...]:
+def _explain(array: PlannedArray, layout: _Layout, ceilings: Ceilings) -> tuple[str, ...]:
+    index = ceilings.index
     n = sum(layout.per_controller.values())
     if n == 0:
         return ("No members yet.",)
@@ -258,11 +266,13 @@ def _explain(array: PlannedArray, layout: _Layout, index: PlanIndex) -> tuple[st
                 "...): reorder them or swap in disks from other controllers."
             )
     busiest, count = max(used.items(), key=lambda kv: kv[1])
-    cap = index.controller_cap_mb_s(busiest)
+    link = ceilings.controller(busiest)
+    cap = link.mb_s
     if cap and count > 1:
+        whose = f" ({link.text})" if link.basis is Basis.MEASURED else ""
         lines.append(
             f"{count} of {count_noun(n, 'member')} share controller {busiest}'s "
-            f"{cap:,.0f} MB/s link, "
+            f"{cap:,.0f} MB/s link{whose}, "
             f"{cap / count:,.0f} MB/s each at most; striping gives every member the same "
             f"share, so the array reads at most {n} x {cap / count:,.0f} = "
             f"{cap * n / count:,.0f} MB/s."

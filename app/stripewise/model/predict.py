@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from stripewise.model.arrays import Geometry, PlanIndex, normalized
+from stripewise.model.ceilings import GUESS_ONLY, Basis, Ceilings, LinkCeiling, PredictionBasis
 from stripewise.model.plan import Plan, PlannedArray, Problem, RaidLevel
 from stripewise.model.wording import count_noun
 
@@ -50,7 +51,8 @@ class Range:
 @dataclass(frozen=True)
 class Prediction:
     """`bottleneck` is the side (read or write) that keeps furthest below the members' summed
-    raw speed; ties name the read side."""
+    raw speed; ties name the read side. `basis` says what its controller and bus ceilings
+    rest on (measured, catalog or a guess), with the runs of the measured ones."""
 
     read_mb_s: Range
     write_mb_s: Range
@@ -58,6 +60,7 @@ class Prediction:
     read_bottleneck: str
     write_bottleneck: str
     explanation: tuple[str, ...]
+    basis: PredictionBasis = GUESS_ONLY
 
 
 class _Member(NamedTuple):
@@ -86,11 +89,17 @@ def _mb(value: float) -> str:
 
 
 def predict(
-    array: PlannedArray, plan: Plan, geometry: Geometry, index: PlanIndex | None = None
+    array: PlannedArray,
+    plan: Plan,
+    geometry: Geometry,
+    index: PlanIndex | None = None,
+    ceilings: Ceilings | None = None,
 ) -> Prediction | None:
     """None when there is nothing honest to say: no members, an unknown disk or speed, or an
-    array that cannot be built as planned."""
+    array that cannot be built as planned. `ceilings` brings measured ceilings of the plan's
+    host; without it every link has its plan figure (catalog) or none (guess)."""
     index = index or PlanIndex.of(plan)
+    ceilings = ceilings or Ceilings.of(index)
     array = normalized(array)
     disks = [index.disks.get(m) for m in array.members]
     if not disks or not geometry.valid:
@@ -114,16 +123,16 @@ def predict(
     level = array.level
     n = len(reads)
     if level in (RaidLevel.RAID1, RaidLevel.JBOD):
-        read_side = _one_at_a_time("Reads", reads, index)
+        read_side = _one_at_a_time("Reads", reads, ceilings)
     else:
-        read_side = _striped("Reads", reads, geometry.data_disks, 1.0, False, index)
+        read_side = _striped("Reads", reads, geometry.data_disks, 1.0, False, ceilings)
     if level is RaidLevel.JBOD:
-        write_side = _one_at_a_time("Writes", writes, index)
+        write_side = _one_at_a_time("Writes", writes, ceilings)
     else:
         # Every member receives its share of data plus parity or mirror copies.
         traffic = n / geometry.data_disks
         write_side = _striped(
-            "Writes", writes, geometry.data_disks, traffic, level in PARITY_LEVELS, index
+            "Writes", writes, geometry.data_disks, traffic, level in PARITY_LEVELS, ceilings
         )
 
     read_ratio = read_side.range.high / sum(m.outer_mb_s for m in reads)
@@ -140,6 +149,8 @@ def predict(
         f"Low end: inner tracks and links at {LINK_EFFICIENCY_LOW:.0%} of nominal; "
         "high end: outer tracks at full link speed. Single stream, no CPU limit."
     )
+    basis = ceilings.basis(m.controller for m in reads)
+    notes.append(_basis_note(basis))
     return Prediction(
         read_mb_s=read_side.range,
         write_mb_s=write_side.range,
@@ -147,7 +158,30 @@ def predict(
         read_bottleneck=read_side.bottleneck,
         write_bottleneck=write_side.bottleneck,
         explanation=tuple(notes),
+        basis=basis,
     )
+
+
+def _basis_note(basis: PredictionBasis) -> str:
+    """What the links' ceilings rest on, in a sentence: a measured one cites its run."""
+    if basis.basis is Basis.GUESS:
+        return (
+            "Ceilings: guess only: no controller or bus ceiling is known (measured or in the "
+            "catalog), so the links are assumed not to limit."
+        )
+    said = "; ".join(f"{_link_name(link)} {link.text}" for link in basis.links)
+    return f"Ceilings: {said}."
+
+
+def _measured_mark(link: LinkCeiling | None) -> str:
+    """ " (measured, run 412)" after a link whose ceiling a scaling test found."""
+    if link is None or link.measured is None:
+        return ""
+    return f" (measured, run {link.measured.run_id})"
+
+
+def _link_name(link: LinkCeiling) -> str:
+    return f"{link.kind.value} {link.link}:"
 
 
 def _striped(
@@ -156,7 +190,7 @@ def _striped(
     data_disks: int,
     traffic: float,
     parity: bool,
-    index: PlanIndex,
+    ceilings: Ceilings,
 ) -> _Side:
     """Striping makes every member deliver the same share, so the slowest member sets the
     pace: data disks x the slowest member, unless a shared link runs out first. A link
@@ -187,10 +221,13 @@ def _striped(
     demand = terms[0].high * traffic / n  # what each member moves when the disks set the pace
     carried = "parity" if parity else "mirror copies"
     extra = f" (writes carry {traffic:.2g}× the data with {carried})" if traffic > 1 else ""
-    for kind, key, count, cap in _links(members, index):
+    for kind, key, count, cap in _links(members, ceilings):
         each = cap / count
         high = cap * n / (count * traffic)
         where = f"controller {key}" if kind == "controller" else f"bus {key}"
+        where += _measured_mark(
+            ceilings.controller(key) if kind == "controller" else ceilings.bus(key)
+        )
         whose = "its" if kind == "controller" else "the"
         if count == 1:
             shared = f"has {whose} {_mb(cap)} to itself"
@@ -212,7 +249,7 @@ def _striped(
     return _Side(result, limit.name, tuple(lines))
 
 
-def _links(members: list[_Member], index: PlanIndex) -> list[tuple[str, str, int, float]]:
+def _links(members: list[_Member], ceilings: Ceilings) -> list[tuple[str, str, int, float]]:
     """(kind, id, members on it, ceiling) for every capped controller and named bus."""
     per_controller: dict[str, int] = {}
     per_bus: dict[str, int] = {}
@@ -221,27 +258,27 @@ def _links(members: list[_Member], index: PlanIndex) -> list[tuple[str, str, int
         per_bus[m.bus] = per_bus.get(m.bus, 0) + 1
     links = []
     for controller, count in per_controller.items():
-        cap = index.controller_cap_mb_s(controller)
+        cap = ceilings.controller_mb_s(controller)
         if cap is not None and cap > 0:
             links.append(("controller", controller, count, cap))
     for bus, count in per_bus.items():
-        bus_cap = index.bus_cap_mb_s.get(bus)
+        bus_cap = ceilings.bus_mb_s(bus)
         if bus_cap is not None and bus_cap > 0:
             links.append(("bus", bus, count, bus_cap))
     return links
 
 
-def _one_at_a_time(verb: str, members: list[_Member], index: PlanIndex) -> _Side:
+def _one_at_a_time(verb: str, members: list[_Member], ceilings: Ceilings) -> _Side:
     """One member active at a time (RAID 1 single-stream reads, JBOD): it has its controller
     and bus to itself, and the range spans the slowest to the fastest member."""
     best: tuple[float, str] = (0.0, "disks")
     low = float("inf")
     for m in members:
         terms = [("disks", m.outer_mb_s, m.inner_mb_s)]
-        cap = index.controller_cap_mb_s(m.controller)
+        cap = ceilings.controller_mb_s(m.controller)
         if cap:
             terms.append(("controller", cap, cap * LINK_EFFICIENCY_LOW))
-        bus_cap = index.bus_cap_mb_s.get(m.bus)
+        bus_cap = ceilings.bus_mb_s(m.bus)
         if bus_cap:
             terms.append(("bus", bus_cap, bus_cap * LINK_EFFICIENCY_LOW))
         name, high, _ = min(terms, key=lambda t: (t[1], BOTTLENECKS.index(t[0])))

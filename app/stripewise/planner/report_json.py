@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from stripewise.model.ceilings import PredictionBasis
 from stripewise.model.evaluate import ArrayReport, PlanReport
 from stripewise.model.placement import Spread
 from stripewise.model.plan import Plan, Problem
@@ -81,6 +82,7 @@ def _array(plan: Plan, report: ArrayReport, host: str) -> dict[str, Any]:
             "write_mb_s": _range(prediction.write_mb_s),
             "bottleneck": _plain(prediction.bottleneck),
             "explanation": _plain(getattr(prediction, "explanation", None)),
+            **_basis(prediction.basis),
         }
     commands = array_commands(plan, report, host)
     unknown = members_of_unknown_size(plan, report)  # sizes a udev dump did not record
@@ -125,6 +127,31 @@ def _array(plan: Plan, report: ArrayReport, host: str) -> dict[str, Any]:
         "cost": _number(report.cost),
         "steps": [
             {"title": c.title, "command": c.shell or None, "comment": c.comment} for c in commands
+        ],
+    }
+
+
+def _basis(basis: PredictionBasis) -> dict[str, Any]:
+    """What the prediction's controller and bus ceilings rest on (issue 32): `basis` with the
+    run of a measured one (null otherwise), every measured run used, and each link checked."""
+    return {
+        "basis": basis.basis.value,
+        "run": basis.run,
+        "runs": list(basis.runs),
+        "basis_text": basis.text,
+        "ceilings": [
+            {
+                "kind": link.kind.value,
+                "id": link.link,
+                "mb_s": _number(link.mb_s),
+                "basis": link.basis.value,
+                "run": link.measured.run_id if link.measured else None,
+                "measured_at": link.measured.measured_at.isoformat() if link.measured else None,
+                "ci95": list(link.measured.ci95) if link.measured and link.measured.ci95 else None,
+                "disks": link.measured.disks if link.measured else None,
+                "text": link.text,
+            }
+            for link in basis.links
         ],
     }
 
@@ -255,6 +282,7 @@ def _array_lines(report: ArrayReport, unknown_sizes: tuple[str, ...]) -> list[st
             f"  predicted: read {p.read_mb_s.low:,.0f}-{p.read_mb_s.high:,.0f} MB/s, write "
             f"{p.write_mb_s.low:,.0f}-{p.write_mb_s.high:,.0f} MB/s (limited by {p.bottleneck})"
         )
+        lines.append(f"  {p.basis.text}")
     spread = report.spread
     if spread.scored:
         lines.append(f"  {spread.headline()}: " + " ".join(spread.explanation))
