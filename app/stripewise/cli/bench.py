@@ -8,6 +8,8 @@ With `--host HOST[:PORT]` (repeatable) or `--group NAME` the run goes to those h
 servers at once instead (fio client/server mode, `stripewise.hosts.group_run`; no helper):
 the target is a directory on every host. Exit 3 (EXIT_PARTIAL) when it completed on some
 hosts but not all (the total is then partial); 1 when no host completed or it was cancelled.
+
+`stripewise bench scaling ...` is the scaling test of a set of disks (cli.bench_scaling).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from stripewise.cli.bench_output import emit, emit_lost, say
 from stripewise.cli.bench_save import Recording, say_filed
 from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
-from stripewise.cli.options import add_db_option, finite, positive_int, whole_number
+from stripewise.cli.options import Parser, add_db_option, finite, positive_int, whole_number
 from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
 from stripewise.model.wording import count_noun
@@ -44,13 +46,18 @@ _POLL_S = 0.25  # a read waits this long at most, then looks whether a cancel ti
 
 
 def fill_parser(bench: argparse.ArgumentParser) -> None:
-    bench.add_argument(
+    from stripewise.cli import bench_scaling
+
+    actions = bench.add_subparsers(dest="bench_action", metavar="ACTION", parser_class=Parser)
+    bench_scaling.fill_parser(
+        actions.add_parser("scaling", help="read disks alone, then 1, 2, 4 ... N at once")
+    )
+    bench.add_argument(  # required without an ACTION (run() says so as argparse would)
         "--target",
-        required=True,
         metavar="PATH",
         help="a directory on a mounted filesystem, or a whole block device",
     )
-    bench.add_argument("--size", required=True, metavar="SIZE", help="e.g. 8G, 512M")
+    bench.add_argument("--size", metavar="SIZE", help="e.g. 8G, 512M")
     bench.add_argument(
         "--engine",
         choices=("fio", "builtin"),
@@ -129,6 +136,17 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bench_action == "scaling":
+        from stripewise.cli.bench_scaling import run as run_scaling
+
+        return run_scaling(args)
+    missing = [flag for flag in ("--target", "--size") if getattr(args, flag[2:]) is None]
+    if missing:  # argparse's words: it cannot require them itself beside the scaling ACTION
+        print(
+            f"stripewise bench: error: the following arguments are required: {', '.join(missing)}",
+            file=sys.stderr,
+        )
+        return 2
     if args.host or args.group:
         from stripewise.cli.bench_hosts import run_group  # lazy: only group runs need it
 

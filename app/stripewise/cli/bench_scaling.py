@@ -1,0 +1,361 @@
+"""`stripewise bench scaling`: where a set of disks stops scaling, and which disk lags.
+
+The disks (`--disks`, or every disk the inventory puts under `--controller`) are read alone,
+then 1, 2, 4 ... N at once, by the helper's read-only `bench.scaling` (helper/scaling.py);
+the analysis is model/scaling.py's. Text: a line per step with its mean and 95 % interval,
+the ceiling sentence and the outliers. --json: the helper's events, then `scaling_result`.
+--save keeps it as a run (engine `scaling`, tag `scaling`; docs/scaling.md says how to read
+its ceiling back). Exit 0 complete, 1 cancelled, failed or helper lost, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from stripewise import environment
+from stripewise.cli.bench_output import say
+from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
+from stripewise.cli.helper_client import HelperClient, start_helper
+from stripewise.cli.options import add_db_option, finite, positive_int
+from stripewise.model.scaling import DiskIdentity, ScalingAnalysis, ScalingPlan, Step, analyse
+from stripewise.model.topology import Inventory
+from stripewise.protocol.client import Reply
+from stripewise.protocol.events import RunError, RunWarning, Sample
+from stripewise.protocol.scaling import (
+    ScalingArgs,
+    ScalingEnd,
+    ScalingPass,
+    ScalingResult,
+    ScalingStarted,
+)
+from stripewise.protocol.wire import ProtocolError
+
+CANCEL_GRACE_S = 5.0  # the helper ends a cancelled pass within a read or two
+_POLL_S = 0.25
+ENGINE = "scaling"  # the history's engine name for these runs
+TAG = "scaling"
+
+
+def fill_parser(scaling: argparse.ArgumentParser) -> None:
+    which = scaling.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--disks", metavar="DEV,DEV,...", help="whole disks by kernel or /dev name: sdb,sdc,..."
+    )
+    which.add_argument(
+        "--controller",
+        metavar="ID",
+        help="every disk under this controller, as `stripewise inventory` shows its id",
+    )
+    scaling.add_argument(
+        "--size", default="1G", metavar="SIZE", help="read from each disk per pass (default: 1G)"
+    )
+    scaling.add_argument("--block-size", default="1M", metavar="SIZE", help="default: 1M")
+    scaling.add_argument(
+        "--repeat", type=positive_int, default=3, metavar="N", help="passes per step (default: 3)"
+    )
+    scaling.add_argument(
+        "--rate", type=finite, default=2.0, metavar="HZ", help="samples per second, 1 to 10"
+    )
+    scaling.add_argument("--json", action="store_true", help="one JSON event per line")
+    scaling.add_argument("--save", action="store_true", help="keep it in the history")
+    add_db_option(scaling, top=False)
+
+
+@dataclass(frozen=True)
+class DiskSet:
+    """What is measured, and what the inventory says of it."""
+
+    name: str  # the controller's id, or the disks named
+    disks: tuple[str, ...]
+    identities: dict[str, DiskIdentity]
+    controller: str | None = None
+    bus: str | None = None
+
+
+def _inventory() -> Inventory | None:
+    from stripewise.inventory import InventoryError, read_live
+
+    try:
+        return read_live()
+    except (InventoryError, OSError):
+        return None
+
+
+def identities_of(inventory: Inventory | None) -> dict[str, DiskIdentity]:
+    """Model, size and slot of every disk the inventory knows (virtual ones: no slot)."""
+    if inventory is None:
+        return {}
+    found = {d.name: DiskIdentity(d.model, d.size_bytes) for d in inventory.virtual}
+    for controller in inventory.controllers:
+        for slot in controller.slots:
+            disk = slot.disk
+            if disk is not None:
+                where = slot.label or (slot.enclosure.name if slot.enclosure else None)
+                shown = where or f"{controller.id} {slot.port}"
+                found[disk.name] = DiskIdentity(disk.model, disk.size_bytes, shown)
+    return found
+
+
+def disk_set(args: argparse.Namespace, inventory: Inventory | None) -> DiskSet:
+    """The disks asked for; CliError (exit 2) for a controller the inventory lacks."""
+    identities = identities_of(inventory)
+    if args.disks is not None:
+        disks = tuple(d.strip().removeprefix("/dev/") for d in args.disks.split(",") if d.strip())
+        return DiskSet(",".join(disks), disks, identities)
+    controller = next(
+        (c for c in (inventory.controllers if inventory else ()) if c.id == args.controller), None
+    )
+    if controller is None:
+        known = ", ".join(c.id for c in inventory.controllers) if inventory else "none"
+        raise CliError(f"no controller {args.controller!r} here (controllers: {known})")
+    disks = tuple(d.name for d in controller.disks)
+    if not disks:
+        raise CliError(f"controller {controller.id} has no disks")
+    return DiskSet(controller.id, disks, identities, controller.id, controller.bus)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        chosen = disk_set(args, _inventory())
+        scaling = ScalingArgs.from_json(
+            {
+                "devices": list(chosen.disks),
+                "size": args.size,
+                "block_size": args.block_size,
+                "repeat": args.repeat,
+                "sample_rate_hz": args.rate,
+            }
+        )
+    except (ProtocolError, CliError) as exc:
+        print(f"stripewise: error: {exc}", file=sys.stderr)
+        return 2
+    privileges = environment.probe_privileges()
+    if not args.json and not privileges.available:
+        print(f"note: {privileges.explanation}", file=sys.stderr)
+    client = start_helper(privileges)
+    if isinstance(client, str):
+        raise CliError(client)
+    follower = _Follower(client, chosen, args)
+    previous = {number: signal.signal(number, follower.on_signal) for number in CANCEL_SIGNALS}
+    try:
+        return follower.run(scaling)
+    finally:
+        client.close(CANCEL_GRACE_S)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def plan_of(started: ScalingStarted) -> ScalingPlan:
+    """The helper's plan as the model's (visits are the helper's to order)."""
+    steps = tuple(Step(step.disks, step.alone) for step in started.steps)
+    return ScalingPlan(started.devices, steps, ())
+
+
+class _Follower:
+    def __init__(self, client: HelperClient, chosen: DiskSet, args: argparse.Namespace) -> None:
+        self.client, self.chosen, self.args = client, chosen, args
+        self.signal: signal.Signals | None = None
+        self.deadline: float | None = None
+        self.run_id: str | None = None
+        self.passes: dict[int, list[float]] = {}
+        self.samples: list[Sample] = []
+
+    def on_signal(self, number: int, _frame: object) -> None:
+        if self.signal is None:
+            self.signal = signal.Signals(number)
+            self.deadline = time.monotonic() + CANCEL_GRACE_S
+            if self.run_id is not None:
+                self.client.cancel()
+
+    def run(self, scaling: ScalingArgs) -> int:
+        started_at = datetime.now(UTC)
+        reply = self.client.ask(scaling)
+        if reply is None:
+            print(f"stripewise: error: {self.client.stopped_reason()}", file=sys.stderr)
+            return 1
+        started = reply.result
+        if started is None:
+            print(f"stripewise: error: {reply.message}", file=sys.stderr)
+            return 2
+        self.run_id = started.run
+        if self.signal is not None:
+            self.client.cancel()
+        if not self.args.json:
+            say(_intro(self.chosen, started), sys.stdout)
+        end = self._follow(started)
+        if end is None:
+            why = "cancelled" if self.signal is not None else "lost the helper"
+            status = "cancelled" if self.signal is not None else "failed"
+            end = ScalingEnd(started.run, status, 0.0, 0.0, 0, why)
+            say(f"stripewise: error: {why} before the test ended\n", sys.stderr)
+        plan = plan_of(started)
+        complete = all(self.passes.get(i) for i in range(len(plan.steps)))
+        analysis = analyse(plan, self.passes, self.chosen.identities) if complete else None
+        result = ScalingResult.of(end, self.chosen.name, analysis)
+        if self.args.json:
+            say(json.dumps(result.to_json()) + "\n", sys.stdout)
+        else:
+            say(format_result(result), sys.stdout)
+        if self.args.save:
+            run_id = save_scaling_run(
+                database_url(self.args), self.chosen, started, result, analysis, started_at,
+                self.samples,
+            )  # fmt: skip
+            say(f"saved as run {run_id}\n", sys.stderr)
+        return 0 if end.status == "complete" else 1
+
+    def _follow(self, started: ScalingStarted) -> ScalingEnd | None:
+        total = started.visits
+        while True:
+            if self.client.pending_events:
+                message: Any = self.client.pending_events.pop(0)
+            else:
+                try:
+                    message = self.client.read(_POLL_S)
+                except TimeoutError:
+                    if self.deadline is not None and time.monotonic() >= self.deadline:
+                        return None
+                    continue
+            if message is None:
+                return None
+            if isinstance(message, Reply) or getattr(message, "run", None) != started.run:
+                continue
+            if self.args.json:
+                say(json.dumps(message.to_json()) + "\n", sys.stdout)
+            if isinstance(message, Sample):
+                self.samples.append(message)
+            elif isinstance(message, ScalingPass):
+                if message.error is None:
+                    self.passes.setdefault(message.step, []).append(message.mb_s)
+                if not self.args.json:
+                    say(_pass_line(message, total), sys.stdout)
+            elif isinstance(message, RunWarning | RunError) and not self.args.json:
+                say(f"{message.EVENT}: {message.message}\n", sys.stderr)
+            elif isinstance(message, ScalingEnd):
+                return message
+
+
+def _intro(chosen: DiskSet, started: ScalingStarted) -> str:
+    size = started.size / 2**20
+    return (
+        f"Scaling test of {chosen.name}: {len(started.devices)} disks, {size:,.0f} MiB read from "
+        f"each per pass, {started.visits} passes (read-only)\n"
+    )
+
+
+def _pass_line(event: ScalingPass, total: int) -> str:
+    what = event.disks[0] if len(event.disks) == 1 else f"{len(event.disks)} disks at once"
+    if event.error is not None:
+        return f"  pass {event.visit}/{total}: {what}: {event.error}\n"
+    return f"  pass {event.visit}/{total}: {what}: {event.mb_s:,.1f} MB/s\n"
+
+
+def _interval(mean: float, ci95: Sequence[float] | None) -> str:
+    if ci95 is None:
+        return f"{mean:>9,.1f} MB/s  (one pass: no interval)"
+    return f"{mean:>9,.1f} MB/s  ({ci95[0]:,.1f} .. {ci95[1]:,.1f}, 95 %)"
+
+
+def format_result(result: ScalingResult) -> str:
+    lines = [f"\n{result.name}: {result.status} in {result.elapsed_s:.1f} s"]
+    if result.steps:
+        lines.append("Alone:")
+        for disk, figure in result.alone.items():
+            lines.append(f"  {disk:<14}{_interval(figure.mean, figure.ci95)}")
+        lines.append("At once:")
+        for step in result.steps:
+            count = len(step.disks)
+            label = f"{count} disk" if count == 1 else f"{count} disks"
+            lines.append(f"  {label:<14}{_interval(step.mb_s.mean, step.mb_s.ci95)}")
+    lines.append(result.sentence)
+    for outlier in result.outliers:
+        where = f" (slot {outlier.slot})" if outlier.slot else ""
+        lines.append(
+            f"outlier: {outlier.disk}{where} reads {outlier.below_pct:.0f} % below the median "
+            f"of its peers ({', '.join(outlier.peers)})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def save_scaling_run(
+    url: str,
+    chosen: DiskSet,
+    started: ScalingStarted,
+    result: ScalingResult,
+    analysis: ScalingAnalysis | None,
+    started_at: datetime,
+    samples: Sequence[Sample],
+) -> int:
+    """The test as one run: engine `scaling`, tag `scaling`; each step's aggregate MB/s and
+    each disk's alone as result values (their passes kept); the scaling_result and what was
+    measured (controller, bus, disks) in the context (docs/scaling.md, "In the history")."""
+    from stripewise import __version__
+    from stripewise.cli.errors import open_history
+    from stripewise.history.errors import DatabaseError
+    from stripewise.history.store import HistoryStore, SampleRow
+    from stripewise.model.run import RunStatus
+    from stripewise.model.run_context import JsonObject, RunContext
+    from stripewise.system.hostinfo import HostInfo
+
+    measured: JsonObject = {
+        "controller": chosen.controller,
+        "bus": chosen.bus,
+        "disks": list(chosen.disks),
+        "size": started.size,
+        "block_size": started.block_size,
+        "repeat": started.repeat,
+    }
+    context = RunContext(
+        engine=ENGINE,
+        engine_version=__version__,
+        extra={"scaling": result.to_json(), "scaling_set": measured},
+    )
+    try:
+        db = open_history(url)
+        try:
+            store = HistoryStore(db)
+            run_id = store.create_run(
+                store.ensure_host(HostInfo.current()),
+                name=f"scaling {chosen.name}",
+                target=chosen.controller or ",".join(f"/dev/{d}" for d in chosen.disks),
+                engine=ENGINE,
+                engine_version=__version__,
+                context=context,
+                options=measured,
+                started_at=started_at,
+                tags=(TAG,),
+            )
+            store.add_samples(run_id, [SampleRow.of(n, s) for n, s in enumerate(samples)])
+            if analysis is not None:
+                store.add_results(run_id, result_values(analysis))
+            status = RunStatus(result.status)
+            store.finish_run(run_id, status, finished_at=datetime.now(UTC))
+            return run_id
+        finally:
+            db.close()
+    except DatabaseError as exc:
+        raise CliError(f"the scaling test was not saved: {exc}") from None
+
+
+def result_values(analysis: ScalingAnalysis) -> list[Any]:
+    """Each step as phase `scaling_N` (N disks at once) and each disk alone as `alone_DISK`,
+    metric `mb_s`: the mean over passes, min and max, and every pass."""
+    from stripewise.model.run import ResultValue
+
+    def value(phase: str, passes: Sequence[float], mean: float) -> ResultValue:
+        return ResultValue(
+            phase, "mb_s", "MB/s", round(mean, 2), min(passes), max(passes), len(passes),
+            tuple(passes),
+        )  # fmt: skip
+
+    values = [value(f"scaling_{len(s.disks)}", s.mb_s.passes, s.mb_s.mean) for s in analysis.steps]
+    values += [value(f"alone_{d}", f.passes, f.mean) for d, f in analysis.alone.items()]
+    return values

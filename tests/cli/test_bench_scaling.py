@@ -1,0 +1,181 @@
+"""`stripewise bench scaling` against a REAL shared ceiling: loop devices over files that a
+throttled FUSE server serves (tests/fixtures/throttled_fuse.py), one member slower than the
+rest; and the same command's refusals, text, and its run in the history."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stripewise.cli.bench_scaling import disk_set
+from stripewise.cli.errors import CliError
+from stripewise.inventory import load_inventory
+from tests.fixtures.loops import MiB, loop_device, needs_loop
+from tests.fixtures.machines import sun_x4500
+from tests.fixtures.throttled_fuse import needs_fuse, throttled_disks
+
+TOTAL_MB_S = 50.0  # the shared path's ceiling
+# Each 128 KiB FUSE request costs a round trip besides its pacing (0.3 ms on an idle machine,
+# 1.5 ms with the load average at 6 on these 2 CPUs), and a loop device sends one at a time:
+# at these rates the pacing dominates, so alone a file reads 29 to 34 MB/s (asked 40), the
+# slow one 12.7 to 13.8 (asked 15) whatever the load, and two files always fill the 50.
+# (At 200 total and 160 each, alone ranged 90 to 127 with the load, and two did not fill it.)
+DISK_MB_S, SLOW_MB_S = 40.0, 15.0
+# the ceiling measured 48.4 to 50.2 (load average 2 to 7): the pacer holds the total
+CEILING_TOLERANCE = 0.1
+
+
+def scaling(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "stripewise", "bench", "scaling", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@needs_fuse
+def test_a_shared_ceiling_is_found_and_the_slow_member_named(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    with throttled_disks(
+        4,
+        16 * MiB,
+        total_mb_s=TOTAL_MB_S,
+        disk_mb_s=DISK_MB_S,
+        slow={3: SLOW_MB_S},
+    ) as disks:
+        before = disks.checksums()
+        done = scaling("--disks", ",".join(disks.names), "--size", "8M", "--json", "--save",
+                       "--db", db)  # fmt: skip
+        after = disks.checksums()
+    assert done.returncode == 0, done.stderr
+    assert before == after  # nothing written, byte for byte
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    result = events[-1]
+    assert result["event"] == "scaling_result" and result["status"] == "complete"
+    assert result["written_bytes"] == 0
+    assert [len(step["disks"]) for step in result["steps"]] == [1, 2, 4]
+    assert set(result["alone"]) == set(disks.names)
+    ceiling = result["ceiling"]
+    assert ceiling is not None, result["sentence"]
+    assert ceiling["mb_s"] == pytest.approx(TOTAL_MB_S, rel=CEILING_TOLERANCE)
+    assert ceiling["disks"] == 2  # two disks at ~31 alone already fill the 50
+    slow = disks.names[3]
+    assert [o["disk"] for o in result["outliers"]] == [slow]
+    assert set(result["outliers"][0]["peers"]) == set(disks.names[:3])
+    assert result["outliers"][0]["below_pct"] > 40
+    assert result["sentence"].startswith(f"{','.join(disks.names)} tops out at ")
+    kinds = {e["event"] for e in events}
+    assert {"scaling_step", "scaling_pass", "sample", "scaling_end"} <= kinds
+    sampled = [e for e in events if e["event"] == "sample" and e["disks"]]
+    assert sampled and set(sampled[-1]["disks"]) <= set(disks.names)  # the kernel's counters
+    shown = subprocess.run(
+        [sys.executable, "-m", "stripewise", "--db", db, "history", "show", "1", "--json"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    run = json.loads(shown.stdout)
+    assert run["status"] == "complete" and "scaling" in run["tags"]
+    assert run["context"]["scaling"]["ceiling"] == ceiling
+    assert run["context"]["scaling_set"]["disks"] == list(disks.names)
+    values = {(r["phase"], r["metric"]): r for r in run["results"]}
+    assert values[("scaling_2", "mb_s")]["value"] == pytest.approx(
+        result["steps"][1]["mb_s"]["mean"], abs=0.1
+    )
+    assert len(values[(f"alone_{slow}", "mb_s")]["passes"]) == 3
+
+
+@needs_loop
+def test_text_says_each_step_with_its_interval_then_the_sentence() -> None:
+    with loop_device(16 * MiB) as first, loop_device(16 * MiB) as second:
+        done = scaling("--disks", f"/dev/{first.name},{second.name}", "--size", "8M")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"Scaling test of {first.name},{second.name}: 2 disks")
+    assert any(line.strip().startswith("2 disks") and "95 %" in line for line in lines)
+    assert any(" MB/s" in line and first.name in line for line in lines)
+    assert any(line.startswith(f"{first.name},{second.name} ") for line in lines)  # the sentence
+
+
+@needs_loop
+@pytest.mark.parametrize("kind", ["missing", "partition", "symlink"])
+def test_bad_input_exits_2_reading_nothing(kind: str) -> None:
+    with loop_device(16 * MiB, "-P") as loop:
+        name, made = loop.name, None
+        if kind == "missing":
+            name = "sdzz7"
+        elif kind == "partition":
+            subprocess.run(["addpart", loop.device, "1", "2048", "8192"], check=True)
+            name = f"{loop.name}p1"
+        else:
+            name = f"swtest{secrets.token_hex(4)}"
+            made = f"/dev/{name}"
+            os.symlink(loop.name, made)
+        try:
+            done = scaling("--disks", name, "--size", "1M", "--json")
+        finally:
+            if made:
+                os.unlink(made)
+            if kind == "partition":
+                subprocess.run(["delpart", loop.device, "1"], check=True)
+    assert done.returncode == 2, done.stderr
+    assert {"missing": "does not exist", "partition": "partition", "symlink": "symbolic link"}[
+        kind
+    ] in done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--disks", "sdb", "--size", "lots"], "size"),
+        (["--disks", "sdb,sdb"], "each disk once"),
+        (["--disks", "sdb", "--block-size", "3000"], "block_size"),
+        (["--controller", "0000:99:99.9"], "no controller"),
+        ([], "--disks"),
+    ],
+)
+def test_bad_arguments_exit_2(args: list[str], words: str) -> None:
+    done = scaling(*args, timeout=60)
+    assert done.returncode == 2 and words in done.stderr
+
+
+def test_bench_without_an_action_still_needs_its_target_and_size() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "stripewise", "bench", "--size", "1G"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "the following arguments are required: --target" in done.stderr
+
+
+def _args(**given: Any) -> argparse.Namespace:
+    return argparse.Namespace(**({"disks": None, "controller": None} | given))
+
+
+def test_a_controller_means_its_disks_in_slot_order_with_model_size_and_slot(
+    tmp_path: Path,
+) -> None:
+    recording = tmp_path / "x4500.umockdev"
+    recording.write_text(sun_x4500().umockdev(), encoding="utf-8")
+    inventory = load_inventory(recording)
+    controller = inventory.controllers[1]
+    chosen = disk_set(_args(controller=controller.id), inventory)
+    assert chosen.disks == tuple(d.name for d in controller.disks) and len(chosen.disks) == 8
+    assert (chosen.name, chosen.controller, chosen.bus) == (
+        controller.id,
+        controller.id,
+        controller.bus,
+    )
+    first = chosen.identities[chosen.disks[0]]
+    assert first.model and first.size_bytes and first.slot
+    with pytest.raises(CliError, match="no controller"):
+        disk_set(_args(controller="nope"), inventory)
