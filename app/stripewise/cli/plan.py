@@ -3,6 +3,11 @@
 A file that cannot be read as a plan exits 2 with one line naming file, table and key, and so
 does one whose hardware is impossible (more disks on a controller than it has ports); a valid
 plan whose arrays have problems exits 0 and lists them.
+
+A plan of a machine (its host key, from `--inventory` or the file) is predicted with the
+ceilings scaling tests measured on that machine: from the history `--db` or $STRIPEWISE_DB
+names, else the user's own history when there is one; without a history, catalog figures or a
+guess (docs/prediction-model.md).
 """
 
 from __future__ import annotations
@@ -14,8 +19,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from stripewise.cli.errors import EXIT_FAILED, CliError
+from stripewise.cli.errors import EXIT_FAILED, CliError, database_url, open_history
+from stripewise.cli.options import add_db_option
+from stripewise.history.errors import DatabaseError
+from stripewise.history.location import ENV_VAR, default_database_url, plain_sqlite_path
 from stripewise.inventory import InventoryError, load_inventory
+from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import PlanReport
 from stripewise.model.plan import Plan
 from stripewise.model.topology import Inventory
@@ -39,6 +48,7 @@ def fill_parser(plan: argparse.ArgumentParser) -> None:
     plan.add_argument(
         "--script", type=Path, metavar="FILE", help="write the commented shell script"
     )
+    add_db_option(plan, top=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise CliError(f"{args.file}: {errors[0].message}{more}")
-    report = evaluate_plan(plan)
+    report = evaluate_plan(plan, measured=_measured_ceilings(args, plan))
     host = homehost(plan, inventory)
     status = 0
     if args.script is not None:
@@ -72,6 +82,36 @@ def homehost(plan: Plan, inventory: Inventory | None) -> str:
     if plan.host and plan.host.startswith("host:"):
         return plan.host.removeprefix("host:")
     return ""
+
+
+def _measured_ceilings(args: argparse.Namespace, plan: Plan) -> tuple[MeasuredCeiling, ...]:
+    """The plan's host's measured ceilings. A history named (--db, $STRIPEWISE_DB) that cannot
+    be read is an error; the user's own history is read only when it exists, and a problem
+    with it is said and passed over: the plan is still evaluated on catalog figures."""
+    if plan.host is None:
+        return ()
+    from stripewise.history.ceilings import newest_ceilings
+
+    named = args.db is not None or bool(os.environ.get(ENV_VAR, "").strip())
+    try:
+        url = database_url(args) if named else default_database_url()
+    except DatabaseError:
+        return ()  # no data folder: no history of the user's own
+    if not named and not ((path := plain_sqlite_path(url)) is not None and path.is_file()):
+        return ()
+    try:
+        db = open_history(url)
+        try:
+            return newest_ceilings(db, plan.host)
+        finally:
+            db.close()
+    except (CliError, DatabaseError) as exc:
+        if named:
+            raise CliError(f"measured ceilings not read: {exc}") from None
+        print(
+            f"stripewise: measured ceilings not read ({exc}): catalog figures used", file=sys.stderr
+        )
+        return ()
 
 
 def _inventory(path: Path | None) -> Inventory | None:

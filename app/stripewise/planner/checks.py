@@ -9,14 +9,17 @@ carries those that involve its disks: `ArrayReport.ok` alone still says whether 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
+from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import ArrayReport, PlanReport, evaluate
 from stripewise.model.plan import Plan, Problem, hardware_problems
 
 
-def evaluate_plan(plan: Plan) -> PlanReport:
-    report = evaluate(plan)
+def evaluate_plan(plan: Plan, *, measured: Iterable[MeasuredCeiling] = ()) -> PlanReport:
+    """`measured`: the ceilings scaling tests found on the plan's host (history.ceilings)."""
+    report = evaluate(plan, measured)
     extra = tuple(p for p in hardware_problems(plan) if p not in report.problems)
     if not extra:
         return report

@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from stripewise.history.measured import MeasuredArray
+from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import PlanReport
 from stripewise.model.placement import Swap, apply_swaps
 from stripewise.model.plan import (
@@ -45,6 +46,8 @@ class PlannerService(QObject):
         self.report: PlanReport = evaluate_plan(self.plan)
         self.path: Path | None = None
         self.saved_plans: list[tuple[str, Plan]] = []  # this session's snapshots, to compare
+        # the controllers' and buses' ceilings scaling tests found on the plan's host
+        self.ceilings: tuple[MeasuredCeiling, ...] = ()
 
     # --- whole plans ---------------------------------------------------------------------------
     def set_plan(self, plan: Plan, path: Path | None = None) -> None:
@@ -67,10 +70,35 @@ class PlannerService(QObject):
         names_before = [a.name for a in self.plan.arrays]
         host_before = self.plan.host
         self.plan = plan
-        self.report = evaluate_plan(plan)
+        self.report = evaluate_plan(plan, measured=self.ceilings)
         self.planChanged.emit(plan, self.report)
         if [a.name for a in plan.arrays] != names_before or plan.host != host_before:
             self.refresh_measured()
+        if plan.host != host_before:
+            self.refresh_ceilings()
+
+    def refresh_ceilings(self) -> None:
+        """The newest measured ceiling of each controller and bus of the plan's host, read off
+        the GUI thread; the plan is evaluated again with them. Without a history, or for a plan
+        of no machine, the catalog's figures (or a guess) stand."""
+        host = self.plan.host
+        if self.history is None or host is None:
+            self._set_ceilings(host, ())
+            return
+        from stripewise.history.ceilings import newest_ceilings
+
+        db = self.history.database
+        run_in_background(
+            lambda: newest_ceilings(db, host),
+            lambda found: self._set_ceilings(host, found),
+            lambda exc: self.failed.emit(f"measured ceilings not read: {exc}"),
+        )
+
+    def _set_ceilings(self, host: str | None, found: tuple[MeasuredCeiling, ...]) -> None:
+        if host != self.plan.host or found == self.ceilings:
+            return  # read for a plan since replaced, or nothing new
+        self.ceilings = found
+        self._commit(self.plan)
 
     def refresh_measured(self) -> None:
         """Benchmarks of arrays that were built from this plan on this host, if any."""
