@@ -18,6 +18,8 @@ Figures:
             of 9 passes on screen, a line and a 10 x 5 grid's heat maps
   experiment-overhead  `stripewise experiment run` of a read-ahead sweep on a RAM-backed loop
             device: its wall time over the sum of its runs' own times (root, losetup)
+  scaling   `stripewise bench scaling` of four RAM-backed loop devices: its passes' windows
+            added up against the test's own time, and the command's wall time (root, losetup)
   gui       how long the GUI thread is blocked while a real benchmark streams at 10 Hz (Xvfb)
   group-gui the same while a group run streams from 8 fio servers on loopback at 2 Hz each
   group-drive  driving that group run: the driver's CPU (fio's apart) and its total against
@@ -352,6 +354,27 @@ def measure_experiment_overhead(runs: int) -> list[Figure]:
     ]
 
 
+def measure_scaling_overhead(runs: int) -> list[Figure]:
+    """The scaling test's phases (its passes' windows) against its time (target > 95 %)."""
+    if os.geteuid() != 0 or shutil.which("losetup") is None:
+        print("not root or no losetup: skipping the scaling test's overhead", file=sys.stderr)
+        return []
+    from bench.scaling import measure
+
+    measured = measure(runs)
+    return [
+        Figure(
+            "scaling test: its passes over its time",
+            [100.0 * phases / test for phases, test, _wall in measured],
+            95,
+            unit="%",
+            higher_is_better=True,
+        ),
+        Figure("  its 18 passes' windows added up (RAM)", [p for p, _t, _w in measured], unit="s"),
+        Figure("  the command's wall time", [wall for _p, _t, wall in measured], unit="s"),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="repetitions per figure (default 7)")
@@ -367,6 +390,7 @@ def main() -> int:
             "plots",
             "experiment-chart",
             "experiment-overhead",
+            "scaling",
             "gui",
             "group-gui",
             "group-drive",
@@ -416,6 +440,8 @@ def main() -> int:
             )
         if args.only in (None, "experiment-overhead"):
             figures.extend(measure_experiment_overhead(max(3, args.runs // 2)))
+        if args.only in (None, "scaling"):
+            figures.extend(measure_scaling_overhead(max(3, args.runs // 2)))
         if args.only in (None, "gui"):
             if shutil.which("Xvfb") is None:
                 print("Xvfb is not installed: skipping the GUI lag figure", file=sys.stderr)
