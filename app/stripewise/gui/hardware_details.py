@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.disk_colors import STATE_NAMES
+from stripewise.model.health import DiskHealth, verdict
 from stripewise.model.topology import Controller, Disk, Slot
 from stripewise.model.units import binary_size, human_size
 
@@ -57,8 +58,54 @@ def _paths(disk: Disk) -> tuple[str, ...]:
     )
 
 
-def disk_html(controller: Controller, slot: Slot, path_to: Disk | None = None) -> str:
-    """`path_to`: for a slot that is a further path to a multipathed disk, that disk."""
+_HEALTH_ROWS = (  # DiskHealth's attribute -> (its row's name, its unit)
+    ("temperature_c", "Temperature", " °C"),
+    ("power_on_hours", "Powered on", " h"),
+    ("reallocated_sectors", "Reallocated sectors", ""),
+    ("pending_sectors", "Pending sectors", ""),
+    ("offline_uncorrectable", "Offline uncorrectable", ""),
+    ("udma_crc_errors", "UDMA CRC errors", ""),
+    ("critical_warning", "NVMe critical warning", ""),
+    ("media_errors", "Media / integrity errors", ""),
+    ("error_log_entries", "Error log entries", ""),
+    ("percentage_used", "Endurance used", " %"),
+    ("available_spare_pct", "Available spare", " %"),
+    ("available_spare_threshold_pct", "Spare threshold", " %"),
+    ("grown_defects", "Grown defects", ""),
+    ("uncorrected_errors", "Uncorrected errors", ""),
+)
+
+
+def health_html(health: DiskHealth | None) -> str:
+    """The disk's SMART section: its verdict with the reasons, then every figure it reports."""
+    if health is None:
+        return "<h4>Health</h4><p><i>not read (Read Health asks the helper)</i></p>"
+    if not health.available:
+        return f"<h4>Health</h4><p>{escape(health.reason or 'no SMART data')}</p>"
+    judged = verdict(health)
+    colour = {"failing": "#c62828", "warn": "#b7791f"}.get(judged.level)
+    word = f"<b style='color:{colour}'>{judged.level}</b>" if colour else escape(judged.level)
+    rows: list[tuple[str, object]] = [
+        ("Verdict", word),
+        ("Why", judged.reasons) if judged.reasons else ("Why", ()),
+        ("Self-assessment", {True: "passed", False: "FAILED", None: None}[health.passed]),
+        ("Protocol", health.protocol),
+    ]
+    for name, label, unit in _HEALTH_ROWS:
+        value = getattr(health, name)
+        if value is not None:
+            rows.append((label, f"{value:,}{unit}"))
+    return "<h4>Health</h4>" + _rows([r for r in rows if r[0] != "Why" or r[1]])
+
+
+def disk_html(
+    controller: Controller,
+    slot: Slot,
+    path_to: Disk | None = None,
+    health: DiskHealth | None = None,
+) -> str:
+    """`path_to`: for a slot that is a further path to a multipathed disk, that disk;
+    `health`: the disk's SMART health, once read."""
     where = [
         ("Controller", f"{controller.model or 'unknown'} ({controller.id})"),
         ("Port", slot.port),
@@ -129,6 +176,7 @@ def disk_html(controller: Controller, slot: Slot, path_to: Disk | None = None) -
         + "<h4>Use</h4>"
         + _rows(usage)
         + (f"<ul style='margin-left:-20px'>{parts}</ul>" if parts else "")
+        + health_html(health)
     )
 
 
@@ -174,9 +222,10 @@ class DetailsPanel(QWidget):
         can_label: bool,
         locate_reason: str,
         path_to: Disk | None = None,
+        health: DiskHealth | None = None,
     ) -> None:
         self.slot = slot
-        self.browser.setHtml(disk_html(controller, slot, path_to))
+        self.browser.setHtml(disk_html(controller, slot, path_to, health))
         self.rename.setEnabled(can_label)
         self._set_locate(slot, locate_reason)
 

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from stripewise.gui.hardware_tile import SlotTile
 from stripewise.gui.tile_grid import TileGrid
+from stripewise.model.health import HealthVerdict
 from stripewise.model.topology import Controller, Inventory, Slot, link_text
 from stripewise.model.wording import count_noun
 
@@ -104,6 +107,7 @@ class HardwareMap(QWidget):
         self.boxes: list[ControllerBox] = []
         self._selected_key: str | None = None
         self._planned: set[str] = set()
+        self._health: dict[str, HealthVerdict] = {}  # disk name -> its verdict
         self._filtered = False  # a filter is typed: matching_tiles() has something to say
 
     def set_inventory(self, inventory: Inventory) -> None:
@@ -129,6 +133,8 @@ class HardwareMap(QWidget):
                         tile.slot.disk is not None and tile.slot.disk.name in self._planned
                     )
                     tile.selected = tile.slot.key == self._selected_key
+                    if tile.slot.disk is not None:  # a map read again keeps what was read
+                        tile.set_health(self._health.get(tile.slot.disk.name))
                 self.tiles.extend(box.tiles)
                 self.boxes.append(box)
                 self._layout.addWidget(box)
@@ -193,6 +199,14 @@ class HardwareMap(QWidget):
             if planned != tile.planned:
                 tile.planned = planned
                 tile.update()
+
+    def set_health(self, verdicts: Mapping[str, HealthVerdict]) -> None:
+        """Each disk's SMART verdict by name: a failing or warned one's card shows a badge.
+        Only the cards whose verdict changed are repainted."""
+        self._health = dict(verdicts)
+        for tile in self.tiles:
+            if tile.slot.disk is not None:
+                tile.set_health(self._health.get(tile.slot.disk.name))
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Arrow keys walk the tiles in map order."""

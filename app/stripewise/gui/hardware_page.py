@@ -1,11 +1,12 @@
-"""Hardware page: the map of controllers and slots, search, details, labels and Locate."""
+"""Hardware page: the map of controllers and slots, search, details, labels, Locate and each
+disk's SMART health (a badge on its card, a section in its details)."""
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -101,7 +102,14 @@ class HardwarePage(QWidget):
         self.save.clicked.connect(self._save)
         self.this_machine = QPushButton("&This Machine")
         self.this_machine.clicked.connect(hardware.load_live)
-        for button in (self.refresh, self.open_file, self.save, self.this_machine):
+        self.read_health = QPushButton("Read &Health")
+        self.read_health.setToolTip(
+            "Ask the helper for each disk's SMART health (smartctl): failing and worn disks "
+            "get a badge. Read by itself once the helper runs."
+        )
+        self.read_health.clicked.connect(lambda: hardware.read_health(helper))
+        buttons = (self.refresh, self.open_file, self.save, self.this_machine, self.read_health)
+        for button in buttons:
             bar.addWidget(button)
         layout.addLayout(bar)
         layout.addWidget(legend())
@@ -138,6 +146,8 @@ class HardwarePage(QWidget):
         hardware.busyChanged.connect(self._busy)
         hardware.hotplugged.connect(self._on_hotplug)  # a method: disconnected with the page
         hardware.notice.connect(self.statusMessage.emit)
+        hardware.healthChanged.connect(self._show_health)
+        hardware.healthFailed.connect(self.statusMessage.emit)
         self._busy(hardware.busy)
 
     # --- showing -------------------------------------------------------------------------------
@@ -152,10 +162,24 @@ class HardwarePage(QWidget):
         self.incomplete.setVisible(bool(inventory.incomplete))
         self.extras.setText(self._extras(inventory))
         self.this_machine.setVisible(not self.hardware.origin.live)
+        self.read_health.setVisible(self.hardware.origin.live)
+        self.map.set_health(self.hardware.verdicts(inventory))
         self.save.setEnabled(True)
         self._filter(self.search.text())
         if not (selected and self.map.select_key(selected)):
             self.details.show_nothing()
+        if self.hardware.origin.live:  # once the map has drawn: health comes in behind it
+            QTimer.singleShot(0, self._read_health_by_itself)
+
+    def _read_health_by_itself(self) -> None:
+        """Without asking for a password: only through a helper already running."""
+        if self.helper.running and self.hardware.origin.live:
+            self.hardware.read_health(self.helper)
+
+    def _show_health(self, _health: object) -> None:
+        self.map.set_health(self.hardware.verdicts(self.inventory))  # none for another host
+        if self.details.slot is not None:
+            self.map.select_key(self.details.slot.key)  # its details again, with the health
 
     def _caption(self, inventory: Inventory) -> str:
         origin = self.hardware.origin
@@ -230,12 +254,15 @@ class HardwarePage(QWidget):
         path_to = None
         if slot.path_of and self.inventory is not None:
             path_to = self.inventory.find_disk(slot.path_of)
+        disk = slot.disk or path_to
+        health = self.hardware.health_of(self.inventory)
         self.details.show_slot(
             controller,
             slot,
             can_label=self.inventory is not None,
             locate_reason=self.helper.unavailable_reason,
             path_to=path_to,
+            health=health.get(disk.name) if disk is not None else None,
         )
 
     def _busy(self, busy: bool) -> None:

@@ -1,7 +1,8 @@
 """One slot of the hardware map: a port or bay, and its disk's card.
 
 Painted by hand (48 of these must draw in a few milliseconds). A card is as wide as its text
-asks; the map's grid (`tile_grid`) gives it that much when the pane has room.
+asks; the map's grid (`tile_grid`) gives it that much when the pane has room. A disk whose
+SMART health is failing or warned carries a badge in its top right corner (docs/health.md).
 """
 
 from __future__ import annotations
@@ -22,12 +23,18 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QWidget
 
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
+from stripewise.model.health import HealthVerdict
 from stripewise.model.topology import Controller, Slot
 from stripewise.model.units import human_size
 
 TILE_SIZE = QSize(120, 64)  # the least a tile is; its text may ask for more width
 TEXT_LEFT, TEXT_RIGHT = 13, 8  # the text's margins: the state bar is on the left
 NAME_GAP = 10  # between a disk's name and its size on the line they share
+BADGE_HEIGHT, BADGE_PAD = 14, 5  # the health badge, on the port's line
+HEALTH_BADGES: dict[str, tuple[str, QColor]] = {  # a verdict's badge: its word and colour
+    "failing": ("FAILING", QColor("#c62828")),
+    "warn": ("WARN", QColor("#b7791f")),
+}
 
 
 class SlotTile(QWidget):
@@ -42,13 +49,33 @@ class SlotTile(QWidget):
         self.selected = False
         self.matches = True
         self.planned = False
+        self.health: HealthVerdict | None = None  # the disk's SMART verdict, once read
         self.setFixedHeight(TILE_SIZE.height())
         self.setMinimumWidth(TILE_SIZE.width() // 2)  # elided below its text's width
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        disk = slot.disk
+        self._describe()
+
+    def set_health(self, health: HealthVerdict | None) -> None:
+        """The disk's verdict: its badge, tooltip and accessible name follow."""
+        if health != self.health:
+            self.health = health
+            self._describe()
+            self.update()
+
+    @property
+    def badge(self) -> str | None:
+        """The badge's word as drawn (FAILING, WARN), None when the disk shows none."""
+        if self.slot.disk is None or self.health is None:
+            return None
+        shown = HEALTH_BADGES.get(self.health.level)
+        return shown[0] if shown else None
+
+    def _describe(self) -> None:
+        disk, slot = self.slot.disk, self.slot
+        health = f", health {self.badge.lower()}" if self.badge else ""
         self.setAccessibleName(
-            f"{slot.title}: {disk.name} {human_size(disk.size_bytes)} {disk.state.value}"
+            f"{slot.title}: {disk.name} {human_size(disk.size_bytes)} {disk.state.value}{health}"
             if disk
             else f"{slot.title}: {slot.note or 'empty'}"
         )
@@ -64,6 +91,8 @@ class SlotTile(QWidget):
             f"serial {disk.serial or 'unknown'}",
         ]
         lines += list(disk.system_reasons)
+        if self.health is not None and self.badge:
+            lines += [f"health {self.health.level}:", *(f"  {r}" for r in self.health.reasons)]
         return "\n".join(lines)
 
     def _size_text(self) -> str:
@@ -98,11 +127,45 @@ class SlotTile(QWidget):
             lines.append((rect, shown, bold, small, right))
             return metrics.horizontalAdvance(shown)
 
-        line(QRect(TEXT_LEFT, 4, width, 15), self.slot.title, False, True)
+        badge = self._badge_width()
+        line(
+            QRect(TEXT_LEFT, 4, width - (badge + 4 if badge else 0), 15),
+            self.slot.title,
+            False,
+            True,
+        )
         size = line(QRect(TEXT_LEFT, 19, width, 18), self._size_text(), False, False, True)
         line(QRect(TEXT_LEFT, 19, max(0, width - size - NAME_GAP), 18), disk.name, True, False)
         line(QRect(TEXT_LEFT, 40, width, 18), self._model_text(), False, True)
         return lines
+
+    def _badge_width(self) -> int:
+        word = self.badge
+        if word is None:
+            return 0
+        return self._badge_font_metrics().horizontalAdvance(word) + 2 * BADGE_PAD
+
+    def _badge_font(self) -> QFont:
+        font = self._text_font(bold=True, small=True)
+        font.setPointSizeF(font.pointSizeF() * 0.9)
+        return font
+
+    def _badge_font_metrics(self) -> QFontMetrics:
+        return QFontMetrics(self._badge_font())
+
+    def _paint_badge(self, painter: QPainter) -> None:
+        word = self.badge
+        if word is None or self.health is None:
+            return
+        colour = HEALTH_BADGES[self.health.level][1]
+        width = self._badge_width()
+        rect = QRectF(self.width() - TEXT_RIGHT - width, 4, width, BADGE_HEIGHT)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawRoundedRect(rect, 4, 4)
+        painter.setFont(self._badge_font())
+        painter.setPen(QColor("white"))
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), word)
 
     def shown_texts(self) -> list[str]:
         """A disk's lines as the tile draws them: elided ("HITAC…") when out of room."""
@@ -160,6 +223,7 @@ class SlotTile(QWidget):
             painter.drawRoundedRect(QRectF(box.x(), box.y(), 7, box.height()), 3, 3)
             for rect, text, bold, small, right in self._disk_lines():
                 self._text(painter, rect, text, bold=bold, small=small, right=right)
+            self._paint_badge(painter)
         if self.selected or self.hasFocus():
             pen = QPen(palette.color(QPalette.ColorRole.Highlight), 2.5 if self.selected else 1.5)
             painter.setPen(pen)

@@ -32,6 +32,7 @@ from stripewise.gui.planner_dialogs import CompareDialog, SpreadDialog
 from stripewise.gui.planner_elsewhere import ElsewhereNote, map_title
 from stripewise.gui.planner_pool import DiskPool
 from stripewise.model.evaluate import PlanReport
+from stripewise.model.health import verdict
 from stripewise.model.placement import spread, spread_improvers, suggest_spread
 from stripewise.model.plan import Plan, RaidLevel
 from stripewise.model.units import human_size
@@ -154,6 +155,7 @@ class PlannerPage(QWidget):
         # methods, not lambdas: Qt disconnects them when the page goes, the service stays
         hardware.inventoryChanged.connect(self._show_map)
         hardware.machineChanged.connect(self._show_elsewhere)
+        hardware.healthChanged.connect(self._health_read)
         self._show_map()
         self.show_plan(planner.plan, planner.report)
 
@@ -196,6 +198,12 @@ class PlannerPage(QWidget):
             if machine is not None
             else "Reading this machine's disks..."
         )
+
+    def _health_read(self, _health: object) -> None:
+        """This machine's disk health judges a plan of its disks: a failing member warns."""
+        hardware = self.hardware
+        verdicts = {n: verdict(h) for n, h in hardware.health.items()}
+        self.planner.set_health(hardware.health_host, verdicts)
 
     def _show_measured(self, measured: Mapping[str, MeasuredRun]) -> None:
         for report in self.planner.report.arrays:

@@ -1,6 +1,7 @@
 """The problems that make a planned array unbuildable or unwise: each array on its own
 (`check_array`: members, levels, sizes, identities, disks in use) and across the plan
-(`plan_problems`: its hardware, a disk in two arrays, two arrays of one name).
+(`plan_problems`: its hardware, a disk in two arrays, two arrays of one name), and a member
+whose SMART health fails or warns (`health_problems`).
 
 Pure functions of a Plan, on the geometry's vocabulary in `model.arrays`.
 """
@@ -8,6 +9,7 @@ Pure functions of a Plan, on the geometry's vocabulary in `model.arrays`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from stripewise.model.arrays import (
     LEVEL_NAMES,
@@ -18,6 +20,7 @@ from stripewise.model.arrays import (
     normalized,
     sizes_match,
 )
+from stripewise.model.health import HealthVerdict
 from stripewise.model.plan import (
     BLOCK_CHOICES_KIB,
     CHUNK_CHOICES_KIB,
@@ -272,3 +275,34 @@ def duplicate_name(name: str, count: int) -> Problem:
     return Problem(
         "duplicate_name", f"{count_noun(count, 'array')} are named {name}: names must differ."
     )
+
+
+def health_problems(plan: Plan, health: Mapping[str, HealthVerdict]) -> tuple[Problem, ...]:
+    """A disk of an array whose SMART health fails (an error: DOMAIN, a disk with pending
+    sectors must not go into a new array) or warns, worn or reallocating (a caution). `health`
+    is this machine's, by kernel name: only for a plan of this machine's disks."""
+    problems: list[Problem] = []
+    for disk_id in dict.fromkeys(d for a in plan.arrays for d in (*a.members, *a.spares)):
+        judged = health.get(disk_id)
+        if judged is None or not judged.concerning:
+            continue
+        why = "; ".join(judged.reasons[:3]) + ("; ..." if len(judged.reasons) > 3 else "")
+        if judged.failing:
+            problems.append(
+                Problem(
+                    "failing_disk",
+                    f"{disk_id} is failing ({why}): replace it before it goes into an array.",
+                    disks=(disk_id,),
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    "worn_disk",
+                    f"{disk_id}'s health warns ({why}): an array is only as sound as its "
+                    "weakest member.",
+                    error=False,
+                    disks=(disk_id,),
+                )
+            )
+    return tuple(problems)

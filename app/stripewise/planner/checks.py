@@ -9,18 +9,28 @@ carries those that involve its disks: `ArrayReport.ok` alone still says whether 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from stripewise.model.array_problems import health_problems
 from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import ArrayReport, PlanReport, evaluate
+from stripewise.model.health import HealthVerdict
 from stripewise.model.plan import Plan, Problem, hardware_problems
 
 
-def evaluate_plan(plan: Plan, *, measured: Iterable[MeasuredCeiling] = ()) -> PlanReport:
-    """`measured`: the ceilings scaling tests found on the plan's host (history.ceilings)."""
+def evaluate_plan(
+    plan: Plan,
+    health: Mapping[str, HealthVerdict] | None = None,
+    *,
+    measured: Iterable[MeasuredCeiling] = (),
+) -> PlanReport:
+    """`health`: this machine's disks' SMART verdicts by kernel name, for a plan of its disks:
+    a failing or worn member is a problem of its array. `measured`: the ceilings scaling tests
+    found on the plan's host (history.ceilings)."""
     report = evaluate(plan, measured)
-    extra = tuple(p for p in hardware_problems(plan) if p not in report.problems)
+    found = (*hardware_problems(plan), *(health_problems(plan, health) if health else ()))
+    extra = tuple(p for p in found if p not in report.problems)
     if not extra:
         return report
     return replace(

@@ -4,10 +4,15 @@ Two inventories: `inventory`, the map on show (this machine, or a file: a record
 snapshot, a dump of another server), and `machine`, always this machine's own, read live. What
 acts on devices (tuning, benchmarks, creating arrays) takes `machine`, never the map on show:
 a recording's sdk is not this machine's sdk (issue 29.1).
+
+Disk health (SMART, through the helper's `disk.health`) is this machine's too: read after the
+map has drawn, for the machine's own disks, and kept by kernel name with the host it belongs
+to (`health`, `health_host`): a map of another host shows none of it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +21,10 @@ from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
 
 from stripewise.inventory import InventoryError, load_inventory, read_live, with_labels
 from stripewise.inventory.snapshot import dumps
-from stripewise.model.topology import Inventory
+from stripewise.model.health import DiskHealth, HealthVerdict, verdict
+from stripewise.model.topology import DiskKind, Inventory
+from stripewise.protocol.health import MAX_HEALTH_DEVICES, DiskHealthArgs, DiskHealthReply
+from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.tasks import run_in_background
 
@@ -46,6 +54,8 @@ class HardwareService(QObject):
     hotplugged = Signal(str)  # "sdc added"
     labelSaved = Signal(str, str)  # slot key, label
     notice = Signal(str)  # something done, for the status bar
+    healthChanged = Signal(object)  # dict[str, DiskHealth]: `health_host`'s disks, by name
+    healthFailed = Signal(str)
 
     def __init__(self, history: HistoryService | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -54,6 +64,9 @@ class HardwareService(QObject):
         self.inventory: Inventory | None = None
         self.machine: Inventory | None = None  # this machine, whatever the map shows
         self._reading_machine = False
+        self.health: dict[str, DiskHealth] = {}  # SMART health by disk name, of health_host
+        self.health_host: str | None = None  # the host key of the disks `health` describes
+        self.reading_health = False
         self._busy = False
         self._again = False
         self._monitor: Any = None
@@ -139,6 +152,46 @@ class HardwareService(QObject):
     @property
     def busy(self) -> bool:
         return self._busy
+
+    # --- disk health -------------------------------------------------------------------------
+    def read_health(self, helper: HelperClient) -> bool:
+        """Ask the helper for the SMART health of this machine's disks (those of its map:
+        SATA, SAS, NVMe, virtio); the answer lands on `healthChanged`. False when there is
+        nothing to ask or a read is under way."""
+        machine = self.machine
+        if machine is None or self.reading_health:
+            return False
+        names = tuple(d.name for d in machine.disks if d.kind is DiskKind.DISK)
+        if not names:
+            return False
+        self.reading_health = True
+
+        def answered(reply: DiskHealthReply) -> None:
+            self.reading_health = False
+            self.set_health(reply.disks, machine.host.key)
+
+        def refused(message: str) -> None:
+            self.reading_health = False
+            self.healthFailed.emit(f"disk health not read: {message}")
+
+        args = DiskHealthArgs(names[:MAX_HEALTH_DEVICES])
+        helper.request(args, answered, refused, privileged=False)  # read-only: any helper
+        return True
+
+    def set_health(self, found: Iterable[DiskHealth], host_key: str) -> None:
+        """Health read for some disks of a host: kept beside what was known of its others."""
+        known = self.health if host_key == self.health_host else {}
+        self.health, self.health_host = {**known, **{h.device: h for h in found}}, host_key
+        self.healthChanged.emit(self.health)
+
+    def health_of(self, inventory: Inventory | None) -> dict[str, DiskHealth]:
+        """The health of a map's disks by name: none for a map of another host."""
+        same = inventory is not None and inventory.host.key == self.health_host
+        return self.health if same else {}
+
+    def verdicts(self, inventory: Inventory | None) -> dict[str, HealthVerdict]:
+        """Each of a map's disks' verdict by name, for its badges and the planner."""
+        return {name: verdict(health) for name, health in self.health_of(inventory).items()}
 
     # --- hotplug -----------------------------------------------------------------------------
     def start_monitoring(self) -> bool:

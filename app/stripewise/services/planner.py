@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from stripewise.history.measured import MeasuredArray
 from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import PlanReport
+from stripewise.model.health import HealthVerdict
 from stripewise.model.placement import Swap, apply_swaps
 from stripewise.model.plan import (
     Filesystem,
@@ -48,6 +49,9 @@ class PlannerService(QObject):
         self.saved_plans: list[tuple[str, Plan]] = []  # this session's snapshots, to compare
         # the controllers' and buses' ceilings scaling tests found on the plan's host
         self.ceilings: tuple[MeasuredCeiling, ...] = ()
+        # this machine's disks' SMART verdicts by kernel name, and its host key: they judge a
+        # plan of this machine's disks only (a recording's sdk is another disk)
+        self.health: tuple[str | None, dict[str, HealthVerdict]] = (None, {})
 
     # --- whole plans ---------------------------------------------------------------------------
     def set_plan(self, plan: Plan, path: Path | None = None) -> None:
@@ -66,11 +70,20 @@ class PlannerService(QObject):
     def new_purchase_plan(self) -> None:
         self.set_plan(Plan(name="Purchase plan"))
 
+    def set_health(self, host_key: str | None, verdicts: dict[str, HealthVerdict]) -> None:
+        """This machine's disk health: a failing or worn member becomes its array's problem."""
+        self.health = (host_key, dict(verdicts))
+        self._commit(self.plan)
+
+    def _health_of(self, plan: Plan) -> dict[str, HealthVerdict] | None:
+        host, verdicts = self.health
+        return verdicts if plan.host is not None and plan.host == host else None
+
     def _commit(self, plan: Plan) -> None:
         names_before = [a.name for a in self.plan.arrays]
         host_before = self.plan.host
         self.plan = plan
-        self.report = evaluate_plan(plan, measured=self.ceilings)
+        self.report = evaluate_plan(plan, self._health_of(plan), measured=self.ceilings)
         self.planChanged.emit(plan, self.report)
         if [a.name for a in plan.arrays] != names_before or plan.host != host_before:
             self.refresh_measured()

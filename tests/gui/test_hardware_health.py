@@ -1,0 +1,108 @@
+"""Disk health on the map: a failing disk's card carries a badge, its details a health section,
+and the planner speaks up when such a disk goes into an array. Health values are real
+smartctl outputs (tests/fixtures/smart) fed through the hardware service, on the Sun X4500
+testbed machine's map."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from stripewise.gui.hardware_page import HardwarePage
+from stripewise.gui.hardware_tile import SlotTile
+from stripewise.gui.planner_page import PlannerPage
+from stripewise.inventory import load_inventory
+from stripewise.inventory.snapshot import dumps
+from stripewise.model.health import DiskHealth, parse_smartctl
+from stripewise.model.plan import RaidLevel
+from tests.fixtures.machines import sun_x4500
+
+SMART = Path(__file__).resolve().parents[1] / "fixtures" / "smart"
+
+
+def recorded(name: str, device: str) -> DiskHealth:
+    return parse_smartctl(device, json.loads((SMART / name).read_text()))
+
+
+@pytest.fixture
+def x4500_file(tmp_path: Path) -> Path:
+    recording = tmp_path / "x4500.umockdev"
+    recording.write_text(sun_x4500().umockdev())
+    path = tmp_path / "x4500.json"
+    path.write_text(dumps(load_inventory(recording)))
+    return path
+
+
+def tile(page: HardwarePage, disk: str) -> SlotTile:
+    return next(t for t in page.map.tiles if t.slot.disk and t.slot.disk.name == disk)
+
+
+def test_a_failing_disk_carries_a_badge_and_its_details_say_why(
+    qtbot, make_window, x4500_file: Path
+) -> None:
+    window = make_window(view="hardware", inventory=x4500_file)
+    page = window.page_widgets["hardware"]
+    assert isinstance(page, HardwarePage) and page.inventory is not None
+    assert all(t.badge is None for t in page.map.tiles)  # nothing read yet
+    host = page.inventory.host.key
+    window.hardware.set_health(
+        (
+            recorded("sata_hdd_failing_pending.json", "sdi"),
+            recorded("nvme_samsung_media_errors.json", "sdj"),
+            recorded("sata_ssd_samsung_healthy.json", "sdk"),
+            recorded("virtio_unknown_type.json", "sdl"),
+        ),
+        host,
+    )
+    badges = {t.slot.disk.name: t.badge for t in page.map.tiles if t.badge}
+    assert badges == {"sdi": "FAILING", "sdj": "WARN"}  # healthy and unread: no badge
+    sdi = tile(page, "sdi")
+    assert "8 pending sectors" in sdi.toolTip() and "health failing" in sdi.accessibleName()
+    assert sdi.shown_texts()[0] == sdi.slot.title  # the port still reads beside the badge
+    sdi.grab()  # it paints with its badge
+
+    qtbot.mouseClick(sdi, Qt.MouseButton.LeftButton)
+    details = page.details.browser.toPlainText()
+    assert "Health" in details and "failing" in details and "FAILED" in details
+    assert "Pending sectors\n8\n" in details and "Reallocated sectors\n1,975\n" in details
+    assert "8 pending sectors" in details
+    qtbot.mouseClick(tile(page, "sdl"), Qt.MouseButton.LeftButton)
+    # smartctl's own words for a disk it could not read (recorded on a virtio disk)
+    assert "Health\n/dev/vda: Unable to detect device type" in page.details.browser.toPlainText()
+
+    # the health of another host's disks is not drawn on this map
+    window.hardware.set_health((recorded("sata_hdd_failing_pending.json", "sdi"),), "another")
+    assert all(t.badge is None for t in page.map.tiles)
+
+
+def test_the_planner_warns_of_a_failing_or_worn_member(make_window, x4500_file: Path) -> None:
+    window = make_window(view="planner", inventory=x4500_file)
+    planner = window.page_widgets["planner"]
+    assert isinstance(planner, PlannerPage)
+    inventory = window.hardware.inventory
+    planner.planner.plan_on_inventory(inventory)
+    name = planner.planner.add_array(RaidLevel.RAID5, ("sdi", "sdj", "sdk"))
+    report = planner.planner.report.array(name)
+    assert report is not None and not {p.code for p in report.problems} & {
+        "failing_disk",
+        "worn_disk",
+    }
+    window.hardware.set_health(
+        (
+            recorded("sata_hdd_failing_pending.json", "sdi"),
+            recorded("nvme_samsung_media_errors.json", "sdj"),
+            recorded("sata_ssd_samsung_healthy.json", "sdk"),
+        ),
+        inventory.host.key,
+    )
+    report = planner.planner.report.array(name)
+    assert report is not None
+    found = {p.code: p for p in report.problems if p.code in ("failing_disk", "worn_disk")}
+    assert found["failing_disk"].disks == ("sdi",) and found["failing_disk"].error
+    assert "8 pending sectors" in found["failing_disk"].message
+    assert found["worn_disk"].disks == ("sdj",) and not found["worn_disk"].error
+    assert "7 NVMe media or data integrity errors" in found["worn_disk"].message
+    assert not report.ok  # a failing member blocks the array's commands
