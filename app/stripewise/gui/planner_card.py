@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.planner_chips import DiskChip, accept_disks, start_drag, take_disks
 from stripewise.model import arrays
+from stripewise.model.ceilings import Basis, PredictionBasis
 from stripewise.model.evaluate import ArrayReport
 from stripewise.model.plan import (
     BLOCK_CHOICES_KIB,
@@ -117,6 +118,7 @@ def figures_html(report: ArrayReport, plan: Plan) -> str:
                 f"(limited by {prediction.write_bottleneck})",
             )
         )
+        rows.append(("Ceilings", _basis_words(prediction.basis)))
     per_controller = ", ".join(
         f"{count} on {_controller_name(plan, cid)}"
         for cid, count in report.spread.per_controller.items()
@@ -132,6 +134,14 @@ def figures_html(report: ArrayReport, plan: Plan) -> str:
         for k, v in rows
     )
     return f"<table cellspacing='0'>{cells}</table>"
+
+
+def _basis_words(basis: PredictionBasis) -> str:
+    """What the controller and bus ceilings rest on: a measured one cites its run, and a
+    prediction with no ceiling known at all says it rests on a guess only."""
+    if basis.basis is Basis.GUESS:
+        return "guess only: no controller or bus ceiling known (measured or in the catalog)"
+    return basis.text.removeprefix("basis: ")
 
 
 def problems_html(report: ArrayReport) -> str:

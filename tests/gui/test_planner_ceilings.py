@@ -1,0 +1,65 @@
+"""The planner card says what its prediction's ceilings rest on: the catalog's figure for the
+X4500's controller (read live in its umockdev testbed), then, once a scaling test of that
+controller is in the window's own history, the measured figure with its run, in the figures and
+in the spread hint (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from html import unescape
+
+from stripewise.gui.planner_page import PlannerPage
+from stripewise.history.database import open_database
+from stripewise.model.ceilings import Basis
+from stripewise.model.plan import RaidLevel
+from tests.gui.test_planner_page import (  # noqa: F401  (fixtures: the testbed's snapshot, the page)
+    card,
+    free_disks,
+    page,
+    pytestmark,
+    x4500_file,
+)
+from tests.planner.scaling_runs import save_scaling_run
+
+
+def test_the_card_shows_a_measured_ceiling_with_its_run(
+    qtbot,
+    page: PlannerPage,  # noqa: F811 (the fixture)
+    db_url: str,
+) -> None:
+    planner = page.planner
+    controller = planner.plan.controllers[2].id
+    members = tuple(free_disks(page, 2)[:4])
+    planner.add_array(RaidLevel.RAID0, members)
+    figures = unescape(card(page, "md0").figures.text())
+    assert "Ceilings" in figures
+    assert "catalog: MV88SX6081 8-port SATA II PCI-X Controller ~ 1,064 MB/s" in figures
+
+    with open_database(db_url) as db:
+        run = save_scaling_run(
+            db, controller=controller, bus=None, disks=list(members), ceiling_mb_s=120.0,
+            knee=2, host_key=planner.plan.host,
+        )  # fmt: skip
+    planner.refresh_ceilings()
+    qtbot.waitUntil(lambda: "measured" in card(page, "md0").figures.text(), timeout=10_000)
+
+    prediction = planner.report.arrays[0].prediction
+    assert prediction is not None and prediction.basis.basis is Basis.MEASURED
+    assert prediction.read_mb_s.high == 120.0  # all four share the measured 120 MB/s
+    figures = unescape(card(page, "md0").figures.text())
+    assert f"measured 2026-11-20, run {run}: 120 MB/s" in figures
+    assert "limited by controller" in figures
+    hint = card(page, "md0").spread_text.text()
+    assert f"share controller {controller}'s 120 MB/s link (measured 2026-11-20, run {run}" in hint
+
+
+def test_a_plan_with_no_ceiling_known_says_it_rests_on_a_guess(
+    page: PlannerPage,  # noqa: F811 (the fixture)
+) -> None:
+    planner = page.planner
+    members = tuple(free_disks(page, 1)[:4])
+    unknown = tuple(replace(c, bus_mb_s=None, bus=None) for c in planner.plan.controllers)
+    planner.set_plan(replace(planner.plan, controllers=unknown))
+    planner.add_array(RaidLevel.RAID0, members)
+    figures = unescape(card(page, "md0").figures.text())
+    assert "guess only: no controller or bus ceiling known (measured or in the catalog)" in figures
