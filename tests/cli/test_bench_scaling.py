@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +180,26 @@ def test_a_controller_means_its_disks_in_slot_order_with_model_size_and_slot(
     assert first.model and first.size_bytes and first.slot
     with pytest.raises(CliError, match="no controller"):
         disk_set(_args(controller="nope"), inventory)
+
+
+@needs_loop
+def test_ctrl_c_cancels_through_the_helper_and_says_how_it_ended() -> None:
+    with loop_device(256 * MiB) as first, loop_device(256 * MiB) as second:
+        disks = f"{first.name},{second.name}"
+        argv = [sys.executable, "-m", "stripewise", "bench", "scaling", "--disks", disks,
+                "--size", "256M", "--repeat", "20", "--json"]  # fmt: skip
+        cli = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert cli.stdout is not None
+        lines = []
+        for line in cli.stdout:
+            lines.append(line)
+            if '"scaling_pass"' in line:
+                cli.send_signal(signal.SIGINT)
+                break
+        out, err = cli.communicate(timeout=30)
+    events = [json.loads(line) for line in [*lines, *out.splitlines()] if line.strip()]
+    assert cli.returncode == 1, err
+    assert "cancelled by SIGINT" in err
+    assert [e["event"] for e in events[-2:]] == ["scaling_end", "scaling_result"]
+    assert events[-1]["status"] == "cancelled" and events[-1]["ceiling"] is None
+    assert events[-1]["steps"] == [] and "before every step was measured" in events[-1]["sentence"]

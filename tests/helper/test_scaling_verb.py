@@ -6,6 +6,7 @@ import contextlib
 import os
 import secrets
 import subprocess
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -112,3 +113,26 @@ def test_an_unprivileged_helper_refuses_block_devices() -> None:
             assert "privileged helper only" in _refusal(helper, [loop.name])
         finally:
             helper.close()
+
+
+def test_one_run_at_a_time_and_cancel_ends_it_within_a_pass() -> None:
+    with loop_device(256 * MiB) as first, loop_device(256 * MiB) as second, _helper() as helper:
+        devices = [first.name, second.name]
+        reply = helper.ask("bench.scaling", {"devices": devices, "size": "256M", "repeat": 20})
+        assert reply["ok"], reply
+        busy = helper.ask("bench.scaling", {"devices": devices, "size": "1M"})
+        assert busy["error"]["code"] == "busy"
+        assert helper.ask("bench.start", {"target": "/tmp", "size": "1M"})["error"]["code"] == (
+            "busy"
+        )
+        while not any(e.get("event") == "scaling_pass" for e in helper.events):
+            helper.events.append(helper.read())
+        asked = time.monotonic()
+        assert helper.ask("bench.cancel", {})["result"]["cancelling"] is True
+        events = _until_end(helper)
+        took = time.monotonic() - asked
+    end = events[-1]
+    assert isinstance(end, ScalingEnd) and end.status == "cancelled" and end.error is None
+    assert took < 2.0
+    passes = [e for e in events if isinstance(e, ScalingPass)]
+    assert len(passes) <= 1 and all(p.error in (None, "cancelled") for p in passes)

@@ -196,6 +196,8 @@ class _Follower:
             status = "cancelled" if self.signal is not None else "failed"
             end = ScalingEnd(started.run, status, 0.0, 0.0, 0, why)
             say(f"stripewise: error: {why} before the test ended\n", sys.stderr)
+        if self.signal is not None and end.status == "cancelled":
+            say(f"stripewise: cancelled by {self.signal.name}\n", sys.stderr)
         plan = plan_of(started)
         complete = all(self.passes.get(i) for i in range(len(plan.steps)))
         analysis = analyse(plan, self.passes, self.chosen.identities) if complete else None
