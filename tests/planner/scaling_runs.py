@@ -1,6 +1,10 @@
 """Scaling tests as `stripewise bench scaling --save` files them (docs/scaling.md, "In the
 history"): engine and tag `scaling`; in the context the `scaling_result` event under `scaling`
-and what was read under `scaling_set`. Written into a real history for the planner's tests."""
+and what was read under `scaling_set`. Written into a real history for the planner's tests.
+
+The CLI's own writer (`cli.bench_scaling.save_scaling_run`, used in test_measured_ceilings)
+files a run under the machine that ran it; a testbed machine is not this one, so these runs
+carry the testbed's host key in their context instead, in the same shape."""
 
 from __future__ import annotations
 

@@ -3,16 +3,23 @@ test that found a ceiling, per controller and bus, of the host asked about."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from stripewise.cli import main
+from stripewise.cli.bench_scaling import DiskSet
+from stripewise.cli.bench_scaling import save_scaling_run as cli_writer
 from stripewise.history.ceilings import newest_ceilings
 from stripewise.history.database import Database, open_database, path_to_url
 from stripewise.history.store import HistoryStore
+from stripewise.inventory.bench_context import live_host_key
 from stripewise.model.ceilings import LinkKind
+from stripewise.model.scaling import analyse, plan_scaling
+from stripewise.protocol.scaling import ScalingEnd, ScalingResult, ScalingStarted
 from tests.planner.scaling_runs import RECORDER, WHEN, save_scaling_run
 
 KEY = "file:x4500.umockdev"
@@ -83,3 +90,46 @@ def test_a_run_without_a_host_key_is_the_machine_it_was_recorded_on(sqlite_db: D
     assert found.run_id == run and found.kind is LinkKind.CONTROLLER
     assert newest_ceilings(sqlite_db, "machine:0000") == ()
     assert newest_ceilings(sqlite_db, KEY) == ()  # a recording's key is never a machine's
+
+
+def test_a_scaling_test_saved_by_the_cli_is_this_machines_ceiling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through `bench scaling --save`'s own writer (filed under this machine, no host key in
+    its context): a plan of this machine finds it, `stripewise plan` predicts with it."""
+    disks = ("sdw", "sdx", "sdy", "sdz")
+    steps = plan_scaling(disks, repeat=3)
+    alone = {i: [100.0, 101.0, 99.0] for i in range(len(disks))}
+    passes = alone | {4: [150.0, 151.0, 149.0], 5: [150.5, 149.5, 150.0]}  # 2 and 4 at once
+    analysis = analyse(steps, passes)
+    assert analysis.ceiling is not None and analysis.ceiling.disks == 2
+    end = ScalingEnd(run="r1", status="complete", elapsed_s=10.0, measured_s=9.9)
+    started = ScalingStarted("r1", disks, (), len(steps.visits), 2**20, 2**20, 3)
+    url = path_to_url(tmp_path / "history.db")
+    chosen = DiskSet("hba9", disks, {}, controller="hba9", bus="pci0000:00 / 0000:00:03.0")
+    when = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
+    result = ScalingResult.of(end, chosen.name, analysis)
+    run = cli_writer(url, chosen, started, result, analysis, when, [])
+
+    with open_database(url) as db:
+        (found,) = newest_ceilings(db, live_host_key())
+    assert (found.kind, found.link, found.run_id) == (LinkKind.CONTROLLER, "hba9", run)
+    assert found.mb_s == pytest.approx(150.0, abs=1) and found.disks == 2
+    assert found.ci95 is not None and found.ci95[0] < found.mb_s < found.ci95[1]
+
+    text = (
+        'format = "stripewise-plan"\nversion = 1\nname = "here"\n'
+        f'inventory = "{live_host_key()}"\n[[controller]]\nid = "hba9"\nbus_mb_s = 1000\n'
+        + "".join(
+            f'[[disk]]\nid = "{d}"\ncontroller = "hba9"\ncapacity_gb = 4000\n'
+            "seq_read_mb_s = 100\nseq_write_mb_s = 100\n"
+            for d in disks
+        )
+        + '[[array]]\nname = "md0"\nlevel = "raid0"\nmembers = ["sdw", "sdx", "sdy", "sdz"]\n'
+    )
+    plan = tmp_path / "here.toml"
+    plan.write_text(text, encoding="utf-8")
+    assert main(["plan", str(plan), "--db", url, "--json"]) == 0
+    (array,) = json.loads(capsys.readouterr().out)["arrays"]
+    assert array["predicted"]["basis"] == "measured" and array["predicted"]["run"] == run
+    assert array["predicted"]["read_mb_s"]["high"] == pytest.approx(found.mb_s)
