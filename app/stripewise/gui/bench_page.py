@@ -105,6 +105,7 @@ class BenchPage(QWidget):
     ) -> None:
         super().__init__(parent)
         self.session = session
+        session.health_of = hardware.health_of  # each run keeps its disks' health
         self.history = history
         self.hardware = hardware
         self.planner = planner

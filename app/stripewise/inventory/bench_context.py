@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from stripewise.model.health import DiskHealth, health_record
 from stripewise.model.topology import SECTOR_BYTES, DiskKind, HostIdentity, Inventory, Slot
 from stripewise.protocol.events import DiskLayer
 from stripewise.system.block_tunables import Tree, as_int
@@ -46,13 +47,15 @@ def collect_context(
     engine_version: str,
     inventory: Inventory | None = None,
     layers: Sequence[DiskLayer] = (),
+    health: Mapping[str, DiskHealth] | None = None,
     sysfs: Path = Path("/sys"),
     procfs: Path = Path("/proc"),
     devfs: Path = Path("/dev"),
 ) -> dict[str, Any]:
     """The run context as a JSON-safe dict; `disks` are the kernel names bench.start gave, and
     `layers` where it said each sits: each disk's entry names its `role`, the device it sits
-    `under` (none at the top) and its `depth`."""
+    `under` (none at the top) and its `depth`. `health`: this machine's disks' SMART health by
+    kernel name, as read before the run; each disk (a partition: its whole disk) keeps its own."""
     host_key = live_host_key()
     if inventory is not None and inventory.host.key != host_key:
         inventory = None  # a snapshot of another server: its slots say nothing about this one
@@ -61,6 +64,10 @@ def collect_context(
     device = _describe_target(context, target, tree)
     placed = {layer.name: layer for layer in layers}
     context["disks"] = [_disk(tree, name, inventory, placed.get(name)) for name in disks]
+    for entry in context["disks"]:
+        read = (health or {}).get(entry.get("parent") or entry["name"])
+        if read is not None:
+            entry["health"] = health_record(read)
     md = _md_under(tree, device) if device else _md_holding(tree, disks)
     if md is not None:
         context["array"] = _array(tree, devfs, md, inventory)

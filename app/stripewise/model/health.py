@@ -119,6 +119,17 @@ class HealthVerdict:
         return self.level in ("warn", "failing")
 
 
+def health_record(health: DiskHealth) -> dict[str, Any]:
+    """What a run's context keeps of a disk's health (RunContext's `disks[].health`)."""
+    judged = verdict(health)
+    record: dict[str, Any] = {"verdict": judged.level, "passed": health.passed}
+    if health.available:
+        record |= {"reasons": list(judged.reasons), "attributes": health.attributes}
+    else:
+        record["reason"] = health.reason
+    return record
+
+
 def could_not_read(exit_status: int | None) -> bool:
     return bool((exit_status or 0) & (COULD_NOT_PARSE | COULD_NOT_OPEN))
 

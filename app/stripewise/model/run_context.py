@@ -36,6 +36,39 @@ class QueueTuning:
 
 
 @dataclass(frozen=True)
+class HealthFigures:
+    """The SMART figures a disk reported (`DiskHealth.attributes`: those it did not, absent)."""
+
+    temperature_c: int | None = None
+    power_on_hours: int | None = None
+    reallocated_sectors: int | None = None
+    pending_sectors: int | None = None
+    offline_uncorrectable: int | None = None
+    udma_crc_errors: int | None = None
+    critical_warning: int | None = None
+    media_errors: int | None = None
+    error_log_entries: int | None = None
+    percentage_used: int | None = None
+    available_spare_pct: int | None = None
+    available_spare_threshold_pct: int | None = None
+    grown_defects: int | None = None
+    uncorrected_errors: int | None = None
+    extra: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HealthContext:
+    """A disk's SMART health when the run started (model/health.py; docs/health.md)."""
+
+    verdict: str | None = None  # ok, warn, failing, unknown
+    passed: bool | None = None  # the drive's own assessment
+    reasons: tuple[str, ...] | None = None
+    reason: str | None = None  # why nothing could be read
+    attributes: HealthFigures | None = None
+    extra: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class DiskContext:
     """One disk under the target: what it is, where it sits, and its queue tuning."""
 
@@ -53,6 +86,7 @@ class DiskContext:
     controller: str | None = None  # as the hardware map shows it
     slot: str | None = None
     tuning: QueueTuning | None = None
+    health: HealthContext | None = None  # absent from runs recorded before health was read
     extra: JsonObject = field(default_factory=dict)
 
 

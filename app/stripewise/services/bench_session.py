@@ -9,11 +9,13 @@ crashed) ends the run as `aborted`, with every sample received and the phases th
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, Signal
 
 from stripewise.history.recorder_id import this_recorder
+from stripewise.model.health import DiskHealth
 from stripewise.model.run import RunStatus
 from stripewise.model.run_context import RunContext
 from stripewise.model.topology import Inventory
@@ -44,10 +46,13 @@ class BenchRequest:
 
 
 def gather_context(
-    started: BenchStarted, request: BenchRequest, inventory: Inventory | None
+    started: BenchStarted,
+    request: BenchRequest,
+    inventory: Inventory | None,
+    health: Mapping[str, DiskHealth] | None = None,
 ) -> RunContext:
     """Runs on the history's serial writer thread (the recorder's work): reads sysfs,
-    mountinfo and /proc."""
+    mountinfo and /proc. `health`: the disks' SMART health as last read, kept per disk."""
     from stripewise.inventory.bench_context import collect_context
 
     target = started.spec.target
@@ -58,6 +63,7 @@ def gather_context(
         engine_version=started.engine_version,
         inventory=inventory,
         layers=started.layers,
+        health=health,
     )
     context = replace(
         RunContext.from_json(gathered),
@@ -86,6 +92,8 @@ class BenchSession(QObject):
         self._helper = helper
         self._history = history
         self.inventory: Inventory | None = None  # the hardware map's, for controller and slot
+        # the SMART health of an inventory's disks (HardwareService.health_of), for the context
+        self.health_of: Callable[[Inventory | None], Mapping[str, DiskHealth]] | None = None
         self.run_id: str | None = None  # the helper's id of the running benchmark
         self.recorder: RunRecorder | None = None
         self._starting = False
@@ -127,6 +135,7 @@ class BenchSession(QObject):
         self._started, self._began, self._phase_results = started, time.monotonic(), []
         target = started.spec.target
         inventory = self.inventory
+        health = dict(self.health_of(inventory)) if self.health_of is not None else {}
         recorder = RunRecorder(self._history.database, self._history.writer, self)
         recorder.created.connect(self.recorded)
         recorder.saved.connect(self.saved)
@@ -138,7 +147,7 @@ class BenchSession(QObject):
                 engine=started.engine,
                 engine_version=started.engine_version,
                 spec=started.spec,
-                context=lambda: gather_context(started, request, inventory),
+                context=lambda: gather_context(started, request, inventory, health),
                 tags=request.tags,
             )
         )
