@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from stripewise.history.ceilings import SCALING_ENGINE, newest_ceilings
 from stripewise.history.measured import MeasuredArray
 from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import PlanReport
@@ -26,6 +27,7 @@ from stripewise.model.plan import (
     RaidLevel,
     hardware_problems,
 )
+from stripewise.model.run import RunSummary
 from stripewise.model.topology import Inventory
 from stripewise.model.wording import count_noun
 from stripewise.planner.checks import evaluate_plan
@@ -47,8 +49,12 @@ class PlannerService(QObject):
         self.report: PlanReport = evaluate_plan(self.plan)
         self.path: Path | None = None
         self.saved_plans: list[tuple[str, Plan]] = []  # this session's snapshots, to compare
-        # the controllers' and buses' ceilings scaling tests found on the plan's host
+        # the controllers' and buses' ceilings scaling tests found on the plan's host, and the
+        # scaling tests the history listed last (a new or trashed one means reading them again)
         self.ceilings: tuple[MeasuredCeiling, ...] = ()
+        self._scaling_runs: tuple[int, ...] = ()
+        if history is not None:
+            history.runsLoaded.connect(self._on_runs_listed)
         # this machine's disks' SMART verdicts by kernel name, and its host key: they judge a
         # plan of this machine's disks only (a recording's sdk is another disk)
         self.health: tuple[str | None, dict[str, HealthVerdict]] = (None, {})
@@ -98,14 +104,20 @@ class PlannerService(QObject):
         if self.history is None or host is None:
             self._set_ceilings(host, ())
             return
-        from stripewise.history.ceilings import newest_ceilings
-
         db = self.history.database
         run_in_background(
             lambda: newest_ceilings(db, host),
             lambda found: self._set_ceilings(host, found),
             lambda exc: self.failed.emit(f"measured ceilings not read: {exc}"),
         )
+
+    def _on_runs_listed(self, listed: list[RunSummary]) -> None:
+        """A scaling test saved meanwhile (by `bench scaling --save`, another window) or
+        trashed changes what was measured: read the ceilings again."""
+        scaling = tuple(run.id for run in listed if run.engine == SCALING_ENGINE)
+        if scaling != self._scaling_runs:
+            self._scaling_runs = scaling
+            self.refresh_ceilings()
 
     def _set_ceilings(self, host: str | None, found: tuple[MeasuredCeiling, ...]) -> None:
         if host != self.plan.host or found == self.ceilings:
