@@ -5,6 +5,9 @@ Figures:
   history   `stripewise history list` on a database of 1,000 runs: the store query in-process
             and the whole command as a user runs it
   hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map
+  health    what disk health adds to opening that map: 48 real smartctl outputs parsed, judged
+            and badged on its cards (the GUI thread), and the helper's 48 children, 8 at a
+            time, each a stand-in printing a recorded output (a disk's own latency not counted)
   planner   recomputing every figure and spread score of a 48-disk plan after a drop
   imports   `stripewise import` of bonnie++ CSVs of 1,000, 5,000 and 20,000 runs and of 60 MiB:
             parsing alone and the whole import (time, CPU, peak memory of its own process),
@@ -384,6 +387,7 @@ def main() -> int:
             "startup",
             "history",
             "hardware",
+            "health",
             "planner",
             "imports",
             "engines",
@@ -418,6 +422,14 @@ def main() -> int:
                 print("umockdev is not installed: skipping the hardware map", file=sys.stderr)
             else:
                 figures.extend(measure_hardware_map(args.runs, scratch))
+        if args.only in (None, "health"):
+            from bench.health import measure as health_ms
+
+            found = health_ms(args.runs)
+            name = "disk health, 48 disks: parsed and badged (GUI thread)"
+            figures.append(Figure(name, found["gui_ms"], 1000))
+            name = "  the helper's smartctl children, 8 at a time"
+            figures.append(Figure(name, found["helper_ms"], 1000))
         if args.only in (None, "planner"):
             from bench.planner_recompute import measure
 
