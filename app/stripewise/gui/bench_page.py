@@ -62,6 +62,10 @@ from stripewise.services.tasks import run_in_background
 REDRAW_MS = 200
 PLOTS_MIN_PX = 240  # the plots' least height (legible axes): below it the table scrolls
 RUN_PROGRESS = "run %p %"  # on the bar: the run's progress, never the phase's
+EXPERIMENT_RUNNING = (
+    "An experiment is running on the Experiment page: it starts each of its passes here "
+    "itself. Start is back when it ends (or Cancel it there)."
+)
 
 
 def _free_bytes(path: str) -> int | None:
@@ -111,6 +115,7 @@ class BenchPage(QWidget):
         self.planner = planner
         self.system = system
         self.saved_run_id: int | None = None
+        self.experiment_running = False  # the Experiment page's: Start waits for its end
         self.target_path = ""  # what Compare with Previous looks for
         self._planned_steps = 1
         self._steps_done = 0
@@ -328,8 +333,21 @@ class BenchPage(QWidget):
         self.phase_label.setText("Cancelling...")
         self.session.cancel()
 
+    def set_experiment_running(self, running: bool) -> None:
+        """An experiment's passes go through this page's session: no run of one's own
+        meanwhile, and Start says why."""
+        self.experiment_running = running
+        self.start_button.setToolTip(EXPERIMENT_RUNNING if running else "")
+        if running:
+            self.start_button.setEnabled(False)
+        elif not self.cancel_button.isEnabled():  # no pass of it still going
+            self.start_button.setEnabled(True)
+
+    def _start_ready(self) -> None:
+        self.start_button.setEnabled(not self.experiment_running)
+
     def _on_refused(self, message: str) -> None:
-        self.start_button.setEnabled(True)
+        self._start_ready()
         self.phase_label.setText(f"Not started: {message}")
 
     def _on_started(self, started: BenchStarted) -> None:
@@ -409,7 +427,7 @@ class BenchPage(QWidget):
         self.results.set_run_result(result)
         self._show_warnings()
         self.form.set_running(False)
-        self.start_button.setEnabled(True)
+        self._start_ready()
         self.cancel_button.setEnabled(False)
         status = result.status.value
         if result.status is RunStatus.COMPLETE:

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -27,15 +28,17 @@ from stripewise.gui.bench_form import BenchForm
 from stripewise.gui.experiment_card import ApplyRecommendation, RecommendationCard
 from stripewise.gui.experiment_chart import ExperimentChart
 from stripewise.gui.experiment_form import ExperimentDesignForm
+from stripewise.gui.experiment_kept import KeptExperiments
+from stripewise.gui.experiment_kept_detail import chart_parameters
 from stripewise.gui.experiment_points import PointsTable
 from stripewise.gui.form_columns import FormColumns
 from stripewise.gui.pages import page_title
 from stripewise.model.bench import Phase, SpecError
 from stripewise.model.bench_presets import preset_values
 from stripewise.model.bench_targets import targets_from
-from stripewise.model.experiment import Value
 from stripewise.model.experiment_result import ExperimentResult, Point
 from stripewise.services.bench_session import BenchSession
+from stripewise.services.experiment_history import ExperimentHistory, ExperimentSummary
 from stripewise.services.experiment_runner import ExperimentRunner, Prepared
 from stripewise.services.hardware import HardwareService
 from stripewise.services.history import HistoryService
@@ -56,6 +59,7 @@ def duration_text(seconds: float) -> str:
 
 class ExperimentPage(QWidget):
     statusMessage = Signal(str)
+    runningChanged = Signal(bool)  # an experiment started or ended: the Benchmark page waits
 
     def __init__(
         self,
@@ -106,7 +110,13 @@ class ExperimentPage(QWidget):
         self.apply.applied.connect(self._tell)
         self.apply.done.connect(lambda what, _reply: self._tell(f"{what}."))
         self.apply.refused.connect(lambda message: self._tell(f"Not done: {message}"))
+        self.kept_service = ExperimentHistory(history, self)
+        self.kept = KeptExperiments(self.kept_service, tuning)
+        self.kept.statusMessage.connect(self.statusMessage)
+        self.kept_service.listed.connect(self._on_kept_listed)
+        history.runsLoaded.connect(lambda _runs: self.kept.reload())  # kept elsewhere too
         self._build_layout()
+        self.kept.reload()
 
         runner = self.runner
         runner.prepared.connect(self._on_prepared)
@@ -152,10 +162,21 @@ class ExperimentPage(QWidget):
         right_layout.addWidget(self.card)
 
         self.columns = FormColumns(left, right)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.columns, "Design and Run")
+        self.tabs.addTab(self.kept, "Kept Experiments")
+        self.tabs.setTabToolTip(
+            1, "Every experiment the history keeps: open, export, delete, compare, apply"
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 14, 16, 10)
         layout.addWidget(page_title("Experiment"))
-        layout.addWidget(self.columns, 1)
+        layout.addWidget(self.tabs, 1)
+
+    def _on_kept_listed(self, summaries: list[ExperimentSummary], trash: bool) -> None:
+        if not trash:
+            self.tabs.setTabText(1, f"Kept Experiments ({len(summaries)})")
 
     # --- inputs -----------------------------------------------------------------------------
     def _refresh_targets(self, *_args: object) -> None:
@@ -210,29 +231,14 @@ class ExperimentPage(QWidget):
         self.form.repetitions.setEnabled(False)  # one per pass: the experiment adds passes
         self.start_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
+        self.runningChanged.emit(running)
 
     def _on_prepared(self, setup: Prepared) -> None:
         self.setup = setup
         design = setup.design
         objective = design.objective
         metric = f"{objective.phase.value} {objective.metric.value}"
-        parameters: list[tuple[str, list[Value]]]
-        if setup.search is not None and design.search is not None:
-            parameters = [(setup.search, list(design.search))]
-        else:
-            starting = dict(setup.baseline)
-            # one parameter: the starting value drawn beside the others; a grid keeps to the
-            # values listed (a starting point outside it is in the table)
-            grid = len(design.parameters) == 2
-            parameters = [
-                (
-                    p.name,
-                    list(p.values)
-                    if grid
-                    else sorted_values([*p.values, starting[p.name]], p.values),
-                )
-                for p in design.parameters
-            ]
+        parameters = chart_parameters(design, setup.baseline, setup.search)
         self.chart.set_design(
             parameters, metric, objective.metric.unit, baseline=setup.search is None
         )
@@ -257,6 +263,7 @@ class ExperimentPage(QWidget):
         self._set_running(False)
         self.chart.show_points(result.points)
         self.points.set_points(result.points)
+        self.kept.reload()  # filed: listed among the kept ones
         settings = ApplyRecommendation.settings_for(self.setup, result)
         self.card.show_result(result, bool(settings))
         passes = sum(len(p.passes) for p in result.points)
@@ -288,16 +295,6 @@ class ExperimentPage(QWidget):
 
     def shutdown(self) -> None:
         self.runner.shutdown()
-
-
-def sorted_values(values: list[Value], listed: tuple[Value, ...]) -> list[Value]:
-    """The listed values and the starting one, once each: numbers in order, names as listed
-    with the starting one first."""
-    unique = list(dict.fromkeys(values))
-    if all(isinstance(v, int) for v in unique):
-        return sorted(unique, key=int)
-    extra = [v for v in unique if v not in listed]
-    return [*extra, *listed]
 
 
 def _free_bytes(path: str) -> int | None:

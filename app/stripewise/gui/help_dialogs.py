@@ -68,6 +68,13 @@ def export_runs(run_ids: Sequence[int]) -> str:
     return f"Export: {runs_named(run_ids)} as a comparison, in an HTML report, CSV or JSON"
 
 
+def export_experiment(experiment_id: int) -> str:
+    return (
+        f"Export: experiment {experiment_id} as an HTML report with its charts, CSV of its "
+        "points or JSON with its design and result"
+    )
+
+
 SAVE_COMPARISON = {
     "csv": "Save Comparison: its figures as CSV",
     "json": "Save Comparison: its figures as JSON",

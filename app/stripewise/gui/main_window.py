@@ -187,6 +187,11 @@ class MainWindow(QMainWindow):
             )
             bench_page.openRun.connect(self.open_run)
             bench_page.compareRuns.connect(self.compare_runs)
+            from stripewise.gui.experiment_page import ExperimentPage
+
+            experiment = self.page_widgets.get("experiment")  # a placeholder until shown
+            if isinstance(experiment, ExperimentPage):  # made first: it may be running
+                bench_page.set_experiment_running(experiment.runner.running)
             self._keep_units_in_step(bench_page)
             return bench_page
         if name == "experiment":
@@ -206,7 +211,16 @@ class MainWindow(QMainWindow):
             self.system,
         )
         page.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+        page.runningChanged.connect(self._experiment_running)
         return page
+
+    def _experiment_running(self, running: bool) -> None:
+        """The Benchmark page's Start waits while an experiment drives its session."""
+        from stripewise.gui.bench_page import BenchPage
+
+        bench = self.page_widgets.get("benchmark")
+        if isinstance(bench, BenchPage):
+            bench.set_experiment_running(running)
 
     def compare_runs(self, run_ids: list[int]) -> CompareWindow:
         """A comparison window beside the main one (not modal: several may stay open)."""

@@ -1,0 +1,332 @@
+"""The Experiment page's "Kept experiments": every experiment the history keeps, newest first,
+with what it varied and what it found; one selected opens below (chart, points, card, Apply);
+Export, Delete (to the trash with its runs; Restore from the trash's view) and Compare two of
+the same parameters. The history is read and written by `ExperimentHistory`, never here."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from stripewise.gui import file_places
+from stripewise.gui import help_dialogs as says
+from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
+from stripewise.gui.experiment_kept_detail import KeptDetail
+from stripewise.gui.history_io import EXPORT_KINDS
+from stripewise.model.experiment_result import Verdict
+from stripewise.model.wording import count_noun
+from stripewise.services.experiment_history import (
+    ExperimentHistory,
+    ExperimentSummary,
+    KeptComparison,
+    KeptExperiment,
+)
+from stripewise.services.tuning import TuningService
+
+COLUMNS = (
+    "ID", "Name", "Started", "Target", "Varied", "Verdict", "Recommended", "Points", "Runs",
+    "Status",
+)  # fmt: skip
+NUMERIC = frozenset({"ID", "Points", "Runs"})
+# the columns of text that give way when the list is narrower than its contents (elided,
+# whole in their tooltips), each down to a least width; the others keep theirs
+WIDEST_PX = {"Name": 220, "Target": 160, "Varied": 180, "Recommended": 220}
+NARROWEST_PX = 70
+LIST_PX = 210  # the listing's share when the page first shows: the opened one gets the rest
+VERDICT_WORDS = {
+    Verdict.BETTER: "better",
+    Verdict.NO_BETTER: "no value beats the start",
+    Verdict.CANT_TELL: "can't tell",
+}
+SCOPES = {"kept": "Kept experiments", "trash": "Trash (deleted experiments)"}
+HINT = "Select one to open it; select two of the same parameters (Ctrl+click) to compare them."
+
+
+def summary_cells(summary: ExperimentSummary) -> tuple[str, ...]:
+    when = summary.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
+    verdict = "" if summary.verdict is None else VERDICT_WORDS[summary.verdict]
+    return (
+        str(summary.id),
+        summary.name,
+        when,
+        summary.target,
+        ", ".join(summary.parameters),
+        verdict,
+        summary.recommended_text,
+        str(summary.points),
+        str(summary.runs),
+        summary.status.value,
+    )
+
+
+class KeptExperiments(QWidget):
+    statusMessage = Signal(str)
+
+    def __init__(
+        self, service: ExperimentHistory, tuning: TuningService, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.service = service
+        self.summaries: list[ExperimentSummary] = []
+        self.dialogs: list[KeptComparisonDialog] = []
+        self._opening: int | None = None  # the experiment asked for, until it arrives
+
+        self.scope = QComboBox()
+        for key, text in SCOPES.items():
+            self.scope.addItem(text, key)
+        self.scope.setAccessibleName("Show")
+        self.scope.currentIndexChanged.connect(lambda _i: self.reload())
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Two experiments of the same parameters, value by value")
+        self.export_button = QPushButton("Export\u2026")
+        self.export_button.setToolTip("As an HTML report with its charts, CSV or JSON")
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.setToolTip(
+            "Move the experiment and its runs to the trash (Restore brings them back)"
+        )
+        self.restore_button = QPushButton("Restore")
+        self.restore_button.setToolTip("Bring the experiment and its runs back from the trash")
+        self.compare_button.clicked.connect(self.compare)
+        self.export_button.clicked.connect(self.export)
+        self.delete_button.clicked.connect(self.delete)
+        self.restore_button.clicked.connect(self.restore)
+        tools = QHBoxLayout()
+        tools.addWidget(self.scope)
+        for button in (
+            self.compare_button, self.export_button, self.delete_button, self.restore_button
+        ):  # fmt: skip
+            tools.addWidget(button)
+        tools.addStretch(1)
+
+        self.count = QLabel()
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setAccessibleName("Kept experiments")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        rows = self.table.verticalHeader().defaultSectionSize()
+        self.table.setMinimumHeight(header.sizeHint().height() + 2 * rows + 4)
+        self._sized = False
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.table.viewport().installEventFilter(self)
+        self.note = QLabel(HINT)
+        self.note.setObjectName("keptNote")
+        self.note.setWordWrap(True)
+
+        self.detail = KeptDetail(tuning)
+        self.detail.told.connect(self._tell)
+        listing = QWidget()
+        listing_layout = QVBoxLayout(listing)
+        listing_layout.setContentsMargins(0, 0, 0, 0)
+        listing_layout.addLayout(tools)
+        listing_layout.addWidget(self.count)
+        listing_layout.addWidget(self.table, 1)
+        listing_layout.addWidget(self.note)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(listing)
+        self.split.addWidget(self.detail)
+        self.split.setStretchFactor(0, 0)
+        self.split.setStretchFactor(1, 1)
+        self.split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 6, 0, 0)
+        layout.addWidget(self.split)
+
+        service.listed.connect(self._on_listed)
+        service.failed.connect(self._tell)
+        self._selection_changed()
+
+    def fit_columns(self) -> None:
+        """Every column whole when it fits the list's width (the name takes what is left),
+        else the text columns narrowed alike: Points, Runs and Status stay in sight at 1024 px."""
+        table = self.table
+        table.resizeColumnsToContents()
+        elastic = [COLUMNS.index(name) for name in WIDEST_PX]
+        for column, widest in zip(elastic, WIDEST_PX.values(), strict=True):
+            table.setColumnWidth(column, min(widest, table.columnWidth(column)))
+        excess = table.horizontalHeader().length() - table.viewport().width()
+        if excess <= 0:  # room to spare: the name takes it
+            name = COLUMNS.index("Name")
+            table.setColumnWidth(name, table.columnWidth(name) - excess)
+            return
+        room = sum(max(0, table.columnWidth(c) - NARROWEST_PX) for c in elastic)
+        share = min(1.0, excess / room) if room else 0.0
+        for column in elastic:
+            width = table.columnWidth(column)
+            give = math.ceil(max(0, width - NARROWEST_PX) * share)  # up: no pixel over
+            table.setColumnWidth(column, width - give)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self.fit_columns()  # the list's own width, once its layout has set it
+        return super().eventFilter(watched, event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._sized:  # the listing small, the opened experiment the rest
+            self._sized = True
+            total = sum(self.split.sizes())
+            self.split.setSizes([LIST_PX, max(1, total - LIST_PX)])
+
+    # --- the listing ------------------------------------------------------------------------
+    @property
+    def in_trash(self) -> bool:
+        return bool(self.scope.currentData() == "trash")
+
+    def reload(self) -> None:
+        self.service.load(trash=self.in_trash)
+
+    def _on_listed(self, summaries: list[ExperimentSummary], trash: bool) -> None:
+        if trash != self.in_trash:
+            return  # the other view's listing, overtaken by a change of view
+        chosen = set(self.selected_ids())
+        open_id = self.detail.kept.stored.summary.id if self.detail.kept else None
+        self.summaries = summaries
+        table = self.table
+        table.blockSignals(True)
+        table.setRowCount(len(summaries))
+        for row, summary in enumerate(summaries):
+            for column, text in enumerate(summary_cells(summary)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                item.setData(Qt.ItemDataRole.UserRole, summary.id)
+                if COLUMNS[column] in NUMERIC:
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                table.setItem(row, column, item)
+            if summary.id in chosen:
+                table.selectRow(row)
+        table.blockSignals(False)
+        self.fit_columns()
+        where = "in the trash" if trash else "kept"
+        self.count.setText(f"{count_noun(len(summaries), 'experiment')} {where}, newest first")
+        if open_id not in {s.id for s in summaries}:
+            self.detail.show_nothing()
+        self._selection_changed(reopen=False)
+
+    def selected_ids(self) -> list[int]:
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        return [self.summaries[row].id for row in rows if row < len(self.summaries)]
+
+    def select(self, *experiment_ids: int) -> None:
+        """Select these experiments in the listing (tests, and after a run ends)."""
+        self.table.clearSelection()
+        mode = self.table.selectionMode()
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
+        for row, summary in enumerate(self.summaries):
+            if summary.id in experiment_ids:
+                self.table.selectRow(row)
+        self.table.setSelectionMode(mode)
+
+    def _selection_changed(self, reopen: bool = True) -> None:
+        chosen = self.selected_ids()
+        trash = self.in_trash
+        self.compare_button.setEnabled(len(chosen) == 2 and not trash)
+        self.export_button.setEnabled(len(chosen) == 1)
+        self.delete_button.setVisible(not trash)
+        self.delete_button.setEnabled(len(chosen) == 1 and not trash)
+        self.restore_button.setVisible(trash)
+        self.restore_button.setEnabled(len(chosen) == 1 and trash)
+        if reopen and len(chosen) == 1:
+            self.open(chosen[0])
+
+    # --- one experiment ---------------------------------------------------------------------
+    def open(self, experiment_id: int) -> None:
+        self._opening = experiment_id
+        self.service.get(experiment_id, self._on_opened)
+
+    def _on_opened(self, kept: KeptExperiment) -> None:
+        if shiboken6.isValid(self) and kept.stored.summary.id == self._opening:
+            self.detail.show_experiment(kept)
+
+    def export(self) -> None:
+        chosen = self.selected_ids()
+        if len(chosen) != 1:
+            return
+        experiment_id = chosen[0]
+        path, picked = QFileDialog.getSaveFileName(
+            self,
+            says.export_experiment(experiment_id),
+            file_places.suggested(f"experiment-{experiment_id}.html"),
+            ";;".join(EXPORT_KINDS),
+        )
+        file_places.chosen(path)
+        if not path:
+            return
+        fmt = EXPORT_KINDS.get(picked) or {".csv": "csv", ".json": "json"}.get(
+            Path(path).suffix.lower(), "html"
+        )
+        self.service.export(
+            experiment_id, fmt, Path(path), lambda said: self._tell(f"Experiment {said}.")
+        )
+
+    def delete(self) -> None:
+        chosen = self.selected_ids()
+        if len(chosen) == 1 and not self.in_trash:
+            number = chosen[0]
+            self.service.delete(
+                number,
+                lambda moved: self._tell(
+                    f"Experiment {number} and its {count_noun(len(moved), 'run')} moved to the "
+                    "trash: the trash's view restores them."
+                ),
+            )
+
+    def restore(self) -> None:
+        chosen = self.selected_ids()
+        if len(chosen) == 1 and self.in_trash:
+            number = chosen[0]
+            self.service.restore(
+                number,
+                lambda moved: self._tell(
+                    f"Experiment {number} and its {count_noun(len(moved), 'run')} restored."
+                ),
+            )
+
+    def compare(self) -> None:
+        chosen = self.selected_ids()
+        if len(chosen) != 2:
+            return
+        by_id = {s.id: s for s in self.summaries}
+        first, second = sorted(chosen, key=lambda i: (by_id[i].created_at, i))  # older first
+        self.service.compare(first, second, self._on_compared, self._refused)
+
+    def _on_compared(self, comparison: KeptComparison) -> None:
+        if not shiboken6.isValid(self):
+            return
+        dialog = KeptComparisonDialog(comparison, self.window())
+        self.dialogs = [d for d in self.dialogs if shiboken6.isValid(d)] + [dialog]
+        dialog.show()
+
+    def _refused(self, message: str) -> None:
+        self._tell(f"Not compared: {message}.")
+
+    def _tell(self, text: str) -> None:
+        if shiboken6.isValid(self):
+            self.note.setText(text)
+            self.statusMessage.emit(text)

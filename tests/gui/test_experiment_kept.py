@@ -1,0 +1,224 @@
+"""The Experiment page's kept experiments, on a real SQLite history built from model values
+(no benchmark runs): listed newest first, one opened draws its chart and card, exported to a
+file that parses, trashed and restored with its runs, two read-ahead sweeps compared and a grid
+refused; and while a real experiment runs, the Benchmark page's Start waits, saying why."""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QFileDialog
+
+from stripewise.gui.bench_page import EXPERIMENT_RUNNING, BenchPage
+from stripewise.gui.experiment_kept import KeptExperiments
+from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
+from stripewise.gui.experiment_page import ExperimentPage
+from stripewise.history.database import Database, open_database, path_to_url
+from stripewise.history.experiments import create_experiment, finish_experiment
+from stripewise.history.store import HistoryStore
+from stripewise.model.experiment import Design, Values
+from stripewise.model.experiment_result import Verdict
+from tests.fixtures.experiments import (
+    HOST,
+    grid_design,
+    grid_means,
+    read_ahead_design,
+    read_ahead_means,
+    simulated_result,
+    store_point_runs,
+)
+from tests.gui.conftest import WindowFactory
+from tests.gui.test_experiment_page import design, experiment_page, on_directory, run_to_end
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+START = (("read_ahead_kb", 128),)
+
+
+def _kept(
+    db: Database, name: str, design: Design, means: dict[Values, float], start: Values, days: int
+) -> int:
+    experiment_id = create_experiment(
+        db, name, design, host_info=HOST, created_at=T0 + timedelta(days=days)
+    )
+    runs = store_point_runs(db, experiment_id, design)
+    finish_experiment(db, experiment_id, simulated_result(design, means, start, runs), "complete")
+    return experiment_id
+
+
+@pytest.fixture
+def kept_url(tmp_path: Path) -> str:
+    """Read-ahead before (1) and after (3) a change of HBA, a grid between (2)."""
+    url = path_to_url(tmp_path / "kept.db")
+    with open_database(url) as db:
+        _kept(db, "read-ahead, old HBA", read_ahead_design(), read_ahead_means(1.2), START, 0)
+        grid_start = (("queue_depth", 1), ("block_size", 4096))
+        _kept(db, "raid qd x bs", grid_design(), grid_means(), grid_start, 1)
+        _kept(db, "read-ahead, new HBA", read_ahead_design(), read_ahead_means(1.5), START, 2)
+    return url
+
+
+def kept_view(make_window: WindowFactory, url: str, qtbot: Any) -> tuple[ExperimentPage, Any]:
+    window = make_window(url=url, view="experiment")
+    page = experiment_page(window)
+    page.tabs.setCurrentWidget(page.kept)
+    qtbot.waitUntil(lambda: len(page.kept.summaries) == 3, timeout=10_000)
+    return page, page.kept
+
+
+def open_one(kept: KeptExperiments, experiment_id: int, qtbot: Any) -> None:
+    kept.select(experiment_id)
+    qtbot.waitUntil(
+        lambda: (
+            kept.detail.kept is not None and kept.detail.kept.stored.summary.id == experiment_id
+        ),
+        timeout=10_000,
+    )
+
+
+def runs_of(url: str, experiment_id: int, *, trash: bool) -> list[int]:
+    with open_database(url) as db:
+        listed = HistoryStore(db).list_runs(trash=trash)
+    return sorted(r.id for r in listed if f"experiment:{experiment_id}" in r.tags)
+
+
+def test_kept_experiments_are_listed_newest_first(
+    make_window: WindowFactory, kept_url: str, qtbot: Any
+) -> None:
+    page, kept = kept_view(make_window, kept_url, qtbot)
+    assert page.tabs.tabText(1) == "Kept Experiments (3)"
+    assert [s.id for s in kept.summaries] == [3, 2, 1]
+    cells = [kept.table.item(2, c).text() for c in range(kept.table.columnCount())]
+    assert cells[:2] == ["1", "read-ahead, old HBA"]
+    assert cells[3:] == [
+        "/dev/loop7", "read_ahead_kb", "better", "read_ahead_kb=512", "3", "6", "complete"
+    ]  # fmt: skip
+    assert kept.table.item(1, 4).text() == "queue_depth, block_size"
+    assert kept.count.text() == "3 experiments kept, newest first"
+
+
+def test_opening_one_draws_its_chart_points_and_card_with_apply(
+    make_window: WindowFactory, kept_url: str, qtbot: Any
+) -> None:
+    page, kept = kept_view(make_window, kept_url, qtbot)
+    open_one(kept, 1, qtbot)
+    detail = kept.detail
+    assert detail.chart.currentWidget() is detail.chart.line
+    assert detail.chart.point_count() == 3
+    assert detail.points.passes_shown() == {
+        "read_ahead_kb=128": 5, "read_ahead_kb=512": 5, "read_ahead_kb=4096": 5
+    }  # fmt: skip
+    assert detail.card.verdict is Verdict.BETTER
+    assert "read_ahead_kb=512" in detail.card.title.text()
+    assert "+20.0 %" in detail.card.change.text()
+    assert detail.card.apply_button.isVisibleTo(page)  # a tunable, better: Apply offered
+    assert detail.title.text().startswith("#1 read-ahead, old HBA: /dev/loop7 on thumper")
+
+    open_one(kept, 2, qtbot)  # the grid: heat maps of the metric and of p99
+    assert detail.chart.currentWidget() is detail.chart.grid
+    heat = detail.chart.heat_data()
+    assert len(heat) == 2 and all(h is not None for h in heat)
+    assert not detail.card.apply_button.isVisibleTo(page)  # workload values: nothing to apply
+
+
+@pytest.mark.parametrize(("picked", "suffix"), [("JSON (*.json)", "json"), ("CSV (*.csv)", "csv")])
+def test_export_writes_a_file_that_parses(
+    make_window: WindowFactory,
+    kept_url: str,
+    qtbot: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    picked: str,
+    suffix: str,
+) -> None:
+    _page, kept = kept_view(make_window, kept_url, qtbot)
+    target = tmp_path / f"chosen.{suffix}"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_a, **_k: (str(target), picked))
+    open_one(kept, 2, qtbot)
+    qtbot.mouseClick(kept.export_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "written to" in kept.note.text(), timeout=10_000)
+    text = target.read_text(encoding="utf-8")
+    if suffix == "json":
+        assert json.loads(text)["id"] == 2
+    else:
+        assert len(list(csv.DictReader(text.splitlines()))) == 6  # a row per grid point
+
+
+def test_delete_moves_its_runs_to_the_trash_and_restore_brings_them_back(
+    make_window: WindowFactory, kept_url: str, qtbot: Any
+) -> None:
+    page, kept = kept_view(make_window, kept_url, qtbot)
+    runs = runs_of(kept_url, 3, trash=False)
+    assert len(runs) == 6
+    open_one(kept, 3, qtbot)
+    qtbot.mouseClick(kept.delete_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: [s.id for s in kept.summaries] == [2, 1], timeout=10_000)
+    assert "Experiment 3 and its 6 runs moved to the trash" in kept.note.text()
+    assert runs_of(kept_url, 3, trash=True) == runs and runs_of(kept_url, 3, trash=False) == []
+    assert page.tabs.tabText(1) == "Kept Experiments (2)"
+    assert kept.detail.kept is None  # what was open is gone from the list
+
+    kept.scope.setCurrentIndex(kept.scope.findData("trash"))
+    qtbot.waitUntil(lambda: [s.id for s in kept.summaries] == [3], timeout=10_000)
+    assert kept.restore_button.isVisible() and not kept.delete_button.isVisible()
+    kept.select(3)
+    qtbot.mouseClick(kept.restore_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: kept.summaries == [], timeout=10_000)
+    assert runs_of(kept_url, 3, trash=False) == runs and runs_of(kept_url, 3, trash=True) == []
+    kept.scope.setCurrentIndex(kept.scope.findData("kept"))
+    qtbot.waitUntil(lambda: [s.id for s in kept.summaries] == [3, 2, 1], timeout=10_000)
+
+
+def test_two_read_ahead_sweeps_compared_and_a_grid_refused(
+    make_window: WindowFactory, kept_url: str, qtbot: Any
+) -> None:
+    _page, kept = kept_view(make_window, kept_url, qtbot)
+    kept.select(3, 1)
+    assert kept.compare_button.isEnabled()
+    qtbot.mouseClick(kept.compare_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(kept.dialogs) and kept.dialogs[-1].isVisible(), timeout=10_000)
+    dialog = kept.dialogs[-1]
+    assert isinstance(dialog, KeptComparisonDialog)
+    assert dialog.windowTitle() == "Experiments #1 and #3 compared"  # the older first
+    change, verdict = dialog.change_shown("read_ahead_kb=512")
+    assert change.startswith("+25.0 %") and verdict == "better"  # 150 against 120
+    change, verdict = dialog.change_shown("read_ahead_kb=128")
+    assert change.startswith("+0.0 %") and verdict == "within the noise"
+    said = dialog.recommendations.text()
+    assert "#1 recommends (better)" in said and "#3 recommends (better)" in said
+    dialog.close()
+
+    kept.select(1, 2)
+    qtbot.mouseClick(kept.compare_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: kept.note.text().startswith("Not compared"), timeout=10_000)
+    assert (
+        "vary different parameters (read_ahead_kb against queue_depth, block_size)"
+        in kept.note.text()
+    )
+    QApplication.processEvents()
+    assert len(kept.dialogs) == 1  # no comparison opened for them
+
+
+def test_the_benchmark_start_waits_while_an_experiment_runs_and_the_list_gains_it(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> None:
+    window, page = on_directory(make_window, tmp_path)
+    window.show_view("benchmark")
+    bench = window.page_widgets["benchmark"]
+    assert isinstance(bench, BenchPage)
+    window.show_view("experiment")
+    design(page, "queue_depth", "1,4")
+    seen: list[tuple[bool, str]] = []
+    page.runner.point.connect(
+        lambda _p: seen.append((bench.start_button.isEnabled(), bench.start_button.toolTip()))
+    )
+    result = run_to_end(page, qtbot)
+    assert seen and all(state == (False, EXPERIMENT_RUNNING) for state in seen)
+    assert bench.start_button.isEnabled() and bench.start_button.toolTip() == ""
+    qtbot.waitUntil(lambda: [s.id for s in page.kept.summaries] == [result.experiment])
+    assert page.tabs.tabText(1) == "Kept Experiments (1)"
