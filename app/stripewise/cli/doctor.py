@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
@@ -17,7 +18,9 @@ from stripewise import __version__, environment
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, database_url
 from stripewise.cli.options import add_db_option
 from stripewise.history import database
+from stripewise.model.display_choice import choose_platform
 from stripewise.model.wording import count_noun
+from stripewise.system import display_probe
 
 _QT_PROBE_TIMEOUT_S = 20.0
 _QT_PROBE = (
@@ -55,8 +58,17 @@ def check_python() -> Check:
 
 
 def check_qt_platform() -> Check:
-    """Start a QGuiApplication in a child process: the only honest test that windows can open."""
+    """Where the window would open (cli/window.py's choice), and Qt started in a child process
+    on that platform: the only honest test that windows can open. Without a display Qt is
+    started offscreen, so a broken Qt is still told apart from a server without a desktop; a
+    console's framebuffer is not taken over for a check."""
     requested = os.environ.get("QT_QPA_PLATFORM", "")
+    choice = choose_platform(os.environ, display_probe.probe())
+    if choice.kind in ("display", "requested") and choice.can_open:
+        tried = choice.environment  # the platform the window would open on
+    else:
+        tried = {"QT_QPA_PLATFORM": "offscreen"}
+    situation = {"kind": choice.kind, "found": choice.found, "full_screen": choice.full_screen}
     try:
         done = subprocess.run(
             [sys.executable, "-c", _QT_PROBE],
@@ -64,22 +76,37 @@ def check_qt_platform() -> Check:
             text=True,
             timeout=_QT_PROBE_TIMEOUT_S,
             check=False,
+            env=os.environ | tried,
         )
     except subprocess.TimeoutExpired:
-        return Check("qt", Status.FAIL, "Qt did not start within 20 s")
+        return Check("qt", Status.FAIL, "Qt did not start within 20 s", {"display": situation})
     if done.returncode != 0:
         lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
         reason = lines[-1] if lines else f"exit code {done.returncode}"
-        hint = ""
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            hint = " (no DISPLAY or WAYLAND_DISPLAY: start from a desktop session)"
-        return Check("qt", Status.FAIL, f"cannot open windows: {reason}{hint}")
+        return Check("qt", Status.FAIL, f"cannot open windows: {reason}", {"display": situation})
     pyside_version, platform_name = done.stdout.split()[:2]
+    detail = {
+        "pyside6": pyside_version,
+        "platform": platform_name,
+        "requested": requested or None,
+        "display": situation,
+    }
+    qt = f"PySide6 {pyside_version}"
+    if choice.kind == "console":
+        return Check("qt", Status.OK, f"{qt}; {choice.found}", detail | {"platform": "linuxfb"})
+    if choice.can_open:
+        return Check("qt", Status.OK, f"{qt}, platform {platform_name}", detail)
+    if choice.kind == "requested":  # the user's QT_QPA_PLATFORM stops the window opening
+        return Check("qt", Status.FAIL, f"{qt}: cannot open windows: {choice.found}", detail)
+    remote = "stripewise --remote"
+    if shutil.which("Xvnc") is None or shutil.which("vncpasswd") is None:
+        remote += " (after apt install tigervnc-standalone-server tigervnc-tools)"
     return Check(
         "qt",
-        Status.OK,
-        f"PySide6 {pyside_version}, platform {platform_name}",
-        {"pyside6": pyside_version, "platform": platform_name, "requested": requested or None},
+        Status.WARN,
+        f"{qt} works, but no window can open here ({choice.found}): the commands run; for the "
+        f"GUI use `ssh -X` from a desktop, or {remote} through `ssh -L`",
+        detail,
     )
 
 

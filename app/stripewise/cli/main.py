@@ -100,6 +100,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         metavar="WxH",
         help="window size in pixels, e.g. 1600x1000 (useful with --screenshot)",
     )
+    parser.add_argument(
+        "--remote",
+        action="store_true",
+        help="show the window on a private VNC server (127.0.0.1, one-time password) to reach "
+        "through `ssh -L`: for a server without a desktop",
+    )
     parser.add_argument("--bench-startup", action="store_true", help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     wanted = None if argv is None else _command_in(argv, _options_with_value(parser))
@@ -175,9 +181,9 @@ def _main(argv: list[str] | None) -> int:
     args = build_parser(words).parse_args(words)
     try:
         if args.command is None:
-            from stripewise.gui.app import run_gui  # lazy: Qt loads only for the window
+            from stripewise.cli import window  # lazy: Qt loads only for the window
 
-            return run_gui(args)
+            return window.run(args)
         return command(args.command).run(args)
     except CliError as exc:
         return fail(str(exc))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import tempfile
@@ -90,14 +89,10 @@ def _offer_move_aside(exc: history_service.CorruptDatabaseError) -> bool:
     return True
 
 
-def run_gui(args: argparse.Namespace) -> int:
+def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
+    """The window on the platform cli/window.py chose; `full_screen` where the window is all
+    there is to see (a console's framebuffer, a --remote VNC screen)."""
     headless = args.screenshot is not None or args.bench_startup
-    if args.screenshot is not None and not (
-        os.environ.get("QT_QPA_PLATFORM")
-        or os.environ.get("DISPLAY")
-        or os.environ.get("WAYLAND_DISPLAY")
-    ):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = create_application()
     _theme = ThemeController(app, args.theme)  # follows the desktop for the whole session
     history = open_history(args.db, interactive=not headless)
@@ -125,7 +120,10 @@ def run_gui(args: argparse.Namespace) -> int:
             outcome = _Screenshot(window, args.screenshot)
         elif args.bench_startup:
             _report_first_frame(window)
-        window.show()
+        if full_screen:
+            window.showFullScreen()
+        else:
+            window.show()
         window.start_loading()
         _close_on_signals(window)
         code = app.exec()
@@ -137,14 +135,15 @@ def run_gui(args: argparse.Namespace) -> int:
 
 
 def _close_on_signals(window: MainWindow) -> None:
-    """Ctrl+C or SIGTERM close the window the normal way, so its state is saved.
+    """Ctrl+C, SIGTERM or a hang-up (the terminal or ssh session gone) close the window the
+    normal way, so its state is saved.
 
     Python runs signal handlers only between bytecodes; a short idle timer gives it the chance
     while Qt's event loop is waiting. The close is posted, not done in the handler: a signal
     that lands before the event loop runs would close the window while quit() still does
     nothing, and the loop would then wait forever.
     """
-    for number in (signal.SIGINT, signal.SIGTERM):
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, lambda _n, _f: QTimer.singleShot(0, window.close))
     wake = QTimer(window)
     wake.timeout.connect(lambda: None)

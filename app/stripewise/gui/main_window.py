@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pyqtgraph is loaded with the first comparison, not at start
     from stripewise.gui.compare_view import CompareWindow
     from stripewise.gui.experiment_page import ExperimentPage
 
-MINIMUM_SIZE = QSize(900, 600)  # comfortably inside a 1024x768 console
+MINIMUM_SIZE = QSize(780, 560)  # inside an 800x600 console, the smallest mode it offers
 DEFAULT_SIZE = QSize(1180, 780)
 LAZY_VIEWS = ("benchmark", "experiment")  # pyqtgraph: loaded when first shown
 

@@ -1,0 +1,79 @@
+"""`stripewise --remote`: the window on a private VNC server, reached through `ssh -L`.
+
+The server (system/vnc_server.py) listens on 127.0.0.1 only and asks for a password made for
+this session; what to type on the desktop is printed here. It stops when the window closes,
+and the window closes when the ssh session ends: its SIGHUP, or our parent's death (a
+session that leaves us behind still takes the window with it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import getpass
+import os
+import signal
+import socket
+from types import FrameType
+
+from stripewise.cli.errors import CliError
+from stripewise.system.vnc_server import VncServer, VncUnavailable, launch_vnc_server
+
+DEFAULT_SIZE = (1280, 800)  # the screen a viewer sees; --window-size chooses another
+_PR_SET_PDEATHSIG = 1
+
+
+def run_remote(args: argparse.Namespace) -> int:
+    if args.screenshot is not None or args.bench_startup:
+        raise CliError("--remote shows the window to a VNC viewer: it takes no --screenshot")
+    size = args.window_size or DEFAULT_SIZE
+    _hang_up_with_parent()
+    # until the window takes them over: a hang-up while Xvnc starts still removes its folder
+    for number in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(number, _exit_on_signal)
+    try:
+        server = launch_vnc_server(size)
+    except VncUnavailable as exc:
+        raise CliError(str(exc)) from None
+    try:
+        from stripewise.gui.app import run_gui  # Qt loads while Xvnc starts
+
+        display = server.wait_ready()
+        print(how_to_connect(server), flush=True)
+        os.environ.pop("WAYLAND_DISPLAY", None)
+        os.environ |= {
+            "DISPLAY": display,
+            "XAUTHORITY": str(server.xauthority),
+            "QT_QPA_PLATFORM": "xcb",
+        }
+        args.window_size = size
+        return run_gui(args, full_screen=True)
+    except VncUnavailable as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        server.stop()
+
+
+def how_to_connect(server: VncServer) -> str:
+    """The lines the admin needs on the desktop: the tunnel, the viewer and the password."""
+    user, host = getpass.getuser(), socket.gethostname()
+    return "\n".join(
+        [
+            f"stripewise: the window is on a private VNC server on 127.0.0.1:{server.port} "
+            f"(display {server.display}), for this session only",
+            f"  on your desktop:   ssh -N -L {server.port}:127.0.0.1:{server.port} {user}@{host}",
+            f"  then a VNC viewer: vncviewer localhost::{server.port}",
+            f"  password:          {server.password}",
+            "stripewise: the server stops when the window closes or this ssh session ends",
+        ]
+    )
+
+
+def _hang_up_with_parent() -> None:
+    """SIGHUP when the process that started us dies (the ssh session's shell, even when it was
+    killed and sent nothing): the window then closes the normal way and the server stops."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGHUP, 0, 0, 0)
+
+
+def _exit_on_signal(number: int, _frame: FrameType | None) -> None:
+    raise SystemExit(128 + number)

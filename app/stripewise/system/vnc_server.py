@@ -1,0 +1,226 @@
+"""A private VNC server for `stripewise --remote`: TigerVNC's Xvnc, reachable on 127.0.0.1 only,
+behind a one-time password, its X display behind a cookie of its own.
+
+Qt's own VNC platform has no authentication: any local user of the server could watch and drive
+the window. Xvnc asks for the password (VncAuth) before it shows anything, and its X display
+takes only clients holding the cookie, so other local users can neither see nor draw on it.
+Everything it needs lies in a private folder (0700) that goes with it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import secrets
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+START_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 5.0
+# VncAuth (DES) uses at most 8 characters: 8 from 54 unambiguous ones is about 46 bits, and
+# Xvnc blocks a client address after a few wrong answers
+PASSWORD_LENGTH = 8
+PASSWORD_ALPHABET = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+_XAUTH_FAMILY_WILD = 0xFFFF  # an Xauthority entry for any host and display number
+_PR_SET_PDEATHSIG = 1
+_prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+
+
+class VncUnavailable(Exception):
+    """Xvnc is missing or did not start; the message says what to do."""
+
+
+@dataclass
+class VncServer:
+    """Xvnc, launched; `wait_ready` gives its display once it serves (so what the caller does
+    meanwhile, such as loading Qt, overlaps its start)."""
+
+    port: int  # the RFB port on 127.0.0.1
+    password: str
+    folder: Path  # private: the password file, the X cookie and Xvnc's log
+    process: subprocess.Popen[bytes]
+    _display_pipe: int  # where Xvnc writes its display number once it serves
+    display: str = ""  # ":3", once ready
+
+    @property
+    def xauthority(self) -> Path:
+        return self.folder / "Xauthority"
+
+    def wait_ready(self) -> str:
+        """The display (":3") once Xvnc serves X clients and greets viewers; VncUnavailable if
+        it exits or takes longer than START_TIMEOUT_S."""
+        if not self.display:
+            try:
+                self.display = f":{self._read_display_number()}"
+                self._wait_answering()
+            finally:
+                os.close(self._display_pipe)
+        return self.display
+
+    def stop(self) -> None:
+        """Ends Xvnc (its viewers are disconnected) and removes the private folder."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if not self.display:
+            os.close(self._display_pipe)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _read_display_number(self) -> int:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        received = b""
+        while not received.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._display_pipe], [], [], left)[0]:
+                raise VncUnavailable(
+                    f"Xvnc did not start within {START_TIMEOUT_S:g} s{self._tail()}"
+                )
+            chunk = os.read(self._display_pipe, 16)
+            if not chunk:
+                self.process.wait()
+                raise VncUnavailable(
+                    f"Xvnc exited with code {self.process.returncode}{self._tail()}"
+                )
+            received += chunk
+        return int(received)
+
+    def _wait_answering(self) -> None:
+        """The RFB port greets ("RFB 003.008"): a viewer may connect now."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise VncUnavailable(
+                    f"Xvnc exited with code {self.process.returncode}{self._tail()}"
+                )
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
+                    if conn.recv(3) == b"RFB":
+                        return
+            except OSError:
+                time.sleep(0.02)
+        raise VncUnavailable(f"Xvnc did not answer on 127.0.0.1:{self.port}{self._tail()}")
+
+    def _tail(self) -> str:
+        try:
+            lines = (self.folder / "Xvnc.log").read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return f": {lines[-1]}" if lines else ""
+
+
+def launch_vnc_server(size: tuple[int, int], desktop_name: str = "Stripewise") -> VncServer:
+    """Xvnc with a `size` screen on a free 127.0.0.1 port, started (not yet serving: see
+    VncServer.wait_ready)."""
+    xvnc, vncpasswd = shutil.which("Xvnc"), shutil.which("vncpasswd")
+    if xvnc is None or vncpasswd is None:
+        missing = "Xvnc" if xvnc is None else "vncpasswd"
+        raise VncUnavailable(
+            f"{missing} is not installed: --remote needs TigerVNC's Xvnc and vncpasswd "
+            "(apt install tigervnc-standalone-server tigervnc-tools)"
+        )
+    folder = Path(tempfile.mkdtemp(prefix="stripewise-remote-"))  # 0700
+    try:
+        password = "".join(secrets.choice(PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH))
+        _write_private(folder / "passwd", _obfuscated(vncpasswd, password))
+        _write_private(folder / "Xauthority", _xauthority_entry(secrets.token_bytes(16)))
+        port = _free_port()
+        read_end, write_end = os.pipe()
+        try:
+            process = _spawn_xvnc(xvnc, folder, port, size, desktop_name, write_end)
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return VncServer(port, password, folder, process, read_end)
+
+
+def _spawn_xvnc(
+    xvnc: str, folder: Path, port: int, size: tuple[int, int], desktop_name: str, display_fd: int
+) -> subprocess.Popen[bytes]:
+    """Xvnc picks a free display number itself and writes it to -displayfd once it serves."""
+    options = [
+        ("-displayfd", str(display_fd)),
+        ("-geometry", f"{size[0]}x{size[1]}"),
+        ("-depth", "24"),
+        ("-interface", "127.0.0.1"),  # with -localhost: RFB on loopback only, through `ssh -L`
+        ("-rfbport", str(port)),
+        ("-rfbauth", str(folder / "passwd")),
+        ("-SecurityTypes", "VncAuth"),
+        ("-auth", str(folder / "Xauthority")),  # X clients need the cookie
+        ("-nolisten", "tcp"),
+        ("-desktop", desktop_name),
+    ]
+    with (folder / "Xvnc.log").open("wb") as log:
+        return subprocess.Popen(
+            [xvnc, "-localhost", *(word for pair in options for word in pair)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(display_fd,),
+            start_new_session=True,  # the terminal's signals are ours; we stop it ourselves
+            preexec_fn=_dies_with(os.getpid()),
+        )
+
+
+def _dies_with(parent: int) -> Callable[[], None]:
+    def arm() -> None:  # in the child, between fork and exec
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
+def _obfuscated(vncpasswd: str, password: str) -> bytes:
+    """The password file Xvnc reads (`vncpasswd -f`: the password in, the file out)."""
+    done = subprocess.run(
+        [vncpasswd, "-f"], input=password.encode(), capture_output=True, timeout=10, check=False
+    )
+    if done.returncode != 0 or not done.stdout:
+        raise VncUnavailable(f"vncpasswd failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
+def _xauthority_entry(cookie: bytes) -> bytes:
+    """One MIT-MAGIC-COOKIE-1 entry for any display (the number is known only once Xvnc
+    chose it): Xvnc loads every cookie of its -auth file, Xlib matches the wildcard entry."""
+
+    def counted(data: bytes) -> bytes:
+        return struct.pack(">H", len(data)) + data
+
+    return (
+        struct.pack(">H", _XAUTH_FAMILY_WILD)
+        + counted(b"")
+        + counted(b"")
+        + counted(b"MIT-MAGIC-COOKIE-1")
+        + counted(cookie)
+    )
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(data)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
