@@ -87,7 +87,7 @@ def health_html(health: DiskHealth | None) -> str:
     word = f"<b style='color:{colour}'>{judged.level}</b>" if colour else escape(judged.level)
     rows: list[tuple[str, object]] = [
         ("Verdict", word),
-        ("Why", judged.reasons) if judged.reasons else ("Why", ()),
+        ("Why", tuple(f"• {reason}" for reason in judged.reasons)),  # wrapped: one bullet each
         ("Self-assessment", {True: "passed", False: "FAILED", None: None}[health.passed]),
         ("Protocol", health.protocol),
     ]
