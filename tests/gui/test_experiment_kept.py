@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,9 @@ from stripewise.gui.experiment_page import ExperimentPage
 from stripewise.history.database import Database, open_database, path_to_url
 from stripewise.history.experiments import create_experiment, finish_experiment
 from stripewise.history.store import HistoryStore
-from stripewise.model.experiment import Design, Values
+from stripewise.model.bench import Phase
+from stripewise.model.experiment import Design, Metric, Objective, Values
+from stripewise.model.experiment_plan import LatencySearch
 from stripewise.model.experiment_result import Verdict
 from tests.fixtures.experiments import (
     HOST,
@@ -222,3 +225,54 @@ def test_the_benchmark_start_waits_while_an_experiment_runs_and_the_list_gains_i
     assert bench.start_button.isEnabled() and bench.start_button.toolTip() == ""
     qtbot.waitUntil(lambda: [s.id for s in page.kept.summaries] == [result.experiment])
     assert page.tabs.tabText(1) == "Kept Experiments (1)"
+
+
+def _latency_search(db: Database) -> int:
+    """A latency target searched on queue_depth 1..64: p99 grows with the depth, 2 ms at 16."""
+    base = read_ahead_design()
+    design = Design(
+        target=base.target,
+        spec=base.spec,
+        parameters=(),
+        objective=Objective(Phase.RANDOM_READ, Metric.IOPS),
+        latency_target_us=1000.0,
+        search=(1, 64),
+    )
+    design = replace(design, spec=replace(base.spec, phases=(Phase.RANDOM_READ,)))
+    plan = LatencySearch(design, "queue_depth")
+    run = 0
+    while (values := plan.next_visit()) is not None:
+        depth = int(values[0][1])
+        run += 1
+        plan.record(values, 1000.0 * depth**0.5 * (1 + 0.01 * (run % 3)), 125.0 * depth, None)
+    experiment_id = create_experiment(db, "qd under 1 ms", design, host_info=HOST, created_at=T0)
+    finish_experiment(db, experiment_id, plan.result(restored=True), "complete")
+    return experiment_id
+
+
+def test_a_latency_search_opens_on_its_parameter_and_a_running_one_cannot_be_deleted(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> None:
+    url = path_to_url(tmp_path / "kept.db")
+    with open_database(url) as db:
+        searched = _latency_search(db)
+        running = create_experiment(
+            db, "still going", read_ahead_design(), host_info=HOST, created_at=T0
+        )
+    window = make_window(url=url, view="experiment")
+    page = experiment_page(window)
+    page.tabs.setCurrentWidget(page.kept)
+    kept = page.kept
+    qtbot.waitUntil(lambda: len(kept.summaries) == 2, timeout=10_000)
+    open_one(kept, searched, qtbot)
+    detail = kept.detail
+    assert detail.chart.currentWidget() is detail.chart.line
+    assert detail.chart.parameters[0][0] == "queue_depth"
+    assert detail.chart.point_count() >= 3  # its probes
+    assert kept.delete_button.isEnabled()
+
+    open_one(kept, running, qtbot)
+    assert "No result kept" in detail.card.title.text()
+    assert detail.points.rowCount() == 0
+    assert not kept.delete_button.isEnabled()  # its runs are still being written
+    assert "Still running" in kept.delete_button.toolTip()

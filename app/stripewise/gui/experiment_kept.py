@@ -32,6 +32,7 @@ from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
 from stripewise.gui.experiment_kept_detail import KeptDetail
 from stripewise.gui.history_io import EXPORT_KINDS
 from stripewise.model.experiment_result import Verdict
+from stripewise.model.run import RunStatus
 from stripewise.model.wording import count_noun
 from stripewise.services.experiment_history import (
     ExperimentHistory,
@@ -57,6 +58,8 @@ VERDICT_WORDS = {
     Verdict.CANT_TELL: "can't tell",
 }
 SCOPES = {"kept": "Kept experiments", "trash": "Trash (deleted experiments)"}
+DELETE_TIP = "Move the experiment and its runs to the trash (Restore brings them back)"
+DELETE_RUNNING = "Still running: its runs are being written. Delete it once it has ended"
 HINT = "Select one to open it; select two of the same parameters (Ctrl+click) to compare them."
 
 
@@ -99,9 +102,7 @@ class KeptExperiments(QWidget):
         self.export_button = QPushButton("Export\u2026")
         self.export_button.setToolTip("As an HTML report with its charts, CSV or JSON")
         self.delete_button = QPushButton("Delete")
-        self.delete_button.setToolTip(
-            "Move the experiment and its runs to the trash (Restore brings them back)"
-        )
+        self.delete_button.setToolTip(DELETE_TIP)
         self.restore_button = QPushButton("Restore")
         self.restore_button.setToolTip("Bring the experiment and its runs back from the trash")
         self.compare_button.clicked.connect(self.compare)
@@ -248,8 +249,11 @@ class KeptExperiments(QWidget):
         trash = self.in_trash
         self.compare_button.setEnabled(len(chosen) == 2 and not trash)
         self.export_button.setEnabled(len(chosen) == 1)
+        # a running experiment's runs are still being written: it is deleted once it ends
+        running = any(s.status is RunStatus.RUNNING for s in self.summaries if s.id in chosen)
         self.delete_button.setVisible(not trash)
-        self.delete_button.setEnabled(len(chosen) == 1 and not trash)
+        self.delete_button.setEnabled(len(chosen) == 1 and not trash and not running)
+        self.delete_button.setToolTip(DELETE_RUNNING if running else DELETE_TIP)
         self.restore_button.setVisible(trash)
         self.restore_button.setEnabled(len(chosen) == 1 and trash)
         if reopen and len(chosen) == 1:
