@@ -106,3 +106,21 @@ def test_many_disks_are_asked_a_few_at_a_time(monkeypatch: pytest.MonkeyPatch) -
     assert [a.device for a in answers] == list(names)
     assert all(a.available and a.percentage_used == 16 for a in answers)
     assert 0.85 < took < 3.0, took
+
+
+def test_no_disk_is_read_while_a_benchmark_runs(tmp_path: Path) -> None:
+    """The helper's loop carries the run's events, and smartctl would disturb its disks."""
+    helper = Helper()
+    try:
+        spec = {"target": str(tmp_path), "size": "256M", "phases": ["seq_write"]}
+        started = helper.ask("bench.start", {**spec, "engine": "builtin", "runtime_cap_s": 30})
+        assert started["ok"], started
+        busy = helper.ask("disk.health", {"devices": LOOPS})
+        helper.ask("bench.cancel", {})
+        helper.until_result()
+        after = helper.ask("disk.health", {"devices": LOOPS})
+    finally:
+        helper.close()
+    assert (busy["ok"], busy["error"]["code"]) == (False, "busy")
+    assert "benchmark is running" in busy["error"]["message"]
+    assert after["ok"], after

@@ -1,6 +1,8 @@
 """`disk.health`: each named whole disk's SMART health through `smartctl --json -x`.
 
-Read-only. Every name is checked to be a disk in /sys/block before anything runs. smartctl is
+Read-only. Every name is checked to be a disk in /sys/block before anything runs, and none is
+read while a benchmark runs: this loop also carries the run's events, and smartctl's commands
+would disturb the disks being measured. smartctl is
 started with an argument list through `setpriv --pdeathsig=KILL` (it dies with the helper, as
 every child does), a few at a time from this one thread, each read up to a bound and killed
 at its deadline: a disk that hangs its bus costs its own answer, not the helper.
@@ -16,11 +18,15 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from stripewise.helper.credentials import child_prefix
 from stripewise.model.health import DiskHealth, parse_smartctl, unavailable
 from stripewise.protocol.health import DiskHealthArgs, DiskHealthReply
 from stripewise.protocol.wire import ProtocolError, Request
+
+if TYPE_CHECKING:
+    from stripewise.helper.session import Session
 
 SYS_BLOCK = "/sys/block"
 SMARTCTL = "smartctl"
@@ -34,8 +40,12 @@ def smartctl_argv(name: str) -> list[str]:
     return [*child_prefix(None), SMARTCTL, "--json", "-x", "--nocheck=standby", f"/dev/{name}"]
 
 
-def handle_disk_health(request: Request) -> DiskHealthReply:
+def handle_disk_health(session: Session, request: Request) -> DiskHealthReply:
     args = DiskHealthArgs.from_json(request.args, request.id)
+    if session.run is not None and not session.run.finished.is_set():
+        raise ProtocolError(
+            "busy", "a benchmark is running: disk health is read once it ends", request.id
+        )
     missing = [name for name in args.devices if not os.path.isdir(f"{SYS_BLOCK}/{name}")]
     if missing:
         raise ProtocolError(

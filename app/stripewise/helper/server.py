@@ -43,7 +43,6 @@ HANDLERS: dict[str, Handler] = {
     "hello": handle_hello,
     "enclosure.locate": handle_locate,
     "array.create": handle_create,
-    "disk.health": handle_disk_health,
 }
 SESSION_VERBS: dict[str, Callable[[Session, Request], Message]] = {
     "capabilities": Session.capabilities,
@@ -51,6 +50,7 @@ SESSION_VERBS: dict[str, Callable[[Session, Request], Message]] = {
     "bench.cancel": Session.bench_cancel,
     "bench.scaling": Session.bench_scaling,
     "drop_caches": Session.drop_caches,
+    "disk.health": handle_disk_health,
     "tuning.apply": handle_apply,
     "tuning.verify": handle_verify,
     "tuning.revert": handle_revert,
