@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from stripewise.gui.bench_page import EXPERIMENT_RUNNING, BenchPage
 from stripewise.gui.experiment_kept import KeptExperiments
@@ -120,6 +120,11 @@ def test_opening_one_draws_its_chart_points_and_card_with_apply(
     assert "read_ahead_kb=512" in detail.card.title.text()
     assert "+20.0 %" in detail.card.change.text()
     assert detail.card.apply_button.isVisibleTo(page)  # a tunable, better: Apply offered
+    qtbot.mouseClick(detail.card.apply_button, Qt.MouseButton.LeftButton)
+    box = detail.apply.box_up  # the preview, from the starting settings it measured
+    assert box is not None and "loop7  read_ahead_kb: 128 \u2192 512" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert detail.apply.box_up is None  # declined: nothing written
     assert detail.title.text().startswith("#1 read-ahead, old HBA: /dev/loop7 on thumper")
 
     open_one(kept, 2, qtbot)  # the grid: heat maps of the metric and of p99
