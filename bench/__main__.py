@@ -33,6 +33,8 @@ Figures:
             and its window filled (offscreen), and the database's bytes per sample
   udev-dump `udevadm info --export-db` dumps of 1 to 64 MiB, text and --json: reading, parsing
             and building the map, peak memory, and how each grows from 16 to 64 MiB
+  remote    `stripewise --remote` from its start to the first frame a VNC client (vncdotool,
+            logged in with the printed password) sees with the window on it
 """
 
 from __future__ import annotations
@@ -401,6 +403,7 @@ def main() -> int:
             "compare",
             "history-pg",
             "udev-dump",
+            "remote",
         ),
         default=None,
     )
@@ -475,6 +478,10 @@ def main() -> int:
             figures.extend(measure_history_pg(args.runs))
         if args.only in (None, "udev-dump"):
             figures.extend(measure_udev_dump(args.runs, scratch))
+        if args.only in (None, "remote"):
+            from bench.remote_session import remote_figures
+
+            figures += [Figure(*row, unit="s") for row in remote_figures(args.runs)]
     print(
         f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, kernel {platform.release()}"
