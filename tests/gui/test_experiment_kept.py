@@ -9,6 +9,7 @@ import csv
 import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,10 @@ def test_opening_one_draws_its_chart_points_and_card_with_apply(
     assert not detail.card.apply_button.isVisibleTo(page)  # workload values: nothing to apply
 
 
-@pytest.mark.parametrize(("picked", "suffix"), [("JSON (*.json)", "json"), ("CSV (*.csv)", "csv")])
+@pytest.mark.parametrize(
+    ("picked", "suffix"),
+    [("JSON (*.json)", "json"), ("CSV (*.csv)", "csv"), ("HTML report (*.html)", "html")],
+)
 def test_export_writes_a_file_that_parses(
     make_window: WindowFactory,
     kept_url: str,
@@ -153,6 +157,11 @@ def test_export_writes_a_file_that_parses(
     text = target.read_text(encoding="utf-8")
     if suffix == "json":
         assert json.loads(text)["id"] == 2
+    elif suffix == "html":
+        parser = HTMLParser()
+        parser.feed(text)
+        parser.close()
+        assert text.startswith("<!DOCTYPE html>") and "<svg" in text  # with its charts
     else:
         assert len(list(csv.DictReader(text.splitlines()))) == 6  # a row per grid point
 

@@ -114,7 +114,7 @@ class ExperimentPage(QWidget):
         self.kept = KeptExperiments(self.kept_service, tuning)
         self.kept.statusMessage.connect(self.statusMessage)
         self.kept_service.listed.connect(self._on_kept_listed)
-        history.runsLoaded.connect(lambda _runs: self.kept.reload())  # kept elsewhere too
+        history.runsLoaded.connect(self._on_runs_loaded)  # kept elsewhere too
         self._build_layout()
         self.kept.reload()
 
@@ -173,6 +173,9 @@ class ExperimentPage(QWidget):
         layout.setContentsMargins(16, 14, 16, 10)
         layout.addWidget(page_title("Experiment"))
         layout.addWidget(self.tabs, 1)
+
+    def _on_runs_loaded(self, _runs: object) -> None:
+        self.kept.reload()
 
     def _on_kept_listed(self, summaries: list[ExperimentSummary], trash: bool) -> None:
         if not trash:
