@@ -186,6 +186,7 @@ def test_delete_moves_its_runs_to_the_trash_and_restore_brings_them_back(
     kept.select(3)
     qtbot.mouseClick(kept.restore_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: kept.summaries == [], timeout=10_000)
+    assert kept.count.text() == "The trash holds no experiment."
     assert runs_of(kept_url, 3, trash=False) == runs and runs_of(kept_url, 3, trash=True) == []
     kept.scope.setCurrentIndex(kept.scope.findData("kept"))
     qtbot.waitUntil(lambda: [s.id for s in kept.summaries] == [3, 2, 1], timeout=10_000)
@@ -225,6 +226,7 @@ def test_the_benchmark_start_waits_while_an_experiment_runs_and_the_list_gains_i
     make_window: WindowFactory, tmp_path: Path, qtbot: Any
 ) -> None:
     window, page = on_directory(make_window, tmp_path)
+    qtbot.waitUntil(lambda: page.kept.count.text().startswith("No experiment kept yet"))
     window.show_view("benchmark")
     bench = window.page_widgets["benchmark"]
     assert isinstance(bench, BenchPage)

@@ -60,6 +60,8 @@ VERDICT_WORDS = {
 SCOPES = {"kept": "Kept experiments", "trash": "Trash (deleted experiments)"}
 DELETE_TIP = "Move the experiment and its runs to the trash (Restore brings them back)"
 DELETE_RUNNING = "Still running: its runs are being written. Delete it once it has ended"
+NONE_KEPT = "No experiment kept yet: each one run on the Design and Run tab is kept here."
+EMPTY_TRASH = "The trash holds no experiment."
 HINT = "Select one to open it; select two of the same parameters (Ctrl+click) to compare them."
 
 
@@ -225,7 +227,13 @@ class KeptExperiments(QWidget):
         table.blockSignals(False)
         self.fit_columns()
         where = "in the trash" if trash else "kept"
-        self.count.setText(f"{count_noun(len(summaries), 'experiment')} {where}, newest first")
+        self.count.setText(
+            f"{count_noun(len(summaries), 'experiment')} {where}, newest first"
+            if summaries
+            else EMPTY_TRASH
+            if trash
+            else NONE_KEPT
+        )
         if open_id not in {s.id for s in summaries}:
             self.detail.show_nothing()
         self._selection_changed(reopen=False)
