@@ -50,7 +50,7 @@ NUMERIC = frozenset({"ID", "Points", "Runs"})
 # the columns of text that give way when the list is narrower than its contents (elided,
 # whole in their tooltips), each down to a least width; the others keep theirs
 WIDEST_PX = {"Name": 220, "Target": 160, "Varied": 180, "Recommended": 220}
-NARROWEST_PX = 70
+NARROWEST_PX = 60
 LIST_PX = 210  # the listing's share when the page first shows: the opened one gets the rest
 VERDICT_WORDS = {
     Verdict.BETTER: "better",

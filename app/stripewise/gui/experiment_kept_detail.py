@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from stripewise.gui.experiment_card import ApplyRecommendation, RecommendationCard
 from stripewise.gui.experiment_chart import ExperimentChart
@@ -17,7 +17,7 @@ from stripewise.model.experiment import Design, Value, Values
 from stripewise.services.experiment_history import KeptExperiment
 from stripewise.services.tuning import TuningService
 
-CHART_SHARE = (5, 9)  # of the width
+CHART_SHARE = (1, 2)  # of the width
 NOTHING_OPEN = "Select an experiment above to see its chart, points and recommendation."
 
 
@@ -86,9 +86,16 @@ class KeptDetail(QWidget):
         right_layout.setContentsMargins(8, 0, 0, 0)
         right_layout.addWidget(self.card)  # the answer first, its points under it
         right_layout.addWidget(self.points, 1)
+        # scrolled up and down when the window is short (800x600): the card's wrapped lines
+        # are never squeezed over each other
+        scroll = QScrollArea()
+        scroll.setWidget(right)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(self.chart)
-        self.split.addWidget(right)
+        self.split.addWidget(scroll)
         self.split.setChildrenCollapsible(False)
         self._dragged = False  # the admin's split kept once they move it
         self.split.splitterMoved.connect(lambda *_args: setattr(self, "_dragged", True))
@@ -103,7 +110,7 @@ class KeptDetail(QWidget):
         self._share()
 
     def _share(self) -> None:
-        """The chart 5/9 of the width, the card and the points table (whole) the rest, until
+        """The chart half the width, the card and the points table (whole) the rest, until
         the admin drags the split: a heat map's size hint would take most otherwise."""
         if not self._dragged and self.width() > 0:
             chart = self.width() * CHART_SHARE[0] // CHART_SHARE[1]
