@@ -6,6 +6,7 @@ testbed machine's map."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from stripewise.inventory import load_inventory
 from stripewise.inventory.snapshot import dumps
 from stripewise.model.health import DiskHealth, parse_smartctl
 from stripewise.model.plan import RaidLevel
+from stripewise.model.topology import DiskKind
 from tests.fixtures.machines import sun_x4500
 
 SMART = Path(__file__).resolve().parents[1] / "fixtures" / "smart"
@@ -106,3 +108,28 @@ def test_the_planner_warns_of_a_failing_or_worn_member(make_window, x4500_file: 
     assert found["worn_disk"].disks == ("sdj",) and not found["worn_disk"].error
     assert "7 NVMe media or data integrity errors" in found["worn_disk"].message
     assert not report.ok  # a failing member blocks the array's commands
+
+
+@pytest.mark.skipif(shutil.which("smartctl") is None, reason="needs smartmontools")
+def test_this_machines_map_reads_health_once_the_helper_runs(qtbot, make_window) -> None:
+    """Opening the map asks no password: with no helper running nothing is read; once one
+    runs, the map of this machine on screen reads its disks' health behind the drawn map
+    (here: the real helper and smartctl on this VM's disks)."""
+    window = make_window(view="hardware")
+    page = window.page_widgets["hardware"]
+    assert isinstance(page, HardwarePage)
+    qtbot.waitUntil(lambda: window.hardware.machine is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: window.helper.privileges is not None, timeout=20_000)
+    assert not window.helper.running and window.hardware.health == {}
+    assert page.read_health.isVisibleTo(page)
+    with qtbot.waitSignal(window.hardware.healthChanged, timeout=30_000):
+        page.read_health.click()  # starts the helper
+    disks = [d.name for d in window.hardware.machine.disks if d.kind is DiskKind.DISK]
+    assert sorted(window.hardware.health) == sorted(disks)
+    assert all(h.available or h.reason for h in window.hardware.health.values())
+    if "vda" in disks:
+        assert window.hardware.health["vda"].reason == "no SMART (virtio disk)"
+    window.hardware.health = {}
+    with qtbot.waitSignal(window.hardware.healthChanged, timeout=30_000):
+        window.hardware.reload()  # the map read again: its health comes in behind it
+    assert sorted(window.hardware.health) == sorted(disks)

@@ -109,7 +109,7 @@ class BenchPage(QWidget):
     ) -> None:
         super().__init__(parent)
         self.session = session
-        session.health_of = hardware.health_of  # each run keeps its disks' health
+        hardware.healthChanged.connect(lambda _: session.keep_health(hardware))  # in its runs
         self.history = history
         self.hardware = hardware
         self.planner = planner

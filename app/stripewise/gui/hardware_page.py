@@ -7,7 +7,7 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -169,12 +169,21 @@ class HardwarePage(QWidget):
         if not (selected and self.map.select_key(selected)):
             self.details.show_nothing()
         if self.hardware.origin.live:  # once the map has drawn: health comes in behind it
-            QTimer.singleShot(0, self._read_health_by_itself)
+            QTimer.singleShot(0, self, lambda: self._read_health_by_itself(again=True))
 
-    def _read_health_by_itself(self) -> None:
-        """Without asking for a password: only through a helper already running."""
-        if self.helper.running and self.hardware.origin.live:
-            self.hardware.read_health(self.helper)
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self, lambda: self._read_health_by_itself(again=False))
+
+    def _read_health_by_itself(self, *, again: bool) -> None:
+        """While the map of this machine is on screen (each time it is read, `again`, or
+        when it comes into view unread), and without asking for a password: only through a
+        helper already running."""
+        machine, hardware = self.hardware.machine, self.hardware
+        if machine is None or not hardware.origin.live or not self.isVisible():
+            return
+        if self.helper.running and (again or hardware.health_host != machine.host.key):
+            hardware.read_health(self.helper)
 
     def _show_health(self, _health: object) -> None:
         self.map.set_health(self.hardware.verdicts(self.inventory))  # none for another host

@@ -17,7 +17,6 @@ from typing import BinaryIO
 from stripewise import __version__
 from stripewise.helper.credentials import Caller, CredentialsError, caller_from_environment
 from stripewise.helper.enclosure import handle_locate
-from stripewise.helper.health import handle_disk_health
 from stripewise.helper.mdcreate import handle_create
 from stripewise.helper.session import Session
 from stripewise.helper.state import DEFAULT_STATE_DIR
@@ -39,6 +38,13 @@ def handle_hello(request: Request) -> HelloReply:
     return HelloReply(hello.protocol, __version__, os.getpid(), os.geteuid())
 
 
+def _disk_health(session: Session, request: Request) -> Message:
+    """Imported when first asked: a benchmark's helper never loads it."""
+    from stripewise.helper.health import handle_disk_health
+
+    return handle_disk_health(session, request)
+
+
 HANDLERS: dict[str, Handler] = {
     "hello": handle_hello,
     "enclosure.locate": handle_locate,
@@ -50,7 +56,7 @@ SESSION_VERBS: dict[str, Callable[[Session, Request], Message]] = {
     "bench.cancel": Session.bench_cancel,
     "bench.scaling": Session.bench_scaling,
     "drop_caches": Session.drop_caches,
-    "disk.health": handle_disk_health,
+    "disk.health": _disk_health,
     "tuning.apply": handle_apply,
     "tuning.verify": handle_verify,
     "tuning.revert": handle_revert,

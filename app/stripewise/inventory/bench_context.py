@@ -18,14 +18,16 @@ import socket
 import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stripewise.model.health import DiskHealth, health_record
 from stripewise.model.topology import SECTOR_BYTES, DiskKind, HostIdentity, Inventory, Slot
 from stripewise.protocol.events import DiskLayer
 from stripewise.system.block_tunables import Tree, as_int
 from stripewise.system.hostinfo import MACHINE_ID_FILES, HostInfo, read_machine_id
 from stripewise.system.mounts import MountEntry, device_name, read_mount_entries
+
+if TYPE_CHECKING:
+    from stripewise.model.health import DiskHealth
 
 _MAX_DEPTH = 8  # md over md over dm...: deeper stacks are not real
 _TUNING_INTS = ("read_ahead_kb", "nr_requests", "max_sectors_kb", "rq_affinity", "wbt_lat_usec")
@@ -67,6 +69,8 @@ def collect_context(
     for entry in context["disks"]:
         read = (health or {}).get(entry.get("parent") or entry["name"])
         if read is not None:
+            from stripewise.model.health import health_record  # only when health was read
+
             entry["health"] = health_record(read)
     md = _md_under(tree, device) if device else _md_holding(tree, disks)
     if md is not None:

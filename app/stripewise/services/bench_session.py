@@ -9,8 +9,9 @@ crashed) ends the run as `aborted`, with every sample received and the phases th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -33,6 +34,9 @@ from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.run_recorder import RunHeader, RunRecorder
 from stripewise.unfinished_run import unfinished_result
+
+if TYPE_CHECKING:
+    from stripewise.services.hardware import HardwareService
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,8 @@ class BenchSession(QObject):
         self._helper = helper
         self._history = history
         self.inventory: Inventory | None = None  # the hardware map's, for controller and slot
-        # the SMART health of an inventory's disks (HardwareService.health_of), for the context
-        self.health_of: Callable[[Inventory | None], Mapping[str, DiskHealth]] | None = None
+        # this machine's disks' SMART health as last read (keep_health), by name
+        self.health: Mapping[str, DiskHealth] = {}
         self.run_id: str | None = None  # the helper's id of the running benchmark
         self.recorder: RunRecorder | None = None
         self._starting = False
@@ -125,6 +129,10 @@ class BenchSession(QObject):
                 BenchCancelArgs(), lambda _r: None, lambda _e: None, privileged=False
             )
 
+    def keep_health(self, hardware: HardwareService) -> None:
+        """This machine's disk health, read again: each run's context keeps its disks'."""
+        self.health = hardware.health_of(hardware.machine)
+
     def _on_refused(self, message: str) -> None:
         self._starting = False
         self.refused.emit(message)
@@ -135,7 +143,7 @@ class BenchSession(QObject):
         self._started, self._began, self._phase_results = started, time.monotonic(), []
         target = started.spec.target
         inventory = self.inventory
-        health = dict(self.health_of(inventory)) if self.health_of is not None else {}
+        health = self.health
         recorder = RunRecorder(self._history.database, self._history.writer, self)
         recorder.created.connect(self.recorded)
         recorder.saved.connect(self.saved)
