@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from stripewise.history.experiment_compare import (
@@ -117,7 +118,7 @@ class ExperimentHistory(QObject):
         number = self._loads
 
         def shown(found: list[ExperimentSummary]) -> None:
-            if number > self._shown:
+            if shiboken6.isValid(self) and number > self._shown:  # not after its window closed
                 self._shown = number
                 self.listed.emit(found, wanted)
 
@@ -156,10 +157,15 @@ class ExperimentHistory(QObject):
     def _change(self, work: Callable[[], list[int]], on_done: Callable[[list[int]], None]) -> None:
         def done(moved: list[int]) -> None:
             on_done(moved)
-            self.load()
-            self.history.load_runs()
+            if shiboken6.isValid(self):
+                self.load()
+                self.history.load_runs()
 
-        self.history.writer.submit(work, done, lambda exc: self.failed.emit(f"not changed: {exc}"))
+        def refused(exc: Exception) -> None:
+            if shiboken6.isValid(self):
+                self.failed.emit(f"not changed: {exc}")
+
+        self.history.writer.submit(work, done, refused)
 
     def compare(
         self,
@@ -192,4 +198,5 @@ class ExperimentHistory(QObject):
         run_in_background(work, done, self._on_failure)
 
     def _on_failure(self, exc: Exception) -> None:
-        self.failed.emit(f"reading the kept experiments failed: {exc}")
+        if shiboken6.isValid(self):  # a read that ended after its window closed says nothing
+            self.failed.emit(f"reading the kept experiments failed: {exc}")
