@@ -89,3 +89,26 @@ def test_a_failing_disk_in_the_table_and_the_json() -> None:
     assert printed["passed"] is False and printed["verdict"] == "failing"
     assert printed["attributes"]["pending_sectors"] == 8
     assert printed["attributes"]["reallocated_sectors"] == 1975
+
+
+@needs_smartctl
+@needs_loop
+def test_a_saved_benchmark_keeps_its_disks_health(tmp_path: Path) -> None:
+    """`bench --save` asks the helper for its target's disks' health before the run starts
+    (a loop device here: no SMART, said in the run's context)."""
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    with loop_device(16 * MiB) as loop:
+        done = stripewise(
+            *("bench", "--target", loop.device, "--size", "8M", "--phases", "seq_read"),
+            *("--engine", "builtin", "--save", "--db", db),
+        )
+        assert done.returncode == 0, done.stderr
+    shown = stripewise("--db", db, "history", "show", "1", "--json")
+    assert shown.returncode == 0, shown.stderr
+    (disk,) = json.loads(shown.stdout)["context"]["disks"]
+    assert disk["name"] == Path(loop.device).name
+    assert disk["health"] == {
+        "verdict": "unknown",
+        "passed": None,
+        "reason": "no SMART (loop device)",
+    }

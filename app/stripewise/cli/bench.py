@@ -27,6 +27,7 @@ from stripewise import environment
 from stripewise.cli.bench_output import emit, emit_lost, say
 from stripewise.cli.bench_save import Recording, say_filed
 from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
+from stripewise.cli.health import health_before_run
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import Parser, add_db_option, finite, positive_int, whole_number
 from stripewise.model.run import RunStatus
@@ -175,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
 def _bench(
     client: HelperClient, start: BenchStartArgs, args: argparse.Namespace, stop: _Stop
 ) -> int:
+    # the disks' health for the saved context: asked first, the helper reads none mid-run
+    health = health_before_run(client, start.spec.target) if args.save else {}
     reply = client.ask(start)
     if reply is None:
         print(f"stripewise: error: {client.stopped_reason()}", file=sys.stderr)
@@ -186,7 +189,8 @@ def _bench(
     began = time.monotonic()
     recording = None
     if args.save:  # written as it runs: a killed CLI leaves what it had (bench_save)
-        recording = Recording(database_url(args), run_name(begun.spec, args.target), begun)
+        name = run_name(begun.spec, args.target)
+        recording = Recording(database_url(args), name, begun, health=health)
     stop.arm()
     result = _follow(client, args, stop, recording)
     elapsed_s = time.monotonic() - began

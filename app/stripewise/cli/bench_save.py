@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from stripewise.cli.errors import CliError
+from stripewise.model.health import DiskHealth
 from stripewise.model.run_context import RunContext
 from stripewise.protocol.events import PhaseFinished, RunResult, Sample
 from stripewise.protocol.group import GroupOutcome
@@ -34,9 +35,16 @@ class Recording:
     by the recording's own thread, begun at once."""
 
     def __init__(
-        self, url: str, name: str, started: BenchStarted, tags: tuple[str, ...] = ()
+        self,
+        url: str,
+        name: str,
+        started: BenchStarted,
+        tags: tuple[str, ...] = (),
+        *,
+        health: Mapping[str, DiskHealth] | None = None,  # its disks', read before it started
     ) -> None:
         self._url = url
+        self._health = health
         self._name = name
         self._started = started
         self._tags = tags
@@ -80,7 +88,7 @@ class Recording:
 
     def _work(self) -> None:
         try:
-            live = _live_run(self._url, self._name, self._started, self._tags)
+            live = _live_run(self._url, self._name, self._started, self._tags, self._health)
             live.begin()
             self._live = live
         except Exception as exc:  # said by the main thread, where the run is filed
@@ -103,7 +111,13 @@ class Recording:
             live.add_samples([SampleRow.of(first + n, s) for n, s in enumerate(received)])
 
 
-def _live_run(url: str, name: str, started: BenchStarted, tags: tuple[str, ...]) -> LiveRun:
+def _live_run(
+    url: str,
+    name: str,
+    started: BenchStarted,
+    tags: tuple[str, ...],
+    health: Mapping[str, DiskHealth] | None = None,
+) -> LiveRun:
     # lazy: SQLAlchemy and the context probes load only for `bench --save`
     from stripewise.history.keyed_runs import KeyedRun
     from stripewise.history.live_run import LiveRun
@@ -118,6 +132,7 @@ def _live_run(url: str, name: str, started: BenchStarted, tags: tuple[str, ...])
         engine=started.engine,
         engine_version=started.engine_version,
         layers=started.layers,
+        health=health,
     )
     row = RunRow(
         name=name,

@@ -4,7 +4,8 @@ helper's read-only `disk.health` (smartctl --json).
 Without --device: the whole disks of the hardware map (the live inventory's disks: SATA, SAS,
 NVMe, virtio; loop, zram and RAM disks are not on it), so the CLI and the map ask the same
 disks. --device names any whole disk in /sys/block (`sdb`, `/dev/nvme0n1`, `loop3`).
-Exit 0 when every disk was answered, available or with its reason.
+Exit 0 when every disk was answered, available or with its reason. `health_before_run` asks
+the same for the disks under a benchmark's target, for `bench --save`'s run context.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from typing import Any
 
 from stripewise import environment
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, CliError, fail
-from stripewise.cli.helper_client import start_helper
+from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.model.health import DiskHealth, verdict
 from stripewise.model.topology import DiskKind
-from stripewise.protocol.health import DiskHealthArgs
+from stripewise.protocol.health import MAX_HEALTH_DEVICES, DiskHealthArgs
 from stripewise.protocol.wire import ProtocolError
 
 _SHOWN = (  # the text table's columns beside the verdict: (attribute, heading)
@@ -129,3 +130,36 @@ def health_text(disks: tuple[DiskHealth, ...]) -> str:
                 lines.append(f"  {health.device}: {reason}")
     lines += [f"{d.device}: {d.reason}" for d in disks if not d.available]
     return "\n".join(lines) + "\n"
+
+
+def health_before_run(client: HelperClient, target: str) -> dict[str, DiskHealth]:
+    """The SMART health of the whole disks under a benchmark target (an md or dm device's
+    members; a partition's disk), asked before the run starts: the helper reads none while a
+    run goes. Empty when there are none or the helper cannot say."""
+    names = disks_under(target)
+    if not names:
+        return {}
+    reply = client.ask(DiskHealthArgs(names[:MAX_HEALTH_DEVICES]))
+    if reply is None or reply.result is None:
+        return {}
+    return {health.device: health for health in reply.result.disks}
+
+
+def disks_under(target: str) -> tuple[str, ...]:
+    """Whole disks the target's I/O reaches, following md and dm devices to their members."""
+    from stripewise.system.block_tunables import Tree
+    from stripewise.system.target_device import target_device
+
+    tree = Tree()
+    top = target_device(target, tree)
+    found: list[str] = []
+    waiting = [top] if top else []
+    while waiting and len(found) < MAX_HEALTH_DEVICES:
+        name = waiting.pop(0)
+        name = tree.parent_disk(name) or name
+        slaves = sorted(p.name for p in tree.block(name, "slaves").glob("*"))
+        if slaves:
+            waiting += slaves
+        elif tree.exists(name) and name not in found:
+            found.append(name)
+    return tuple(found)
