@@ -1,8 +1,9 @@
-"""One benchmark run inside the helper: phases x repetitions on a worker thread, streaming
-events (phase_started, sample, phase_result, warning, error, run_result) to the client.
+"""One benchmark run inside the helper: phases x repetitions on a thread of its own (which also
+does a one-stream phase's I/O), streaming events (phase_started, sample, phase_result,
+warning, error, run_result) to the client.
 
 Events are the protocol's values (`protocol.events`), built here and by the sampler and
-handed to `emit` as they are: the one writer to the client encodes each once."""
+handed to `emit` as they are: the session encodes each once, and queues it for the client."""
 
 from __future__ import annotations
 

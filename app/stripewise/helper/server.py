@@ -6,9 +6,7 @@ It exits when stdin closes, so it never outlives the GUI or CLI that started it.
 from __future__ import annotations
 
 import argparse
-import io
 import os
-import select
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -64,16 +62,65 @@ SESSION_VERBS: dict[str, Callable[[Session, Request], Message]] = {
 }
 
 
-def read_lines(stdin: BinaryIO) -> Iterator[bytes]:
+def read_lines(stdin: BinaryIO, session: Session) -> Iterator[bytes]:
     """Lines of at most MAX_LINE_BYTES (+1 so parse_request sees the excess and refuses it);
-    the rest of an oversized line is skipped without being held in memory."""
-    limit = protocol.MAX_LINE_BYTES + 1
-    while line := stdin.readline(limit):
-        if not line.endswith(b"\n"):
-            rest = line
-            while rest and not rest.endswith(b"\n"):
-                rest = stdin.readline(limit)
-        yield line.rstrip(b"\n")
+    the rest of an oversized line is skipped without being held in memory. Read as they come,
+    the session writing what is queued for the client meanwhile (helper/output.py)."""
+    fd, lines = stdin.fileno(), _RequestLines(protocol.MAX_LINE_BYTES + 1)
+    while True:
+        line = lines.next()
+        if line is not None:
+            yield line
+            continue
+        data = session.read(fd)
+        if not data:
+            last = lines.last()
+            if last is not None:
+                yield last
+            return
+        lines.feed(data)
+
+
+class _RequestLines:
+    """Lines out of what was read from stdin, one at a time (never more than one read and one
+    line held): each at most `limit` bytes, an oversized one cut there and its rest skipped."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._data, self._at = b"", 0  # the last read, and how far lines were taken from it
+        self._line = bytearray()  # a line begun in an earlier read
+        self._skipping = False  # the rest of a line cut at `limit`
+
+    def feed(self, data: bytes) -> None:
+        """The next read, once next() has taken every line of the last one."""
+        self._data, self._at = data, 0
+
+    def next(self) -> bytes | None:
+        """The next line without its newline; None until more is read."""
+        data = self._data
+        while self._at < len(data):
+            newline = data.find(b"\n", self._at)
+            end = len(data) if newline < 0 else newline
+            cut = None
+            if not self._skipping:
+                self._line += data[self._at : min(end, self._at + self._limit - len(self._line))]
+                if len(self._line) >= self._limit:
+                    cut, self._skipping = bytes(self._line), True
+                    self._line.clear()
+            self._at = len(data) if newline < 0 else newline + 1
+            if newline >= 0 and self._skipping:
+                self._skipping = False  # the oversized line ends here
+            elif newline >= 0:
+                line = bytes(self._line)
+                self._line.clear()
+                return line
+            if cut is not None:
+                return cut
+        return None
+
+    def last(self) -> bytes | None:
+        """At the end of input: a last line without a newline."""
+        return bytes(self._line) if self._line and not self._skipping else None
 
 
 def serve(
@@ -85,7 +132,8 @@ def serve(
     caller: Caller | None = None,
 ) -> int:
     """Answer requests in order until stdin closes. `hello` must come first. Replies and a
-    running benchmark's events go out through one writer thread (helper/output.py)."""
+    running benchmark's events go out from this thread too, as the client takes them, while
+    it waits for the next request (helper/output.py)."""
     session = Session(stdout, root=root, state_dir=state_dir, caller=caller)
     try:
         _serve(stdin, session)
@@ -96,7 +144,7 @@ def serve(
 
 def _serve(stdin: BinaryIO, session: Session) -> None:
     greeted = False
-    for line in read_lines(stdin):
+    for line in read_lines(stdin, session):
         if not line.strip():
             continue
         try:
@@ -125,23 +173,8 @@ def _serve(stdin: BinaryIO, session: Session) -> None:
         if greeted:
             session.start_cleanup()
         session.start_accepted_run()
-        if not session.wait_for_client(lambda: _hung_up(stdin)):
+        if not session.wait_for_client(stdin.fileno()):
             break
-
-
-def _hung_up(stdin: BinaryIO) -> bool:
-    """The client closed its end of stdin (whatever it left unread there goes unanswered)."""
-    try:
-        fd = stdin.fileno()
-    except (OSError, ValueError, io.UnsupportedOperation):
-        return False  # an in-memory stream (tests) ends on its own
-    poller = select.poll()
-    poller.register(fd, _HANG_UP)
-    return any(events & _HANG_UP for _fd, events in poller.poll(0))
-
-
-# a pipe's last writer gone (POLLHUP), or a socket's peer done writing (POLLRDHUP)
-_HANG_UP = select.POLLHUP | select.POLLERR | select.POLLRDHUP
 
 
 _ENDING_SIGNALS = (

@@ -1,5 +1,5 @@
-"""The helper's state for its one client: the writer shared by replies and events, and the
-benchmark that may be running (one at a time)."""
+"""The helper's state for its one client: the pipe to it, shared by replies and events, and
+the benchmark that may be running (one at a time)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import BinaryIO
 
 from stripewise.helper.bench_run import BenchRun
@@ -83,10 +82,14 @@ class Session:
     def write(self, line: bytes) -> None:
         self._out.put(line)
 
-    def wait_for_client(self, hung_up: Callable[[], bool]) -> bool:
-        """Before the next request is read: wait while the client leaves too much unread
-        (back-pressure); -> False when it hung up meanwhile."""
-        return self._out.wait_for_room(hung_up)
+    def read(self, stdin: int) -> bytes:
+        """The client's next bytes (b"" at the end), what is queued for it written meanwhile."""
+        return self._out.read(stdin)
+
+    def wait_for_client(self, stdin: int) -> bool:
+        """Before the next request is read: write while the client leaves too much unread
+        (back-pressure); -> False when it hung up `stdin` meanwhile."""
+        return self._out.wait_for_room(stdin)
 
     def start_accepted_run(self) -> None:
         """After `bench.start`'s reply is queued: the run's first events follow it on the one
@@ -114,6 +117,7 @@ class Session:
             for line in revert_temporary(self.root, self.state_dir):
                 print(f"stripewise-helper: not put back: {line}", file=sys.stderr)
         self._out.flush(CLOSE_FLUSH_S)
+        self._out.close()
 
     # --- verbs ---------------------------------------------------------------------------------
     def capabilities(self, request: Request) -> CapabilitiesReply:
