@@ -26,10 +26,12 @@ from tests.fixtures.throttled_fuse import needs_fuse, throttled_disks
 TOTAL_MB_S = 50.0  # the shared path's ceiling
 # Each 128 KiB FUSE request costs a round trip besides its pacing (0.3 ms on an idle machine,
 # 1.5 ms with the load average at 6 on these 2 CPUs), and a loop device sends one at a time:
-# at these rates the pacing dominates, so alone a file reads 29 to 34 MB/s (asked 40), the
-# slow one 12.7 to 13.8 (asked 15) whatever the load, and two files always fill the 50.
+# at these rates the pacing dominates, so alone a file reads 34 to 41 MB/s (asked 60), the
+# slow one 12.7 to 13.8 (asked 15) whatever the load, and two files always fill the 50: asked
+# 120 between them, they read 47 to 49 (asked 40 each, two read 45 to 49, and 5 passes could
+# tell 45 from the 4 disks' 48.8 when the machine was loaded, putting the knee at 4).
 # (At 200 total and 160 each, alone ranged 90 to 127 with the load, and two did not fill it.)
-DISK_MB_S, SLOW_MB_S = 40.0, 15.0
+DISK_MB_S, SLOW_MB_S = 60.0, 15.0
 # the ceiling measured 48.4 to 50.2 (load average 2 to 7): the pacer holds the total
 CEILING_TOLERANCE = 0.1
 
@@ -55,8 +57,10 @@ def test_a_shared_ceiling_is_found_and_the_slow_member_named(tmp_path: Path) -> 
         slow={3: SLOW_MB_S},
     ) as disks:
         before = disks.checksums()
-        done = scaling("--disks", ",".join(disks.names), "--size", "8M", "--json", "--save",
-                       "--db", db)  # fmt: skip
+        # 16 MiB and 5 passes: the FUSE pacer wobbles when the machine is loaded, and a
+        # ceiling is placed only from a best step within +-10 %
+        done = scaling("--disks", ",".join(disks.names), "--size", "16M", "--repeat", "5",
+                       "--json", "--save", "--db", db)  # fmt: skip
         after = disks.checksums()
     assert done.returncode == 0, done.stderr
     assert before == after  # nothing written, byte for byte
@@ -91,7 +95,7 @@ def test_a_shared_ceiling_is_found_and_the_slow_member_named(tmp_path: Path) -> 
     assert values[("scaling_2", "mb_s")]["value"] == pytest.approx(
         result["steps"][1]["mb_s"]["mean"], abs=0.1
     )
-    assert len(values[(f"alone_{slow}", "mb_s")]["passes"]) == 3
+    assert len(values[(f"alone_{slow}", "mb_s")]["passes"]) == 5
 
 
 @needs_loop
@@ -103,7 +107,10 @@ def test_text_says_each_step_with_its_interval_then_the_sentence() -> None:
     assert lines[0].startswith(f"Scaling test of {first.name},{second.name}: 2 disks")
     assert any(line.strip().startswith("2 disks") and "95 %" in line for line in lines)
     assert any(" MB/s" in line and first.name in line for line in lines)
-    assert any(line.startswith(f"{first.name},{second.name} ") for line in lines)  # the sentence
+    said = [line for line in lines if line.startswith(f"{first.name},{second.name}")]
+    assert said and any(  # the sentence: two RAM disks may well be too quick to place one
+        words in said[-1] for words in ("tops out", "still grew", "can't place a ceiling")
+    ), said
 
 
 @needs_loop

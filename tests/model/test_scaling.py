@@ -85,12 +85,32 @@ def test_no_ceiling_while_the_last_step_still_grows() -> None:
     assert "still grew at 4 disks" in analysis.sentence("these disks")
 
 
-def test_one_pass_each_falls_back_to_the_close_margin() -> None:
+def test_one_pass_each_places_no_ceiling_and_names_no_disk() -> None:
+    """One pass says nothing of the noise: no ceiling claimed, no disk called slow."""
     plan = plan_scaling(DISKS[:4], 1)
-    figures = {0: [100.0], 1: [100.0], 2: [100.0], 3: [100.0], 4: [199.0], 5: [200.0]}
+    figures = {0: [100.0], 1: [100.0], 2: [60.0], 3: [100.0], 4: [199.0], 5: [200.0]}
     analysis = analyse(plan, figures)
-    assert analysis.ceiling is not None and analysis.ceiling.disks == 2
+    assert analysis.ceiling is None and analysis.outliers == ()  # no noise known, no verdict
     assert analysis.steps[1].mb_s.ci95 is None
+    assert "can't place a ceiling" in analysis.sentence("these disks")
+
+
+def test_a_best_step_that_varies_widely_places_no_ceiling() -> None:
+    """A ceiling within noise is no ceiling: a best step of +-30 % says "can't place" and why."""
+    plan = plan_scaling(DISKS[:4], 3)
+    figures = {i: [100.0, 101.0, 99.0] for i in range(4)} | {4: [150, 260, 190], 5: [210, 140, 250]}
+    analysis = analyse(plan, figures)
+    assert analysis.ceiling is None and not analysis.settled
+    assert analysis.widest_pct is not None and analysis.widest_pct > 10
+    assert "vary too much" in analysis.sentence("these disks")
+
+
+def test_a_slow_disk_beyond_its_peers_noise_is_named() -> None:
+    plan = plan_scaling(DISKS[:4], 3)
+    steady = [100.0, 101.0, 99.0]
+    figures = {0: steady, 1: steady, 2: [80.0, 81.0, 79.0], 3: steady}
+    analysis = analyse(plan, figures | {4: [199.0, 200.0, 201.0], 5: [200.0, 199.0, 201.0]})
+    assert [o.disk for o in analysis.outliers] == [DISKS[2]]  # 20 % below, beyond noise
 
 
 def test_the_slow_member_is_named_against_its_identical_peers_with_its_slot() -> None:

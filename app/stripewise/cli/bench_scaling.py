@@ -263,7 +263,8 @@ def _pass_line(event: ScalingPass, total: int) -> str:
 def _interval(mean: float, ci95: Sequence[float] | None) -> str:
     if ci95 is None:
         return f"{mean:>9,.1f} MB/s  (one pass: no interval)"
-    return f"{mean:>9,.1f} MB/s  ({ci95[0]:,.1f} .. {ci95[1]:,.1f}, 95 %)"
+    low = max(0.0, ci95[0])  # a t interval of a noisy mean can pass 0; no rate is below it
+    return f"{mean:>9,.1f} MB/s  ({low:,.1f} .. {ci95[1]:,.1f}, 95 %)"
 
 
 def format_result(result: ScalingResult) -> str:

@@ -9,7 +9,7 @@ no name is looked up twice. Nothing is ever written, so no serial is asked for.
 A pass of a step runs one thread per disk, each reading its disk from offset 0 in `block_size`
 reads up to `size`, all started together; the window ends when the first disk is done, and
 every thread stops there, so every disk was busy for the whole window. A disk's rate is its
-bytes over the time of its last read inside the window; the step's figure is their sum.
+bytes over the window; the step's figure is every byte over the window.
 Samples come from the run's `Sampler` as in `bench.start` (the kernel's per-disk counters).
 """
 
@@ -110,7 +110,10 @@ class PassFigures:
 
     @property
     def mb_s(self) -> float:
-        return sum(self.disk_mb_s.values())
+        """Every byte read inside the window over the window: each disk was busy all of it.
+        (Not the sum of each disk's bytes over its own last read: a disk whose thread woke
+        late and read one block before the window closed would count at memory speed.)"""
+        return sum(self.disk_bytes.values()) / self.window_s / 1e6 if self.window_s > 0 else 0.0
 
 
 def read_together(
@@ -162,9 +165,7 @@ def read_together(
         thread.join()
     progress.end()
     ended = min(window) if window else clock() - began[0]
-    rates = {
-        name: (moved / last / 1e6 if last > 0 else 0.0) for name, (moved, last) in done.items()
-    }
+    rates = {name: (moved / ended / 1e6 if ended > 0 else 0.0) for name, (moved, _) in done.items()}
     error = errors[0] if errors else ("cancelled" if cancel.is_set() and not window else None)
     return PassFigures(ended, {n: b for n, (b, _) in done.items()}, rates, error)
 

@@ -36,6 +36,9 @@ MATERIAL_PCT = 2.0
 # the last step short of its disks' own sum by more than this: a shared path caps it, even
 # when it is still above the step before (8 disks on a link that 5 fill: 1, 2, 4, 8 grows)
 SHORT_PCT = 10.0
+# the best step's 95 % interval wider than this (half-width, % of its mean): the passes vary
+# too much to say where the link tops out; more passes or a longer read (--size) narrow it
+SETTLED_PCT = 10.0
 MAX_DISKS = 64
 MAX_REPEAT = 20
 
@@ -162,6 +165,12 @@ class ScalingAnalysis:
     ceiling: Ceiling | None
     would_need_mb_s: float  # N x the median disk alone
     outliers: tuple[Outlier, ...] = field(default=())
+    widest_pct: float | None = None  # the best step's interval, half-width in % of its mean
+
+    @property
+    def settled(self) -> bool:
+        """The best step measured narrowly enough to place a ceiling (SETTLED_PCT)."""
+        return self.widest_pct is not None and self.widest_pct <= SETTLED_PCT
 
     def sentence(self, name: str) -> str:
         """ "hba0 tops out at 1,640 MB/s with 5 disks; 8 disks would need 2,560"."""
@@ -169,6 +178,16 @@ class ScalingAnalysis:
         need = f"{count} disks would need {self.would_need_mb_s:,.0f}"
         if count == 1:
             return f"{name}: one disk, {self.steps[0].mb_s.mean:,.0f} MB/s: nothing to scale"
+        if not self.settled:
+            widest = (
+                ""
+                if self.widest_pct is None
+                else f" (the best step is \u00b1 {self.widest_pct:.0f} %)"
+            )
+            return (
+                f"{name}: can't place a ceiling, the passes vary too much{widest}: read more "
+                "per pass (--size) or repeat more (--repeat)"
+            )
         if self.ceiling is None:
             top = self.steps[-1].mb_s.mean
             return f"{name} still grew at {count} disks ({top:,.0f} MB/s): no ceiling; {need}"
@@ -195,13 +214,27 @@ def analyse(
     )
     alone = {plan.disks[i]: figure(passes[i]) for i in range(len(plan.disks))}
     median_alone = statistics.median(f.mean for f in alone.values())
+    widest = _widest([max((s.mb_s for s in steps), key=lambda f: f.mean)])
+    settled = widest is not None and widest <= SETTLED_PCT
     return ScalingAnalysis(
         steps,
         alone,
-        _ceiling(steps, alone),
+        _ceiling(steps, alone) if settled else None,
         len(plan.disks) * median_alone,
         _outliers(alone, identities or {}),
+        widest,
     )
+
+
+def _widest(figures: Sequence[Figure]) -> float | None:
+    """The widest half-width among the figures, in % of each one's mean; None when any has
+    no interval (a single pass) or no mean."""
+    widths = []
+    for found in figures:
+        if found.ci95 is None or found.mean <= 0:
+            return None
+        widths.append(100.0 * (found.ci95[1] - found.ci95[0]) / 2 / found.mean)
+    return max(widths, default=None)
 
 
 def _same(best: Figure, other: Figure, evidence_p: float | None) -> bool:
@@ -263,7 +296,9 @@ def _outliers(
         if median <= 0:
             continue
         below = 100.0 * (median - own.mean) / median
-        if below > OUTLIER_PCT:
+        pooled = [v for p in peers for v in alone[p].passes]
+        beyond = welch(pooled, own.passes)  # below the peers by more than their noise
+        if below > OUTLIER_PCT and beyond is not None and beyond.significant:
             slot = identities.get(disk, DiskIdentity()).slot
             found.append(Outlier(disk, round(below, 1), peers, slot))
     return tuple(found)

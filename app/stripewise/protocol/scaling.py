@@ -182,6 +182,10 @@ class ScalingResult(WireEvent):
     written_bytes: int
     elapsed_s: float
     measured_s: float
+    # every interval narrow enough to place a ceiling and name a slow disk; false: `ceiling`
+    # is null and no outlier named because the passes vary too much (`widest_pct`)
+    settled: bool = False
+    widest_pct: float | None = None
 
     @classmethod
     def of(cls, end: ScalingEnd, name: str, analysis: ScalingAnalysis | None) -> ScalingResult:
@@ -210,6 +214,8 @@ class ScalingResult(WireEvent):
             end.written_bytes,
             end.elapsed_s,
             end.measured_s,
+            analysis.settled,
+            None if analysis.widest_pct is None else round(analysis.widest_pct, 1),
         )
 
 
