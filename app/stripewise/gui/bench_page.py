@@ -32,6 +32,7 @@ from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable, rows_for
 from stripewise.gui.elided_label import ElidedLabel
+from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.form_columns import FormColumns
 from stripewise.gui.group_run import GroupRunView
 from stripewise.gui.pages import page_title
@@ -156,7 +157,7 @@ class BenchPage(QWidget):
         self.save_plot_button = QPushButton("Save Plot...")
         self.save_plot_button.setToolTip("The throughput, IOPS and CPU plots as PNG or SVG")
         self.save_plot_button.clicked.connect(self._ask_save_plot)
-        self.saved_label = ElidedLabel()  # beside three buttons: ends in "…" at 1024 px
+        self.saved_label = ElidedLabel()  # over the buttons: ends in "…" when narrow
         for button in (self.open_button, self.compare_button):
             button.setEnabled(False)
         self.open_button.clicked.connect(self._open_in_history)
@@ -228,8 +229,8 @@ class BenchPage(QWidget):
         right_layout.addWidget(self.plot_stack, 1)
         right_layout.addWidget(self.warnings)
         right_layout.addWidget(self.result_stack)
-        after = QHBoxLayout()
-        after.addWidget(self.saved_label, 1)
+        right_layout.addWidget(self.saved_label)
+        after = FlowLayout()  # wraps rather than clipping at 800 px
         after.addWidget(self.open_button)
         after.addWidget(self.compare_button)
         after.addWidget(self.save_plot_button)

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.history_detail import OtherFigures, RunDetailPane
 from stripewise.gui.history_model import COLUMNS, SORT_ROLE, RunTableModel
 from stripewise.gui.history_questions import ask_name, ask_notes, ask_tags, confirm_delete
@@ -101,23 +102,23 @@ class HistoryPage(QWidget):
         self.compare_button = QPushButton("Compare")
         self.compare_button.setToolTip("Select 2 to 8 runs (Ctrl+click) to set them side by side")
         self.compare_button.clicked.connect(self.compare_selected)
-        self.import_button = QPushButton("Import...")
+        self.import_button = QPushButton("&Import...")
         self.import_button.setToolTip("bonnie++ CSV or tables, fio JSON, iozone output")
         self.import_button.clicked.connect(self.importRequested.emit)
-        self.export_button = QPushButton("Export...")
+        self.export_button = QPushButton("E&xport...")
         self.export_button.clicked.connect(lambda: self.exportRequested.emit(self.selected_ids()))
-        self.run_button = QPushButton("Run")
+        self.run_button = QPushButton("R&un")
         self.run_menu = self._make_run_menu()
         self.run_button.setMenu(self.run_menu)
-        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button = QPushButton("R&efresh")
         self.refresh_button.setToolTip(
             "Read the history again (F5): runs saved elsewhere appear by themselves within a "
             "few seconds, renames and tags made elsewhere with this"
         )
         self.refresh_button.clicked.connect(history.refresh)
-        self.restore_button = QPushButton("Restore")
+        self.restore_button = QPushButton("Rest&ore")
         self.restore_button.clicked.connect(self.restore_selected)
-        self.mib_toggle = QCheckBox("MiB/s")
+        self.mib_toggle = QCheckBox("Mi&B/s")
         self.mib_toggle.setToolTip("Show throughput in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s)")
         self.mib_toggle.toggled.connect(self.set_binary_units)
 
@@ -196,9 +197,10 @@ class HistoryPage(QWidget):
         return menu
 
     def _build_layout(self) -> None:
-        tools = QHBoxLayout()
-        tools.addWidget(self.scope)
-        tools.addWidget(self.filter, 1)
+        search = QHBoxLayout()  # the filter on a row of its own: wide enough to read at 800 px
+        search.addWidget(self.scope)
+        search.addWidget(self.filter, 1)
+        tools = FlowLayout()  # wraps rather than clipping on a small screen
         for button in (
             self.compare_button,
             self.run_button,
@@ -223,6 +225,7 @@ class HistoryPage(QWidget):
         layout.setSpacing(8)
         layout.addWidget(page_title("History"))
         layout.addWidget(self.caption)
+        layout.addLayout(search)
         layout.addLayout(tools)
         layout.addWidget(self.undo_bar)
         layout.addWidget(self.stack, 1)

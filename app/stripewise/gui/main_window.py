@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMainWindow,
     QSplitter,
-    QStackedWidget,
     QWidget,
 )
 
@@ -26,6 +25,7 @@ from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.help_window import HelpWindow
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
+from stripewise.gui.page_stack import PageStack, scrolling
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.gui.tuning_page import TuningPage
 from stripewise.model.bench import BenchSpec
@@ -93,7 +93,7 @@ class MainWindow(QMainWindow):
         self.nav.setIconSize(QSize(22, 22))
         self.nav.setMinimumWidth(150)
         self.nav.setMaximumWidth(220)
-        self.pages = QStackedWidget()
+        self.pages = PageStack()
         self.page_widgets: dict[str, QWidget] = {}
         for name in VIEW_NAMES:
             # the Benchmark page pulls in pyqtgraph (~250 ms): built when first shown
@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         splitter = QSplitter()
         splitter.setObjectName("mainSplitter")
         splitter.addWidget(self.nav)
-        splitter.addWidget(self.pages)
+        splitter.addWidget(scrolling(self.pages))
         splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
         self.splitter = splitter
@@ -333,7 +333,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(groups_action)
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # the console's Qt binds no Quit key
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
 

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
+from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.pages import page_title
 from stripewise.gui.planner_card import LEVEL_NAMES, ArrayCard, MeasuredRun
 from stripewise.gui.planner_dialogs import CompareDialog, SpreadDialog
@@ -66,7 +67,7 @@ class PlannerPage(QWidget):
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
 
-        bar = QHBoxLayout()
+        bar = FlowLayout()  # wraps rather than clipping at 800 px
         self.from_machine = QPushButton("Plan &This Machine")
         self.from_machine.setToolTip("Start a plan on this machine's own disks")
         self.from_machine.clicked.connect(self._plan_machine)
@@ -80,7 +81,7 @@ class PlannerPage(QWidget):
         self.save_plan.clicked.connect(self._save)
         self.compare = QPushButton("Co&mpare…")
         self.compare.clicked.connect(self._compare)
-        self.add_hardware = QPushButton("Add &Hardware…")
+        self.add_hardware = QPushButton("Add Hard&ware…")
         self.add_hardware.clicked.connect(self._add_hardware)
         for button in (
             self.from_machine,
@@ -92,7 +93,6 @@ class PlannerPage(QWidget):
             self.add_hardware,
         ):
             bar.addWidget(button)
-        bar.addStretch(1)
         layout.addLayout(bar)
 
         def square(state: str) -> str:

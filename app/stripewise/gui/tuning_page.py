@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.pages import page_title
 from stripewise.gui.tuning_ab import ABDialog, ab_button, outcome_text
 from stripewise.gui.tuning_devices import TuningDevices
@@ -107,15 +108,15 @@ class TuningPage(QWidget):
         self.summary.setWordWrap(True)
         self.restored_note = RestoredNote()  # what the helper put back of an apply cut short
         self._asked_restored = False
-        self.apply_button = QPushButton("Apply")
-        self.verify_button = QPushButton("Verify")
-        self.revert_button = QPushButton("Revert")
-        self.persist_button = QPushButton("Make Persistent...")
+        self.apply_button = QPushButton("&Apply")
+        self.verify_button = QPushButton("Ver&ify")
+        self.revert_button = QPushButton("&Revert")
+        self.persist_button = QPushButton("Make &Persistent...")
         self.persist_button.setToolTip(
             "Write these values to a sysctl.d file and a udev rule keyed on each disk's "
             "identity, so they are set again at boot (shown before anything is written)"
         )
-        self.unpersist_button = QPushButton("Remove Persistent...")
+        self.unpersist_button = QPushButton("Re&move Persistent...")
         self.unpersist_button.setToolTip("Remove the boot-time files Stripewise wrote")
         self.unpersist_button.clicked.connect(self.remove_persistent)
         self.apply_button.clicked.connect(self.apply)
@@ -157,27 +158,34 @@ class TuningPage(QWidget):
 
     def _build_layout(self) -> None:
         left = self.targets
-        left.setMinimumWidth(230)  # room for "md0  (raid6, 8 members)" at 1024 px
+        left.setMinimumWidth(180)  # "md0  (raid6, 8 members)" at 1024 px; scrolls at 800
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(8, 0, 0, 0)
         row = QHBoxLayout()
-        row.addWidget(QLabel("Preset"))
+        preset_label = QLabel("Pre&set")
+        preset_label.setBuddy(self.preset_box)
+        row.addWidget(preset_label)
         row.addWidget(self.preset_box, 1)
         right_layout.addLayout(row)
         right_layout.addWidget(self.description)
         right_layout.addWidget(self.preview, 2)
         right_layout.addWidget(self.restored_note)
         right_layout.addWidget(self.summary)
-        buttons = QHBoxLayout()
-        for button in (self.apply_button, self.verify_button, self.revert_button):
+        buttons = FlowLayout()  # wraps rather than clipping at 800 px
+        for button in (
+            self.apply_button,
+            self.verify_button,
+            self.revert_button,
+            self.persist_button,
+            self.unpersist_button,
+        ):
             buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.persist_button)
-        buttons.addWidget(self.unpersist_button)
         right_layout.addLayout(buttons)
         results = QHBoxLayout()  # the A/B button sits over where its results appear
-        results.addWidget(QLabel("Filesystem geometry of the selected arrays; A/B results"), 1)
+        results_label = QLabel("Filesystem geometry of the selected arrays; A/B results")
+        results_label.setWordWrap(True)
+        results.addWidget(results_label, 1)
         results.addWidget(self.ab_button)
         right_layout.addLayout(results)
         right_layout.addWidget(self.geometry_text, 1)
