@@ -117,6 +117,37 @@ def test_a_pseudo_terminal_is_not_a_virtual_console() -> None:
     assert tty.startswith("/dev/pts/") and console == "None"
 
 
+def _open_console() -> Path | None:
+    """/dev/tty1 when it opens (root, a machine with virtual consoles)."""
+    console = Path("/dev/tty1")
+    try:
+        console.open("rb").close()
+    except OSError:
+        return None
+    return console
+
+
+@pytest.mark.skipif(_open_console() is None, reason="no virtual console /dev/tty1 to open")
+def test_started_on_a_virtual_console_without_its_devices_it_says_so(tmp_path: Path) -> None:
+    """The console branch on this machine's own /dev/tty1: without /dev/fb0 or /dev/dri/card0
+    it names the console and what it lacks; with one, the window opens (next test)."""
+    if _console_device() is not None:
+        pytest.skip("this machine has a framebuffer: the next test opens the window on it")
+    with Path("/dev/tty1").open("rb") as console:
+        done = subprocess.run(
+            [*STRIPEWISE, "--db", f"sqlite:///{tmp_path}/h.db"],
+            env=_without_display(),
+            stdin=console,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert "on /dev/tty1, which has no /dev/fb0 or /dev/dri/card0" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
 def _console_device() -> Path | None:
     for path in (display_probe.FRAMEBUFFER, display_probe.DRM_CARD):
         if display_probe.device_state(path) is Device.USABLE:
