@@ -26,7 +26,7 @@ from pathlib import Path
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
-# VncAuth (DES) uses at most 8 characters: 8 from 54 unambiguous ones is about 46 bits, and
+# VncAuth (DES) uses at most 8 characters: 8 from 56 unambiguous ones is about 46 bits, and
 # Xvnc blocks a client address after a few wrong answers
 PASSWORD_LENGTH = 8
 PASSWORD_ALPHABET = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
