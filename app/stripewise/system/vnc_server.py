@@ -60,10 +60,11 @@ class VncServer:
         it exits or takes longer than START_TIMEOUT_S."""
         if not self.display:
             try:
-                self.display = f":{self._read_display_number()}"
-                self._wait_answering()
+                number = self._read_display_number()
             finally:
-                os.close(self._display_pipe)
+                self._close_pipe()
+            self._wait_answering()
+            self.display = f":{number}"
         return self.display
 
     def stop(self) -> None:
@@ -75,9 +76,13 @@ class VncServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        if not self.display:
-            os.close(self._display_pipe)
+        self._close_pipe()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _close_pipe(self) -> None:
+        if self._display_pipe >= 0:
+            os.close(self._display_pipe)
+            self._display_pipe = -1
 
     def _read_display_number(self) -> int:
         deadline = time.monotonic() + START_TIMEOUT_S
