@@ -450,14 +450,17 @@ def test_samples_say_each_disks_layer() -> None:
         layers = (DiskLayer(loop.name, "target"), DiskLayer("nosuchdisk", "backing", loop.name, 1))
         samples, _sampler, _ = collect(10, layers, lambda: progress, lambda _s: time.sleep(0.25))
     for sample in samples:
-        assert sample["disks"][loop.name] | {"read_mb_s": 0} == {
+        rates = sample["disks"][loop.name]
+        completed = rates["read_iops"] + rates["write_iops"] > 0
+        assert rates | {"read_mb_s": 0} == {
             "read_mb_s": 0,
-            "write_mb_s": sample["disks"][loop.name]["write_mb_s"],
-            "read_iops": sample["disks"][loop.name]["read_iops"],
-            "write_iops": sample["disks"][loop.name]["write_iops"],
-            "busy_pct": sample["disks"][loop.name]["busy_pct"],
+            "write_mb_s": rates["write_mb_s"],
+            "read_iops": rates["read_iops"],
+            "write_iops": rates["write_iops"],
+            "busy_pct": rates["busy_pct"],
             "role": "target",
             "under": None,
             "depth": 0,
-        }
+            "queue_size": rates["queue_size"],
+        } | ({"await_ms": rates["await_ms"]} if completed else {})
         assert "nosuchdisk" not in sample["disks"]

@@ -10,7 +10,10 @@ are in `model.guards`). Each reads what the kernel says, never the engine's opin
   or for the built-in engine the interpreter, which runs one thread at a time) at SATURATED
   of the elapsed time;
 - small_buffered_file: a phase that reads, through the page cache, a file under 2 x RAM;
-- compressed_writes: a phase that writes data the storage's compressor can shrink.
+- compressed_writes: a phase that writes data the storage's compressor can shrink;
+- member_stands_out: an array member's await or utilisation over the phase, from the
+  phase's samples (the kernel's per-disk counters), more than twice the other members'
+  (`model.members`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from stripewise.helper.resolve import mount_of, mount_source, open_loop_backing
 from stripewise.helper.target import Target
 from stripewise.model import guards as names
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome
+from stripewise.model.members import MemberTally
+from stripewise.protocol.events import Sample
 
 CEILING_MARGIN = 1.10  # links are quoted after encoding but before protocol overhead
 CACHED_SHARE = 0.5
@@ -258,7 +263,8 @@ def _read_sectors(proc: str, devices: tuple[str, ...]) -> int | None:
 class PhaseWatch:
     """Counters around one phase: per-CPU busy every `tick_s` (tick(), on the run's sampler
     thread: helper/sampling.py), the bottom devices' read sectors and the helper's and its
-    children's CPU time at both ends."""
+    children's CPU time at both ends, and the array members' figures from each sample the
+    sampler sends (sampled())."""
 
     def __init__(
         self, devices: tuple[str, ...], proc: str = "/proc", tick_s: float = CPU_TICK_S
@@ -270,6 +276,11 @@ class PhaseWatch:
         self.whole: tuple[str, float] | None = None  # busiest CPU over the whole phase
         self.device_read_bytes: int | None = None
         self.own_cpu_s = self.own_user_s = self.children_cpu_s = 0.0
+        self.members = MemberTally()
+
+    def sampled(self, sample: Sample) -> None:
+        """A sample of the phase as it went out (the sampler's thread, then stop()'s)."""
+        self.members.add(sample.disks)
 
     def start(self) -> PhaseWatch:
         self._times = os.times()
@@ -354,7 +365,8 @@ class RunGuards:
         if outcome.error is not None or outcome.elapsed_s <= 0:
             return outcome
         found: dict[str, str] = {}
-        for check in (self._ceiling, self._cache, self._cpu, self._compression):
+        checks = (self._ceiling, self._cache, self._cpu, self._compression, self._members)
+        for check in checks:
             try:
                 tripped = check(outcome, watch, buffered)
             except (OSError, ValueError, RuntimeError):  # a guard never fails a run
@@ -444,3 +456,7 @@ class RunGuards:
             f"{period:,} bytes, within the {found.unit_bytes // 1024} KiB it compresses at once: "
             "fewer bytes reached the disks than the figure counts"
         )
+
+    def _members(self, _o: PhaseOutcome, watch: PhaseWatch, _b: bool) -> tuple[str, str] | None:
+        said = watch.members.describe()
+        return (names.MEMBER_STANDS_OUT, said) if said is not None else None

@@ -22,10 +22,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import psutil
 
+from stripewise.helper import diskstats
+from stripewise.helper.diskstats import DiskCounters
 from stripewise.helper.engines.base import Counters, Progress
 from stripewise.model.bench import Phase
 from stripewise.protocol.events import DiskLayer, DiskRates, Sample
@@ -54,17 +56,12 @@ class Ticked(Protocol):
     def tick(self) -> None: ...
 
 
-class _DiskCounters(Protocol):
-    """One disk's counters as psutil.disk_io_counters gives them (busy_time: Linux only)."""
+@runtime_checkable
+class Watching(Ticked, Protocol):
+    """Ticked work that also sees each sample of the phase as it goes out (the guards' watch
+    of the array members): after the emit, on the thread that emitted it."""
 
-    @property
-    def read_bytes(self) -> int: ...
-    @property
-    def write_bytes(self) -> int: ...
-    @property
-    def read_count(self) -> int: ...
-    @property
-    def write_count(self) -> int: ...
+    def sampled(self, sample: Sample) -> None: ...
 
 
 def _cpu_split(before: Any, after: Any) -> dict[str, float] | None:
@@ -88,22 +85,20 @@ def _cpu_split(before: Any, after: Any) -> dict[str, float] | None:
 
 
 def _disk_rates(
-    before: _DiskCounters, after: _DiskCounters, dt: float, layer: DiskLayer | None
+    before: DiskCounters, after: DiskCounters, dt: float, layer: DiskLayer | None
 ) -> DiskRates:
-    busy = getattr(after, "busy_time", None)  # Linux only
-    busy_pct = None
-    if busy is not None:
-        busy_ms = busy - getattr(before, "busy_time", busy)
-        busy_pct = round(min(100.0, max(0.0, busy_ms / (dt * 10.0))), 1)
+    figures = diskstats.interval(before, after, dt)
     return DiskRates(
-        round((after.read_bytes - before.read_bytes) / dt / 1e6, 3),
-        round((after.write_bytes - before.write_bytes) / dt / 1e6, 3),
-        round((after.read_count - before.read_count) / dt, 1),
-        round((after.write_count - before.write_count) / dt, 1),
-        busy_pct,
+        figures.read_mb_s,
+        figures.write_mb_s,
+        figures.read_iops,
+        figures.write_iops,
+        figures.busy_pct,
         layer.role if layer is not None else None,
         layer.under if layer is not None else None,
         layer.depth if layer is not None else None,
+        figures.await_ms,
+        figures.queue_size,
     )
 
 
@@ -112,7 +107,7 @@ class _Reading:
     """What the sampler read at one moment: the wall clock, the kernel's disk and CPU counters."""
 
     t: float
-    disks: dict[str, _DiskCounters]
+    disks: dict[str, DiskCounters]
     cpu: Any  # psutil's scputimes: its fields differ between kernels
 
 
@@ -238,8 +233,10 @@ class Sampler:
             self._stop.set()
             self._turns.wait_for(lambda: self._ticked == self._begun)
         try:
-            self._emit(self._closing())
+            closing = self._closing()
+            self._emit(closing)
             self.samples += 1
+            self._show(closing)
         except Exception as error:
             self.error = error
 
@@ -303,6 +300,7 @@ class Sampler:
                 if sample is not None:
                     self.samples += 1
                     self._emit(sample)
+                    self._show(sample)
             except Exception as error:  # a broken consumer must not kill the benchmark
                 self.error = error
             self.own_cpu_s = time.thread_time()
@@ -314,14 +312,18 @@ class Sampler:
             if due < now:  # fell behind (suspended host): skip, do not burst
                 due = now + self.period_s
 
+    def _show(self, sample: Sample) -> None:
+        if isinstance(self._beside, Watching):
+            self._beside.sampled(sample)
+
     def _read(self, now: float) -> _Reading:
         return _Reading(now, self._disk_counters(), psutil.cpu_times())
 
-    def _disk_counters(self) -> dict[str, _DiskCounters]:
-        if not self._layers:
+    def _disk_counters(self) -> dict[str, DiskCounters]:
+        try:
+            return diskstats.read(self._layers)
+        except OSError:  # no /proc/diskstats (a container without it): no disk figures
             return {}
-        counters = psutil.disk_io_counters(perdisk=True, nowrap=True) or {}
-        return {name: counters[name] for name in self._layers if name in counters}
 
     # --- the engine's clock -----------------------------------------------------------------
     def _begin_phase(self, progress: Progress | None, now: float) -> None:

@@ -31,6 +31,7 @@ CACHED_READS = "cached_reads"
 CPU_BOUND = "cpu_bound"
 SMALL_BUFFERED_FILE = "small_buffered_file"
 COMPRESSED_WRITES = "compressed_writes"
+MEMBER_STANDS_OUT = "member_stands_out"
 
 GUARDS: dict[str, Guard] = {
     g.name: g
@@ -69,6 +70,14 @@ GUARDS: dict[str, Guard] = {
             "the engine wrote compressible data to a compressing filesystem or device: fewer "
             "bytes reached the disks than the figure counts",
             Severity.INVALID,
+        ),
+        Guard(
+            MEMBER_STANDS_OUT,
+            "a member stands out",
+            "one member of the array had more than twice the await or utilisation of the "
+            "others (the median of theirs): the array waits for it; check its disk, its link "
+            "and its health",
+            Severity.CAUTION,
         ),
     )
 }

@@ -88,7 +88,9 @@ class PhaseStarted(WireEvent):
 class DiskRates(WireEvent):
     """One disk's kernel counters over a sample's interval (decimal MB/s), and where the disk
     sits under the target (as `DiskLayer`; role None, and none of it on the wire, from a
-    helper that did not say)."""
+    helper that did not say). `await_ms`: the mean ms from submission to completion of the
+    reads and writes completed in the interval (None when none completed, or from a helper
+    that did not say); `queue_size`: the mean requests in flight (iostat's aqu-sz)."""
 
     FIGURES: ClassVar[tuple[str, ...]] = (
         "read_mb_s",
@@ -96,6 +98,8 @@ class DiskRates(WireEvent):
         "read_iops",
         "write_iops",
         "busy_pct",
+        "await_ms",
+        "queue_size",
     )
     read_mb_s: float
     write_mb_s: float
@@ -105,6 +109,16 @@ class DiskRates(WireEvent):
     role: str | None = field(default=None, metadata=wire(omit=is_none, choices=LAYER_ROLES))
     under: str | None = field(default=None, metadata=wire(omit_with="role"))
     depth: int | None = field(default=None, metadata=wire(omit_with="role", bounds=_DEPTHS))
+    await_ms: float | None = field(default=None, metadata=wire(omit=is_none))
+    queue_size: float | None = field(default=None, metadata=wire(omit=is_none))
+
+    @property
+    def iops(self) -> float:
+        return self.read_iops + self.write_iops
+
+    @property
+    def mb_s(self) -> float:
+        return self.read_mb_s + self.write_mb_s
 
     def wire_checked(self) -> Self:
         """A layer without a role is none; with one, its depth is 0 unless said."""
