@@ -276,13 +276,13 @@ def shown_value(name: str, value: Value) -> str:
     return str(value)
 
 
-def aggressiveness(name: str, value: Value, baseline: Value | None) -> tuple[int, float, str]:
+def aggressiveness(name: str, value: Value, baseline: Value | None) -> tuple[int, float]:
     """How far a value goes, to pick the least aggressive among equals: for a scale (read-ahead,
     queue depth, dirty limits, sizes) the smaller; for a knob whose values are no scale (the
     scheduler, rq_affinity, nomerges) the machine's own value first, then the others as listed."""
     if name in UNORDERED or not isinstance(value, int):
-        return (0 if value == baseline else 1, 0.0, "")
-    return (0, float(value), "")
+        return (0 if value == baseline else 1, 0.0)  # ties keep the order the values were listed
+    return (0, float(value))
 
 
 def measured(results: Sequence[PhaseResult], objective: Objective) -> tuple[float, float | None]:

@@ -144,7 +144,7 @@ def drift(baseline_passes: Sequence[float]) -> Drift | None:
     return Drift(slope * scale, t_quantile(0.5 + CONFIDENCE / 2, n - 2) * slope_se * scale)
 
 
-def _order_key(point: Point, baseline: Values) -> tuple[tuple[int, float, str], ...]:
+def _order_key(point: Point, baseline: Values) -> tuple[tuple[int, float], ...]:
     starting = dict(baseline)
     return tuple(aggressiveness(n, v, starting.get(n)) for n, v in point.values)
 
