@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from stripewise.cli.errors import CliError
 from stripewise.inventory import InventoryError, load_inventory, read_live
-from stripewise.inventory.snapshot import dumps
+from stripewise.inventory.chassis_files import host_bays, read_product
+from stripewise.inventory.snapshot import dumps, to_json
+from stripewise.model.bay_map import bay_json, bay_of_disks, with_enclosures
+from stripewise.model.chassis import ChassisError
 from stripewise.model.topology import Controller, Disk, Inventory, link_text
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
@@ -40,10 +45,31 @@ def run(args: argparse.Namespace) -> int:
         _write_atomically(args.save, text)
         print(f"inventory saved to {args.save}", file=sys.stderr)
     if args.json:
-        sys.stdout.write(text)
+        sys.stdout.write(json.dumps(with_bays(inventory, live=not args.source), indent=2) + "\n")
     elif not args.save:
         print(format_inventory(inventory))
     return 0
+
+
+def with_bays(inventory: Inventory, live: bool) -> dict[str, Any]:
+    """The snapshot JSON, each disk in a mapped bay given its `bay` (label, row, column)."""
+    data = to_json(inventory)
+    try:
+        found = host_bays(inventory.host.key, read_product() if live else None)
+    except ChassisError as exc:  # the map stands without its bays
+        print(f"warning: bays not read: {exc}", file=sys.stderr)
+        return data
+    if found.layout is None:
+        return data
+    bays = bay_of_disks(
+        found.layout, with_enclosures(found.layout, found.ports, inventory), inventory
+    )
+    for controller in data["controllers"]:
+        for slot in controller["slots"]:
+            disk = slot["disk"]
+            if disk and disk["name"] in bays:
+                disk["bay"] = bay_json(bays[disk["name"]])
+    return data
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "inventory",
         "controllers, slots and disks (live, or from a snapshot or udev dump)",
     ),
+    "bays": ("bays", "the chassis's bays and the disk in each: show, import FILE, export FILE"),
     "plan": ("plan", "evaluate an array plan file and write its commands"),
     "bench": ("bench", "run a benchmark through the helper"),
     "experiment": (

@@ -1,0 +1,167 @@
+"""`stripewise bays show|import FILE|export FILE`: the chassis as the admin faces it.
+
+show: each bay of this host's layout with the disk in it (mapped by by-path, or from SES slots
+where the kernel reports them). export: the layout with this host's mapping, a file another
+host of the same model and cabling imports whole. import: a layout file (docs/bays.md) kept in
+the user's chassis folder under its product, and its `[ports]`, if any, as this host's mapping.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from stripewise.cli.errors import CliError
+from stripewise.inventory import InventoryError, load_inventory, read_live
+from stripewise.inventory.chassis_files import (
+    HostBays,
+    host_bays,
+    read_layout_file,
+    read_product,
+    save_layout,
+    save_mapping,
+    write_atomically,
+)
+from stripewise.model.bay_map import bay_json, place, with_enclosures
+from stripewise.model.chassis import ChassisError, ChassisLayout, dump_layout
+from stripewise.model.topology import Disk, Inventory
+from stripewise.model.units import human_size
+
+
+def fill_parser(bays: argparse.ArgumentParser) -> None:
+    actions = bays.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="each bay and the disk in it")
+    show.add_argument("--json", action="store_true", help="print {layout, bays: [...]} as JSON")
+    export = actions.add_parser("export", help="write this host's layout and mapping to FILE")
+    export.add_argument("file", type=Path, metavar="FILE")
+    imported = actions.add_parser("import", help="use a layout file (and its [ports], if any)")
+    imported.add_argument("file", type=Path, metavar="FILE")
+    for sub in (show, export, imported):
+        sub.add_argument(
+            "--from",
+            dest="source",
+            type=Path,
+            metavar="FILE",
+            help="a saved snapshot, udev dump or umockdev recording instead of this machine",
+        )
+        sub.add_argument(
+            "--product",
+            metavar="NAME",
+            help="the chassis model (default: this machine's DMI product name)",
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    inventory = _inventory(args.source)
+    product = args.product or (None if args.source else read_product())
+    if args.action == "import":
+        return _import(args.file, inventory, product)
+    try:
+        found = host_bays(inventory.host.key, product)
+    except ChassisError as exc:
+        raise CliError(str(exc)) from None
+    if found.layout is None:
+        raise CliError(_no_layout(found))
+    ports = with_enclosures(found.layout, found.ports, inventory)
+    if args.action == "export":
+        try:
+            write_atomically(args.file, dump_layout(found.layout, ports))
+        except OSError as exc:
+            raise CliError(f"cannot write {args.file}: {exc.strerror}") from None
+        print(
+            f"{found.layout.name}: {len(ports)} of {len(found.layout.bays)} bays mapped, "
+            f"written to {args.file}",
+            file=sys.stderr,
+        )
+        return 0
+    if args.json:
+        print(json.dumps(show_json(found.layout, ports, inventory), indent=2))
+    else:
+        print(format_bays(found.layout, ports, inventory))
+    return 0
+
+
+def _inventory(source: Path | None) -> Inventory:
+    try:
+        return load_inventory(source) if source else read_live()
+    except InventoryError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _no_layout(found: HostBays) -> str:
+    product = f'"{found.product}"' if found.product else "unknown (no DMI product name)"
+    return (
+        f"no chassis layout for this machine (product {product}): draw one on the Hardware "
+        "page (Bays, Edit Layout), or `stripewise bays import FILE` (docs/bays.md)"
+    )
+
+
+def _import(path: Path, inventory: Inventory, product: str | None) -> int:
+    try:
+        layout = read_layout_file(path)
+    except ChassisError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        saved = save_layout(layout)
+        if layout.ports:
+            save_mapping(inventory.host.key, replace(layout, ports={}), dict(layout.ports))
+    except OSError as exc:
+        raise CliError(f"cannot save the layout: {exc}") from None
+    print(f"{layout.name}: saved as {saved}", file=sys.stderr)
+    if layout.ports:
+        print(f"{len(layout.ports)} mapped bays kept for this host", file=sys.stderr)
+    if product and product != layout.product:
+        print(
+            f'note: this machine is "{product}", the layout is for "{layout.product}"',
+            file=sys.stderr,
+        )
+    return 0
+
+
+def show_json(
+    layout: ChassisLayout, ports: dict[str, str], inventory: Inventory
+) -> dict[str, object]:
+    bays = []
+    for placed in place(layout, ports, inventory):
+        disk = placed.disk
+        bays.append(
+            {
+                **bay_json(placed.bay),
+                "face": layout.panels[placed.bay.panel].face.value,
+                "port": placed.port,
+                "disk": disk.name if disk else None,
+                "model": disk.model if disk else None,
+                "size_bytes": disk.size_bytes if disk else None,
+                "state": disk.state.value if disk else None,
+            }
+        )
+    return {"product": layout.product, "title": layout.name, "bays": bays}
+
+
+def format_bays(layout: ChassisLayout, ports: dict[str, str], inventory: Inventory) -> str:
+    """Each panel as a grid, as the admin sees it, then one line a bay."""
+    placed = place(layout, ports, inventory)
+    lines = [f"{layout.name} ({sum(1 for p in placed if p.port)} of {len(placed)} bays mapped)"]
+    for index, panel in enumerate(layout.panels):
+        lines += ["", f"{panel.face.value} ({panel.rows} x {panel.columns})"]
+        for row in range(panel.rows):
+            cells = [p for p in placed if p.bay.panel == index and p.bay.row == row]
+            lines.append(
+                "  " + " ".join(f"{_cell(p.bay.label, p.disk, p.port):<12}" for p in cells)
+            )
+    lines.append("")
+    for p in placed:
+        if p.disk is not None:
+            size = human_size(p.disk.size_bytes)
+            lines.append(
+                f"  bay {p.bay.label:<6} {p.disk.name:<8} {size:>10}  {p.disk.model or ''}"
+            )
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _cell(label: str, disk: Disk | None, port: str | None) -> str:
+    """`12:sdk`, `12:empty` (mapped, no disk now) or `12:?` (not mapped)."""
+    return f"{label}:{disk.name if disk else ('empty' if port else '?')}"

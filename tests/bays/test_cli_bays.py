@@ -1,0 +1,74 @@
+"""`stripewise bays import|show|export` and `inventory --json`'s `bay`, run for real inside the
+X4500's umockdev testbed with the layout and mapping in a private config folder."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from stripewise.inventory.chassis_files import layouts
+from stripewise.model.chassis import dump_layout, parse_layout
+from stripewise.model.topology import Inventory
+from tests.bays.conftest import x4500_bay_of_port, x4500_port_name
+from tests.bays.test_mapping import walk_x4500
+from tests.fixtures.machines import X4500_SLOT_MAP, sun_x4500
+from tests.fixtures.umock import needs_umockdev, run_in_testbed
+
+
+def stripewise(tmp_path: Path, *argv: str) -> tuple[int, str, str]:
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = run_in_testbed(sun_x4500(), [sys.executable, "-m", "stripewise", *argv], env=env)
+    return done.returncode, done.stdout, done.stderr
+
+
+@needs_umockdev
+def test_import_then_inventory_json_and_show_and_export(x4500: Inventory, tmp_path: Path) -> None:
+    layout = layouts(Path("/nonexistent"))["Sun Fire X4500"][0]
+    shared = tmp_path / "thumper.toml"
+    shared.write_text(dump_layout(layout, walk_x4500(x4500)), encoding="utf-8")
+
+    code, _out, err = stripewise(tmp_path, "bays", "import", str(shared))
+    assert code == 0, err
+    assert "48 mapped bays kept for this host" in err
+    assert list((tmp_path / "config" / "stripewise" / "chassis").iterdir())
+
+    code, out, err = stripewise(tmp_path, "inventory", "--json")
+    assert code == 0, err
+    disks = {
+        s["disk"]["name"]: s["disk"] for c in json.loads(out)["controllers"] for s in c["slots"]
+    }
+    for name, (controller, port) in X4500_SLOT_MAP.items():
+        number = x4500_bay_of_port(controller, port)
+        assert disks[name]["bay"] == {
+            "label": str(number),
+            "row": 4 - number // 12,  # the top is drawn with the front row at the bottom
+            "column": number % 12 + 1,
+        }, name
+
+    code, out, err = stripewise(tmp_path, "bays", "show", "--json", "--product", "Sun Fire X4500")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["product"] == "Sun Fire X4500" and len(shown["bays"]) == 48
+    sdi = next(b for b in shown["bays"] if b["disk"] == "sdi")
+    assert sdi["label"] == "6" and sdi["port"] == x4500_port_name(3, 0) and sdi["face"] == "top"
+    assert sdi["state"] == "system"
+
+    code, out, err = stripewise(tmp_path, "bays", "show")
+    assert code == 0, err
+    assert "48 of 48 bays mapped" in out and "bay 6      sdi" in out
+
+    exported = tmp_path / "out.toml"
+    code, _out, err = stripewise(tmp_path, "bays", "export", str(exported))
+    assert code == 0, err
+    again = parse_layout(exported.read_text(encoding="utf-8"), "out.toml")
+    assert dict(again.ports) == walk_x4500(x4500)
+
+
+@needs_umockdev
+def test_no_layout_says_how_to_make_one(tmp_path: Path) -> None:
+    code, _out, err = stripewise(tmp_path, "bays", "show")
+    assert code != 0
+    assert "no chassis layout for this machine" in err and "bays import FILE" in err
+    code, out, err = stripewise(tmp_path, "inventory", "--json")
+    assert code == 0 and '"bay"' not in out, err
