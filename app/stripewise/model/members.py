@@ -191,3 +191,49 @@ def _standing_out(
 
 class _ValueOf(Protocol):
     def __call__(self, member: MemberFigures, /) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """A disk's figures of one stored sample (series `disks.NAME.FIGURE`), at its place."""
+
+    role: str | None
+    under: str | None
+    depth: int | None
+    read_mb_s: float = 0.0
+    write_mb_s: float = 0.0
+    read_iops: float = 0.0
+    write_iops: float = 0.0
+    busy_pct: float | None = None
+    await_ms: float | None = None
+    queue_size: float | None = None
+
+
+_STORED_FIGURES = ("read_mb_s", "write_mb_s", "read_iops", "write_iops")
+_STORED_OPTIONAL = ("busy_pct", "await_ms", "queue_size")
+
+
+def stored_stand_outs(
+    places: Mapping[str, Placed],
+    samples: Iterable[tuple[str, int, Mapping[str, float | None]]],
+) -> dict[tuple[str, int], str]:
+    """A stored run's stand-out members, said as the helper said them, by (phase, repetition):
+    `places` are the disks' places in its context, `samples` its (phase, repetition, series)
+    in order. A run stored before await was sampled judges by utilisation alone."""
+    tallies: dict[tuple[str, int], MemberTally] = {}
+    for phase, repetition, data in samples:
+        disks: dict[str, _Stored] = {}
+        for name, place in places.items():
+            prefix = f"disks.{name}."
+            if f"{prefix}read_mb_s" not in data:
+                continue
+            read_mb_s, write_mb_s, read_iops, write_iops = (
+                data.get(prefix + key) or 0.0 for key in _STORED_FIGURES
+            )
+            busy_pct, await_ms, queue_size = (data.get(prefix + key) for key in _STORED_OPTIONAL)
+            disks[name] = _Stored(
+                place.role, place.under, place.depth, read_mb_s, write_mb_s, read_iops,
+                write_iops, busy_pct, await_ms, queue_size,
+            )  # fmt: skip
+        tallies.setdefault((phase, repetition), MemberTally()).add(disks)
+    return {key: said for key, tally in tallies.items() if (said := tally.describe()) is not None}
