@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.bench_form import BenchForm
+from stripewise.gui.bench_members import MembersTable
 from stripewise.gui.bench_plot_backdrop import band_names
 from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import LivePlots
@@ -227,6 +228,7 @@ class BenchPage(QWidget):
         self.result_stack.currentChanged.connect(self._fit_results)
         self._fit_results()
         right_layout.addWidget(self.plot_stack, 1)
+        right_layout.addWidget(MembersTable(self.session, self.redraw))  # an array's, live
         right_layout.addWidget(self.warnings)
         right_layout.addWidget(self.result_stack)
         right_layout.addWidget(self.saved_label)
