@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
+from stripewise.gui.bay_panel import BayPanel
 from stripewise.gui.disk_colors import STATE_COLORS, STATE_NAMES
 from stripewise.gui.hardware_details import DetailsPanel
 from stripewise.gui.hardware_map import HardwareMap
@@ -31,6 +32,7 @@ from stripewise.model.topology import Controller, Disk, Inventory, Slot
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
 from stripewise.protocol.verbs import LocateArgs
+from stripewise.services.bays import HelperLocator
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 
@@ -108,8 +110,12 @@ class HardwarePage(QWidget):
             "get a badge. Read by itself once the helper runs."
         )
         self.read_health.clicked.connect(lambda: hardware.read_health(helper))
+        self.show_bays = QPushButton("Ba&ys")
+        self.show_bays.setCheckable(True)
+        self.show_bays.setToolTip("The chassis as it looks, bay by bay (again: the controllers)")
+        self.show_bays.toggled.connect(self._show_bays)
         buttons = (self.refresh, self.open_file, self.save, self.this_machine, self.read_health)
-        for button in buttons:
+        for button in (*buttons, self.show_bays):
             bar.addWidget(button)
         layout.addLayout(bar)
         layout.addWidget(legend())
@@ -131,8 +137,16 @@ class HardwarePage(QWidget):
         self.details = DetailsPanel()
         self.details.renameRequested.connect(self._rename)
         self.details.locateRequested.connect(self._locate)
+        self.bay_panel = BayPanel(hardware.bays, HelperLocator(helper))
+        self.bay_panel.statusMessage.connect(self.statusMessage.emit)
+        self.bay_panel.hide()
+        self.views = QWidget()  # the controllers and ports, or the bays (a hidden one is
+        views_layout = QVBoxLayout(self.views)  # not asked for room, as in a stack it is)
+        views_layout.setContentsMargins(0, 0, 0, 0)
+        views_layout.addWidget(self.map_scroll)
+        views_layout.addWidget(self.bay_panel)
         self.splitter = QSplitter()
-        self.splitter.addWidget(self.map_scroll)
+        self.splitter.addWidget(self.views)
         self.splitter.addWidget(self.details)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setSizes([700, 300])
@@ -164,6 +178,8 @@ class HardwarePage(QWidget):
         self.this_machine.setVisible(not self.hardware.origin.live)
         self.read_health.setVisible(self.hardware.origin.live)
         self.map.set_health(self.hardware.verdicts(inventory))
+        self.bay_panel.show_inventory(inventory)
+        self.bay_panel.set_health(self.hardware.verdicts(inventory))
         self.save.setEnabled(True)
         self._filter(self.search.text())
         if not (selected and self.map.select_key(selected)):
@@ -187,6 +203,7 @@ class HardwarePage(QWidget):
 
     def _show_health(self, _health: object) -> None:
         self.map.set_health(self.hardware.verdicts(self.inventory))  # none for another host
+        self.bay_panel.set_health(self.hardware.verdicts(self.inventory))
         if self.details.slot is not None:
             self.map.select_key(self.details.slot.key)  # its details again, with the health
 
@@ -273,6 +290,15 @@ class HardwarePage(QWidget):
             path_to=path_to,
             health=health.get(disk.name) if disk is not None else None,
         )
+
+    def _show_bays(self, bays: bool) -> None:
+        """The bays, or the controllers and ports: one click apart."""
+        self.map_scroll.setVisible(not bays)
+        self.bay_panel.setVisible(bays)
+        self.details.setVisible(not bays)  # a slot's details; the bays take the width
+        self.show_bays.setText("&Ports" if bays else "Ba&ys")
+        if not bays:
+            self.bay_panel.stop_walk()
 
     def _busy(self, busy: bool) -> None:
         self.refresh.setEnabled(not busy)

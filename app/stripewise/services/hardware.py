@@ -24,6 +24,7 @@ from stripewise.inventory.snapshot import dumps
 from stripewise.model.health import DiskHealth, HealthVerdict, verdict
 from stripewise.model.topology import DiskKind, Inventory
 from stripewise.protocol.health import MAX_HEALTH_DEVICES, DiskHealthArgs, DiskHealthReply
+from stripewise.services.bays import BayService
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
 from stripewise.services.tasks import run_in_background
@@ -63,6 +64,7 @@ class HardwareService(QObject):
         self.origin = HardwareOrigin()
         self.inventory: Inventory | None = None
         self.machine: Inventory | None = None  # this machine, whatever the map shows
+        self.bays = BayService(self)  # the bays of the map on show, read with each map
         self._reading_machine = False
         self.health: dict[str, DiskHealth] = {}  # SMART health by disk name, of health_host
         self.health_host: str | None = None  # the host key of the disks `health` describes
@@ -128,6 +130,7 @@ class HardwareService(QObject):
 
     def _on_read(self, inventory: Inventory, origin: HardwareOrigin) -> None:
         self.inventory = inventory
+        self.bays.load(inventory, origin.live)
         self._set_busy(False)
         self.inventoryChanged.emit(inventory)
         if origin.live:  # the map of this machine is this machine's own map too

@@ -1,0 +1,269 @@
+"""The chassis as it looks: each panel's bays in rows and columns, painted in one widget.
+
+A bay with a disk shows its label, the disk's name, size and model, a stripe in the map's
+state colour (system, array member, in use, free) and the health badge of the map's cards; a
+bay mapped to a port with no disk now is dashed and says empty; a bay not mapped yet is grey
+with a question mark. One widget paints all bays (48 or 480), so drawing costs no widgets.
+Click a bay: `bayClicked`; drop a disk (dragged from the list of unplaced disks, or from
+another bay): `portDropped`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QDrag,
+    QDragEnterEvent,
+    QDropEvent,
+    QFont,
+    QHelpEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from stripewise.gui.disk_colors import STATE_COLORS
+from stripewise.gui.hardware_tile import HEALTH_BADGES
+from stripewise.model.bay_map import PlacedBay, port_of
+from stripewise.model.chassis import ChassisLayout, Face
+from stripewise.model.health import HealthVerdict
+from stripewise.model.units import human_size
+
+PORT_MIME = "application/x-stripewise-port"  # a disk's by-path name, dragged onto a bay
+BAY_MIN_WIDTH, BAY_HEIGHT, GAP, TITLE_HEIGHT = 60, 70, 4, 22
+LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+
+class BayView(QWidget):
+    bayClicked = Signal(str)  # bay label
+    portDropped = Signal(str, str)  # bay label, by-path name
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.layout_: ChassisLayout | None = None
+        self.placed: list[PlacedBay] = []
+        self.health: dict[str, HealthVerdict] = {}
+        self.selected: str | None = None
+        self.lit: str | None = None  # the bay whose disk's LED is lit in a walk (not known yet)
+        self._press: QPoint | None = None
+        self.setAcceptDrops(True)
+        self.setMouseTracking(False)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self.setAccessibleName("Bays of the chassis")
+
+    def set_bays(
+        self,
+        layout: ChassisLayout | None,
+        placed: list[PlacedBay],
+        health: dict[str, HealthVerdict] | None = None,
+    ) -> None:
+        self.layout_, self.placed = layout, placed
+        if health is not None:
+            self.health = health
+        self.updateGeometry()
+        self.update()
+
+    def set_health(self, health: dict[str, HealthVerdict]) -> None:
+        self.health = health
+        self.update()
+
+    # --- geometry --------------------------------------------------------------------------
+    def _bay_width(self, width: int) -> int:
+        if self.layout_ is None:
+            return BAY_MIN_WIDTH
+        columns = max(p.columns for p in self.layout_.panels)
+        return max(BAY_MIN_WIDTH, (width - GAP * (columns - 1)) // columns)
+
+    def _panel_tops(self) -> list[int]:
+        tops, y = [], 0
+        for panel in self.layout_.panels if self.layout_ else ():
+            tops.append(y)
+            y += TITLE_HEIGHT + panel.rows * (BAY_HEIGHT + GAP) + GAP * 2
+        tops.append(y)
+        return tops
+
+    def heightForWidth(self, _width: int) -> int:
+        return max(self._panel_tops()[-1], BAY_HEIGHT)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def sizeHint(self) -> QSize:
+        columns = max((p.columns for p in self.layout_.panels), default=1) if self.layout_ else 1
+        return QSize(columns * (BAY_MIN_WIDTH + GAP), self.heightForWidth(0))
+
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
+
+    def bay_rect(self, placed: PlacedBay) -> QRect:
+        width = self._bay_width(self.width())
+        top = self._panel_tops()[placed.bay.panel] + TITLE_HEIGHT
+        x = placed.bay.column * (width + GAP)
+        return QRect(x, top + placed.bay.row * (BAY_HEIGHT + GAP), width, BAY_HEIGHT)
+
+    def bay_at(self, point: QPoint) -> PlacedBay | None:
+        return next((p for p in self.placed if self.bay_rect(p).contains(point)), None)
+
+    # --- painting --------------------------------------------------------------------------
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        if self.layout_ is None:
+            return
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        palette = self.palette()
+        bold, small = QFont(self.font()), QFont(self.font())
+        bold.setBold(True)
+        small.setPointSizeF(self.font().pointSizeF() * 0.85)
+        badge_font = QFont(small)
+        badge_font.setBold(True)
+        tops = self._panel_tops()
+        for index, panel in enumerate(self.layout_.panels):
+            painter.setFont(bold)
+            painter.setPen(palette.color(QPalette.ColorRole.Text))
+            title = f"{panel.face.value.capitalize()} ({panel.rows} x {panel.columns})"
+            if panel.face is Face.TOP:
+                title += ", seen from above with the front at the bottom"
+            painter.drawText(QRect(0, tops[index], self.width(), TITLE_HEIGHT), LEFT_MIDDLE, title)
+        fonts = (bold, self.font(), small, badge_font)
+        for placed in self.placed:
+            self._paint_bay(painter, palette, placed, fonts)
+        painter.end()
+
+    def _paint_bay(
+        self,
+        painter: QPainter,
+        palette: QPalette,
+        placed: PlacedBay,
+        fonts: tuple[QFont, QFont, QFont, QFont],
+    ) -> None:
+        bold, normal, small, badge_font = fonts
+        rect = self.bay_rect(placed)
+        box = QRectF(rect).adjusted(1, 1, -1, -1)
+        disk, label = placed.disk, placed.bay.label
+        text_role, dim_role = QPalette.ColorRole.Text, QPalette.ColorRole.PlaceholderText
+        if disk is None:
+            dashes = QPen(palette.color(dim_role), 1.2, Qt.PenStyle.DashLine)
+            painter.setPen(dashes if placed.port else QPen(palette.color(QPalette.ColorRole.Mid)))
+            unmapped = palette.color(QPalette.ColorRole.AlternateBase)
+            painter.setBrush(Qt.BrushStyle.NoBrush if placed.port else unmapped)
+            painter.drawRoundedRect(box, 5, 5)
+            lines = [(label, bold, text_role), ("empty" if placed.port else "?", small, dim_role)]
+        else:
+            painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1))
+            painter.setBrush(palette.color(QPalette.ColorRole.Base))
+            painter.drawRoundedRect(box, 5, 5)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(STATE_COLORS.get(disk.state.value, QColor("gray")))
+            painter.drawRoundedRect(QRectF(box.x(), box.y(), box.width(), 6), 3, 3)
+            painter.setFont(bold)
+            one_line = f"{label}  {disk.name}"
+            if painter.fontMetrics().horizontalAdvance(one_line) <= rect.width() - 10:
+                lines = [(one_line, bold, text_role)]
+            else:  # a narrow bay: the label above the name
+                lines = [(label, bold, text_role), (disk.name, bold, text_role)]
+            size = human_size(disk.size_bytes)
+            painter.setFont(normal)
+            if painter.fontMetrics().horizontalAdvance(size) > rect.width() - 10:
+                size = size.replace(".", " ").split()[0] + " " + size.split()[-1]  # 500 GB
+            lines += [
+                (size, normal, text_role),
+                (disk.model or "model unknown", small, dim_role),
+            ]
+        y = rect.y() + 8
+        for text, font, role in lines:
+            painter.setFont(font)
+            painter.setPen(palette.color(role))
+            metrics = painter.fontMetrics()
+            elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width() - 10)
+            painter.drawText(
+                QRect(rect.x() + 6, y, rect.width() - 10, metrics.height()), LEFT_MIDDLE, elided
+            )
+            y += metrics.height() + 1
+        verdict = self.health.get(disk.name) if disk is not None else None
+        if verdict is not None and verdict.level in HEALTH_BADGES:
+            word, colour = HEALTH_BADGES[verdict.level]
+            painter.setFont(badge_font)
+            width = painter.fontMetrics().horizontalAdvance(word) + 8
+            badge = QRect(rect.right() - width - 3, rect.bottom() - 17, width, 14)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colour)
+            painter.drawRoundedRect(QRectF(badge), 4, 4)
+            painter.setPen(QColor("white"))
+            painter.drawText(badge, int(Qt.AlignmentFlag.AlignCenter), word)
+        if label in (self.selected, self.lit):
+            highlight = palette.color(QPalette.ColorRole.Highlight)
+            painter.setPen(QPen(highlight, 2.5, Qt.PenStyle.SolidLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(box, 5, 5)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            placed = self.bay_at(event.pos())
+            text = self.describe(placed) if placed is not None else ""
+            QToolTip.showText(event.globalPos(), text, self) if text else QToolTip.hideText()
+            return True
+        return super().event(event)
+
+    def describe(self, placed: PlacedBay) -> str:
+        """A bay's tooltip: its disk, and the port it is mapped to."""
+        disk, label = placed.disk, placed.bay.label
+        if placed.port is None:
+            return f"Bay {label}: not mapped yet (walk, drag a disk here, or map from SES)"
+        if disk is None:
+            return f"Bay {label}: empty\nport {placed.port}"
+        lines = [
+            f"Bay {label}: {disk.name}, {human_size(disk.size_bytes)}",
+            f"{disk.model or 'model unknown'}, s/n {disk.serial or 'unknown'}",
+            f"{disk.state.value.replace('_', ' ')}, port {placed.port}",
+        ]
+        verdict = self.health.get(disk.name)
+        if verdict is not None and verdict.reasons:
+            lines.append(f"health {verdict.level}: {'; '.join(verdict.reasons)}")
+        return "\n".join(lines)
+
+    # --- clicks and drags ------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        placed = self.bay_at(event.position().toPoint())
+        if placed is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        self._press = event.position().toPoint()
+        self.selected = placed.bay.label
+        self.update()
+        self.bayClicked.emit(placed.bay.label)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        """A bay's disk dragged to another bay moves it there."""
+        start, self._press = self._press, None
+        placed = self.bay_at(start) if start is not None else None
+        if placed is None or placed.disk is None or port_of(placed.disk) is None:
+            return
+        drag = QDrag(self)
+        data = QMimeData()
+        data.setData(PORT_MIME, (port_of(placed.disk) or "").encode())
+        data.setText(placed.disk.name)
+        drag.setMimeData(data)
+        drag.exec(Qt.DropAction.MoveAction)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasFormat(PORT_MIME):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event: QDragEnterEvent) -> None:  # type: ignore[override]
+        if self.bay_at(event.position().toPoint()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        placed = self.bay_at(event.position().toPoint())
+        port = bytes(event.mimeData().data(PORT_MIME).data()).decode()
+        if placed is None or not port:
+            return
+        event.acceptProposedAction()
+        self.portDropped.emit(placed.bay.label, port)

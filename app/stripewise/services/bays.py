@@ -1,0 +1,199 @@
+"""The bays of the map on show: its host's chassis layout and bay -> port mapping, read and
+written off the GUI thread (docs/bays.md), and the locate LED that walks them.
+
+Kept by host key: a map of another host shows that host's saved bays (its layout comes with
+its mapping file), never this machine's product's layout. This machine's product comes from
+its DMI product name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from PySide6.QtCore import QObject, Signal
+
+from stripewise.inventory.chassis_files import (
+    HostBays,
+    host_bays,
+    layouts,
+    read_product,
+    save_layout,
+    save_mapping,
+)
+from stripewise.model.bay_map import (
+    PlacedBay,
+    assign,
+    bay_of_disks,
+    from_enclosures,
+    place,
+    with_enclosures,
+)
+from stripewise.model.chassis import Bay, ChassisLayout
+from stripewise.model.topology import Disk, Inventory, Slot
+from stripewise.protocol.verbs import LocateArgs
+from stripewise.services.helper_client import HelperClient
+from stripewise.services.tasks import run_in_background
+
+
+@dataclass(frozen=True)
+class BayState:
+    """What the bay view draws: the host's layout (None: none yet) and its mapped ports, the
+    saved ones with what SES slots add."""
+
+    host_key: str
+    product: str | None
+    layout: ChassisLayout | None
+    ports: dict[str, str] = field(default_factory=dict)
+    saved: dict[str, str] = field(default_factory=dict)  # what the admin placed
+
+    def placed(self, inventory: Inventory) -> list[PlacedBay]:
+        return [] if self.layout is None else place(self.layout, self.ports, inventory)
+
+    def bays(self, inventory: Inventory) -> dict[str, Bay]:
+        """Disk name -> its bay."""
+        return {} if self.layout is None else bay_of_disks(self.layout, self.ports, inventory)
+
+
+class Locator(Protocol):
+    """Lights and darkens a disk's bay LED; the walk asks nothing else of it (a test's fake
+    stands in behind the same interface)."""
+
+    def reason(self, inventory: Inventory, disk: Disk) -> str | None:
+        """Why this disk's LED cannot be lit, or None when it can."""
+
+    def light(
+        self, inventory: Inventory, disk: Disk, on: bool, failed: Callable[[str], None]
+    ) -> None: ...
+
+
+def slot_of(inventory: Inventory, disk: Disk) -> Slot | None:
+    return next((s for c in inventory.controllers for s in c.slots if s.disk == disk), None)
+
+
+class HelperLocator:
+    """The locate LED of a disk's SES bay, through the helper's `enclosure.locate`."""
+
+    def __init__(self, helper: HelperClient) -> None:
+        self.helper = helper
+
+    def reason(self, inventory: Inventory, disk: Disk) -> str | None:
+        slot = slot_of(inventory, disk)
+        if slot is None or slot.enclosure is None or slot.enclosure.locate_path is None:
+            return f"{disk.name} sits in no enclosure bay with a locate LED"
+        return self.helper.unavailable_reason or None
+
+    def light(
+        self, inventory: Inventory, disk: Disk, on: bool, failed: Callable[[str], None]
+    ) -> None:
+        slot = slot_of(inventory, disk)
+        if slot is None or slot.enclosure is None:
+            failed(f"{disk.name} sits in no enclosure bay")
+            return
+        bay = slot.enclosure
+        self.helper.request(LocateArgs(bay.enclosure, bay.name, on), lambda _r: None, failed)
+
+
+class BayService(QObject):
+    changed = Signal(object)  # BayState
+    failed = Signal(str)
+    notice = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state: BayState | None = None
+        self.inventory: Inventory | None = None
+        self._asked = 0  # reads answered out of order are dropped
+        self._writing = False
+        self._queued: tuple[Callable[[], object], str] | None = None
+
+    def load(self, inventory: Inventory, live: bool) -> None:
+        """Read the host's bays for a map (live: this machine, whose DMI names its product)."""
+        self.inventory = inventory
+        self._asked += 1
+        asked, host_key = self._asked, inventory.host.key
+
+        def work() -> HostBays:
+            return host_bays(host_key, read_product() if live else None)
+
+        def done(found: HostBays) -> None:
+            if asked == self._asked:
+                self._set(BayState(host_key, found.product, found.layout, saved=found.ports))
+
+        run_in_background(work, done, lambda exc: self.failed.emit(f"bays not read: {exc}"))
+
+    def _set(self, state: BayState) -> None:
+        if state.layout is not None and self.inventory is not None:
+            ports = with_enclosures(state.layout, state.saved, self.inventory)
+            state = replace(state, ports=ports)
+        self.state = state
+        self.changed.emit(state)
+
+    def place(self, label: str, port: str | None) -> None:
+        """A port put into a bay (None: the bay cleared; an SES slot fills it again at the
+        next read), saved for the host."""
+        state = self.state
+        if state is None or state.layout is None:
+            return
+        self.save_ports(assign(state.ports, label, port))
+
+    def save_ports(self, ports: dict[str, str]) -> None:
+        state = self.state
+        if state is None or state.layout is None:
+            return
+        layout = state.layout
+        self.state = replace(state, ports=dict(ports), saved=dict(ports))
+        self.changed.emit(self.state)
+        self._write(lambda: save_mapping(state.host_key, layout, dict(ports)), "bays saved")
+
+    def _write(self, work: Callable[[], object], done: str) -> None:
+        """One write at a time, the newest last: a click's save never lands after the next."""
+        if self._writing:
+            self._queued = (work, done)
+            return
+        self._writing = True
+
+        def finished(error: Exception | None) -> None:
+            self._writing = False
+            if error is None:
+                self.notice.emit(done)
+            else:
+                self.failed.emit(f"bays not saved: {error}")
+            queued, self._queued = self._queued, None
+            if queued is not None:
+                self._write(*queued)
+
+        run_in_background(work, lambda _result: finished(None), finished)
+
+    def map_from_enclosures(self) -> int:
+        """Every bay an SES slot names, mapped anew; the number of bays it filled."""
+        state, inventory = self.state, self.inventory
+        if state is None or state.layout is None or inventory is None:
+            return 0
+        found = from_enclosures(state.layout, inventory)
+        taken = set(found.values())
+        kept = {k: v for k, v in state.ports.items() if k not in found and v not in taken}
+        self.save_ports({**kept, **found})
+        return len(found)
+
+    def set_layout(self, layout: ChassisLayout) -> None:
+        """A layout drawn in the editor: this host's from now on, and its product's for any
+        other host of the model; bays that no longer exist lose their ports."""
+        state = self.state
+        if state is None:
+            return
+        labels = {b.label for b in layout.bays}
+        ports = {k: v for k, v in state.ports.items() if k in labels}
+        host_key = state.host_key
+        self._set(BayState(host_key, layout.product, layout, saved=ports))
+
+        def work() -> None:
+            save_layout(layout)
+            save_mapping(host_key, layout, ports)
+
+        self._write(work, f"layout {layout.name} saved")
+
+    def templates(self) -> list[ChassisLayout]:
+        """The layouts to start a new one from (shipped and the user's own)."""
+        return [layout for layout, _where in layouts().values()]
