@@ -71,3 +71,14 @@ def test_each_member_live_and_the_slow_one_marked(
     # the page's warnings and results say it too, as the helper worded it
     assert f"{slow}: " in page.warnings.text() and "the others' await" in page.warnings.text()
     assert "member_stands_out" in page.results.flags("seq_read")
+
+    # the History detail names it again, from the stored samples
+    with qtbot.waitSignal(window.history.runsLoaded, timeout=10_000):
+        qtbot.mouseClick(page.open_button, Qt.MouseButton.LeftButton)
+        window.history.load_runs()
+    history_page = window.page_widgets["history"]
+    qtbot.waitUntil(lambda: history_page.shown_run is not None, timeout=10_000)  # type: ignore[attr-defined]
+    named = history_page.detail.members  # type: ignore[attr-defined]
+    assert named.isVisible()
+    assert f"Sequential Input, Block, pass 1: {slow}: " in named.text()
+    assert "x the others' await" in named.text()

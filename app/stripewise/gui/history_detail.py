@@ -114,6 +114,11 @@ class RunDetailPane(QWidget):
         self.notes.setWordWrap(True)
         self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notes.hide()
+        self.members = QLabel()  # the array members that stood out, named
+        self.members.setObjectName("memberStandOuts")
+        self.members.setWordWrap(True)
+        self.members.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.members.hide()
         self.results = ResultsTable()
         self.results.hide()  # until a run is picked: an empty table says nothing
         self.other_figures = OtherFigures()
@@ -122,6 +127,7 @@ class RunDetailPane(QWidget):
         layout.setContentsMargins(0, _TOP_MARGIN, 0, 0)
         layout.addWidget(self.title)
         layout.addWidget(self.notes)
+        layout.addWidget(self.members)
         figures = QSplitter()  # bonnie++'s layout beside what it has no cell for
         figures.addWidget(self.results)
         figures.addWidget(self.other_figures)
@@ -151,6 +157,8 @@ class RunDetailPane(QWidget):
         self.title.setText(" &middot; ".join(f for f in facts if f))
         self.notes.setText(detail.notes)
         self.notes.setVisible(bool(detail.notes))
+        self.members.setText("\n".join(f"\u26a0 {line}" for line in detail.member_stand_outs))
+        self.members.setVisible(bool(detail.member_stand_outs))
         skipped = _not_run(detail)
         ran = [v for v in detail.results if v.phase not in skipped]
         self.results.show_stored(ran)

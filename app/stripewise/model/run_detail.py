@@ -50,3 +50,6 @@ class RunDetail:
     host_runs: tuple[HostRun, ...] = ()  # a group run's hosts' runs
     parent_run_id: int | None = None  # a host's run: its group run, and the host's label
     host_label: str | None = None
+    # each flagged phase's stand-out array members, named from its samples when the run is
+    # opened (history/stand_outs.py): "Sequential Input, Block, pass 1: loop5: 3.1x ..."
+    member_stand_outs: tuple[str, ...] = ()

@@ -17,6 +17,7 @@ from stripewise.history.database import (
     NewerSchemaError,
 )
 from stripewise.history.location import spool_file
+from stripewise.history.stand_outs import with_stand_outs
 from stripewise.history.store import HistoryStore
 from stripewise.model.compare import Comparison, Series
 from stripewise.model.run import RunSummary
@@ -257,7 +258,11 @@ class HistoryService(QObject):
         self.failed.emit(f"not changed: {exc}")
 
     def get_run(self, run_id: int, on_done: Callable[[RunDetail], None]) -> None:
-        run_in_background(lambda: self._store.get_run(run_id), on_done, self._on_failure)
+        """The run, its stand-out array members named (read from its samples when flagged)."""
+        store = self._store
+        run_in_background(
+            lambda: with_stand_outs(store, store.get_run(run_id)), on_done, self._on_failure
+        )
 
     def get_runs(self, run_ids: list[int], on_done: Callable[[list[RunDetail]], None]) -> None:
         store = self._store
