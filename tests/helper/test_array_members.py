@@ -157,3 +157,26 @@ def test_the_slow_member_of_a_btrfs_is_named_live_and_in_the_history(
         assert ((phase, 1) in named_again) == ("member_stands_out" in phase_flags)
     if "member_stands_out" in flags["seq_read"]:
         assert named_again[("seq_read", 1)].startswith(f"{slow}: ")
+
+
+@needs_loop
+@needs_fuse
+@needs_btrfs
+def test_the_cli_text_names_the_slow_member(tmp_path: Path) -> None:
+    with (
+        throttled_disks(1, DEVICE_BYTES, total_mb_s=SLOW_MB_S, disk_mb_s=SLOW_MB_S, slow={})
+        as paced,
+        loop_device(DEVICE_BYTES) as first,
+        loop_device(DEVICE_BYTES) as last,
+    ):  # fmt: skip
+        slow = paced.names[0]
+        with btrfs_over([first.device, f"/dev/{slow}", last.device], "raid0") as mountpoint:
+            done = subprocess.run(
+                [sys.executable, "-m", "stripewise", "bench", "--target", mountpoint,
+                 "--size", "64M", "--engine", "builtin", "--phases", "seq_read", "--rate", "10"],
+                capture_output=True, text=True, timeout=300, check=False,
+            )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"warning: Sequential Input, Block, pass 1: {slow}: " in done.stdout
+    assert "x the others' await (" in done.stdout
+    assert "seq_read: a member stands out: one member of the array" in done.stdout
