@@ -9,6 +9,8 @@ Figures:
             and badged on its cards (the GUI thread), and the helper's 48 children, 8 at a
             time, each a stand-in printing a recorded output (a disk's own latency not counted)
   planner   recomputing every figure and spread score of a 48-disk plan after a drop
+  bays      the Hardware page's bay view: the X4500's 48 bays with their disks placed and
+            drawn, and 480 disks in 10 such chassis (offscreen)
   imports   `stripewise import` of bonnie++ CSVs of 1,000, 5,000 and 20,000 runs and of 60 MiB:
             parsing alone and the whole import (time, CPU, peak memory of its own process),
             and how each grows from 5,000 to 20,000 runs (4 when linear); takes a while
@@ -391,6 +393,7 @@ def main() -> int:
             "hardware",
             "health",
             "planner",
+            "bays",
             "imports",
             "engines",
             "plots",
@@ -437,6 +440,14 @@ def main() -> int:
             from bench.planner_recompute import measure
 
             figures.append(Figure("planner, 48 disks: recompute after a drop", measure(), 16))
+        if args.only in (None, "bays"):
+            from bench.bays import measure as bays_ms
+
+            drawn = bays_ms(args.runs)
+            figures.append(
+                Figure("bays: a 48-bay chassis with its disks drawn", drawn["one_ms"], 50)
+            )
+            figures.append(Figure("bays: 480 disks on 10 chassis drawn", drawn["ten_ms"], 300))
         if args.only in (None, "imports"):
             figures.extend(measure_imports(scratch))
         if args.only in (None, "engines"):

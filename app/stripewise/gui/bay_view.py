@@ -17,6 +17,7 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDropEvent,
     QFont,
+    QFontMetrics,
     QHelpEvent,
     QMouseEvent,
     QPainter,
@@ -36,6 +37,25 @@ from stripewise.model.units import human_size
 PORT_MIME = "application/x-stripewise-port"  # a disk's by-path name, dragged onto a bay
 BAY_MIN_WIDTH, BAY_HEIGHT, GAP, TITLE_HEIGHT = 60, 70, 4, 22
 LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+
+class _Kit:
+    """Fonts, their metrics and the palette's pens, made once a paint, not once a bay."""
+
+    def __init__(self, font: QFont, palette: QPalette) -> None:
+        self.normal, self.bold, self.small = QFont(font), QFont(font), QFont(font)
+        self.bold.setBold(True)
+        self.small.setPointSizeF(font.pointSizeF() * 0.85)
+        self.badge = QFont(self.small)
+        self.badge.setBold(True)
+        self.metrics, self.bold_metrics = QFontMetrics(self.normal), QFontMetrics(self.bold)
+        self.small_metrics, self.badge_metrics = QFontMetrics(self.small), QFontMetrics(self.badge)
+        role = QPalette.ColorRole
+        self.text, self.dim = palette.color(role.Text), palette.color(role.PlaceholderText)
+        self.base, self.unmapped = palette.color(role.Base), palette.color(role.AlternateBase)
+        self.border = QPen(palette.color(role.Mid), 1)
+        self.dashes = QPen(self.dim, 1.2, Qt.PenStyle.DashLine)
+        self.highlight = QPen(palette.color(role.Highlight), 2.5)
 
 
 class BayView(QWidget):
@@ -102,94 +122,79 @@ class BayView(QWidget):
         return self.sizeHint()
 
     def bay_rect(self, placed: PlacedBay) -> QRect:
-        width = self._bay_width(self.width())
-        top = self._panel_tops()[placed.bay.panel] + TITLE_HEIGHT
-        x = placed.bay.column * (width + GAP)
-        return QRect(x, top + placed.bay.row * (BAY_HEIGHT + GAP), width, BAY_HEIGHT)
+        return self._rect(placed, self._panel_tops(), self._bay_width(self.width()))
 
     def bay_at(self, point: QPoint) -> PlacedBay | None:
         return next((p for p in self.placed if self.bay_rect(p).contains(point)), None)
 
     # --- painting --------------------------------------------------------------------------
-    def paintEvent(self, _event: QPaintEvent) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         if self.layout_ is None:
             return
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        palette = self.palette()
-        bold, small = QFont(self.font()), QFont(self.font())
-        bold.setBold(True)
-        small.setPointSizeF(self.font().pointSizeF() * 0.85)
-        badge_font = QFont(small)
-        badge_font.setBold(True)
+        kit = _Kit(self.font(), self.palette())
         tops = self._panel_tops()
+        painter.setFont(kit.bold)
+        painter.setPen(kit.text)
         for index, panel in enumerate(self.layout_.panels):
-            painter.setFont(bold)
-            painter.setPen(palette.color(QPalette.ColorRole.Text))
             title = f"{panel.face.value.capitalize()} ({panel.rows} x {panel.columns})"
             if panel.face is Face.TOP:
                 title += ", seen from above with the front at the bottom"
             painter.drawText(QRect(0, tops[index], self.width(), TITLE_HEIGHT), LEFT_MIDDLE, title)
-        fonts = (bold, self.font(), small, badge_font)
+        width = self._bay_width(self.width())
+        exposed = event.rect()
         for placed in self.placed:
-            self._paint_bay(painter, palette, placed, fonts)
+            rect = self._rect(placed, tops, width)
+            if rect.intersects(exposed):  # scrolled out of sight: not painted
+                self._paint_bay(painter, kit, placed, rect)
         painter.end()
 
-    def _paint_bay(
-        self,
-        painter: QPainter,
-        palette: QPalette,
-        placed: PlacedBay,
-        fonts: tuple[QFont, QFont, QFont, QFont],
-    ) -> None:
-        bold, normal, small, badge_font = fonts
-        rect = self.bay_rect(placed)
+    def _rect(self, placed: PlacedBay, tops: list[int], width: int) -> QRect:
+        top = tops[placed.bay.panel] + TITLE_HEIGHT + placed.bay.row * (BAY_HEIGHT + GAP)
+        return QRect(placed.bay.column * (width + GAP), top, width, BAY_HEIGHT)
+
+    def _paint_bay(self, painter: QPainter, kit: _Kit, placed: PlacedBay, rect: QRect) -> None:
         box = QRectF(rect).adjusted(1, 1, -1, -1)
         disk, label = placed.disk, placed.bay.label
-        text_role, dim_role = QPalette.ColorRole.Text, QPalette.ColorRole.PlaceholderText
+        room = rect.width() - 10
         if disk is None:
-            dashes = QPen(palette.color(dim_role), 1.2, Qt.PenStyle.DashLine)
-            painter.setPen(dashes if placed.port else QPen(palette.color(QPalette.ColorRole.Mid)))
-            unmapped = palette.color(QPalette.ColorRole.AlternateBase)
-            painter.setBrush(Qt.BrushStyle.NoBrush if placed.port else unmapped)
+            painter.setPen(kit.dashes if placed.port else kit.border)
+            painter.setBrush(Qt.BrushStyle.NoBrush if placed.port else kit.unmapped)
             painter.drawRoundedRect(box, 5, 5)
-            lines = [(label, bold, text_role), ("empty" if placed.port else "?", small, dim_role)]
+            lines = [(label, kit.bold, kit.bold_metrics, kit.text)]
+            lines.append(("empty" if placed.port else "?", kit.small, kit.small_metrics, kit.dim))
         else:
-            painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1))
-            painter.setBrush(palette.color(QPalette.ColorRole.Base))
+            painter.setPen(kit.border)
+            painter.setBrush(kit.base)
             painter.drawRoundedRect(box, 5, 5)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(STATE_COLORS.get(disk.state.value, QColor("gray")))
             painter.drawRoundedRect(QRectF(box.x(), box.y(), box.width(), 6), 3, 3)
-            painter.setFont(bold)
             one_line = f"{label}  {disk.name}"
-            if painter.fontMetrics().horizontalAdvance(one_line) <= rect.width() - 10:
-                lines = [(one_line, bold, text_role)]
+            if kit.bold_metrics.horizontalAdvance(one_line) <= room:
+                lines = [(one_line, kit.bold, kit.bold_metrics, kit.text)]
             else:  # a narrow bay: the label above the name
-                lines = [(label, bold, text_role), (disk.name, bold, text_role)]
+                lines = [(label, kit.bold, kit.bold_metrics, kit.text)]
+                lines.append((disk.name, kit.bold, kit.bold_metrics, kit.text))
             size = human_size(disk.size_bytes)
-            painter.setFont(normal)
-            if painter.fontMetrics().horizontalAdvance(size) > rect.width() - 10:
+            if kit.metrics.horizontalAdvance(size) > room:
                 size = size.replace(".", " ").split()[0] + " " + size.split()[-1]  # 500 GB
-            lines += [
-                (size, normal, text_role),
-                (disk.model or "model unknown", small, dim_role),
-            ]
+            lines.append((size, kit.normal, kit.metrics, kit.text))
+            model = disk.model or "model unknown"
+            lines.append((model, kit.small, kit.small_metrics, kit.dim))
         y = rect.y() + 8
-        for text, font, role in lines:
+        for text, font, metrics, colour in lines:
             painter.setFont(font)
-            painter.setPen(palette.color(role))
-            metrics = painter.fontMetrics()
-            elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width() - 10)
-            painter.drawText(
-                QRect(rect.x() + 6, y, rect.width() - 10, metrics.height()), LEFT_MIDDLE, elided
-            )
+            painter.setPen(colour)
+            elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+            painter.drawText(QRect(rect.x() + 6, y, room, metrics.height()), LEFT_MIDDLE, elided)
             y += metrics.height() + 1
         verdict = self.health.get(disk.name) if disk is not None else None
         if verdict is not None and verdict.level in HEALTH_BADGES:
             word, colour = HEALTH_BADGES[verdict.level]
-            painter.setFont(badge_font)
-            width = painter.fontMetrics().horizontalAdvance(word) + 8
+            painter.setFont(kit.badge)
+            width = kit.badge_metrics.horizontalAdvance(word) + 8
             badge = QRect(rect.right() - width - 3, rect.bottom() - 17, width, 14)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colour)
@@ -197,8 +202,7 @@ class BayView(QWidget):
             painter.setPen(QColor("white"))
             painter.drawText(badge, int(Qt.AlignmentFlag.AlignCenter), word)
         if label in (self.selected, self.lit):
-            highlight = palette.color(QPalette.ColorRole.Highlight)
-            painter.setPen(QPen(highlight, 2.5, Qt.PenStyle.SolidLine))
+            painter.setPen(kit.highlight)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(box, 5, 5)
 
