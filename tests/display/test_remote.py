@@ -224,3 +224,12 @@ def test_without_xvnc_it_says_what_to_install(tmp_path: Path) -> None:
         "stripewise: error: Xvnc is not installed: --remote needs TigerVNC's Xvnc and vncpasswd "
         "(apt install tigervnc-standalone-server tigervnc-tools)"
     )
+
+
+def test_a_hang_up_while_the_window_starts_still_stops_everything(remote: Session) -> None:
+    """The signal comes as soon as the password is printed, before the window is built: it is
+    held, then closes the window once it exists."""
+    xvnc = _remember(remote)
+    remote.process.send_signal(signal.SIGHUP)
+    assert remote.process.wait(timeout=WAIT_S) == 0
+    _gone(remote, xvnc)

@@ -14,13 +14,14 @@ import getpass
 import os
 import signal
 import socket
-from types import FrameType
 
 from stripewise.cli.errors import CliError
 from stripewise.system.vnc_server import VncServer, VncUnavailable, launch_vnc_server
 
 DEFAULT_SIZE = (1280, 800)  # the screen a viewer sees; --window-size chooses another
 _PR_SET_PDEATHSIG = 1
+# what gui/app.py handles by closing the window, and unblocks once its handlers are in place
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def run_remote(args: argparse.Namespace) -> int:
@@ -28,9 +29,10 @@ def run_remote(args: argparse.Namespace) -> int:
         raise CliError("--remote shows the window to a VNC viewer: it takes no --screenshot")
     size = args.window_size or DEFAULT_SIZE
     _hang_up_with_parent()
-    # until the window takes them over: a hang-up while Xvnc starts still removes its folder
-    for number in (signal.SIGHUP, signal.SIGTERM):
-        signal.signal(number, _exit_on_signal)
+    # held until the GUI's own handlers take them (gui/app.py): a hang-up while Xvnc or Qt
+    # starts then closes the window the normal way, and Xvnc and its folder go with it. (A
+    # handler raising here would be lost when it lands in Python code that Qt is running.)
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         server = launch_vnc_server(size)
     except VncUnavailable as exc:
@@ -73,7 +75,3 @@ def _hang_up_with_parent() -> None:
     """SIGHUP when the process that started us dies (the ssh session's shell, even when it was
     killed and sent nothing): the window then closes the normal way and the server stops."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGHUP, 0, 0, 0)
-
-
-def _exit_on_signal(number: int, _frame: FrameType | None) -> None:
-    raise SystemExit(128 + number)

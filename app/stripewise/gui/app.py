@@ -94,6 +94,7 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
     there is to see (a console's framebuffer, a --remote VNC screen)."""
     headless = args.screenshot is not None or args.bench_startup
     app = create_application()
+    stop = _CloseOnSignals()  # before the window starts any process: they inherit the mask
     _theme = ThemeController(app, args.theme)  # follows the desktop for the whole session
     history = open_history(args.db, interactive=not headless)
     if history is None:
@@ -125,7 +126,7 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
         else:
             window.show()
         window.start_loading()
-        _close_on_signals(window)
+        stop.attach(window)
         code = app.exec()
         wait_for_background_tasks()
         history.close()
@@ -134,20 +135,40 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
     return code
 
 
-def _close_on_signals(window: MainWindow) -> None:
+class _CloseOnSignals:
     """Ctrl+C, SIGTERM or a hang-up (the terminal or ssh session gone) close the window the
-    normal way, so its state is saved.
+    normal way, so its state is saved; one that comes before the window exists closes it as
+    soon as it does. `--remote` holds these signals while it starts (cli/remote.py): installed,
+    this lets them land.
 
     Python runs signal handlers only between bytecodes; a short idle timer gives it the chance
     while Qt's event loop is waiting. The close is posted, not done in the handler: a signal
     that lands before the event loop runs would close the window while quit() still does
     nothing, and the loop would then wait forever.
     """
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, lambda _n, _f: QTimer.singleShot(0, window.close))
-    wake = QTimer(window)
-    wake.timeout.connect(lambda: None)
-    wake.start(250)
+
+    NUMBERS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self._window: MainWindow | None = None
+        self._pending = False
+        for number in self.NUMBERS:
+            signal.signal(number, self._on_signal)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, self.NUMBERS)
+
+    def attach(self, window: MainWindow) -> None:
+        self._window = window
+        wake = QTimer(window)
+        wake.timeout.connect(lambda: None)
+        wake.start(250)
+        if self._pending:
+            QTimer.singleShot(0, window.close)
+
+    def _on_signal(self, _number: int, _frame: object) -> None:
+        if self._window is None:
+            self._pending = True
+        else:
+            QTimer.singleShot(0, self._window.close)
 
 
 class _Screenshot(QObject):

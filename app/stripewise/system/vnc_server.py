@@ -186,6 +186,7 @@ def _spawn_xvnc(
 
 def _dies_with(parent: int) -> Callable[[], None]:
     def arm() -> None:  # in the child, between fork and exec
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())  # not the signals the caller holds
         _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl took effect
             os.kill(os.getpid(), signal.SIGTERM)
