@@ -162,7 +162,7 @@ def test_the_slow_member_of_a_btrfs_is_named_live_and_in_the_history(
 @needs_loop
 @needs_fuse
 @needs_btrfs
-def test_the_cli_text_names_the_slow_member(tmp_path: Path) -> None:
+def test_the_cli_text_and_history_show_name_the_slow_member(tmp_path: Path) -> None:
     with (
         throttled_disks(1, DEVICE_BYTES, total_mb_s=SLOW_MB_S, disk_mb_s=SLOW_MB_S, slow={})
         as paced,
@@ -170,13 +170,22 @@ def test_the_cli_text_names_the_slow_member(tmp_path: Path) -> None:
         loop_device(DEVICE_BYTES) as last,
     ):  # fmt: skip
         slow = paced.names[0]
+        db = f"sqlite:///{tmp_path / 'history.db'}"
         with btrfs_over([first.device, f"/dev/{slow}", last.device], "raid0") as mountpoint:
             done = subprocess.run(
                 [sys.executable, "-m", "stripewise", "bench", "--target", mountpoint,
-                 "--size", "64M", "--engine", "builtin", "--phases", "seq_read", "--rate", "10"],
+                 "--size", "64M", "--engine", "builtin", "--phases", "seq_read", "--rate", "10",
+                 "--save", "--db", db],
                 capture_output=True, text=True, timeout=300, check=False,
             )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    history = subprocess.run(
+        [sys.executable, "-m", "stripewise", "history", "show", "1",
+         "--db", db],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert "member_stands_out: a member stands out" in history.stdout
+    assert f"  Sequential Input, Block, pass 1: {slow}: " in history.stdout
     assert f"warning: Sequential Input, Block, pass 1: {slow}: " in done.stdout
     assert "x the others' await (" in done.stdout
     assert "seq_read: a member stands out: one member of the array" in done.stdout

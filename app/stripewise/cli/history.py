@@ -171,7 +171,9 @@ def _show(args: argparse.Namespace, store: HistoryStore) -> int:
     if args.json:
         print(json.dumps(detail_json(detail), indent=2))
     else:
-        print(format_detail(detail))
+        from stripewise.history.stand_outs import with_stand_outs  # reads flagged runs' samples
+
+        print(format_detail(with_stand_outs(store, detail)))
     return 0
 
 

@@ -250,6 +250,7 @@ def format_detail(detail: RunDetail) -> str:
 
             lines += ["", "Guards tripped (the figure is not the disks' alone):"]
             lines += [f"  {name}: {guard(name).title}: {guard(name).meaning}" for name in flagged]
+            lines += [f"  {said}" for said in detail.member_stand_outs]  # who stood out
     else:
         lines.append("No results recorded.")
     return "\n".join(lines)
