@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stripewise.model.members import MIN_INTERVALS, MemberTally, member_groups
+from stripewise.model.members import MIN_INTERVALS, MemberTally, member_groups, stored_stand_outs
 from stripewise.protocol.events import DiskLayer, DiskRates
 
 
@@ -82,3 +82,24 @@ def test_twice_the_median_is_not_yet_standing_out() -> None:
     for _ in range(MIN_INTERVALS):
         tally.add({"loop1": rates(1, 10, 20, 2.0), "loop2": rates(1, 10, 40, 4.0)})
     assert tally.stand_outs() == []
+
+
+def test_a_run_stored_before_await_was_sampled_is_judged_by_utilisation() -> None:
+    places = {
+        "sdb": DiskLayer("sdb", "member", "md0", 1),
+        "sdc": DiskLayer("sdc", "member", "md0", 1),
+        "sdd": DiskLayer("sdd", "member", "md0", 1),
+    }
+    old = {"engine_read_mb_s": 300.0}
+    for name, busy in (("sdb", 30.0), ("sdc", 32.0), ("sdd", 90.0)):
+        old |= {f"disks.{name}.read_mb_s": 100.0, f"disks.{name}.read_iops": 100.0,
+                f"disks.{name}.write_mb_s": 0.0, f"disks.{name}.write_iops": 0.0,
+                f"disks.{name}.busy_pct": busy}  # fmt: skip
+    new = old | {f"disks.{n}.await_ms": 1.0 for n in places} | {"disks.sdd.await_ms": 5.0}
+    samples = [("seq_read", 1, old)] * MIN_INTERVALS + [("seq_read", 2, new)] * MIN_INTERVALS
+    named = stored_stand_outs(places, samples)
+    utilisation = "sdd: 2.9x the others' utilisation (90 % vs 31 %)"
+    assert named == {
+        ("seq_read", 1): utilisation,  # no await stored: by utilisation alone
+        ("seq_read", 2): f"sdd: 5.0x the others' await (5.0 ms vs 1.0 ms); {utilisation}",
+    }

@@ -70,7 +70,7 @@ class MemberFigures:
 
     name: str
     intervals: int = 0  # intervals sampled
-    busy_intervals: int = 0  # intervals in which I/O completed, with an await
+    busy_intervals: int = 0  # intervals in which I/O completed
     _mb_s: float = 0.0
     _iops: float = 0.0
     _busy_pct: float = 0.0
@@ -91,8 +91,9 @@ class MemberFigures:
         if rates.queue_size is not None:
             self._queue += rates.queue_size
             self._queue_count += 1
-        if rates.await_ms is not None and iops > 0:
+        if iops > 0:  # a helper before await was sampled: judged by utilisation alone
             self.busy_intervals += 1
+        if rates.await_ms is not None and iops > 0:
             self._waited += rates.await_ms * iops
             self._completed += iops
 
