@@ -15,6 +15,7 @@ from PySide6.QtGui import QDropEvent
 from stripewise.gui.bay_layout_dialog import BayLayoutDialog
 from stripewise.gui.bay_view import PORT_MIME
 from stripewise.gui.hardware_page import HardwarePage
+from stripewise.gui.planner_chips import chip_title
 from stripewise.inventory import load_inventory
 from stripewise.inventory.chassis_files import host_bays, layouts
 from stripewise.inventory.snapshot import dumps
@@ -148,6 +149,11 @@ def test_the_x4500_drawn_walked_and_dragged(qtbot, make_window, x4500_file: Path
 
     # kept for the host, by by-path, in the config folder
     qtbot.waitUntil(lambda: len(host_bays(inventory.host.key, None).ports) == 48)
+
+    # the planner names each disk by its bay
+    window.planner.plan_on_inventory(inventory, bays.labels_for(inventory))
+    sdi = next(d for d in window.planner.plan.disks if d.id == "sdi")
+    assert chip_title(sdi) == "bay 6 (sdi)"
 
     # the controllers one click away
     page.show_bays.click()

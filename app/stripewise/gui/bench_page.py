@@ -39,7 +39,6 @@ from stripewise.gui.group_run import GroupRunView
 from stripewise.gui.pages import page_title
 from stripewise.model.bench import BONNIE_NAMES, SpecError
 from stripewise.model.bench_presets import preset_values
-from stripewise.model.bench_targets import targets_from
 from stripewise.model.guards import page_cache_warning
 from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
@@ -258,7 +257,7 @@ class BenchPage(QWidget):
     def _refresh_targets(self) -> None:
         inventory = self.hardware.machine  # what runs here: never a recording's disks
         self.session.inventory = inventory
-        self.form.set_targets(targets_from(inventory, self.planner.plan))
+        self.form.set_targets(self.hardware.bench_targets(inventory, self.planner.plan))
 
     def _on_inventory(self, _inventory: object) -> None:
         self._refresh_targets()

@@ -35,7 +35,6 @@ from stripewise.gui.form_columns import FormColumns
 from stripewise.gui.pages import page_title
 from stripewise.model.bench import Phase, SpecError
 from stripewise.model.bench_presets import preset_values
-from stripewise.model.bench_targets import targets_from
 from stripewise.model.experiment_result import ExperimentResult, Point
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.experiment_history import ExperimentHistory, ExperimentSummary
@@ -183,7 +182,7 @@ class ExperimentPage(QWidget):
 
     # --- inputs -----------------------------------------------------------------------------
     def _refresh_targets(self, *_args: object) -> None:
-        self.form.set_targets(targets_from(self.hardware.machine, self.planner.plan))
+        self.form.set_targets(self.hardware.bench_targets(self.hardware.machine, self.planner.plan))
 
     def _on_system(self, report: object) -> None:
         fio = getattr(report, "fio", None)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.model.plan import PlanDisk
+from stripewise.planner.from_inventory import BAY_PREFIX
 from stripewise.planner.sizes import size_text
 
 DISK_MIME = "application/x-stripewise-disks"
@@ -58,6 +59,13 @@ def take_disks(event: QDropEvent) -> tuple[str, ...]:
     if ids:
         event.acceptProposedAction()
     return ids
+
+
+def chip_title(disk: PlanDisk) -> str:
+    """ "bay 2-03 (sdk)" for a disk in a mapped bay, its id otherwise."""
+    if disk.slot and disk.slot.startswith(BAY_PREFIX):
+        return f"{disk.slot} ({disk.id})"
+    return disk.id
 
 
 class DiskChip(QWidget):
@@ -112,7 +120,7 @@ class DiskChip(QWidget):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(self.colour())
         painter.drawRoundedRect(QRectF(box.x(), box.y(), 6, box.height()), 3, 3)
-        self._text(painter, QRect(11, 3, self.width() - 15, 18), self.disk.id, bold=True)
+        self._text(painter, QRect(11, 3, self.width() - 15, 18), chip_title(self.disk), bold=True)
         detail = size_text(self.disk)  # "size unknown" for a disk of a udev dump, never "0 B"
         if self.disk.hypothetical:
             detail += " · to buy"

@@ -265,14 +265,16 @@ class PlannerPage(QWidget):
         if self.hardware.machine is None:
             self.statusMessage.emit("This machine's disks have not been read yet")
             return
-        self.planner.plan_on_inventory(self.hardware.machine)
+        machine = self.hardware.machine
+        self.planner.plan_on_inventory(machine, self.hardware.bays.labels_for(machine))
 
     def _plan_map(self) -> None:
         """The map on show: a recording or snapshot of another machine, to plan for it."""
         if self.hardware.inventory is None:
             self.statusMessage.emit("The hardware has not been read yet")
             return
-        self.planner.plan_on_inventory(self.hardware.inventory)
+        shown = self.hardware.inventory
+        self.planner.plan_on_inventory(shown, self.hardware.bays.labels_for(shown))
 
     def _spread(self, name: str) -> None:
         plan = self.planner.plan

@@ -9,6 +9,7 @@ reads as 0 bytes): nothing could run on it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -115,8 +116,11 @@ def _has_size(size: int | None) -> bool:
     return size is not None and size > 0
 
 
-def targets_from(inventory: Inventory | None, plan: Plan | None = None) -> list[BenchTarget]:
-    """Filesystems first (the usual case), then arrays, loops, free disks, planned arrays."""
+def targets_from(
+    inventory: Inventory | None, plan: Plan | None = None, bays: Mapping[str, str] | None = None
+) -> list[BenchTarget]:
+    """Filesystems first (the usual case), then arrays, loops, free disks, planned arrays; a
+    free disk in a mapped bay (`bays`: disk name -> bay label) is named by it."""
     if inventory is None:
         return _planned(plan, {}) if plan is not None else []
     found: list[BenchTarget] = []
@@ -175,7 +179,9 @@ def targets_from(inventory: Inventory | None, plan: Plan | None = None) -> list[
     for disk in inventory.disks:
         if disk.state is DiskState.FREE and _has_size(disk.size_bytes):
             what = " ".join(part for part in (disk.vendor, disk.model) if part) or "disk"
-            label = f"/dev/{disk.name}  (free {what}{_size(disk.size_bytes)})"
+            bay = (bays or {}).get(disk.name)
+            name = f"bay {bay} ({disk.name})" if bay else f"/dev/{disk.name}"
+            label = f"{name}  (free {what}{_size(disk.size_bytes)})"
             note = "writing destroys its contents and needs its serial typed as confirmation"
             found.append(
                 BenchTarget(

@@ -3,30 +3,43 @@ entries for hardware not bought yet."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from stripewise.model.plan import DEFAULT_INNER_RATIO, Plan, PlanController, PlanDisk
 from stripewise.model.topology import Controller, Disk, Inventory
 from stripewise.planner.catalog import Catalog, CatalogController, CatalogDisk, load_catalog
 from stripewise.planner.sizes import UNKNOWN_SIZE
 
 _BY_ID_PREFERRED = ("ata-", "scsi-", "nvme-")
+BAY_PREFIX = "bay "
 
 
 def plan_from_inventory(
-    inventory: Inventory, catalog: Catalog | None = None, name: str = "Untitled plan"
+    inventory: Inventory,
+    catalog: Catalog | None = None,
+    name: str = "Untitled plan",
+    bays: Mapping[str, str] | None = None,
 ) -> Plan:
     """Every controller and every disk on the map, no arrays yet. Speeds come from the catalog
     when it knows the disk's model; a controller whose link the kernel does not report (PCI,
     PCI-X) gets its catalog ceiling. A size the inventory does not know (a udev dump records
-    none) stays unknown: UNKNOWN_SIZE, never a size looked up by model (see planner.sizes)."""
+    none) stays unknown: UNKNOWN_SIZE, never a size looked up by model (see planner.sizes).
+    A disk in a mapped bay (`bays`: disk name -> label) has "bay LABEL" for its slot."""
+    bays = bays or {}
     catalog = catalog if catalog is not None else load_catalog()
     controllers = tuple(_controller(c, catalog) for c in inventory.controllers)
     disks = tuple(
-        _disk(slot.disk, controller.id, slot.title, catalog)
+        _disk(slot.disk, controller.id, bay_slot(bays.get(slot.disk.name)) or slot.title, catalog)
         for controller in inventory.controllers
         for slot in controller.slots
         if slot.disk is not None
     )
     return Plan(name=name, controllers=controllers, disks=disks, host=inventory.host.key)
+
+
+def bay_slot(label: str | None) -> str | None:
+    """How a plan names a disk's bay: "bay 2-03" (the chips show "bay 2-03 (sdk)")."""
+    return f"{BAY_PREFIX}{label}" if label else None
 
 
 def stable_path(disk: Disk) -> str | None:

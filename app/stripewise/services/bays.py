@@ -104,24 +104,33 @@ class BayService(QObject):
         super().__init__(parent)
         self.state: BayState | None = None
         self.inventory: Inventory | None = None
-        self._asked = 0  # reads answered out of order are dropped
         self._writing = False
         self._queued: tuple[Callable[[], object], str] | None = None
 
-    def load(self, inventory: Inventory, live: bool) -> None:
-        """Read the host's bays for a map (live: this machine, whose DMI names its product)."""
+    @staticmethod
+    def read(inventory: Inventory, live: bool) -> HostBays | str:
+        """The host's bays for a map (live: this machine, whose DMI names its product), or
+        why they could not be read; run off the GUI thread with the map's own read."""
+        try:
+            return host_bays(inventory.host.key, read_product() if live else None)
+        except (OSError, ValueError) as exc:
+            return f"bays not read: {exc}"
+
+    def set_read(self, inventory: Inventory, found: HostBays | str) -> None:
+        """What `read` found, shown with its map."""
         self.inventory = inventory
-        self._asked += 1
-        asked, host_key = self._asked, inventory.host.key
+        if isinstance(found, str):
+            self.failed.emit(found)
+            found = HostBays(None, None, {})
+        state = BayState(inventory.host.key, found.product, found.layout, saved=found.ports)
+        self._set(state)
 
-        def work() -> HostBays:
-            return host_bays(host_key, read_product() if live else None)
-
-        def done(found: HostBays) -> None:
-            if asked == self._asked:
-                self._set(BayState(host_key, found.product, found.layout, saved=found.ports))
-
-        run_in_background(work, done, lambda exc: self.failed.emit(f"bays not read: {exc}"))
+    def labels_for(self, inventory: Inventory | None) -> dict[str, str]:
+        """Disk name -> bay label, for a map of the host whose bays are known (none else)."""
+        state = self.state
+        if inventory is None or state is None or state.host_key != inventory.host.key:
+            return {}
+        return {name: bay.label for name, bay in state.bays(inventory).items()}
 
     def _set(self, state: BayState) -> None:
         if state.layout is not None and self.inventory is not None:

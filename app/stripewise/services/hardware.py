@@ -20,8 +20,11 @@ from typing import Any
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
 
 from stripewise.inventory import InventoryError, load_inventory, read_live, with_labels
+from stripewise.inventory.chassis_files import HostBays
 from stripewise.inventory.snapshot import dumps
+from stripewise.model.bench_targets import BenchTarget, targets_from
 from stripewise.model.health import DiskHealth, HealthVerdict, verdict
+from stripewise.model.plan import Plan
 from stripewise.model.topology import DiskKind, Inventory
 from stripewise.protocol.health import MAX_HEALTH_DEVICES, DiskHealthArgs, DiskHealthReply
 from stripewise.services.bays import BayService
@@ -122,15 +125,16 @@ class HardwareService(QObject):
             lambda: self._read(origin), lambda read: self._on_read(read, origin), self._on_error
         )
 
-    def _read(self, origin: HardwareOrigin) -> Inventory:
+    def _read(self, origin: HardwareOrigin) -> tuple[Inventory, HostBays | str]:
         inventory = read_live() if origin.live else load_inventory(origin.path)  # type: ignore[arg-type]
-        if self._history is None:
-            return inventory
-        return with_labels(inventory, self._history.slot_labels(inventory.host.key))
+        if self._history is not None:
+            inventory = with_labels(inventory, self._history.slot_labels(inventory.host.key))
+        return inventory, BayService.read(inventory, origin.live)
 
-    def _on_read(self, inventory: Inventory, origin: HardwareOrigin) -> None:
+    def _on_read(self, read: tuple[Inventory, HostBays | str], origin: HardwareOrigin) -> None:
+        inventory, bays = read
         self.inventory = inventory
-        self.bays.load(inventory, origin.live)
+        self.bays.set_read(inventory, bays)  # before the map is shown: its bays with it
         self._set_busy(False)
         self.inventoryChanged.emit(inventory)
         if origin.live:  # the map of this machine is this machine's own map too
@@ -155,6 +159,10 @@ class HardwareService(QObject):
     @property
     def busy(self) -> bool:
         return self._busy
+
+    def bench_targets(self, inventory: Inventory | None, plan: Plan | None) -> list[BenchTarget]:
+        """What a benchmark may run on, a disk in a mapped bay named by it: "bay 2-03 (sdk)"."""
+        return targets_from(inventory, plan, self.bays.labels_for(inventory))
 
     # --- disk health -------------------------------------------------------------------------
     def read_health(self, helper: HelperClient) -> bool:

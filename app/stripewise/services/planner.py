@@ -7,6 +7,7 @@ thread; reading and writing plan files runs in the background.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -64,14 +65,17 @@ class PlannerService(QObject):
         self.path = path
         self._commit(plan)
 
-    def plan_on_inventory(self, inventory: Inventory) -> None:
+    def plan_on_inventory(
+        self, inventory: Inventory, bays: Mapping[str, str] | None = None
+    ) -> None:
+        """Every disk of a map, named by its bay where one is mapped (disk name -> label)."""
         from stripewise.planner.from_inventory import plan_from_inventory
 
         # a recording's file stem names its host ("x4500", not "x4500.umockdev")
         source = inventory.host.source_file
         host = inventory.host.hostname or (Path(source).name.split(".")[0] if source else "")
         host = host or "this machine"
-        self.set_plan(plan_from_inventory(inventory, name=f"Arrays on {host}"))
+        self.set_plan(plan_from_inventory(inventory, name=f"Arrays on {host}", bays=bays))
 
     def new_purchase_plan(self) -> None:
         self.set_plan(Plan(name="Purchase plan"))
