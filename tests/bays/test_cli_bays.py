@@ -13,12 +13,15 @@ from stripewise.model.topology import Inventory
 from tests.bays.conftest import x4500_bay_of_port, x4500_port_name
 from tests.bays.test_mapping import walk_x4500
 from tests.fixtures.machines import X4500_SLOT_MAP, sun_x4500
+from tests.fixtures.machines_sas import SAS_BAYS, sas_enclosure
+from tests.fixtures.testbed_model import Machine
 from tests.fixtures.umock import needs_umockdev, run_in_testbed
 
 
-def stripewise(tmp_path: Path, *argv: str) -> tuple[int, str, str]:
+def stripewise(tmp_path: Path, *argv: str, machine: Machine | None = None) -> tuple[int, str, str]:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
-    done = run_in_testbed(sun_x4500(), [sys.executable, "-m", "stripewise", *argv], env=env)
+    argv = (sys.executable, "-m", "stripewise", *argv)
+    done = run_in_testbed(machine or sun_x4500(), list(argv), env=env)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -72,3 +75,36 @@ def test_no_layout_says_how_to_make_one(tmp_path: Path) -> None:
     assert "no chassis layout for this machine" in err and "bays import FILE" in err
     code, out, err = stripewise(tmp_path, "inventory", "--json")
     assert code == 0 and '"bay"' not in out, err
+
+
+@needs_umockdev
+def test_the_ses_testbed_is_mapped_by_its_enclosure(tmp_path: Path) -> None:
+    """No mapping saved: a 12-bay layout for the product, and every disk an SES slot holds
+    lands in the bay of its slot's number, in `bays show` and in `inventory --json`."""
+    sas = sas_enclosure()
+    product = ("--product", "Generic 2U 12-bay")
+    code, out, err = stripewise(tmp_path, "bays", "show", "--json", *product, machine=sas)
+    assert code == 0, err
+    shown = {int(b["label"]): b for b in json.loads(out)["bays"]}
+    assert {n for n, b in shown.items() if b["disk"]} == set(SAS_BAYS)
+    assert shown[0]["state"] == "system" and shown[3]["disk"] is None
+    assert "exp0x500304801f3b2a7f-phy" in shown[0]["port"]
+
+    exported = tmp_path / "sas.toml"
+    code, _out, err = stripewise(tmp_path, "bays", "export", str(exported), *product, machine=sas)
+    assert code == 0, err
+    code, _out, err = stripewise(tmp_path, "bays", "import", str(exported), machine=sas)
+    assert code == 0, err
+    code, out, err = stripewise(tmp_path, "inventory", "--json", machine=sas)
+    assert code == 0, err
+    bays = {
+        s["disk"]["name"]: s["disk"].get("bay")
+        for c in json.loads(out)["controllers"]
+        for s in c["slots"]
+        if s["disk"]
+    }
+    assert bays["sdi"] is None  # cabled straight to the HBA: in no bay
+    assert sorted(int(b["label"]) for b in bays.values() if b) == sorted(SAS_BAYS)
+    for bay in (b for b in bays.values() if b):  # the template: 3 rows of 4 from the top left
+        number = int(bay["label"])
+        assert (bay["row"], bay["column"]) == (number // 4 + 1, number % 4 + 1)

@@ -12,6 +12,7 @@ from stripewise.model.bay_map import (
     assign,
     bay_of_disks,
     disk_title,
+    layout_from_enclosures,
     place,
     port_of,
     unmapped_disks,
@@ -98,6 +99,21 @@ def test_ses_slots_map_the_sas_server_by_themselves(sas: Inventory) -> None:
     mine = assign(assign({}, "3", port_of(sas.find_disk("sdi"))), "11", bay0_port)  # type: ignore[arg-type]
     merged = with_enclosures(layout, mine, sas)
     assert merged["3"] == mine["3"] and merged["11"] == bay0_port and "0" not in merged
+
+
+def test_a_host_with_ses_but_no_layout_gets_one_from_its_slots(sas: Inventory) -> None:
+    """The layout suggested for the SAS server: one row of its enclosure's twelve slots, which
+    then maps every enclosure disk by itself."""
+    layout = layout_from_enclosures("SAS server", sas)
+    assert layout is not None and len(layout.panels) == 1
+    panel = layout.panels[0]
+    assert (panel.face, panel.rows, panel.columns, panel.first) == (Face.FRONT, 1, 12, 0)
+    bays = bay_of_disks(layout, with_enclosures(layout, {}, sas), sas)
+    assert sorted(b.number for b in bays.values()) == sorted(SAS_BAYS)
+
+
+def test_no_enclosure_no_suggested_layout(x4500: Inventory) -> None:
+    assert layout_from_enclosures("Sun Fire X4500", x4500) is None
 
 
 def test_a_port_sits_in_one_bay_only() -> None:

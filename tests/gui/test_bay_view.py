@@ -24,6 +24,7 @@ from stripewise.model.health import parse_smartctl
 from stripewise.model.topology import Disk, Inventory
 from tests.bays.conftest import x4500_bay_of_port
 from tests.fixtures.machines import X4500_CONTROLLERS, sun_x4500
+from tests.gui.test_help import first_line
 
 SMART = Path(__file__).resolve().parents[1] / "fixtures" / "smart"
 
@@ -73,6 +74,7 @@ def test_the_x4500_drawn_walked_and_dragged(qtbot, make_window, x4500_file: Path
     # drawn in the editor, starting from the shipped X4500 layout
     templates = [layout for layout, _ in layouts().values()]
     dialog = BayLayoutDialog(None, "Sun Fire X4500", templates, page)
+    assert first_line(dialog).startswith("Save keeps this layout for every machine of its product")
     dialog.start_from.setCurrentIndex(
         dialog.start_from.findText("Sun Fire X4500, 48 top-loading bays")
     )
@@ -149,6 +151,12 @@ def test_the_x4500_drawn_walked_and_dragged(qtbot, make_window, x4500_file: Path
 
     # kept for the host, by by-path, in the config folder
     qtbot.waitUntil(lambda: len(host_bays(inventory.host.key, None).ports) == 48)
+
+    # a bay cleared by hand forgets its port; its disk is back in the list to place
+    view.bayCleared.emit(label)
+    assert label not in bays.state.ports and page.bay_panel.unplaced.count() == 1
+    view.portDropped.emit(label, port)
+    assert bays.state.ports[label] == port
 
     # the planner names each disk by its bay
     window.planner.plan_on_inventory(inventory, bays.labels_for(inventory))

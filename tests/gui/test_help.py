@@ -413,6 +413,7 @@ OPENED_ABOVE = {
     "ABDialog",
     "CatalogDialog",
     "HostGroupsDialog",  # its line is checked in test_host_groups_dialog.py
+    "BayLayoutDialog",  # its line is checked in test_bay_view.py
 }
 CAPTION_ARGUMENT = {"QFileDialog": (1, "caption"), "QInputDialog": (2, "label")}
 

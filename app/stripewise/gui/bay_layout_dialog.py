@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import help_dialogs as says
 from stripewise.gui.bay_view import BayView
 from stripewise.model.bay_map import PlacedBay
 from stripewise.model.chassis import (
@@ -62,6 +63,7 @@ class BayLayoutDialog(QDialog):
         self.layout_ = replace(start, product=product or start.product)
         self.panel_index = 0
         outer = QVBoxLayout(self)
+        outer.addWidget(says.purpose_label(says.CHASSIS_LAYOUT))
         form = QFormLayout()
         self.start_from = QComboBox()
         self.start_from.addItem("(as it is)", None)

@@ -75,7 +75,7 @@ class BayPanel(QWidget):
         self.walk_button.setToolTip(
             "Light each disk's bay LED in turn; click the bay that lit (enclosure bays only)"
         )
-        self.walk_button.clicked.connect(self.start_walk)
+        self.walk_button.clicked.connect(self._walk_clicked)
         for button in (self.edit, self.from_ses, self.walk_button):
             bar.addWidget(button)
         layout.addLayout(bar)
@@ -87,17 +87,15 @@ class BayPanel(QWidget):
         self.walk_text.setWordWrap(True)
         self.skip = QPushButton("S&kip")
         self.skip.clicked.connect(self._skip)
-        self.stop = QPushButton("Sto&p Walk")
-        self.stop.clicked.connect(self.stop_walk)
         walk_layout.addWidget(self.walk_text, 1)
         walk_layout.addWidget(self.skip)
-        walk_layout.addWidget(self.stop)
         self.walk_bar.hide()
         layout.addWidget(self.walk_bar)
 
         self.view = BayView()
         self.view.bayClicked.connect(self._bay_clicked)
         self.view.portDropped.connect(self._dropped)
+        self.view.bayCleared.connect(lambda label: self.bays.place(label, None))
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.view)
@@ -175,17 +173,25 @@ class BayPanel(QWidget):
         state = self.bays.state
         if state is None:
             return
-        dialog = BayLayoutDialog(state.layout, state.product, self.bays.templates(), self)
+        start = state.layout or self.bays.suggested_layout()
+        dialog = BayLayoutDialog(start, state.product, self.bays.templates(), self)
         if dialog.exec():
             self.bays.set_layout(dialog.result_layout())
 
     # --- the walk --------------------------------------------------------------------------
+    def _walk_clicked(self) -> None:
+        if self.walk is not None:
+            self.stop_walk()
+        else:
+            self.start_walk()
+
     def start_walk(self) -> None:
         state, inventory = self.bays.state, self.inventory
         if state is None or state.layout is None or inventory is None:
             return
         self.walk = BayWalk(inventory, state.ports)
         self.walk_bar.show()
+        self.walk_button.setText("Stop &Walk")
         self._light_current()
 
     def _light_current(self) -> None:
@@ -234,3 +240,4 @@ class BayPanel(QWidget):
             self._darken_current()  # what was placed so far is saved already
         self.walk = None
         self.walk_bar.hide()
+        self.walk_button.setText("&Walk with Locate")

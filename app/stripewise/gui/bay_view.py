@@ -13,6 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
+    QContextMenuEvent,
     QDrag,
     QDragEnterEvent,
     QDropEvent,
@@ -25,7 +26,7 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
 )
-from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+from PySide6.QtWidgets import QMenu, QSizePolicy, QToolTip, QWidget
 
 from stripewise.gui.disk_colors import STATE_COLORS
 from stripewise.gui.hardware_tile import HEALTH_BADGES
@@ -61,6 +62,7 @@ class _Kit:
 class BayView(QWidget):
     bayClicked = Signal(str)  # bay label
     portDropped = Signal(str, str)  # bay label, by-path name
+    bayCleared = Signal(str)  # bay label: its port unmapped
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -240,6 +242,16 @@ class BayView(QWidget):
         self.selected = placed.bay.label
         self.update()
         self.bayClicked.emit(placed.bay.label)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        placed = self.bay_at(event.pos())
+        if placed is None or placed.port is None:
+            return
+        menu = QMenu(self)
+        clear = menu.addAction(f"Clear Bay {placed.bay.label}")
+        clear.setToolTip("Forget which port this bay holds (an SES slot maps it again)")
+        if menu.exec(event.globalPos()) is clear:
+            self.bayCleared.emit(placed.bay.label)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         """A bay's disk dragged to another bay moves it there."""

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from stripewise.model.chassis import Bay, ChassisLayout
+from stripewise.model.chassis import MAX_BAYS, Bay, ChassisLayout, Face, Panel
 from stripewise.model.topology import Disk, Inventory, Slot
 
 
@@ -104,6 +104,27 @@ def from_enclosures(layout: ChassisLayout, inventory: Inventory) -> dict[str, st
             if bay is not None and bay.label not in mapped:
                 mapped[bay.label] = port
     return mapped
+
+
+def layout_from_enclosures(product: str, inventory: Inventory) -> ChassisLayout | None:
+    """One front row per SES enclosure, its bays numbered as the enclosure numbers its slots
+    (the second enclosure's labels prefixed "2:"); None when the map has no enclosure."""
+    numbers: dict[str, list[int]] = {}
+    for controller in inventory.controllers:
+        for slot in controller.slots:
+            number = _slot_number(slot)
+            if slot.enclosure is not None and number is not None:
+                numbers.setdefault(slot.enclosure.enclosure, []).append(number)
+    if not numbers:
+        return None
+    panels = []
+    for index, enclosure in enumerate(sorted(numbers)):
+        found = numbers[enclosure]
+        columns = max(found) - min(found) + 1
+        prefix = f"{index + 1}:" if index else ""
+        panels.append(Panel(Face.FRONT, 1, min(columns, MAX_BAYS), min(found), prefix=prefix))
+    source = "the SES enclosures' slot numbers (check the order against the bays' labels)"
+    return ChassisLayout(product, source=source, panels=tuple(panels))
 
 
 def with_enclosures(

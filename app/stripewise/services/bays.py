@@ -27,6 +27,7 @@ from stripewise.model.bay_map import (
     assign,
     bay_of_disks,
     from_enclosures,
+    layout_from_enclosures,
     place,
     with_enclosures,
 )
@@ -202,6 +203,14 @@ class BayService(QObject):
             save_mapping(host_key, layout, ports)
 
         self._write(work, f"layout {layout.name} saved")
+
+    def suggested_layout(self) -> ChassisLayout | None:
+        """For a host with none yet: a row of bays a panel per SES enclosure, numbered as its
+        slots, so its disks map by themselves once saved; None without enclosures."""
+        state, inventory = self.state, self.inventory
+        if state is None or inventory is None:
+            return None
+        return layout_from_enclosures(state.product or "", inventory)
 
     def templates(self) -> list[ChassisLayout]:
         """The layouts to start a new one from (shipped and the user's own)."""
