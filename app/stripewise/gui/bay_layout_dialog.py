@@ -112,7 +112,7 @@ class BayLayoutDialog(QDialog):
         for text, field in rows:
             form.addRow(text, field)
         outer.addLayout(form)
-        self.preview = BayView()
+        self.preview = BayView(preview=True)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.preview)
@@ -132,7 +132,7 @@ class BayLayoutDialog(QDialog):
             spin.valueChanged.connect(self._changed)
         for line in (self.product, self.title, self.source, self.prefix):
             line.textChanged.connect(self._changed)
-        self.resize(720, 620)
+        self.resize(760, 680)
 
     def _show_layout(self) -> None:
         """The form shows the layout's text and its current panel."""

@@ -37,6 +37,7 @@ from stripewise.model.units import human_size
 
 PORT_MIME = "application/x-stripewise-port"  # a disk's by-path name, dragged onto a bay
 BAY_MIN_WIDTH, BAY_HEIGHT, GAP, TITLE_HEIGHT = 60, 70, 4, 22
+PREVIEW_MIN_WIDTH, PREVIEW_HEIGHT = 36, 30  # the layout editor's bays: their labels only
 LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 
@@ -64,8 +65,11 @@ class BayView(QWidget):
     portDropped = Signal(str, str)  # bay label, by-path name
     bayCleared = Signal(str)  # bay label: its port unmapped
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, preview: bool = False) -> None:
         super().__init__(parent)
+        self.preview = preview  # labels only, smaller: a layout being drawn has no disks
+        self.min_width = PREVIEW_MIN_WIDTH if preview else BAY_MIN_WIDTH
+        self.bay_height = PREVIEW_HEIGHT if preview else BAY_HEIGHT
         self.layout_: ChassisLayout | None = None
         self.placed: list[PlacedBay] = []
         self.health: dict[str, HealthVerdict] = {}
@@ -98,27 +102,27 @@ class BayView(QWidget):
     # --- geometry --------------------------------------------------------------------------
     def _bay_width(self, width: int) -> int:
         if self.layout_ is None:
-            return BAY_MIN_WIDTH
+            return self.min_width
         columns = max(p.columns for p in self.layout_.panels)
-        return max(BAY_MIN_WIDTH, (width - GAP * (columns - 1)) // columns)
+        return max(self.min_width, (width - GAP * (columns - 1)) // columns)
 
     def _panel_tops(self) -> list[int]:
         tops, y = [], 0
         for panel in self.layout_.panels if self.layout_ else ():
             tops.append(y)
-            y += TITLE_HEIGHT + panel.rows * (BAY_HEIGHT + GAP) + GAP * 2
+            y += TITLE_HEIGHT + panel.rows * (self.bay_height + GAP) + GAP * 2
         tops.append(y)
         return tops
 
     def heightForWidth(self, _width: int) -> int:
-        return max(self._panel_tops()[-1], BAY_HEIGHT)
+        return max(self._panel_tops()[-1], self.bay_height)
 
     def hasHeightForWidth(self) -> bool:
         return True
 
     def sizeHint(self) -> QSize:
         columns = max((p.columns for p in self.layout_.panels), default=1) if self.layout_ else 1
-        return QSize(columns * (BAY_MIN_WIDTH + GAP), self.heightForWidth(0))
+        return QSize(columns * (self.min_width + GAP), self.heightForWidth(0))
 
     def minimumSizeHint(self) -> QSize:
         return self.sizeHint()
@@ -153,8 +157,8 @@ class BayView(QWidget):
         painter.end()
 
     def _rect(self, placed: PlacedBay, tops: list[int], width: int) -> QRect:
-        top = tops[placed.bay.panel] + TITLE_HEIGHT + placed.bay.row * (BAY_HEIGHT + GAP)
-        return QRect(placed.bay.column * (width + GAP), top, width, BAY_HEIGHT)
+        top = tops[placed.bay.panel] + TITLE_HEIGHT + placed.bay.row * (self.bay_height + GAP)
+        return QRect(placed.bay.column * (width + GAP), top, width, self.bay_height)
 
     def _paint_bay(self, painter: QPainter, kit: _Kit, placed: PlacedBay, rect: QRect) -> None:
         box = QRectF(rect).adjusted(1, 1, -1, -1)
@@ -165,7 +169,9 @@ class BayView(QWidget):
             painter.setBrush(Qt.BrushStyle.NoBrush if placed.port else kit.unmapped)
             painter.drawRoundedRect(box, 5, 5)
             lines = [(label, kit.bold, kit.bold_metrics, kit.text)]
-            lines.append(("empty" if placed.port else "?", kit.small, kit.small_metrics, kit.dim))
+            if not self.preview:
+                word = "empty" if placed.port else "?"
+                lines.append((word, kit.small, kit.small_metrics, kit.dim))
         else:
             painter.setPen(kit.border)
             painter.setBrush(kit.base)
