@@ -158,6 +158,15 @@ def test_the_x4500_drawn_walked_and_dragged(qtbot, make_window, x4500_file: Path
     view.portDropped.emit(label, port)
     assert bays.state.ports[label] == port
 
+    # the keyboard chooses a bay as well: arrows move, Enter clicks it
+    view.selected = "0"
+    view.setFocus()
+    clicked: list[str] = []
+    view.bayClicked.connect(clicked.append)
+    for key in (Qt.Key.Key_Right, Qt.Key.Key_Up, Qt.Key.Key_Left, Qt.Key.Key_Return):
+        qtbot.keyClick(view, key)
+    assert clicked == ["12"]  # one to the right (1), up a row toward the rear (13), left (12)
+
     # the planner names each disk by its bay
     window.planner.plan_on_inventory(inventory, bays.labels_for(inventory))
     sdi = next(d for d in window.planner.plan.disks if d.id == "sdi")

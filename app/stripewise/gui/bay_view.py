@@ -20,6 +20,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetrics,
     QHelpEvent,
+    QKeyEvent,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -82,6 +83,7 @@ class BayView(QWidget):
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
         self.setAccessibleName("Bays of the chassis")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # arrows choose a bay, Enter clicks it
 
     def set_bays(
         self,
@@ -258,6 +260,36 @@ class BayView(QWidget):
         clear.setToolTip("Forget which port this bay holds (an SES slot maps it again)")
         if menu.exec(event.globalPos()) is clear:
             self.bayCleared.emit(placed.bay.label)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        steps = {
+            Qt.Key.Key_Left: (0, -1),
+            Qt.Key.Key_Right: (0, 1),
+            Qt.Key.Key_Up: (-1, 0),
+            Qt.Key.Key_Down: (1, 0),
+        }
+        key = Qt.Key(event.key())
+        current = next((p for p in self.placed if p.bay.label == self.selected), None)
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and current:
+            self.bayClicked.emit(current.bay.label)
+        elif key in steps and self.placed:
+            if current is None:
+                self.selected = self.placed[0].bay.label
+            else:
+                rows, columns = steps[key]
+                row, column = current.bay.row + rows, current.bay.column + columns
+                self.selected = next(
+                    (
+                        p.bay.label
+                        for p in self.placed
+                        if (p.bay.panel, p.bay.row, p.bay.column)
+                        == (current.bay.panel, row, column)
+                    ),
+                    current.bay.label,
+                )
+            self.update()
+        else:
+            super().keyPressEvent(event)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         """A bay's disk dragged to another bay moves it there."""
