@@ -21,6 +21,7 @@ from stripewise.helper.engines.base import Engine, EngineError, Progress
 from stripewise.helper.guards import RunGuards, target_facts
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome, phase_summaries
 from stripewise.model.guards import page_cache_warning
+from stripewise.model.latency import find_stalls
 from stripewise.model.run import RunStatus
 from stripewise.protocol.events import (
     Event,
@@ -240,6 +241,7 @@ class BenchRun:
                 _figure(outcome.cpu_busy_pct),
                 outcome.error,
                 outcome.flags,
+                stalls=find_stalls(sampler.latency_trail) if sampler.latency_trail else None,
             )
         )
         return outcome

@@ -21,7 +21,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 import psutil
@@ -29,7 +29,9 @@ import psutil
 from stripewise.helper import diskstats
 from stripewise.helper.diskstats import DiskCounters
 from stripewise.helper.engines.base import Counters, Progress
+from stripewise.helper.engines.latency_histogram import percentile_of, wire_buckets
 from stripewise.model.bench import Phase
+from stripewise.model.latency import IntervalLatency, LatencyBuckets
 from stripewise.protocol.events import DiskLayer, DiskRates, Sample
 
 _ETA_WINDOW_S = 2.0  # the "current" rate behind the ETA: long enough to be steady
@@ -335,6 +337,10 @@ class Sampler:
         self._base_before: _EngineAt | None = None  # where the last one started
         self._seen: tuple[Counters, float] | None = None  # reports without a runtime
         self._window: collections.deque[tuple[float, int]] = collections.deque([(0.0, 0)])
+        self._latency_base: Any = None  # the engine's latency counts at the last sample
+        # each sample's (t_s, p99 us) of the phase, where the engine measures latency: the
+        # phase's stalls are found among them
+        self.latency_trail: list[tuple[float, float]] = []
 
     def _engine_now(self, now: float) -> _EngineAt | None:
         """The engine's counters on its own clock; None until it has begun (or, stepped, has
@@ -451,4 +457,23 @@ class Sampler:
             span_s=round(span_s, 3),
         )
         self._before, self._last = self._last, reading
-        return sample
+        return self._with_latency(sample)
+
+    def _with_latency(self, sample: Sample) -> Sample:
+        """The I/O times counted since the previous sample (a diff of the engine's cumulative
+        histogram, so a phase's intervals add up to its count), where the engine keeps them."""
+        counts = self._phase.latency_counts() if self._phase is not None else None
+        if counts is None:
+            return sample
+        interval = counts if self._latency_base is None else counts - self._latency_base
+        self._latency_base = counts
+        p50, p99, p999 = (percentile_of(interval, share) for share in (0.5, 0.99, 0.999))
+        if p50 is None or p99 is None or p999 is None:
+            return sample  # no I/O completed in the interval
+        self.latency_trail.append((sample.t_s, p99))
+        edges, tally = wire_buckets(interval)
+        return replace(
+            sample,
+            latency_us=IntervalLatency(round(p50, 3), round(p99, 3), round(p999, 3)),
+            histogram=LatencyBuckets(edges, tally),
+        )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Self
 
 from stripewise.model.bench import Phase, PhaseResult
+from stripewise.model.latency import IntervalLatency, LatencyBuckets, Stall
 from stripewise.model.run import ResultValue, RunStatus
 from stripewise.protocol.codec import (
     BAD_EVENT,
@@ -147,6 +148,10 @@ class Sample(WireEvent):
     span_s: float | None = None
     # a group run's host label, or "total" for the sum of the hosts' samples of one tick
     host: str | None = field(default=None, metadata=_HOST)
+    # the completion latency of the I/Os that ended in the interval, where the engine
+    # measures it per interval (absent otherwise, and when none completed)
+    latency_us: IntervalLatency | None = field(default=None, metadata=wire(omit=is_none))
+    histogram: LatencyBuckets | None = field(default=None, metadata=wire(omit=is_none))
 
     def series(self) -> dict[str, float | None]:
         """The figures as named series, units in their names, nested ones dotted
@@ -187,6 +192,9 @@ class PhaseFinished(WireEvent):
     error: str | None
     flags: tuple[str, ...] = ()  # guards this repetition tripped (docs/protocol.md)
     host: str | None = field(default=None, metadata=_HOST)
+    # intervals whose p99 was over 10x the phase's median interval p99 (model/latency.py);
+    # absent where no interval latencies were measured
+    stalls: tuple[Stall, ...] | None = field(default=None, metadata=wire(omit=is_none))
 
 
 @dataclass(frozen=True)

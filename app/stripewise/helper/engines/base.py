@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
+from stripewise.helper.engines.latency_histogram import LatencyHistogram
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
 if TYPE_CHECKING:
@@ -38,6 +43,7 @@ class Progress:
         self._counters = Counters()
         self._runtime_s: float | None = None  # the engine's own clock at these totals (fio)
         self._begun: float | None = None  # time.monotonic() when the engine began (builtin)
+        self._latencies: tuple[LatencyHistogram, ...] = ()  # the phase's, as the engine counts
 
     def begin(self) -> None:
         """The engine starts moving data now: its runtime, which live rates are divided by,
@@ -79,6 +85,23 @@ class Progress:
             if runtime is None and self._begun is not None:
                 runtime = time.monotonic() - self._begun
             return Counters(**vars(self._counters)), runtime
+
+    def count_latencies(self, histograms: Sequence[LatencyHistogram]) -> None:
+        """The histograms the engine counts this phase's I/O times in (the built-in one's
+        workers'): the sampler diffs their sum at each sample for the interval's latencies."""
+        with self._lock:
+            self._latencies = tuple(histograms)
+
+    def latency_counts(self) -> npt.NDArray[np.int64] | None:
+        """Every I/O time counted so far (fine buckets); None from an engine that keeps none."""
+        with self._lock:
+            histograms = self._latencies
+        if not histograms:
+            return None
+        total = histograms[0].snapshot()
+        for histogram in histograms[1:]:
+            total += histogram.snapshot()
+        return total
 
     def snapshot(self) -> Counters:
         with self._lock:

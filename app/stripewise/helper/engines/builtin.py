@@ -384,6 +384,7 @@ class BuiltinEngine:
         before = progress.snapshot()
         placed = cpus_for(len(workers), device_node_cpus(fd))
         cpus: list[int | None] = list(placed) if placed else [None] * len(workers)
+        progress.count_latencies([worker.latencies for worker in workers])
         try:
             progress.begin()  # live rates are timed from here, as `elapsed` is
             started = time.perf_counter()

@@ -8,6 +8,8 @@ the cheapest thing Python does per I/O, and the list is folded into the counts i
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import numpy.typing as npt
 
@@ -16,6 +18,10 @@ _SUB = 1 << _SUB_BITS  # buckets per power of two
 _MAX_EXPONENT = 48  # 2^48 ns is 3 days: longer latencies share the last bucket
 BUCKETS = _SUB + (_MAX_EXPONENT - _SUB_BITS + 1) * _SUB
 FOLD_EVERY = 8192  # values kept in the list before they are folded into the counts
+# an interval's histogram on the wire merges this many fine buckets: 4 per power of two,
+# each about 19 % wide, ~100 bytes an interval (the heat map's rows); its percentiles are
+# read from the fine counts
+WIRE_MERGE = 16
 
 
 def bucket_of(nanoseconds: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -43,19 +49,55 @@ def representative(bucket: int) -> float:
     return (low + high - 1) / 2
 
 
+def percentile_of(counts: npt.NDArray[np.int64], share: float) -> float | None:
+    """The value at `share` (0..1) of the I/Os counted in `counts` in microseconds; None
+    without any. The rank is the one the earlier sorted-list figure used: round(share * (n - 1))."""
+    total = int(counts.sum())
+    if total == 0:
+        return None
+    rank = min(total - 1, round(share * (total - 1)))
+    bucket = int(np.searchsorted(np.cumsum(counts), rank + 1))
+    return representative(bucket) / 1000.0
+
+
+def wire_buckets(counts: npt.NDArray[np.int64]) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """The counts merged WIRE_MERGE fine buckets at a time, from the first bucket with an I/O
+    to the last: (edges in microseconds, one more than counts; counts)."""
+    merged = counts.reshape(-1, WIRE_MERGE).sum(axis=1)
+    used = np.flatnonzero(merged)
+    if used.size == 0:
+        return (), ()
+    first, last = int(used[0]), int(used[-1])
+    edges = tuple(lower_bound(i * WIRE_MERGE) / 1000.0 for i in range(first, last + 2))
+    return edges, tuple(int(c) for c in merged[first : last + 1])
+
+
 class LatencyHistogram:
-    """Counts of one phase's I/O times; `values` is the list a worker appends to."""
+    """Counts of one phase's I/O times; `values` is the list a worker appends to. The sampler
+    reads it from its own thread (`snapshot`): folding and reading hold a lock, appending does
+    not (a list's append and copy are each atomic), so a worker pays for it once a fold."""
 
     def __init__(self) -> None:
         self.values: list[int] = []
         self.counts = np.zeros(BUCKETS, dtype=np.int64)
+        self._lock = threading.Lock()
 
     def fold(self) -> None:
         """Move the appended values into the counts (call from the worker that appends)."""
         if self.values:
-            buckets = bucket_of(np.asarray(self.values, dtype=np.int64))
-            self.counts += np.bincount(buckets, minlength=BUCKETS)
-            self.values.clear()
+            with self._lock:
+                buckets = bucket_of(np.asarray(self.values, dtype=np.int64))
+                self.counts += np.bincount(buckets, minlength=BUCKETS)
+                self.values.clear()
+
+    def snapshot(self) -> npt.NDArray[np.int64]:
+        """Every I/O counted so far, folded or not: safe while a worker appends and folds."""
+        with self._lock:
+            counts = self.counts.copy()
+            pending = list(self.values)
+        if pending:
+            counts += np.bincount(bucket_of(np.asarray(pending, dtype=np.int64)), minlength=BUCKETS)
+        return counts
 
     def merge(self, other: LatencyHistogram) -> None:
         other.fold()
@@ -70,9 +112,4 @@ class LatencyHistogram:
         """The value at `share` (0..1) of all I/Os in microseconds; None without any I/O.
         The rank is the one the earlier sorted-list figure used: round(share * (n - 1))."""
         self.fold()
-        total = int(self.counts.sum())
-        if total == 0:
-            return None
-        rank = min(total - 1, round(share * (total - 1)))
-        bucket = int(np.searchsorted(np.cumsum(self.counts), rank + 1))
-        return representative(bucket) / 1000.0
+        return percentile_of(self.counts, share)
