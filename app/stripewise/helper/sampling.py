@@ -470,10 +470,7 @@ class Sampler:
         p50, p99, p999 = (percentile_of(interval, share) for share in (0.5, 0.99, 0.999))
         if p50 is None or p99 is None or p999 is None:
             return sample  # no I/O completed in the interval
-        self.latency_trail.append((sample.t_s, p99))
+        latency = IntervalLatency(round(p50, 3), round(p99, 3), round(p999, 3))
+        self.latency_trail.append((sample.t_s, latency.p99))  # the stall says the sample's p99
         edges, tally = wire_buckets(interval)
-        return replace(
-            sample,
-            latency_us=IntervalLatency(round(p50, 3), round(p99, 3), round(p999, 3)),
-            histogram=LatencyBuckets(edges, tally),
-        )
+        return replace(sample, latency_us=latency, histogram=LatencyBuckets(edges, tally))
