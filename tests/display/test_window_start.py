@@ -66,10 +66,11 @@ def test_a_display_that_is_gone_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.xvfb
 def test_a_real_x_server_answers_and_the_window_opens_on_it(xvfb: XServer, tmp_path: Path) -> None:
-    assert display_probe.x_display_answers(xvfb.display)
-    assert display_probe.x_display_answers(f"unix{xvfb.display}.0")
-    assert not display_probe.x_display_answers(_unused_display())
-    assert not display_probe.x_display_answers("not a display")
+    cookie = xvfb.xauthority
+    assert display_probe.x_display_answers(xvfb.display, cookie)
+    assert display_probe.x_display_answers(f"unix{xvfb.display}.0", cookie)
+    assert not display_probe.x_display_answers(_unused_display(), cookie)
+    assert not display_probe.x_display_answers("not a display", cookie)
     env = xvfb.env() | {"XDG_CONFIG_HOME": str(tmp_path)}  # no QT_QPA_PLATFORM: chosen
     done = subprocess.run(
         [*STRIPEWISE, "--db", f"sqlite:///{tmp_path}/h.db", "--bench-startup"],
@@ -82,6 +83,32 @@ def test_a_real_x_server_answers_and_the_window_opens_on_it(xvfb: XServer, tmp_p
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("first-frame ")
+
+
+@pytest.mark.xvfb
+def test_a_display_that_refuses_this_user_is_said_not_left_to_qt(
+    xvfb: XServer, tmp_path: Path
+) -> None:
+    """An X server that answers but takes none of this user's cookies (sudo from a desktop,
+    ssh -X to a server without xauth): Qt would abort on it."""
+    other = tmp_path / "other-cookie"
+    other.write_bytes(b"")
+    assert display_probe.x_display_state(xvfb.display, other) is display_probe.XDisplay.REFUSES
+    assert display_probe.x_display_state(xvfb.display, None) is display_probe.XDisplay.REFUSES
+    state = display_probe.x_display_state(xvfb.display, xvfb.xauthority)
+    assert state is display_probe.XDisplay.ANSWERS
+    done = subprocess.run(
+        [*STRIPEWISE, "--db", f"sqlite:///{tmp_path}/h.db"],
+        env=xvfb.env() | {"XAUTHORITY": str(other)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"DISPLAY={xvfb.display} refuses this user" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
 
 
 def test_a_wayland_socket_answers_only_while_someone_listens(tmp_path: Path) -> None:

@@ -101,3 +101,9 @@ def test_the_users_qt_platform_is_kept_unless_it_needs_a_missing_display() -> No
         {"QT_QPA_PLATFORM": "xcb", "DISPLAY": ":1"}, Surroundings(x_answers=True)
     )
     assert with_display.platform == "xcb" and with_display.environment == {}
+
+
+def test_a_display_that_refuses_this_user_says_so() -> None:
+    choice = choose_platform({"DISPLAY": ":0"}, Surroundings(x_refuses=True))
+    assert not choice.can_open
+    assert "DISPLAY=:0 refuses this user (no X cookie for it in XAUTHORITY)" in choice.refusal()

@@ -30,7 +30,8 @@ class Device(StrEnum):
 class Surroundings:
     """What the probe found: which display servers answer, the console and its devices."""
 
-    x_answers: bool = False  # $DISPLAY accepted a connection
+    x_answers: bool = False  # $DISPLAY accepted a connection and this user's X cookie
+    x_refuses: bool = False  # $DISPLAY answered but took none of this user's cookies
     wayland_answers: bool = False  # $WAYLAND_DISPLAY's socket accepted a connection
     virtual_console: str | None = None  # "/dev/tty2" when started on a Linux virtual console
     framebuffer: Device = Device.ABSENT  # /dev/fb0
@@ -138,7 +139,9 @@ def _displays_seen(display: str, wayland: str, found: Surroundings) -> str:
     if not display and not wayland:
         return "DISPLAY and WAYLAND_DISPLAY are unset"
     said = []
-    if display:
+    if display and found.x_refuses:
+        said.append(f"DISPLAY={display} refuses this user (no X cookie for it in XAUTHORITY)")
+    elif display:
         said.append(f"DISPLAY={display} does not answer")
     if wayland:
         said.append(f"WAYLAND_DISPLAY={wayland} does not answer")
