@@ -66,11 +66,13 @@ def test_a_display_that_is_gone_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.xvfb
 def test_a_real_x_server_answers_and_the_window_opens_on_it(xvfb: XServer, tmp_path: Path) -> None:
-    cookie = xvfb.xauthority
-    assert display_probe.x_display_answers(xvfb.display, cookie)
-    assert display_probe.x_display_answers(f"unix{xvfb.display}.0", cookie)
-    assert not display_probe.x_display_answers(_unused_display(), cookie)
-    assert not display_probe.x_display_answers("not a display", cookie)
+    def state(display: str) -> display_probe.XDisplay:
+        return display_probe.x_display_state(display, xvfb.xauthority)
+
+    assert state(xvfb.display) is display_probe.XDisplay.ANSWERS
+    assert state(f"unix{xvfb.display}.0") is display_probe.XDisplay.ANSWERS
+    assert state(_unused_display()) is display_probe.XDisplay.SILENT
+    assert state("not a display") is display_probe.XDisplay.SILENT
     env = xvfb.env() | {"XDG_CONFIG_HOME": str(tmp_path)}  # no QT_QPA_PLATFORM: chosen
     done = subprocess.run(
         [*STRIPEWISE, "--db", f"sqlite:///{tmp_path}/h.db", "--bench-startup"],

@@ -72,10 +72,6 @@ def x_display_state(display: str, xauthority: Path | None) -> XDisplay:
     return XDisplay.REFUSES if refused == len(cookies) else XDisplay.ANSWERS
 
 
-def x_display_answers(display: str, xauthority: Path | None = None) -> bool:
-    return x_display_state(display, xauthority) is XDisplay.ANSWERS
-
-
 def xauthority_path(environ: Mapping[str, str]) -> Path | None:
     """Where Xlib reads cookies: $XAUTHORITY, else ~/.Xauthority."""
     if environ.get("XAUTHORITY"):
