@@ -19,7 +19,7 @@ from stripewise.gui.planner_chips import chip_title
 from stripewise.inventory import load_inventory
 from stripewise.inventory.chassis_files import host_bays, layouts
 from stripewise.inventory.snapshot import dumps
-from stripewise.model.chassis import Face, Origin
+from stripewise.model.chassis import Face, Origin, dump_layout, parse_layout
 from stripewise.model.health import parse_smartctl
 from stripewise.model.topology import Disk, Inventory
 from tests.bays.conftest import x4500_bay_of_port
@@ -59,7 +59,9 @@ def click_bay(qtbot, page: HardwarePage, label: str) -> None:
     qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=view.bay_rect(placed).center())
 
 
-def test_the_x4500_drawn_walked_and_dragged(qtbot, make_window, x4500_file: Path) -> None:
+def test_the_x4500_drawn_walked_and_dragged(
+    qtbot, make_window, x4500_file: Path, tmp_path: Path
+) -> None:
     window = make_window(view="hardware", inventory=x4500_file)
     page = window.page_widgets["hardware"]
     assert isinstance(page, HardwarePage) and page.inventory is not None
@@ -171,6 +173,18 @@ def test_the_x4500_drawn_walked_and_dragged(qtbot, make_window, x4500_file: Path
     window.planner.plan_on_inventory(inventory, bays.labels_for(inventory))
     sdi = next(d for d in window.planner.plan.disks if d.id == "sdi")
     assert chip_title(sdi) == "bay 6 (sdi)"
+
+    # exported to share, and a file with one bay fewer mapped imported as this host's
+    exported = tmp_path / "thumper.toml"
+    bays.export_to(exported)
+    qtbot.waitUntil(exported.exists)
+    shared = parse_layout(exported.read_text(encoding="utf-8"), "thumper.toml")
+    assert shared.product == "Sun Fire X4500" and dict(shared.ports) == bays.state.ports
+    fewer = {k: v for k, v in shared.ports.items() if k != "0"}
+    (tmp_path / "fewer.toml").write_text(dump_layout(shared, fewer), encoding="utf-8")
+    bays.import_from(tmp_path / "fewer.toml")
+    qtbot.waitUntil(lambda: "0" not in bays.state.ports)
+    assert len(bays.state.ports) == 47 and page.bay_panel.unplaced.count() == 1
 
     # the controllers one click away
     page.show_bays.click()

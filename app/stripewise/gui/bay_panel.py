@@ -7,8 +7,11 @@ one disk's bay LED (through `Locator`), the admin clicks the bay that lit, the n
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtWidgets import (
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -19,8 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui import file_places
+from stripewise.gui import help_dialogs as says
 from stripewise.gui.bay_layout_dialog import BayLayoutDialog
 from stripewise.gui.bay_view import PORT_MIME, BayView
+from stripewise.gui.flow_layout import FlowLayout
 from stripewise.model.bay_map import BayWalk, port_of, unmapped_disks
 from stripewise.model.health import HealthVerdict
 from stripewise.model.topology import Inventory
@@ -61,10 +67,10 @@ class BayPanel(QWidget):
         self.walk: BayWalk | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        bar = QHBoxLayout()
         self.caption = QLabel("No chassis layout for this machine yet.")
         self.caption.setWordWrap(True)
-        bar.addWidget(self.caption, 1)
+        layout.addWidget(self.caption)
+        bar = FlowLayout()  # wraps rather than clipping at 800 px
         self.edit = QPushButton("&Edit Layout…")
         self.edit.setToolTip("Draw the chassis: rows and columns of bays, face and numbering")
         self.edit.clicked.connect(self._edit)
@@ -76,7 +82,14 @@ class BayPanel(QWidget):
             "Light each disk's bay LED in turn; click the bay that lit (enclosure bays only)"
         )
         self.walk_button.clicked.connect(self._walk_clicked)
-        for button in (self.edit, self.from_ses, self.walk_button):
+        self.export = QPushButton("E&xport…")
+        self.export.setToolTip("The layout and this host's mapping, as a file (docs/bays.md)")
+        self.export.clicked.connect(self._export)
+        self.import_ = QPushButton("&Import…")
+        self.import_.setToolTip("Use a layout file, shipped with a chassis or exported elsewhere")
+        self.import_.clicked.connect(self._import)
+        buttons = (self.edit, self.from_ses, self.walk_button, self.export, self.import_)
+        for button in buttons:
             bar.addWidget(button)
         layout.addLayout(bar)
 
@@ -129,9 +142,10 @@ class BayPanel(QWidget):
         layout = state.layout if ready and state else None
         placed = state.placed(inventory) if layout and state and inventory else []
         self.view.set_bays(layout, placed)
-        for button in (self.from_ses, self.walk_button):
+        for button in (self.from_ses, self.walk_button, self.export):
             button.setEnabled(layout is not None)
         self.edit.setEnabled(ready)
+        self.import_.setEnabled(ready)
         if layout is None:
             product = state.product if state else None
             self.caption.setText(
@@ -177,6 +191,29 @@ class BayPanel(QWidget):
         dialog = BayLayoutDialog(start, state.product, self.bays.templates(), self)
         if dialog.exec():
             self.bays.set_layout(dialog.result_layout())
+
+    def _export(self) -> None:
+        state = self.bays.state
+        stem = file_places.file_stem(state.layout.product if state and state.layout else "bays")
+        path = file_places.chosen(
+            QFileDialog.getSaveFileName(
+                self, says.EXPORT_BAYS, file_places.suggested(f"{stem}.toml"), "TOML (*.toml)"
+            )[0]
+        )
+        if path:
+            self.bays.export_to(Path(path))
+
+    def _import(self) -> None:
+        path = file_places.chosen(
+            QFileDialog.getOpenFileName(
+                self,
+                says.IMPORT_BAYS,
+                file_places.start_folder(),
+                "Chassis layouts (*.toml);;All files (*)",
+            )[0]
+        )
+        if path:
+            self.bays.import_from(Path(path))
 
     # --- the walk --------------------------------------------------------------------------
     def _walk_clicked(self) -> None:

@@ -37,7 +37,7 @@ from stripewise.model.health import HealthVerdict
 from stripewise.model.units import human_size
 
 PORT_MIME = "application/x-stripewise-port"  # a disk's by-path name, dragged onto a bay
-BAY_MIN_WIDTH, BAY_HEIGHT, GAP, TITLE_HEIGHT = 60, 70, 4, 22
+BAY_MIN_WIDTH, BAY_HEIGHT, GAP, TITLE_HEIGHT = 40, 70, 4, 22  # 12 across at 800 px
 PREVIEW_MIN_WIDTH, PREVIEW_HEIGHT = 36, 30  # the layout editor's bays: their labels only
 LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
@@ -165,7 +165,7 @@ class BayView(QWidget):
     def _paint_bay(self, painter: QPainter, kit: _Kit, placed: PlacedBay, rect: QRect) -> None:
         box = QRectF(rect).adjusted(1, 1, -1, -1)
         disk, label = placed.disk, placed.bay.label
-        room = rect.width() - 10
+        room = rect.width() - 7
         if disk is None:
             painter.setPen(kit.dashes if placed.port else kit.border)
             painter.setBrush(Qt.BrushStyle.NoBrush if placed.port else kit.unmapped)
@@ -188,8 +188,10 @@ class BayView(QWidget):
                 lines = [(label, kit.bold, kit.bold_metrics, kit.text)]
                 lines.append((disk.name, kit.bold, kit.bold_metrics, kit.text))
             size = human_size(disk.size_bytes)
-            if kit.metrics.horizontalAdvance(size) > room:
-                size = size.replace(".", " ").split()[0] + " " + size.split()[-1]  # 500 GB
+            whole, unit = size.split()[0].split(".")[0], size.split()[-1]
+            for shorter in (f"{whole} {unit}", f"{whole}{unit[0]}"):  # 500 GB, then 500G
+                if disk.size_bytes is not None and kit.metrics.horizontalAdvance(size) > room:
+                    size = shorter
             lines.append((size, kit.normal, kit.metrics, kit.text))
             model = disk.model or "model unknown"
             lines.append((model, kit.small, kit.small_metrics, kit.dim))
@@ -198,7 +200,7 @@ class BayView(QWidget):
             painter.setFont(font)
             painter.setPen(colour)
             elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
-            painter.drawText(QRect(rect.x() + 6, y, room, metrics.height()), LEFT_MIDDLE, elided)
+            painter.drawText(QRect(rect.x() + 4, y, room, metrics.height()), LEFT_MIDDLE, elided)
             y += metrics.height() + 1
         verdict = self.health.get(disk.name) if disk is not None else None
         if verdict is not None and verdict.level in HEALTH_BADGES:

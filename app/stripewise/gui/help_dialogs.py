@@ -93,6 +93,8 @@ HOST_GROUPS = (
 # --- Hardware -----------------------------------------------------------------------------------
 OPEN_INVENTORY = "Open Inventory: shows a snapshot or another server's dump; the file is only read"
 SAVE_INVENTORY = "Save Inventory Snapshot: what is on show, as JSON to open later or elsewhere"
+EXPORT_BAYS = "Export Bays: the chassis layout and this host's bay mapping, to share as TOML"
+IMPORT_BAYS = "Import Bays: a chassis layout becomes this host's; the file is only read"
 CHASSIS_LAYOUT = (
     "Save keeps this layout for every machine of its product and as this host's; bays that "
     "no longer exist forget their disks. No disk is touched."

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
@@ -18,9 +19,11 @@ from stripewise.inventory.chassis_files import (
     HostBays,
     host_bays,
     layouts,
+    read_layout_file,
     read_product,
     save_layout,
     save_mapping,
+    write_atomically,
 )
 from stripewise.model.bay_map import (
     PlacedBay,
@@ -31,7 +34,7 @@ from stripewise.model.bay_map import (
     place,
     with_enclosures,
 )
-from stripewise.model.chassis import Bay, ChassisLayout
+from stripewise.model.chassis import Bay, ChassisLayout, dump_layout
 from stripewise.model.topology import Disk, Inventory, Slot
 from stripewise.protocol.verbs import LocateArgs
 from stripewise.services.helper_client import HelperClient
@@ -106,7 +109,7 @@ class BayService(QObject):
         self.state: BayState | None = None
         self.inventory: Inventory | None = None
         self._writing = False
-        self._queued: tuple[Callable[[], object], str] | None = None
+        self._queued: list[tuple[Callable[[], object], str]] = []  # in order, each done
 
     @staticmethod
     def read(inventory: Inventory, live: bool) -> HostBays | str:
@@ -158,9 +161,9 @@ class BayService(QObject):
         self._write(lambda: save_mapping(state.host_key, layout, dict(ports)), "bays saved")
 
     def _write(self, work: Callable[[], object], done: str) -> None:
-        """One write at a time, the newest last: a click's save never lands after the next."""
+        """One write at a time, in order: a click's save never lands after the next."""
         if self._writing:
-            self._queued = (work, done)
+            self._queued.append((work, done))
             return
         self._writing = True
 
@@ -170,9 +173,8 @@ class BayService(QObject):
                 self.notice.emit(done)
             else:
                 self.failed.emit(f"bays not saved: {error}")
-            queued, self._queued = self._queued, None
-            if queued is not None:
-                self._write(*queued)
+            if self._queued:
+                self._write(*self._queued.pop(0))
 
         run_in_background(work, lambda _result: finished(None), finished)
 
@@ -187,14 +189,17 @@ class BayService(QObject):
         self.save_ports({**kept, **found})
         return len(found)
 
-    def set_layout(self, layout: ChassisLayout) -> None:
-        """A layout drawn in the editor: this host's from now on, and its product's for any
-        other host of the model; bays that no longer exist lose their ports."""
+    def set_layout(self, layout: ChassisLayout, ports: dict[str, str] | None = None) -> None:
+        """A layout drawn in the editor (or imported, with its `ports`): this host's from now
+        on, and its product's for any other host of the model; bays that no longer exist
+        lose their ports."""
         state = self.state
         if state is None:
             return
         labels = {b.label for b in layout.bays}
-        ports = {k: v for k, v in state.ports.items() if k in labels}
+        given = state.ports if ports is None else ports
+        ports = {k: v for k, v in given.items() if k in labels}
+        layout = replace(layout, ports={})
         host_key = state.host_key
         self._set(BayState(host_key, layout.product, layout, saved=ports))
 
@@ -203,6 +208,25 @@ class BayService(QObject):
             save_mapping(host_key, layout, ports)
 
         self._write(work, f"layout {layout.name} saved")
+
+    def export_to(self, path: Path) -> None:
+        """The layout with this host's mapping, a file another host of the model imports."""
+        state = self.state
+        if state is None or state.layout is None:
+            return
+        text = dump_layout(state.layout, state.ports)
+        self._write(lambda: write_atomically(path, text), f"bays exported to {path}")
+
+    def import_from(self, path: Path) -> None:
+        """A layout file (docs/bays.md) as this host's; its [ports], if any, as its mapping."""
+
+        def read() -> ChassisLayout:
+            return read_layout_file(path)
+
+        def done(layout: ChassisLayout) -> None:
+            self.set_layout(layout, dict(layout.ports) if layout.ports else None)
+
+        run_in_background(read, done, lambda exc: self.failed.emit(f"not imported: {exc}"))
 
     def suggested_layout(self) -> ChassisLayout | None:
         """For a host with none yet: a row of bays a panel per SES enclosure, numbered as its
