@@ -21,6 +21,7 @@ def test_the_table_defines_every_guard_once_in_words() -> None:
         "small_buffered_file",
         "compressed_writes",
         "member_stands_out",
+        "not_steady",
     }
     for name, entry in GUARDS.items():
         assert entry.name == name and entry.title and len(entry.meaning) > 40

@@ -32,6 +32,7 @@ from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import Parser, add_db_option, finite, positive_int, whole_number
 from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
+from stripewise.model.steady_state import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, WINDOW
 from stripewise.model.wording import count_noun
 from stripewise.protocol.client import Reply
 from stripewise.protocol.events import Event, PhaseFinished, RunResult, Sample
@@ -109,6 +110,26 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
         metavar="US",
         help="hold CPUs to this wake-up latency while the run lasts (PM QoS, as tuned's "
         "force_latency; 0: idle CPUs poll). Needs root. Default: the system's idle states",
+    )
+    bench.add_argument(
+        "--steady-state",
+        action="store_true",
+        help="write phases (seq_write, random_write) run in rounds of --size until the rate "
+        "is steady by the SNIA PTS rule (5 rounds within 20 %% of their mean, their trend "
+        "within 10 %%) or --max-rounds have run; the figure is the steady window's",
+    )
+    bench.add_argument(
+        "--precondition",
+        action="store_true",
+        help="with --steady-state: fill the target sequentially once before the phases",
+    )
+    bench.add_argument(
+        "--max-rounds",
+        type=positive_int,
+        default=DEFAULT_MAX_ROUNDS,
+        metavar="N",
+        help=f"with --steady-state: rounds at most, {WINDOW} to {MAX_ROUNDS} "
+        f"(default: {DEFAULT_MAX_ROUNDS})",
     )
     bench.add_argument("--json", action="store_true", help="one JSON event per line")
     bench.add_argument("--save", action="store_true", help="keep the run in the history")
@@ -268,6 +289,10 @@ def start_args(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.cpu_latency_us is not None:
         start["cpu_latency_us"] = args.cpu_latency_us
+    if getattr(args, "steady_state", False):
+        start |= {"steady_state": True, "max_rounds": args.max_rounds}
+    if getattr(args, "precondition", False):
+        start["precondition"] = True  # without --steady-state the helper refuses it by name
     if args.confirm_serial is not None:
         start["confirm_serial"] = args.confirm_serial
     if args.overwrite:

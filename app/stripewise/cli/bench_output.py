@@ -14,6 +14,7 @@ from typing import IO
 
 from stripewise.model.guards import describe, guard
 from stripewise.model.run import RunStatus
+from stripewise.model.steady_state import Window, round_words
 from stripewise.protocol.events import (
     Event,
     PhaseFinished,
@@ -22,6 +23,7 @@ from stripewise.protocol.events import (
     RunResult,
     RunWarning,
     Sample,
+    SteadyRound,
     event_to_json,
 )
 from stripewise.protocol.group import GroupOutcome
@@ -92,6 +94,10 @@ def _text(event: Event, interactive: bool) -> str:
         else:
             line = f"  {event.mb_s:,.1f} MB/s, {event.iops:,.0f} IOPS in {event.elapsed_s:.1f} s"
         return ("\r" + " " * 70 + "\r" if interactive else "") + line + status + "\n"
+    if isinstance(event, SteadyRound):  # "round 7: not steady, excursion 34 %"
+        window = Window(event.figure, event.excursion_pct, event.slope_pct)
+        words = round_words(event.round, window)
+        return ("\r" + " " * 70 + "\r" if interactive else "") + f"  {words}\n"
     if isinstance(event, RunWarning | RunError):
         return f"{event.EVENT}: {event.message}\n"
     if isinstance(event, RunResult):

@@ -19,6 +19,7 @@ from stripewise.helper.created_files import CreatedFiles
 from stripewise.helper.credentials import Caller
 from stripewise.helper.engines.base import Engine, EngineError, Progress
 from stripewise.helper.guards import RunGuards, target_facts
+from stripewise.helper.steady_rounds import run_in_rounds, wire_rounds, wire_window
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome, phase_summaries
 from stripewise.model.guards import page_cache_warning
 from stripewise.model.latency import find_stalls
@@ -33,7 +34,7 @@ from stripewise.protocol.events import (
 )
 
 if TYPE_CHECKING:
-    from stripewise.helper.sampling import Sampler
+    from stripewise.helper.sampling import Sampler, Ticked
 
 Emit = Callable[[Event], None]
 
@@ -160,6 +161,7 @@ class BenchRun:
             self.engine.prepare(self.spec, self.target)
             self._note_engine()
             self._layout_if_read_first()
+            self._precondition()
             for repetition in range(1, self.spec.repetitions + 1):
                 for phase in self.spec.phases:
                     if self.cancel.is_set():
@@ -213,9 +215,12 @@ class BenchRun:
         watch = self.guards.watch() if self.guards else None  # ticked by the sampler's thread
         sampler.start(lambda: progress, SampledPhase(self.id, phase, repetition), watch)
         try:
-            outcome = self.engine.run_phase(
-                self.spec, phase, repetition, self.target, progress, self.cancel
-            )
+            if self.spec.steady_state and phase.runs_in_rounds:
+                outcome = self._rounds(phase, repetition, sampler, watch, progress)
+            else:
+                outcome = self.engine.run_phase(
+                    self.spec, phase, repetition, self.target, progress, self.cancel
+                )
         finally:
             sampler.stop()
             if watch is not None:
@@ -241,10 +246,58 @@ class BenchRun:
                 _figure(outcome.cpu_busy_pct),
                 outcome.error,
                 outcome.flags,
+                steady=None if outcome.steady is None else outcome.steady.window.steady,
+                rounds=None if outcome.steady is None else wire_rounds(outcome.steady),
+                window=None if outcome.steady is None else wire_window(outcome.steady),
                 stalls=find_stalls(sampler.latency_trail) if sampler.latency_trail else None,
             )
         )
         return outcome
+
+    def _rounds(
+        self,
+        phase: Phase,
+        repetition: int,
+        sampler: Sampler,
+        watch: Ticked | None,
+        first: Progress,
+    ) -> PhaseOutcome:
+        """A steady-state write phase: rounds of the spec's size (helper/steady_rounds.py),
+        each sampled from a baseline of its own, as a phase is."""
+        from stripewise.helper.sampling import SampledPhase
+
+        def run_round(number: int) -> PhaseOutcome:
+            progress = first
+            if number > 1:
+                progress = Progress(self.spec.size_bytes)
+                sampler.start(lambda: progress, SampledPhase(self.id, phase, repetition), watch)
+            return self.engine.run_phase(
+                self.spec, phase, repetition, self.target, progress, self.cancel
+            )
+
+        return run_in_rounds(
+            self.id, phase, repetition, self.spec.max_rounds, run_round, self._emit
+        )
+
+    def _precondition(self) -> None:
+        """SNIA PTS preconditioning: the whole target written sequentially once before the
+        measured phases, so a drive's cache and spare area start as they would in service."""
+        if not self.spec.precondition:
+            return
+        self.warn(
+            "precondition",
+            f"filling the target sequentially first ({self.spec.size_bytes / 1e6:,.0f} MB)",
+        )
+        outcome = self.engine.run_phase(
+            self.spec, Phase.SEQ_WRITE, 0, self.target, Progress(self.spec.size_bytes), self.cancel
+        )
+        if outcome.error:
+            raise EngineError(f"preconditioning: {outcome.error}")
+        self.warn(
+            "precondition",
+            f"preconditioned: {outcome.write_bytes / 1e6:,.0f} MB in {outcome.elapsed_s:.1f} s "
+            f"({outcome.mb_s:,.0f} MB/s)",
+        )
 
     def _note_engine(self) -> None:
         """Say so when the engine had to fall back (e.g. buffered where O_DIRECT failed)."""

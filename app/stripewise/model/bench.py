@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from stripewise.model.run import ResultValue
+from stripewise.model.steady_state import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, WINDOW, SteadyRounds
 from stripewise.model.vocabulary import (
     CPU,
     EFFICIENCY,
@@ -37,6 +38,11 @@ class Phase(StrEnum):
     @property
     def reads(self) -> bool:
         return self in (Phase.REWRITE, Phase.SEQ_READ, Phase.RANDOM_READ, Phase.MIXED)
+
+    @property
+    def runs_in_rounds(self) -> bool:
+        """A write-only phase, which a steady-state run repeats in rounds (model.steady_state)."""
+        return self in (Phase.SEQ_WRITE, Phase.RANDOM_WRITE)
 
 
 # The names admins know from bonnie++'s table.
@@ -103,6 +109,11 @@ class BenchSpec:
     # held as the CPU latency limit (PM QoS) while the run lasts; None leaves the system's.
     # 0 keeps idle CPUs polling: a wake-up from a halted CPU can cost more than the I/O
     cpu_latency_us: int | None = None
+    # write phases repeat in rounds of `size_bytes` until the SNIA PTS window is steady or
+    # `max_rounds` have run; `precondition` fills the target sequentially first
+    steady_state: bool = False
+    precondition: bool = False
+    max_rounds: int = DEFAULT_MAX_ROUNDS
 
     @property
     def buffer_bytes(self) -> int:
@@ -147,6 +158,12 @@ class BenchSpec:
             found.append("engine: builtin or fio")
         if self.cpu_latency_us is not None and not 0 <= self.cpu_latency_us <= MAX_CPU_LATENCY_US:
             found.append(f"cpu_latency_us: 0 to {MAX_CPU_LATENCY_US:,} us, or none")
+        if not WINDOW <= self.max_rounds <= MAX_ROUNDS:
+            found.append(f"max_rounds: {WINDOW} (one window) to {MAX_ROUNDS}")
+        if self.steady_state and not any(p.runs_in_rounds for p in self.phases):
+            found.append("steady_state: needs a write phase (seq_write or random_write)")
+        if self.precondition and not self.steady_state:
+            found.append("precondition: only with steady_state")
         return found
 
 
@@ -166,6 +183,7 @@ class PhaseOutcome:
     cpu_busy_pct: float | None = None  # system-wide user+system+iowait... see sampler
     error: str | None = None
     flags: tuple[str, ...] = ()  # guards this repetition tripped
+    steady: SteadyRounds | None = None  # a steady-state phase's rounds; its figures: the window's
 
     @property
     def cpu_pct(self) -> float | None:
@@ -175,7 +193,10 @@ class PhaseOutcome:
     def mb_s(self) -> float:
         """Decimal MB/s of everything moved (reads plus writes), except rewrite: there each
         block counts once, as it is rewritten, like bonnie++'s Rewrite column (reading it
-        back first is part of the cost, not extra throughput)."""
+        back first is part of the cost, not extra throughput). A steady-state phase's: the
+        mean of its window of rounds."""
+        if self.steady is not None:
+            return self.steady.window_mb_s
         moved = (
             self.write_bytes if self.phase is Phase.REWRITE else self.read_bytes + self.write_bytes
         )
@@ -184,6 +205,8 @@ class PhaseOutcome:
     @property
     def iops(self) -> float:
         """I/Os per second; for rewrite, blocks rewritten per second (see `mb_s`)."""
+        if self.steady is not None:
+            return self.steady.window_iops
         ops = self.write_ops if self.phase is Phase.REWRITE else self.read_ops + self.write_ops
         return ops / self.elapsed_s if self.elapsed_s > 0 else 0.0
 

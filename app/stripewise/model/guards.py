@@ -32,6 +32,7 @@ CPU_BOUND = "cpu_bound"
 SMALL_BUFFERED_FILE = "small_buffered_file"
 COMPRESSED_WRITES = "compressed_writes"
 MEMBER_STANDS_OUT = "member_stands_out"
+NOT_STEADY = "not_steady"
 
 GUARDS: dict[str, Guard] = {
     g.name: g
@@ -78,6 +79,14 @@ GUARDS: dict[str, Guard] = {
             "others (the median of theirs): the array waits for it; check its disk, its link "
             "and its health",
             Severity.CAUTION,
+        ),
+        Guard(
+            NOT_STEADY,
+            "never steady",
+            "the write rate did not settle within the rounds allowed (SNIA PTS: 5 rounds within "
+            "20 % of their mean, their trend within 10 %): the figure may be a cache's burst, "
+            "not the lasting rate; precondition the target or allow more rounds",
+            Severity.INVALID,
         ),
     )
 }

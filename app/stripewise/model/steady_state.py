@@ -90,3 +90,29 @@ def round_words(number: int, window: Window) -> str:
     if window.excursion_pct > MAX_EXCURSION_PCT:
         return f"round {number}: not steady, excursion {window.excursion_pct:.0f} %"
     return f"round {number}: not steady, slope {window.slope_pct:.0f} %"
+
+
+@dataclass(frozen=True)
+class SteadyRounds:
+    """The rounds of one steady-state phase, each round's MB/s and IOPS in run order; the
+    rule follows `by_iops` (a random write's IOPS) or else MB/s (a sequential write's)."""
+
+    mb_s: tuple[float, ...]
+    iops: tuple[float, ...]
+    by_iops: bool = False
+
+    @property
+    def figures(self) -> tuple[float, ...]:
+        return self.iops if self.by_iops else self.mb_s
+
+    @property
+    def window(self) -> Window:
+        return judge(self.figures)
+
+    @property
+    def window_mb_s(self) -> float:
+        return judge(self.mb_s).mean
+
+    @property
+    def window_iops(self) -> float:
+        return judge(self.iops).mean

@@ -3,8 +3,9 @@ helper's side); `spec_to_json` writes the normalised spec back (the helper echoe
 `bench.start`'s reply, and that is the shape history stores). `BenchSpec` is a model type, so
 its wire shape is described here for the codec: sizes as `size`, `block_size` and
 `random_block_size` (a number of bytes, or text such as `8G`), phases by name,
-`cpu_latency_us` only when the run holds one (so a run without keeps the shape helpers and
-histories of earlier versions know)."""
+`cpu_latency_us` only when the run holds one, `steady_state`, `precondition` and
+`max_rounds` only for a steady-state run (so a run without either keeps the shape helpers
+and histories of earlier versions know)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,14 @@ from stripewise.protocol.codec import (
     Wire,
     describe,
     from_wire,
+    is_false,
     is_none,
     to_wire,
     wire_keys,
 )
 from stripewise.protocol.wire import shown
 
-_TYPES = "target and engine are text, direct is true or false"
+_TYPES = "target and engine are text; direct, steady_state and precondition are true or false"
 
 
 def _size(key: str) -> Callable[[Any], int]:
@@ -100,6 +102,9 @@ SPEC_SHAPE = Shape(
         "sample_rate_hz",
         "engine",
         "cpu_latency_us",
+        "steady_state",
+        "precondition",
+        "max_rounds",
     ),
     fields={
         "target": Wire(refusal=_TYPES),
@@ -112,6 +117,9 @@ SPEC_SHAPE = Shape(
         **{key: Wire(parse=_number(key, float)) for key in ("runtime_cap_s", "sample_rate_hz")},
         "engine": Wire(refusal=_TYPES),
         "cpu_latency_us": Wire(omit=is_none, parse=_optional_whole("cpu_latency_us")),
+        "steady_state": Wire(omit=is_false, refusal=_TYPES),
+        "precondition": Wire(omit=is_false, refusal=_TYPES),
+        "max_rounds": Wire(omit_with="steady_state", parse=_number("max_rounds", int)),
     },
     check=_checked,
 )

@@ -1,0 +1,107 @@
+"""A steady-state write phase in the helper: the phase runs in rounds of the spec's size, each
+round's figure judged with the window before it (model.steady_state) and said as a
+`steady_round` event, until the window is steady or `max_rounds` have run. The phase's
+outcome adds up the rounds and reports the window's means; a window never steady is flagged
+`not_steady`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from stripewise.model.bench import Phase, PhaseOutcome
+from stripewise.model.guards import NOT_STEADY
+from stripewise.model.steady_state import SteadyRounds, Window
+from stripewise.protocol.events import SteadyRound
+
+RunRound = Callable[[int], PhaseOutcome]  # round number (from 1) -> that round's outcome
+
+
+def _percent(value: float | None) -> float | None:
+    """An excursion as the wire carries it: finite (a window that moved nothing has none)."""
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        return None
+    return round(value, 1)
+
+
+def run_in_rounds(
+    run_id: str,
+    phase: Phase,
+    repetition: int,
+    max_rounds: int,
+    run_round: RunRound,
+    emit: Callable[[SteadyRound], None],
+) -> PhaseOutcome:
+    """Rounds until steady, a failed or cancelled round, or `max_rounds`."""
+    done: list[PhaseOutcome] = []
+    mb_s: list[float] = []
+    iops: list[float] = []
+    for number in range(1, max_rounds + 1):
+        outcome = run_round(number)
+        done.append(outcome)
+        if outcome.error:
+            break
+        mb_s.append(outcome.mb_s)
+        iops.append(outcome.iops)
+        rounds = SteadyRounds(tuple(mb_s), tuple(iops), by_iops=phase is Phase.RANDOM_WRITE)
+        window = rounds.window
+        figure = rounds.figures[-1]
+        emit(
+            SteadyRound(
+                run_id,
+                phase,
+                repetition,
+                number,
+                round(figure, 2),
+                _percent(window.excursion_pct),
+                _percent(window.slope_pct),
+                window.steady,
+            )
+        )
+        if window.steady:
+            break
+    return combined(phase, repetition, done, mb_s, iops)
+
+
+def combined(
+    phase: Phase,
+    repetition: int,
+    done: Sequence[PhaseOutcome],
+    mb_s: Sequence[float],
+    iops: Sequence[float],
+) -> PhaseOutcome:
+    """The rounds as one outcome: what they moved and took in all, the last round's latency
+    and error, and the rounds themselves (its MB/s and IOPS are the window's means)."""
+    last = done[-1]
+    rounds = (
+        SteadyRounds(tuple(mb_s), tuple(iops), by_iops=phase is Phase.RANDOM_WRITE)
+        if mb_s
+        else None
+    )
+    never_steady = rounds is not None and not rounds.window.steady and last.error is None
+    return PhaseOutcome(
+        phase=phase,
+        repetition=repetition,
+        elapsed_s=sum(o.elapsed_s for o in done),
+        read_bytes=sum(o.read_bytes for o in done),
+        write_bytes=sum(o.write_bytes for o in done),
+        read_ops=sum(o.read_ops for o in done),
+        write_ops=sum(o.write_ops for o in done),
+        lat_p50_us=last.lat_p50_us,
+        lat_p99_us=last.lat_p99_us,
+        cpu_busy_pct=last.cpu_busy_pct,
+        error=last.error,
+        flags=tuple(dict.fromkeys((*last.flags, *((NOT_STEADY,) if never_steady else ())))),
+        steady=rounds,
+    )
+
+
+def wire_rounds(rounds: SteadyRounds) -> tuple[float, ...]:
+    """Each round's figure as `phase_result` carries it, to the hundredth as `figure` is."""
+    return tuple(round(figure, 2) for figure in rounds.figures)
+
+
+def wire_window(rounds: SteadyRounds) -> Window:
+    """The judged window as `phase_result` carries it: its mean to the hundredth, the
+    excursions to a tenth of a percent."""
+    window = rounds.window
+    return Window(round(window.mean, 2), _percent(window.excursion_pct), _percent(window.slope_pct))
