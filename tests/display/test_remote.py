@@ -233,3 +233,26 @@ def test_a_hang_up_while_the_window_starts_still_stops_everything(remote: Sessio
     remote.process.send_signal(signal.SIGHUP)
     assert remote.process.wait(timeout=WAIT_S) == 0
     _gone(remote, xvnc)
+
+
+def test_the_next_session_fills_the_screen_again(tmp_path: Path) -> None:
+    """The window's geometry saved by one session (Xvnc has no window manager to place it)
+    does not move the next one off the top of the screen."""
+    require_tool("Xvnc", "tigervnc-standalone-server")
+    for _session in range(2):
+        process = subprocess.Popen(
+            _remote_argv(tmp_path), env=_remote_env(tmp_path), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            session = _read_session(process)
+            assert _capture_painted(session, tmp_path / "shot.png") > 0.9
+            arguments = session.xvnc().cmdline()
+            cookie = Path(arguments[arguments.index("-auth") + 1])
+            windows = top_windows(XServer(session.display, cookie, SIZE))
+            main = [w for w in windows if '"Stripewise": ("stripewise" "stripewise")' in w]
+            assert main and f"{SIZE[0]}x{SIZE[1]}+0+0" in main[0], windows
+        finally:
+            process.send_signal(signal.SIGHUP)
+            assert process.wait(timeout=WAIT_S) == 0
+    assert (tmp_path / "stripewise" / "stripewise.ini").exists()  # the first one saved it

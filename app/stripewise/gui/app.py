@@ -122,6 +122,9 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
         elif args.bench_startup:
             _report_first_frame(window)
         if full_screen:
+            # the whole screen by geometry too: Xvnc has no window manager to honour the
+            # full-screen state, and a geometry restored from the last session may sit lower
+            window.setGeometry(window.screen().geometry())
             window.showFullScreen()
         else:
             window.show()
