@@ -407,6 +407,7 @@ def main() -> int:
             "history-pg",
             "udev-dump",
             "remote",
+            "latency",
         ),
         default=None,
     )
@@ -493,6 +494,10 @@ def main() -> int:
             from bench.remote_session import remote_figures
 
             figures += [Figure(*row, unit="s") for row in remote_figures(args.runs)]
+        if args.only in (None, "latency"):
+            from bench.latency import latency_figures
+
+            figures += [Figure(*row) for row in latency_figures(args.runs)]
     print(
         f"Stripewise bench on {platform.node()}: {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, kernel {platform.release()}"

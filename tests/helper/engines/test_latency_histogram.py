@@ -7,12 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from stripewise.helper.engines.latency_histogram import (
-    BUCKETS,
-    LatencyHistogram,
-    bucket_of,
-    lower_bound,
-)
+from stripewise.helper.engines.latency_histogram import BUCKETS, LatencyHistogram, bucket_of
+from stripewise.model.latency import lower_bound
 
 
 def exact_percentile_us(values: list[int], share: float) -> float:

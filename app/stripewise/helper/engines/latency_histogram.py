@@ -13,15 +13,13 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
-_SUB_BITS = 6
+from stripewise.model.latency import SUB_BITS, WIRE_MERGE, grid_edge_us, lower_bound
+
+_SUB_BITS = SUB_BITS
 _SUB = 1 << _SUB_BITS  # buckets per power of two
 _MAX_EXPONENT = 48  # 2^48 ns is 3 days: longer latencies share the last bucket
 BUCKETS = _SUB + (_MAX_EXPONENT - _SUB_BITS + 1) * _SUB
 FOLD_EVERY = 8192  # values kept in the list before they are folded into the counts
-# an interval's histogram on the wire merges this many fine buckets: 4 per power of two,
-# each about 19 % wide, ~100 bytes an interval (the heat map's rows); its percentiles are
-# read from the fine counts
-WIRE_MERGE = 16
 
 
 def bucket_of(nanoseconds: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -33,14 +31,6 @@ def bucket_of(nanoseconds: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     # for bits > 6: (bits - 6) * 64 + the top 6 bits after the leading one
     large = (bits - _SUB_BITS) * _SUB + ((values >> shift) & (_SUB - 1))
     return np.where(values < _SUB, values, large)
-
-
-def lower_bound(bucket: int) -> int:
-    """The smallest value that falls in `bucket`."""
-    if bucket < _SUB:
-        return bucket
-    exponent, mantissa = divmod(bucket, _SUB)  # exponent >= 1: bit_length = exponent + 6
-    return (_SUB + mantissa) << (exponent - 1)
 
 
 def representative(bucket: int) -> float:
@@ -61,14 +51,15 @@ def percentile_of(counts: npt.NDArray[np.int64], share: float) -> float | None:
 
 
 def wire_buckets(counts: npt.NDArray[np.int64]) -> tuple[tuple[float, ...], tuple[int, ...]]:
-    """The counts merged WIRE_MERGE fine buckets at a time, from the first bucket with an I/O
-    to the last: (edges in microseconds, one more than counts; counts)."""
+    """The counts on the wire's grid (model/latency.py: WIRE_MERGE fine buckets a bucket), from
+    the first bucket with an I/O to the last: (edges in microseconds, one more; counts); the
+    interval's percentiles are read from the fine counts."""
     merged = counts.reshape(-1, WIRE_MERGE).sum(axis=1)
     used = np.flatnonzero(merged)
     if used.size == 0:
         return (), ()
     first, last = int(used[0]), int(used[-1])
-    edges = tuple(lower_bound(i * WIRE_MERGE) / 1000.0 for i in range(first, last + 2))
+    edges = tuple(grid_edge_us(index) for index in range(first, last + 2))
     return edges, tuple(int(c) for c in merged[first : last + 1])
 
 
