@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Self
 from stripewise.model.bench import Phase, PhaseResult
 from stripewise.model.latency import IntervalLatency, LatencyBuckets, Stall, latency_series
 from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.steady_state import Window
 from stripewise.protocol.codec import (
     BAD_EVENT,
     Shape,
@@ -174,6 +175,28 @@ class Sample(WireEvent):
         return {key: value for key, value in data.items() if value is not None}
 
 
+# the judged window of a steady-state phase (model.steady_state): its mean in the rule's unit
+describe(Window, Shape(order=("mean", "excursion_pct", "slope_pct")))
+
+
+@dataclass(frozen=True)
+class SteadyRound(WireEvent):
+    """`steady_round`: one round of a steady-state write phase ended. `figure`: its MB/s (a
+    sequential write) or IOPS (a random write); the window's excursions in percent of its mean
+    (None before 5 rounds); `steady`: the window holds the SNIA PTS rule now."""
+
+    EVENT: ClassVar[str] = "steady_round"
+    run: str
+    phase: Phase
+    repetition: int
+    round: int
+    figure: float
+    excursion_pct: float | None
+    slope_pct: float | None
+    steady: bool
+    host: str | None = field(default=None, metadata=_HOST)
+
+
 @dataclass(frozen=True)
 class PhaseFinished(WireEvent):
     """`phase_result`: one repetition of one phase as the engine measured it."""
@@ -193,6 +216,11 @@ class PhaseFinished(WireEvent):
     error: str | None
     flags: tuple[str, ...] = ()  # guards this repetition tripped (docs/protocol.md)
     host: str | None = field(default=None, metadata=_HOST)
+    # a steady-state phase's: whether its window became steady, each round's figure (the
+    # rule's unit), and the window its mb_s and iops are the means of
+    steady: bool | None = field(default=None, metadata=wire(omit=is_none))
+    rounds: tuple[float, ...] | None = field(default=None, metadata=wire(omit=is_none))
+    window: Window | None = field(default=None, metadata=wire(omit=is_none))
     # intervals whose p99 was over 10x the phase's median interval p99 (model/latency.py);
     # absent where no interval latencies were measured
     stalls: tuple[Stall, ...] | None = field(default=None, metadata=wire(omit=is_none))
@@ -248,11 +276,21 @@ class RunResult(WireEvent):
         return [value for phase in self.results for value in phase.values()]
 
 
-Event = PhaseStarted | Sample | PhaseFinished | RunWarning | RunError | RunResult | ScalingEvent
+Event = (
+    PhaseStarted
+    | Sample
+    | SteadyRound
+    | PhaseFinished
+    | RunWarning
+    | RunError
+    | RunResult
+    | ScalingEvent
+)
 EVENT_TYPES: dict[str, Any] = {
     kind.EVENT: kind
     for kind in (
-        PhaseStarted, Sample, PhaseFinished, RunWarning, RunError, RunResult, *SCALING_EVENTS
+        PhaseStarted, Sample, SteadyRound, PhaseFinished, RunWarning,
+        RunError, RunResult, *SCALING_EVENTS
     )
 }  # fmt: skip
 
