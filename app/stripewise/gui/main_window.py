@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QApplication,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -25,6 +24,7 @@ from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.help_window import HelpWindow
 from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
+from stripewise.gui.main_menus import MenuHandlers, build_menus
 from stripewise.gui.page_stack import PageStack, scrolling
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.gui.tuning_page import TuningPage
@@ -115,7 +115,20 @@ class MainWindow(QMainWindow):
         self.splitter = splitter
         self.setCentralWidget(splitter)
 
-        self._build_menus()
+        menus = build_menus(
+            self,
+            MenuHandlers(
+                import_results=self.import_results,
+                edit_host_groups=self.edit_host_groups,
+                show_view=self.show_view,
+                refresh_history=self.history.refresh,
+                focus_navigation=lambda: self.nav.setFocus(Qt.FocusReason.ShortcutFocusReason),
+                show_help=self.show_help,
+                show_about=self.show_about,
+            ),
+        )
+        self.view_actions, self.refresh_action = menus.view_actions, menus.refresh_action
+        self.help_action = menus.help_action
         self._build_status_bar()
         self._restore_state(initial_view)
 
@@ -322,57 +335,6 @@ class MainWindow(QMainWindow):
         super().changeEvent(event)
 
     # --- menus ------------------------------------------------------------------------------
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        import_action = QAction("&Import Results...", self)
-        import_action.setShortcut(QKeySequence("Ctrl+I"))
-        import_action.triggered.connect(self.import_results)
-        file_menu.addAction(import_action)
-        groups_action = QAction("&Host Groups...", self)
-        groups_action.triggered.connect(self.edit_host_groups)
-        file_menu.addAction(groups_action)
-        file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # the console's Qt binds no Quit key
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
-
-        view_menu = self.menuBar().addMenu("&View")
-        group = QActionGroup(self)
-        self.view_actions: dict[str, QAction] = {}
-        for number, name in enumerate(VIEW_NAMES, start=1):
-            action = QAction(f"&{name.capitalize()}", self)
-            action.setCheckable(True)
-            action.setShortcut(QKeySequence(f"Ctrl+{number}"))
-            action.triggered.connect(lambda _checked=False, n=name: self.show_view(n))
-            group.addAction(action)
-            view_menu.addAction(action)
-            self.view_actions[name] = action
-        view_menu.addSeparator()
-        self.refresh_action = QAction("&Refresh History", self)
-        self.refresh_action.setShortcut(QKeySequence(Qt.Key.Key_F5))
-        self.refresh_action.setToolTip("Read the history again: runs saved or edited elsewhere")
-        self.refresh_action.triggered.connect(self.history.refresh)
-        view_menu.addAction(self.refresh_action)
-        focus_nav = QAction("Focus &Navigation", self)
-        focus_nav.setShortcut(QKeySequence("F6"))
-        focus_nav.triggered.connect(lambda: self.nav.setFocus(Qt.FocusReason.ShortcutFocusReason))
-        view_menu.addAction(focus_nav)
-
-        help_menu = self.menuBar().addMenu("&Help")
-        self.help_action = QAction("Stripewise &Help", self)
-        self.help_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
-        self.help_action.setToolTip("The manual page of the page on show")
-        self.help_action.triggered.connect(lambda: self.show_help())
-        help_menu.addAction(self.help_action)
-        help_menu.addSeparator()
-        about = QAction("&About Stripewise", self)
-        about.triggered.connect(self.show_about)
-        help_menu.addAction(about)
-        about_qt = QAction("About &Qt", self)
-        about_qt.triggered.connect(QApplication.aboutQt)
-        help_menu.addAction(about_qt)
-
     def edit_host_groups(self) -> QWidget:
         """The host groups editor (not modal: the window stays usable)."""
         from stripewise.gui.host_groups_dialog import HostGroupsDialog
