@@ -40,6 +40,7 @@ from stripewise.gui.bench_form_rows import (
 )
 from stripewise.gui.cpu_latency_row import CpuLatencyRow
 from stripewise.gui.help_dialogs import BENCH_DIRECTORY
+from stripewise.gui.steady_state_row import SteadyStateRow
 from stripewise.model.bench import (
     BONNIE_NAMES,
     MAX_CPU_LATENCY_US,
@@ -175,6 +176,9 @@ class BenchForm(QWidget):
         latency_label = QLabel("CPU &idle")
         latency_label.setBuddy(self.hold_cpu_latency)
         form.addRow(latency_label, self.latency)
+        self.steady = SteadyStateRow()
+        self.steady.edited.connect(self._edited)
+        form.addRow("Stead&y state", self.steady)
 
         self.confirm = QLineEdit()
         self.confirm.setAccessibleName("Confirm serial")
@@ -398,6 +402,7 @@ class BenchForm(QWidget):
             sample_rate_hz=float(self.rate.value()),
             engine=str(self.engine.currentData()),
             cpu_latency_us=self.latency.held_us(),
+            **self.steady.spec_fields(),
         )
         if problems := spec.problems():
             raise spec_problems(problems)
@@ -459,6 +464,7 @@ class BenchForm(QWidget):
                 left_out.append(f"a CPU wake-up limit of {held_us:,} \u00b5s is out of range")
                 held_us = None
             self.latency.show_held(held_us)
+            self.steady.show_spec(spec.steady_state, spec.precondition, spec.max_rounds)
             if spec.engine:
                 found = self.engine.findData(spec.engine)
                 if found >= 0:
@@ -480,6 +486,7 @@ class BenchForm(QWidget):
         if not running:
             self._allow_confirmation(self._writes_to_device())
             self.latency.sync()
+            self.steady.sync()
 
 
 def _gone_note(target: BenchTarget) -> str:

@@ -1,0 +1,72 @@
+"""The Benchmark form's steady-state row: a box to run the write phases in rounds until their
+rate is steady (SNIA PTS: model/steady_state.py), with preconditioning and the most rounds,
+editable only while the box is ticked and the form takes edits (not mid-run)."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QSpinBox, QWidget
+
+from stripewise.model.steady_state import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, WINDOW
+
+
+class SteadyFields(TypedDict):
+    steady_state: bool
+    precondition: bool
+    max_rounds: int
+
+
+class SteadyStateRow(QWidget):
+    edited = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.steady = QCheckBox("Until steady")
+        self.steady.setToolTip(
+            "Sequential and random writes run in rounds of the file size until the last "
+            f"{WINDOW} rounds are steady (SNIA PTS: within 20 % of their mean, their trend "
+            "within 10 %); the figure is theirs, not the first minute's burst into a cache. "
+            "A run that never settles is flagged."
+        )
+        self.precondition = QCheckBox("precondition")
+        self.precondition.setToolTip("Write the whole target sequentially once first")
+        self.max_rounds = QSpinBox()
+        self.max_rounds.setRange(WINDOW, MAX_ROUNDS)
+        self.max_rounds.setValue(DEFAULT_MAX_ROUNDS)
+        self.max_rounds.setPrefix("at most ")
+        self.max_rounds.setSuffix(" rounds")
+        self.max_rounds.setToolTip("Stop at this many rounds, steady or not")
+        self.max_rounds.setAccessibleName("Most rounds")
+        for box in (self.steady, self.precondition):
+            box.toggled.connect(self.edited)
+        self.steady.toggled.connect(self.sync)
+        self.max_rounds.valueChanged.connect(self.edited)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.steady)
+        row.addWidget(self.precondition)
+        row.addWidget(self.max_rounds, 1)
+        self.sync()
+
+    def sync(self) -> None:
+        on = self.steady.isChecked() and self.steady.isEnabled()
+        self.precondition.setEnabled(on)
+        self.max_rounds.setEnabled(on)
+
+    def spec_fields(self) -> SteadyFields:
+        """BenchSpec's steady_state, precondition and max_rounds as the row has them."""
+        steady = self.steady.isChecked()
+        return SteadyFields(
+            steady_state=steady,
+            precondition=steady and self.precondition.isChecked(),
+            max_rounds=self.max_rounds.value(),
+        )
+
+    def show_spec(self, steady_state: bool, precondition: bool, max_rounds: int) -> None:
+        """A stored run's choices back in the row."""
+        self.steady.setChecked(steady_state)
+        self.precondition.setChecked(precondition)
+        self.max_rounds.setValue(max_rounds)
+        self.sync()
