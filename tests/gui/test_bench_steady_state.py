@@ -31,6 +31,8 @@ def test_a_steady_state_run_from_the_form_goes_in_rounds_and_is_filed_with_its_c
     row.max_rounds.setValue(6)
     results: list[PhaseFinished] = []
     page.session.phaseFinished.connect(results.append)
+    lines: list[str] = []
+    page.session.roundEnded.connect(lambda _event: lines.append(row.rounds.text()))
     with qtbot.waitSignal(page.session.saved, timeout=120_000) as saved:
         qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
     run_id, status = saved.args
@@ -39,6 +41,11 @@ def test_a_steady_state_run_from_the_form_goes_in_rounds_and_is_filed_with_its_c
     assert result.rounds is not None and 5 <= len(result.rounds) <= 6
     assert result.write_bytes == 16 * 2**20 * len(result.rounds)
     assert result.steady is not None and ("not_steady" in result.flags) is not result.steady
+    # the live line said each round as it ended, and still says the last one
+    assert len(lines) == len(result.rounds) and row.rounds.isVisible()
+    assert lines[0] == "Sequential Output, Block: round 1: not steady yet, 4 more to a window"
+    assert lines[4].startswith("Sequential Output, Block: round 5: ")
+    assert row.rounds.text() == lines[-1]
     detail, _samples = stored(db_url, run_id)
     spec = detail.spec
     assert spec is not None
@@ -46,6 +53,7 @@ def test_a_steady_state_run_from_the_form_goes_in_rounds_and_is_filed_with_its_c
 
     page.form.load_spec(replace(spec, steady_state=False, precondition=False), 1)
     assert not row.steady.isChecked() and not row.max_rounds.isEnabled()
+    assert not row.rounds.isVisible() and not row.rounds.text()
     page.form.load_spec(spec, 1)
     assert row.steady.isChecked() and row.precondition.isChecked()
     assert row.max_rounds.value() == 6

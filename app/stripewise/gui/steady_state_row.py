@@ -1,15 +1,24 @@
 """The Benchmark form's steady-state row: a box to run the write phases in rounds until their
 rate is steady (SNIA PTS: model/steady_state.py), with preconditioning and the most rounds,
-editable only while the box is ticked and the form takes edits (not mid-run)."""
+editable only while the box is ticked and the form takes edits (not mid-run); under them, the
+running phase's last round in words ("round 7: not steady, excursion 34 %")."""
 
 from __future__ import annotations
 
 from typing import TypedDict
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from stripewise.model.steady_state import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, WINDOW
+from stripewise.model.bench import BONNIE_NAMES
+from stripewise.model.steady_state import (
+    DEFAULT_MAX_ROUNDS,
+    MAX_ROUNDS,
+    WINDOW,
+    Window,
+    round_words,
+)
+from stripewise.protocol.events import SteadyRound
 
 
 class SteadyFields(TypedDict):
@@ -43,17 +52,32 @@ class SteadyStateRow(QWidget):
             box.toggled.connect(self.edited)
         self.steady.toggled.connect(self.sync)
         self.max_rounds.valueChanged.connect(self.edited)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        self.rounds = QLabel()  # the live rounds line, empty until a round ends
+        self.rounds.setObjectName("steadyRounds")
+        self.rounds.setVisible(False)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
         row.addWidget(self.steady)
         row.addWidget(self.precondition)
         row.addWidget(self.max_rounds, 1)
+        column.addLayout(row)
+        column.addWidget(self.rounds)
         self.sync()
 
     def sync(self) -> None:
         on = self.steady.isChecked() and self.steady.isEnabled()
         self.precondition.setEnabled(on)
         self.max_rounds.setEnabled(on)
+        if not self.steady.isChecked():  # a run without rounds: the last run's line is done
+            self.rounds.clear()
+            self.rounds.setVisible(False)
+
+    def show_round(self, event: SteadyRound) -> None:
+        """A round of the running phase ended: said under the row until the next one."""
+        window = Window(event.figure, event.excursion_pct, event.slope_pct)
+        self.rounds.setText(f"{BONNIE_NAMES[event.phase]}: {round_words(event.round, window)}")
+        self.rounds.setVisible(True)
 
     def spec_fields(self) -> SteadyFields:
         """BenchSpec's steady_state, precondition and max_rounds as the row has them."""

@@ -28,6 +28,7 @@ from stripewise.protocol.events import (
     RunResult,
     RunWarning,
     Sample,
+    SteadyRound,
 )
 from stripewise.protocol.verbs import BenchCancelArgs, BenchStartArgs, BenchStarted
 from stripewise.services.helper_client import HelperClient
@@ -82,6 +83,7 @@ class BenchSession(QObject):
     phaseStarted = Signal(object)  # PhaseStarted
     sampleArrived = Signal(object)  # Sample
     phaseFinished = Signal(object)  # PhaseFinished
+    roundEnded = Signal(object)  # SteadyRound: a steady-state write phase's round
     warningRaised = Signal(object)  # RunWarning or RunError
     finished = Signal(object)  # RunResult: the helper's, or one made here when it was lost
     refused = Signal(str)  # the run did not start (bad target, busy...)
@@ -174,6 +176,8 @@ class BenchSession(QObject):
         elif isinstance(event, PhaseFinished):
             self._phase_results.append(event)
             self.phaseFinished.emit(event)
+        elif isinstance(event, SteadyRound):
+            self.roundEnded.emit(event)
         elif isinstance(event, RunWarning | RunError):
             self.warningRaised.emit(event)
         elif isinstance(event, RunResult):
