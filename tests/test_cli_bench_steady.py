@@ -4,6 +4,9 @@ live rounds in words, the guard under the results."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +15,8 @@ from stripewise.cli.bench import fill_parser, start_args
 from stripewise.cli.options import Parser
 from stripewise.model.bench import Phase
 from stripewise.model.guards import describe
-from stripewise.protocol.events import SteadyRound
+from stripewise.model.steady_state import Window
+from stripewise.protocol.events import PhaseFinished, SteadyRound
 from stripewise.protocol.spec import SPEC_KEYS, spec_from_json, spec_to_json
 from stripewise.protocol.wire import ProtocolError
 
@@ -75,3 +79,43 @@ def test_a_run_without_steady_state_keeps_the_earlier_wire_shape() -> None:
         "max_rounds",
         "cpu_latency_us",
     }
+
+
+def test_a_steady_state_phase_says_how_many_rounds_it_took() -> None:
+    def said(steady: bool, rounds: tuple[float, ...], flags: tuple[str, ...] = ()) -> str:
+        event = PhaseFinished(
+            "r", Phase.SEQ_WRITE, 1, 12.5, 400.0, 400.0, 0, 5 * 2**30, None, None, None, None,
+            flags, steady=steady, rounds=rounds, window=Window(400.0, 4.0, 1.0),
+        )  # fmt: skip
+        return bench_output._text(event, interactive=False)
+
+    assert said(True, (380.0, 400.0, 410.0, 395.0, 405.0, 400.0)) == (
+        "  400.0 MB/s, 400 IOPS in 12.5 s, steady after 6 rounds\n"
+    )
+    assert said(False, (100.0,) * 5, ("not_steady",)) == (
+        "  400.0 MB/s, 400 IOPS in 12.5 s, not steady after 5 rounds  ! never steady\n"
+    )
+
+
+def test_a_real_run_says_its_rounds_as_they_end(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "stripewise", "bench", "--target", str(tmp_path)),
+            *("--size", "8M", "--phases", "seq_write", "--engine", "builtin"),
+            *("--steady-state", "--max-rounds", "5"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    rounds = [line.strip() for line in lines if line.strip().startswith("round ")]
+    assert rounds[:4] == [
+        f"round {n}: not steady yet, {5 - n} more to a window" for n in (1, 2, 3, 4)
+    ]
+    assert len(rounds) == 5 and rounds[4].startswith(("round 5: steady", "round 5: not steady,"))
+    (result,) = [line for line in lines if " MB/s, " in line and " IOPS in " in line]
+    assert "steady after 5 rounds" in result
+    assert ("not steady after" in result) == ("never steady" in result)  # flagged when not

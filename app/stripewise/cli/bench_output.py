@@ -93,6 +93,9 @@ def _text(event: Event, interactive: bool) -> str:
             line += "" if event.error == CANCELLED else f": {event.error}"
         else:
             line = f"  {event.mb_s:,.1f} MB/s, {event.iops:,.0f} IOPS in {event.elapsed_s:.1f} s"
+            if event.rounds is not None:  # the figures are the last 5 rounds' means
+                settled = "steady" if event.steady else "not steady"
+                line += f", {settled} after {len(event.rounds)} rounds"
         return ("\r" + " " * 70 + "\r" if interactive else "") + line + status + "\n"
     if isinstance(event, SteadyRound):  # "round 7: not steady, excursion 34 %"
         window = Window(event.figure, event.excursion_pct, event.slope_pct)
