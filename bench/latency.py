@@ -5,7 +5,11 @@ Storage: 14,400 samples, as the built-in engine sends them (engine rates, CPU, t
 each interval's `latency_us` and `histogram` from a few thousand I/Os drawn around 200 us with
 a slow tail), stored through `HistoryStore.add_samples` one sample a batch (the recorder's live
 writes at 2 Hz) and `finish_run`; the SQLite file with its log, over the samples. The same run
-without latency is measured too, the figure before. Run by `python -m bench --only latency`.
+without latency is measured too, the figure before.
+
+The heat map: one phase lasting the whole 2 hours (14,400 intervals) drawn offscreen, from
+handing it to the map to its pixels (`LatencyMap.show_map` and a grab of the plot).
+Run by `python -m bench --only latency`.
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ SAMPLES = 2 * 3600 * RATE_HZ
 PHASES = ("seq_write", "seq_read", "random_read", "random_write")
 
 
-def run_samples(with_latency: bool, count: int = SAMPLES, seed: int = 33) -> list[object]:
-    """The run's first `count` samples as the helper emits them (`Sample` events)."""
+def run_samples(
+    with_latency: bool, count: int = SAMPLES, seed: int = 33, phases: tuple[str, ...] = PHASES
+) -> list[object]:
+    """The run's first `count` samples as the helper emits them (`Sample` events), its time
+    shared by `phases` in turn."""
     from stripewise.helper.engines.latency_histogram import (
         LatencyHistogram,
         percentile_of,
@@ -35,7 +42,7 @@ def run_samples(with_latency: bool, count: int = SAMPLES, seed: int = 33) -> lis
     random = np.random.default_rng(seed)
     samples: list[object] = []
     for i in range(count):
-        phase = Phase(PHASES[i * len(PHASES) // SAMPLES])
+        phase = Phase(phases[i * len(phases) // SAMPLES])
         rate = round(300.0 * (1 + 0.1 * np.sin(i / 7)), 3)
         latency = histogram = None
         if with_latency:
@@ -129,10 +136,40 @@ def _empty_size(scratch: str) -> int:
     )
 
 
+def map_draw_ms(runs: int) -> list[float]:
+    """Drawing the heat map of a 2-hour phase at 2 Hz, offscreen at 1280 x 600, each try."""
+    import time
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from stripewise.gui.latency_map import LatencyMap
+    from stripewise.protocol.events import Sample
+
+    app = QApplication.instance() or QApplication([])
+    view = LatencyMap()
+    view.resize(1280, 600)
+    view.show()
+    for sample in run_samples(True, phases=("seq_write",)):
+        assert isinstance(sample, Sample)
+        view.add_sample(sample)
+    [key] = view.keys
+    drawn = []
+    for _ in range(runs + 1):  # the first warms pyqtgraph's caches and is dropped
+        started = time.perf_counter()
+        view.show_map(key)
+        view.plot.grab()
+        app.processEvents()
+        drawn.append((time.perf_counter() - started) * 1000)
+    view.close()
+    return drawn[1:]
+
+
 def latency_figures(runs: int) -> list[tuple[str, list[float], float | None, str]]:
-    """(name, samples, target, unit) of each figure `python -m bench` prints."""
-    del runs  # a size is measured once: it does not vary from one try to the next
+    """(name, samples, target, unit) of each figure `python -m bench` prints; a size is
+    measured once (it does not vary from one try to the next)."""
     return [
+        ("latency: heat map of a 2 h phase at 2 Hz drawn", map_draw_ms(runs), 50, "ms"),
         ("latency: history bytes/sample, 2 h at 2 Hz", [bytes_per_sample(True)], 300, "B"),
         ("  the same run without latency", [bytes_per_sample(False)], None, "B"),
     ]

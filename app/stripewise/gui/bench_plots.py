@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from stripewise.gui.bench_plot_backdrop import Backdrop, style_backdrops
 from stripewise.gui.bench_plot_cpu import StackedArea, SwatchSample, premultiplied
 from stripewise.gui.bench_plot_data import CPU, IOPS, SERIES, THROUGHPUT, RunData, nice_ceiling
+from stripewise.gui.latency_map import LatencyMap
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark, style_axes
 from stripewise.model.units import MIB_PER_MB
@@ -85,7 +86,10 @@ class LivePlots(QWidget):
         self._view.ci.layout.setVerticalSpacing(0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self._view)
+        layout.addWidget(self._view, 3)
+        self.latency_map = LatencyMap()  # shown once a sample carries its interval's latency
+        self.latency_map.hide()
+        layout.addWidget(self.latency_map, 2)
         self._build_plots()
         self._build_curves()
         self._area = StackedArea([self._curves[name] for name in CPU])
@@ -193,6 +197,8 @@ class LivePlots(QWidget):
     def clear(self) -> None:
         """Forget everything: a new run starts."""
         self._data.clear()
+        self.latency_map.clear()
+        self.latency_map.hide()
         self._set_band_end(0.0)
         for curve in self._curves.values():
             curve.setData([], [])
@@ -209,6 +215,9 @@ class LivePlots(QWidget):
     def add_sample(self, sample: Sample) -> None:
         """Append one sample; drawing waits for refresh()."""
         moved = self._data.add_sample(sample)
+        self.latency_map.add_sample(sample)
+        if sample.latency_us is not None and self.latency_map.isHidden():
+            self.latency_map.show()
         if moved is not None:  # the sampler's clock restarted under a new phase
             self._set_band_end(moved)
         self._dirty = True
@@ -250,6 +259,7 @@ class LivePlots(QWidget):
     # --- drawing ------------------------------------------------------------------------------
     def refresh(self) -> None:
         """Push the buffered samples to the curves (the page calls this on a timer)."""
+        self.latency_map.refresh()
         if not self._dirty:
             return
         self._dirty = False

@@ -1,0 +1,228 @@
+"""Latency over time as a heat map per phase (issue 33): time across, completion latency up on
+a log scale, each interval's column coloured by the share of its I/Os in each latency bucket;
+its p50, p99 and p99.9 drawn as lines over it, stalls marked (model/latency.py).
+
+A map is one phase and repetition (and host, in a run on several hosts: one map each); the
+phase chooser follows the run live until the user picks another. Costs: a 2-hour run at 2 Hz
+is 14,400 columns; they are folded to at most `_MAX_COLUMNS` by taking each group's highest
+share (so a one-interval stall still shows), the rows resampled to a uniform log grid, and
+the whole map handed to pyqtgraph as one image (`python -m bench --only latency`: < 50 ms).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from stripewise.model.latency import (
+    GRID_BUCKETS,
+    PERCENTILES,
+    Stall,
+    find_stalls,
+    grid_edge_us,
+    grid_index,
+)
+from stripewise.protocol.events import Sample
+
+MapKey = tuple[str | None, str, int]  # host (None: this machine), phase, repetition
+_MAX_COLUMNS = 1600  # about two screen widths: more would be downscaled when painted anyway
+_ROWS_PER_DECADE = 24
+_FAINTEST = 1e-4  # a share below this (1 I/O in 10,000) is drawn as the faintest colour
+_LINES = {"p50": "#ffffff", "p99": "#ffb000", "p999": "#ff4040"}
+_EDGES_LOG = np.log10(np.maximum([grid_edge_us(i) for i in range(GRID_BUCKETS + 1)], 1e-3))
+
+
+@dataclass
+class PhaseMap:
+    """One phase's intervals: their end times, percentiles and shares per grid bucket."""
+
+    times: list[float] = field(default_factory=list)
+    percentiles: dict[str, list[float]] = field(
+        default_factory=lambda: {key: [] for key in PERCENTILES}
+    )
+    # one row per interval, grown by doubling: stacking 14,400 rows at each draw cost more
+    # than the drawing
+    _rows: npt.NDArray[np.float32] = field(
+        default_factory=lambda: np.zeros((64, GRID_BUCKETS), dtype=np.float32)
+    )
+
+    def add(self, sample: Sample) -> None:
+        latency, histogram = sample.latency_us, sample.histogram
+        if latency is None or histogram is None or not histogram.total:
+            return
+        first = grid_index(histogram.edges_us[0])
+        if first is None:  # a histogram off the grid: its percentiles only
+            return
+        count = len(self.times)
+        if count == len(self._rows):
+            self._rows = np.concatenate((self._rows, np.zeros_like(self._rows)))
+        counts = np.asarray(histogram.counts, dtype=np.float32)
+        self._rows[count, first : first + len(counts)] = counts / histogram.total
+        self.times.append(sample.t_s)
+        for key in PERCENTILES:
+            self.percentiles[key].append(getattr(latency, key))
+
+    @property
+    def stalls(self) -> tuple[Stall, ...]:
+        return find_stalls(list(zip(self.times, self.percentiles["p99"], strict=True)))
+
+    def image(self) -> tuple[npt.NDArray[np.float32], QRectF]:
+        """The map as (columns x rows of shares, the rectangle it covers in time x log10 us)."""
+        shares = self._rows[: len(self.times)]
+        used = np.flatnonzero(shares.max(axis=0))
+        low, high = _EDGES_LOG[used[0]], _EDGES_LOG[used[-1] + 1]
+        rows = max(2, math.ceil((high - low) * _ROWS_PER_DECADE))
+        centres = low + (np.arange(rows) + 0.5) * (high - low) / rows
+        buckets = np.clip(np.searchsorted(_EDGES_LOG, centres, side="right") - 1, 0, None)
+        group = max(1, math.ceil(len(shares) / _MAX_COLUMNS))
+        if group > 1:  # each group's highest share: a one-interval stall stays visible
+            padded = np.zeros((math.ceil(len(shares) / group) * group, GRID_BUCKETS), np.float32)
+            padded[: len(shares)] = shares
+            shares = padded.reshape(-1, group, GRID_BUCKETS).max(axis=1)
+        start, end = self._time_span()
+        return shares[:, buckets], QRectF(start, low, end - start, high - low)
+
+    def _time_span(self) -> tuple[float, float]:
+        """From the start of the first interval (one period before its end) to the last end."""
+        step = float(np.median(np.diff(self.times))) if len(self.times) > 1 else 0.5
+        return self.times[0] - step, self.times[-1]
+
+    def centres(self) -> npt.NDArray[np.float64]:
+        """Each interval's middle, where its percentiles are drawn."""
+        start, _end = self._time_span()
+        ends = np.asarray(self.times, dtype=np.float64)
+        middles: npt.NDArray[np.float64] = (np.concatenate(([start], ends[:-1])) + ends) / 2
+        return middles
+
+
+def _lookup_table() -> npt.NDArray[np.uint8]:
+    """Viridis from faint to full share; index 0 (no I/O) transparent."""
+    table = pg.colormap.get("viridis").getLookupTable(0.0, 1.0, 256, alpha=True)
+    table[0] = (0, 0, 0, 0)
+    return np.asarray(table, dtype=np.uint8)
+
+
+class LatencyMap(QWidget):
+    """The heat map of one phase at a time, a chooser of the phases seen, the stalls in words."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._maps: dict[MapKey, PhaseMap] = {}
+        self._shown: MapKey | None = None
+        self._follow = True  # show the newest phase until the user chooses one
+        self._dirty = False
+        self.chooser = QComboBox()
+        self.chooser.activated.connect(self._on_chosen)
+        self.stall_label = QLabel()
+        self.stall_label.setWordWrap(True)
+        self.plot = pg.PlotWidget()
+        item = self.plot.getPlotItem()
+        item.setLogMode(x=False, y=True)
+        item.setMenuEnabled(False)
+        item.setMouseEnabled(x=True, y=False)
+        item.setDownsampling(auto=True, mode="peak")  # the lines: a min/max pair per pixel
+        item.setClipToView(True)
+        item.setLabel("left", "latency (µs)")
+        item.setLabel("bottom", "time (s)")
+        self.image = pg.ImageItem(axisOrder="col-major")
+        self.image.setLookupTable(_lookup_table())
+        item.addItem(self.image)
+        self.lines = {
+            key: item.plot([], [], pen=pg.mkPen(colour, width=1), name=key)
+            for key, colour in _LINES.items()
+        }
+        self.stall_marks = item.plot(
+            [], [], pen=None, symbol="t", symbolBrush="#ff2020", symbolPen="#000000", symbolSize=9
+        )
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Latency over time:"))
+        top.addWidget(self.chooser, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.stall_label)
+
+    # --- data -------------------------------------------------------------------------------
+    def clear(self) -> None:
+        self._maps.clear()
+        self._shown, self._follow, self._dirty = None, True, False
+        self.chooser.clear()
+        self._draw(None)
+
+    def add_sample(self, sample: Sample) -> None:
+        """Append one sample's interval (drawing waits for refresh()); one without latency
+        adds nothing."""
+        if sample.latency_us is None or sample.host == "total":
+            return
+        key: MapKey = (sample.host, sample.phase.value, sample.repetition)
+        if key not in self._maps:
+            self._maps[key] = PhaseMap()
+            self.chooser.addItem(_label(key))
+            if self._follow:
+                self._shown = key
+                self.chooser.setCurrentIndex(self.chooser.count() - 1)
+        self._maps[key].add(sample)
+        self._dirty = self._dirty or key == self._shown
+
+    @property
+    def keys(self) -> list[MapKey]:
+        return list(self._maps)
+
+    def show_map(self, key: MapKey) -> None:
+        """Show this phase's map and stop following the run."""
+        self._shown, self._follow, self._dirty = key, False, True
+        self.chooser.setCurrentIndex(list(self._maps).index(key))
+        self.refresh()
+
+    def shown(self) -> PhaseMap | None:
+        return self._maps.get(self._shown) if self._shown is not None else None
+
+    # --- drawing ----------------------------------------------------------------------------
+    def refresh(self) -> None:
+        if self._dirty:
+            self._dirty = False
+            self._draw(self.shown())
+
+    def _draw(self, phase: PhaseMap | None) -> None:
+        if phase is None or not phase.times:
+            self.image.clear()
+            for line in (*self.lines.values(), self.stall_marks):
+                line.setData([], [])
+            self.stall_label.setText("")
+            return
+        shares, rect = phase.image()
+        levels = np.log10(np.maximum(shares, _FAINTEST))  # -4 (faint) .. 0 (every I/O)
+        shown = np.where(shares > 0, 1 + (levels + 4) * (254 / 4), 0).astype(np.uint8)
+        self.image.setImage(shown, levels=(0, 255), autoLevels=False)
+        self.image.setRect(rect)
+        x = phase.centres()
+        for key, line in self.lines.items():
+            line.setData(x, phase.percentiles[key])
+        stalls = phase.stalls
+        marked = {t: x[i] for i, t in enumerate(phase.times)}
+        self.stall_marks.setData([marked[s.t_s] for s in stalls], [s.p99_us for s in stalls])
+        self.stall_label.setText(_stall_words(stalls))
+
+    def _on_chosen(self, index: int) -> None:
+        self.show_map(list(self._maps)[index])
+
+
+def _label(key: MapKey) -> str:
+    host, phase, repetition = key
+    where = f"{host}: " if host else ""
+    return f"{where}{phase.replace('_', ' ')}, pass {repetition}"
+
+
+def _stall_words(stalls: tuple[Stall, ...]) -> str:
+    if not stalls:
+        return "No stalls (no interval's p99 over 10x the phase's median p99)."
+    listed = ", ".join(f"{s.t_s:.1f} s (p99 {s.p99_us / 1000:,.1f} ms)" for s in stalls[:12])
+    more = f" and {len(stalls) - 12} more" if len(stalls) > 12 else ""
+    return f"Stalls: {listed}{more}."

@@ -1,0 +1,100 @@
+"""Issue 33, point 2: the latency heat map per phase, with its p50/p99/p99.9 lines and stalls
+marked, live under the Benchmark page's plots. Fed with a real run's events (the built-in
+engine on a loop device through the CLI) and with recorded intervals holding known stalls."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from bench.latency import run_samples
+
+from stripewise.gui.bench_plots import LivePlots
+from stripewise.gui.latency_map import LatencyMap
+from stripewise.protocol.events import Sample, event_from_json
+from tests.fixtures.loops import MiB, loop_device, needs_loop
+
+
+@pytest.fixture
+def heat_map(qtbot) -> LatencyMap:  # type: ignore[no-untyped-def]
+    widget = LatencyMap()
+    qtbot.addWidget(widget)
+    widget.resize(800, 400)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def recorded(count: int, host: str | None = None) -> list[Sample]:
+    """Intervals around 200 us, with a slow tail every 97th (bench/latency.py's run)."""
+    samples = [s for s in run_samples(True, count=count) if isinstance(s, Sample)]
+    return [Sample(**{**vars(s), "host": host}) for s in samples] if host else samples
+
+
+def test_stalls_are_marked_at_their_time_with_their_p99(heat_map: LatencyMap) -> None:
+    samples = recorded(400)
+    for sample in samples:
+        heat_map.add_sample(sample)
+    heat_map.refresh()
+    phase = heat_map.shown()
+    assert phase is not None and len(phase.times) == 400
+    stalled = [s for s in samples if s.latency_us and s.latency_us.p99 > 2000]
+    assert [s.t_s for s in stalled] == [stall.t_s for stall in phase.stalls]
+    marks_x, marks_y = heat_map.stall_marks.getOriginalDataset()
+    assert list(marks_y) == [s.latency_us.p99 for s in stalled if s.latency_us]
+    middles = phase.centres()
+    assert all(
+        abs(x - middles[samples.index(s)]) < 1e-9 for x, s in zip(marks_x, stalled, strict=True)
+    )
+    words = ", ".join(f"{s.t_s:.1f} s (p99 {s.latency_us.p99 / 1000:,.1f} ms)" for s in stalled)
+    assert heat_map.stall_label.text() == f"Stalls: {words}."
+    x, y = heat_map.lines["p99"].getOriginalDataset()
+    assert len(x) == 400 and list(y) == [s.latency_us.p99 for s in samples if s.latency_us]
+    image = heat_map.image.image
+    assert image is not None and image.shape[0] == 400
+    assert image.max() == 255 or image.max() > 200  # the fullest bucket of some interval
+
+
+def test_one_map_per_host_and_the_total_has_none(heat_map: LatencyMap) -> None:
+    for host in ("alpha:8765", "beta:8765"):
+        for sample in recorded(20, host):
+            heat_map.add_sample(sample)
+    heat_map.add_sample(Sample(**{**vars(recorded(1)[0]), "host": "total"}))
+    assert heat_map.keys == [("alpha:8765", "seq_write", 1), ("beta:8765", "seq_write", 1)]
+    assert heat_map.chooser.itemText(1) == "beta:8765: seq write, pass 1"
+    heat_map.show_map(heat_map.keys[0])
+    assert heat_map.shown() is not None
+
+
+@needs_loop
+def test_a_real_run_draws_a_map_per_phase_on_the_benchmark_plots(qtbot) -> None:  # type: ignore[no-untyped-def]
+    with loop_device(128 * MiB) as loop:
+        done = subprocess.run(
+            [sys.executable, "-m", "stripewise", "bench", "--engine", "builtin", "--json",
+             "--target", loop.device, "--confirm-serial", loop.image, "--size", "64M",
+             "--phases", "seq_write,random_read", "--rate", "10"],
+            capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+    events = [event_from_json(json.loads(line)) for line in done.stdout.splitlines()]
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    plots.resize(700, 700)
+    plots.show()
+    assert plots.latency_map.isHidden()
+    samples = [e for e in events if isinstance(e, Sample)]
+    for sample in samples:
+        plots.add_sample(sample)
+    plots.refresh()
+    assert not plots.latency_map.isHidden()
+    heat_map = plots.latency_map
+    assert heat_map.keys == [(None, "seq_write", 1), (None, "random_read", 1)]
+    shown = heat_map.shown()  # following the run: its last phase
+    measured = [s for s in samples if s.phase.value == "random_read" and s.latency_us]
+    assert shown is not None and shown.times == [s.t_s for s in measured]
+    _x, y = heat_map.lines["p50"].getOriginalDataset()
+    assert np.allclose(y, [s.latency_us.p50 for s in measured if s.latency_us])
+    plots.clear()
+    assert plots.latency_map.isHidden() and heat_map.keys == []
