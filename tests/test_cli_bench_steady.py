@@ -119,3 +119,19 @@ def test_a_real_run_says_its_rounds_as_they_end(tmp_path: Path) -> None:
     (result,) = [line for line in lines if " MB/s, " in line and " IOPS in " in line]
     assert "steady after 5 rounds" in result
     assert ("not steady after" in result) == ("never steady" in result)  # flagged when not
+
+
+def test_a_group_run_refuses_steady_state_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "stripewise", "bench", "--target", str(tmp_path)),
+            *("--size", "8M", "--host", "127.0.0.1:8765", "--steady-state"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "steady_state: a group run's hosts run each phase once, not in rounds" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr

@@ -61,3 +61,10 @@ def test_a_steady_state_run_from_the_form_goes_in_rounds_and_is_filed_with_its_c
     assert not row.steady.isEnabled() and not row.max_rounds.isEnabled()
     page.form.set_running(False)
     assert row.steady.isEnabled() and row.max_rounds.isEnabled()
+
+
+def test_on_hosts_the_steady_state_row_is_off(make_window: WindowFactory) -> None:
+    page = bench_page(make_window(view="benchmark"))
+    page.group.target.choose("Hosts typed in")  # choosing hosts turns their rows off
+    assert page.group.target.on_hosts
+    assert not page.form.steady.isEnabled() and not page.form.steady.steady.isEnabled()

@@ -90,8 +90,9 @@ class GroupRunView(QObject):
         self.target.set_running(False)
 
     def sync_form(self) -> None:
-        """On hosts the form's local target, its device confirmation and the CPU latency limit
-        (only this machine's helper can hold one) do not apply: off."""
+        """On hosts the form's local target, its device confirmation, the CPU latency limit
+        (only this machine's helper can hold one) and steady state (only the helper runs
+        rounds; fio servers run each phase once) do not apply: off."""
         if not self.target.on_hosts or self.running:
             if not self.running and not self.page.session.busy:
                 self.page.form.set_running(False)  # back to what the local target allows
@@ -105,6 +106,7 @@ class GroupRunView(QObject):
             form.confirm_label,
             form.hold_cpu_latency,
             form.cpu_latency,
+            form.steady,
         ):
             widget.setEnabled(False)
 
@@ -120,8 +122,14 @@ class GroupRunView(QObject):
             return
         try:
             # every host runs fio, whatever engine the form offers for this machine, and
-            # holds no CPU latency limit (its row is off on hosts)
-            spec = replace(page.form.spec_for(path), engine="fio", cpu_latency_us=None)
+            # holds no CPU latency limit nor runs in rounds (their rows are off on hosts)
+            spec = replace(
+                page.form.spec_for(path),
+                engine="fio",
+                cpu_latency_us=None,
+                steady_state=False,
+                precondition=False,
+            )
         except SpecError as exc:
             page.form.show_error(exc)  # under its field
             return

@@ -97,6 +97,8 @@ class GroupRunner:
         problems = spec.problems()
         if spec.cpu_latency_us is not None:  # fio servers take jobs, not PM QoS requests
             problems.append("cpu_latency_us: a group run's hosts cannot be asked to hold it")
+        if spec.steady_state:  # fio servers run each phase once; rounds are the helper's
+            problems.append("steady_state: a group run's hosts run each phase once, not in rounds")
         if problems:
             raise GroupRunError("; ".join(problems))
         if spec.engine != ENGINE:
