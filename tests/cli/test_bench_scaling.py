@@ -166,7 +166,9 @@ def test_bench_without_an_action_still_needs_its_target_and_size() -> None:
 
 
 def _args(**given: Any) -> argparse.Namespace:
-    return argparse.Namespace(**({"disks": None, "controller": None} | given))
+    return argparse.Namespace(
+        **({"disks": None, "controller": None, "bus": None, "array": None} | given)
+    )
 
 
 def test_a_controller_means_its_disks_in_slot_order_with_model_size_and_slot(
@@ -187,6 +189,22 @@ def test_a_controller_means_its_disks_in_slot_order_with_model_size_and_slot(
     assert first.model and first.size_bytes and first.slot
     with pytest.raises(CliError, match="no controller"):
         disk_set(_args(controller="nope"), inventory)
+
+
+def test_a_bus_means_every_disk_of_its_controllers(tmp_path: Path) -> None:
+    recording = tmp_path / "x4500.umockdev"
+    recording.write_text(sun_x4500().umockdev(), encoding="utf-8")
+    inventory = load_inventory(recording)
+    buses = [c.bus for c in inventory.controllers]
+    bus = max(buses, key=buses.count)
+    sharing = [c for c in inventory.controllers if c.bus == bus]
+    chosen = disk_set(_args(bus=bus), inventory)
+    assert chosen.disks == tuple(d.name for c in sharing for d in c.disks)
+    assert (chosen.name, chosen.controller, chosen.bus) == (bus, None, bus)
+    with pytest.raises(CliError, match="no bus"):
+        disk_set(_args(bus="nowhere"), inventory)
+    with pytest.raises(CliError, match="no array"):
+        disk_set(_args(array="md9"), inventory)
 
 
 @needs_loop

@@ -54,6 +54,15 @@ def fill_parser(scaling: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="every disk under this controller, as `stripewise inventory` shows its id",
     )
+    which.add_argument(
+        "--bus",
+        metavar="BUS",
+        help="every disk of every controller sharing this bus (its PCI root and bridge, as "
+        "`stripewise inventory --json` names a controller's `bus`)",
+    )
+    which.add_argument(
+        "--array", metavar="NAME", help="the member disks of an md array or dm volume: md0"
+    )
     scaling.add_argument(
         "--size", default="1G", metavar="SIZE", help="read from each disk per pass (default: 1G)"
     )
@@ -110,6 +119,10 @@ def disk_set(args: argparse.Namespace, inventory: Inventory | None) -> DiskSet:
     if args.disks is not None:
         disks = tuple(d.strip().removeprefix("/dev/") for d in args.disks.split(",") if d.strip())
         return DiskSet(",".join(disks), disks, identities)
+    if getattr(args, "bus", None) is not None:
+        return _bus_set(args.bus, inventory, identities)
+    if getattr(args, "array", None) is not None:
+        return _array_set(args.array, inventory, identities)
     controller = next(
         (c for c in (inventory.controllers if inventory else ()) if c.id == args.controller), None
     )
@@ -120,6 +133,31 @@ def disk_set(args: argparse.Namespace, inventory: Inventory | None) -> DiskSet:
     if not disks:
         raise CliError(f"controller {controller.id} has no disks")
     return DiskSet(controller.id, disks, identities, controller.id, controller.bus)
+
+
+def _bus_set(bus: str, inventory: Inventory | None, identities: dict[str, DiskIdentity]) -> DiskSet:
+    controllers = [c for c in (inventory.controllers if inventory else ()) if c.bus == bus]
+    if not controllers:
+        known = sorted({c.bus for c in inventory.controllers}) if inventory else []
+        raise CliError(f"no bus {bus!r} here (buses: {', '.join(known) or 'none'})")
+    disks = tuple(d.name for c in controllers for d in c.disks)
+    if not disks:
+        raise CliError(f"bus {bus} has no disks")
+    return DiskSet(bus, disks, identities, None, bus)
+
+
+def _array_set(
+    name: str, inventory: Inventory | None, identities: dict[str, DiskIdentity]
+) -> DiskSet:
+    bare = name.removeprefix("/dev/")
+    array = next((a for a in (inventory.arrays if inventory else ()) if a.name == bare), None)
+    if array is None:
+        known = ", ".join(a.name for a in inventory.arrays) if inventory else ""
+        raise CliError(f"no array {name!r} here (arrays: {known or 'none'})")
+    disks = tuple(dict.fromkeys(array.member_disks or array.members))
+    if len(disks) < 2:
+        raise CliError(f"{array.name} has {len(disks)} member disk(s): nothing to scale")
+    return DiskSet(array.name, disks, identities)
 
 
 def run(args: argparse.Namespace) -> int:
