@@ -75,7 +75,7 @@ def test_a_real_run_draws_a_map_per_phase_on_the_benchmark_plots(qtbot) -> None:
         done = subprocess.run(
             [sys.executable, "-m", "stripewise", "bench", "--engine", "builtin", "--json",
              "--target", loop.device, "--confirm-serial", loop.image, "--size", "64M",
-             "--phases", "seq_write,random_read", "--rate", "10"],
+             "--phases", "seq_write,random_read", "--rate", "10", "--latency-log"],
             capture_output=True, text=True, timeout=300, check=True,
         )  # fmt: skip
     events = [event_from_json(json.loads(line)) for line in done.stdout.splitlines()]

@@ -54,7 +54,7 @@ def test_interval_histograms_add_up_to_the_phase() -> None:
     with loop_device(256 * MiB) as loop:
         events = bench_json(
             loop.device, loop.image, "--size", "128M", "--block-size", "64K",
-            "--phases", "seq_write,random_read", "--rate", "10",
+            "--phases", "seq_write,random_read", "--rate", "10", "--latency-log",
         )  # fmt: skip
     results = {e["phase"]: e for e in events if e["event"] == "phase_result"}
     for phase, block in (("seq_write", BLOCK), ("random_read", RANDOM_BLOCK)):
@@ -76,3 +76,20 @@ def test_interval_histograms_add_up_to_the_phase() -> None:
             phase_bucket = bisect.bisect_right(edges, result[key]) - 1
             assert abs(found - phase_bucket) <= 1, (phase, key, edges[found], result[key])
         assert result["stalls"] == [] or all("t_s" in s and "p99_us" in s for s in result["stalls"])
+
+
+@needs_loop
+def test_latency_is_logged_by_default_at_2_hz_or_less_only() -> None:
+    with loop_device(64 * MiB) as loop:
+        fast = bench_json(loop.device, loop.image, "--size", "16M", "--phases", "seq_read",
+                          "--rate", "10")  # fmt: skip
+        slow = bench_json(loop.device, loop.image, "--size", "16M", "--phases", "seq_read",
+                          "--rate", "2")  # fmt: skip
+        off = bench_json(loop.device, loop.image, "--size", "16M", "--phases", "seq_read",
+                         "--rate", "2", "--no-latency-log")  # fmt: skip
+    for events, logged in ((fast, False), (slow, True), (off, False)):
+        samples = [e for e in events if e["event"] == "sample"]
+        assert samples and all(("latency_us" in s) is logged for s in samples), logged
+        assert all(("histogram" in s) is logged for s in samples)
+        [result] = [e for e in events if e["event"] == "phase_result"]
+        assert ("stalls" in result) is logged

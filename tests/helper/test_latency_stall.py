@@ -38,7 +38,8 @@ def test_a_frozen_backing_store_is_a_stall_at_its_time() -> None:
         bench = subprocess.Popen(
             [sys.executable, "-m", "stripewise", "bench", "--engine", "builtin", "--json",
              "--target", device, "--confirm-serial", disks.files[0], "--size", "96M",
-             "--phases", "seq_read", "--block-size", "64K", "--rate", str(RATE_HZ)],
+             "--phases", "seq_read", "--block-size", "64K", "--rate", str(RATE_HZ),
+             "--latency-log"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         events, frozen_at = [], None

@@ -65,7 +65,7 @@ from tests.fixtures.tuning_state import fake_root
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 SPEC = spec_from_json(
     {"target": "/srv/bench", "size": "1G", "phases": ["seq_write"], "cpu_latency_us": 0}
-    | {"steady_state": True, "precondition": True, "max_rounds": 9}
+    | {"steady_state": True, "precondition": True, "max_rounds": 9, "latency_log": True}
 )
 JOURNAL = "20250101T000000-abcdef"
 DISKS = tuple(ArrayMember(f"/dev/sd{n}", f"SERIAL-{n}") for n in "bcde")

@@ -131,6 +131,13 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
         help=f"with --steady-state: rounds at most, {WINDOW} to {MAX_ROUNDS} "
         f"(default: {DEFAULT_MAX_ROUNDS})",
     )
+    bench.add_argument(
+        "--latency-log",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="each sample carries its interval's completion-latency histogram and p50, p99 and "
+        "p99.9 (the built-in engine; default: on at --rate 2 or less)",
+    )
     bench.add_argument("--json", action="store_true", help="one JSON event per line")
     bench.add_argument("--save", action="store_true", help="keep the run in the history")
     bench.add_argument(
@@ -293,6 +300,8 @@ def start_args(args: argparse.Namespace) -> dict[str, Any]:
         start |= {"steady_state": True, "max_rounds": args.max_rounds}
     if getattr(args, "precondition", False):
         start["precondition"] = True  # without --steady-state the helper refuses it by name
+    if getattr(args, "latency_log", None) is not None:
+        start["latency_log"] = args.latency_log
     if args.confirm_serial is not None:
         start["confirm_serial"] = args.confirm_serial
     if args.overwrite:

@@ -147,7 +147,13 @@ class BenchRun:
 
         started = self._clock_zero = time.monotonic()
         # one sampler for the run, handed each phase in turn: its thread waits between them
-        sampler = Sampler(self.layers, self.spec.sample_rate_hz, self._emit, started)
+        sampler = Sampler(
+            self.layers,
+            self.spec.sample_rate_hz,
+            self._emit,
+            started,
+            latency_log=self.spec.logs_latency,
+        )
         outcomes: list[PhaseOutcome] = []
         status = "complete"
         try:

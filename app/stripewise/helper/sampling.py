@@ -170,11 +170,13 @@ class Sampler:
         *,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[threading.Event, float], bool] = threading.Event.wait,
+        latency_log: bool = True,
     ) -> None:
         """`disks`: kernel names, or layers to say in each disk's entry. `clock_zero`: the
         run's start on `clock`, so `t_s` runs on across phases (by default the first phase's
         start). `clock` tells the time in seconds and `wait(stop, timeout)` sleeps until `stop`
-        is set or the timeout has passed, saying whether it was set: tests pass a fake pair."""
+        is set or the timeout has passed, saying whether it was set: tests pass a fake pair.
+        `latency_log`: each sample carries its interval's latency, where the engine keeps it."""
         self._emit = emit
         self._layers: dict[str, DiskLayer | None] = {  # in order, with their place if known
             d.name if isinstance(d, DiskLayer) else d: d if isinstance(d, DiskLayer) else None
@@ -182,6 +184,7 @@ class Sampler:
         }
         self._clock_zero = clock_zero
         self._clock, self._wait = clock, wait
+        self._latency_log = latency_log
         self.period_s = 1.0 / rate_hz
         self._shortest_s = _SHORTEST * self.period_s
         self.samples = 0
@@ -462,7 +465,8 @@ class Sampler:
     def _with_latency(self, sample: Sample) -> Sample:
         """The I/O times counted since the previous sample (a diff of the engine's cumulative
         histogram, so a phase's intervals add up to its count), where the engine keeps them."""
-        counts = self._phase.latency_counts() if self._phase is not None else None
+        progress = self._phase if self._latency_log else None
+        counts = progress.latency_counts() if progress is not None else None
         if counts is None:
             return sample
         interval = counts if self._latency_base is None else counts - self._latency_base

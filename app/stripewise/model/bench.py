@@ -114,6 +114,12 @@ class BenchSpec:
     steady_state: bool = False
     precondition: bool = False
     max_rounds: int = DEFAULT_MAX_ROUNDS
+    # each sample carries its interval's latency histogram; None: when sampled at 2 Hz or less
+    latency_log: bool | None = None
+
+    @property
+    def logs_latency(self) -> bool:
+        return self.latency_log if self.latency_log is not None else self.sample_rate_hz <= 2
 
     @property
     def buffer_bytes(self) -> int:

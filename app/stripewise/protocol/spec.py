@@ -4,8 +4,8 @@ helper's side); `spec_to_json` writes the normalised spec back (the helper echoe
 its wire shape is described here for the codec: sizes as `size`, `block_size` and
 `random_block_size` (a number of bytes, or text such as `8G`), phases by name,
 `cpu_latency_us` only when the run holds one, `steady_state`, `precondition` and
-`max_rounds` only for a steady-state run (so a run without either keeps the shape helpers
-and histories of earlier versions know)."""
+`max_rounds` only for a steady-state run, `latency_log` only when asked for (so a run
+without any keeps the shape helpers and histories of earlier versions know)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,10 @@ from stripewise.protocol.codec import (
 )
 from stripewise.protocol.wire import shown
 
-_TYPES = "target and engine are text; direct, steady_state and precondition are true or false"
+_TYPES = (
+    "target and engine are text; direct, steady_state, precondition and latency_log are true "
+    "or false"
+)
 
 
 def _size(key: str) -> Callable[[Any], int]:
@@ -105,6 +108,7 @@ SPEC_SHAPE = Shape(
         "steady_state",
         "precondition",
         "max_rounds",
+        "latency_log",
     ),
     fields={
         "target": Wire(refusal=_TYPES),
@@ -120,6 +124,7 @@ SPEC_SHAPE = Shape(
         "steady_state": Wire(omit=is_false, refusal=_TYPES),
         "precondition": Wire(omit=is_false, refusal=_TYPES),
         "max_rounds": Wire(omit_with="steady_state", parse=_number("max_rounds", int)),
+        "latency_log": Wire(omit=is_none, refusal=_TYPES),
     },
     check=_checked,
 )
