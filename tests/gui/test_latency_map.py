@@ -98,3 +98,47 @@ def test_a_real_run_draws_a_map_per_phase_on_the_benchmark_plots(qtbot) -> None:
     assert np.allclose(y, [s.latency_us.p50 for s in measured if s.latency_us])
     plots.clear()
     assert plots.latency_map.isHidden() and heat_map.keys == []
+
+
+@needs_loop
+def test_the_history_detail_draws_a_saved_runs_maps(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from stripewise.gui.history_detail import RunDetailPane
+    from stripewise.history.database import open_database
+    from stripewise.history.latency_rows import with_latency
+    from stripewise.history.store import HistoryStore
+
+    db_url = f"sqlite:///{tmp_path / 'history.db'}"
+    with loop_device(128 * MiB) as loop:
+        for rate in ("2", "10"):  # at 10 Hz no latency is logged: a run as stored before
+            subprocess.run(
+                [sys.executable, "-m", "stripewise", "bench", "--engine", "builtin", "--save",
+                 "--db", db_url, "--target", loop.device, "--confirm-serial", loop.image,
+                 "--size", "64M", "--phases", "seq_write,seq_read", "--rate", rate],
+                capture_output=True, text=True, timeout=300, check=True,
+            )  # fmt: skip
+    db = open_database(db_url)
+    try:
+        store = HistoryStore(db)
+        logged, unlogged = sorted(run.id for run in store.list_runs())
+        with_map = with_latency(store, store.get_run(logged))
+        without = with_latency(store, store.get_run(unlogged))
+    finally:
+        db.close()
+    assert {(i.phase, i.repetition) for i in with_map.latency} == {
+        ("seq_write", 1),
+        ("seq_read", 1),
+    }
+    assert without.latency == ()
+    pane = RunDetailPane()
+    qtbot.addWidget(pane)
+    pane.resize(900, 800)
+    pane.show()
+    pane.show_detail(with_map)
+    assert not pane.latency_map.isHidden()
+    assert pane.latency_map.keys == [(None, "seq_write", 1), (None, "seq_read", 1)]
+    shown = pane.latency_map.shown()
+    assert shown is not None and shown.times == [
+        i.t_s for i in with_map.latency if i.phase == "seq_write"
+    ]
+    pane.show_detail(without)
+    assert pane.latency_map.isHidden() and pane.latency_map.keys == []

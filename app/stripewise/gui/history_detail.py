@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.bench_results import GROUPS, ResultsTable
+from stripewise.gui.latency_map import LatencyMap
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.units import MIB_PER_MB
@@ -135,6 +136,10 @@ class RunDetailPane(QWidget):
         figures.setStretchFactor(1, 2)
         figures.setChildrenCollapsible(False)
         layout.addWidget(figures, 1)
+        self.latency_map = LatencyMap()  # a run whose samples carry their latency
+        self.latency_map.setMinimumHeight(220)
+        self.latency_map.hide()
+        layout.addWidget(self.latency_map, 1)
 
     def wanted_height(self) -> int:
         """Room for a full run's figures: FULL_RUN_ROWS rows under a title of _TITLE_LINES."""
@@ -164,6 +169,8 @@ class RunDetailPane(QWidget):
         self.results.show_stored(ran)
         self.results.show()
         self.other_figures.show_values(ran)
+        self.latency_map.show_intervals(detail.latency)
+        self.latency_map.setVisible(bool(detail.latency))
 
     def set_binary_units(self, mib: bool) -> None:
         self.results.set_binary_units(mib)

@@ -12,6 +12,7 @@ the whole map handed to pyqtgraph as one image (`python -m bench --only latency`
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,6 +24,9 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from stripewise.model.latency import (
     GRID_BUCKETS,
     PERCENTILES,
+    IntervalLatency,
+    LatencyBuckets,
+    LatencyInterval,
     Stall,
     find_stalls,
     grid_edge_us,
@@ -52,9 +56,8 @@ class PhaseMap:
         default_factory=lambda: np.zeros((64, GRID_BUCKETS), dtype=np.float32)
     )
 
-    def add(self, sample: Sample) -> None:
-        latency, histogram = sample.latency_us, sample.histogram
-        if latency is None or histogram is None or not histogram.total:
+    def add(self, t_s: float, latency: IntervalLatency, histogram: LatencyBuckets | None) -> None:
+        if histogram is None or not histogram.total:
             return
         first = grid_index(histogram.edges_us[0])
         if first is None:  # a histogram off the grid: its percentiles only
@@ -64,7 +67,7 @@ class PhaseMap:
             self._rows = np.concatenate((self._rows, np.zeros_like(self._rows)))
         counts = np.asarray(histogram.counts, dtype=np.float32)
         self._rows[count, first : first + len(counts)] = counts / histogram.total
-        self.times.append(sample.t_s)
+        self.times.append(t_s)
         for key in PERCENTILES:
             self.percentiles[key].append(getattr(latency, key))
 
@@ -162,13 +165,27 @@ class LatencyMap(QWidget):
         if sample.latency_us is None or sample.host == "total":
             return
         key: MapKey = (sample.host, sample.phase.value, sample.repetition)
+        self._add(key, sample.t_s, sample.latency_us, sample.histogram)
+
+    def show_intervals(self, intervals: Sequence[LatencyInterval]) -> None:
+        """A stored run's intervals (the History detail): its first phase shown."""
+        self.clear()
+        for interval in intervals:
+            key: MapKey = (interval.host, interval.phase, interval.repetition)
+            self._add(key, interval.t_s, interval.latency, interval.histogram)
+        if self._maps:
+            self.show_map(next(iter(self._maps)))
+
+    def _add(
+        self, key: MapKey, t_s: float, latency: IntervalLatency, histogram: LatencyBuckets | None
+    ) -> None:
         if key not in self._maps:
             self._maps[key] = PhaseMap()
             self.chooser.addItem(_label(key))
             if self._follow:
                 self._shown = key
                 self.chooser.setCurrentIndex(self.chooser.count() - 1)
-        self._maps[key].add(sample)
+        self._maps[key].add(t_s, latency, histogram)
         self._dirty = self._dirty or key == self._shown
 
     @property

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import functools
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 STALL_FACTOR = 10.0
@@ -68,6 +68,19 @@ class LatencyBuckets:
     @property
     def total(self) -> int:
         return sum(self.counts)
+
+
+@dataclass(frozen=True)
+class LatencyInterval:
+    """One stored sample's latency, where it sits: its host (None: a run on one machine),
+    phase, repetition and end time."""
+
+    host: str | None
+    phase: str
+    repetition: int
+    t_s: float
+    latency: IntervalLatency
+    histogram: LatencyBuckets | None
 
 
 @dataclass(frozen=True)
@@ -130,3 +143,16 @@ def stored_latency(
     first, last = min(counts), max(counts)
     edges = tuple(grid_edge_us(index) for index in range(first, last + 2))
     return latency, LatencyBuckets(edges, tuple(counts.get(i, 0) for i in range(first, last + 1)))
+
+
+def stored_intervals(
+    rows: Iterable[tuple[str, int, float, Mapping[str, float | None]]], host: str | None = None
+) -> tuple[LatencyInterval, ...]:
+    """The intervals with a latency among stored samples, each (phase, repetition, t_s,
+    data), in their order."""
+    found = []
+    for phase, repetition, t_s, data in rows:
+        latency, histogram = stored_latency(data)
+        if latency is not None:
+            found.append(LatencyInterval(host, phase, repetition, t_s, latency, histogram))
+    return tuple(found)

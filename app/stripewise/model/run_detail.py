@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from stripewise.model.bench import BenchSpec
+from stripewise.model.latency import LatencyInterval
 from stripewise.model.run import ResultValue, RunSummary
 from stripewise.model.run_context import JsonObject, RunContext
 
@@ -53,3 +54,5 @@ class RunDetail:
     # each flagged phase's stand-out array members, named from its samples when the run is
     # opened (history/stand_outs.py): "Sequential Input, Block, pass 1: loop5: 3.1x ..."
     member_stand_outs: tuple[str, ...] = ()
+    # its samples' interval latencies, read when the run is opened (history/latency_rows.py)
+    latency: tuple[LatencyInterval, ...] = ()

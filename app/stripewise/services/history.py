@@ -16,6 +16,7 @@ from stripewise.history.database import (
     DatabaseError,
     NewerSchemaError,
 )
+from stripewise.history.latency_rows import with_latency
 from stripewise.history.location import spool_file
 from stripewise.history.stand_outs import with_stand_outs
 from stripewise.history.store import HistoryStore
@@ -258,10 +259,13 @@ class HistoryService(QObject):
         self.failed.emit(f"not changed: {exc}")
 
     def get_run(self, run_id: int, on_done: Callable[[RunDetail], None]) -> None:
-        """The run, its stand-out array members named (read from its samples when flagged)."""
+        """The run, its stand-out array members named (read from its samples when flagged),
+        its interval latencies (read from its samples when it logged them)."""
         store = self._store
         run_in_background(
-            lambda: with_stand_outs(store, store.get_run(run_id)), on_done, self._on_failure
+            lambda: with_latency(store, with_stand_outs(store, store.get_run(run_id))),
+            on_done,
+            self._on_failure,
         )
 
     def get_runs(self, run_ids: list[int], on_done: Callable[[list[RunDetail]], None]) -> None:
