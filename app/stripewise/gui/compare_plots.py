@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 from stripewise.gui.compare_cells import figure_name, number
 from stripewise.model.compare import Comparison, MetricRow
 from stripewise.model.compare_sweep import Sweep
+from stripewise.model.latency import p99_over_time
 from stripewise.services.history import CompareSeries
 
 # Okabe-Ito: eight colours told apart with every common colour-vision deficiency
@@ -63,6 +64,22 @@ def draw_series(
         plot.enableAutoRange(axis="x")
     else:  # single samples at 0 s: a second from the phase's start, not -0.5..0.5
         plot.setXRange(0.0, 1.0, padding=0.02)
+
+
+def draw_latency(
+    plot: pg.PlotWidget, c: Comparison, phase: str, label: Callable[[int], str]
+) -> bool:
+    """Each run's interval p99 in the phase against seconds since its first interval, on a
+    log scale, in its colour; -> whether any run has one."""
+    plot.clear()
+    drawn = False
+    for index, detail in enumerate(c.runs):
+        xs, ys = p99_over_time(detail.latency).get(phase, ((), ()))
+        if xs:
+            colour = run_colour(index)
+            plot.plot(list(xs), list(ys), pen=pg.mkPen(colour, width=1), name=label(index))
+            drawn = True
+    return drawn
 
 
 def draw_sweep(plot: pg.PlotWidget, sweep: Sweep, row: MetricRow) -> None:

@@ -35,7 +35,13 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui import file_places
 from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name
-from stripewise.gui.compare_plots import draw_series, draw_sweep, fill_sweep_table, run_colour
+from stripewise.gui.compare_plots import (
+    draw_latency,
+    draw_series,
+    draw_sweep,
+    fill_sweep_table,
+    run_colour,
+)
 from stripewise.gui.help_dialogs import SAVE_COMPARISON
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
@@ -129,6 +135,12 @@ class CompareWindow(QDialog):
         row.addWidget(self.phase_box, 1)
         series_layout.addLayout(row)
         series_layout.addWidget(self.series_plot, 1)
+        self.latency_plot = pg.PlotWidget()  # runs that logged latency: their p99, log scale
+        self.latency_plot.setLogMode(x=False, y=True)
+        self.latency_plot.setLabel("left", "interval p99 (µs)")
+        self.latency_plot.addLegend(offset=(-10, 10))
+        self.latency_plot.hide()
+        series_layout.addWidget(self.latency_plot, 1)
         self.series_note = QLabel()
         self.series_note.setWordWrap(True)
         series_layout.addWidget(self.series_note)
@@ -380,6 +392,7 @@ class CompareWindow(QDialog):
             return
         phase = self.phase_box.currentText()
         draw_series(self.series_plot, c, self.series, phase, self.run_label)
+        self.latency_plot.setVisible(draw_latency(self.latency_plot, c, phase, self.run_label))
         note = series_note(c.runs, self.series, phase)
         self.series_note.setText(
             f"{note}." if note else "Each line starts at its run's first sample of the phase."

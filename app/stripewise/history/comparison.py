@@ -5,7 +5,9 @@ bench."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
+from stripewise.history.latency_rows import with_latency
 from stripewise.history.store import HistoryStore
 from stripewise.model.compare import MAX_RUNS, Comparison, Series, compare_runs, engine_series
 
@@ -30,12 +32,15 @@ def compared_ids(store: HistoryStore, run_ids: Sequence[int]) -> list[int]:
 def load_comparison(
     store: HistoryStore, run_ids: Sequence[int], baseline_id: int | None
 ) -> tuple[Comparison, dict[int, Series]]:
-    """The comparison with every run's throughput over time, for what draws it."""
+    """The comparison with every run's throughput over time, for what draws it, and each
+    run's interval latencies where it logged them (its p99 over time)."""
     series = {
         run_id: engine_series(store.engine_samples(run_id))
         for run_id in compared_ids(store, run_ids)
     }
-    return load_compared(store, run_ids, baseline_id), series
+    compared = load_compared(store, run_ids, baseline_id)
+    runs = tuple(with_latency(store, run) for run in compared.runs)
+    return replace(compared, runs=runs), series
 
 
 def comparison_text(comparison: Comparison, series: dict[int, Series], fmt: str) -> str:

@@ -32,6 +32,7 @@ from stripewise.model.compare_context import (
     flatten,
     is_bookkeeping,
 )
+from stripewise.model.latency import p99_over_time
 from stripewise.model.phase_series import series_note
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
@@ -279,7 +280,23 @@ def _series_figures(c: Comparison, series: Mapping[int, Series]) -> list[str]:
         note = series_note(c.runs, series, phase)
         caption = escape(phase) + (f' <span class="note">{escape(note)}</span>' if note else "")
         figures.append(f"<figure><figcaption>{caption}</figcaption>{chart}</figure>")
+        figures += _latency_figure(c, phase)
     return figures
+
+
+def _latency_figure(c: Comparison, phase: str) -> list[str]:
+    """The runs' interval p99 in the phase over its time, where they logged latency."""
+    lines = [
+        (f"#{run.summary.id} {run.summary.name}", *p99_over_time(run.latency)[phase])
+        for run in c.runs
+        if phase in p99_over_time(run.latency)
+    ]
+    if not lines:
+        return []
+    x_label = "seconds since the phase's first sample"
+    chart = line_chart(lines, x_label, "interval p99 (µs)", title=f"{phase}: latency")
+    caption = f"{escape(phase)}: p99 latency per interval"
+    return [f"<figure><figcaption>{caption}</figcaption>{chart}</figure>"]
 
 
 def _context_table(c: Comparison) -> str:

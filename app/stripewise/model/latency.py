@@ -156,3 +156,19 @@ def stored_intervals(
         if latency is not None:
             found.append(LatencyInterval(host, phase, repetition, t_s, latency, histogram))
     return tuple(found)
+
+
+def p99_over_time(
+    intervals: Iterable[LatencyInterval],
+) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+    """Each phase's interval p99 in microseconds against seconds since its first interval, of
+    its first repetition: runs compared aligned on phase time, as their throughput is."""
+    starts: dict[str, tuple[float, int]] = {}
+    points: dict[str, tuple[list[float], list[float]]] = {}
+    for interval in intervals:
+        start = starts.setdefault(interval.phase, (interval.t_s, interval.repetition))
+        if interval.repetition == start[1]:
+            xs, ys = points.setdefault(interval.phase, ([], []))
+            xs.append(round(interval.t_s - start[0], 3))
+            ys.append(interval.latency.p99)
+    return {phase: (tuple(xs), tuple(ys)) for phase, (xs, ys) in points.items()}
