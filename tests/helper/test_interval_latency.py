@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import bisect
 import json
+import shutil
 import subprocess
 import sys
 from typing import Any
+
+import pytest
 
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 
@@ -17,9 +20,11 @@ BLOCK = 64 * 1024
 RANDOM_BLOCK = 4096  # the random phases' block
 
 
-def bench_json(device: str, image: str, *args: str) -> list[dict[str, Any]]:
+def bench_json(
+    device: str, image: str, *args: str, engine: str = "builtin"
+) -> list[dict[str, Any]]:
     done = subprocess.run(
-        [sys.executable, "-m", "stripewise", "bench", "--engine", "builtin", "--json",
+        [sys.executable, "-m", "stripewise", "bench", "--engine", engine, "--json",
          "--target", device, "--confirm-serial", image, *args],
         capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip
@@ -50,11 +55,19 @@ def summed(samples: list[dict[str, Any]]) -> tuple[list[float], list[int]]:
 
 
 @needs_loop
-def test_interval_histograms_add_up_to_the_phase() -> None:
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "builtin",
+        pytest.param("fio", marks=pytest.mark.skipif(not shutil.which("fio"), reason="fio")),
+    ],
+)
+def test_interval_histograms_add_up_to_the_phase(engine: str) -> None:
     with loop_device(256 * MiB) as loop:
         events = bench_json(
             loop.device, loop.image, "--size", "128M", "--block-size", "64K",
             "--phases", "seq_write,random_read", "--rate", "10", "--latency-log",
+            engine=engine,
         )  # fmt: skip
     results = {e["phase"]: e for e in events if e["event"] == "phase_result"}
     for phase, block in (("seq_write", BLOCK), ("random_read", RANDOM_BLOCK)):

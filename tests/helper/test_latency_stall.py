@@ -6,12 +6,14 @@ lists the stall at the sample whose interval that read completed in, within one 
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import psutil
+import pytest
 
 from tests.fixtures.throttled_fuse import needs_fuse, throttled_disks
 
@@ -31,12 +33,19 @@ def fuse_server() -> psutil.Process:
 
 
 @needs_fuse
-def test_a_frozen_backing_store_is_a_stall_at_its_time() -> None:
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "builtin",
+        pytest.param("fio", marks=pytest.mark.skipif(not shutil.which("fio"), reason="fio")),
+    ],
+)
+def test_a_frozen_backing_store_is_a_stall_at_its_time(engine: str) -> None:
     with throttled_disks(1, DEVICE_BYTES, total_mb_s=24, disk_mb_s=24, slow={}) as disks:
         device = f"/dev/{disks.names[0]}"
         server = fuse_server()
         bench = subprocess.Popen(
-            [sys.executable, "-m", "stripewise", "bench", "--engine", "builtin", "--json",
+            [sys.executable, "-m", "stripewise", "bench", "--engine", engine, "--json",
              "--target", device, "--confirm-serial", disks.files[0], "--size", "96M",
              "--phases", "seq_read", "--block-size", "64K", "--rate", str(RATE_HZ),
              "--latency-log"],
@@ -62,11 +71,12 @@ def test_a_frozen_backing_store_is_a_stall_at_its_time() -> None:
     samples = [e for e in events if e["event"] == "sample" and "latency_us" in e]
     assert samples[-1]["t_s"] > frozen_at + FROZEN_S + 1.0, "the phase ended too soon"
     thawed = frozen_at + FROZEN_S  # when the read held in flight completed
-    assert result["stalls"], [s["latency_us"]["p99"] for s in samples]
-    for stall in result["stalls"]:
-        assert frozen_at < stall["t_s"] <= thawed + 2 * PERIOD_S + 0.05, (stall, frozen_at)
-        assert stall["p99_us"] > 0.8 * FROZEN_S * 1e6
-    assert abs(result["stalls"][0]["t_s"] - thawed) <= PERIOD_S + 0.05
+    # the freeze's stall; on a busy 2-CPU machine a real hiccup of some 40 ms can be one too
+    frozen = [s for s in result["stalls"] if s["p99_us"] > 0.8 * FROZEN_S * 1e6]
+    assert len(frozen) == 1, (result["stalls"], [s["latency_us"]["p99"] for s in samples])
+    assert frozen_at < frozen[0]["t_s"] <= thawed + 2 * PERIOD_S + 0.05, (frozen, frozen_at)
+    assert abs(frozen[0]["t_s"] - thawed) <= PERIOD_S + 0.05
+    assert all(s["p99_us"] < 0.2 * FROZEN_S * 1e6 for s in result["stalls"] if s not in frozen)
     # and the stall is the sample's own p99
     by_time = {s["t_s"]: s["latency_us"]["p99"] for s in samples}
     assert all(by_time[s["t_s"]] == s["p99_us"] for s in result["stalls"])

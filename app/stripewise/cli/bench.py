@@ -136,7 +136,7 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="each sample carries its interval's completion-latency histogram and p50, p99 and "
-        "p99.9 (the built-in engine; default: on at --rate 2 or less)",
+        "p99.9 (default: on at --rate 2 or less)",
     )
     bench.add_argument("--json", action="store_true", help="one JSON event per line")
     bench.add_argument("--save", action="store_true", help="keep the run in the history")

@@ -126,3 +126,24 @@ def status(obj: Mapping[str, Any]) -> Status:
         error_of(obj),
         errno_of(obj),
     )
+
+
+def clat_bins(obj: Mapping[str, Any]) -> dict[int, int] | None:
+    """Every job's completion latencies so far, all directions together, as fio's json+
+    histogram has them: {a value inside the bucket (its middle) in ns: I/Os}. fio keeps them
+    cumulative, so two status objects' difference is the I/Os that completed between them.
+    None when the document has no `bins` (plain json, an older fio)."""
+    found: dict[int, int] = {}
+    seen = False
+    for job in entries(obj):
+        for direction in DIRECTIONS:
+            stats = job.get(direction)
+            clat = stats.get("clat_ns") if isinstance(stats, dict) else None
+            bins = clat.get("bins") if isinstance(clat, dict) else None
+            if not isinstance(bins, dict):
+                continue
+            seen = True
+            for value, count in bins.items():
+                key = int(value)
+                found[key] = found.get(key, 0) + _count(count)
+    return found if seen else None

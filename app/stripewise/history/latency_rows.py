@@ -1,7 +1,7 @@
 """A stored run's interval latencies, read from its samples when the run is opened, for its
-heat maps in the History detail (issue 33). Only a run whose spec logged them is read: one
-by the built-in engine at 2 Hz or less, or with `latency_log`; a run stored before them
-reads back with none."""
+heat maps in the History detail and comparisons (issue 33). Only a run whose spec logged
+them is read: one on this machine's helper (built-in engine or fio) at 2 Hz or less, or with
+`latency_log`; a run stored before them reads back with none."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def with_latency(store: HistoryStore, detail: RunDetail) -> RunDetail:
     """`detail` with `latency` from its samples, where its spec says it logged them."""
     spec = detail.spec
-    if spec is None or spec.engine != "builtin" or not spec.logs_latency:
+    if spec is None or spec.engine not in ("builtin", "fio") or not spec.logs_latency:
         return detail
     if not detail.sample_count:
         return detail

@@ -44,6 +44,7 @@ class Progress:
         self._runtime_s: float | None = None  # the engine's own clock at these totals (fio)
         self._begun: float | None = None  # time.monotonic() when the engine began (builtin)
         self._latencies: tuple[LatencyHistogram, ...] = ()  # the phase's, as the engine counts
+        self._latency_totals: npt.NDArray[np.int64] | None = None  # as fio reports them
 
     def begin(self) -> None:
         """The engine starts moving data now: its runtime, which live rates are divided by,
@@ -92,12 +93,18 @@ class Progress:
         with self._lock:
             self._latencies = tuple(histograms)
 
+    def set_latency_totals(self, counts: npt.NDArray[np.int64]) -> None:
+        """Every I/O time counted so far (fine buckets), from an engine that reports them in
+        steps (fio's cumulative histogram, with its totals)."""
+        with self._lock:
+            self._latency_totals = counts
+
     def latency_counts(self) -> npt.NDArray[np.int64] | None:
         """Every I/O time counted so far (fine buckets); None from an engine that keeps none."""
         with self._lock:
-            histograms = self._latencies
+            histograms, totals = self._latencies, self._latency_totals
         if not histograms:
-            return None
+            return None if totals is None else totals.copy()
         total = histograms[0].snapshot()
         for histogram in histograms[1:]:
             total += histogram.snapshot()

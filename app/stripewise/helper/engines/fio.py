@@ -6,6 +6,8 @@ sampler they come in steps, and each step carries fio's runtime, so live rates a
 between two steps on fio's own clock, the one its result is timed with (its start-up and the
 delay of its output count for nothing). The final object gives the outcome, read by
 `stripewise.fio.report` (latency: completion latency, as `stripewise.fio.latency` defines it).
+Each object (json+) also carries the jobs' cumulative completion-latency histograms, on the
+built-in engine's buckets: the sampler diffs them for each interval's latency.
 Job options and the reading of fio's output are `stripewise.fio`'s; here fio is run.
 """
 
@@ -28,6 +30,7 @@ from stripewise.fio.stream import StatusStream, status_interval_ms
 from stripewise.helper.credentials import Caller, child_prefix
 from stripewise.helper.engines.base import Counters, EngineError, Progress
 from stripewise.helper.engines.builtin import logical_block_bytes
+from stripewise.helper.engines.latency_histogram import counts_of
 from stripewise.helper.kernel_log import killed_by
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
@@ -185,7 +188,9 @@ class FioEngine:
         """Run fio on the job, the target's descriptor inherited under its own number; fio dies
         with the thread that started it (setpriv's parent-death signal), jobs and all.
         -> (its last status, exit status, whether it was cancelled, the end of its stderr)."""
-        argv = [*child_prefix(caller), self._fio, "--output-format=json"]
+        # json+: each status also carries the jobs' cumulative latency histograms, which the
+        # sampler diffs for each interval's (the output's other keys are plain json's)
+        argv = [*child_prefix(caller), self._fio, "--output-format=json+"]
         argv.append(f"--status-interval={interval_ms}ms")
         # --thread: jobs as threads of the one process the parent-death signal reaches (forked
         # job processes would lose it and outlive a killed helper)
@@ -304,6 +309,9 @@ def _read(stdout: IO[bytes], progress: Progress, last: list[report.Status]) -> N
             found = Counters(moved.read_bytes, moved.write_bytes, moved.read_ops, moved.write_ops)
             # fio's runtime at them: live rates are taken on fio's clock (None: the outcome
             # says it could not be read)
+            bins = report.clat_bins(obj)
+            if bins is not None:  # before the totals: a sample never has I/Os without them
+                progress.set_latency_totals(counts_of(bins))
             progress.set_totals(found, read.elapsed_s)
             last[:] = [read]
 

@@ -39,6 +39,15 @@ def representative(bucket: int) -> float:
     return (low + high - 1) / 2
 
 
+def counts_of(values_ns: dict[int, int]) -> npt.NDArray[np.int64]:
+    """{a value in ns: I/Os} (fio's bins, each its bucket's middle) as fine-bucket counts."""
+    counts = np.zeros(BUCKETS, dtype=np.int64)
+    if values_ns:
+        buckets = bucket_of(np.fromiter(values_ns, dtype=np.int64, count=len(values_ns)))
+        np.add.at(counts, buckets, np.fromiter(values_ns.values(), dtype=np.int64))
+    return counts
+
+
 def percentile_of(counts: npt.NDArray[np.int64], share: float) -> float | None:
     """The value at `share` (0..1) of the I/Os counted in `counts` in microseconds; None
     without any. The rank is the one the earlier sorted-list figure used: round(share * (n - 1))."""
