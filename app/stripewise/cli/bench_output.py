@@ -96,6 +96,8 @@ def _text(event: Event, interactive: bool) -> str:
             if event.rounds is not None:  # the figures are the last 5 rounds' means
                 settled = "steady" if event.steady else "not steady"
                 line += f", {settled} after {len(event.rounds)} rounds"
+        for stall in event.stalls or ():  # an interval whose p99 stood out, when it ended
+            status += f"\n  stall at {stall.t_s:,.1f} s: p99 {stall.p99_us / 1000:,.1f} ms"
         return ("\r" + " " * 70 + "\r" if interactive else "") + line + status + "\n"
     if isinstance(event, SteadyRound):  # "round 7: not steady, excursion 34 %"
         window = Window(event.figure, event.excursion_pct, event.slope_pct)

@@ -185,6 +185,10 @@ class Sampler:
         self._clock_zero = clock_zero
         self._clock, self._wait = clock, wait
         self._latency_log = latency_log
+        # each sample's (t_s, p99 us) of the phase, where the engine measures latency: the
+        # phase's stalls are found among them; a steady-state phase's rounds share one
+        self.latency_trail: list[tuple[float, float]] = []
+        self._trail_of: SampledPhase | None = None
         self.period_s = 1.0 / rate_hz
         self._shortest_s = _SHORTEST * self.period_s
         self.samples = 0
@@ -212,6 +216,8 @@ class Sampler:
         baseline = self._read(now)
         with self._turns:
             self._progress, self._sampled, self._beside = progress, sampled, beside
+            if self._trail_of != sampled:  # a new phase, not the next round of this one
+                self._trail_of, self.latency_trail = sampled, []
             self._started, self._last = now, baseline
             self._before: _Reading | None = None  # the one before the last sample's
             self._phase_cpu = baseline.cpu
@@ -341,9 +347,6 @@ class Sampler:
         self._seen: tuple[Counters, float] | None = None  # reports without a runtime
         self._window: collections.deque[tuple[float, int]] = collections.deque([(0.0, 0)])
         self._latency_base: Any = None  # the engine's latency counts at the last sample
-        # each sample's (t_s, p99 us) of the phase, where the engine measures latency: the
-        # phase's stalls are found among them
-        self.latency_trail: list[tuple[float, float]] = []
 
     def _engine_now(self, now: float) -> _EngineAt | None:
         """The engine's counters on its own clock; None until it has begun (or, stepped, has
