@@ -57,11 +57,11 @@ class SteadyStateRow(QWidget):
         self.rounds.setVisible(False)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
+        row = QHBoxLayout()  # two lines: one would make the Benchmark form too wide at 800 px
         row.addWidget(self.steady)
-        row.addWidget(self.precondition)
-        row.addWidget(self.max_rounds, 1)
+        row.addWidget(self.precondition, 1)
         column.addLayout(row)
+        column.addWidget(self.max_rounds)
         column.addWidget(self.rounds)
         self.sync()
 
