@@ -35,6 +35,7 @@ from stripewise.gui.bench_form_rows import (
     OTHER,
     FieldErrors,
     HintLabel,
+    add_pair,
     field_error,
     spec_problems,
 )
@@ -160,26 +161,14 @@ class BenchForm(QWidget):
         self.queue_depth = self._spin(1, 256, 1, "Queue depth: I/Os in flight per stream")
         self.streams = self._spin(1, 64, 1, "Parallel streams")
         self.repetitions = self._spin(1, 100, 1, "Repetitions of every phase")
-        streams_label = QLabel("S&treams")
-        streams_label.setBuddy(self.streams)
-        depth_and_streams = QHBoxLayout()  # one row, as rate and cap: the form fits 1024x768
-        depth_and_streams.addWidget(self.queue_depth, 1)
-        depth_and_streams.addWidget(streams_label)
-        depth_and_streams.addWidget(self.streams, 1)
-        form.addRow("&Queue depth", depth_and_streams)
+        add_pair(form, ("&Queue depth", self.queue_depth), ("S&treams", self.streams))
         self.errors.add_row("queue_depth")  # their product's limit: under both
         form.addRow("Re&petitions", self.repetitions)
         self.rate = self._spin(1, 10, 10, "Samples per second (Hz)")
         self.rate.setSuffix(" Hz")
         self.runtime_cap = self._spin(1, 86_400, 600, "Stop a phase after this many seconds")
         self.runtime_cap.setSuffix(" s")
-        cap_label = QLabel("Phase &cap")
-        cap_label.setBuddy(self.runtime_cap)
-        rate_and_cap = QHBoxLayout()  # one row: the form must fit 1024x768 with a device's rows
-        rate_and_cap.addWidget(self.rate, 1)
-        rate_and_cap.addWidget(cap_label)
-        rate_and_cap.addWidget(self.runtime_cap, 1)
-        form.addRow("Sample &rate", rate_and_cap)
+        add_pair(form, ("Sample &rate", self.rate), ("Phase &cap", self.runtime_cap))
         self.latency = CpuLatencyRow()
         self.latency.edited.connect(self._edited)
         self.hold_cpu_latency, self.cpu_latency = self.latency.hold, self.latency.limit

@@ -8,7 +8,7 @@ and beside the previous run's progress; here it stays under its field until the 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QFormLayout, QLabel
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QWidget
 
 from stripewise.model.bench import SpecError
 
@@ -114,3 +114,18 @@ class FieldErrors:
     def shown(self) -> dict[str, str]:
         """Field -> the error under it, for the fields that have one."""
         return {field: label.text() for field, label in self.labels.items() if label.text()}
+
+
+def add_pair(form: QFormLayout, first: tuple[str, QWidget], second: tuple[str, QWidget]) -> None:
+    """Two fields on one row of the form ("Queue depth [1]  Streams [1]"), each label with its
+    mnemonic on its own field: rows saved so the form fits 1024x768 with a device's rows."""
+    labels = []
+    for text, field in (first, second):
+        label = QLabel(text)
+        label.setBuddy(field)
+        labels.append(label)
+    pair = QHBoxLayout()
+    pair.addWidget(first[1], 1)
+    pair.addWidget(labels[1])
+    pair.addWidget(second[1], 1)
+    form.addRow(labels[0], pair)
