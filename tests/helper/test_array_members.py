@@ -115,9 +115,10 @@ def test_the_slow_member_of_a_btrfs_is_named_live_and_in_the_history(
         busy = {m: sum(1 for s in samples if "await_ms" in s["disks"][m]) for m in members}
         named = [m for m in said if m.startswith(title) and "the others'" in m]
         # judged only beside another member that worked: raid1 reads one copy, chosen by the
-        # reader's pid, and may leave all but one member idle
+        # reader's pid, and may leave all but one member idle; and only from 5 intervals with
+        # I/O: the writes (the pacer slows reads only) may be done in under half a second
         if busy[slow] < 5 or all(busy[m] < 5 for m in members if m != slow):
-            assert data == "raid1" and phase == "seq_read", busy
+            assert phase == "seq_write" or data == "raid1", busy
             assert not named and "member_stands_out" not in flags[phase]
             continue
         (message,) = named
