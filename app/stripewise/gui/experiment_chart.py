@@ -122,6 +122,7 @@ class ExperimentChart(QStackedWidget):
         self._points: dict[Values, Drawn] = {}
         self._metric = ""
         self.redraws = 0  # for tests and the bench: how many times the data was set
+        self.restyle()  # the page's colours before any experiment (pyqtgraph's are black)
 
     # --- set-up ---------------------------------------------------------------------------
     def set_design(
