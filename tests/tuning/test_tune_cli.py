@@ -75,7 +75,11 @@ def test_show_reports_the_real_read_ahead_kb(loop: Loop) -> None:
         done = run_cli("tune", "show", "--device", loop.device)
         as_json = run_cli("tune", "show", "--device", loop.name, "--json")
     assert done.returncode == 0, done.stderr
+    # the journal's newest entry comes first when a helper put back what another left (a test
+    # kills helpers on purpose): the device's table follows
     lines = done.stdout.splitlines()
+    while lines and (lines[0].startswith("note: ") or not lines[0]):
+        lines.pop(0)
     assert lines[0] == loop.name
     assert lines[1].split()[:3] == ["read_ahead_kb", "3172", "KiB"]
     assert as_json.returncode == 0, as_json.stderr
