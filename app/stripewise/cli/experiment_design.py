@@ -16,21 +16,18 @@ from stripewise.cli.options import add_db_option, finite, positive_int
 from stripewise.model.experiment import (
     Design,
     ExperimentError,
-    Kind,
     Objective,
     Parameter,
-    Value,
     Values,
     check_values,
     parse_range,
     parse_vary,
-    workload_of,
 )
-from stripewise.model.tunables import Scope, TuningError, tunable
+from stripewise.model.tunables import Scope
 from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.protocol.wire import ProtocolError
 from stripewise.system.block_tunables import Tree
-from stripewise.system.target_device import target_device
+from stripewise.system.experiment_start import starting_value, tunable_device
 
 
 def fill_run_parser(run: argparse.ArgumentParser) -> None:
@@ -126,7 +123,7 @@ def prepare(args: argparse.Namespace, tree: Tree | None = None) -> Prepared:
         objective = Objective.parse(
             args.metric or f"{spec.phases[0].value}:{default_metric}", spec.phases
         )
-        device = _device_for(parameters, args.target, tree)
+        device = tunable_device(parameters, args.target, tree)
         devices = (device,) if device else ()
         limits = {d: tree.limits(d) for d in devices}
         parameters = tuple(
@@ -147,44 +144,8 @@ def prepare(args: argparse.Namespace, tree: Tree | None = None) -> Prepared:
         raise CliError(str(exc)) from None
     if problems := design.problems():
         raise CliError(problems[0])
-    baseline = tuple((p.name, starting_value(p, spec, devices, tree)) for p in parameters)
+    try:
+        baseline = tuple((p.name, starting_value(p, spec, devices, tree)) for p in parameters)
+    except ExperimentError as exc:
+        raise CliError(str(exc)) from None
     return Prepared(design, start, baseline, search)
-
-
-def _device_for(parameters: tuple[Parameter, ...], target: str, tree: Tree) -> str | None:
-    """The target's device when a per-device knob is varied; refused when it has none, or
-    lacks one of the knobs (an md knob on a plain disk, wbt_lat_usec on a kernel without it)."""
-    per_device = [p for p in parameters if p.kind is Kind.TUNABLE and p.scope is not Scope.GLOBAL]
-    if not per_device:
-        return None
-    device = target_device(target, tree)
-    if device is None:
-        raise ExperimentError(f"{target} sits on no block device whose queue could be tuned")
-    for parameter in per_device:
-        try:
-            value = tree.value(parameter.name, device)
-        except TuningError as exc:  # an md knob on a device that is no md array
-            raise ExperimentError(f"--vary {exc}") from None
-        if value is None:
-            raise ExperimentError(f"--vary {parameter.name}: {device} has no such tunable")
-    return device
-
-
-def starting_value(
-    parameter: Parameter, spec: object, devices: tuple[str, ...], tree: Tree
-) -> Value:
-    """What the machine (or the benchmark) has now: the baseline's value."""
-    from stripewise.model.bench import BenchSpec
-
-    if parameter.kind is Kind.WORKLOAD:
-        assert isinstance(spec, BenchSpec)
-        return workload_of(spec, parameter.name)
-    knob = tunable(parameter.name)
-    if knob.scope is Scope.GLOBAL:
-        value = tree.value(knob.key, None)
-    else:
-        values = {tree.value(knob.key, d) for d in devices}
-        value = values.pop() if len(values) == 1 else None
-    if value is None:
-        raise CliError(f"{knob.key} cannot be read on this machine")
-    return value

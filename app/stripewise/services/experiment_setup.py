@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from stripewise.model.bench import BenchSpec, PhaseResult, Spread
+from stripewise.model.bench import PhaseResult, Spread
 from stripewise.model.experiment import (
     Design,
     ExperimentError,
@@ -19,20 +19,18 @@ from stripewise.model.experiment import (
     Metric,
     Objective,
     Parameter,
-    Value,
     Values,
     apply_workload,
     check_values,
     parse_range,
     parse_vary,
-    workload_of,
 )
 from stripewise.model.tunables import Scope, tunable
 from stripewise.protocol.events import RunResult
 from stripewise.protocol.tuning import TuningSetting
 from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.system.block_tunables import Tree
-from stripewise.system.target_device import target_device
+from stripewise.system.experiment_start import starting_value, tunable_device
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,7 @@ def prepare(request: ExperimentRequest, tree: Tree | None = None) -> Prepared:
     default_metric = "iops" if search else "mb_s"
     metric = request.metric or f"{spec.phases[0].value}:{default_metric}"
     objective = Objective.parse(metric, spec.phases)
-    device = _device_for(parameters, spec.target, tree)
+    device = tunable_device(parameters, spec.target, tree)
     devices = (device,) if device else ()
     limits = {d: tree.limits(d) for d in devices}
     parameters = tuple(
@@ -94,7 +92,7 @@ def prepare(request: ExperimentRequest, tree: Tree | None = None) -> Prepared:
     )
     if problems := design.problems():
         raise ExperimentError(problems[0])
-    baseline = tuple((p.name, _starting_value(p, spec, devices, tree)) for p in parameters)
+    baseline = tuple((p.name, starting_value(p, spec, devices, tree)) for p in parameters)
     md_devices = tuple(d for d in devices if tree.md_level(d) is not None)
     name = request.name or (
         f"{search} under {request.latency_target_us:g} us p99"
@@ -102,38 +100,6 @@ def prepare(request: ExperimentRequest, tree: Tree | None = None) -> Prepared:
         else " x ".join(p.name for p in parameters)
     )
     return Prepared(design, request.start, baseline, search, md_devices, name)
-
-
-def _device_for(parameters: tuple[Parameter, ...], target: str, tree: Tree) -> str | None:
-    """The target's device when a per-device knob is varied; refused when it has none, or
-    lacks one of the knobs (an md knob on a plain disk)."""
-    per_device = [p for p in parameters if p.kind is Kind.TUNABLE and p.scope is not Scope.GLOBAL]
-    if not per_device:
-        return None
-    device = target_device(target, tree)
-    if device is None:
-        raise ExperimentError(f"{target} sits on no block device whose queue could be tuned")
-    for parameter in per_device:
-        if tree.value(parameter.name, device) is None:
-            raise ExperimentError(f"{device} has no {parameter.name}")
-    return device
-
-
-def _starting_value(
-    parameter: Parameter, spec: BenchSpec, devices: tuple[str, ...], tree: Tree
-) -> Value:
-    """What the machine (or the benchmark) has now: the baseline's value."""
-    if parameter.kind is Kind.WORKLOAD:
-        return workload_of(spec, parameter.name)
-    knob = tunable(parameter.name)
-    if knob.scope is Scope.GLOBAL:
-        value = tree.value(knob.key, None)
-    else:
-        values = {tree.value(knob.key, d) for d in devices}
-        value = values.pop() if len(values) == 1 else None
-    if value is None:
-        raise ExperimentError(f"{knob.key} cannot be read on this machine")
-    return value
 
 
 def tunable_settings(prepared: Prepared, values: Values) -> tuple[TuningSetting, ...]:
