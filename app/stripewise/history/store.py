@@ -25,6 +25,7 @@ from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
 from stripewise.history.run_row import RunRow, ensure_host, read_spec, write_run
 from stripewise.model.bench import BenchSpec
 from stripewise.model.phase_series import ENGINE_KEYS
+from stripewise.model.rounds_kept import split_rounds
 from stripewise.model.run import Headline, ResultValue, RunStatus, RunSummary
 from stripewise.model.run_context import JsonObject, RunContext
 from stripewise.model.run_detail import HostFacts, HostRun, RunDetail
@@ -316,11 +317,13 @@ class HistoryStore:
             sample_count = int(conn.execute(count_stmt).scalar_one())
             children = conn.execute(children_stmt).all()
         spec, options = read_spec(row.spec)
+        figures, rounds = split_rounds([result_value(r) for r in result_rows])
         return RunDetail(
             summary=summary_from_row(row),
             spec=spec,
             context=RunContext.from_json(row.context),
-            results=tuple(result_value(r) for r in result_rows),
+            results=figures,
+            rounds=rounds,
             sample_count=sample_count,
             notes=row.notes,
             source=row.source,

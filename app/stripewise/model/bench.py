@@ -10,8 +10,15 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol
 
+from stripewise.model.rounds_kept import round_values
 from stripewise.model.run import ResultValue
-from stripewise.model.steady_state import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, WINDOW, SteadyRounds
+from stripewise.model.steady_state import (
+    DEFAULT_MAX_ROUNDS,
+    MAX_ROUNDS,
+    WINDOW,
+    KeptRounds,
+    SteadyRounds,
+)
 from stripewise.model.vocabulary import (
     CPU,
     EFFICIENCY,
@@ -216,6 +223,11 @@ class PhaseOutcome:
         ops = self.write_ops if self.phase is Phase.REWRITE else self.read_ops + self.write_ops
         return ops / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
+    @property
+    def kept_rounds(self) -> KeptRounds | None:
+        """A steady-state phase's rounds as reported (rounded as `phase_result` has them)."""
+        return None if self.steady is None else self.steady.kept(self.repetition)
+
 
 @dataclass(frozen=True)
 class Spread:
@@ -248,6 +260,9 @@ class PhaseResult:
     # each repetition's single figures, keyed as on the wire (SINGLE_FIGURES): a verdict on
     # CPU, latency or efficiency is tested on these, as one on MB/s is on `mb_s.values`
     passes: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    # a steady-state phase's rounds, per repetition that ended well: parts of one run of the
+    # phase, never repetitions (kept apart from its figures: model.rounds_kept)
+    steady_rounds: tuple[KeptRounds, ...] = ()
 
     @property
     def name(self) -> str:
@@ -255,7 +270,9 @@ class PhaseResult:
 
     def values(self) -> list[ResultValue]:
         """This phase in the history's vocabulary (`model.vocabulary.MEASURED`, shared with
-        imports): MB/s and IOPS with their spread over repetitions, then the single figures."""
+        imports): MB/s and IOPS with their spread over repetitions, then the single figures;
+        a steady-state phase's rounds last, under its phase qualified by repetition
+        (`model.rounds_kept`)."""
         phase = self.phase.value
         values = [
             ResultValue(phase, q.metric, q.unit, s.median, s.low, s.high, s.n, s.values, self.flags)
@@ -273,6 +290,7 @@ class PhaseResult:
                 (EFFICIENCY, "kb_s_per_cpu_pct", self.kb_s_per_cpu_pct),
             )
         ]
+        values += [value for kept in self.steady_rounds for value in round_values(phase, kept)]
         return values
 
 
@@ -296,6 +314,8 @@ class PhaseFigures(Protocol):
     def cpu_pct(self) -> float | None: ...
     @property
     def flags(self) -> tuple[str, ...]: ...
+    @property
+    def kept_rounds(self) -> KeptRounds | None: ...
 
 
 def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
@@ -326,6 +346,7 @@ def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
         # any repetition's guard holds for the phase: its figures mix that repetition in
         flags=tuple(dict.fromkeys(f for o in outcomes if o.phase is phase for f in o.flags)),
         passes={key: figures for key, figures in passes.items() if figures},
+        steady_rounds=tuple(kept for o in good if (kept := o.kept_rounds) is not None),
     )
 
 

@@ -21,7 +21,7 @@ from stripewise.model.phase_series import engine_series as engine_series
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.verdict import MIN_PASSES, Evidence, cant_tell, holm, welch
-from stripewise.model.vocabulary import PHASES, is_lower_better
+from stripewise.model.vocabulary import PHASES, is_lower_better, is_round_figure
 
 METRICS = ("throughput", "iops", "cpu", "latency_p50", "latency_p99", "efficiency")
 PHASE_ORDER = PHASES  # bonnie++'s order, as reports list them
@@ -264,7 +264,9 @@ def _ordered_keys(runs: Sequence[RunDetail]) -> list[tuple[str, str]]:
     """Bonnie++'s phase order and METRICS first; unknown ones after, as first seen."""
     seen: dict[tuple[str, str], None] = {}
     for run in runs:
-        seen.update(dict.fromkeys((r.phase, r.metric) for r in run.results))
+        # a steady-state run's rounds are parts of one run, never passes to test: not compared
+        figures = (r for r in run.results if not is_round_figure(r.metric))
+        seen.update(dict.fromkeys((r.phase, r.metric) for r in figures))
     phases = list(dict.fromkeys(phase for phase, _ in seen))
     metrics = list(dict.fromkeys(metric for _, metric in seen))
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from stripewise.model.bench import BenchSpec
 from stripewise.model.latency import LatencyInterval
+from stripewise.model.rounds_kept import PhaseRounds
 from stripewise.model.run import ResultValue, RunSummary
 from stripewise.model.run_context import JsonObject, RunContext
 
@@ -56,3 +57,6 @@ class RunDetail:
     member_stand_outs: tuple[str, ...] = ()
     # its samples' interval latencies, read when the run is opened (history/latency_rows.py)
     latency: tuple[LatencyInterval, ...] = ()
+    # a steady-state run's rounds per phase and repetition, kept apart from `results`: parts
+    # of one run of a phase, never repetitions nor its figures (model/rounds_kept.py)
+    rounds: tuple[PhaseRounds, ...] = ()

@@ -21,6 +21,7 @@ window's mean, whether or not it became steady (a run that never did is flagged 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -92,6 +93,46 @@ def round_words(number: int, window: Window) -> str:
     return f"round {number}: not steady, slope {window.slope_pct:.0f} %"
 
 
+def _tenth(percent: float | None) -> float | None:
+    """An excursion as it is reported: to a tenth, finite (a window that moved nothing has
+    none)."""
+    if percent is None or not math.isfinite(percent):
+        return None
+    return round(percent, 1)
+
+
+@dataclass(frozen=True)
+class KeptRounds:
+    """One repetition's rounds as run_result and the history keep them: each round's figure
+    in the rule's unit (MB/s for a sequential write, IOPS for a random one) in run order, the
+    window judged over the last WINDOW, and whether it held the rule (`steady`)."""
+
+    repetition: int
+    rounds: tuple[float, ...]
+    window: Window
+    steady: bool
+
+    @property
+    def window_start(self) -> int:
+        """The first round (from 1) of the window the figure is the mean of."""
+        return max(1, len(self.rounds) - WINDOW + 1)
+
+    def verdict(self) -> str:
+        """'steady after 7 rounds' / 'not steady in 30 rounds, excursion 34 %'."""
+        count = len(self.rounds)
+        rounds = f"{count} round{'' if count == 1 else 's'}"
+        if self.steady:
+            return f"steady after {rounds}"
+        excursion, slope = self.window.excursion_pct, self.window.slope_pct
+        if excursion is None or slope is None:
+            if count < WINDOW:
+                return f"not steady in {rounds}, fewer than a window of {WINDOW}"
+            return f"not steady in {rounds}"
+        if excursion > MAX_EXCURSION_PCT:
+            return f"not steady in {rounds}, excursion {excursion:.0f} %"
+        return f"not steady in {rounds}, slope {slope:.0f} %"
+
+
 @dataclass(frozen=True)
 class SteadyRounds:
     """The rounds of one steady-state phase, each round's MB/s and IOPS in run order; the
@@ -116,3 +157,14 @@ class SteadyRounds:
     @property
     def window_iops(self) -> float:
         return judge(self.iops).mean
+
+    def kept(self, repetition: int) -> KeptRounds:
+        """The rounds as reported: figures and mean to the hundredth, excursions to a tenth
+        of a percent (as `phase_result` carries them); `steady` judged before rounding."""
+        window = self.window
+        return KeptRounds(
+            repetition,
+            tuple(round(figure, 2) for figure in self.figures),
+            Window(round(window.mean, 2), _tenth(window.excursion_pct), _tenth(window.slope_pct)),
+            window.steady,
+        )

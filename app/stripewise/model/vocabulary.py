@@ -50,6 +50,34 @@ QUANTITIES: dict[str, Quantity] = {
 # What a measured phase records, in the order PhaseResult.values() gives it.
 MEASURED = (THROUGHPUT, IOPS, LATENCY_P50, LATENCY_P99, CPU, EFFICIENCY)
 
+# A steady-state write phase's rounds (model.steady_state), kept per repetition under the
+# phase qualified `seq_write (repetition 2)`. The rounds are parts of ONE run of the phase,
+# never repetitions: no verdict is tested on them and no phase figure is read from them
+# (model.rounds_kept takes them apart from a run's figures as it is read).
+ROUND_THROUGHPUT = Quantity(
+    "round_throughput",
+    "MB/s",
+    False,
+    "a sequential write's rounds of one steady-state run, not repetitions: each round's MB/s "
+    "in run order (passes), the value the window's mean",
+)
+ROUND_IOPS = Quantity(
+    "round_iops",
+    "IOPS",
+    False,
+    "a random write's rounds of one steady-state run, not repetitions: each round's IOPS in "
+    "run order (passes), the value the window's mean",
+)
+ROUND_EXCURSION = Quantity(
+    "round_excursion", "%", True, "the window's max - min, in percent of its mean (SNIA PTS)"
+)
+ROUND_SLOPE = Quantity(
+    "round_slope", "%", True, "the window's least-squares line's rise, in percent of its mean"
+)
+ROUND_STEADY = Quantity("round_steady", "", False, "1 when the window held the rule, else 0")
+ROUNDS = (ROUND_THROUGHPUT, ROUND_IOPS, ROUND_EXCURSION, ROUND_SLOPE, ROUND_STEADY)
+ROUND_METRICS = frozenset(q.metric for q in ROUNDS)
+
 # A tool's unit -> (the stored unit, factor from the tool's unit to it). bonnie++'s and
 # iozone's K is 1024 bytes: 1 KiB/s = 1024 / 10^6 MB/s.
 TO_STORED: dict[str, tuple[str, float]] = {
@@ -101,6 +129,11 @@ def split_qualified(phase: str) -> tuple[str, str | None]:
     if match is None:
         return phase, None
     return match.group("phase"), match.group("qualifier")
+
+
+def is_round_figure(metric: str) -> bool:
+    """A steady-state phase's rounds or their window: never a phase figure or a repetition."""
+    return metric in ROUND_METRICS
 
 
 def is_lower_better(metric: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Self
 from stripewise.model.bench import Phase, PhaseResult
 from stripewise.model.latency import IntervalLatency, LatencyBuckets, Stall, latency_series
 from stripewise.model.run import ResultValue, RunStatus
-from stripewise.model.steady_state import Window
+from stripewise.model.steady_state import KeptRounds, Window
 from stripewise.protocol.codec import (
     BAD_EVENT,
     Shape,
@@ -53,9 +53,14 @@ describe(
             "errors",
             "flags",
             "passes",
+            "steady_rounds",
         ),
-        # each repetition's single figures, keyed as its own
-        fields={"passes": Wire(choices=SINGLE_FIGURES)},
+        # each repetition's single figures, keyed as its own; a steady-state phase's rounds
+        # per repetition, left off for every other phase (its earlier shape)
+        fields={
+            "passes": Wire(choices=SINGLE_FIGURES),
+            "steady_rounds": Wire(omit=lambda rounds: not rounds),
+        },
     ),
 )
 
@@ -177,6 +182,8 @@ class Sample(WireEvent):
 
 # the judged window of a steady-state phase (model.steady_state): its mean in the rule's unit
 describe(Window, Shape(order=("mean", "excursion_pct", "slope_pct")))
+# one repetition's rounds in run_result, named as a phase_result names them
+describe(KeptRounds, Shape(order=("repetition", "rounds", "window", "steady")))
 
 
 @dataclass(frozen=True)
@@ -224,6 +231,13 @@ class PhaseFinished(WireEvent):
     # intervals whose p99 was over 10x the phase's median interval p99 (model/latency.py);
     # absent where no interval latencies were measured
     stalls: tuple[Stall, ...] | None = field(default=None, metadata=wire(omit=is_none))
+
+    @property
+    def kept_rounds(self) -> KeptRounds | None:
+        """A steady-state phase's rounds, as its run_result will summarise them."""
+        if self.rounds is None or self.window is None:
+            return None
+        return KeptRounds(self.repetition, self.rounds, self.window, bool(self.steady))
 
 
 @dataclass(frozen=True)
