@@ -54,9 +54,11 @@ class HostClient:
         *,
         eta_interval_ms: int,
         fio: str = "fio",
+        cwd: Path | None = None,
     ) -> None:
         self.label = label
         self.output = output
+        self.cwd = cwd  # where the client writes the logs its server sends (fio.client_latency)
         self.command = [
             fio,
             f"--client={client_address(endpoint)}",
@@ -87,6 +89,7 @@ class HostClient:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            cwd=self.cwd,
             start_new_session=True,  # a terminal's Ctrl-C reaches the driver, which stops us
             preexec_fn=_interrupted_with_parent(os.getpid()),
         )

@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from stripewise.fio.client_latency import job_options as latency_log_options
 from stripewise.fio.layout import (
     FIO_RW,
     RANDOM_PHASES,
@@ -133,6 +134,11 @@ def sections(spec: BenchSpec) -> tuple[Section, ...]:
     )
 
 
+def sample_period_ms(spec: BenchSpec) -> int:
+    """A group run's sample period in ms (fio's ETA and histogram windows), 100 at least."""
+    return max(100, round(1000 / spec.sample_rate_hz))
+
+
 def check_target(target: str) -> str:
     """A group run's remote directory as a job-file value; JobError for devices and unsafe
     paths. Block devices are refused for group runs in this version: a remote device cannot
@@ -153,7 +159,8 @@ def group_job_file(spec: BenchSpec, token: str, overrides: Mapping[str, str] | N
     """A group run's whole job file: every section run one after the other (`stonewall`).
     The target is a directory ON EACH HOST: the test file is `stripewise-group-<token>` in it,
     created by the first section and unlinked by the last (a run cut short leaves it: the
-    error says where)."""
+    error says where). A spec that logs latency has every job log its histogram each sample
+    period (fio.client_latency)."""
     if not _TOKEN.fullmatch(token):
         raise JobError("token: 1 to 32 letters or digits")
     extra = dict(overrides or {})
@@ -171,6 +178,8 @@ def group_job_file(spec: BenchSpec, token: str, overrides: Mapping[str, str] | N
         *_common_options(spec, engine),
         *(f"{key}={value}" for key, value in sorted(extra.items())),
     ]
+    if spec.logs_latency:
+        lines += latency_log_options(sample_period_ms(spec))
     every = sections(spec)
     for index, section in enumerate(every):
         lines += ["", f"[{section.name}]", "stonewall"]

@@ -10,7 +10,10 @@ calls it on a worker thread); `cancel()` may come from any thread. In order:
 2. One `fio --client` per host, all started together, with the same job file
    (`stripewise.fio.jobs`). Every tick (the spec's sample rate) each running host's latest live
    rates go out as a `sample` with `host`, then one `sample` with host `total`: their sum.
-3. As a host's client ends, its phases (`phase_result`) and its `run_result` go out. A host
+3. When a host's phase ends, its latency per interval arrives (fio sends its histogram logs
+   at each job's end, `hosts.group_latency`): late samples of that host with `latency_us` and
+   `histogram`, and once every host has sent the phase, `total` ones summing them.
+4. As a host's client ends, its phases (`phase_result`) and its `run_result` go out. A host
    that dies mid-run is `failed`; the others finish. The outcome's total sums the hosts that
    completed (`protocol.group.group_total`), `partial` when any did not.
 
@@ -35,7 +38,7 @@ from pathlib import Path
 
 from stripewise.fio.client import HostClient, section_outcomes
 from stripewise.fio.client_output import JobFigures
-from stripewise.fio.jobs import group_job_file, sections
+from stripewise.fio.jobs import Section, group_job_file, sample_period_ms, sections
 from stripewise.fio.layout import JobError, planned_bytes
 from stripewise.fio.probe import (
     HostUnreachable,
@@ -44,9 +47,11 @@ from stripewise.fio.probe import (
     local_fio_version,
     probe_fio_server,
 )
+from stripewise.hosts.group_latency import GroupLatency
 from stripewise.hosts.ssh_tunnel import SshFioServer
-from stripewise.model.bench import BONNIE_NAMES, BenchSpec, phase_summaries
+from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, phase_summaries
 from stripewise.model.host_address import HostAddress
+from stripewise.model.latency import Stall
 from stripewise.model.run import RunStatus
 from stripewise.protocol.events import (
     PhaseFinished,
@@ -125,6 +130,7 @@ class GroupRunner:
         self.fio_jobs: dict[str, list[JobFigures]] = {}
         self._tunnels = contextlib.ExitStack()  # ssh hosts' servers, closed when run() ends
         self._tunnels_lock = threading.Lock()  # hosts are reached on threads of their own
+        self._latency: GroupLatency | None = None  # when the spec logs latency, once started
 
     def cancel(self) -> None:
         """Stop every host's job; returns at once (run() waits for the clients to end and
@@ -147,7 +153,7 @@ class GroupRunner:
             endpoints = self._reach_all()
             with self._lock:
                 if not self._cancel.is_set():
-                    self._start_all(endpoints, workdir)
+                    self._start_all(endpoints, workdir, time.monotonic() - began)
             self._follow(began, engine_version)
         finally:
             self._stop_all()
@@ -211,14 +217,19 @@ class GroupRunner:
             return None
         return endpoint
 
-    def _start_all(self, endpoints: dict[str, HostAddress], workdir: Path) -> None:
-        interval_ms = max(100, round(1000 / self.spec.sample_rate_hz))
+    def _start_all(
+        self, endpoints: dict[str, HostAddress], workdir: Path, started_s: float
+    ) -> None:
+        interval_ms = sample_period_ms(self.spec)
+        logs = {}
         for number, host in enumerate(self._hosts):
             endpoint = endpoints.get(host.label)
             if endpoint is None:
                 continue
             job = workdir / f"host{number}.fio"
             job.write_text(self._jobs[host.label])
+            logs[host.label] = workdir / f"host{number}"  # its logs: the same names on each
+            logs[host.label].mkdir()
             host.client = HostClient(
                 host.label,
                 endpoint,
@@ -226,7 +237,10 @@ class GroupRunner:
                 workdir / f"host{number}.terse",
                 eta_interval_ms=interval_ms,
                 fio=self._fio,
+                cwd=logs[host.label],
             )
+        if self.spec.logs_latency:
+            self._latency = GroupLatency(self.run_id, self.spec, self._sections, logs, started_s)
         for host in self._hosts:  # started together, after every one is built
             if host.client is not None:
                 host.client.start()
@@ -257,6 +271,7 @@ class GroupRunner:
                 if host.client.poll() is not None:
                     self._finish(host, time.monotonic() - began, engine_version)
             running = [h for h in running if h.outcome is None]
+            self._late_latency(running)
             if not running:
                 return
             self._tick(running, time.monotonic() - began)
@@ -280,6 +295,8 @@ class GroupRunner:
                 continue
             index = min(live.finished_jobs // self.spec.streams, len(self._sections) - 1)
             section = self._sections[index]
+            if self._latency is not None:
+                self._latency.seen(host.label, index, t_s)
             if index != host.section:
                 host.section = index
                 self._emit(
@@ -302,12 +319,26 @@ class GroupRunner:
         if samples:
             self._emit(total_sample(self.run_id, t_s, samples))
 
+    def _late_latency(self, running: list[_Host]) -> None:
+        """The running hosts' interval latencies of the phases they have left behind, as
+        their logs arrive, then the totals no running host is still to send."""
+        if self._latency is None:
+            return
+        for host in running:
+            for sample in self._latency.collect(host.label, host.section):
+                self._emit(sample)
+        for sample in self._latency.totals(host.label for host in running):
+            self._emit(sample)
+
     def _finish(self, host: _Host, elapsed_s: float, engine_version: str) -> None:
         """A host's client has ended: its phases, its result and its outcome."""
         assert host.client is not None
         code = host.client.wait()
         self.fio_jobs[host.label] = host.client.jobs()
         outcomes = section_outcomes(self.spec, self._sections, self.fio_jobs[host.label])
+        if self._latency is not None:
+            for sample in self._latency.collect(host.label, None):
+                self._emit(sample)
         for outcome in outcomes:
             self._emit(
                 PhaseFinished(
@@ -324,6 +355,7 @@ class GroupRunner:
                     None,
                     outcome.error,
                     host=host.label,
+                    stalls=self._stalls(host, outcome.phase, outcome.repetition),
                 )
             )
         whole = len(outcomes) == len(self._sections) and not any(o.error for o in outcomes)
@@ -347,6 +379,12 @@ class GroupRunner:
             self._emit(RunError(self.run_id, error, host=host.label))
         self._emit(result)
         host.outcome = HostOutcome(host.label, status.value, error, result)
+
+    def _stalls(self, host: _Host, phase: Phase, repetition: int) -> tuple[Stall, ...] | None:
+        if self._latency is None:
+            return None
+        index = self._sections.index(Section(phase, repetition))
+        return self._latency.stalls(host.label, index)
 
     def _test_file(self, host: _Host) -> str:
         return f"{self.spec.target.rstrip('/')}/stripewise-group-{self._tokens[host.label]}"

@@ -1,0 +1,97 @@
+"""A group run's latency per interval against real fio servers on loopback: each host's
+histograms (fio's logs, sent at each phase's end) add up to its phase's I/Os but for the part
+after fio's last whole window, the total's to the hosts' sum, percentiles within one bucket of
+fio's own; and what fio 3.33's logs look like (the rule fio.client_latency undoes)."""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+import pytest
+
+from stripewise.fio.client_latency import own_counts, read_log, section_windows
+from stripewise.model.bench import Phase
+from stripewise.model.latency import GRID_BUCKETS, grid_edge_us
+from stripewise.protocol.events import PhaseFinished, Sample
+from tests.fixtures.fio_servers import FioServers
+from tests.hosts.test_group_run import run_group, spec
+
+BLOCK = 64 * 1024
+PACED = {"rate": "16m"}  # per host: 256 I/Os a second, a phase 2.5 s: 25 windows of 0.1 s
+
+
+def _bucket(value_us: float) -> int:
+    edges = [grid_edge_us(i) for i in range(GRID_BUCKETS + 1)]
+    return bisect.bisect_right(edges, value_us) - 1
+
+
+def _latency_samples(samples: list[Sample], host: str, phase: Phase) -> list[Sample]:
+    return [s for s in samples if s.host == host and s.phase is phase and s.latency_us]
+
+
+def test_every_host_and_the_total_get_interval_histograms_that_add_up(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    servers = fio_servers(2)
+    # direct: every read from the disk (buffered, readahead splits reads into cache hits and
+    # disk reads, and the part after fio's last window decides on which side p50 falls)
+    bench = spec(
+        tmp_path, "40M", block_bytes=BLOCK, direct=True, sample_rate_hz=10.0, latency_log=True
+    )
+    outcome, seen = run_group([s.address for s in servers], bench, job_options=PACED)
+    assert [h.status for h in outcome.hosts] == ["complete", "complete"]
+    samples: list[Sample] = seen.of(Sample)
+    assert not any(s.latency_us for s in samples if s.span_s is None)  # live ones carry none
+    for phase in (Phase.SEQ_WRITE, Phase.SEQ_READ):
+        host_counts = 0
+        for server in servers:
+            (finished,) = [e for e in seen.of(PhaseFinished, server.label) if e.phase is phase]
+            ios = (finished.read_bytes + finished.write_bytes) // BLOCK
+            late = _latency_samples(samples, server.label, phase)
+            assert len(late) >= 20, server.label  # 2.5 s at 10 Hz
+            counted = sum(s.histogram.total for s in late if s.histogram)
+            # all I/Os but those after fio's last whole window (0.1 s at most: 26 here)
+            assert ios - 0.1 * finished.iops * 1.5 <= counted <= ios, (phase, counted, ios)
+            assert finished.stalls is not None
+            # the phase's own percentiles read from its intervals summed: within one bucket
+            merged = [0] * GRID_BUCKETS
+            for s in late:
+                assert s.histogram is not None and s.latency_us is not None
+                first = _bucket(s.histogram.edges_us[0])
+                for offset, count in enumerate(s.histogram.counts):
+                    merged[first + offset] += count
+                assert s.latency_us.p50 <= s.latency_us.p99 <= s.latency_us.p999
+            # p99 within two: fio's own counts the I/Os after its last window too, a few of
+            # which (a disk's slow ones) can move the 99th percentile by a bucket
+            for share, fios, off in ((0.5, finished.lat_p50_us, 1), (0.99, finished.lat_p99_us, 2)):
+                rank = round(share * (sum(merged) - 1))
+                index = next(i for i in range(GRID_BUCKETS) if sum(merged[: i + 1]) > rank)
+                assert fios is not None and abs(index - _bucket(fios)) <= off, (phase, share, fios)
+            host_counts += counted
+        total = _latency_samples(samples, "total", phase)
+        assert total and sum(s.histogram.total for s in total if s.histogram) == host_counts
+
+
+def test_fio_3_33_sends_each_window_less_the_line_before(tmp_path: Path) -> None:
+    """Lines as a 3.33 server sends them (x_k = c_k - x_(k-1)) read back as each window's own
+    counts; lines that are already differences are taken as they are."""
+    own = [(5, 1, 0), (4, 2, 0), (6, 0, 1), (5, 1, 1)]
+    sent, before = [], (0, 0, 0)
+    cumulative = (0, 0, 0)
+    for window in own:
+        cumulative = tuple(c + w for c, w in zip(cumulative, window, strict=True))
+        line = tuple(c - b for c, b in zip(cumulative, before, strict=True))
+        sent.append(line)
+        before = line
+    assert own_counts(sent) == own
+    assert own_counts([(5, 0), (0, 9), (1, 0)]) == [(5, 0), (0, 9), (1, 0)]  # true differences
+    text = "".join(
+        f"{500 * (k + 1)}, 1, 4096, {', '.join(map(str, line))}, {', '.join(['0'] * 113)}\n"
+        for k, line in enumerate(sent)
+    )
+    lines = read_log(text)
+    assert lines is not None and read_log(text[:-3]) is None  # a log still being written
+    (windows,) = [section_windows([lines])]
+    assert [w.counts[:3] for w in windows] == own and [w.write_ios for w in windows] == [6, 6, 7, 7]
+    assert pytest.approx([w.span_ms for w in windows]) == [500, 500, 500, 500]
