@@ -11,6 +11,7 @@ from stripewise.model.wording import count_noun
 
 if TYPE_CHECKING:
     from stripewise.model.compare import Comparison, MetricRow
+    from stripewise.model.rounds_kept import PhaseRounds
     from stripewise.model.run_detail import RunDetail
 
 _MARKS = {"better": "* better", "worse": "* worse", "noise": "~", "unknown": "?"}
@@ -157,13 +158,31 @@ def summary_json(run: RunSummary) -> dict[str, Any]:
 
 
 def detail_json(detail: RunDetail) -> dict[str, Any]:
-    return summary_json(detail.summary) | {
+    found = summary_json(detail.summary) | {
         "source": detail.source,
         "notes": detail.notes,
         "spec": detail.options if detail.spec is None else _spec_json(detail),
         "context": detail.context.to_json(),
         "sample_count": detail.sample_count,
         "results": [asdict(result) for result in detail.results],
+    }
+    if detail.rounds:  # a steady-state run's only: every other run's document is as it was
+        found["rounds"] = [_rounds_json(r) for r in detail.rounds]
+    return found
+
+
+def _rounds_json(found: PhaseRounds) -> dict[str, Any]:
+    """One repetition's steady-state rounds, keyed as its phase_result keyed them."""
+    kept = found.kept
+    return {
+        "phase": found.phase,
+        "repetition": kept.repetition,
+        "unit": found.unit,
+        "rounds": list(kept.rounds),
+        "window": asdict(kept.window),
+        "window_start": kept.window_start,  # the window's first round, from 1
+        "steady": kept.steady,
+        "verdict": kept.verdict(),
     }
 
 
@@ -253,7 +272,32 @@ def format_detail(detail: RunDetail) -> str:
             lines += [f"  {said}" for said in detail.member_stand_outs]  # who stood out
     else:
         lines.append("No results recorded.")
+    for found in detail.rounds:
+        lines += ["", *rounds_lines(found)]
     return "\n".join(lines)
+
+
+def rounds_lines(found: PhaseRounds) -> list[str]:
+    """A steady-state phase's rounds: its verdict, then each round's figure, the window's
+    marked (its mean is the phase's figure)."""
+    kept, window = found.kept, found.kept.window
+    said = [f"mean {_figure(window.mean)} {found.unit}"]
+    said += [
+        f"{name} {percent:.1f} %"
+        for name, percent in (("excursion", window.excursion_pct), ("slope", window.slope_pct))
+        if percent is not None
+    ]
+    lines = [
+        f"Steady state, {found.phase} repetition {kept.repetition}: {kept.verdict()}",
+        f"  window: rounds {kept.window_start}-{len(kept.rounds)}, {', '.join(said)}",
+    ]
+    figures = [_figure(figure) for figure in kept.rounds]
+    width = max(len(found.unit), *map(len, figures))
+    lines.append(f"  {'Round':>5}  {found.unit:>{width}}")
+    for number, figure in enumerate(figures, start=1):
+        mark = "  window" if number >= kept.window_start else ""
+        lines.append(f"  {number:>5}  {figure:>{width}}{mark}")
+    return lines
 
 
 def _group_lines(detail: RunDetail) -> list[str]:
