@@ -57,14 +57,9 @@ def explain(url: str) -> str:
     from sqlalchemy import text
 
     from stripewise.history.database import open_database
-    from stripewise.history.store import _SUMMARY_COLUMNS, hosts, runs, select
+    from stripewise.history.run_pages import RunQuery, page_statement
 
-    stmt = (
-        select(*_SUMMARY_COLUMNS)
-        .select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
-        .where(runs.c.deleted_at.is_(None))
-        .order_by(runs.c.started_at.desc(), runs.c.id.desc())
-    )
+    stmt = page_statement(RunQuery(), None, None)
     with open_database(url) as db, db.engine.connect() as conn:
         sql = str(stmt.compile(conn, compile_kwargs={"literal_binds": True}))
         rows = conn.execute(text(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")).all()

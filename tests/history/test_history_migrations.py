@@ -40,11 +40,12 @@ ALL_TABLES = {
     "host_groups",
     "host_group_hosts",
     "experiments",
+    "run_tags",
 }
 UNUSED_TABLES = {"tuning_snapshots", "array_plans"}  # made by 0002, dropped by 0005
 HOST_GROUP_TABLES = {"host_groups", "host_group_hosts"}  # made by 0009
-# one row per sample until 0011 packed them in blocks; experiments came with 0012
-BEFORE_0011 = (ALL_TABLES - {"sample_blocks", "experiments"}) | {"samples"}
+# one row per sample until 0011 packed them in blocks; experiments came with 0012, run_tags 0013
+BEFORE_0011 = (ALL_TABLES - {"sample_blocks", "experiments", "run_tags"}) | {"samples"}
 
 
 def _tables(path: Path) -> set[str]:

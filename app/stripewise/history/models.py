@@ -27,6 +27,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     false,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -44,6 +45,17 @@ NAMING_CONVENTION = {
 
 RUN_STATUSES = ("running", "complete", "cancelled", "failed", "aborted")
 RUN_SOURCES = ("measured", "imported")
+# a listed run is in no trash and no group run's host run; index name -> its leading columns
+_LISTED = text("deleted_at IS NULL AND parent_run_id IS NULL")
+_RUNNING = text("status = 'running'")
+_TRASHED = text("deleted_at IS NOT NULL")
+_HOST_RUNS = text("parent_run_id IS NOT NULL")  # a group run's host runs (0010)
+LISTED_INDEXES: dict[str, tuple[str, ...]] = {
+    "ix_runs_listed": (),
+    "ix_runs_host_listed": ("host_id",),
+    "ix_runs_target_listed": ("target",),
+    "ix_runs_engine_listed": ("engine",),
+}
 
 
 def _in_list(column: str, values: tuple[str, ...]) -> str:
@@ -102,7 +114,23 @@ class Run(Base):
         CheckConstraint(_in_list("status", RUN_STATUSES), name="status"),
         CheckConstraint(_in_list("source", RUN_SOURCES), name="source"),
         Index("ix_runs_started_at", "started_at"),
-        Index("ix_runs_parent_run_id", "parent_run_id"),
+        Index(
+            "ix_runs_parent_run_id",
+            "parent_run_id",
+            sqlite_where=_HOST_RUNS,
+            postgresql_where=_HOST_RUNS,
+        ),
+        Index(
+            "ix_runs_trashed", "started_at", "id", sqlite_where=_TRASHED, postgresql_where=_TRASHED
+        ),
+        # the listing's keyset order and its filters (migration 0013, history.run_pages)
+        *(
+            Index(
+                name, *leading, "started_at", "id", sqlite_where=_LISTED, postgresql_where=_LISTED
+            )
+            for name, leading in LISTED_INDEXES.items()
+        ),
+        Index("ix_runs_running", "host_id", sqlite_where=_RUNNING, postgresql_where=_RUNNING),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -128,6 +156,17 @@ class Run(Base):
         ForeignKey("runs.id", ondelete="CASCADE"), default=None
     )
     host_label: Mapped[str | None] = mapped_column(String(255), default=None)
+
+
+class RunTag(Base):
+    """One tag of a run, copied from `runs.tags` by triggers (migration 0013): a tag filter
+    reads its runs through `ix_run_tags_tag` instead of every run's JSON."""
+
+    __tablename__ = "run_tags"
+    __table_args__ = (Index("ix_run_tags_tag", "tag", "run_id"),)
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    tag: Mapped[str] = mapped_column(String(255), primary_key=True)
 
 
 class SampleBlock(Base):
@@ -230,6 +269,7 @@ class ExperimentRow(Base):
 
 hosts: Table = Base.metadata.tables["hosts"]
 runs: Table = Base.metadata.tables["runs"]
+run_tags: Table = Base.metadata.tables["run_tags"]
 sample_blocks: Table = Base.metadata.tables["sample_blocks"]
 results: Table = Base.metadata.tables["results"]
 slot_labels: Table = Base.metadata.tables["slot_labels"]

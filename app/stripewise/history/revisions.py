@@ -5,7 +5,7 @@ A module of its own so that readers which never migrate need neither Alembic nor
 
 from __future__ import annotations
 
-HEAD_REVISION = "0012"
+HEAD_REVISION = "0013"
 KNOWN_REVISIONS = (
     "0001",
     "0002",
@@ -19,4 +19,5 @@ KNOWN_REVISIONS = (
     "0010",
     "0011",
     "0012",
+    "0013",
 )

@@ -21,7 +21,15 @@ from stripewise.history.errors import DatabaseError, RunNotFoundError
 from stripewise.history.headlines import make_headlines
 from stripewise.history.models import hosts, results, runs, sample_blocks, utc_now
 from stripewise.history.result_rows import ResultRow, result_params, result_value
-from stripewise.history.rows import SUMMARY_FIELDS, summary_from_row
+from stripewise.history.rows import summary_from_row
+from stripewise.history.run_pages import (
+    PAGE_SIZE,
+    SUMMARY_COLUMNS,
+    Cursor,
+    RunQuery,
+    count_statement,
+    page_statement,
+)
 from stripewise.history.run_row import RunRow, ensure_host, read_spec, write_run
 from stripewise.model.bench import BenchSpec
 from stripewise.model.phase_series import ENGINE_KEYS
@@ -51,11 +59,6 @@ class SampleRow:
     def of(cls, seq: int, sample: Sample) -> SampleRow:
         """A helper's sample as the history keeps it."""
         return cls(seq, sample.t_s, sample.phase.value, sample.repetition, sample.series())
-
-
-_SUMMARY_COLUMNS = tuple(
-    hosts.c.hostname if field == "hostname" else runs.c[field] for field in SUMMARY_FIELDS
-)
 
 
 class HistoryStore:
@@ -265,27 +268,30 @@ class HistoryStore:
         """Newest first, in one query joined with hosts; spec and context are not loaded.
         `trash`: the deleted runs instead of the listed ones. A group run's host runs are not
         listed: their group run is (`host_runs` gives them)."""
-        in_trash = runs.c.deleted_at.is_not(None) if trash else runs.c.deleted_at.is_(None)
-        stmt = (
-            select(*_SUMMARY_COLUMNS)
-            .select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
-            .where(in_trash, runs.c.parent_run_id.is_(None))
-            .order_by(runs.c.started_at.desc(), runs.c.id.desc())
-        )
-        if limit is not None:
-            stmt = stmt.limit(limit)
+        return self.list_page(RunQuery(scope="trash" if trash else "all"), None, limit)
+
+    def list_page(
+        self, query: RunQuery, after: Cursor | None = None, limit: int | None = PAGE_SIZE
+    ) -> list[RunSummary]:
+        """The runs `query` lists after `after` (from the first without), `limit` of them, in
+        one keyset query (history.run_pages); listing lines made for those without one."""
         with self._read() as conn:
-            rows = conn.execute(stmt).all()
+            rows = conn.execute(page_statement(query, after, limit)).all()
         found = [summary_from_row(row) for row in rows]
         if missing := [int(row.id) for row in rows if not Headline.is_current(row.headline)]:
             made = make_headlines(self._db, missing)
             found = [replace(r, headline=made[r.id]) if r.id in made else r for r in found]
         return found
 
+    def count_listed(self, query: RunQuery) -> int:
+        """How many runs `query` lists, from the indexes its pages are read through."""
+        with self._read() as conn:
+            return int(conn.execute(count_statement(query)).scalar_one())
+
     def get_run(self, run_id: int) -> RunDetail:
         run_stmt = (
             select(
-                *_SUMMARY_COLUMNS,
+                *SUMMARY_COLUMNS,
                 runs.c.uuid,
                 runs.c.spec,
                 runs.c.context,

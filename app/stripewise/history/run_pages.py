@@ -1,0 +1,136 @@
+"""The run listing a page at a time: keyset paging, filters in the query, never OFFSET.
+
+A page ends at a row whose key (`started_at`, `id`), or `id` alone when ordered by id, the next
+page starts after: `WHERE (started_at, id) < (?, ?) ORDER BY started_at DESC, id DESC LIMIT n`
+reads n index entries wherever the page lies, where OFFSET would step over every row before it.
+Each filter the History page and `history list` offer is a column with an index of its own
+(migration 0013: host, target, engine, tag, and a date range of the listed order); terms on a
+run's context (`read_ahead_kb=4096`, a bare word) are matched in Python, page by page
+(`model.run_filter`), as they need the context's JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, func, literal, select, true, tuple_
+
+from stripewise.history.models import hosts, run_tags, runs
+from stripewise.history.rows import SUMMARY_FIELDS
+from stripewise.model.run import RunSummary
+from stripewise.model.run_filter import Term, parse_filter
+
+PAGE_SIZE = 200  # rows a view fetches at a time: a few screens
+SUMMARY_COLUMNS = tuple(
+    hosts.c.hostname if field == "hostname" else runs.c[field] for field in SUMMARY_FIELDS
+)
+# the filter terms answered by an indexed column rather than the context (`host=node1`)
+QUERY_KEYS = ("host", "target", "engine", "tag", "since", "before")
+SCOPES = ("all", "baselines", "imported", "trash")
+
+
+@dataclass(frozen=True)
+class RunQuery:
+    """Which runs are listed, and in which order (newest first unless said otherwise)."""
+
+    host: str | None = None
+    target: str | None = None
+    engine: str | None = None
+    tag: str | None = None
+    since: datetime | None = None  # started at or after
+    before: datetime | None = None  # started before
+    scope: str = "all"  # SCOPES: the trash lists the deleted runs instead
+    by_id: bool = False  # ordered by id instead of by start time
+    ascending: bool = False
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a page ended: the next one starts after this row in the query's order."""
+
+    started_at: datetime
+    run_id: int
+
+    @classmethod
+    def after(cls, run: RunSummary) -> Cursor:
+        return cls(run.started_at, run.id)
+
+
+def page_statement(query: RunQuery, after: Cursor | None, limit: int | None) -> Select[Any]:
+    """The page's rows (`SUMMARY_COLUMNS`), `limit` of them (None: all that follow)."""
+    stmt = select(*SUMMARY_COLUMNS).select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
+    stmt = stmt.where(*_conditions(query))
+    keys = [runs.c.id] if query.by_id else [runs.c.started_at, runs.c.id]
+    if after is not None:
+        values = [literal(after.run_id)]
+        if not query.by_id:
+            values.insert(0, literal(after.started_at, runs.c.started_at.type))
+        key, value = (keys[0], values[0]) if query.by_id else (tuple_(*keys), tuple_(*values))
+        stmt = stmt.where(key > value if query.ascending else key < value)
+    stmt = stmt.order_by(*(k.asc() if query.ascending else k.desc() for k in keys))
+    return stmt if limit is None else stmt.limit(limit)
+
+
+def count_statement(query: RunQuery) -> Select[Any]:
+    """How many runs the query lists, read from the same indexes."""
+    return select(func.count()).select_from(runs).where(*_conditions(query))
+
+
+def _conditions(query: RunQuery) -> list[ColumnElement[bool]]:
+    found: list[ColumnElement[bool]]
+    if query.scope == "trash":  # a group run's host runs go with it, and are not listed
+        found = [runs.c.deleted_at.is_not(None), runs.c.parent_run_id.is_(None)]
+    else:  # as ix_runs_listed's WHERE, so that the index (and each filter's) applies
+        found = [runs.c.deleted_at.is_(None), runs.c.parent_run_id.is_(None)]
+    if query.scope == "baselines":
+        found.append(runs.c.baseline == true())
+    elif query.scope == "imported":
+        found.append(runs.c.source == "imported")
+    if query.host is not None:  # hosts is small: its ids first, then ix_runs_host_listed
+        named = select(hosts.c.id).where(hosts.c.hostname == query.host).scalar_subquery()
+        found.append(runs.c.host_id == named)
+    if query.target is not None:
+        found.append(runs.c.target == query.target)
+    if query.engine is not None:
+        found.append(runs.c.engine == query.engine)
+    if query.tag is not None:
+        tagged = select(run_tags.c.run_id).where(run_tags.c.tag == query.tag)
+        found.append(runs.c.id.in_(tagged))
+    if query.since is not None:
+        found.append(runs.c.started_at >= literal(query.since, runs.c.started_at.type))
+    if query.before is not None:
+        found.append(runs.c.started_at < literal(query.before, runs.c.started_at.type))
+    return found
+
+
+def _day(text: str) -> datetime:
+    """`2026-03-01` (local midnight, as the list shows times) or a full ISO time."""
+    try:
+        return datetime.combine(date.fromisoformat(text), time()).astimezone(UTC)
+    except ValueError:
+        moment = datetime.fromisoformat(text)
+        return (moment if moment.tzinfo else moment.astimezone()).astimezone(UTC)
+
+
+def parse_query(text: str, scope: str = "all") -> tuple[RunQuery, list[Term]]:
+    """A filter as typed on the History page: `host=`, `target=`, `engine=`, `tag=`, `since=`
+    and `before=` (a day or an ISO time) go into the query, as typed (a target's case
+    matters); every other term (`read_ahead_kb=4096`, a word) is matched on each run's
+    context and fields (`model.run_filter.matches`). ValueError: a date that is not one."""
+    fields: dict[str, Any] = {}
+    rest: list[Term] = []
+    for word in text.split():
+        key, sep, value = word.partition("=")
+        if sep and value and key.lower() in QUERY_KEYS and key.lower() not in fields:
+            key = key.lower()
+            fields[key] = _day(value) if key in ("since", "before") else value
+        else:
+            rest += parse_filter(word)
+    return RunQuery(scope=scope, **fields), rest
+
+
+def filtered_out(query: RunQuery) -> bool:
+    """True when the query lists only some of the runs in its scope."""
+    return any(getattr(query, key) is not None for key in QUERY_KEYS)
