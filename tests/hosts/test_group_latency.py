@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 
 from stripewise.fio.client_latency import own_counts, read_log, section_windows
+from stripewise.gui.history_detail import RunDetailPane
+from stripewise.history.database import open_database
+from stripewise.history.group_runs import store_group_run
+from stripewise.history.latency_rows import with_latency
+from stripewise.history.store import HistoryStore
 from stripewise.model.bench import Phase
 from stripewise.model.latency import GRID_BUCKETS, grid_edge_us
 from stripewise.protocol.events import PhaseFinished, Sample
@@ -31,7 +36,7 @@ def _latency_samples(samples: list[Sample], host: str, phase: Phase) -> list[Sam
 
 
 def test_every_host_and_the_total_get_interval_histograms_that_add_up(
-    fio_servers: FioServers, tmp_path: Path
+    fio_servers: FioServers, tmp_path: Path, db_url: str, qtbot
 ) -> None:
     servers = fio_servers(2)
     # direct: every read from the disk (buffered, readahead splits reads into cache hits and
@@ -71,6 +76,31 @@ def test_every_host_and_the_total_get_interval_histograms_that_add_up(
             host_counts += counted
         total = _latency_samples(samples, "total", phase)
         assert total and sum(s.histogram.total for s in total if s.histogram) == host_counts
+    _history_shows_a_map_per_host(db_url, outcome, samples, qtbot)
+
+
+def _history_shows_a_map_per_host(db_url: str, outcome, samples: list[Sample], qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Stored with the group run: each child's heat maps are its host's, the parent's all
+    hosts' together; throughput over time stays the live samples'."""
+    db = open_database(db_url)
+    store = HistoryStore(db)
+    parent = store_group_run(db, outcome, samples=samples)
+    pane = RunDetailPane()
+    qtbot.addWidget(pane)
+    children = store.host_runs(parent)
+    for run_id, label in [(parent, None), *children]:
+        detail = with_latency(store, store.get_run(run_id))
+        host = label or "total"
+        wanted = [s for s in samples if s.host == host and s.latency_us]
+        assert len(detail.latency) == len(wanted), host
+        assert {i.phase for i in detail.latency} == {"seq_write", "seq_read"}
+        live = [s for s in samples if s.host == host and not s.latency_us]
+        rated = [row for row in store.engine_samples(run_id) if any(row[3].values())]
+        assert len(rated) == len(live)  # late ones keep their latency only
+        pane.show_detail(detail)
+        assert pane.latency_map.isVisibleTo(pane) and len(pane.latency_map.keys) == 2
+    assert {label for _id, label in children} == {h.host for h in outcome.hosts}
+    db.close()
 
 
 def test_fio_3_33_sends_each_window_less_the_line_before(tmp_path: Path) -> None:

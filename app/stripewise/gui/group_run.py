@@ -40,6 +40,8 @@ class GroupRunView(QObject):
         self._steps: list[tuple[object, int]] = []  # (phase, pass) in the order they began
         self._planned = 1
         self._warnings: list[str] = []
+        self._running_on = ""  # "Running on A, B", and what the run's latency log says
+        self._latency_in: set[tuple[object, int]] = set()  # phases whose intervals came in
         self.target.editGroups.connect(self.edit_groups)
         self.target.changed.connect(self.sync_form)
         # a run on this machine holds the "Run on" row as it holds the form
@@ -174,13 +176,19 @@ class GroupRunView(QObject):
         page.open_button.setEnabled(False)
         page.compare_button.setEnabled(False)
         page.warnings.hide()
-        page.saved_label.setText(f"Running on {', '.join(labels)}")
+        self._running_on = f"Running on {', '.join(labels)}"
+        self._latency_in = set()
+        if request.spec.logs_latency:  # fio sends them at each phase's end: said, not faked
+            self._running_on += " · latency per interval after each phase"
+        page.saved_label.setText(self._running_on)
         page.redraw.timeout.connect(self.plots.refresh)
         page.redraw.start()
 
     def _on_events(self, events: list[object]) -> None:
         for event in events:
-            if isinstance(event, Sample):
+            if isinstance(event, Sample) and event.latency_us is not None:
+                self._latency_arrived(event)  # a late interval: its rates are no live figure
+            elif isinstance(event, Sample):
                 self.plots.add_sample(event)
                 if (event.host or TOTAL) == TOTAL:
                     self._show_progress(event)
@@ -198,6 +206,17 @@ class GroupRunView(QObject):
             elif isinstance(event, RunWarning):
                 where = f"{event.host}: " if event.host and event.host != TOTAL else ""
                 self._warn(f"{where}{event.message or event.code}")
+
+    def _latency_arrived(self, sample: Sample) -> None:
+        """Say which phases' interval latencies have come in (they are stored with the run
+        and drawn per host in the History)."""
+        step = (sample.phase, sample.repetition)
+        if (sample.host or TOTAL) != TOTAL or step in self._latency_in:
+            return
+        self._latency_in.add(step)
+        self.page.saved_label.setText(
+            f"{self._running_on}: {len(self._latency_in)} of {self._planned} in"
+        )
 
     def _show_progress(self, sample: Sample) -> None:
         done = max(0, len(self._steps) - 1)

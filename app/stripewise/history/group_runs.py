@@ -6,6 +6,11 @@ hosts took part and how each ended (`hosts: [{host, status, error}]`, `partial`)
 run is a child (`parent_run_id`, `host_label`) with its own results and samples. The plain
 list shows the parent only; `host_runs` gives the children, which comparisons and exports
 show beside the totals.
+
+A run that logged latency keeps each host's interval latencies in its child and all hosts'
+together in the parent: the late samples that carry them (hosts.group_latency) are stored
+with their latency series only, so throughput over time stays the live samples' and the heat
+maps and comparisons read them as a one-machine run's (history/latency_rows.py).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from stripewise.history.connection import Database
 from stripewise.history.store import HistoryStore, SampleRow
+from stripewise.model.latency import latency_series
 from stripewise.model.run import RunStatus
 from stripewise.model.run_context import GroupHost, RunContext
 from stripewise.model.run_naming import run_name
@@ -113,4 +119,13 @@ def with_host_runs(store: HistoryStore, run_ids: Sequence[int]) -> list[int]:
 
 
 def _rows(samples: Sequence[Sample]) -> list[SampleRow]:
-    return [SampleRow.of(seq, sample) for seq, sample in enumerate(samples)]
+    return [_row(seq, sample) for seq, sample in enumerate(samples)]
+
+
+def _row(seq: int, sample: Sample) -> SampleRow:
+    """A live sample as it is; a late one (it carries latency: live ones in a group run
+    never do) with its latency only, its window's rates left to the live samples."""
+    if sample.latency_us is None:
+        return SampleRow.of(seq, sample)
+    data = latency_series(sample.latency_us, sample.histogram)
+    return SampleRow(seq, sample.t_s, sample.phase.value, sample.repetition, dict(data))
