@@ -32,6 +32,7 @@ from stripewise.gui.bench_plot_backdrop import Backdrop, style_backdrops
 from stripewise.gui.bench_plot_cpu import StackedArea, SwatchSample, premultiplied
 from stripewise.gui.bench_plot_data import CPU, IOPS, SERIES, THROUGHPUT, RunData, nice_ceiling
 from stripewise.gui.latency_map import LatencyMap
+from stripewise.gui.live_heap import freeze_for_live_runs
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark, style_axes
 from stripewise.model.units import MIB_PER_MB
@@ -196,6 +197,7 @@ class LivePlots(QWidget):
     # --- data -------------------------------------------------------------------------------
     def clear(self) -> None:
         """Forget everything: a new run starts."""
+        freeze_for_live_runs()  # no full garbage collection of the whole program mid-run
         self._data.clear()
         self.latency_map.clear()
         self.latency_map.hide()

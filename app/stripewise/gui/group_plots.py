@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QVBoxLayout, QWidget
 
 from stripewise.gui.bench_plot_data import Columns, nice_ceiling
 from stripewise.gui.flow_layout import FlowLayout
+from stripewise.gui.live_heap import freeze_for_live_runs
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark, style_axes
 from stripewise.model.units import MIB_PER_MB
@@ -103,6 +104,7 @@ class GroupPlots(QWidget):
         """A new run on these hosts: everything before it is forgotten. Lines and boxes are
         kept from run to run and only made when more are needed (each costs the GUI thread
         about half a millisecond to make)."""
+        freeze_for_live_runs()  # no full garbage collection of the whole program mid-run
         self._hosts = list(labels)
         names = [*self._hosts, TOTAL]
         while len(self._slots) < len(names):
