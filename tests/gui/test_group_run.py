@@ -8,6 +8,7 @@ from pathlib import Path
 
 from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.group_plots import TOTAL
+from stripewise.gui.group_run import ALL_HOSTS
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore
 from stripewise.model.bench import Phase
@@ -61,7 +62,7 @@ def test_three_hosts_one_killed_mid_run(
     page.start_button.click()
     qtbot.waitUntil(lambda: page.group.running, timeout=15_000)
     assert plots.line_names() == [*labels, TOTAL]
-    assert page.plot_stack.currentWidget() is plots
+    assert page.plot_stack.currentWidget() is page.group.view and plots.isVisibleTo(page.group.view)
     qtbot.waitUntil(
         lambda: all(plots.sample_count(label) >= 2 for label in [*labels, TOTAL]),
         timeout=30_000,
@@ -95,6 +96,16 @@ def test_three_hosts_one_killed_mid_run(
     assert any(row[1] == killed.label and row[4].startswith("failed") for row in rows)
     totals = [row for row in rows if row[1] == TOTAL]
     assert totals and all(f"without {killed.label}" in row[4] for row in totals[-1:])
+
+    # at 2 Hz each phase's interval latencies came in after it: a map per surviving host and
+    # phase, and the hosts' together (never a live rate from them)
+    maps = page.group.latency_map
+    assert maps.isVisibleTo(page.group.view)
+    for host in [*labels[:2], ALL_HOSTS]:
+        assert {(phase, rep) for h, phase, rep in maps.keys if h == host} == {
+            ("seq_write", 1),
+            ("seq_read", 1),
+        }, host
 
     # saved as one run, listed in History
     assert page.saved_run_id == run_id and page.open_button.isEnabled()

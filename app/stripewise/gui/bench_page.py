@@ -216,7 +216,7 @@ class BenchPage(QWidget):
         right_layout.addWidget(self.progress)
         self.plot_stack, self.result_stack = QStackedWidget(), QStackedWidget()
         for stack, single, group in (
-            (self.plot_stack, self.plots, self.group.plots),
+            (self.plot_stack, self.plots, self.group.view),
             (self.result_stack, self.results, self.group.results),
         ):
             stack.addWidget(single)

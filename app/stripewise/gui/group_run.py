@@ -1,5 +1,6 @@
-"""A group run on the Benchmark page: the "Run on" row, per-host plots and results, and the
-page's Start, Cancel, progress and saved-run buttons while the hosts run.
+"""A group run on the Benchmark page: the "Run on" row, per-host plots, heat maps and results,
+and the page's Start, Cancel, progress and saved-run buttons while the hosts run. The heat maps
+(each host's and all hosts') fill as each phase's interval latencies come in after it.
 
 The page hands Start and Cancel here when the target is hosts; `GroupBenchService` runs the
 driver off the GUI thread and delivers its events in batches, each with its `host`.
@@ -10,18 +11,21 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFormLayout
+from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
 
 from stripewise.gui.bench_page_parts import BenchPageParts
 from stripewise.gui.group_plots import TOTAL, GroupPlots
 from stripewise.gui.group_results import GroupResults
 from stripewise.gui.group_target import GroupTarget
+from stripewise.gui.latency_map import LatencyMap
 from stripewise.model.bench import BONNIE_NAMES, SpecError
 from stripewise.model.run_naming import run_name
 from stripewise.model.wording import count_noun
 from stripewise.protocol.events import PhaseFinished, PhaseStarted, RunError, RunWarning, Sample
 from stripewise.services.group_bench import GroupBenchService, GroupRequest
 from stripewise.services.host_groups import HostGroupsService
+
+ALL_HOSTS = "all hosts"  # the heat map of the hosts' intervals summed
 
 
 class GroupRunView(QObject):
@@ -34,6 +38,13 @@ class GroupRunView(QObject):
         self.groups = groups
         self.target = GroupTarget()
         self.plots = GroupPlots()
+        self.latency_map = LatencyMap()  # each host's and all hosts' intervals, per phase
+        self.latency_map.hide()  # until a phase's have come in (fio sends them at its end)
+        self.view = QWidget()  # what the page's plot stack shows of a group run
+        layout = QVBoxLayout(self.view)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plots, 3)
+        layout.addWidget(self.latency_map, 2)
         self.results = GroupResults()
         self.running = False
         self.job_overrides: dict[str, str] | None = None  # benches and tests: ioengine=null
@@ -151,7 +162,7 @@ class GroupRunView(QObject):
 
     def show(self, group: bool) -> None:
         """The page's plots and results: the group's, or the one-machine run's."""
-        self.page.plot_stack.setCurrentWidget(self.plots if group else self.page.plots)
+        self.page.plot_stack.setCurrentWidget(self.view if group else self.page.plots)
         self.page.result_stack.setCurrentWidget(self.results if group else self.page.results)
 
     # --- the run -------------------------------------------------------------------------------
@@ -165,6 +176,8 @@ class GroupRunView(QObject):
         self._steps, self._warnings = [], []
         labels = [host.label for host in request.hosts]
         self.plots.set_hosts(labels)
+        self.latency_map.clear()
+        self.latency_map.hide()
         self.results.set_hosts(labels)
         self.show(True)
         page.saved_run_id = None
@@ -182,6 +195,7 @@ class GroupRunView(QObject):
             self._running_on += " · latency per interval after each phase"
         page.saved_label.setText(self._running_on)
         page.redraw.timeout.connect(self.plots.refresh)
+        page.redraw.timeout.connect(self.latency_map.refresh)
         page.redraw.start()
 
     def _on_events(self, events: list[object]) -> None:
@@ -208,10 +222,13 @@ class GroupRunView(QObject):
                 self._warn(f"{where}{event.message or event.code}")
 
     def _latency_arrived(self, sample: Sample) -> None:
-        """Say which phases' interval latencies have come in (they are stored with the run
-        and drawn per host in the History)."""
+        """A late interval on its host's map (the total's on the all hosts' one), and which
+        phases' have come in."""
+        total = (sample.host or TOTAL) == TOTAL
+        self.latency_map.add_sample(replace(sample, host=ALL_HOSTS) if total else sample)
+        self.latency_map.show()
         step = (sample.phase, sample.repetition)
-        if (sample.host or TOTAL) != TOTAL or step in self._latency_in:
+        if not total or step in self._latency_in:
             return
         self._latency_in.add(step)
         self.page.saved_label.setText(
@@ -266,7 +283,9 @@ class GroupRunView(QObject):
         self.running = False
         page.redraw.stop()
         page.redraw.timeout.disconnect(self.plots.refresh)
+        page.redraw.timeout.disconnect(self.latency_map.refresh)
         self.plots.refresh()
+        self.latency_map.refresh()
         self.results.set_ended()
         page.form.set_running(False)
         self.target.set_running(False)
