@@ -219,8 +219,7 @@ def _export(args: argparse.Namespace, db: Database) -> int:
 
 
 def _compare(args: argparse.Namespace, db: Database) -> int:
-    from stripewise.cli.experiment_compare import comparable, compare_text
-    from stripewise.history.experiment_compare import compare_json
+    from stripewise.cli.experiment_compare import comparable, compare_json, compare_text
     from stripewise.history.experiments import get_experiment
 
     first_id, second_id = args.experiment_ids

@@ -1,8 +1,10 @@
 """`stripewise experiment compare A B` as text: the comparison itself (which experiments can be
-compared, each value's change with its interval, the JSON document) is history's
+compared, each value's change with its interval) is history's
 (`history.experiment_compare`), shared with the Experiment page."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from stripewise.cli.errors import CliError
 from stripewise.cli.history_format import format_table
@@ -15,6 +17,7 @@ from stripewise.history.experiment_compare import comparable as check_comparable
 from stripewise.history.experiments import StoredExperiment
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import Point
+from stripewise.protocol.experiment import result_to_json
 
 
 def comparable(first: StoredExperiment, second: StoredExperiment) -> None:
@@ -71,3 +74,43 @@ def _mean(point: Point | None) -> str:
 
 def _day(stored: StoredExperiment) -> str:
     return stored.summary.created_at.astimezone().strftime("%Y-%m-%d")
+
+
+# the `--json` document: a JSON object for the outside, built here where it is written
+def compare_json(first: StoredExperiment, second: StoredExperiment) -> dict[str, Any]:
+    assert first.result is not None and second.result is not None  # comparable() says so
+    minimised = first.result.objective.metric.minimised
+    return {
+        "experiments": [first.summary.id, second.summary.id],
+        "metric": result_to_json(first.result)["metric"],
+        "values": [
+            {
+                "values": dict(row.values),
+                "first": _point_json(row.first),
+                "second": _point_json(row.second),
+                "change_pct": None if row.evidence is None else row.evidence.change_pct,
+                "ci95_pct": None
+                if row.evidence is None
+                else [row.evidence.low_pct, row.evidence.high_pct],
+                "p_adjusted": None if row.evidence is None else row.evidence.p_adjusted,
+                "verdict": row.verdict(minimised),
+            }
+            for row in compare_results(first.result, second.result)
+        ],
+        "recommendations": [
+            result_to_json(stored.result)["recommendation"]
+            for stored in (first, second)
+            if stored.result is not None
+        ],
+    }
+
+
+def _point_json(point: Point | None) -> dict[str, Any] | None:
+    if point is None:
+        return None
+    ci = point.ci95
+    return {
+        "mean": point.mean,
+        "ci95": None if ci is None else list(ci),
+        "passes": len(point.passes),
+    }

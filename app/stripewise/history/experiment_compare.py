@@ -10,20 +10,17 @@ metric, are refused by name: their figures do not answer the same question.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from stripewise.history.experiments import StoredExperiment
 from stripewise.model.experiment import Values
 from stripewise.model.experiment_result import ExperimentResult, Point, values_key
 from stripewise.model.verdict import Evidence, cant_tell, holm, welch
-from stripewise.protocol.experiment import result_to_json
 
 __all__ = [
     "ComparedValue",
     "NotComparableError",
     "change_text",
     "comparable",
-    "compare_json",
     "compare_results",
 ]
 
@@ -114,42 +111,3 @@ def change_text(row: ComparedValue, minimised: bool) -> str:
         return cant_tell(len(row.first.passes), len(row.second.passes))
     mark = "~ (Holm)" if row.evidence.held_alone else _MARKS[row.verdict(minimised)]
     return f"{row.evidence.interval_text()} {mark}"
-
-
-def compare_json(first: StoredExperiment, second: StoredExperiment) -> dict[str, Any]:
-    assert first.result is not None and second.result is not None  # comparable() says so
-    minimised = first.result.objective.metric.minimised
-    return {
-        "experiments": [first.summary.id, second.summary.id],
-        "metric": result_to_json(first.result)["metric"],
-        "values": [
-            {
-                "values": dict(row.values),
-                "first": _point_json(row.first),
-                "second": _point_json(row.second),
-                "change_pct": None if row.evidence is None else row.evidence.change_pct,
-                "ci95_pct": None
-                if row.evidence is None
-                else [row.evidence.low_pct, row.evidence.high_pct],
-                "p_adjusted": None if row.evidence is None else row.evidence.p_adjusted,
-                "verdict": row.verdict(minimised),
-            }
-            for row in compare_results(first.result, second.result)
-        ],
-        "recommendations": [
-            result_to_json(stored.result)["recommendation"]
-            for stored in (first, second)
-            if stored.result is not None
-        ],
-    }
-
-
-def _point_json(point: Point | None) -> dict[str, Any] | None:
-    if point is None:
-        return None
-    ci = point.ci95
-    return {
-        "mean": point.mean,
-        "ci95": None if ci is None else list(ci),
-        "passes": len(point.passes),
-    }
