@@ -60,6 +60,15 @@ class Block:
     data: list[dict[str, float | None]]
 
 
+class BlockHeader(TypedDict):
+    """A payload's header: the sample count, the times' coding, and each series as
+    [name, coding, whether a state byte per sample precedes its values]."""
+
+    n: int
+    t_s: int
+    series: list[tuple[str, int, bool]]
+
+
 class BlockRow(TypedDict):
     """A row of table `sample_blocks`, as inserted."""
 
@@ -135,17 +144,16 @@ def encode(
     sections = [_shuffled(_zigzag_deltas(np.asarray(seqs, dtype=np.int64)))]
     time_coding, time_bytes = _pack_values(np.asarray(times, dtype=np.float64))
     sections.append(time_bytes)
-    series: list[list[Any]] = []
+    series: list[tuple[str, int, bool]] = []
     for name in names:
         states, values = _column(data, name)
         coding, packed = _pack_values(values)
-        series.append([name, coding, states is not None])
+        series.append((name, coding, states is not None))
         if states is not None:
             sections.append(states.tobytes())
         sections.append(packed)
-    header = json.dumps(
-        {"n": count, "t_s": time_coding, "series": series}, separators=(",", ":")
-    ).encode()
+    header_fields: BlockHeader = {"n": count, "t_s": time_coding, "series": series}
+    header = json.dumps(header_fields, separators=(",", ":")).encode()
     body = b"".join([struct.pack("<I", len(header)), header, *sections])
     return bytes([FORMAT]) + zlib.compress(body, ZLIB_LEVEL)
 
@@ -159,7 +167,7 @@ def decode(payload: bytes, names: Collection[str] | None = None) -> Block:
     try:
         body = zlib.decompress(payload[1:])
         (header_length,) = struct.unpack_from("<I", body, 0)
-        header = json.loads(body[4 : 4 + header_length])
+        header: BlockHeader = json.loads(body[4 : 4 + header_length])  # checked as unpacked
         return _unpack(body, 4 + header_length, header, names)
     except (zlib.error, struct.error, ValueError, KeyError, TypeError) as exc:
         raise BlockFormatError(f"damaged sample block: {exc}") from exc
@@ -176,7 +184,7 @@ class _Absent:
 _MISSING = _Absent()
 
 
-def _unpack(body: bytes, at: int, header: dict[str, Any], names: Collection[str] | None) -> Block:
+def _unpack(body: bytes, at: int, header: BlockHeader, names: Collection[str] | None) -> Block:
     count = int(header["n"])
     width = 8 * count
     seqs = np.cumsum(_unzigzag(_unshuffled(_take(body, at, width)))).tolist()
