@@ -85,11 +85,17 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+# A JSON column's document as the database hands it back: the one place these columns are
+# untyped. Each is read into its value type at once (BenchSpec, RunContext, Headline, the
+# experiment's design and result) by the codec that wrote it.
+JsonDocument = dict[str, Any]
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     type_annotation_map = {  # noqa: RUF012 - SQLAlchemy reads this class attribute
         datetime: UTCDateTime(),
-        dict[str, Any]: JSON(),
+        JsonDocument: JSON(),
         list[str]: JSON(),
     }
 
@@ -143,14 +149,14 @@ class Run(Base):
     target: Mapped[str] = mapped_column(Text)
     started_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
-    spec: Mapped[dict[str, Any]]
-    context: Mapped[dict[str, Any]]
+    spec: Mapped[JsonDocument]
+    context: Mapped[JsonDocument]
     tags: Mapped[list[str]] = mapped_column(default=list)
     notes: Mapped[str] = mapped_column(Text, default="")
     source: Mapped[str] = mapped_column(String(16), default="measured")
     baseline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     deleted_at: Mapped[datetime | None]  # in the trash since; NULL for a listed run
-    headline: Mapped[dict[str, Any] | None]  # model.run_headline; NULL until first listed
+    headline: Mapped[JsonDocument | None]  # model.run_headline; NULL until first listed
     # a group run's host runs point at it (migration 0010); NULL for every other run
     parent_run_id: Mapped[int | None] = mapped_column(
         ForeignKey("runs.id", ondelete="CASCADE"), default=None
@@ -262,8 +268,8 @@ class ExperimentRow(Base):
     finished_at: Mapped[datetime | None]
     status: Mapped[str] = mapped_column(String(16))
     parameters: Mapped[str] = mapped_column(String(255))  # the varied names, comma-joined
-    design: Mapped[dict[str, Any]]
-    result: Mapped[dict[str, Any] | None]  # NULL until it ends
+    design: Mapped[JsonDocument]
+    result: Mapped[JsonDocument | None]  # NULL until it ends
     deleted_at: Mapped[datetime | None]  # in the trash since, with its runs
 
 
