@@ -168,3 +168,36 @@ def _children(pid: int) -> list[str]:
         return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
         return []
+
+
+def test_latency_log_gives_host_and_total_samples_their_interval_latency(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    """--latency-log on hosts: each host's late samples and the total's carry `latency_us` and
+    `histogram` (the issue's keys), the total's counts the hosts' sum; each host's
+    phase_result its `stalls`; live samples none."""
+    servers = fio_servers(2)
+    hosts = [arg for s in servers for arg in ("--host", s.label)]
+    paced = {**os.environ, JOB_OPTIONS_ENV: "rate=8m"}  # 2 s a phase: several 0.1 s windows
+    done = subprocess.run(
+        [sys.executable, "-m", "stripewise", "bench", *hosts, *spec_args(tmp_path),
+         "--rate", "10", "--latency-log", "--json"],
+        capture_output=True, text=True, timeout=TIMEOUT_S, env=paced,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    events = lines(done.stdout)
+    samples = [e for e in events if e["event"] == "sample"]
+    late = [s for s in samples if "latency_us" in s]
+    assert all(s["progress"] is None for s in late)  # live ones carry no latency
+    for host in [s.label for s in servers]:
+        mine = [s for s in late if s["host"] == host]
+        assert {s["phase"] for s in mine} == {"seq_write", "seq_read"}, host
+        assert set(mine[0]["latency_us"]) == {"p50", "p99", "p999"}
+        assert set(mine[0]["histogram"]) == {"edges_us", "counts"}
+        finished = [e for e in events if e["event"] == "phase_result" and e["host"] == host]
+        assert all("stalls" in e for e in finished)
+    for phase in ("seq_write", "seq_read"):
+        of = [s for s in late if s["phase"] == phase]
+        hosts_count = sum(sum(s["histogram"]["counts"]) for s in of if s["host"] != "total")
+        total_count = sum(sum(s["histogram"]["counts"]) for s in of if s["host"] == "total")
+        assert total_count == hosts_count > 0, phase

@@ -158,7 +158,7 @@ def emit_group(event: Event, *, as_json: bool) -> None:
     if as_json or host is None or isinstance(event, RunError):  # an error names its host
         emit(event, as_json=as_json)
     elif isinstance(event, Sample):
-        if host == TOTAL_HOST:
+        if host == TOTAL_HOST and event.latency_us is None:  # a late interval is no live rate
             say(_text(event, sys.stdout.isatty()).replace("  [", "  total [", 1), sys.stdout)
     elif isinstance(event, RunResult):
         say(
