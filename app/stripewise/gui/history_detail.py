@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.bench_results import GROUPS, ResultsTable
 from stripewise.gui.latency_map import LatencyMap
+from stripewise.gui.steady_rounds_view import SteadyRoundsView
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.units import MIB_PER_MB
@@ -136,10 +137,18 @@ class RunDetailPane(QWidget):
         figures.setStretchFactor(1, 2)
         figures.setChildrenCollapsible(False)
         layout.addWidget(figures, 1)
+        self.steady_rounds = SteadyRoundsView()  # a steady-state run's rounds
+        self.steady_rounds.hide()
         self.latency_map = LatencyMap()  # a run whose samples carry their latency
-        self.latency_map.setMinimumHeight(220)
         self.latency_map.hide()
-        layout.addWidget(self.latency_map, 1)
+        # side by side, so the figures above keep their height when a run has both
+        self.charts = QSplitter()
+        self.charts.addWidget(self.steady_rounds)
+        self.charts.addWidget(self.latency_map)
+        self.charts.setChildrenCollapsible(False)
+        self.charts.setMinimumHeight(220)
+        self.charts.hide()
+        layout.addWidget(self.charts, 1)
 
     def wanted_height(self) -> int:
         """Room for a full run's figures: FULL_RUN_ROWS rows under a title of _TITLE_LINES."""
@@ -169,8 +178,11 @@ class RunDetailPane(QWidget):
         self.results.show_stored(ran)
         self.results.show()
         self.other_figures.show_values(ran)
+        self.steady_rounds.set_rounds(detail.rounds)
+        self.steady_rounds.setVisible(bool(detail.rounds))
         self.latency_map.show_intervals(detail.latency)
         self.latency_map.setVisible(bool(detail.latency))
+        self.charts.setVisible(bool(detail.rounds or detail.latency))
 
     def set_binary_units(self, mib: bool) -> None:
         self.results.set_binary_units(mib)
