@@ -4,6 +4,7 @@ by hand, load as before."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
@@ -13,7 +14,14 @@ import pytest
 from tests.history.conftest import RunMaker
 
 from stripewise.history.database import Database, open_database, path_to_url
+from stripewise.history.export import (
+    export_comparison_csv,
+    export_comparison_json,
+    export_run_csv,
+    export_run_json,
+)
 from stripewise.history.headlines import make_headlines
+from stripewise.history.report_html import report_html, run_report_html
 from stripewise.history.store import HistoryStore
 from stripewise.model.bench import Phase, PhaseOutcome, phase_summaries
 from stripewise.model.compare import compare_runs
@@ -122,3 +130,28 @@ def test_an_old_history_loads_unchanged_with_no_rounds(
         db.close()
     assert detail.rounds == ()
     assert detail.results and not {r.metric for r in detail.results} & ROUND_METRICS
+
+
+def test_exports_carry_the_rounds_apart_and_never_as_a_figure(
+    store: HistoryStore, make_run: RunMaker
+) -> None:
+    first, second = make_run(results=steady_values(100)), make_run(results=steady_values(110))
+    detail = store.get_run(first)
+    document = json.loads(export_run_json(detail, []))
+    assert {r["metric"] for r in document["results"]}.isdisjoint(ROUND_METRICS)
+    assert [(r["phase"], r["repetition"]) for r in document["rounds"]] == [
+        ("seq_write", n) for n in (1, 2, 3)
+    ]
+    assert document["rounds"][0]["rounds"] == [r + 1 for r in RAMP]
+    assert document["rounds"][0]["window_start"] == 3 and document["rounds"][0]["steady"]
+    plain = json.loads(export_run_json(store.get_run(make_run(results=())), []))
+    assert "rounds" not in plain  # every other run's document as before
+    comparison = compare_runs(store.get_runs([first, second]))
+    for text in (
+        export_run_csv(detail),
+        run_report_html(detail, []),
+        export_comparison_json(comparison),
+        export_comparison_csv(comparison),
+        report_html(comparison),
+    ):
+        assert "round_" not in text and "(repetition" not in text

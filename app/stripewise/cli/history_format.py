@@ -167,23 +167,8 @@ def detail_json(detail: RunDetail) -> dict[str, Any]:
         "results": [asdict(result) for result in detail.results],
     }
     if detail.rounds:  # a steady-state run's only: every other run's document is as it was
-        found["rounds"] = [_rounds_json(r) for r in detail.rounds]
+        found["rounds"] = [rounds.to_json() for rounds in detail.rounds]
     return found
-
-
-def _rounds_json(found: PhaseRounds) -> dict[str, Any]:
-    """One repetition's steady-state rounds, keyed as its phase_result keyed them."""
-    kept = found.kept
-    return {
-        "phase": found.phase,
-        "repetition": kept.repetition,
-        "unit": found.unit,
-        "rounds": list(kept.rounds),
-        "window": asdict(kept.window),
-        "window_start": kept.window_start,  # the window's first round, from 1
-        "steady": kept.steady,
-        "verdict": kept.verdict(),
-    }
 
 
 def _local(moment: datetime | None) -> str:

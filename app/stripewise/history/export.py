@@ -95,6 +95,8 @@ def export_run_json(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
             }
             for r in detail.results
         ],
+        # a steady-state run's rounds (model/rounds_kept.py): never among its results
+        **({"rounds": [rounds.to_json() for rounds in detail.rounds]} if detail.rounds else {}),
         "samples": [
             {
                 "seq": x.seq,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from stripewise.model.run import ResultValue
 from stripewise.model.steady_state import KeptRounds, Window, judge
@@ -46,6 +47,25 @@ class PhaseRounds:
     phase: str  # seq_write or random_write
     unit: str  # the rounds' unit: MB/s or IOPS
     kept: KeptRounds
+
+    def to_json(self) -> dict[str, Any]:
+        """As `history show --json` and a run's JSON export give it: keyed as the phase's
+        `phase_result` keys them, with the window's first round and the verdict in words."""
+        kept, window = self.kept, self.kept.window
+        return {
+            "phase": self.phase,
+            "repetition": kept.repetition,
+            "unit": self.unit,
+            "rounds": list(kept.rounds),
+            "window": {
+                "mean": window.mean,
+                "excursion_pct": window.excursion_pct,
+                "slope_pct": window.slope_pct,
+            },
+            "window_start": kept.window_start,  # from 1
+            "steady": kept.steady,
+            "verdict": kept.verdict(),
+        }
 
 
 def rounds_quantity(phase: str) -> Quantity:
