@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from stripewise.fio.client_latency import own_counts, read_log, section_windows
+from stripewise.fio.jobs import group_job_file
 from stripewise.gui.history_detail import RunDetailPane
 from stripewise.history.database import open_database
 from stripewise.history.group_runs import store_group_run
 from stripewise.history.latency_rows import with_latency
 from stripewise.history.store import HistoryStore
-from stripewise.model.bench import Phase
+from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.latency import GRID_BUCKETS, grid_edge_us
 from stripewise.protocol.events import PhaseFinished, Sample
 from tests.fixtures.fio_servers import FioServers
@@ -125,3 +126,15 @@ def test_fio_3_33_sends_each_window_less_the_line_before(tmp_path: Path) -> None
     (windows,) = [section_windows([lines])]
     assert [w.counts[:3] for w in windows] == own and [w.write_ios for w in windows] == [6, 6, 7, 7]
     assert pytest.approx([w.span_ms for w in windows]) == [500, 500, 500, 500]
+
+
+def test_the_job_logs_histograms_each_sample_period_only_when_the_spec_logs_latency() -> None:
+    def options(**changes: object) -> set[str]:
+        bench = BenchSpec("/srv/x", 2**30, phases=(Phase.SEQ_WRITE,), **changes)  # type: ignore[arg-type]
+        return {line for line in group_job_file(bench, "abc").splitlines() if "hist" in line}
+
+    logged = {"write_hist_log=stripewise", "log_hist_coarseness=4"}
+    assert options(sample_rate_hz=2.0) == logged | {"log_hist_msec=500"}  # on at 2 Hz or less
+    assert options(sample_rate_hz=4.0) == set()
+    assert options(sample_rate_hz=10.0, latency_log=True) == logged | {"log_hist_msec=100"}
+    assert options(sample_rate_hz=1.0, latency_log=False) == set()
