@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from stripewise.gui.bench_results import ResultsTable
 from stripewise.gui.history_detail import RunDetailPane
 from stripewise.gui.steady_rounds_view import SteadyRoundsView
 from stripewise.history.database import open_database, path_to_url
 from stripewise.history.store import HistoryStore
 from stripewise.model.bench import Phase, PhaseOutcome, phase_summaries
+from stripewise.model.run import RunStatus
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.steady_state import SteadyRounds
+from stripewise.protocol.events import RunResult
 from stripewise.system.hostinfo import HostInfo
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 
@@ -130,3 +134,27 @@ def test_a_real_steady_state_run_shows_its_rounds_in_the_history(qtbot, tmp_path
     assert list(view.window_bars.opts["height"]) == list(rounds.kept.rounds)  # 5 rounds, one window
     verdict = "Steady after 5 rounds" if rounds.kept.steady else "Not steady in 5 rounds"
     assert view.verdict.text().startswith(f"<b>{verdict}")
+
+
+def test_the_live_results_never_show_a_round_as_a_figure(qtbot) -> None:  # type: ignore[no-untyped-def]
+    outcomes = [
+        PhaseOutcome(
+            Phase.SEQ_WRITE, 1, 10.0, write_bytes=10**9,
+            steady=SteadyRounds(NEVER, tuple(r / 1.048576 for r in NEVER)),
+        )
+    ]  # fmt: skip
+    with_rounds = RunResult("r", RunStatus.COMPLETE, 1.0, "builtin", "1", phase_summaries(outcomes))
+    assert any(v.metric == "round_throughput" for v in with_rounds.values())  # as stored
+    without = replace(with_rounds, results=(replace(with_rounds.results[0], steady_rounds=()),))
+    tables = []
+    for result in (with_rounds, without):
+        table = ResultsTable()
+        qtbot.addWidget(table)
+        table.set_run_result(result)
+        tables.append(table)
+    shown, plain = tables
+    assert shown.phases_shown() == plain.phases_shown() == ["seq_write"]
+    assert shown.rowCount() == plain.rowCount() and shown.spread_warnings() == []
+    assert [shown.cell_text("seq_write", c) for c in range(shown.columnCount())] == [
+        plain.cell_text("seq_write", c) for c in range(plain.columnCount())
+    ]
