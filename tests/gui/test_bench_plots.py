@@ -180,6 +180,28 @@ def test_a_long_run_is_downsampled_but_kept_whole(plots: LivePlots) -> None:
     assert dy.max() == 5000.0  # peak mode keeps the spike a plain subsample would drop
 
 
+def test_a_2_hour_run_draws_the_newest_sample_and_every_column_peak(plots: LivePlots) -> None:
+    """Fed as a run feeds it (a refresh every few samples), each line ends on the newest
+    sample and its drawn points hold each pixel column's min and max of every sample."""
+    run = wavy_run(72_000)
+    plots.add_samples(run[:71_950])
+    plots.refresh()
+    for start in range(71_950, len(run), 10):
+        plots.add_samples(run[start : start + 10])
+        plots.refresh()
+    QApplication.processEvents()
+    dx, dy = plots._curves["engine_write"].curve.getData()
+    assert (dx[-1], dy[-1]) == (run[-1].t_s, run[-1].engine_write_mb_s)
+    (left, right), _y = plots.throughput_plot.getViewBox().viewRange()
+    width = (right - left) / round(plots.throughput_plot.getViewBox().width())
+    x, y = plots.series("engine_write")
+    columns = np.floor((x - left) / width).astype(int)
+    drawn = np.floor((dx - left) / width).astype(int)
+    for column in np.unique(columns)[::37]:  # a sample of the columns, each exactly
+        assert dy[drawn == column].max() == y[columns == column].max()
+        assert dy[drawn == column].min() == y[columns == column].min()
+
+
 def test_drawing_in_steps_looks_like_drawing_at_once(qtbot, plots: LivePlots) -> None:
     """The CPU areas are kept between paints: a refresh recomputes only the pixel columns its
     samples fall in (odd-sized steps end mid-column, and the CPU split changes every sample)."""

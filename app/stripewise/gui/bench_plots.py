@@ -1,9 +1,9 @@
 """Live plots of a benchmark run: throughput, IOPS and CPU against time, with a band per phase.
 
 Samples are appended to growable numpy columns (cheap, nothing is drawn); `refresh()` hands
-views of those columns to pyqtgraph, which clips to the visible X range and peak-downsamples to
-one min/max pair per pixel column, so a 2-hour run at 10 Hz redraws in well under 10 ms
-(`python -m bench --only plots`).
+pyqtgraph what a pixel column shows of them (`plot_envelope`: its min and max, the CPU tops
+their mean, the newest sample itself), kept between refreshes but for the last column, so a
+2-hour run at 10 Hz redraws in the time a 2-minute one does (`python -m bench --only plots`).
 
 The raster engine's costs decide the rest: lines wider than 1 px and translucent lines leave
 its fast cosmetic-line path (40 ms for one 1.5 px curve of 1,800 points), and filling polygons
@@ -33,6 +33,7 @@ from stripewise.gui.bench_plot_cpu import StackedArea, SwatchSample, premultipli
 from stripewise.gui.bench_plot_data import CPU, IOPS, SERIES, THROUGHPUT, RunData, nice_ceiling
 from stripewise.gui.latency_map import LatencyMap
 from stripewise.gui.live_heap import freeze_for_live_runs
+from stripewise.gui.plot_envelope import Envelope, Grid
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark, style_axes
 from stripewise.model.units import MIB_PER_MB
@@ -78,6 +79,9 @@ class LivePlots(QWidget):
         self._columns = self._data.columns  # kept for the run: clear() empties it in place
         self._mib = False
         self._dirty = False
+        self._shown = 0  # samples handed to the lines at the last refresh
+        self._drawing = False  # inside refresh(): its range change redraws nothing itself
+        self._envelope = Envelope(["mean" if name in CPU else "peak" for name in SERIES])
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._follow = True  # the time axis follows the run until the user zooms or pans
         self._disk_layer = ""  # what the disk lines' legend names
@@ -104,6 +108,7 @@ class LivePlots(QWidget):
         for plot, backdrop in zip(self._plots(), self._backdrops, strict=True):
             plot.addItem(backdrop, ignoreBounds=True)
         self.throughput_plot.getViewBox().sigXRangeChanged.connect(self._on_x_range)
+        self.throughput_plot.getViewBox().sigResized.connect(self._on_resized)
         self._apply_palette()
         self.auto_range()
 
@@ -113,9 +118,6 @@ class LivePlots(QWidget):
         self.throughput_plot = self._add_plot(1, "MB/s")
         self.iops_plot = self._add_plot(2, "IOPS")
         self.cpu_plot = self._add_plot(4, "CPU %")
-        # the band tops are means per pixel column, like the areas under them: stacked peaks
-        # would not add up, and a plain line is half the strokes of a min/max zigzag
-        self.cpu_plot.setDownsampling(auto=True, mode="mean")
         grid = self._view.ci.layout
         for row, stretch in ((1, 4), (2, 3), (4, 4)):  # the CPU plot carries the time axis
             grid.setRowStretchFactor(row, stretch)
@@ -131,8 +133,6 @@ class LivePlots(QWidget):
         plot: pg.PlotItem = self._view.addPlot(row=row, col=0)
         plot.setMenuEnabled(False, enableViewBoxMenu=True)  # no FFT/log/downsampling toggles
         plot.setMouseEnabled(x=True, y=False)  # zoom and pan in time only
-        plot.setClipToView(True)
-        plot.setDownsampling(auto=True, mode="peak")
         plot.hideAxis("bottom")  # the shared time axis is shown once, under the CPU plot
         left = plot.getAxis("left")
         left.setWidth(_AXIS_WIDTH)
@@ -155,17 +155,9 @@ class LivePlots(QWidget):
         return plot
 
     def _new_curve(self, plot: pg.PlotItem, name: str) -> None:
-        curve = pg.PlotDataItem(
-            name=_LABELS[name],
-            antialias=False,
-            clipToView=True,
-            autoDownsample=True,
-            downsampleMethod="mean" if name in CPU else "peak",
-            # one min/max pair per pixel column: bins wider than a pixel draw a moiré
-            autoDownsampleFactor=1.0,
-            # no clipping of huge values, and so no full-data min/max scan on every update
-            dynamicRangeLimit=None,
-        )
+        # handed a pixel column's min and max (plot_envelope), not every sample: no clipping or
+        # downsampling of pyqtgraph's, nor its clipping of huge values (a scan of every point)
+        curve = pg.PlotDataItem(name=_LABELS[name], antialias=False, dynamicRangeLimit=None)
         plot.addItem(curve)
         self._curves[name] = curve
 
@@ -205,6 +197,8 @@ class LivePlots(QWidget):
         for curve in self._curves.values():
             curve.setData([], [])
         self._area.set_data(np.empty(0), (), ())
+        self._envelope.reset()
+        self._shown = 0
         self._dirty = False
         self._name_disk_layer()
         self.auto_range()
@@ -234,15 +228,14 @@ class LivePlots(QWidget):
         return self._columns.size
 
     def series(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """The x and y handed to the curve `name` at the last refresh, in display units (all
-        points: pyqtgraph's clipping and downsampling happen after this)."""
-        x, y = self._curves[name].getOriginalDataset()
-        if x is None or y is None:
-            return np.empty(0), np.empty(0)
-        return np.asarray(x), np.asarray(y)
+        """The x and y of the line `name` as of the last refresh, in display units (every
+        sample: what a pixel column draws of them is `drawn_points`)."""
+        t = self._columns.column("t")[: self._shown]
+        y = self._columns.column(name)[: self._shown]
+        return t.copy(), y * MIB_PER_MB if self._mib and name in THROUGHPUT else y.copy()
 
     def drawn_points(self, name: str) -> int:
-        """How many points the curve `name` draws after clipping and downsampling."""
+        """How many points the curve `name` draws after decimation for its pixel columns."""
         x, _y = self._curves[name].curve.getData()
         return 0 if x is None else len(x)
 
@@ -267,9 +260,8 @@ class LivePlots(QWidget):
         self._dirty = False
         if self._columns.size == 0:
             return
+        self._shown = self._columns.size
         t = self._columns.column("t")
-        for name, curve in self._curves.items():
-            curve.setData(t, self._display(name))
         self._area.set_data(
             t,
             [self._columns.column(name) for name in CPU],
@@ -278,7 +270,29 @@ class LivePlots(QWidget):
         self._set_band_end(float(t[-1]))
         self._data.update_peaks()
         self._name_disk_layer()
-        self._apply_ranges()
+        self._drawing = True
+        try:
+            self._apply_ranges()
+        finally:
+            self._drawing = False
+        self._draw_lines()
+
+    def _draw_lines(self) -> None:
+        """Hand each line what its pixel columns show of the samples in view."""
+        view = self.throughput_plot.getViewBox()
+        (left, right), _y = view.viewRange()
+        columns = round(view.width() * self.devicePixelRatioF())
+        t = self._columns.column("t")[: self._shown]
+        ys = [self._columns.column(name)[: self._shown] for name in SERIES]
+        x, drawn = self._envelope.update(t, ys, Grid(left, right, columns))
+        for name, y in zip(SERIES, drawn, strict=True):
+            if self._mib and name in THROUGHPUT:
+                y = y * MIB_PER_MB
+            self._curves[name].setData(x, y)
+
+    def _on_resized(self, *_args: Any) -> None:
+        if self._shown:
+            self._draw_lines()  # more or fewer pixel columns
 
     def _name_disk_layer(self) -> None:
         """The disk lines' legend names the layer they measure once the samples say it."""
@@ -316,12 +330,6 @@ class LivePlots(QWidget):
     def legend_labels(self) -> list[str]:
         """The throughput legend's entries as shown."""
         return [label.text for _sample, label in self._throughput_legend.items]
-
-    def _display(self, name: str) -> np.ndarray:
-        column = self._columns.column(name)
-        if self._mib and name in THROUGHPUT:
-            return column * MIB_PER_MB
-        return column
 
     def _set_band_end(self, end: float) -> None:
         for backdrop in self._backdrops:
@@ -364,6 +372,10 @@ class LivePlots(QWidget):
         self._follow = False  # the user zoomed or panned: stay where they are
 
     def _on_x_range(self, *_args: Any) -> None:
+        if self._drawing:
+            return  # refresh() draws the lines once its ranges are set
+        if self._shown:
+            self._draw_lines()  # zoomed or panned: other samples in other columns
         if not self._follow:
             self._fit_y()
 

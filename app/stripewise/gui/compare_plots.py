@@ -42,6 +42,7 @@ def draw_series(
     label: Callable[[int], str],
 ) -> None:
     """One line per run, from its first sample of the phase."""
+    decimated(plot)
     longest = 0.0
     for index, detail in enumerate(c.runs):
         xs, ys = series.get(detail.summary.id, {}).get(phase, ((), ()))
@@ -59,6 +60,7 @@ def draw_series(
             symbolBrush=colour,
             symbolPen=colour,
             symbolSize=7,
+            autoDownsampleFactor=1.0,  # one min/max pair per pixel column
         )
     if longest > 0:
         plot.enableAutoRange(axis="x")
@@ -72,14 +74,24 @@ def draw_latency(
     """Each run's interval p99 in the phase against seconds since its first interval, on a
     log scale, in its colour; -> whether any run has one."""
     plot.clear()
+    decimated(plot)
     drawn = False
     for index, detail in enumerate(c.runs):
         xs, ys = p99_over_time(detail.latency).get(phase, ((), ()))
         if xs:
             colour = run_colour(index)
-            plot.plot(list(xs), list(ys), pen=pg.mkPen(colour, width=1), name=label(index))
+            pen = pg.mkPen(colour, width=1)
+            plot.plot(list(xs), list(ys), pen=pen, name=label(index), autoDownsampleFactor=1.0)
             drawn = True
     return drawn
+
+
+def decimated(plot: pg.PlotWidget) -> None:
+    """A run of 2 hours at 10 Hz is 72,000 samples a line: each line draws only the samples in
+    view, as one min/max pair per pixel column (pyqtgraph's peak downsampling keeps a spike of
+    one sample), so a comparison of long runs redraws as fast as one of short runs."""
+    plot.setClipToView(True)
+    plot.setDownsampling(auto=True, mode="peak")
 
 
 def draw_sweep(plot: pg.PlotWidget, sweep: Sweep, row: MetricRow) -> None:
