@@ -13,12 +13,13 @@ import pytest
 from stripewise.fio.client_latency import own_counts, read_log, section_windows
 from stripewise.fio.jobs import group_job_file
 from stripewise.gui.history_detail import RunDetailPane
+from stripewise.history.comparison import load_comparison
 from stripewise.history.database import open_database
 from stripewise.history.group_runs import store_group_run
 from stripewise.history.latency_rows import with_latency
 from stripewise.history.store import HistoryStore
 from stripewise.model.bench import BenchSpec, Phase
-from stripewise.model.latency import GRID_BUCKETS, grid_edge_us
+from stripewise.model.latency import GRID_BUCKETS, grid_edge_us, p99_over_time
 from stripewise.protocol.events import PhaseFinished, Sample
 from tests.fixtures.fio_servers import FioServers
 from tests.hosts.test_group_run import run_group, spec
@@ -101,6 +102,11 @@ def _history_shows_a_map_per_host(db_url: str, outcome, samples: list[Sample], q
         pane.show_detail(detail)
         assert pane.latency_map.isVisibleTo(pane) and len(pane.latency_map.keys) == 2
     assert {label for _id, label in children} == {h.host for h in outcome.hosts}
+    # compared as single runs are: the total and each host, p99 over time per phase
+    compared, _series = load_comparison(store, [parent], None)
+    assert [run.summary.id for run in compared.runs] == [parent, *(i for i, _l in children)]
+    for run in compared.runs:
+        assert set(p99_over_time(run.latency)) == {"seq_write", "seq_read"}
     db.close()
 
 
