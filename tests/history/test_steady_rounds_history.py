@@ -155,3 +155,9 @@ def test_exports_carry_the_rounds_apart_and_never_as_a_figure(
         report_html(comparison),
     ):
         assert "round_" not in text and "(repetition" not in text
+    report = run_report_html(detail, [])  # the rounds in a section of their own
+    section = report[report.index("<h2>Steady state</h2>") : report.index("Throughput over time")]
+    assert section.count("<tr><td>seq_write</td>") == 3
+    assert "steady after 7 rounds" in section and "excursion 4.0 %" in section
+    assert "401.0, <b>101.0</b>, <b>103.0</b>" in section  # repetition 1: the window from 3
+    assert "Steady state" not in run_report_html(store.get_run(make_run(results=())), [])

@@ -34,6 +34,7 @@ from stripewise.model.compare_context import (
 )
 from stripewise.model.latency import p99_over_time
 from stripewise.model.phase_series import series_note
+from stripewise.model.rounds_kept import PhaseRounds
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.setting_labels import setting_label, setting_text
@@ -111,6 +112,7 @@ def run_report_html(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
         _facts_table(detail),
         "<h2>Results</h2>",
         _run_results_table(detail.results),
+        *_steady_state_section(detail.rounds),
         "<h2>Throughput over time</h2>",
         *_repetition_figures(samples),
         "<h2>Context</h2>",
@@ -395,6 +397,35 @@ def _run_results_table(results: Sequence[ResultValue]) -> str:
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return _table(["Phase", "Metric", "Median", "Unit", "Min .. max", "Repetitions"], rows)
+
+
+def _steady_state_section(kept: Sequence[PhaseRounds]) -> list[str]:
+    """A steady-state run's rounds, one row per phase and repetition, the window's in bold:
+    parts of one run of the phase, so never among the results above."""
+    if not kept:
+        return []
+    rows = []
+    for found in kept:
+        window = found.kept.window
+        start = found.kept.window_start
+        figures = [_number(f) for f in found.kept.rounds]
+        rounds = ", ".join(figures[: start - 1] + [f"<b>{f}</b>" for f in figures[start - 1 :]])
+        judged = ", ".join(
+            f"{name} {percent:.1f} %"
+            for name, percent in (("excursion", window.excursion_pct), ("slope", window.slope_pct))
+            if percent is not None
+        )
+        cells = [
+            _td(escape(found.phase)),
+            _td(str(found.kept.repetition), "num"),
+            _td(escape(found.kept.verdict())),
+            _td(f"{_number(window.mean)} {escape(found.unit)}", "num"),
+            _td(escape(judged)),
+            _td(rounds),
+        ]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    header = ["Phase", "Repetition", "Verdict", "Window mean", "Window", "Rounds (window in bold)"]
+    return ["<h2>Steady state</h2>", _table(header, rows)]
 
 
 def _repetition_figures(samples: Sequence[SampleRow]) -> list[str]:
