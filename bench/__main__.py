@@ -5,7 +5,8 @@ Figures:
             of a minimal PySide6 window (the floor) in the same run
   history   `stripewise history list` on a database of 1,000 runs: the store query in-process
             and the whole command as a user runs it; `--limit 50` at 1,000 and 100,000 runs
-  hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map
+  hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map, and the
+            same for ten of them as one host (480 disks)
   health    what disk health adds to opening that map: 48 real smartctl outputs parsed, judged
             and badged on its cards (the GUI thread), and the helper's 48 children, 8 at a
             time, each a stand-in printing a recorded output (a disk's own latency not counted)
@@ -171,38 +172,12 @@ def measure_imports(scratch: str) -> list[Figure]:
     return [Figure(name, [value], unit=unit) for name, value, unit in measure(scratch)]
 
 
-def measure_hardware_map(runs: int, scratch: str) -> list[Figure]:
-    """The X4500 testbed through the real libudev (umockdev), read and drawn `runs` times."""
-    import json
+def measure_hardware_map(runs: int) -> list[Figure]:
+    """The X4500 testbed and ten of them (480 disks) through the real libudev (umockdev), each
+    read and drawn `runs` times (bench/hardware_map.py)."""
+    from bench.hardware_map import measure
 
-    from tests.fixtures.machines import sun_x4500
-
-    device_file = Path(scratch) / "x4500.umockdev"
-    device_file.write_text(sun_x4500().umockdev())
-    done = subprocess.run(
-        [
-            "umockdev-run",
-            "--device",
-            str(device_file),
-            "--",
-            sys.executable,
-            "-m",
-            "bench.hardware_map",
-            str(runs),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    disks = result["disks"]
-    return [
-        Figure(f"hardware map, {disks} disks: inventory + draw", result["total_ms"], 300),
-        Figure(f"hardware map, {disks} disks: inventory only", result["inventory_ms"]),
-        Figure(f"hardware map, {disks} disks: draw only", result["draw_ms"]),
-    ]
+    return [Figure(name, samples, target) for name, samples, target in measure(runs)]
 
 
 def measure_engines(runs: int) -> list[Figure]:
@@ -431,7 +406,7 @@ def main() -> int:
             if shutil.which("umockdev-run") is None:
                 print("umockdev is not installed: skipping the hardware map", file=sys.stderr)
             else:
-                figures.extend(measure_hardware_map(args.runs, scratch))
+                figures.extend(measure_hardware_map(args.runs))
         if args.only in (None, "health"):
             from bench.health import measure as health_ms
 
