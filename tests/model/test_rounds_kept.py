@@ -89,6 +89,11 @@ def test_a_run_written_by_hand_reads_with_or_without_its_rounds() -> None:
     assert rounds.kept.repetition == 1 and rounds.kept.steady
     assert rounds.kept.window.mean == pytest.approx(100.0)
     assert rounds.kept.window.excursion_pct == pytest.approx(4.0)
+    # rounds that moved nothing: never steady, and no excursion to show
+    idle = ResultValue("seq_write", "round_throughput", "MB/s", None, passes=(0.0,) * 5)
+    (still,) = split_rounds([idle])[1]
+    assert not still.kept.steady and still.kept.window.excursion_pct is None
+    assert still.kept.verdict() == "not steady in 5 rounds"
     # a window without its rounds shows nothing, and is never a figure either
     lone = ResultValue("seq_write (repetition 1)", "round_excursion", "%", 4.0)
     assert split_rounds([*plain, lone]) == (tuple(plain), ())

@@ -18,6 +18,7 @@ window judged again from them (model.steady_state.judge).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,9 +118,14 @@ def _rounds(where: str, rows: dict[str, ResultValue]) -> PhaseRounds | None:
 
     window = Window(
         judged.mean if series.value is None else series.value,
-        stored(ROUND_EXCURSION, judged.excursion_pct),
-        stored(ROUND_SLOPE, judged.slope_pct),
+        stored(ROUND_EXCURSION, _finite(judged.excursion_pct)),
+        stored(ROUND_SLOPE, _finite(judged.slope_pct)),
     )
     steady_row = rows.get(ROUND_STEADY.metric)
     steady = judged.steady if steady_row is None else bool(steady_row.value)
     return PhaseRounds(phase, series.unit, KeptRounds(repetition, series.passes, window, steady))
+
+
+def _finite(percent: float | None) -> float | None:
+    """A window that moved nothing has no excursion to show (judge() makes it infinite)."""
+    return percent if percent is not None and math.isfinite(percent) else None
