@@ -2,33 +2,36 @@
 total, each line shown or hidden with its check box.
 
 A host's line is read + write of its engine (a phase mostly does one of them; a mixed one
-both), so a host is one line and the total is the sum of the hosts' lines. Samples go into
-growable numpy columns per host (`bench_plot_data.Columns`); `refresh()`, on the page's timer,
-hands views of them to pyqtgraph: eight hosts at a few samples per second cost the GUI thread a
-few milliseconds per redraw. Every line is 1 px and opaque, as in `bench_plots` (the raster
-engine's fast path).
+both), so a host is one line and the total is the sum of the hosts' lines. The samples are
+merged into numpy columns per line off the GUI thread (`services.group_series`, fed by the
+group run's driver thread); a timer at the screen's rate redraws the lines whose samples grew
+since the last frame, each as its pixel columns' min and max (`plot_envelope`), so eight hosts
+cost the GUI thread one redraw per frame at most, never one per sample. Every line is 1 px and
+opaque, as in `bench_plots` (the raster engine's fast path).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Signal
-from PySide6.QtGui import QColor, QIcon, QPalette, QPixmap
+from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette, QPixmap
 from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QVBoxLayout, QWidget
 
-from stripewise.gui.bench_plot_data import Columns, nice_ceiling
+from stripewise.gui.bench_plot_data import nice_ceiling
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.live_heap import freeze_for_live_runs
+from stripewise.gui.plot_envelope import Envelope, Grid
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark, style_axes
 from stripewise.model.units import MIB_PER_MB
 from stripewise.protocol.events import Sample
+from stripewise.services.group_series import TOTAL, GroupSeries
 
-TOTAL = "total"
-COLUMNS = ("t", "mb_s", "iops")
+__all__ = ["TOTAL", "GroupPlots", "compact_number"]
 # (light, dark) per host in order; after the last they repeat
 HOST_COLOURS = (
     ("#2f74c8", "#62a6f0"),
@@ -51,12 +54,19 @@ class GroupPlots(QWidget):
 
     lineToggled = Signal(str, bool)  # host label (or "total"), shown
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, series: GroupSeries | None = None, parent: QWidget | None = None) -> None:
+        """`series`: the lines as a group run's driver merges them; by default the plots' own,
+        fed by `add_sample`."""
         super().__init__(parent)
         self._mib = False
-        self._dirty = False
+        self._series = series or GroupSeries()
+        self._drawn_version = -1  # the series' version at the last redraw
+        self._shown: dict[str, int] = {}  # samples per line at the last redraw
+        self._envelopes: dict[str, Envelope] = {}  # per line: MB/s and IOPS
+        self._drawing = False  # inside refresh(): its range change redraws nothing itself
+        self._frames = QTimer(self)  # at the screen's rate while a run is on
+        self._frames.timeout.connect(self.refresh)
         self._hosts: list[str] = []  # in the group's order; "total" is kept apart
-        self._data: dict[str, Columns] = {}
         self._curves: dict[str, tuple[pg.PlotDataItem, pg.PlotDataItem]] = {}
         self.toggles: dict[str, QCheckBox] = {}
         self._slots: list[tuple[pg.PlotDataItem, pg.PlotDataItem, QCheckBox]] = []
@@ -71,6 +81,8 @@ class GroupPlots(QWidget):
         self.iops_plot.setXLink(self.throughput_plot)
         self.iops_plot.showAxis("bottom")
         self.iops_plot.setLabel("bottom", "time (s)")
+        self.throughput_plot.getViewBox().sigXRangeChanged.connect(self._on_view_changed)
+        self.throughput_plot.getViewBox().sigResized.connect(self._on_view_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self._boxes)
@@ -85,8 +97,6 @@ class GroupPlots(QWidget):
         plot: pg.PlotItem = self._view.addPlot(row=row, col=0, axisItems={"left": axis})
         plot.setMenuEnabled(False)
         plot.setMouseEnabled(x=True, y=False)
-        plot.setClipToView(True)
-        plot.setDownsampling(auto=True, mode="peak")
         plot.hideAxis("bottom")
         plot.hideButtons()
         plot.showGrid(x=False, y=True, alpha=0.25)
@@ -107,9 +117,10 @@ class GroupPlots(QWidget):
         freeze_for_live_runs()  # no full garbage collection of the whole program mid-run
         self._hosts = list(labels)
         names = [*self._hosts, TOTAL]
+        self._series.reset(names)
         while len(self._slots) < len(names):
             self._add_slot()
-        self._data, self._curves, self.toggles = {}, {}, {}
+        self._curves, self.toggles, self._shown, self._envelopes = {}, {}, {}, {}
         self._failed = set()
         for index, (throughput, iops, box) in enumerate(self._slots):
             used = index < len(names)
@@ -122,7 +133,7 @@ class GroupPlots(QWidget):
             box.setVisible(used)
             if used:
                 label = names[index]
-                self._data[label] = Columns(COLUMNS, capacity=256)
+                self._envelopes[label] = Envelope(["peak", "peak"])
                 self._curves[label] = (throughput, iops)
                 self.toggles[label] = box
                 box.setText(label)
@@ -130,8 +141,16 @@ class GroupPlots(QWidget):
                 box.setAccessibleName(f"Show {label}")
         self._boxes.setVisible(True)
         self._apply_palette()
-        self._dirty = False
+        self._drawn_version = self._series.version
         self._apply_ranges()
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        rate = screen.refreshRate() if screen is not None else 60.0
+        self._frames.start(max(8, round(1000 / (rate if rate > 1 else 60.0))))
+
+    def end_run(self) -> None:
+        """The run ended: its last samples drawn, no more frames until the next."""
+        self._frames.stop()
+        self.refresh()
 
     def _add_slot(self) -> None:
         index = len(self._slots)
@@ -147,14 +166,8 @@ class GroupPlots(QWidget):
             self.set_line_visible(names[index], shown)
 
     def _new_curve(self, plot: pg.PlotItem) -> pg.PlotDataItem:
-        curve = pg.PlotDataItem(
-            antialias=False,
-            clipToView=True,
-            autoDownsample=True,
-            downsampleMethod="peak",
-            autoDownsampleFactor=1.0,
-            dynamicRangeLimit=None,
-        )
+        # handed its pixel columns' min and max (plot_envelope): no downsampling of pyqtgraph's
+        curve = pg.PlotDataItem(antialias=False, dynamicRangeLimit=None)
         curve.setVisible(False)
         plot.addItem(curve)
         return curve
@@ -188,45 +201,56 @@ class GroupPlots(QWidget):
 
     # --- data ---------------------------------------------------------------------------------
     def add_sample(self, sample: Sample) -> None:
-        label = sample.host or TOTAL
-        columns = self._data.get(label)
-        if columns is None:
-            return  # a host this run does not have
-        columns.append(
-            (
-                sample.t_s,
-                sample.engine_read_mb_s + sample.engine_write_mb_s,
-                sample.engine_read_iops + sample.engine_write_iops,
-            )
-        )
-        self._dirty = True
+        """Keep a sample when no group run's driver merges them (a host this run does not have
+        is ignored); drawing waits for the next frame."""
+        self._series.add(sample)
 
     def sample_count(self, label: str) -> int:
-        return self._data[label].size if label in self._data else 0
+        """The samples of the line `label` kept so far, drawn or not."""
+        return self._series.count(label) if label in self._curves else 0
 
     def series(self, label: str, plot: str = "throughput") -> tuple[np.ndarray, np.ndarray]:
-        """What the line of `label` in the throughput (or "iops") plot was handed at the last
-        refresh, in display units."""
-        curve = self._curves[label][0 if plot == "throughput" else 1]
-        x, y = curve.getOriginalDataset()
-        if x is None or y is None:
-            return np.empty(0), np.empty(0)
-        return np.asarray(x), np.asarray(y)
+        """Every sample of the line `label` in the throughput (or "iops") plot as of the last
+        redraw, in display units (what its pixel columns draw of them is the curve's data)."""
+        t, mb_s, iops = self._series.view(label)
+        shown = self._shown.get(label, 0)
+        if plot == "throughput":
+            return t[:shown].copy(), mb_s[:shown] * (MIB_PER_MB if self._mib else 1.0)
+        return t[:shown].copy(), iops[:shown].copy()
 
     def refresh(self) -> None:
-        """Push the buffered samples to the lines (the page calls this on a timer)."""
-        if not self._dirty:
+        """Draw what arrived since the last frame (the frame timer calls this)."""
+        version = self._series.version
+        if version == self._drawn_version:
             return
-        self._dirty = False
+        self._drawn_version = version
+        for label in self._curves:
+            self._shown[label] = self._series.count(label)
+        self._drawing = True
+        try:
+            self._apply_ranges()
+        finally:
+            self._drawing = False
+        self._draw_lines()
+
+    def _draw_lines(self) -> None:
+        """Each line its pixel columns' min and max of the samples in view."""
+        view = self.throughput_plot.getViewBox()
+        (left, right), _y = view.viewRange()
+        grid = Grid(left, right, round(view.width() * self.devicePixelRatioF()))
         scale = MIB_PER_MB if self._mib else 1.0
-        for label, columns in self._data.items():
-            if columns.size == 0:
-                continue
-            throughput, iops = self._curves[label]
-            t = columns.column("t")
-            throughput.setData(t, columns.column("mb_s") * scale)
-            iops.setData(t, columns.column("iops"))
-        self._apply_ranges()
+        for label, (throughput, iops) in self._curves.items():
+            shown = self._shown.get(label, 0)
+            t, mb_s, ops = self._series.view(label)
+            x, (y_mb, y_ops) = self._envelopes[label].update(
+                t[:shown], [mb_s[:shown], ops[:shown]], grid
+            )
+            throughput.setData(x, y_mb * scale if self._mib else y_mb)
+            iops.setData(x, y_ops)
+
+    def _on_view_changed(self, *_args: Any) -> None:
+        if not self._drawing and self._shown:
+            self._draw_lines()  # zoomed, panned or resized: other pixel columns
 
     def set_binary_units(self, mib: bool) -> None:
         if mib == self._mib:
@@ -234,25 +258,24 @@ class GroupPlots(QWidget):
         self._mib = mib
         self.throughput_plot.setLabel("left", "MiB/s" if mib else "MB/s")
         self._apply_axis_colours()
-        self._dirty = True
+        self._drawn_version = -1
         self.refresh()
 
     # --- ranges -------------------------------------------------------------------------------
     def _apply_ranges(self) -> None:
         """The whole run in X; Y from 0 to a round number over the highest visible line."""
-        ends = [c.column("t")[-1] for c in self._data.values() if c.size]
-        right = max((float(t) for t in ends), default=0.0)
+        lines = {label: self._series.view(label) for label in self._curves}
+        shown = {label: self._shown.get(label, 0) for label in lines}
+        ends = [float(lines[label][0][shown[label] - 1]) for label in lines if shown[label]]
+        right = max(ends, default=0.0)
         self.throughput_plot.setXRange(0.0, max(right, _MIN_SPAN_S) * 1.03, padding=0)
         scale = MIB_PER_MB if self._mib else 1.0
-        for plot, column, factor in (
-            (self.throughput_plot, "mb_s", scale),
-            (self.iops_plot, "iops", 1.0),
-        ):
+        for plot, column, factor in ((self.throughput_plot, 1, scale), (self.iops_plot, 2, 1.0)):
             peak = max(
                 (
-                    float(np.max(c.column(column)))
-                    for label, c in self._data.items()
-                    if c.size and self.line_visible(label)
+                    float(np.max(lines[label][column][: shown[label]]))
+                    for label in lines
+                    if shown[label] and self.line_visible(label)
                 ),
                 default=math.nan,
             )

@@ -37,7 +37,7 @@ class GroupRunView(QObject):
         self.service = service
         self.groups = groups
         self.target = GroupTarget()
-        self.plots = GroupPlots()
+        self.plots = GroupPlots(service.series)  # merged by the driver's thread
         self.latency_map = LatencyMap()  # each host's and all hosts' intervals, per phase
         self.latency_map.hide()  # until a phase's have come in (fio sends them at its end)
         self.view = QWidget()  # what the page's plot stack shows of a group run
@@ -194,7 +194,6 @@ class GroupRunView(QObject):
         if request.spec.logs_latency:  # fio sends them at each phase's end: said, not faked
             self._running_on += " · latency per interval after each phase"
         page.saved_label.setText(self._running_on)
-        page.redraw.timeout.connect(self.plots.refresh)
         page.redraw.timeout.connect(self.latency_map.refresh)
         page.redraw.start()
 
@@ -202,8 +201,7 @@ class GroupRunView(QObject):
         for event in events:
             if isinstance(event, Sample) and event.latency_us is not None:
                 self._latency_arrived(event)  # a late interval: its rates are no live figure
-            elif isinstance(event, Sample):
-                self.plots.add_sample(event)
+            elif isinstance(event, Sample):  # in its plot line already (service.series)
                 if (event.host or TOTAL) == TOTAL:
                     self._show_progress(event)
             elif isinstance(event, PhaseStarted):
@@ -282,9 +280,8 @@ class GroupRunView(QObject):
         page = self.page
         self.running = False
         page.redraw.stop()
-        page.redraw.timeout.disconnect(self.plots.refresh)
         page.redraw.timeout.disconnect(self.latency_map.refresh)
-        self.plots.refresh()
+        self.plots.end_run()
         self.latency_map.refresh()
         self.results.set_ended()
         page.form.set_running(False)

@@ -3,8 +3,10 @@
 `GroupRunner.run()` blocks until every host is done, so it runs in a thread of its own; its
 events (each carrying `host`: a host's label, or "total" for the sum of one tick) cross to the
 GUI thread in batches, at most every `BATCH_MS`, so eight hosts cost the event loop a few
-queued calls per second, not one per sample. When the run ends its outcome and every sample
-are filed as one group run on the history's serial writer.
+queued calls per second, not one per sample. Their samples are merged into the plots' lines
+on that thread as they arrive (`series`, a `GroupSeries`): the GUI thread only draws them.
+When the run ends its outcome and every sample are filed as one group run on the history's
+serial writer.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from stripewise.model.bench import BenchSpec
 from stripewise.model.host_address import HostAddress
 from stripewise.protocol.events import Sample
+from stripewise.services.group_series import TOTAL, GroupSeries
 from stripewise.services.history import HistoryService
 
+__all__ = ["BATCH_MS", "TOTAL", "GroupBenchService", "GroupRequest"]
+
 BATCH_MS = 100
-TOTAL = "total"  # the host of the samples that sum one tick over the hosts
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class GroupBenchService(QObject):
         self._lock = threading.Lock()
         self._pending: list[object] = []  # events from the runner's thread, not yet handed on
         self.samples: list[Sample] = []  # the run's, for the history
+        self.series = GroupSeries()  # the run's lines, merged on the driver's thread
         self.saved_run_id: int | None = None
         self._ending: tuple[object, Exception | None] | None = None  # set by the run's thread
         self._flush = QTimer(self)
@@ -101,6 +106,7 @@ class GroupBenchService(QObject):
             self.refused.emit(str(exc))
             return
         self._request, self.samples, self.saved_run_id = request, [], None
+        self.series.reset([*(host.label for host in request.hosts), TOTAL])
         self._ending = None
         with self._lock:
             self._pending = []
@@ -121,7 +127,10 @@ class GroupBenchService(QObject):
             self._runner.cancel()
 
     def _queue(self, event: object) -> None:
-        """The runner's callback, on its thread: kept until the next batch."""
+        """The runner's callback, on its thread: a sample merged into its line at once, every
+        event kept until the next batch."""
+        if isinstance(event, Sample) and event.latency_us is None:  # a late interval's rates
+            self.series.add(event)  # are no live figure: only its latency is drawn
         with self._lock:
             self._pending.append(event)
 
