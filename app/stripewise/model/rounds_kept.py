@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from stripewise.model.run import ResultValue
 from stripewise.model.steady_state import KeptRounds, Window, judge
@@ -41,6 +41,25 @@ from stripewise.model.vocabulary import (
 _REPETITION = re.compile(r"^repetition ([0-9]+)$")
 
 
+class WindowJson(TypedDict):
+    mean: float
+    excursion_pct: float | None
+    slope_pct: float | None
+
+
+class RoundsJson(TypedDict):
+    """One repetition's rounds in `history show --json` and a run's JSON export."""
+
+    phase: str
+    repetition: int
+    unit: str
+    rounds: list[float]
+    window: WindowJson
+    window_start: int  # the window's first round, from 1
+    steady: bool
+    verdict: str
+
+
 @dataclass(frozen=True)
 class PhaseRounds:
     """One repetition's rounds of one phase, as read back from the history."""
@@ -49,7 +68,7 @@ class PhaseRounds:
     unit: str  # the rounds' unit: MB/s or IOPS
     kept: KeptRounds
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RoundsJson:
         """As `history show --json` and a run's JSON export give it: keyed as the phase's
         `phase_result` keys them, with the window's first round and the verdict in words."""
         kept, window = self.kept, self.kept.window
@@ -63,7 +82,7 @@ class PhaseRounds:
                 "excursion_pct": window.excursion_pct,
                 "slope_pct": window.slope_pct,
             },
-            "window_start": kept.window_start,  # from 1
+            "window_start": kept.window_start,
             "steady": kept.steady,
             "verdict": kept.verdict(),
         }
