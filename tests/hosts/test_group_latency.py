@@ -121,8 +121,9 @@ def test_fio_3_33_sends_each_window_less_the_line_before(tmp_path: Path) -> None
         line = tuple(c - b for c, b in zip(cumulative, before, strict=True))
         sent.append(line)
         before = line
-    assert own_counts(sent) == own
-    assert own_counts([(5, 0), (0, 9), (1, 0)]) == [(5, 0), (0, 9), (1, 0)]  # true differences
+    assert own_counts(sent).tolist() == [list(window) for window in own]
+    true_differences = [[5, 0], [0, 9], [1, 0]]
+    assert own_counts(true_differences).tolist() == true_differences  # taken as they are
     text = "".join(
         f"{500 * (k + 1)}, 1, 4096, {', '.join(map(str, line))}, {', '.join(['0'] * 113)}\n"
         for k, line in enumerate(sent)
@@ -132,6 +133,11 @@ def test_fio_3_33_sends_each_window_less_the_line_before(tmp_path: Path) -> None
     (windows,) = [section_windows([lines])]
     assert [w.counts[:3] for w in windows] == own and [w.write_ios for w in windows] == [6, 6, 7, 7]
     assert pytest.approx([w.span_ms for w in windows]) == [500, 500, 500, 500]
+    # a log at fio's full resolution (coarseness 0) reads onto the same grid: 16 to a bucket
+    fine = [0] * 1856
+    fine[16 * 40 + 3], fine[16 * 40 + 15], fine[16 * 41] = 2, 3, 7
+    table = read_log(f"500, 0, 4096, {', '.join(map(str, fine))}\n")
+    assert table is not None and table[0, 2 + 40] == 5 and table[0, 2 + 41] == 7
 
 
 def test_the_job_logs_histograms_each_sample_period_only_when_the_spec_logs_latency() -> None:

@@ -19,19 +19,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 from stripewise.fio.client_latency import (
     Window,
     grid_buckets,
-    grid_percentiles,
     log_files,
+    percentiles,
     read_log,
     section_windows,
-    summed,
 )
 from stripewise.fio.jobs import Section
 from stripewise.fio.layout import block_of
 from stripewise.model.bench import BenchSpec
-from stripewise.model.latency import Stall, find_stalls
+from stripewise.model.latency import IntervalLatency, Stall, find_stalls
 from stripewise.protocol.events import Sample
 from stripewise.protocol.group import TOTAL_HOST
 
@@ -92,7 +94,10 @@ class GroupLatency:
             windows = section_windows(lines for lines in read if lines is not None)
             start = self._start(logs, index)
             logs.windows[index] = tuple((start + w.end_ms / 1000, w) for w in windows)
-            found += [self._sample(label, index, t_s, [w]) for t_s, w in logs.windows[index]]
+            found += [
+                self._sample(label, index, t_s, [w], w.latency, w.counts)
+                for t_s, w in logs.windows[index]
+            ]
         return [sample for sample in found if sample is not None]
 
     def stalls(self, label: str, section: int) -> tuple[Stall, ...]:
@@ -114,10 +119,14 @@ class GroupLatency:
                 continue
             self._totalled.add(index)
             sent = [logs.windows[index] for logs in self._hosts.values() if index in logs.windows]
-            for k in range(max((len(timed) for timed in sent), default=0)):
+            counts = _summed_by_window([[w.counts for _t, w in timed] for timed in sent])
+            for k, latency in enumerate(percentiles(counts) if len(counts) else ()):
                 at_k = [timed[k] for timed in sent if k < len(timed)]
                 t_s = max(t for t, _w in at_k)
-                sample = self._sample(TOTAL_HOST, index, t_s, [w for _t, w in at_k])
+                windows = [w for _t, w in at_k]
+                sample = self._sample(
+                    TOTAL_HOST, index, t_s, windows, latency, tuple(counts[k].tolist())
+                )
                 if sample is not None:
                     found.append(sample)
         return found
@@ -144,11 +153,16 @@ class GroupLatency:
         return start
 
     def _sample(
-        self, host: str, index: int, t_s: float, windows: Sequence[Window]
+        self,
+        host: str,
+        index: int,
+        t_s: float,
+        windows: Sequence[Window],
+        latency: IntervalLatency | None,
+        counts: tuple[int, ...],
     ) -> Sample | None:
-        """One interval's sample: one host's window, or the hosts' k-th windows summed."""
-        counts = summed(w.counts for w in windows)
-        latency = grid_percentiles(counts)
+        """One interval's sample: one host's window, or the hosts' k-th windows summed (their
+        `counts` and the `latency` read from them)."""
         if latency is None:
             return None
         section = self._sections[index]
@@ -161,3 +175,14 @@ class GroupLatency:
             None, None, span_s=max(w.span_ms for w in windows) / 1000, host=host,
             latency_us=latency, histogram=grid_buckets(counts),
         )  # fmt: skip
+
+
+def _summed_by_window(hosts: Sequence[Sequence[tuple[int, ...]]]) -> npt.NDArray[np.int64]:
+    """The hosts' k-th windows' counts added up, a row per k (as many as the longest host's)."""
+    rows = max((len(windows) for windows in hosts), default=0)
+    width = max((len(counts) for windows in hosts for counts in windows), default=0)
+    total = np.zeros((rows, width), dtype=np.int64)
+    for windows in hosts:
+        for k, counts in enumerate(windows):
+            total[k, : len(counts)] += counts
+    return total
