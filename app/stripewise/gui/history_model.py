@@ -1,7 +1,10 @@
-"""The History page's table: one row per run, sortable by any column through a proxy."""
+"""The History page's table: one row per run, sortable by any column through a proxy; rows
+arrive a page at a time as the table scrolls to its end (canFetchMore/fetchMore: the page's
+listing, gui.history_listing, reads the next page off the GUI thread)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -57,12 +60,44 @@ class RunTableModel(QAbstractTableModel):
         self._runs: list[RunSummary] = []
         self._cells: list[tuple[str, ...]] = []
         self._mib = False
+        # asks for the next page; None: every run the query lists is here
+        self._fetch_next: Callable[[], None] | None = None
+        self._fetching = False
 
-    def set_runs(self, runs: list[RunSummary]) -> None:
+    def set_runs(
+        self, runs: list[RunSummary], fetch_next: Callable[[], None] | None = None
+    ) -> None:
+        """The listing from its first row; `fetch_next` reads the rows after them."""
         self.beginResetModel()
         self._runs = list(runs)
         self._cells = [_cells(run, self._mib) for run in self._runs]  # once, not per paint
+        self._fetch_next, self._fetching = fetch_next, False
         self.endResetModel()
+
+    def add_runs(
+        self, runs: list[RunSummary], fetch_next: Callable[[], None] | None = None
+    ) -> None:
+        """The next page, after the rows already here."""
+        self._fetch_next, self._fetching = fetch_next, False
+        if runs:
+            first = len(self._runs)
+            self.beginInsertRows(QModelIndex(), first, first + len(runs) - 1)
+            self._runs += runs
+            self._cells += [_cells(run, self._mib) for run in runs]
+            self.endInsertRows()
+
+    def canFetchMore(self, parent: _AnyIndex = QModelIndex()) -> bool:  # noqa: B008
+        return not parent.isValid() and self._fetch_next is not None and not self._fetching
+
+    def fetchMore(self, parent: _AnyIndex = QModelIndex()) -> None:  # noqa: B008
+        if self.canFetchMore(parent) and self._fetch_next is not None:
+            self._fetching = True  # until add_runs: one page asked at a time
+            self._fetch_next()
+
+    @property
+    def complete(self) -> bool:
+        """Every run the listing's query lists is here."""
+        return self._fetch_next is None
 
     def set_binary_units(self, mib: bool) -> None:
         """Throughput in the Results column in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s)."""

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.history_detail import OtherFigures, RunDetailPane
+from stripewise.gui.history_listing import SCOPES, RunListing
 from stripewise.gui.history_model import COLUMNS, SORT_ROLE, RunTableModel
 from stripewise.gui.history_questions import ask_name, ask_notes, ask_tags, confirm_delete
 from stripewise.gui.pages import page_title
@@ -45,20 +46,6 @@ UNDO_SHOWN_MS = 30_000
 # the detail pane takes what a full run needs, but never more than this share of the page:
 # the list keeps room for several runs (at 1024x768: a header and seven rows)
 DETAIL_SHARE_MAX = 0.6
-SCOPES = {
-    "all": "All runs",
-    "baselines": "Baselines",
-    "imported": "Imported",
-    "trash": "Trash (deleted runs)",
-}
-
-
-def _in_scope(run: RunSummary, scope: str) -> bool:
-    if scope == "baselines":
-        return run.baseline
-    if scope == "imported":
-        return run.source == "imported"
-    return True
 
 
 class HistoryPage(QWidget):
@@ -75,7 +62,13 @@ class HistoryPage(QWidget):
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
         self.shown_run: RunDetail | None = None
-        self._all_runs: list[RunSummary] = []
+        self.listing = RunListing(history, self.model, self)  # what is listed, page by page
+        self._selected_before: set[int] = set()  # as a listing replaced the rows
+        self._fitted = False  # the columns' widths, from the first rows listed
+        self._failed_at = -1  # listings asked before a failure was said do not hide it
+        self.model.modelAboutToBeReset.connect(
+            lambda: setattr(self, "_selected_before", set(self.selected_ids()))
+        )
         self._wanted: int | None = None
         self._undo_ids: list[int] = []
 
@@ -85,7 +78,7 @@ class HistoryPage(QWidget):
         self.scope.setAccessibleName("Which runs")
         for key, label in SCOPES.items():
             self.scope.addItem(label, key)
-        self.scope.currentIndexChanged.connect(lambda _i: self._scope_changed())
+        self.scope.currentIndexChanged.connect(lambda _i: self._apply_filter())
         self.filter = QLineEdit()
         self.filter.setAccessibleName("Filter runs")
         self.filter.setPlaceholderText(
@@ -149,6 +142,7 @@ class HistoryPage(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
+        header.sortIndicatorChanged.connect(self.listing.set_order)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(
             lambda pos: self.run_menu.exec(self.table.viewport().mapToGlobal(pos))
@@ -169,8 +163,10 @@ class HistoryPage(QWidget):
         self._build_layout()
         self.table.selectionModel().selectionChanged.connect(lambda *_a: self._selection_changed())
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
-        history.runsLoaded.connect(self._show_runs)
-        history.failed.connect(self.caption.setText)
+        history.runsLoaded.connect(self.listing.show_newest)
+        self.listing.listed.connect(self._listed)
+        self.listing.captionChanged.connect(self._say_listed)
+        history.failed.connect(self._say_failed)
         self._selection_changed()
 
     def _make_run_menu(self) -> QMenu:
@@ -264,48 +260,14 @@ class HistoryPage(QWidget):
         self.detail.set_binary_units(mib)
         self.binaryUnitsChanged.emit(mib)
 
-    def _show_runs(self, runs: list[RunSummary]) -> None:
-        self._all_runs = runs
-        if self.in_trash:
-            self._history.trash(self._on_trash)
-        elif self.filter.text().strip():
-            self._apply_filter()
-        else:
-            self._list_scoped(runs, None)
-
-    def _scope_changed(self) -> None:
-        if self.in_trash:
-            self._history.trash(self._on_trash)
-        else:
-            self._apply_filter()
-
-    def _on_trash(self, runs: list[RunSummary]) -> None:
-        if shiboken6.isValid(self) and self.in_trash:
-            deleted = count_noun(len(runs), "deleted run")
-            self._list(runs, f"{deleted}, kept 30 days: Restore brings them back")
-
-    def _list_scoped(self, runs: list[RunSummary], text: str | None) -> None:
-        scope = str(self.scope.currentData())
-        shown = [run for run in runs if _in_scope(run, scope)]
-        where = self._history.display_url
-        of_all = f"{len(shown)} of {count_noun(len(self._all_runs), 'run')}"
-        if text:
-            caption = f"{of_all} match {text!r}"
-        elif scope != "all":
-            caption = f"{of_all} ({SCOPES[scope].lower()})"
-        else:
-            caption = f"{count_noun(len(runs), 'run')} in {where}"
-        self._list(shown, caption)
-
-    def _list(self, runs: list[RunSummary], caption: str) -> None:
-        selected = set(self.selected_ids())
-        first = self.model.rowCount() == 0
-        self.model.set_runs(runs)
-        if first and runs:
+    def _listed(self) -> None:
+        """A new listing is shown: what was selected stays selected where it is listed."""
+        selected = self._selected_before
+        if self.model.rowCount() and not self._fitted:
+            self._fitted = True
             self._fit_columns()
-        self.caption.setText(caption)
-        filtered = bool(self.filter.text()) or self.scope.currentData() != "all"
-        self.stack.setCurrentWidget(self.split if runs or filtered else self.empty)
+        has_runs = self.model.rowCount() > 0
+        self.stack.setCurrentWidget(self.split if has_runs or self.listing.filtered else self.empty)
         for run_id in selected:  # a reload after an edit keeps what was selected
             self._select(run_id, add=True)
         if self._wanted is not None:
@@ -326,20 +288,19 @@ class HistoryPage(QWidget):
             )
             header.resizeSection(column, min(wanted + 16, _WIDEST.get(name, 180)))
 
-    def _apply_filter(self) -> None:
-        text = self.filter.text().strip()
-        if self.in_trash:
-            return
-        if not text:
-            self._list_scoped(self._all_runs, None)
-            return
-        self._history.filter_runs(text, lambda runs: self._on_filtered(text, runs))
+    def _say_failed(self, message: str) -> None:
+        """Shown until a listing asked after it (a reload, a filter) is shown."""
+        self._failed_at = self.listing.asked
+        self.caption.setText(message)
 
-    def _on_filtered(self, text: str, runs: list[RunSummary]) -> None:
-        if not shiboken6.isValid(self):
-            return  # the window closed while the history was searched
-        if text == self.filter.text().strip() and not self.in_trash:  # not overtaken
-            self._list_scoped(runs, text)
+    def _say_listed(self, caption: str) -> None:
+        if self.listing.shown > self._failed_at:
+            self.caption.setText(caption)
+
+    def _apply_filter(self) -> None:
+        """The scope and the typed filter, as one query (the trash ignores the filter)."""
+        scope = str(self.scope.currentData())
+        self.listing.set_filter(scope, "" if scope == "trash" else self.filter.text().strip())
 
     # --- selection -------------------------------------------------------------------------
     def selected_ids(self) -> list[int]:

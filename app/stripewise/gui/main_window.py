@@ -396,7 +396,8 @@ class MainWindow(QMainWindow):
         self._task_done("system")
 
     def _on_runs_loaded(self, runs: list[object]) -> None:
-        self.database_label.setText(f"History: {count_noun(len(runs), 'run')}")
+        count = self.history.run_count  # runs is the newest page only
+        self.database_label.setText(f"History: {count_noun(count, 'run')}")
         self.database_label.setToolTip(self.history.display_url)
         self._task_done("history")
 

@@ -390,12 +390,10 @@ class HistoryStore:
                 self._require_run(conn, run_id)
         return rows
 
-    def contexts(self) -> dict[int, RunContext]:
-        """Every run's context by id: for filtering runs by what was in force."""
+    def contexts(self, run_ids: Sequence[int]) -> dict[int, RunContext]:
+        """These runs' contexts by id: for filtering a page of runs by what was in force."""
         with self._read() as conn:
-            rows = conn.execute(
-                select(runs.c.id, runs.c.context).where(runs.c.deleted_at.is_(None))
-            )
+            rows = conn.execute(select(runs.c.id, runs.c.context).where(runs.c.id.in_(run_ids)))
             return {int(row.id): RunContext.from_json(row.context) for row in rows}
 
     def count_runs(self) -> int:

@@ -18,19 +18,27 @@ from stripewise.history.database import (
 )
 from stripewise.history.latency_rows import with_latency
 from stripewise.history.location import spool_file
+from stripewise.history.page_reader import RunPage, read_page
+from stripewise.history.run_pages import PAGE_SIZE, Cursor, RunQuery, parse_query
 from stripewise.history.stand_outs import with_stand_outs
 from stripewise.history.store import HistoryStore
 from stripewise.model.compare import Comparison, Series
 from stripewise.model.run import RunSummary
 from stripewise.model.run_detail import RunDetail
+from stripewise.model.run_filter import Term
 from stripewise.services.tasks import SerialWriter, run_in_background
 
-__all__ = [
+__all__ = [  # the listing's names too: the GUI asks this service, never the history itself
+    "PAGE_SIZE",
     "CorruptDatabaseError",
+    "Cursor",
     "DatabaseError",
     "HistoryService",
     "NewerSchemaError",
+    "RunPage",
+    "RunQuery",
     "move_aside",
+    "parse_query",
     "resolve_url",
 ]
 
@@ -61,7 +69,7 @@ class HistoryService(QObject):
     """Owns the open database. Reads run in the background and arrive as signals; every write
     (edits, imports, labels, abort marking, the run recorder's) goes through `writer`."""
 
-    runsLoaded = Signal(list)  # list[RunSummary]
+    runsLoaded = Signal(list)  # list[RunSummary]: the newest page (PAGE_SIZE); run_count all
     runsAborted = Signal(list)  # ids of runs a crash left `running`, marked aborted at start
     spoolSynced = Signal(str)  # what a sync of runs kept on this computer did, in one line
     failed = Signal(str)
@@ -71,7 +79,8 @@ class HistoryService(QObject):
         self._db = db
         self._store = HistoryStore(db)
         self.writer = SerialWriter()
-        self.runs: list[RunSummary] | None = None
+        self.runs: list[RunSummary] | None = None  # the newest page, as last listed
+        self.run_count = 0  # every listed run, counted with that page
         self._loads = 0  # listings started; several run at once after quick edits
         self._shown_load = 0
         self._stamp: Stamp | None = None  # of the listing shown
@@ -174,7 +183,7 @@ class HistoryService(QObject):
         store = self._store
         db = self._db
 
-        def work() -> tuple[list[int], list[RunSummary], Stamp]:
+        def work() -> tuple[list[int], RunPage, Stamp]:
             aborted: list[int] = []
             if mark_abandoned:
                 from stripewise.history.experiments import purge_experiments
@@ -184,7 +193,7 @@ class HistoryService(QObject):
                 store.purge_trash(TRASH_KEPT)
                 purge_experiments(db, TRASH_KEPT)  # with their runs, gone as long
             stamp = read_stamp(db)  # before the listing: a run added between is listed next
-            return aborted, store.list_runs(), stamp
+            return aborted, read_page(store, RunQuery(), [], None, PAGE_SIZE), stamp
 
         self._loads += 1
         number = self._loads
@@ -192,52 +201,32 @@ class HistoryService(QObject):
         start = self.writer.submit if mark_abandoned else run_in_background
         start(work, lambda outcome: self._on_runs(number, outcome), self._on_failure)
 
-    def _on_runs(self, number: int, outcome: tuple[list[int], list[RunSummary], Stamp]) -> None:
-        aborted, runs, stamp = outcome
+    def _on_runs(self, number: int, outcome: tuple[list[int], RunPage, Stamp]) -> None:
+        aborted, page, stamp = outcome
         if aborted:
             self.runsAborted.emit(aborted)
         if number < self._shown_load:
             return  # a listing started before the one already shown: older, not newer
         self._shown_load = number
         self._stamp = stamp
-        self.runs = runs
-        self.runsLoaded.emit(runs)
+        self.runs = page.runs
+        self.run_count = page.count or 0
+        self.runsLoaded.emit(page.runs)
 
-    def filter_runs(self, text: str, on_done: Callable[[list[RunSummary]], None]) -> None:
-        """Runs whose context matches `key=value` terms (see model.run_filter), newest first."""
-        from stripewise.model.run_context import RunContext
-        from stripewise.model.run_filter import matches, parse_filter
-
-        store, terms = self._store, parse_filter(text)
-
-        def work() -> list[RunSummary]:
-            contexts = store.contexts()
-            return [
-                run
-                for run in store.list_runs()
-                if matches(
-                    contexts.get(run.id, RunContext()),
-                    terms,
-                    {
-                        "name": run.name,
-                        "host": run.host,
-                        "target": run.target,
-                        "engine": run.engine,
-                        "status": run.status.value,
-                        "tags": " ".join(run.tags),
-                        "notes": run.notes,
-                        "headline": " ".join(
-                            (run.headline.array, run.headline.tuning, run.headline.figures)
-                        ),
-                    },
-                )
-            ]
-
-        run_in_background(work, on_done, self._on_failure)
-
-    def trash(self, on_done: Callable[[list[RunSummary]], None]) -> None:
+    def list_page(
+        self,
+        query: RunQuery,
+        terms: list[Term],
+        after: Cursor | None,
+        limit: int,
+        on_done: Callable[[RunPage], None],
+    ) -> None:
+        """A page of the runs `query` lists after `after` that match `terms` (run_filter:
+        a run's context and fields), read off the GUI thread (history.page_reader)."""
         store = self._store
-        run_in_background(lambda: store.list_runs(trash=True), on_done, self._on_failure)
+        run_in_background(
+            lambda: read_page(store, query, terms, after, limit), on_done, self._on_failure
+        )
 
     def edit(
         self,
@@ -345,8 +334,8 @@ class HistoryService(QObject):
         def work() -> int | None:
             earlier = [
                 r.id
-                for r in store.list_runs()
-                if r.target == target and r.id < run_id and r.status.finished
+                for r in store.list_page(RunQuery(target=target), None, None)
+                if r.id < run_id and r.status.finished
             ]
             return max(earlier) if earlier else None
 

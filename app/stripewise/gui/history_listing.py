@@ -1,0 +1,162 @@
+"""What the History page lists: its scope, typed filter and order as one query
+(history.run_pages), read a page at a time off the GUI thread as the table scrolls, whatever
+the history's length. The list opens on the page the history service read (its newest runs);
+a filter, a scope or a reload after an edit reads the query's first pages again (as many rows
+as were shown, so a reload does not scroll the list back).
+
+Sorting: by ID or by start time (either way) in the query, with its own keyset, so a long list
+is fetched in that order; any other column sorts the rows fetched so far (the proxy's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt, Signal
+
+from stripewise.gui.history_model import COLUMNS, RunTableModel
+from stripewise.model.run import RunSummary
+from stripewise.model.run_filter import Term
+from stripewise.model.wording import count_noun
+from stripewise.services.history import (
+    PAGE_SIZE,
+    Cursor,
+    HistoryService,
+    RunPage,
+    RunQuery,
+    parse_query,
+)
+
+SCOPES = {
+    "all": "All runs",
+    "baselines": "Baselines",
+    "imported": "Imported",
+    "trash": "Trash (deleted runs)",
+}
+_ORDERED_IN_QUERY = {COLUMNS.index("ID"): True, COLUMNS.index("Started"): False}  # by id?
+
+
+class RunListing(QObject):
+    """Fills `model` with the runs its query lists; `listed` says a new listing is shown
+    (the page restores its selection), `captionChanged` what it shows."""
+
+    listed = Signal()
+    captionChanged = Signal(str)
+
+    def __init__(self, history: HistoryService, model: RunTableModel, parent: QObject) -> None:
+        super().__init__(parent)
+        self._history = history
+        self._model = model
+        self.scope = "all"
+        self.text = ""
+        self._query = RunQuery()
+        self._terms: list[Term] = []
+        self._count: int | None = None  # how many the query lists, once known
+        self._asked = 0  # listings asked for: a slower earlier one must not win
+        self.shown = 0  # the number of the listing shown (see `asked`)
+
+    @property
+    def asked(self) -> int:
+        """Listings asked for so far: one asked after a message was shown says more."""
+        return self._asked
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.text) or self.scope != "all"
+
+    def show_newest(self, newest: list[RunSummary]) -> None:
+        """The history was listed again (start, edit, a run saved elsewhere): the newest page
+        serves as it is when that is what is shown, else the query is read again."""
+        default = RunQuery()
+        if self._query == default and not self._terms and self._model.rowCount() <= len(newest):
+            self._asked += 1
+            self.shown = self._asked
+            self._count = self._history.run_count
+            self._show(
+                newest, len(newest) == PAGE_SIZE, Cursor.after(newest[-1]) if newest else None
+            )
+            self.listed.emit()
+        else:
+            self.relist(max(PAGE_SIZE, self._model.rowCount()))
+
+    def set_filter(self, scope: str, text: str) -> None:
+        try:
+            query, terms = parse_query(text, scope)
+        except ValueError as exc:
+            self.captionChanged.emit(f"{text!r}: {exc} (a date is 2026-03-01 or an ISO time)")
+            return
+        query = RunQuery(**{**query.__dict__, **self._order()})
+        if (query, terms) == (self._query, self._terms):
+            return  # typed and erased, or the scope picked again: the listing stands
+        self.scope, self.text = scope, text
+        self._query, self._terms = query, terms
+        self.relist(PAGE_SIZE)
+
+    def set_order(self, column: int, order: Qt.SortOrder) -> None:
+        """A header click: ID and Started are ordered in the query (read again when not
+        every row is here); other columns sort what is here."""
+        by_id = _ORDERED_IN_QUERY.get(column)
+        if by_id is None:
+            return
+        ascending = order == Qt.SortOrder.AscendingOrder
+        if (by_id, ascending) == (self._query.by_id, self._query.ascending):
+            return
+        self._query = RunQuery(**{**self._query.__dict__, "by_id": by_id, "ascending": ascending})
+        if not self._model.complete:
+            self.relist(max(PAGE_SIZE, self._model.rowCount()))
+
+    def _order(self) -> dict[str, bool]:
+        return {"by_id": self._query.by_id, "ascending": self._query.ascending}
+
+    def relist(self, rows: int) -> None:
+        """The query's first `rows` rows, in place of what is shown."""
+        self._asked += 1
+        asked = self._asked
+        self._history.list_page(
+            self._query, self._terms, None, rows, lambda page: self._on_first(asked, rows, page)
+        )
+
+    def _on_first(self, asked: int, rows: int, page: RunPage) -> None:
+        if asked != self._asked:
+            return  # overtaken by a newer listing
+        self._count, self.shown = page.count, asked
+        self._show(page.runs, page.next is not None and len(page.runs) == rows, page.next)
+        self.listed.emit()
+
+    def _show(self, runs: list[RunSummary], more: bool, after: Cursor | None) -> None:
+        self._model.set_runs(runs, self._fetcher(after) if more and after else None)
+        self._say()
+
+    def _fetcher(self, after: Cursor) -> Callable[[], None]:
+        asked = self._asked
+
+        def fetch() -> None:
+            self._history.list_page(
+                self._query, self._terms, after, PAGE_SIZE, lambda page: self._on_next(asked, page)
+            )
+
+        return fetch
+
+    def _on_next(self, asked: int, page: RunPage) -> None:
+        if asked != self._asked:
+            return
+        after = page.next
+        self._model.add_runs(page.runs, self._fetcher(after) if after is not None else None)
+        self._say()
+
+    def _say(self) -> None:
+        shown = self._model.rowCount()
+        if self._model.complete:
+            self._count = shown
+        count = self._count
+        matched = str(count) if count is not None else f"{shown}+"
+        total = count_noun(self._history.run_count, "run")
+        if self.scope == "trash":
+            deleted = count_noun(count, "deleted run") if count is not None else f"{shown}+"
+            caption = f"{deleted}, kept 30 days: Restore brings them back"
+        elif self.text:
+            caption = f"{matched} of {total} match {self.text!r}"
+        elif self.scope != "all":
+            caption = f"{matched} of {total} ({SCOPES[self.scope].lower()})"
+        else:
+            caption = f"{count_noun(count or shown, 'run')} in {self._history.display_url}"
+        self.captionChanged.emit(caption)

@@ -1,0 +1,94 @@
+"""The History page on a history longer than a page: it opens on the newest page, fetches
+the next as the table scrolls to its end, keeps what it fetched across a reload, filters and
+orders by ID in the query (the whole history, not the rows fetched so far)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from stripewise.gui.history_page import HistoryPage
+from stripewise.history.database import open_database
+from stripewise.history.run_pages import PAGE_SIZE
+from stripewise.history.store import HistoryStore
+from stripewise.model.run import RunStatus
+from stripewise.system.hostinfo import HostInfo
+from tests.gui.conftest import WindowFactory
+from tests.gui.test_history_page import cell, listed_ids
+
+RUNS = PAGE_SIZE * 2 + 50
+
+
+def _seed(url: str) -> list[int]:
+    with open_database(url) as db:
+        store = HistoryStore(db)
+        host = store.ensure_host(HostInfo("node", "a" * 32, "6.1", "cpu", 2, 2**30))
+        ids = []
+        for number in range(RUNS):
+            run_id = store.create_run(
+                host,
+                name=f"run {number}",
+                target=f"/srv/array{number % 3}",
+                engine="fio",
+                engine_version="3.33",
+                started_at=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=number),
+                tags=("even",) if number % 2 == 0 else (),
+                status=RunStatus.COMPLETE,
+            )
+            ids.append(run_id)
+    return ids
+
+
+def _scroll_to_end(page: HistoryPage, qtbot: Any, rows: int) -> None:
+    page.table.scrollToBottom()
+    qtbot.waitUntil(lambda: page.model.rowCount() == rows, timeout=10_000)
+
+
+def test_a_long_history_is_listed_a_page_at_a_time(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    ids = _seed(db_url)
+    newest_first = ids[::-1]
+    window = make_window(url=db_url, view="history")
+    page = window.page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    assert listed_ids(page) == newest_first[:PAGE_SIZE], "the newest page only"
+    assert page.caption.text().startswith(f"{RUNS} runs in ")
+    assert window.database_label.text() == f"History: {RUNS} runs"
+    _scroll_to_end(page, qtbot, PAGE_SIZE * 2)
+    _scroll_to_end(page, qtbot, RUNS)
+    assert listed_ids(page) == newest_first and page.model.complete
+    assert not page.model.canFetchMore()
+
+    page.rename(ids[10], "run 10, renamed far down the list")  # the reload keeps every row fetched
+    qtbot.waitUntil(lambda: "renamed far" in cell(page, RUNS - 11, "Name"), timeout=10_000)
+    assert page.model.rowCount() == RUNS
+
+    page.filter.setText("tag=even target=/srv/array1")  # in the query, counted there
+    expected = [i for n, i in enumerate(ids) if n % 2 == 0 and n % 3 == 1][::-1]
+    qtbot.waitUntil(lambda: listed_ids(page) == expected, timeout=10_000)
+    assert page.caption.text().startswith(f"{len(expected)} of {RUNS} runs match")
+
+    page.filter.setText("run")  # every run's name: matched page by page
+    qtbot.waitUntil(lambda: page.model.rowCount() == PAGE_SIZE, timeout=10_000)
+    assert page.caption.text().startswith(f"{PAGE_SIZE}+ of {RUNS} runs match")
+    _scroll_to_end(page, qtbot, PAGE_SIZE * 2)
+    _scroll_to_end(page, qtbot, RUNS)
+    qtbot.waitUntil(lambda: page.caption.text().startswith(f"{RUNS} of {RUNS}"), timeout=5_000)
+
+
+def test_ordered_by_id_from_the_oldest_run_not_the_rows_fetched(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    ids = _seed(db_url)
+    page = make_window(url=db_url, view="history").page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    from PySide6.QtCore import Qt
+
+    from stripewise.gui.history_model import COLUMNS
+
+    page.table.sortByColumn(COLUMNS.index("ID"), Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: listed_ids(page)[:3] == ids[:3], timeout=10_000)
+    assert listed_ids(page) == ids[:PAGE_SIZE]
+    _scroll_to_end(page, qtbot, PAGE_SIZE * 2)
+    assert listed_ids(page) == ids[: PAGE_SIZE * 2]
