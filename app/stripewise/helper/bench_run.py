@@ -19,7 +19,7 @@ from stripewise.helper.created_files import CreatedFiles
 from stripewise.helper.credentials import Caller
 from stripewise.helper.engines.base import Engine, EngineError, Progress
 from stripewise.helper.guards import RunGuards, target_facts
-from stripewise.helper.steady_rounds import run_in_rounds, wire_rounds, wire_window
+from stripewise.helper.steady_rounds import run_in_rounds
 from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome, phase_summaries
 from stripewise.model.guards import page_cache_warning
 from stripewise.model.latency import find_stalls
@@ -237,6 +237,7 @@ class BenchRun:
         if self.guards is not None and watch is not None:
             buffered = not self.spec.direct or self.engine.last_mode == "buffered"
             outcome = self.guards.judge(outcome, watch, buffered=buffered)
+        kept = outcome.kept_rounds  # rounded as run_result keeps them: one rounding for both
         self._emit(
             PhaseFinished(
                 self.id,
@@ -252,9 +253,9 @@ class BenchRun:
                 _figure(outcome.cpu_busy_pct),
                 outcome.error,
                 outcome.flags,
-                steady=None if outcome.steady is None else outcome.steady.window.steady,
-                rounds=None if outcome.steady is None else wire_rounds(outcome.steady),
-                window=None if outcome.steady is None else wire_window(outcome.steady),
+                steady=None if kept is None else kept.steady,
+                rounds=None if kept is None else kept.rounds,
+                window=None if kept is None else kept.window,
                 stalls=find_stalls(sampler.latency_trail) if sampler.latency_trail else None,
             )
         )

@@ -10,17 +10,10 @@ from collections.abc import Callable, Sequence
 
 from stripewise.model.bench import Phase, PhaseOutcome
 from stripewise.model.guards import NOT_STEADY
-from stripewise.model.steady_state import SteadyRounds, Window
+from stripewise.model.steady_state import SteadyRounds, reported_pct
 from stripewise.protocol.events import SteadyRound
 
 RunRound = Callable[[int], PhaseOutcome]  # round number (from 1) -> that round's outcome
-
-
-def _percent(value: float | None) -> float | None:
-    """An excursion as the wire carries it: finite (a window that moved nothing has none)."""
-    if value is None or value != value or value in (float("inf"), float("-inf")):
-        return None
-    return round(value, 1)
 
 
 def run_in_rounds(
@@ -52,8 +45,8 @@ def run_in_rounds(
                 repetition,
                 number,
                 round(figure, 2),
-                _percent(window.excursion_pct),
-                _percent(window.slope_pct),
+                reported_pct(window.excursion_pct),
+                reported_pct(window.slope_pct),
                 window.steady,
             )
         )
@@ -93,15 +86,3 @@ def combined(
         flags=tuple(dict.fromkeys((*last.flags, *((NOT_STEADY,) if never_steady else ())))),
         steady=rounds,
     )
-
-
-def wire_rounds(rounds: SteadyRounds) -> tuple[float, ...]:
-    """Each round's figure as `phase_result` carries it, to the hundredth as `figure` is."""
-    return tuple(round(figure, 2) for figure in rounds.figures)
-
-
-def wire_window(rounds: SteadyRounds) -> Window:
-    """The judged window as `phase_result` carries it: its mean to the hundredth, the
-    excursions to a tenth of a percent."""
-    window = rounds.window
-    return Window(round(window.mean, 2), _percent(window.excursion_pct), _percent(window.slope_pct))

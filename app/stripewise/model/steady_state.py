@@ -93,7 +93,7 @@ def round_words(number: int, window: Window) -> str:
     return f"round {number}: not steady, slope {window.slope_pct:.0f} %"
 
 
-def _tenth(percent: float | None) -> float | None:
+def reported_pct(percent: float | None) -> float | None:
     """An excursion as it is reported: to a tenth, finite (a window that moved nothing has
     none)."""
     if percent is None or not math.isfinite(percent):
@@ -165,6 +165,10 @@ class SteadyRounds:
         return KeptRounds(
             repetition,
             tuple(round(figure, 2) for figure in self.figures),
-            Window(round(window.mean, 2), _tenth(window.excursion_pct), _tenth(window.slope_pct)),
+            Window(
+                round(window.mean, 2),
+                reported_pct(window.excursion_pct),
+                reported_pct(window.slope_pct),
+            ),
             window.steady,
         )
