@@ -6,7 +6,8 @@ drop a one-sample spike. So each pixel column between the view's left and right 
 as the lowest and the highest sample it holds (peak mode: every min and max stays visible), or
 as its samples' mean (mean mode: the stacked CPU tops, whose peaks would not add up), plus the
 one sample just outside each edge so the line runs off the plot, and always the newest sample
-itself, where the line ends. Fewer samples than two per column are drawn as they are.
+where the line ends (a peak line at its value, a mean line at its column's mean). Fewer
+samples than two per column are drawn as they are.
 
 `Envelope` keeps the columns already complete between calls: a run appends at the right, so a
 refresh recomputes only the column its last sample fell in and those after it, and the cost of a
@@ -82,11 +83,13 @@ class Envelope:
         if end - self._start <= 2 * grid.columns:  # few enough: drawn as they are
             return x[self._start : end], [y[self._start : end] for y in ys]
         tail_x, tail_ys, self._open = self._reduce(x, ys, grid, self._open, end)
-        last = end - 1  # the newest sample in view ends the line, exactly where it is
+        # the newest sample in view ends the line where it is: a peak line at its value, a mean
+        # line at its column's mean (the sample alone would stick out of the means before it)
+        last = end - 1
         xs = np.concatenate([*self._x, tail_x, x[last : last + 1]])
         out = [
-            np.concatenate([*done, tail, y[last : last + 1]])
-            for done, tail, y in zip(self._ys, tail_ys, ys, strict=True)
+            np.concatenate([*done, tail, y[last : last + 1] if mode == "peak" else tail[-1:]])
+            for done, tail, y, mode in zip(self._ys, tail_ys, ys, self.modes, strict=True)
         ]
         return xs, out
 
