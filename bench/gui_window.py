@@ -23,7 +23,7 @@ def benchmark_window(scratch: str) -> tuple[Any, Any, Any]:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from stripewise.gui.main_window import MainWindow
+    from stripewise.gui.main_window import MainWindow, WindowServices
     from stripewise.services.hardware import HardwareService
     from stripewise.services.helper_client import HelperClient
     from stripewise.services.history import HistoryService
@@ -32,14 +32,10 @@ def benchmark_window(scratch: str) -> tuple[Any, Any, Any]:
     app = QApplication([])
     history = HistoryService.open(f"sqlite:///{scratch}/history.db")
     settings = QSettings(f"{scratch}/settings.ini", QSettings.Format.IniFormat)
-    window = MainWindow(
-        history,
-        SystemInfoService(),
-        settings,
-        initial_view="benchmark",
-        hardware=HardwareService(history),
-        helper=HelperClient(),
+    services = WindowServices(
+        history, SystemInfoService(), hardware=HardwareService(history), helper=HelperClient()
     )
+    window = MainWindow(settings, initial_view="benchmark", services=services)
     window.resize(1024, 740)
     window.show()
     window.start_loading()

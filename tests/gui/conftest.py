@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QSettings, QThreadPool
 from PySide6.QtWidgets import QApplication
 
-from stripewise.gui.main_window import MainWindow
+from stripewise.gui.main_window import MainWindow, WindowServices
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
@@ -39,17 +39,16 @@ def make_window(qtbot, db_url: str, settings_path: Path, tmp_path: Path) -> Iter
     ) -> MainWindow:
         history = HistoryService.open(url or db_url)
         settings = QSettings(str(settings_path), QSettings.Format.IniFormat)
-        window = MainWindow(
+        services = WindowServices(
             history,
             SystemInfoService(),
-            settings,
-            initial_view=view,
             hardware=HardwareService(history),
             helper=HelperClient(
                 options=["--state-dir", str(tmp_path / "helper-state"), *helper_options]
             ),
             inventory_file=inventory,
         )
+        window = MainWindow(settings, initial_view=view, services=services)
         opened.append((window, history))
         window.show()
         qtbot.waitExposed(window)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSettings, QSize, Qt, QThreadPool
 from PySide6.QtWidgets import QApplication
 
 from stripewise.gui import VIEW_NAMES
@@ -183,3 +183,68 @@ def test_one_mib_toggle_for_the_benchmark_and_history_pages(main_window: MainWin
     assert not history.model._mib  # type: ignore[attr-defined]
     history.mib_toggle.setChecked(True)  # type: ignore[attr-defined]
     assert bench.mib_toggle.isChecked()  # type: ignore[attr-defined]
+
+
+def test_the_frame_shows_every_page_and_the_view_asked_before_any_service(
+    qapp, tmp_path: Path
+) -> None:
+    """What the first frame draws, before the history opens (gui/app.py attaches it after)."""
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(settings, initial_view="tuning")
+    try:
+        names = [window.nav.item(row).text() for row in range(window.nav.count())]
+        assert names == [name.capitalize() for name in VIEW_NAMES]
+        assert window.current_view == "tuning" and window.view_actions["tuning"].isChecked()
+        assert window.database_label.text() == "History: opening..."
+        assert window.privilege_label.text() == "Privileges: checking..."
+        assert window.fio_label.text() == "fio: checking..."
+        assert not window.attached and not window.built
+        window.show_view("history")  # before the services: its page waits for them
+        assert window.current_view == "history" and not window.built
+    finally:
+        window.close()
+        window.deleteLater()
+
+
+def test_pages_are_made_when_the_services_come_and_when_first_shown(
+    qtbot, db_url: str, tmp_path: Path
+) -> None:
+    """As gui/app.py starts: the page on show with the services, the other plain pages next,
+    the Benchmark and Experiment pages when first shown; a menu entry chosen before the
+    services runs once they are there."""
+    from stripewise.gui.main_window import WindowServices
+    from stripewise.services.hardware import HardwareService
+    from stripewise.services.helper_client import HelperClient
+    from stripewise.services.history import HistoryService
+    from stripewise.services.system_info import SystemInfoService
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(settings, initial_view="planner")
+    window.show()
+    qtbot.waitExposed(window)
+    window.refresh_action.trigger()  # F5 before the history is open: kept for it
+    history = HistoryService.open(db_url)
+    refreshed: list[object] = []
+    history.runsLoaded.connect(refreshed.append)
+    helper = HelperClient(options=["--state-dir", str(tmp_path / "helper-state")])
+    try:
+        services = WindowServices(
+            history, SystemInfoService(), HardwareService(history), helper=helper
+        )
+        window.attach(services)
+        assert window.built == {"planner"}
+        assert window.pages.currentWidget() is window.page_widgets["planner"]
+        assert window.database_label.text() == f"History: {history.display_url}"
+        window.build_pages()
+        assert window.built == {"hardware", "planner", "tuning", "history"}
+        with qtbot.waitSignal(window.loaded, timeout=20_000):
+            window.start_loading()
+        qtbot.waitUntil(lambda: len(refreshed) >= 2, timeout=5_000)  # F5's listing and the start's
+        window.show_view("benchmark")
+        assert "benchmark" in window.built and "experiment" not in window.built
+        assert window.pages.currentWidget() is window.page_widgets["benchmark"]
+    finally:
+        window.close()
+        window.deleteLater()
+        assert QThreadPool.globalInstance().waitForDone(10_000)
+        history.close()

@@ -1,4 +1,8 @@
-"""Start the GUI: application object, theme, history, main window; also --screenshot mode."""
+"""Start the GUI: application object, theme, main window, history; also --screenshot mode.
+
+The window's frame is shown first; the history is opened, the services made and the pages built
+after its first frame (issue 36): nothing the frame does not draw is imported before it.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +11,26 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from stripewise import APP_ID, APP_NAME
-from stripewise.gui.main_window import MainWindow
+from stripewise.gui.main_window import MainWindow, WindowServices
 from stripewise.gui.theme import ThemeController
 from stripewise.resources import resource
-from stripewise.services import history as history_service
-from stripewise.services.hardware import HardwareService
-from stripewise.services.helper_client import HelperClient
-from stripewise.services.system_info import SystemInfoService
 from stripewise.services.tasks import wait_for_background_tasks
+
+if TYPE_CHECKING:  # the history (SQLAlchemy, its migrations) loads after the first frame
+    from stripewise.services import history as history_service
 
 EXIT_USAGE = 2
 SCREENSHOT_TIMEOUT_MS = 30_000
+UNEXPOSED_START_MS = 1_000  # a window never exposed (on a hidden workspace) still loads
 
 
 def app_icon() -> QIcon:
@@ -60,6 +66,8 @@ def _error(message: str) -> None:
 
 def open_history(cli_url: str | None, interactive: bool) -> history_service.HistoryService | None:
     """Open the database, explaining failures; offers to move a corrupt SQLite file aside."""
+    from stripewise.services import history as history_service
+
     while True:
         try:
             return history_service.HistoryService.open(history_service.resolve_url(cli_url))
@@ -84,6 +92,8 @@ def _offer_move_aside(exc: history_service.CorruptDatabaseError) -> bool:
     box.exec()
     if box.clickedButton() is not move:
         return False
+    from stripewise.services import history as history_service
+
     moved = history_service.move_aside(exc.path)
     QMessageBox.information(None, "History moved aside", f"The old file is kept as {moved}.")
     return True
@@ -96,9 +106,6 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
     app = create_application()
     stop = _CloseOnSignals()  # before the window starts any process: they inherit the mask
     _theme = ThemeController(app, args.theme)  # follows the desktop for the whole session
-    history = open_history(args.db, interactive=not headless)
-    if history is None:
-        return EXIT_USAGE
     with tempfile.TemporaryDirectory(prefix="stripewise-") as scratch:
         # Screenshots and bench runs start from default geometry and never touch saved state.
         settings = (
@@ -106,21 +113,17 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
             if headless
             else user_settings()
         )
-        window = MainWindow(
-            history,
-            SystemInfoService(),
-            settings,
-            initial_view=args.view,
-            hardware=HardwareService(history),
-            helper=HelperClient(),
-            inventory_file=args.inventory,
-        )
+        window = MainWindow(settings, initial_view=args.view)
         if args.window_size is not None:
             window.resize(*args.window_size)
+        start = _Start(window, args, interactive=not headless)
         if args.screenshot is not None:
             outcome = _Screenshot(window, args.screenshot)
-        elif args.bench_startup:
-            _report_first_frame(window)
+        # bench/ times the frame alone: it quits at once, loading nothing
+        if args.bench_startup:
+            _AfterFirstFrame(window, lambda: _report_first_frame(window), unexposed_ms=None)
+        else:
+            _AfterFirstFrame(window, start.open)
         if full_screen:
             # the whole screen by geometry too: Xvnc has no window manager to honour the
             # full-screen state, and a geometry restored from the last session may sit lower
@@ -128,14 +131,58 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
             window.showFullScreen()
         else:
             window.show()
-        window.start_loading()
         stop.attach(window)
         code = app.exec()
         wait_for_background_tasks()
-        history.close()
+        if start.history is not None:
+            start.history.close()
+    if start.refused:
+        return EXIT_USAGE
     if args.screenshot is not None:
         return outcome.exit_code
     return code
+
+
+class _Start(QObject):
+    """After the first frame: the history opened, the services made and handed to the window
+    (which makes the page on show), then the other pages and the background loading."""
+
+    def __init__(self, window: MainWindow, args: argparse.Namespace, interactive: bool) -> None:
+        super().__init__(window)
+        self.window = window
+        self.args = args
+        self.interactive = interactive
+        self.history: history_service.HistoryService | None = None
+        self.refused = False  # the history could not be opened: the window closes, exit 2
+
+    def open(self) -> None:
+        if not self.window.isVisible():
+            return  # closed before its first frame (Ctrl+C)
+        history = open_history(self.args.db, self.interactive)
+        if history is None:
+            self.refused = True
+            self.window.close()
+            QApplication.quit()
+            return
+        self.history = history
+        from stripewise.services.hardware import HardwareService
+        from stripewise.services.helper_client import HelperClient
+        from stripewise.services.system_info import SystemInfoService
+
+        services = WindowServices(
+            history,
+            SystemInfoService(),
+            HardwareService(history),
+            HelperClient(),
+            inventory_file=self.args.inventory,
+        )
+        self.window.attach(services)
+        QTimer.singleShot(0, self._load)  # once the page on show has been drawn
+
+    def _load(self) -> None:
+        if self.window.isVisible():
+            self.window.build_pages()
+            self.window.start_loading()
 
 
 class _CloseOnSignals:
@@ -200,13 +247,26 @@ class _Screenshot(QObject):
         self.grab()
 
 
-class _FirstFrame(QObject):
-    """For bench/: prints the CLOCK_MONOTONIC time at which the window was first exposed."""
+class _AfterFirstFrame(QObject):
+    """Calls `then` once the window's first frame is on screen: at its first expose (answered
+    from the event loop, after the frame is painted), or after `unexposed_ms` for a window
+    nothing exposes (shown on a workspace out of sight)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(
+        self,
+        window: MainWindow,
+        then: Callable[[], object],
+        unexposed_ms: int | None = UNEXPOSED_START_MS,
+    ) -> None:
         super().__init__(window)
         self._window = window
+        self._then = then
         self._done = False
+        app = QApplication.instance()
+        assert app is not None
+        app.installEventFilter(self)
+        if unexposed_ms is not None:
+            QTimer.singleShot(unexposed_ms, self, self._call)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
@@ -214,18 +274,23 @@ class _FirstFrame(QObject):
             and event.type() == QEvent.Type.Expose
             and watched is self._window.windowHandle()
         ):
-            self._done = True
-            QTimer.singleShot(0, self._report)
+            QTimer.singleShot(0, self, self._call)
         return False
 
-    def _report(self) -> None:
-        print(f"first-frame {time.monotonic():.6f}", flush=True)
-        self._window.close()
-        QApplication.quit()
+    def _call(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
+        self._then()
 
 
 def _report_first_frame(window: MainWindow) -> None:
-    watcher = _FirstFrame(window)
-    app = QApplication.instance()
-    assert app is not None
-    app.installEventFilter(watcher)
+    """For bench/: the CLOCK_MONOTONIC time of the first frame, then the modules loaded by
+    then (tests/display/test_first_frame.py reads them), and quit."""
+    print(f"first-frame {time.monotonic():.6f}", flush=True)
+    print("first-frame-modules " + " ".join(sorted(sys.modules)), flush=True)
+    window.close()
+    QApplication.quit()

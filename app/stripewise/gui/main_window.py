@@ -1,7 +1,16 @@
-"""The main window: navigation between the six pages, menus, status bar, remembered state."""
+"""The main window: navigation between the six pages, menus, status bar, remembered state.
+
+It comes up in two steps, so that its first frame costs little more than Qt's own: made, it is
+the frame (every page's name, the menus, the status bar, the view asked for selected) and has
+loaded no service, no page and no database. `attach` hands it the services once the history is
+open and makes the page on show; `build_pages` makes the other plain pages. The Benchmark and
+Experiment pages (pyqtgraph) are made when first shown (gui/window_pages.py).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,67 +28,73 @@ from PySide6.QtWidgets import (
 
 from stripewise import APP_NAME
 from stripewise.gui import VIEW_NAMES
-from stripewise.gui.about import AboutDialog, version_rows
-from stripewise.gui.hardware_page import HardwarePage
-from stripewise.gui.help_window import HelpWindow
-from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.icons import line_icon
 from stripewise.gui.main_menus import MenuHandlers, build_menus
 from stripewise.gui.page_stack import PageStack, scrolling
-from stripewise.gui.planner_page import PlannerPage
-from stripewise.gui.tuning_page import TuningPage
-from stripewise.model.bench import BenchSpec
+from stripewise.gui.window_pages import STATUS_MS, make_page
 from stripewise.model.wording import count_noun
-from stripewise.services.bench_session import BenchSession
-from stripewise.services.group_bench import GroupBenchService
-from stripewise.services.hardware import HardwareService
-from stripewise.services.helper_client import HelperClient
-from stripewise.services.history import HistoryService
-from stripewise.services.host_groups import HostGroupsService
-from stripewise.services.planner import PlannerService
-from stripewise.services.system_info import SystemInfoService, SystemReport
 
-if TYPE_CHECKING:  # pyqtgraph is loaded with the first comparison, not at start-up
-    from stripewise.gui.bench_page import BenchPage
+if TYPE_CHECKING:  # each loaded with the first page or service that needs it, not for the frame
+    from stripewise.gui.about import AboutDialog
     from stripewise.gui.compare_view import CompareWindow
-    from stripewise.gui.experiment_page import ExperimentPage
+    from stripewise.gui.help_window import HelpWindow
+    from stripewise.model.bench import BenchSpec
+    from stripewise.services.bench_session import BenchSession
+    from stripewise.services.group_bench import GroupBenchService
+    from stripewise.services.hardware import HardwareService
+    from stripewise.services.helper_client import HelperClient
+    from stripewise.services.history import HistoryService
+    from stripewise.services.host_groups import HostGroupsService
+    from stripewise.services.planner import PlannerService
+    from stripewise.services.system_info import SystemInfoService, SystemReport
 
 MINIMUM_SIZE = QSize(780, 560)  # inside an 800x600 console, the smallest mode it offers
 DEFAULT_SIZE = QSize(1180, 780)
-LAZY_VIEWS = ("benchmark", "experiment")  # pyqtgraph: loaded when first shown
+LAZY_VIEWS = ("benchmark", "experiment")  # pyqtgraph: made when first shown
+NOTICE_MS = 30_000  # how long the window's own messages stay in the status bar
+
+
+@dataclass(frozen=True)
+class WindowServices:
+    """What the pages work with; the window makes the planner itself unless given one."""
+
+    history: HistoryService
+    system: SystemInfoService
+    hardware: HardwareService
+    helper: HelperClient
+    planner: PlannerService | None = None
+    inventory_file: Path | None = None  # the map shows this file instead of this machine
 
 
 class MainWindow(QMainWindow):
-    """Views get their services in the constructor; the window knows no database or process."""
+    """Views get their services through `attach`; the window knows no database or process."""
 
     viewChanged = Signal(str)
     loaded = Signal()  # every start-up background task has reported
 
+    history: HistoryService  # these, from `attach` on
+    system: SystemInfoService
+    hardware: HardwareService
+    helper: HelperClient
+    planner: PlannerService
+    bench_session: BenchSession
+    host_groups: HostGroupsService
+    group_bench: GroupBenchService
+    inventory_file: Path | None
+
     def __init__(
         self,
-        history: HistoryService,
-        system: SystemInfoService,
         settings: QSettings,
         initial_view: str | None = None,
-        *,
-        hardware: HardwareService,
-        helper: HelperClient,
-        planner: PlannerService | None = None,
-        inventory_file: Path | None = None,
+        services: WindowServices | None = None,
     ) -> None:
+        """The frame; given `services`, they are attached and every plain page made at once."""
         super().__init__()
-        self.history = history
-        self.system = system
         self.settings = settings
-        self.hardware = hardware
-        self.helper = helper
-        self.planner = planner or PlannerService(self, history)
-        self.bench_session = BenchSession(helper, history, self)
-        self.host_groups = HostGroupsService(history, self)
-        self.group_bench = GroupBenchService(history, self)
-        self.inventory_file = inventory_file
+        self.attached = False
+        self._waiting: list[Callable[[], object]] = []  # asked for before the services came
         self._pending = {"system", "history", "hardware"}
-        self._built: set[str] = set()  # lazy views made so far
+        self.built: set[str] = set()  # views whose page is made
         self.compare_windows: list[CompareWindow] = []
         self.help_window: HelpWindow | None = None  # made with the first F1, then reused
         self.setObjectName("MainWindow")
@@ -96,8 +111,7 @@ class MainWindow(QMainWindow):
         self.pages = PageStack()
         self.page_widgets: dict[str, QWidget] = {}
         for name in VIEW_NAMES:
-            # the Benchmark page pulls in pyqtgraph (~250 ms): built when first shown
-            page = QWidget() if name in LAZY_VIEWS else self._make_page(name)
+            page = QWidget()  # a placeholder until the page is made
             self.page_widgets[name] = page
             self.pages.addWidget(page)
             item = QListWidgetItem(name.capitalize())
@@ -118,129 +132,99 @@ class MainWindow(QMainWindow):
         menus = build_menus(
             self,
             MenuHandlers(
-                import_results=self.import_results,
-                edit_host_groups=self.edit_host_groups,
+                import_results=self._once_attached(self.import_results),
+                edit_host_groups=self._once_attached(self.edit_host_groups),
                 show_view=self.show_view,
-                refresh_history=self.history.refresh,
+                refresh_history=self._once_attached(lambda: self.history.refresh()),
                 focus_navigation=lambda: self.nav.setFocus(Qt.FocusReason.ShortcutFocusReason),
                 show_help=self.show_help,
-                show_about=self.show_about,
+                show_about=self._once_attached(self.show_about),
             ),
         )
         self.view_actions, self.refresh_action = menus.view_actions, menus.refresh_action
         self.help_action = menus.help_action
         self._build_status_bar()
         self._restore_state(initial_view)
+        if services is not None:
+            self.attach(services)
+            self.build_pages()
 
-        system.probed.connect(self._on_system_report)
-        system.failed.connect(self._on_system_failed)
+    def attach(self, services: WindowServices) -> None:
+        """The services, once the history is open; the page on show is made now."""
+        from stripewise.services.bench_session import BenchSession
+        from stripewise.services.group_bench import GroupBenchService
+        from stripewise.services.host_groups import HostGroupsService
+        from stripewise.services.planner import PlannerService
+
+        history, hardware, helper = services.history, services.hardware, services.helper
+        self.history, self.hardware, self.helper = history, hardware, helper
+        self.system = services.system
+        self.planner = services.planner or PlannerService(self, history)
+        self.bench_session = BenchSession(helper, history, self)
+        self.host_groups = HostGroupsService(history, self)
+        self.group_bench = GroupBenchService(history, self)
+        self.inventory_file = services.inventory_file
+        self.attached = True
+        self._show_history_opened()
+        self.system.probed.connect(self._on_system_report)
+        self.system.failed.connect(self._on_system_failed)
         history.runsLoaded.connect(self._on_runs_loaded)
         history.runsAborted.connect(
             lambda ids: self.statusBar().showMessage(
                 f"{count_noun(len(ids), 'run')} left running by a crash marked aborted, "
                 "samples kept: " + ", ".join(map(str, ids)),
-                30_000,
+                NOTICE_MS,
             )
         )
         history.failed.connect(self._on_history_failed)
-        if history.spool_note:  # runs kept here while a team history was away
-            self.statusBar().showMessage(history.spool_note, 60_000)
-        history.spoolSynced.connect(lambda text: self.statusBar().showMessage(text, 30_000))
-        helper.notice.connect(lambda text: self.statusBar().showMessage(text, 30_000))
+        history.spoolSynced.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
+        helper.notice.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
         hardware.inventoryChanged.connect(self._on_hardware_done)
         hardware.failed.connect(self._on_hardware_done)
+        self._build_page(self.current_view)
+        waiting, self._waiting = self._waiting, []
+        for action in waiting:
+            action()
 
-    def _make_page(self, name: str) -> QWidget:
-        if name == "history":
-            history_page = HistoryPage(self.history)
-            history_page.compareRequested.connect(self.compare_runs)
-            history_page.importRequested.connect(self.import_results)
-            history_page.exportRequested.connect(self.export_runs)
-            return history_page
-        if name == "hardware":
-            page = HardwarePage(self.hardware, self.helper)
-            page.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 15_000))
-            self.planner.planChanged.connect(
-                lambda plan, _report: page.map.set_planned(set(plan.assigned()))
-            )
-            return page
-        if name == "planner":
-            planner_page = PlannerPage(self.planner, self.hardware, self.helper)
-            planner_page.statusMessage.connect(
-                lambda text: self.statusBar().showMessage(text, 15_000)
-            )
-            return planner_page
-        if name == "tuning":
-            from stripewise.services.tuning import TuningService
+    def build_pages(self) -> None:
+        """The plain pages not made yet (those without pyqtgraph); before `start_loading`, so
+        that each hears its service's first answers."""
+        for name in VIEW_NAMES:
+            if name not in LAZY_VIEWS:
+                self._build_page(name)
 
-            tuning_page = TuningPage(
-                TuningService(self.helper, self),
-                self.hardware,
-                self.bench_session,
-                planner=self.planner,
-            )
-            tuning_page.statusMessage.connect(
-                lambda text: self.statusBar().showMessage(text, 15_000)
-            )
-            return tuning_page
-        if name == "benchmark":
-            from stripewise.gui.bench_page import BenchPage
+    def _build_page(self, name: str) -> None:
+        if name in self.built:
+            return
+        row = VIEW_NAMES.index(name)
+        shown = self.pages.currentIndex() == row
+        placeholder, page = self.page_widgets[name], make_page(self, name)
+        self.pages.insertWidget(row, page)
+        self.pages.removeWidget(placeholder)
+        placeholder.deleteLater()
+        self.page_widgets[name] = page
+        self.built.add(name)
+        if shown:
+            self.pages.setCurrentIndex(row)
 
-            bench_page = BenchPage(
-                self.bench_session,
-                self.history,
-                self.hardware,
-                self.planner,
-                self.system,
-                group_bench=self.group_bench,
-                host_groups=self.host_groups,
-            )
-            bench_page.statusMessage.connect(
-                lambda text: self.statusBar().showMessage(text, 15_000)
-            )
-            bench_page.openRun.connect(self.open_run)
-            bench_page.compareRuns.connect(self.compare_runs)
-            from stripewise.gui.experiment_page import ExperimentPage
+    def _once_attached(self, action: Callable[[], object]) -> Callable[[], None]:
+        """A menu entry that needs a service: chosen before the history opened (a fraction of
+        a second), it runs once it has."""
 
-            experiment = self.page_widgets.get("experiment")  # a placeholder until shown
-            if isinstance(experiment, ExperimentPage):  # made first: it may be running
-                bench_page.set_experiment_running(experiment.runner.running)
-            self._keep_units_in_step(bench_page)
-            return bench_page
-        if name == "experiment":
-            return self._experiment_page()
-        raise ValueError(f"no page for view {name!r}")
+        def run() -> None:
+            if self.attached:
+                action()
+            else:
+                self._waiting.append(action)
 
-    def _experiment_page(self) -> ExperimentPage:
-        from stripewise.gui.experiment_page import ExperimentPage
-        from stripewise.services.tuning import TuningService
-
-        page = ExperimentPage(
-            self.bench_session,
-            TuningService(self.helper, self),
-            self.history,
-            self.hardware,
-            self.planner,
-            self.system,
-        )
-        page.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 15_000))
-        page.runningChanged.connect(self._experiment_running)
-        return page
-
-    def _experiment_running(self, running: bool) -> None:
-        """The Benchmark page's Start waits while an experiment drives its session."""
-        from stripewise.gui.bench_page import BenchPage
-
-        bench = self.page_widgets.get("benchmark")
-        if isinstance(bench, BenchPage):
-            bench.set_experiment_running(running)
+        return run
 
     def compare_runs(self, run_ids: list[int]) -> CompareWindow:
         """A comparison window beside the main one (not modal: several may stay open)."""
         from stripewise.gui.compare_view import CompareWindow
 
         window = CompareWindow(self.history, run_ids, self)
-        window.saved.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+        window.saved.connect(lambda text: self.statusBar().showMessage(text, STATUS_MS))
         window.rerunRequested.connect(self.bench_again)
         window.show()
         self.compare_windows = [w for w in self.compare_windows if shiboken6.isValid(w)]
@@ -259,7 +243,7 @@ class MainWindow(QMainWindow):
         passes = count_noun(repetitions, "pass")
         said = f"Benchmark set up as the stored run, with {passes}: press Start"
         self.statusBar().showMessage(
-            f"{said} (not carried over: {'; '.join(left_out)})" if left_out else said, 30_000
+            f"{said} (not carried over: {'; '.join(left_out)})" if left_out else said, NOTICE_MS
         )
         self.raise_()
         self.activateWindow()
@@ -272,7 +256,7 @@ class MainWindow(QMainWindow):
     def _on_imported(self, run_ids: list[int]) -> None:
         self.statusBar().showMessage(
             f"Imported {count_noun(len(run_ids), 'run')}: {', '.join(map(str, run_ids))}",
-            15_000,
+            STATUS_MS,
         )
         if run_ids:
             self.open_run(run_ids[0])
@@ -281,11 +265,13 @@ class MainWindow(QMainWindow):
         from stripewise.gui.history_io import ask_export
 
         ask_export(
-            self, self.history, run_ids, lambda text: self.statusBar().showMessage(text, 15_000)
+            self, self.history, run_ids, lambda text: self.statusBar().showMessage(text, STATUS_MS)
         )
 
     def open_run(self, run_id: int) -> None:
         """Show one run on the History page (after a benchmark, say)."""
+        from stripewise.gui.history_page import HistoryPage
+
         self.show_view("history")
         page = self.page_widgets["history"]
         assert isinstance(page, HistoryPage)
@@ -305,25 +291,11 @@ class MainWindow(QMainWindow):
         if row < 0:
             return
         name = VIEW_NAMES[row]
-        if name in LAZY_VIEWS and name not in self._built:
-            self._built.add(name)
-            placeholder, page = self.page_widgets[name], self._make_page(name)
-            self.pages.insertWidget(row, page)
-            self.pages.removeWidget(placeholder)
-            placeholder.deleteLater()
-            self.page_widgets[name] = page
         self.pages.setCurrentIndex(row)
+        if self.attached:  # else `attach` makes the page on show
+            self._build_page(name)
         self.view_actions[name].setChecked(True)
         self.viewChanged.emit(name)
-
-    def _keep_units_in_step(self, bench: BenchPage) -> None:
-        """One MiB/s toggle for the app: the Benchmark page's and the History page's follow each
-        other (setting a box to what it shows emits nothing, so no echo)."""
-        history = self.page_widgets["history"]
-        if isinstance(history, HistoryPage):
-            bench.mib_toggle.setChecked(history.mib_toggle.isChecked())
-            bench.mib_toggle.toggled.connect(history.set_binary_units)
-            history.binaryUnitsChanged.connect(bench.mib_toggle.setChecked)
 
     def _paint_nav_icons(self) -> None:
         for row, name in enumerate(VIEW_NAMES):
@@ -348,11 +320,15 @@ class MainWindow(QMainWindow):
         """F1: the manual page of `view` (the page on show by default), in a window of its own
         that stays open beside this one."""
         if self.help_window is None:
+            from stripewise.gui.help_window import HelpWindow
+
             self.help_window = HelpWindow(self)
         self.help_window.show_page(view or self.current_view)
         return self.help_window
 
     def about_dialog(self) -> AboutDialog:
+        from stripewise.gui.about import AboutDialog, version_rows
+
         rows = version_rows(
             self.system.report, self.history.display_url, self.history.schema_revision
         )
@@ -364,7 +340,7 @@ class MainWindow(QMainWindow):
     # --- status bar -------------------------------------------------------------------------
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
-        self.database_label = QLabel(f"History: {self.history.display_url}")
+        self.database_label = QLabel("History: opening...")
         self.database_label.setObjectName("databaseStatus")
         self.privilege_label = QLabel("Privileges: checking...")
         self.privilege_label.setObjectName("privilegeStatus")
@@ -373,10 +349,15 @@ class MainWindow(QMainWindow):
         for label in (self.database_label, self.privilege_label, self.fio_label):
             label.setContentsMargins(10, 0, 10, 0)
             bar.addPermanentWidget(label)
-        if self.history.backup_path is not None:
-            bar.showMessage(f"History upgraded; backup kept at {self.history.backup_path}")
-        else:
-            bar.showMessage("Ready")
+        bar.showMessage("Ready")
+
+    def _show_history_opened(self) -> None:
+        history, bar = self.history, self.statusBar()
+        self.database_label.setText(f"History: {history.display_url}")
+        if history.backup_path is not None:
+            bar.showMessage(f"History upgraded; backup kept at {history.backup_path}")
+        if history.spool_note:  # runs kept here while a team history was away
+            bar.showMessage(history.spool_note, 60_000)
 
     def _on_system_report(self, report: SystemReport) -> None:
         priv = report.privileges
@@ -456,14 +437,21 @@ class MainWindow(QMainWindow):
         self.save_state()
         if self.help_window is not None:
             self.help_window.close()
+        if self.attached:
+            self._stop_services()
+        super().closeEvent(event)
+
+    def _stop_services(self) -> None:
         self.hardware.stop_monitoring()
-        tuning = self.page_widgets.get("tuning")
-        if isinstance(tuning, TuningPage) and tuning.ab is not None:
-            tuning.ab.shutdown()  # an A/B's preset does not outlive the window
+        if "tuning" in self.built:
+            from stripewise.gui.tuning_page import TuningPage
+
+            tuning = self.page_widgets["tuning"]
+            if isinstance(tuning, TuningPage) and tuning.ab is not None:
+                tuning.ab.shutdown()  # an A/B's preset does not outlive the window
         experiment = self.page_widgets.get("experiment")
         if experiment is not None and hasattr(experiment, "runner"):
             experiment.runner.shutdown()  # nor an experiment's point
         self.bench_session.shutdown()  # files a running benchmark as cancelled
         self.group_bench.shutdown()  # stops every host's job; the group run is filed
         self.helper.stop()  # its stdin closes: the helper stops the run and removes its files
-        super().closeEvent(event)
