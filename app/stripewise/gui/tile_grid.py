@@ -9,31 +9,72 @@ text only when one column of it does not fit.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QLayoutItem, QWidget
 
 from stripewise.gui.flow_layout import WrappingLayout
 
 
 class TileGrid(WrappingLayout):
     def __init__(self, parent: QWidget | None = None, spacing: int = 6) -> None:
+        # Qt asks a layout for its height at a width many times a pass, and each answer asked
+        # every tile for its size: kept until the tiles or their sizes change (invalidate,
+        # which the base class already calls: set first).
+        self._heights: dict[int, int] = {}
+        self._sizes: tuple[int, int, int] | None = None  # widest, narrowest, tallest tile
+        self._tile_width: int | None = None
         super().__init__(parent, spacing)
-        self.tile_width: int | None = None  # one width for tiles of several grids, else theirs
+
+    @property
+    def tile_width(self) -> int | None:
+        """One width for the tiles of several grids (their columns line up), else theirs."""
+        return self._tile_width
+
+    @tile_width.setter
+    def tile_width(self, width: int | None) -> None:
+        self._tile_width = width
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        self._heights.clear()
+        self._sizes = None
+        super().invalidate()
+
+    def addItem(self, item: QLayoutItem) -> None:
+        super().addItem(item)
+        self.invalidate()
+
+    def takeAt(self, index: int) -> QLayoutItem | None:
+        item = super().takeAt(index)
+        self.invalidate()
+        return item
+
+    def heightForWidth(self, width: int) -> int:
+        if width not in self._heights:
+            self._heights[width] = super().heightForWidth(width)
+        return self._heights[width]
+
+    def _tile_sizes(self) -> tuple[int, int, int]:
+        if self._sizes is None:
+            hints = [item.sizeHint() for item in self._items]
+            narrowest = max((item.minimumSize().width() for item in self._items), default=0)
+            widest = max((hint.width() for hint in hints), default=0)
+            self._sizes = (widest, narrowest, max((hint.height() for hint in hints), default=0))
+        return self._sizes
 
     def wanted_width(self) -> int:
         """The widest tile's text: every tile gets at least this when the row has room."""
         if self.tile_width is not None:
             return self.tile_width
-        return max((item.sizeHint().width() for item in self._items), default=0)
+        return self._tile_sizes()[0]
 
     def sizeHint(self) -> QSize:
         return self._framed(QSize(self.wanted_width(), self._tile_height()))
 
     def minimumSize(self) -> QSize:
-        narrowest = max((item.minimumSize().width() for item in self._items), default=0)
-        return self._framed(QSize(narrowest, self._tile_height()))
+        return self._framed(QSize(self._tile_sizes()[1], self._tile_height()))
 
     def _tile_height(self) -> int:
-        return max((item.sizeHint().height() for item in self._items), default=0)
+        return self._tile_sizes()[2]
 
     def columns(self, width: int) -> tuple[int, int]:
         """(columns, tile width) for a row `width` wide."""
