@@ -9,8 +9,10 @@ every host still able to has sent a phase's logs, the hosts' k-th windows of it 
 Live samples never carry latency: a sample with `latency_us` in a group run is a late one.
 
 A window's time on the run's clock is its end after the section's start, the tick at which the
-host's ETA line first showed that section (its first rates for the first section), so within
-one sample period; a section no tick saw starts where the one before ended.
+host's ETA line first showed that section (its first rates for the first section): as late as
+the ETA line is (with a store frozen for a second, the windows' gap fell where the live rates
+dipped, 0.2 to 1.3 s after the freeze as the test's own thread timed it); a section no tick
+saw starts where the one before ended.
 """
 
 from __future__ import annotations
