@@ -207,12 +207,13 @@ def test_the_frame_shows_every_page_and_the_view_asked_before_any_service(
 
 
 def test_pages_are_made_when_the_services_come_and_when_first_shown(
-    qtbot, db_url: str, tmp_path: Path
+    qtbot, seeded_db_url: str, tmp_path: Path
 ) -> None:
-    """As gui/app.py starts: the page on show with the services, the other plain pages next,
+    """As gui/app.py starts: the page on show with the services, the other plain pages before
+    the loading starts but the History page, made once the runs are listed and showing them,
     the Benchmark and Experiment pages when first shown; a menu entry chosen before the
     services runs once they are there."""
-    from stripewise.gui.main_window import WindowServices
+    from stripewise.gui.main_window import EARLY_VIEWS, WindowServices
     from stripewise.services.hardware import HardwareService
     from stripewise.services.helper_client import HelperClient
     from stripewise.services.history import HistoryService
@@ -223,9 +224,9 @@ def test_pages_are_made_when_the_services_come_and_when_first_shown(
     window.show()
     qtbot.waitExposed(window)
     window.refresh_action.trigger()  # F5 before the history is open: kept for it
-    history = HistoryService.open(db_url)
-    refreshed: list[object] = []
-    history.runsLoaded.connect(refreshed.append)
+    history = HistoryService.open(seeded_db_url)
+    listings: list[object] = []
+    history.runsLoaded.connect(listings.append)
     helper = HelperClient(options=["--state-dir", str(tmp_path / "helper-state")])
     try:
         services = WindowServices(
@@ -235,11 +236,17 @@ def test_pages_are_made_when_the_services_come_and_when_first_shown(
         assert window.built == {"planner"}
         assert window.pages.currentWidget() is window.page_widgets["planner"]
         assert window.database_label.text() == f"History: {history.display_url}"
-        window.build_pages()
-        assert window.built == {"hardware", "planner", "tuning", "history"}
+        window.build_pages(EARLY_VIEWS)
+        assert window.built == {"hardware", "planner", "tuning"}
         with qtbot.waitSignal(window.loaded, timeout=20_000):
             window.start_loading()
-        qtbot.waitUntil(lambda: len(refreshed) >= 2, timeout=5_000)  # F5's listing and the start's
+        qtbot.waitUntil(lambda: len(listings) >= 2, timeout=5_000)  # F5's listing and the start's
+        assert window.database_label.text() == "History: 3 runs"
+        window.build_pages()  # the History page, after its runs were listed
+        assert window.built == {"hardware", "planner", "tuning", "history"}
+        page = window.page_widgets["history"]
+        assert page.model.rowCount() == 3  # type: ignore[attr-defined]
+        assert page.stack.currentWidget() is page.split  # type: ignore[attr-defined]
         window.show_view("benchmark")
         assert "benchmark" in window.built and "experiment" not in window.built
         assert window.pages.currentWidget() is window.page_widgets["benchmark"]

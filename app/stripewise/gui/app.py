@@ -20,7 +20,7 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from stripewise import APP_ID, APP_NAME
-from stripewise.gui.main_window import MainWindow, WindowServices
+from stripewise.gui.main_window import EARLY_VIEWS, MainWindow, WindowServices
 from stripewise.gui.theme import ThemeController
 from stripewise.resources import resource
 from stripewise.services.tasks import wait_for_background_tasks
@@ -181,8 +181,13 @@ class _Start(QObject):
 
     def _load(self) -> None:
         if self.window.isVisible():
-            self.window.build_pages()
+            self.window.build_pages(EARLY_VIEWS)
             self.window.start_loading()
+            QTimer.singleShot(0, self._build_the_rest)  # the History page, while it loads
+
+    def _build_the_rest(self) -> None:
+        if self.window.isVisible():
+            self.window.build_pages()
 
 
 class _CloseOnSignals:

@@ -9,7 +9,7 @@ Experiment pages (pyqtgraph) are made when first shown (gui/window_pages.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +51,10 @@ if TYPE_CHECKING:  # each loaded with the first page or service that needs it, n
 MINIMUM_SIZE = QSize(780, 560)  # inside an 800x600 console, the smallest mode it offers
 DEFAULT_SIZE = QSize(1180, 780)
 LAZY_VIEWS = ("benchmark", "experiment")  # pyqtgraph: made when first shown
+PLAIN_VIEWS = tuple(name for name in VIEW_NAMES if name not in LAZY_VIEWS)
+# made before the loading starts, so each hears its service's first answers; the History page
+# (pyqtgraph in its run detail) may come after, caught up with the runs listed by then
+EARLY_VIEWS = ("hardware", "planner", "tuning")
 NOTICE_MS = 30_000  # how long the window's own messages stay in the status bar
 
 
@@ -186,12 +190,10 @@ class MainWindow(QMainWindow):
         for action in waiting:
             action()
 
-    def build_pages(self) -> None:
-        """The plain pages not made yet (those without pyqtgraph); before `start_loading`, so
-        that each hears its service's first answers."""
-        for name in VIEW_NAMES:
-            if name not in LAZY_VIEWS:
-                self._build_page(name)
+    def build_pages(self, names: Sequence[str] = PLAIN_VIEWS) -> None:
+        """The pages of `names` not made yet: by default every page made before it is shown."""
+        for name in names:
+            self._build_page(name)
 
     def _build_page(self, name: str) -> None:
         if name in self.built:

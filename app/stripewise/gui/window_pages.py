@@ -1,7 +1,8 @@
 """The main window's pages, each made when the window first needs it: the one on show as soon as
-the services are attached, the other plain pages right after, the Benchmark and Experiment pages
-(pyqtgraph) when first shown. Each page module is imported here, when its page is made, so the
-window's first frame loads none of them."""
+the services are attached, the other plain pages right after (the History page once the loading
+has started, caught up with what it listed), the Benchmark and Experiment pages (pyqtgraph) when
+first shown. Each page module is imported here, when its page is made, so the window's first
+frame loads none of them."""
 
 from __future__ import annotations
 
@@ -61,6 +62,8 @@ def _history_page(window: MainWindow) -> QWidget:
     page.compareRequested.connect(window.compare_runs)
     page.importRequested.connect(window.import_results)
     page.exportRequested.connect(window.export_runs)
+    if window.history.runs is not None:  # listed before the page was made: shown as listed
+        page.listing.show_newest(window.history.runs)
     bench = window.page_widgets.get("benchmark")
     if _is_bench_page(bench):  # made first: shown before the other pages were made
         keep_units_in_step(bench, page)
