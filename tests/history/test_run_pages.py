@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Connection
+from tests.history.conftest import HOST, T0
 
 from stripewise.history.database import open_database
 from stripewise.history.quicklist import LIST_RUNS_SQL, RUNNING_SQL
@@ -22,7 +23,6 @@ from stripewise.history.run_pages import (
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import RunStatus
 from stripewise.system.hostinfo import HostInfo
-from tests.history.conftest import HOST, T0
 
 OTHER = HostInfo("node-b", "f" * 32, "6.1.0", "cpu", 4, 2**30)
 # (host, target, engine, tags, hours after T0): runs 2 and 3 start at the same moment

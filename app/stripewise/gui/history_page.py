@@ -82,8 +82,8 @@ class HistoryPage(QWidget):
         self.filter = QLineEdit()
         self.filter.setAccessibleName("Filter runs")
         self.filter.setPlaceholderText(
-            "Filter: read_ahead_kb=4096 scheduler=mq-deadline filesystem=xfs, or any word "
-            "(name, tag, note, host...)"
+            "Filter: host=node1 tag=raid5 since=2026-03-01 read_ahead_kb=4096 "
+            "filesystem=xfs, or any word (name, tag, note, host...)"
         )
         self.filter.setClearButtonEnabled(True)
         self._filter_timer = QTimer(self)

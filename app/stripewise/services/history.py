@@ -193,7 +193,9 @@ class HistoryService(QObject):
                 store.purge_trash(TRASH_KEPT)
                 purge_experiments(db, TRASH_KEPT)  # with their runs, gone as long
             stamp = read_stamp(db)  # before the listing: a run added between is listed next
-            return aborted, read_page(store, RunQuery(), [], None, PAGE_SIZE), stamp
+            newest = store.list_page(RunQuery(), None, PAGE_SIZE)
+            more = Cursor.after(newest[-1]) if len(newest) == PAGE_SIZE else None
+            return aborted, RunPage(newest, more, stamp.listed), stamp  # counted once, there
 
         self._loads += 1
         number = self._loads
