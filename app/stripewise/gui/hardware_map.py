@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -47,7 +47,7 @@ class ControllerBox(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 10)
         layout.setSpacing(6)
-        header = QLabel(controller_header(controller))
+        header = _Header(controller_header(controller))
         header.setTextFormat(Qt.TextFormat.RichText)
         header.setWordWrap(True)
         header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -72,6 +72,28 @@ class ControllerBox(QFrame):
 
 
 NO_DISKS_TEXT = "No disks attached. The driver does not list this controller's ports."
+
+
+class _Header(QLabel):
+    """A controller's wrapped rich-text header: Qt asks its height at a width many times a
+    layout pass, and each answer laid the text out again (60 of them in a 480-disk map)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._heights: dict[int, int] = {}
+
+    def heightForWidth(self, width: int) -> int:
+        if width not in self._heights:
+            self._heights[width] = super().heightForWidth(width)
+        return self._heights[width]
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in _RELAYOUT:
+            self._heights.clear()
+        super().changeEvent(event)
+
+
+_RELAYOUT = frozenset({QEvent.Type.FontChange, QEvent.Type.StyleChange})
 
 
 def is_empty(controller: Controller) -> bool:
@@ -100,9 +122,9 @@ class HardwareMap(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        self._layout.setSpacing(10)
+        self._outer = QVBoxLayout(self)
+        self._outer.setContentsMargins(0, 0, 0, 0)
+        self._content: QWidget | None = None  # the map drawn: replaced whole by the next
         self.tiles: list[SlotTile] = []
         self.boxes: list[ControllerBox] = []
         self._selected_key: str | None = None
@@ -111,9 +133,12 @@ class HardwareMap(QWidget):
         self._filtered = False  # a filter is typed: matching_tiles() has something to say
 
     def set_inventory(self, inventory: Inventory) -> None:
-        while (item := self._layout.takeAt(0)) is not None:
-            if (widget := item.widget()) is not None:
-                widget.deleteLater()
+        """Builds the whole map out of sight and puts it in place at once: shown, polished
+        and laid out in one pass, not once a card as each came into a map on screen."""
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(10)
         self.tiles, self.boxes = [], []
         for root, controllers in inventory.roots().items():
             title = QLabel(
@@ -124,7 +149,7 @@ class HardwareMap(QWidget):
                     else " <span style='font-size:small'>PCI host bridge</span>"
                 )
             )
-            self._layout.addWidget(title)
+            layout.addWidget(title)
             for controller in controllers:
                 box = ControllerBox(controller)
                 for tile in box.tiles:
@@ -137,12 +162,18 @@ class HardwareMap(QWidget):
                         tile.set_health(self._health.get(tile.slot.disk.name))
                 self.tiles.extend(box.tiles)
                 self.boxes.append(box)
-                self._layout.addWidget(box)
-        self._layout.addStretch(1)
+                layout.addWidget(box)
+        layout.addStretch(1)
         # one width for every box's tiles: their columns line up down the map
         width = max((tile.sizeHint().width() for tile in self.tiles), default=0)
         for box in self.boxes:
             box.grid.tile_width = width
+        if self._content is not None:
+            self._outer.removeWidget(self._content)
+            self._content.hide()
+            self._content.deleteLater()
+        self._content = content
+        self._outer.addWidget(content)
 
     def _select(self, controller: Controller, slot: Slot) -> None:
         self._selected_key = slot.key

@@ -37,6 +37,7 @@ HEALTH_BADGES: dict[str, tuple[str, QColor]] = {  # a verdict's badge: its word 
 }
 
 
+_REMEASURE = frozenset({QEvent.Type.FontChange, QEvent.Type.StyleChange})
 _FONTS: dict[tuple[str, bool, bool], tuple[QFont, QFontMetrics]] = {}
 
 
@@ -125,7 +126,7 @@ class SlotTile(QWidget):
         return self._hint
 
     def changeEvent(self, event: QEvent) -> None:
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+        if event.type() in _REMEASURE:
             self._hint = None
         super().changeEvent(event)
 
