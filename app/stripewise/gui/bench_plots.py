@@ -32,7 +32,7 @@ from stripewise.gui.bench_plot_backdrop import Backdrop, style_backdrops
 from stripewise.gui.bench_plot_cpu import StackedArea, SwatchSample, premultiplied
 from stripewise.gui.bench_plot_data import CPU, IOPS, SERIES, THROUGHPUT, RunData, nice_ceiling
 from stripewise.gui.latency_map import LatencyMap
-from stripewise.gui.live_heap import freeze_for_live_runs
+from stripewise.gui.live_heap import LiveHeap
 from stripewise.gui.plot_envelope import Envelope, Grid
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark, style_axes
@@ -80,6 +80,7 @@ class LivePlots(QWidget):
         self._mib = False
         self._dirty = False
         self._shown = 0  # samples handed to the lines at the last refresh
+        self._heap = LiveHeap()  # no full garbage collection of the program mid-run
         self._drawing = False  # inside refresh(): its range change redraws nothing itself
         self._envelope = Envelope(["mean" if name in CPU else "peak" for name in SERIES])
         self._curves: dict[str, pg.PlotDataItem] = {}
@@ -189,7 +190,7 @@ class LivePlots(QWidget):
     # --- data -------------------------------------------------------------------------------
     def clear(self) -> None:
         """Forget everything: a new run starts."""
-        freeze_for_live_runs()  # no full garbage collection of the whole program mid-run
+        self._heap.run_started()
         self._data.clear()
         self.latency_map.clear()
         self.latency_map.hide()
@@ -261,6 +262,7 @@ class LivePlots(QWidget):
         if self._columns.size == 0:
             return
         self._shown = self._columns.size
+        self._heap.samples_kept(self._shown)
         t = self._columns.column("t")
         self._area.set_data(
             t,

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QVBoxLayout, QWidget
 
 from stripewise.gui.bench_plot_data import nice_ceiling
 from stripewise.gui.flow_layout import FlowLayout
-from stripewise.gui.live_heap import freeze_for_live_runs
+from stripewise.gui.live_heap import LiveHeap
 from stripewise.gui.plot_envelope import Envelope, Grid
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import is_dark, style_axes
@@ -61,6 +61,7 @@ class GroupPlots(QWidget):
         self._mib = False
         self._series = series or GroupSeries()
         self._drawn_version = -1  # the series' version at the last redraw
+        self._heap = LiveHeap()  # no full garbage collection of the program mid-run
         self._shown: dict[str, int] = {}  # samples per line at the last redraw
         self._envelopes: dict[str, Envelope] = {}  # per line: MB/s and IOPS
         self._drawing = False  # inside refresh(): its range change redraws nothing itself
@@ -114,7 +115,7 @@ class GroupPlots(QWidget):
         """A new run on these hosts: everything before it is forgotten. Lines and boxes are
         kept from run to run and only made when more are needed (each costs the GUI thread
         about half a millisecond to make)."""
-        freeze_for_live_runs()  # no full garbage collection of the whole program mid-run
+        self._heap.run_started()
         self._hosts = list(labels)
         names = [*self._hosts, TOTAL]
         self._series.reset(names)
@@ -226,6 +227,7 @@ class GroupPlots(QWidget):
         self._drawn_version = version
         for label in self._curves:
             self._shown[label] = self._series.count(label)
+        self._heap.samples_kept(sum(self._shown.values()))
         self._drawing = True
         try:
             self._apply_ranges()
