@@ -29,6 +29,8 @@ def member_names(record: DeviceRecord, by_node: Mapping[str, str]) -> Iterator[s
     the name inside the key is used when it is a device the source knows."""
     seen: set[str] = set()
     for key, value in record.properties.items():
+        if not key.startswith(_MEMBER_PREFIXES):  # most keys: one C call, not two generators
+            continue
         middle = _member_middle(key)
         if middle is None:
             continue

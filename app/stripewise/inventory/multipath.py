@@ -93,7 +93,6 @@ def pair_paths(
     """Each multipath map among `maps` with the `candidates` (whole disks behind a controller
     port) that are its paths: its slaves where the source knows them, else by identity."""
     names = {record.name for record in candidates}
-    identities = {record.name: path_identities(source, record) for record in candidates}
     found: dict[str, tuple[str, ...]] = {}
     pending: dict[str, tuple[DeviceRecord, set[str]]] = {}
     for record in maps:
@@ -105,6 +104,10 @@ def pair_paths(
         elif wanted:
             pending[record.name] = (record, wanted)
     claimed = {name for below in found.values() for name in below}
+    # read only for maps left to pair by identity: two sysfs reads a disk, 960 on a big host
+    identities = (
+        {record.name: path_identities(source, record) for record in candidates} if pending else {}
+    )
     for tier in (0, 1):  # strong identities for every map first, then unit serials
         for name, (_record, wanted) in list(pending.items()):
             below = [
