@@ -9,6 +9,7 @@ name, host, engine, target, time, format and a list of `{"phase", "metric", "uni
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Iterable
@@ -17,21 +18,19 @@ from typing import Any, TextIO
 
 from stripewise.cli.errors import CliError, database_url, open_history
 from stripewise.cli.history_format import format_table
+from stripewise.cli.json_text import indented_json
 from stripewise.cli.options import add_db_option
 from stripewise.history import database
+from stripewise.history.imported_runs import StoredImport, stored_imports
 from stripewise.history.imports import (
     IMPORTED_PREFIX,
     UNKNOWN_HOST,
     DuplicateImport,
     import_runs,
-    read_results,
+    open_results,
 )
-from stripewise.history.store import HistoryStore
 from stripewise.importers import ImportFormatError
-from stripewise.importers.common import file_warnings
 from stripewise.input_files import InputFileError
-from stripewise.model.run_context import ImportRecord
-from stripewise.model.run_detail import RunDetail
 from stripewise.model.wording import count_noun
 
 FORMATS = ("auto", "bonnie", "fio", "iozone")
@@ -55,26 +54,38 @@ def run(args: argparse.Namespace) -> int:
     url = database_url(args)
     path: Path = args.file
     try:
-        imported, sha256 = read_results(path, args.format)
+        parsed, sha256 = open_results(path, args.format)
+        runs = parsed.runs()
+        # The first run is read before the history is opened: a file with none is refused
+        # without creating one.
+        first = next(runs, None)
     except (InputFileError, ImportFormatError) as exc:
         raise CliError(f"{exc}; nothing was imported") from None
-    warnings = file_warnings(imported)
-    for warning in warnings:
-        print(f"stripewise: warning: {warning}", file=sys.stderr)
+    if first is None:
+        raise CliError(f"{path.name}: no runs found; nothing was imported")
     db = open_history(url)
     try:
         try:
-            ids = import_runs(db, imported, source_name=path.name, sha256=sha256, name=args.name)
+            ids = import_runs(
+                db,
+                itertools.chain([first], runs),
+                source_name=path.name,
+                sha256=sha256,
+                name=args.name,
+            )
+        except ImportFormatError as exc:  # a line past the first run: the transaction undone
+            raise CliError(f"{exc}; nothing was imported") from None
         except (DuplicateImport, database.DatabaseError) as exc:
             raise CliError(str(exc)) from None
-        del imported  # stored: a file of 20,000 runs need not be held while they are printed
-        store = HistoryStore(db)
-        # Each run is read back and printed in turn, never all held at once.
-        runs = (_run_json(store.get_run(run_id)) for run_id in ids)
+        warnings = parsed.warnings
+        for warning in warnings:
+            print(f"stripewise: warning: {warning}", file=sys.stderr)
+        # Read back and printed a batch at a time, never all held at once.
+        stored = (_run_json(run) for run in stored_imports(db, ids))
         if args.json:
-            _write_json(sys.stdout, path.name, sha256, runs, warnings)
+            _write_json(sys.stdout, path.name, sha256, stored, warnings)
         else:
-            _write_text(sys.stdout, path.name, len(ids), runs)
+            _write_text(sys.stdout, path.name, len(ids), stored)
     finally:
         db.close()
     return 0
@@ -89,28 +100,25 @@ def _write_json(
     out.write(head + '"runs": [')
     for index, run in enumerate(runs):
         out.write(("," if index else "") + "\n    ")
-        out.write(json.dumps(run, indent=2).replace("\n", "\n    "))
+        out.write(indented_json(run, "    "))
     out.write("\n  ]" + tail + "\n")
 
 
-def _run_json(detail: RunDetail) -> dict[str, Any]:
-    summary = detail.summary
-    machine_id = detail.host_info.machine_id if detail.host_info else None
-    unknown = machine_id == f"{IMPORTED_PREFIX}{UNKNOWN_HOST}"
-    record = detail.context.import_record or ImportRecord()
+def _run_json(run: StoredImport) -> dict[str, Any]:
+    unknown = run.machine_id == f"{IMPORTED_PREFIX}{UNKNOWN_HOST}"
     return {
-        "id": summary.id,
-        "name": summary.name,
-        "host": None if unknown else summary.host,
-        "engine": summary.engine,
-        "engine_version": summary.engine_version,
-        "target": summary.target,
-        "started_at": summary.started_at.isoformat(),
-        "format": record.format,
-        "line": record.line,
+        "id": run.id,
+        "name": run.name,
+        "host": None if unknown else run.hostname,
+        "engine": run.engine,
+        "engine_version": run.engine_version,
+        "target": run.target,
+        "started_at": run.started_at.isoformat(),
+        "format": run.record.format,
+        "line": run.record.line,
         "metrics": [
             {"phase": r.phase, "metric": r.metric, "unit": r.unit, "value": r.value}
-            for r in detail.results
+            for r in run.results
         ],
     }
 

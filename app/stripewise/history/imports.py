@@ -1,4 +1,5 @@
-"""Imported results files as history runs: all of a file's runs in one transaction, or none.
+"""Imported results files as history runs: all of a file's runs in one transaction, or none,
+written a batch at a time as the file is parsed (a file of 100,000 runs is never held whole).
 
 Results are stored as `importers.parse` gives them, in the vocabulary of measured runs
 (`model.vocabulary`: SI units, each tool's own unit in `source_unit`).
@@ -10,21 +11,23 @@ importing it again, under any name, is refused instead of doubling its runs.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import Connection, Table, insert, select
+from sqlalchemy import Connection, Table, bindparam, insert, select, update
 from sqlalchemy import exc as sa_exc
 
+from stripewise.history.bulk_insert import BulkInsert
 from stripewise.history.connection import Database
 from stripewise.history.errors import DatabaseError, one_line
 from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
-from stripewise.history.result_rows import result_params
-from stripewise.history.run_row import RunRow, insert_row
-from stripewise.importers import ImportedRun, parse
-from stripewise.importers.common import decode, file_warnings
+from stripewise.history.result_rows import ResultRow, result_params
+from stripewise.history.run_row import RUN_COLUMNS, RunRow, row_values
+from stripewise.importers import ImportedRun, ParsedFile
+from stripewise.importers.common import SharedNames, decode
 from stripewise.input_files import read_bytes
 from stripewise.model.run import RunStatus
 from stripewise.model.run_context import JsonObject, RunContext
@@ -34,6 +37,9 @@ MAX_IMPORT_BYTES = 64 * 2**20
 # Runs whose file names no machine (plain fio JSON, iozone) share this host.
 UNKNOWN_HOST = "(unknown)"
 IMPORTED_PREFIX = "imported:"
+# Runs written by one executemany (and their results, about 40 rows a bonnie++ run): about a
+# MB of rows held, while each statement's own cost is spread over 2,000 rows.
+BATCH_RUNS = 50
 
 
 class DuplicateImport(Exception):
@@ -62,21 +68,23 @@ def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_results(path: Path, fmt: str = "auto") -> tuple[list[ImportedRun], str]:
-    """The runs in a results file and the SHA-256 of its bytes; nothing is stored.
+def open_results(path: Path, fmt: str = "auto") -> tuple[ParsedFile, str]:
+    """The runs of a results file, parsed as they are taken, and the SHA-256 of its bytes;
+    nothing is stored.
 
     Raises InputFileError if the file cannot be read, is not a regular file or is larger than
     MAX_IMPORT_BYTES (refused unread), ImportFormatError naming the line if it is not a result
-    the importers understand or holds figures no run can have.
+    the importers understand; its runs raise ImportFormatError too, for the first line that
+    holds figures no run can have or, when none can be read, the first that cannot.
     """
     data = read_bytes(path, what="a results file", max_bytes=MAX_IMPORT_BYTES)
-    return parse(decode(data), path.name, fmt), file_sha256(data)
+    return ParsedFile(decode(data), path.name, fmt), file_sha256(data)
 
 
 def import_file(db: Database, path: Path, fmt: str = "auto", name: str | None = None) -> list[int]:
     """Read, parse and store one results file; returns the new run ids in file order.
 
-    Raises as `read_results`, then DuplicateImport if the same bytes were imported before
+    Raises as `open_results`, then DuplicateImport if the same bytes were imported before
     and DatabaseError if storing fails; in every case nothing is written.
     """
     return import_file_warning(db, path, fmt, name)[0]
@@ -86,39 +94,121 @@ def import_file_warning(
     db: Database, path: Path, fmt: str = "auto", name: str | None = None
 ) -> tuple[list[int], list[str]]:
     """As `import_file`, with what was skipped in the file (one line each, naming the line)."""
-    imported, sha256 = read_results(path, fmt)
-    ids = import_runs(db, imported, source_name=path.name, sha256=sha256, name=name)
-    return ids, file_warnings(imported)
+    parsed, sha256 = open_results(path, fmt)
+    ids = import_runs(db, parsed.runs(), source_name=path.name, sha256=sha256, name=name)
+    return ids, parsed.warnings
 
 
 def import_runs(
     db: Database,
-    runs: list[ImportedRun],
+    runs: Iterable[ImportedRun],
     *,
     source_name: str,
     sha256: str,
     name: str | None,
 ) -> list[int]:
-    """Hosts, runs and results of one file in ONE transaction: all stored, or nothing."""
-    if not runs:
+    """Hosts, runs and results of one file in ONE transaction: all stored, or nothing.
+
+    The runs are taken one at a time as `runs` gives them (a parse streaming the file) and
+    written BATCH_RUNS at a time, so no more than a batch of them is held; runs sharing a
+    name are numbered as they come (`SharedNames`). Raises ValueError when there is no run,
+    and whatever taking a run raises (ImportFormatError), nothing stored.
+    """
+    taken = iter(runs)
+    ahead = list(itertools.islice(taken, 2))  # a title says whether the file holds one run
+    if not ahead:
         raise ValueError(f"{source_name}: no runs to import")
     try:
         with db.engine.begin() as conn:
             earlier, trashed = imported_as(conn, sha256)
             if earlier:
                 raise DuplicateImport(source_name, earlier, trashed)
-            host_ids: dict[str | None, int] = {}
-            ids: list[int] = []
-            for run in runs:
-                if run.host not in host_ids:
-                    host_ids[run.host] = _host_id(conn, run.host)
-                record: JsonObject = {"file": source_name, "sha256": sha256}
-                record |= {k: run.context.get(k) for k in ("format", "line")}
-                title = _title(run, name, len(runs))
-                ids.append(_insert_run(conn, host_ids[run.host], run, title, record))
-            return ids
+            writer = _BatchWriter(conn, source_name, sha256, name, single=len(ahead) == 1)
+            for run in itertools.chain(ahead, taken):
+                writer.add(run)
+            writer.flush()
+            return writer.ids
     except sa_exc.DBAPIError as exc:
         raise DatabaseError(f"{db.location}: {one_line(str(exc.orig))}") from exc
+
+
+class _BatchWriter:
+    """Runs written a batch at a time in the caller's transaction: one executemany of their
+    rows, one query for their ids, one executemany of their results (`BulkInsert`)."""
+
+    def __init__(
+        self, conn: Connection, source_name: str, sha256: str, name: str | None, *, single: bool
+    ) -> None:
+        self._conn = conn
+        self._source_name = source_name
+        self._sha256 = sha256
+        self._name = name
+        self._single = single
+        self._host_ids: dict[str | None, int] = {}
+        self._runs = BulkInsert(conn, runs_table, RUN_COLUMNS)
+        self._results = BulkInsert(conn, results, list(ResultRow.__annotations__))
+        self._names = SharedNames[int]()  # by the run's index in the file
+        self._pending: list[tuple[int, ImportedRun, str]] = []  # host id, run, its name
+        self.ids: list[int] = []  # in file order
+
+    def add(self, run: ImportedRun) -> None:
+        if run.host not in self._host_ids:
+            self._host_ids[run.host] = _host_id(self._conn, run.host)
+        numbered = self._names.name(run.name, len(self.ids) + len(self._pending))
+        self._pending.append((self._host_ids[run.host], run, numbered))
+        if len(self._pending) >= BATCH_RUNS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            rows = [self._row(host_id, run, name) for host_id, run, name in self._pending]
+            self._runs.write(rows)
+            # Their ids by their keys: one query, where SQLAlchemy's RETURNING in order
+            # would insert them one by one (SQLite cannot promise the order of a batch's).
+            keys = [str(row["uuid"]) for row in rows]
+            by_key = self._conn.execute(
+                select(runs_table.c.uuid, runs_table.c.id).where(runs_table.c.uuid.in_(keys))
+            )
+            found = {key: int(run_id) for key, run_id in by_key}
+            ids = [found[key] for key in keys]
+            params = [
+                row
+                for run_id, (_, run, _) in zip(ids, self._pending, strict=True)
+                for row in result_params(run_id, run.results)
+            ]
+            self._results.write(params)
+            self.ids.extend(ids)
+            self._pending.clear()
+        if self._names.renamed:  # the first of a name shared, once its run has an id
+            renamed = [
+                {"run_id": self.ids[index], "title": self._title(name)}
+                for index, name in self._names.renamed
+            ]
+            named = update(runs_table).where(runs_table.c.id == bindparam("run_id"))
+            self._conn.execute(named.values(name=bindparam("title")), renamed)
+            self._names.renamed.clear()
+
+    def _title(self, run_name: str) -> str:
+        if not self._name:
+            return run_name
+        return self._name if self._single else f"{self._name}: {run_name}"[:255]
+
+    def _row(self, host_id: int, run: ImportedRun, name: str) -> dict[str, object]:
+        """The run's row (its tool's options kept as `options`: no BenchSpec)."""
+        record: JsonObject = {"file": self._source_name, "sha256": self._sha256}
+        record |= {k: run.context.get(k) for k in ("format", "line")}
+        row = RunRow(
+            name=self._title(name),
+            target=run.target,
+            engine=run.engine,
+            engine_version=run.engine_version[:64],
+            started_at=run.started_at or utc_now(),  # files rarely say how long a run took
+            options=dict(run.spec),
+            context=RunContext.from_json({**run.context, "import": record}),
+            source="imported",
+            status=RunStatus.COMPLETE,
+        )
+        return row_values(host_id, row)
 
 
 def imported_as(conn: Connection, sha256: str) -> tuple[list[int], list[int]]:
@@ -130,12 +220,6 @@ def imported_as(conn: Connection, sha256: str) -> tuple[list[int], list[int]]:
     )
     rows = [(int(row[0]), len(row) > 1 and row[1] is not None) for row in found]
     return [run_id for run_id, _ in rows], [run_id for run_id, trashed in rows if trashed]
-
-
-def _title(run: ImportedRun, name: str | None, count: int) -> str:
-    if not name:
-        return run.name
-    return name if count == 1 else f"{name}: {run.name}"[:255]
 
 
 def _host_id(conn: Connection, hostname: str | None) -> int:
@@ -160,28 +244,6 @@ def _host_id(conn: Connection, hostname: str | None) -> int:
         "last_seen": now,
     }
     return _inserted_id(conn, hosts, row)
-
-
-def _insert_run(
-    conn: Connection, host_id: int, run: ImportedRun, title: str, record: JsonObject
-) -> int:
-    """The run's row (its tool's options kept as `options`: no BenchSpec) and its results."""
-    row = RunRow(
-        name=title,
-        target=run.target,
-        engine=run.engine,
-        engine_version=run.engine_version[:64],
-        started_at=run.started_at or utc_now(),  # files rarely say how long a run took
-        options=dict(run.spec),
-        context=RunContext.from_json({**run.context, "import": record}),
-        source="imported",
-        status=RunStatus.COMPLETE,
-    )
-    run_id = insert_row(conn, host_id, row)
-    params = result_params(run_id, run.results)
-    if params:
-        conn.execute(insert(results), params)
-    return run_id
 
 
 def _inserted_id(conn: Connection, table: Table, row: Mapping[str, str | datetime]) -> int:

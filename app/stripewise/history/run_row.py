@@ -2,8 +2,8 @@
 
 Every run enters the history here: measured by the GUI or `bench --save` (directly or synced
 from the spool), a group run and its hosts' runs. Imports insert theirs in the import's own
-transaction through `insert_row`. A row is written once per key (`runs.uuid`), however often
-a recorder or a spool sync asks.
+transaction, a batch at a time, from `row_values`. A row is written once per key
+(`runs.uuid`), however often a recorder or a spool sync asks.
 
 The spec is stored as the helper's normalised JSON (`protocol.spec`); a stored spec that does
 not read back as the same `BenchSpec` (an imported tool's own options, a hand-made one) is
@@ -100,14 +100,43 @@ def write_run(db: Database, host: HostInfo | int, row: RunRow) -> int:
 
 
 def insert_row(conn: Connection, host_id: int, row: RunRow) -> int:
-    """The INSERT itself, in the caller's transaction (an import stores all its runs in one)."""
+    """The INSERT itself, in the caller's transaction."""
+    key = conn.execute(insert(runs), row_values(host_id, row)).inserted_primary_key
+    assert key is not None  # a single-row INSERT always has one
+    return int(key[0])
+
+
+# The columns `row_values` gives.
+RUN_COLUMNS = (
+    "uuid",
+    "host_id",
+    "name",
+    "status",
+    "engine",
+    "engine_version",
+    "target",
+    "started_at",
+    "finished_at",
+    "spec",
+    "context",
+    "tags",
+    "notes",
+    "source",
+    "baseline",
+    "parent_run_id",
+    "host_label",
+)
+
+
+def row_values(host_id: int, row: RunRow) -> dict[str, object]:
+    """The runs table's columns of `row`, checked; an import inserts a batch of them at once."""
     if row.source not in RUN_SOURCES:
         raise ValueError(f"run source must be one of {RUN_SOURCES}, not {row.source!r}")
     if row.started_at.tzinfo is None:  # a naive time is ambiguous and would sort wrongly
         raise ValueError(
             f"started_at {row.started_at.isoformat()} has no time zone; pass an aware datetime"
         )
-    values = {
+    return {
         "uuid": row.key,
         "host_id": host_id,
         "name": row.name,
@@ -126,9 +155,6 @@ def insert_row(conn: Connection, host_id: int, row: RunRow) -> int:
         "parent_run_id": row.parent_run_id,
         "host_label": row.host_label,
     }
-    key = conn.execute(insert(runs), values).inserted_primary_key
-    assert key is not None  # a single-row INSERT always has one
-    return int(key[0])
 
 
 def find_run(db: Database, key: str) -> int | None:

@@ -2,21 +2,30 @@
 
 Pure parsing (no Qt, no database, no processes): `parse` turns a file's text into
 `ImportedRun` values whose figures are in the history's vocabulary (`importers.mapping`);
-`parse_raw` gives them under the tools' own names; `stripewise.history.imports` stores them.
+`parse_raw` gives them under the tools' own names; `ParsedFile` gives them one at a time,
+as `stripewise.history.imports` stores them.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from stripewise.fio import importer as fio
 from stripewise.importers import bonnie, iozone
-from stripewise.importers.common import check_digits, check_run
+from stripewise.importers.common import SharedNames, check_digits, check_run
 from stripewise.importers.mapping import to_vocabulary
 from stripewise.model.imported_run import ImportedRun, ImportFormatError, text_lines
 
-__all__ = ["FORMATS", "ImportFormatError", "ImportedRun", "detect_format", "parse", "parse_raw"]
+__all__ = [
+    "FORMATS",
+    "ImportFormatError",
+    "ImportedRun",
+    "ParsedFile",
+    "detect_format",
+    "parse",
+    "parse_raw",
+]
 
 FORMATS = ("auto", "bonnie", "fio", "iozone")
 
@@ -36,6 +45,53 @@ def detect_format(text: str, source_name: str = "input") -> str:
     )
 
 
+class ParsedFile:
+    """The runs of one results file, parsed as they are read (`runs`, `raw_runs`): a file of
+    100,000 bonnie++ CSV lines is never held as runs, only its text. Names are the tools'
+    own, not yet numbered (`common.SharedNames`); `warnings` (what was skipped, one line each)
+    are complete once the runs are.
+
+    Made, it has checked what can be checked before parsing (a run of digits no figure has,
+    what tool wrote the file) and raises ImportFormatError naming the line; the runs raise it
+    too, for the first line that cannot be read or holds a figure no run can have.
+    """
+
+    def __init__(self, text: str, source_name: str, fmt: str = "auto") -> None:
+        if fmt not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        check_digits(text, source_name)
+        self.format = detect_format(text, source_name) if fmt == "auto" else fmt
+        self.source_name = source_name
+        self._text = text
+        self._warnings: dict[str, None] = {}
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
+
+    def raw_runs(self) -> Iterator[ImportedRun]:
+        """The runs under the tools' own names and units, in file order, each checked."""
+        text, source = self._text, self.source_name
+        if self.format == "bonnie":
+            skipped = bonnie.Skipped()
+            runs: Iterable[ImportedRun] = bonnie.parse_runs(text, source, skipped)
+        else:  # fio's JSON and iozone's reports are read whole: one document, few runs
+            skipped = None
+            runs = {"fio": fio.parse, "iozone": iozone.parse}[self.format](text, source)
+        for run in runs:
+            check_run(run, source)
+            self._warnings.update(dict.fromkeys(run.warnings))
+            yield run
+        if skipped is not None:
+            self._warnings.update(dict.fromkeys(skipped.warning()))
+
+    def runs(self) -> Iterator[ImportedRun]:
+        """The runs with their figures in the history's vocabulary (MB/s, IOPS...; each
+        tool's unit kept as `source_unit`)."""
+        for run in self.raw_runs():
+            yield replace(run, results=to_vocabulary(run.engine, run.spec, run.results))
+
+
 def parse(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
     """The runs of one results file, their figures in the history's vocabulary (MB/s,
     IOPS...; each tool's unit kept as `source_unit`); raises as `parse_raw`."""
@@ -46,29 +102,19 @@ def parse(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
 
 
 def parse_raw(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
-    """The runs of one results file under the tools' own names and units; raises
-    ImportFormatError naming the offending line, and the field when a figure is one no run
-    can have (checked as the tool printed it: `seq_write_block_kBps: 1e+25 KiB/s`)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    check_digits(text, source_name)
-    if fmt == "auto":
-        fmt = detect_format(text, source_name)
-    parser = {"bonnie": bonnie.parse, "fio": fio.parse, "iozone": iozone.parse}[fmt]
-    runs = _numbered(parser(text, source_name))
-    for run in runs:
-        check_run(run, source_name)
-    return runs
-
-
-def _numbered(runs: list[ImportedRun]) -> list[ImportedRun]:
-    """Runs of one file sharing a name (bonnie++ -x 3) get `#1`, `#2`... to tell them apart."""
-    counts = Counter(run.name for run in runs)
-    seen: Counter[str] = Counter()
-    numbered = []
-    for run in runs:
-        if counts[run.name] > 1:
-            seen[run.name] += 1
-            run = replace(run, name=f"{run.name} #{seen[run.name]}")
-        numbered.append(run)
-    return numbered
+    """The runs of one results file under the tools' own names and units, numbered, each
+    carrying the file's warnings; raises ImportFormatError naming the offending line, and
+    the field when a figure is one no run can have (checked as the tool printed it:
+    `seq_write_block_kBps: 1e+25 KiB/s`)."""
+    parsed = ParsedFile(text, source_name, fmt)
+    names = SharedNames[int]()
+    runs = [
+        replace(run, name=names.name(run.name, index))
+        for index, run in enumerate(parsed.raw_runs())
+    ]
+    for index, name in names.renamed:
+        runs[index] = replace(runs[index], name=name)
+    if parsed.format != "bonnie":  # its runs carry their warnings as they are made
+        return runs
+    warnings = tuple(parsed.warnings)
+    return [replace(run, warnings=warnings) for run in runs]

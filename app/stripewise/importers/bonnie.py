@@ -12,6 +12,7 @@ a file with nothing readable is refused, with the first error.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from stripewise.importers.bonnie_csv import csv_kind, csv_rows, damaged
@@ -29,7 +30,7 @@ def looks_like(lines: list[str]) -> bool:
     return any(TABLE_HEADER.search(line) or csv_kind(line) or damaged(line) for line in lines)
 
 
-class _Skipped:
+class Skipped:
     """The blocks left out of one file, for one warning."""
 
     def __init__(self) -> None:
@@ -52,21 +53,34 @@ class _Skipped:
 
 
 def parse(text: str, source: str) -> list[ImportedRun]:
+    """The runs of a file, each carrying the file's warning."""
+    skipped = Skipped()
+    runs = list(parse_runs(text, source, skipped))
+    return [replace(run, warnings=skipped.warning()) for run in runs]
+
+
+def parse_runs(text: str, source: str, skipped: Skipped) -> Iterator[ImportedRun]:
+    """The runs of a file one at a time, in file order, without warnings: what was left out
+    is in `skipped` once they are all read. A file of CSV lines alone is read line by line;
+    tables (pasted output, a few runs) are read first, to pair each with its CSV line."""
     lines = plain_lines(text)
-    skipped = _Skipped()
-    from_csv = csv_rows(lines, source, skipped)
-    from_tables = parse_tables(lines, source, skipped)
-    runs: list[ImportedRun] = []
-    for row in paired(from_csv, from_tables):
+    rows: Iterable[BonnieRow] = csv_rows(lines, source, skipped)
+    if any(TABLE_HEADER.search(line) for line in lines):
+        from_csv = list(rows)
+        rows = paired(from_csv, parse_tables(lines, source, skipped))
+    found = False
+    for row in rows:
         try:
-            runs.append(_run(row, source, suffixed=row.fmt.startswith("bonnie++ table")))
+            run = _run(row, source, suffixed=row.fmt.startswith("bonnie++ table"))
         except ImportFormatError as error:
             skipped(error)
-    if not runs:
+            continue
+        found = True
+        yield run
+    if not found:
         if skipped.errors:
             raise min(skipped.errors, key=lambda e: e.line)
         raise ImportFormatError(source, 1, "no bonnie++ CSV line or result table found")
-    return [replace(run, warnings=skipped.warning()) for run in runs]
 
 
 def _run(row: BonnieRow, source: str, *, suffixed: bool) -> ImportedRun:

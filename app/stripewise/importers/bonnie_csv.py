@@ -10,7 +10,7 @@ it is named in a warning, never dropped in silence nor joined to the line before
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from stripewise.importers.bonnie_fields import BonnieRow, io_spec, size_bytes
 from stripewise.model.imported_run import ImportFormatError, digits
@@ -85,13 +85,15 @@ def _fields(line: str) -> list[str]:
     return [f.strip().strip('"').strip() for f in line.strip().split(",")]
 
 
-def csv_rows(lines: list[str], source: str, skip: Skip) -> list[BonnieRow]:
-    rows: list[BonnieRow] = []
+def csv_rows(lines: list[str], source: str, skip: Skip) -> Iterator[BonnieRow]:
+    """The CSV lines' rows in file order, one at a time (a file of 100,000 runs is never
+    held as rows); what cannot be read goes to `skip`."""
     used: set[int] = set()  # lines joined to the line before them
     kinds: dict[int, str | None] = {}  # of the next line, found while joining a wrapped one
     for index, line in enumerate(lines):
         kind = kinds.pop(index) if index in kinds else csv_kind(line)
-        if index in used:
+        if index in used:  # forgotten once passed: the set holds a line's pieces at most
+            used.discard(index)
             continue
         number = index + 1
         if kind is None:
@@ -107,8 +109,7 @@ def csv_rows(lines: list[str], source: str, skip: Skip) -> list[BonnieRow]:
             continue
         used.update(range(index + 1, index + pieces))
         row.lines = list(range(number, number + pieces))
-        rows.append(row)
-    return rows
+        yield row
 
 
 def _expected(kind: str, fields: list[str]) -> tuple[int, ...]:

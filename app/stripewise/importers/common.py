@@ -12,7 +12,7 @@ import codecs
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from stripewise.model.imported_run import ImportedRun, ImportFormatError, text_lines
 
@@ -134,3 +134,29 @@ def by_column(values: list[Token], edges: list[int], *, source: str, line: int) 
         shift = token.end - edges[best]
         column = best + 1
     return cells
+
+
+Key = TypeVar("Key")
+
+
+class SharedNames(Generic[Key]):
+    """Runs of one file sharing a name (bonnie++ -x 3) get `#1`, `#2`... to tell them apart,
+    numbered as they come: a run whose name came before gets its number at once, and the
+    first of that name is named again when the second comes (in `renamed`, for the caller to
+    apply and clear). Holds a count per distinct name, never the runs."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._firsts: dict[str, Key] = {}
+        self.renamed: list[tuple[Key, str]] = []
+
+    def name(self, name: str, key: Key) -> str:
+        """The name of the run `key` (its index, its id) named `name` in the file."""
+        count = self._counts.get(name, 0) + 1
+        self._counts[name] = count
+        if count == 1:
+            self._firsts[name] = key
+            return name
+        if count == 2:
+            self.renamed.append((self._firsts.pop(name), f"{name} #1"))
+        return f"{name} #{count}"
