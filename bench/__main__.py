@@ -33,9 +33,10 @@ Figures:
   group-drive  driving that group run: the driver's CPU (fio's apart) and its total against
             the sum of its hosts' results
   history-pg  `stripewise history list` of 10,000 runs on a throw-away PostgreSQL server: the
-            store query in-process and the whole command
-  compare   1,000 runs of 3,600 samples: the History list opening, a 4-run comparison loading
-            and its window filled (offscreen), and the database's bytes per sample
+            store query in-process and the whole command; `--limit 50` at 1,000 and 100,000 runs
+  compare   1,000 runs of 3,600 samples: the History list opening (and at 100,000 runs), a
+            4-run comparison loading and its window filled (offscreen), and the database's
+            bytes per sample
   udev-dump `udevadm info --export-db` dumps of 1 to 64 MiB, text and --json: reading, parsing
             and building the map, peak memory, and how each grows from 16 to 64 MiB
   remote    `stripewise --remote` from its start to the first frame a VNC client (vncdotool,
@@ -268,8 +269,21 @@ def measure_compare(runs: int, scratch: str) -> list[Figure]:
         env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
+    from bench.history_big import sqlite_history
+
+    big = sqlite_history(100_000, scratch)  # built fast, no samples: the list reads none
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.history_compare", "--list-only", big, str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=True,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
+    opens = json.loads(done.stdout.strip().splitlines()[-1])["list_ms"]
     return [
         Figure("History list opens, 1,000 runs (offscreen)", result["list_ms"], 200),
+        Figure("History list opens, 100,000 runs (offscreen)", opens, 200),
         Figure("comparison of 4 runs x 3,600 samples: load", result["compare_load_ms"], 300),
         Figure("comparison window of 4 runs: open to filled", result["compare_window_ms"], 300),
         Figure("database bytes per sample", [result["bytes_per_sample"]], unit="bytes"),
@@ -291,9 +305,14 @@ def measure_history_pg(runs: int) -> list[Figure]:
         print(done.stderr.strip(), file=sys.stderr)
         return []
     result = json.loads(done.stdout.strip().splitlines()[-1])
+    paged = [result[f"limit50_{runs}"] for runs in (1_000, 100_000)]
     return [
         Figure("  store query, 10,000 runs on PostgreSQL", result["store_ms"], 300),
         Figure("History list, 10,000 runs on PostgreSQL", result["command_ms"], 300),
+        Figure("history list --limit 50, 1,000 runs on PostgreSQL", paged[0]["command_ms"], 300),
+        Figure("history list --limit 50, 100,000 runs on PostgreSQL", paged[1]["command_ms"], 300),
+        Figure("  its first 50, 1,000 runs on PostgreSQL", paged[0]["store_ms"], 100),
+        Figure("  its first 50, 100,000 runs on PostgreSQL", paged[1]["store_ms"], 100),
     ]
 
 

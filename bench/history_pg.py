@@ -1,6 +1,8 @@
 """History list of 10,000 runs on PostgreSQL: the store query in-process and the whole
 `stripewise history list` command, on a throw-away server on a unix socket (Debian's
-`postgresql` package, as the tests start it).
+`postgresql` package, as the tests start it); and `history list --limit 50` (its first page
+in-process, the whole command) at 1,000 and 100,000 runs. Each history is written by COPY in
+one transaction (bench.history_big), in seconds.
 
 `python -m bench.history_pg [RUNS]` prints the figures as one JSON line; `--explain` prints the
 listing query's plan (EXPLAIN ANALYZE) instead, to see where the time goes.
@@ -15,10 +17,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.fixtures import seed_history
+from bench.history_big import fill_postgresql, listing_ms
 
 RUNS_IN_HISTORY = 10_000
-SAMPLES_PER_RUN = 10  # the listing reads no samples; fewer keep seeding short
+PAGED_SIZES = (1_000, 100_000)
 
 
 def _time_ms(work: Callable[[], object], repeats: int) -> list[float]:
@@ -77,11 +79,16 @@ def main() -> int:
     server = started_server()
     try:
         url = server.url(server.create_database())
-        seed_history(url, runs=RUNS_IN_HISTORY, samples_per_run=SAMPLES_PER_RUN)
+        fill_postgresql(url, RUNS_IN_HISTORY)
         if "--explain" in sys.argv:
             print(explain(url))
             return 0
-        print(json.dumps(measure(url, repeats)))
+        found: dict[str, object] = dict(measure(url, repeats))
+        for runs in PAGED_SIZES:
+            paged = server.url(server.create_database())
+            fill_postgresql(paged, runs)
+            found[f"limit50_{runs}"] = listing_ms(paged, repeats)
+        print(json.dumps(found))
     finally:
         server.remove()
     return 0
