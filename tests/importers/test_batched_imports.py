@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from stripewise.cli import main
 from stripewise.cli.json_text import indented_json
+from stripewise.history import imports as history_imports
 from stripewise.history.database import Database, open_database
 from stripewise.history.imports import BATCH_RUNS, import_file, import_runs, open_results
 from stripewise.history.models import hosts, results, runs
@@ -233,3 +234,16 @@ def test_the_command_prints_what_it_stored(tmp_path: Path) -> None:
         assert [(m["phase"], m["metric"], m["unit"], m["value"]) for m in run["metrics"]] == [
             (r.phase, r.metric, r.unit, r.value) for r in made.results
         ]
+
+
+def test_a_large_import_leaves_no_write_ahead_log_behind(
+    sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert sqlite_db.sqlite_path is not None
+    wal = sqlite_db.sqlite_path.with_name(sqlite_db.sqlite_path.name + "-wal")
+    import_file(sqlite_db, _file(tmp_path, "small.csv", bonnie_csv(3)))
+    assert wal.stat().st_size > 0, "below the threshold the log is left to SQLite"
+    monkeypatch.setattr(history_imports, "LARGE_WAL_BYTES", 1)
+    ids = import_file(sqlite_db, _file(tmp_path, "many.csv", bonnie_csv(MANY, machines=True)))
+    assert wal.stat().st_size == 0, "truncated once committed"
+    assert len(stored(sqlite_db)) == 3 + len(ids)
