@@ -7,20 +7,54 @@ frame loads none of them."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Protocol, TypeGuard
 
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QStatusBar, QWidget
 
 if TYPE_CHECKING:
     from stripewise.gui.bench_page import BenchPage
     from stripewise.gui.experiment_page import ExperimentPage
     from stripewise.gui.history_page import HistoryPage
-    from stripewise.gui.main_window import MainWindow
+    from stripewise.services.bench_session import BenchSession
+    from stripewise.services.group_bench import GroupBenchService
+    from stripewise.services.hardware import HardwareService
+    from stripewise.services.helper_client import HelperClient
+    from stripewise.services.history import HistoryService
+    from stripewise.services.host_groups import HostGroupsService
+    from stripewise.services.planner import PlannerService
+    from stripewise.services.system_info import SystemInfoService
 
 STATUS_MS = 15_000  # how long a page's message stays in the status bar
 
 
-def make_page(window: MainWindow, name: str) -> QWidget:
+class PageHost(Protocol):
+    """What the pages take from the main window (gui/main_window.py): its services, its status
+    bar, its other pages and what it does for them."""
+
+    history: HistoryService
+    system: SystemInfoService
+    hardware: HardwareService
+    helper: HelperClient
+    planner: PlannerService
+    bench_session: BenchSession
+    host_groups: HostGroupsService
+    group_bench: GroupBenchService
+    page_widgets: dict[str, QWidget]
+
+    def window(self) -> QWidget: ...  # the main window itself, as the services' parent
+
+    def statusBar(self) -> QStatusBar: ...
+
+    def compare_runs(self, run_ids: list[int]) -> object: ...
+
+    def import_results(self) -> None: ...
+
+    def export_runs(self, run_ids: list[int]) -> None: ...
+
+    def open_run(self, run_id: int) -> None: ...
+
+
+def make_page(window: PageHost, name: str) -> QWidget:
     """The page of view `name`, wired to the window's services and status bar."""
     if name == "history":
         return _history_page(window)
@@ -39,7 +73,7 @@ def make_page(window: MainWindow, name: str) -> QWidget:
         from stripewise.services.tuning import TuningService
 
         tuning_page = TuningPage(
-            TuningService(window.helper, window),
+            TuningService(window.helper, window.window()),
             window.hardware,
             window.bench_session,
             planner=window.planner,
@@ -55,7 +89,7 @@ def make_page(window: MainWindow, name: str) -> QWidget:
     raise ValueError(f"no page for view {name!r}")
 
 
-def _history_page(window: MainWindow) -> QWidget:
+def _history_page(window: PageHost) -> QWidget:
     from stripewise.gui.history_page import HistoryPage
 
     page = HistoryPage(window.history)
@@ -70,7 +104,7 @@ def _history_page(window: MainWindow) -> QWidget:
     return page
 
 
-def _hardware_page(window: MainWindow) -> QWidget:
+def _hardware_page(window: PageHost) -> QWidget:
     from stripewise.gui.hardware_page import HardwarePage
 
     page = HardwarePage(window.hardware, window.helper)
@@ -81,7 +115,7 @@ def _hardware_page(window: MainWindow) -> QWidget:
     return page
 
 
-def _bench_page(window: MainWindow) -> BenchPage:
+def _bench_page(window: PageHost) -> BenchPage:
     from stripewise.gui.bench_page import BenchPage
     from stripewise.gui.experiment_page import ExperimentPage
 
@@ -106,13 +140,13 @@ def _bench_page(window: MainWindow) -> BenchPage:
     return page
 
 
-def _experiment_page(window: MainWindow) -> ExperimentPage:
+def _experiment_page(window: PageHost) -> ExperimentPage:
     from stripewise.gui.experiment_page import ExperimentPage
     from stripewise.services.tuning import TuningService
 
     page = ExperimentPage(
         window.bench_session,
-        TuningService(window.helper, window),
+        TuningService(window.helper, window.window()),
         window.history,
         window.hardware,
         window.planner,
@@ -123,7 +157,7 @@ def _experiment_page(window: MainWindow) -> ExperimentPage:
     return page
 
 
-def _experiment_running(window: MainWindow, running: bool) -> None:
+def _experiment_running(window: PageHost, running: bool) -> None:
     """The Benchmark page's Start waits while an experiment drives its session."""
     bench = window.page_widgets.get("benchmark")
     if _is_bench_page(bench):
