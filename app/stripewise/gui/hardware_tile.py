@@ -41,17 +41,17 @@ _REMEASURE = frozenset({QEvent.Type.FontChange, QEvent.Type.StyleChange})
 _FONTS: dict[tuple[str, bool, bool], tuple[QFont, QFontMetrics]] = {}
 
 
-def _fonts(base: QFont, bold: bool, small: bool) -> tuple[QFont, QFontMetrics]:
+def _fonts(base: QFont, key: str, bold: bool, small: bool) -> tuple[QFont, QFontMetrics]:
     """A card's font for a line (bold, small) and its metrics, made once for all cards of one
-    font: a map of 480 cards made 16 a card each time it was measured and painted."""
-    key = (base.key(), bold, small)
-    if key not in _FONTS:
+    font (`key`, the base font's): a map of 480 cards made 16 a card each time it was
+    measured and painted."""
+    if (key, bold, small) not in _FONTS:
         font = QFont(base)
         if small:
             font.setPointSizeF(font.pointSizeF() * 0.85)
         font.setBold(bold)
-        _FONTS[key] = (font, QFontMetrics(font))
-    return _FONTS[key]
+        _FONTS[key, bold, small] = (font, QFontMetrics(font))
+    return _FONTS[key, bold, small]
 
 
 class SlotTile(QWidget):
@@ -68,6 +68,7 @@ class SlotTile(QWidget):
         self.planned = False
         self.health: HealthVerdict | None = None  # the disk's SMART verdict, once read
         self._hint: QSize | None = None
+        self._font_key: str | None = None  # its font's, until a font or style change
         self.setFixedHeight(TILE_SIZE.height())
         self.setMinimumWidth(TILE_SIZE.width() // 2)  # elided below its text's width
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -127,7 +128,7 @@ class SlotTile(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in _REMEASURE:
-            self._hint = None
+            self._hint, self._font_key = None, None
         super().changeEvent(event)
 
     def _measured(self) -> QSize:
@@ -205,10 +206,16 @@ class SlotTile(QWidget):
         return (disk.model if disk is not None else None) or "model unknown"
 
     def _font(self, *, bold: bool, small: bool) -> QFontMetrics:
-        return _fonts(self.font(), bold, small)[1]
+        return self._fonts(bold, small)[1]
 
     def _text_font(self, *, bold: bool = False, small: bool = False) -> QFont:
-        return _fonts(self.font(), bold, small)[0]
+        return self._fonts(bold, small)[0]
+
+    def _fonts(self, bold: bool, small: bool) -> tuple[QFont, QFontMetrics]:
+        if self._font_key is None:
+            self._font_key = self.font().key()
+        found = _FONTS.get((self._font_key, bold, small))
+        return found if found is not None else _fonts(self.font(), self._font_key, bold, small)
 
     @property
     def state_key(self) -> str | None:
