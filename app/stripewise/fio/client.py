@@ -6,6 +6,8 @@ per-host rates), and a process per host keeps a host's death that host's (its cl
 the others go on).
 SIGINT makes a client tell its server to stop the job (fio's own quit command) and print what
 ran; a client that does not end then is killed.
+Each client may write only in its working directory and its output file (`fio.confine`,
+Landlock): fio's client writes every log its server sends under the name the server gives.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from stripewise.fio import latency
+from stripewise.fio import confine, latency
 from stripewise.fio.client_output import JobFigures, LiveRates, parse_eta, parse_terse
 from stripewise.fio.jobs import Section
 from stripewise.fio.latency import JobLatency
@@ -59,7 +62,7 @@ class HostClient:
         self.label = label
         self.output = output
         self.cwd = cwd  # where the client writes the logs its server sends (fio.client_latency)
-        self.command = [
+        fio_command = [
             fio,
             f"--client={client_address(endpoint)}",
             str(job),
@@ -70,6 +73,11 @@ class HostClient:
             "--eta-newline=1",
             f"--eta-interval={eta_interval_ms}ms",
         ]
+        self.unconfined_reason = _unconfined_reason()  # None: Landlock confines the client
+        self.command = fio_command
+        if self.unconfined_reason is None:  # writes: the logs' directory and the output only
+            writable = cwd if cwd is not None else output.parent
+            self.command = confine.wrapper_command(sys.executable, writable, [output], fio_command)
         # (monotonic time read, rates), replaced whole by the reader: no lock needed
         self._live: tuple[float, LiveRates] | None = None
         self._eta_interval_s = eta_interval_ms / 1000
@@ -180,6 +188,18 @@ class HostClient:
                     self._live = (time.monotonic(), rates)
                 elif line and not line.startswith("Jobs:"):
                     self.said.append(line[:300])
+
+
+def _unconfined_reason() -> str | None:
+    """Why this machine's fio clients cannot be confined (no Landlock), None when they can. Any
+    other failure is the wrapper's to meet: it then refuses to start fio, saying why."""
+    try:
+        confine.landlock_abi()
+    except confine.LandlockUnavailable as exc:
+        return exc.reason
+    except OSError:
+        pass
+    return None
 
 
 def _read_some(fd: int) -> bytes:

@@ -58,12 +58,14 @@ from stripewise.protocol.events import (
     PhaseStarted,
     RunError,
     RunResult,
+    RunWarning,
     Sample,
 )
 from stripewise.protocol.group import TOTAL_HOST, GroupOutcome, HostOutcome, group_total
 
 PROBE_TIMEOUT_S = 5.0
 ENGINE = "fio"
+UNCONFINED_WARNING = "fio_unconfined"  # the `warning` code: no Landlock for the fio clients
 
 
 class GroupRunError(ValueError):
@@ -241,6 +243,7 @@ class GroupRunner:
             )
         if self.spec.logs_latency:
             self._latency = GroupLatency(self.run_id, self.spec, self._sections, logs, started_s)
+        self._say_if_unconfined()
         for host in self._hosts:  # started together, after every one is built
             if host.client is not None:
                 host.client.start()
@@ -258,6 +261,22 @@ class GroupRunner:
                         host=host.label,
                     )
                 )
+
+    def _say_if_unconfined(self) -> None:
+        """Once a run: the fio clients run without Landlock (fio.confine), so a hostile server
+        could have them write files outside their directories. Every client is on this
+        machine's kernel: they all are, or none is."""
+        reasons = [h.client.unconfined_reason for h in self._hosts if h.client is not None]
+        reason = next((r for r in reasons if r is not None), None)
+        if reason is not None:
+            self._emit(
+                RunWarning(
+                    self.run_id,
+                    UNCONFINED_WARNING,
+                    f"the fio clients are not confined to their directories ({reason}): a "
+                    "hostile fio server could make them write files anywhere you can",
+                )
+            )
 
     # -- following the run ---------------------------------------------------------------
 
