@@ -46,10 +46,10 @@ print(json.dumps(seen))
 """
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def landlock() -> None:
-    """These tests need a kernel with Landlock (5.13 on, enabled): skipped without, but CI
-    must have it (a confinement never tried must not pass)."""
+    """A test of real confinement needs a kernel with Landlock (5.13 on, enabled): skipped
+    without, but CI must have it (a confinement never tried must not pass)."""
     try:
         confine.landlock_abi()
     except confine.LandlockUnavailable as exc:
@@ -65,6 +65,7 @@ def confined(directory: Path, files: list[Path], command: list[str]) -> subproce
     )
 
 
+@pytest.mark.usefixtures("landlock")
 def test_a_confined_child_writes_inside_its_directory_and_its_files_only(tmp_path: Path) -> None:
     inside, output = tmp_path / "host0", tmp_path / "host0.terse"
     inside.mkdir()
@@ -88,6 +89,7 @@ def test_a_confined_child_writes_inside_its_directory_and_its_files_only(tmp_pat
     assert (inside / "relative.log").read_text() == output.read_text() == "x"
 
 
+@pytest.mark.usefixtures("landlock")
 def test_the_wrapper_starts_nothing_it_could_not_confine(tmp_path: Path) -> None:
     """A directory it cannot hold (gone, say): exit 126 and why, the program never run."""
     ran = tmp_path / "ran"
@@ -142,6 +144,7 @@ def run_hostile(tmp_path: Path, server: str, port: int) -> tuple[HostClient, Pat
     return client, outside, work
 
 
+@pytest.mark.usefixtures("landlock")
 def test_a_server_naming_logs_outside_gets_nothing_written_there(
     fio_servers: FioServers, tmp_path: Path
 ) -> None:
@@ -195,6 +198,7 @@ def group_spec(target: Path) -> BenchSpec:
     )  # 2 Hz: every job logs its latency histograms to its client
 
 
+@pytest.mark.usefixtures("landlock")
 def test_a_group_run_on_loopback_runs_confined_and_its_latency_logs_arrive(
     fio_servers: FioServers, tmp_path: Path
 ) -> None:
@@ -282,6 +286,7 @@ def test_the_version_query_turns_an_absence_into_a_reason(
     assert (client.command[1:4] == ["-I", "-m", "stripewise.fio.confine"]) is not absent
 
 
+@pytest.mark.usefixtures("landlock")
 def test_this_machine_has_landlock_and_every_write_is_handled() -> None:
     """The kernel here (6.18) has Landlock: group runs' clients are confined on it."""
     abi = confine.landlock_abi()

@@ -145,7 +145,8 @@ def handled_writes(abi: int) -> int:
 def restrict_writes(directory: Path, files: Sequence[Path] = ()) -> int:
     """Restrict this process (and what it execs or starts) to writing regular files inside
     `directory` and writing the `files` (created empty when missing); returns the ABI used.
-    Raises LandlockUnavailable or OSError, leaving the process unrestricted."""
+    Raises LandlockUnavailable or OSError, the process then unrestricted (it must not go on to
+    run what it was to confine)."""
     abi = landlock_abi()
     handled = handled_writes(abi)
     in_directory = (WRITE_FILE | MAKE_REG | REMOVE_FILE | TRUNCATE) & handled
@@ -192,7 +193,7 @@ def wrapper_command(
 ) -> list[str]:
     """The command line that runs `command` restricted to `directory` and `files`."""
     spelled = [arg for path in files for arg in ("--file", str(path))]
-    return [python, "-I", "-m", __name__, str(directory), *spelled, "--", *command]
+    return [python, "-I", "-m", "stripewise.fio.confine", str(directory), *spelled, "--", *command]
 
 
 USAGE = "usage: python -I -m stripewise.fio.confine DIR [--file PATH]... -- PROGRAM [ARG]..."
