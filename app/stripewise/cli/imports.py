@@ -117,8 +117,8 @@ def _run_json(run: StoredImport) -> dict[str, Any]:
         "format": run.record.format,
         "line": run.record.line,
         "metrics": [
-            {"phase": r.phase, "metric": r.metric, "unit": r.unit, "value": r.value}
-            for r in run.results
+            {"phase": phase, "metric": metric, "unit": unit, "value": value}
+            for phase, metric, unit, value in run.results
         ],
     }
 

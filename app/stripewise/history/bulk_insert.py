@@ -11,6 +11,7 @@ value's processed form is made once.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,10 +19,12 @@ from sqlalchemy import Connection, Table, insert
 
 
 class BulkInsert:
-    """INSERTs into `table` of rows holding the values of `columns`, in the caller's
-    transaction: each `write` is one executemany."""
+    """INSERTs into `table` of rows holding the values of `columns` (two or more), in the
+    caller's transaction: each `write` is one executemany."""
 
     def __init__(self, conn: Connection, table: Table, columns: Sequence[str]) -> None:
+        if len(columns) < 2:  # itemgetter of one name gives the value, not a tuple
+            raise ValueError("a bulk insert names two columns or more")
         dialect = conn.dialect
         compiled = insert(table).compile(
             dialect=dialect, column_keys=list(columns), for_executemany=True
@@ -30,30 +33,24 @@ class BulkInsert:
         self._sql = compiled.string
         self._positional = compiled.positional
         self._names = list(compiled.positiontup or ()) if compiled.positional else list(columns)
-        processors: list[Callable[[Any], Any] | None] = [
-            table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in self._names
-        ]
-        self._processors = processors
-        self._missing = [None if made is None else made(None) for made in processors]
+        self._values = operator.itemgetter(*self._names)
+        # (position, processor, what it makes of None) of each column that has a processor
+        self._processed: list[tuple[int, Callable[[Any], Any], Any]] = []
+        for index, name in enumerate(self._names):
+            process = table.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+            if process is not None:
+                self._processed.append((index, process, process(None)))
 
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
         if not rows:
             return
-        columns = list(zip(self._names, self._processors, self._missing, strict=True))
-        made = [
-            tuple(
-                row[name]
-                if process is None
-                else missing
-                if row[name] is None
-                else process(row[name])
-                for name, process, missing in columns
+        made: list[Any] = []
+        for row in rows:
+            values = list(self._values(row))
+            for index, process, missing in self._processed:
+                value = values[index]
+                values[index] = missing if value is None else process(value)
+            made.append(
+                tuple(values) if self._positional else dict(zip(self._names, values, strict=True))
             )
-            for row in rows
-        ]
-        if self._positional:
-            self._conn.exec_driver_sql(self._sql, made)
-        else:
-            self._conn.exec_driver_sql(
-                self._sql, [dict(zip(self._names, row, strict=True)) for row in made]
-            )
+        self._conn.exec_driver_sql(self._sql, made)
