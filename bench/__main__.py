@@ -235,6 +235,8 @@ def _gui_lag(measure: Callable[[str], dict[str, Any]], runs: int, label: str) ->
     return [
         Figure(f"{label}: longest", [float(f["max_ms"]) for f in figures], 33),
         Figure(f"{label}: p99", [float(f["p99_ms"]) for f in figures]),
+        # what a tick waited on a quiet machine, about: the lag also counts waiting for a CPU
+        Figure("  longest GUI-thread CPU between ticks", [float(f["max_cpu_ms"]) for f in figures]),
     ]
 
 
