@@ -70,13 +70,20 @@ class RunListing(QObject):
         if self._query == default and not self._terms and self._model.rowCount() <= len(newest):
             self._asked += 1
             self.shown = self._asked
-            self._count = self._history.run_count
+            self._count = len(newest) if len(newest) < PAGE_SIZE else None  # see `counted`
             self._show(
                 newest, len(newest) == PAGE_SIZE, Cursor.after(newest[-1]) if newest else None
             )
             self.listed.emit()
         else:
             self.relist(max(PAGE_SIZE, self._model.rowCount()))
+
+    def counted(self, count: int) -> None:
+        """Every listed run, counted after the newest page was shown."""
+        unordered = RunQuery(**{**self._query.__dict__, "by_id": False, "ascending": False})
+        if unordered == RunQuery() and not self._terms:
+            self._count = count
+            self._say()
 
     def set_filter(self, scope: str, text: str) -> None:
         try:
@@ -158,5 +165,6 @@ class RunListing(QObject):
         elif self.scope != "all":
             caption = f"{matched} of {total} ({SCOPES[self.scope].lower()})"
         else:
-            caption = f"{count_noun(count or shown, 'run')} in {self._history.display_url}"
+            listed = count_noun(count, "run") if count is not None else f"{shown}+ runs"
+            caption = f"{listed} in {self._history.display_url}"
         self.captionChanged.emit(caption)

@@ -164,6 +164,7 @@ class HistoryPage(QWidget):
         self.table.selectionModel().selectionChanged.connect(lambda *_a: self._selection_changed())
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         history.runsLoaded.connect(self.listing.show_newest)
+        history.runsCounted.connect(self.listing.counted)
         self.listing.listed.connect(self._listed)
         self.listing.captionChanged.connect(self._say_listed)
         history.failed.connect(self._say_failed)

@@ -173,6 +173,7 @@ class MainWindow(QMainWindow):
         self.system.probed.connect(self._on_system_report)
         self.system.failed.connect(self._on_system_failed)
         history.runsLoaded.connect(self._on_runs_loaded)
+        history.runsCounted.connect(lambda _count: self._on_runs_loaded([]))  # a long history
         history.runsAborted.connect(
             lambda ids: self.statusBar().showMessage(
                 f"{count_noun(len(ids), 'run')} left running by a crash marked aborted, "

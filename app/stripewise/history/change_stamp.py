@@ -2,10 +2,11 @@
 bench --save`, `import`, another window, a colleague on the team database) add runs to the
 database an open window shows.
 
-A stamp is read by one query of four aggregates, each from an index of migration 0013 (no run
-row is read); on SQLite the database and WAL files' sizes and times are looked at first, so
-an idle window costs two stat() calls per poll. Edits made elsewhere (a rename, a tag) change
-no stamp: Refresh (F5) reads those.
+A stamp is read by one query of three aggregates, each from an index of migration 0013 that
+holds few entries or is read from its end (no run row is read, however long the history); on
+SQLite the database and WAL files' sizes and times are looked at first, so an idle window
+costs two stat() calls per poll. Edits made elsewhere (a rename, a tag) change no stamp:
+Refresh (F5) reads those.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from stripewise.history.models import runs
 
 @dataclass(frozen=True)
 class Stamp:
-    """Listed runs, the newest id, runs in the trash, runs still running (one ending or left
-    aborted elsewhere changes it)."""
+    """The newest id (a run added), runs in the trash (deleted, restored or purged: a listed
+    run leaves the list only through it), runs still running (one ending or left aborted
+    elsewhere). Listed runs are not counted: a count reads every index entry."""
 
-    listed: int
     newest_id: int
     in_trash: int
     running: int
@@ -34,7 +35,6 @@ class Stamp:
 def read_stamp(db: Database) -> Stamp:
     top = runs.c.parent_run_id.is_(None)  # a group run's host runs are not listed
     counted = (
-        select(func.count()).where(runs.c.deleted_at.is_(None), top),  # ix_runs_listed
         select(func.coalesce(func.max(runs.c.id), 0)).where(top),  # the primary key, from its end
         select(func.count()).where(runs.c.deleted_at.is_not(None), top),  # ix_runs_trashed
         select(func.count()).where(runs.c.status == "running", top),  # ix_runs_running

@@ -70,6 +70,7 @@ class HistoryService(QObject):
     (edits, imports, labels, abort marking, the run recorder's) goes through `writer`."""
 
     runsLoaded = Signal(list)  # list[RunSummary]: the newest page (PAGE_SIZE); run_count all
+    runsCounted = Signal(int)  # every listed run, counted after a full newest page was shown
     runsAborted = Signal(list)  # ids of runs a crash left `running`, marked aborted at start
     spoolSynced = Signal(str)  # what a sync of runs kept on this computer did, in one line
     failed = Signal(str)
@@ -80,7 +81,9 @@ class HistoryService(QObject):
         self._store = HistoryStore(db)
         self.writer = SerialWriter()
         self.runs: list[RunSummary] | None = None  # the newest page, as last listed
-        self.run_count = 0  # every listed run, counted with that page
+        # every listed run: the page's length when it is not full, else counted after it (a
+        # count reads every index entry: the list is shown first); the last count meanwhile
+        self.run_count = 0
         self._loads = 0  # listings started; several run at once after quick edits
         self._shown_load = 0
         self._stamp: Stamp | None = None  # of the listing shown
@@ -194,8 +197,9 @@ class HistoryService(QObject):
                 purge_experiments(db, TRASH_KEPT)  # with their runs, gone as long
             stamp = read_stamp(db)  # before the listing: a run added between is listed next
             newest = store.list_page(RunQuery(), None, PAGE_SIZE)
-            more = Cursor.after(newest[-1]) if len(newest) == PAGE_SIZE else None
-            return aborted, RunPage(newest, more, stamp.listed), stamp  # counted once, there
+            if len(newest) < PAGE_SIZE:  # every listed run
+                return aborted, RunPage(newest, None, len(newest)), stamp
+            return aborted, RunPage(newest, Cursor.after(newest[-1]), None), stamp
 
         self._loads += 1
         number = self._loads
@@ -212,8 +216,21 @@ class HistoryService(QObject):
         self._shown_load = number
         self._stamp = stamp
         self.runs = page.runs
-        self.run_count = page.count or 0
+        if page.count is not None:
+            self.run_count = page.count
+        else:  # shown before it is counted, then counted
+            store = self._store
+            run_in_background(
+                lambda: store.count_listed(RunQuery()),
+                lambda count: self._on_counted(number, count),
+                self._on_failure,
+            )
         self.runsLoaded.emit(page.runs)
+
+    def _on_counted(self, number: int, count: int) -> None:
+        if number == self._shown_load:  # else a newer listing counts again
+            self.run_count = count
+            self.runsCounted.emit(count)
 
     def list_page(
         self,
