@@ -85,9 +85,14 @@ class UdevSource(DeviceSource):
 
         self._pyudev = pyudev
         self._pyudev_list = udev_list_iterate
-        self._context = context or pyudev.Context()
-        self._sys = str(self._context.sys_path)
+        # made when first asked for: pyudev finds libudev anew for each (ldconfig -p, 20 ms)
+        self._context = context
+        self._sys = str(context.sys_path) if context is not None else "/sys"  # pyudev's too
         self._cache: dict[str, DeviceRecord | None] = {}
+        # Without udev's database (a container, a umockdev testbed) libudev's record of a device
+        # is its uevent file and its links, read here in a few calls: libudev tries the missing
+        # database file again for each property it hands out (31 times for a testbed's disk).
+        self._uevent_only = not Path(UDEV_DATABASE).is_dir()
         self.mounts = mounts if mounts is not None else read_mount_table()
         self.kind = "udev" if self._has_udev_database() else "sysfs"
         self.host = HostIdentity(
@@ -149,12 +154,17 @@ class UdevSource(DeviceSource):
 
     def device(self, path: str) -> DeviceRecord | None:
         if path not in self._cache:
-            try:
-                found = self._pyudev.Devices.from_sys_path(self._context, self._sys + path)
-                self._cache[path] = self._record(found)
-            except Exception:  # not a device (plain directory) or vanished: both are normal
-                self._cache[path] = None
+            read = uevent_record(self._sys, path) if self._uevent_only else None
+            self._cache[path] = read or self._libudev_record(path)  # None: libudev decides
         return self._cache[path]
+
+    def _libudev_record(self, path: str) -> DeviceRecord | None:
+        if self._context is None:
+            self._context = self._pyudev.Context()
+        try:
+            return self._record(self._pyudev.Devices.from_sys_path(self._context, self._sys + path))
+        except Exception:  # not a device (plain directory) or vanished: both are normal
+            return None
 
     def devices_of(self, subsystem: str) -> list[DeviceRecord]:
         return self._listed(subsystem)
@@ -181,6 +191,68 @@ class UdevSource(DeviceSource):
             return None
         resolved = os.path.normpath(os.path.join(os.path.dirname(link), target))
         return resolved.removeprefix(self._sys) if resolved.startswith(self._sys) else None
+
+
+def uevent_record(sys_root: str, path: str) -> DeviceRecord | None:
+    """The device at `path` (a devpath) as libudev reads it without a database: DEVPATH, the
+    uevent file's keys (DEVNAME under /dev), SUBSYSTEM, sorted by name as libudev lists them;
+    the subsystem and driver from their links. None for anything else to ask libudev: not under
+    /devices, no uevent or subsystem, a path through a link (libudev resolves it), a file
+    sd-device would read differently."""
+    where = f"{sys_root}{path}"
+    if not path.startswith("/devices/") or "/." in path or "//" in path or path.endswith("/"):
+        return None
+    try:
+        with open(f"{where}/uevent", "rb") as handle:
+            data = handle.read(_MAX_ATTR_BYTES)
+        subsystem_link = os.readlink(f"{where}/subsystem")
+    except OSError:
+        return None
+    # sysfs links climb to its root: as many steps up as the real path is deep
+    if subsystem_link.count("../") != path.count("/") or (data and not data.endswith(b"\n")):
+        return None
+    if b"\r" in data or len(data) >= _MAX_ATTR_BYTES:
+        return None
+    properties = {"DEVPATH": path}
+    number: dict[str, str] = {}
+    for line in data.decode("utf-8", "replace").split("\n"):
+        key, equals, value = line.partition("=")
+        if not equals:
+            continue  # blank or invalid: sd-device passes over it
+        if key in ("MAJOR", "MINOR"):
+            number[key] = value
+        elif key == "DEVNAME":
+            properties[key] = value if value.startswith("/") else f"/dev/{value}"
+        elif key in _PARSED_KEYS and not (key == "DISKSEQ" and _is_number(value)):
+            return None  # checked and stored by sd-device in its own way
+        else:
+            properties[key] = value
+    if number and not (len(number) == 2 and all(map(_is_number, number.values()))):
+        return None
+    subsystem = subsystem_link.rsplit("/", 1)[-1]
+    properties |= number | {"SUBSYSTEM": subsystem}
+    try:
+        driver: str | None = os.readlink(f"{where}/driver").rsplit("/", 1)[-1]
+    except OSError:
+        driver = None
+    return DeviceRecord(
+        path=path,
+        subsystem=subsystem,
+        devtype=properties.get("DEVTYPE"),
+        driver=driver,
+        properties=dict(sorted(properties.items())),  # libudev's list is sorted by name
+        links=tuple(link.removeprefix("/dev/") for link in properties.get("DEVLINKS", "").split()),
+    )
+
+
+def _is_number(text: str) -> bool:
+    """What sd-device parses back to the same text (a disk sequence number, major, minor)."""
+    return text.isascii() and text.isdigit() and len(text) < 10
+
+
+UDEV_DATABASE = "/run/udev/data"
+# uevent keys sd-device parses (a number, a mode) before it keeps them
+_PARSED_KEYS = frozenset({"IFINDEX", "DEVMODE", "DEVUID", "DEVGID", "DISKSEQ", "DEVPATH"})
 
 
 def blkid_type(devnode: str, pass_fds: tuple[int, ...] = ()) -> str | None:
