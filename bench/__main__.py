@@ -2,7 +2,9 @@
 
 Figures:
   startup   process start -> first frame of the main window, real X11 window under Xvfb, and
-            of a minimal PySide6 window (the floor) in the same run
+            of a minimal PySide6 window (the floor) in the same run; then the real window on
+            to everything it loads at start (pages, history listed, inventory drawn): when, and
+            the GUI thread's longest stall from its first frame until then
   history   `stripewise history list` on a database of 1,000 runs: the store query in-process
             and the whole command as a user runs it; `--limit 50` at 1,000 and 100,000 runs
   hardware  inventory of the 48-disk Sun X4500 umockdev testbed plus drawing its map, and the
@@ -112,7 +114,7 @@ def measure_startup(runs: int, db_url: str) -> list[Figure]:
     display = start_xvfb()
     try:
         command = [*_stripewise(), "--db", db_url, "--bench-startup"]
-        window, floor = startup_samples(runs, command, display.name)
+        window, floor, loading = startup_samples(runs, command, display.name, db_url)
     finally:
         display.stop()
     return [
@@ -124,7 +126,14 @@ def measure_startup(runs: int, db_url: str) -> list[Figure]:
             2,
             unit="ratio",
         ),
+        Figure("start to all loaded: pages, history, inventory", _of(loading, "loaded_ms")),
+        Figure("  GUI longest stall, first frame to loaded", _of(loading, "max_ms"), 100),
+        Figure("  its GUI thread CPU, longest between two ticks", _of(loading, "max_cpu_ms")),
     ]
+
+
+def _of(samples: list[dict[str, float]], key: str) -> list[float]:
+    return [sample[key] for sample in samples]
 
 
 def _time_ms(work: Callable[[], object], runs: int) -> list[float]:
