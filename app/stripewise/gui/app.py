@@ -1,16 +1,21 @@
 """Start the GUI: application object, theme, main window, history; also --screenshot mode.
 
 The window's frame is shown first; the history is opened, the services made and the pages built
-after its first frame (issue 36): nothing the frame does not draw is imported before it.
+after its first frame (issue 36): nothing the frame does not draw is imported before it. After
+it, the GUI thread never waits long: the services' and pages' modules are imported and the
+history opened on a background thread, and the pages made one per turn of the event loop, so
+input and repaints are served between them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,10 +25,10 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from stripewise import APP_ID, APP_NAME
-from stripewise.gui.main_window import EARLY_VIEWS, MainWindow, WindowServices
+from stripewise.gui.main_window import EARLY_VIEWS, PLAIN_VIEWS, MainWindow, WindowServices
 from stripewise.gui.theme import ThemeController
 from stripewise.resources import resource
-from stripewise.services.tasks import wait_for_background_tasks
+from stripewise.services.tasks import run_in_background, wait_for_background_tasks
 
 if TYPE_CHECKING:  # the history (SQLAlchemy, its migrations) loads after the first frame
     from stripewise.services import history as history_service
@@ -31,6 +36,25 @@ if TYPE_CHECKING:  # the history (SQLAlchemy, its migrations) loads after the fi
 EXIT_USAGE = 2
 SCREENSHOT_TIMEOUT_MS = 30_000
 UNEXPOSED_START_MS = 1_000  # a window never exposed (on a hidden workspace) still loads
+# What the services and the pages made at start load, imported on a background thread after
+# the first frame (imports are thread-safe). None of these modules, nor any they import, makes
+# a Qt object in its body (pyqtgraph's are QColor, QPainterPath and QTransform values, safe on
+# any thread): widgets, pixmaps and timers are made on the GUI thread, when a page is made.
+BACKGROUND_IMPORTS = (
+    "stripewise.services.history",  # SQLAlchemy, the migrations
+    "stripewise.services.hardware",  # the inventory, pyudev
+    "stripewise.services.helper_client",
+    "stripewise.services.system_info",
+    "stripewise.services.bench_session",
+    "stripewise.services.group_bench",
+    "stripewise.services.host_groups",
+    "stripewise.services.planner",
+    "stripewise.services.tuning",
+    "stripewise.gui.hardware_page",
+    "stripewise.gui.planner_page",
+    "stripewise.gui.tuning_page",
+    "stripewise.gui.history_page",  # pyqtgraph and numpy, in its run detail
+)
 
 
 def app_icon() -> QIcon:
@@ -64,6 +88,13 @@ def _error(message: str) -> None:
     print(f"stripewise: error: {message}", file=sys.stderr)
 
 
+def import_background_modules() -> None:
+    """Off the GUI thread: BACKGROUND_IMPORTS, so that making the services and pages imports
+    nothing."""
+    for name in BACKGROUND_IMPORTS:
+        importlib.import_module(name)
+
+
 def open_history(cli_url: str | None, interactive: bool) -> history_service.HistoryService | None:
     """Open the database, explaining failures; offers to move a corrupt SQLite file aside."""
     from stripewise.services import history as history_service
@@ -71,15 +102,22 @@ def open_history(cli_url: str | None, interactive: bool) -> history_service.Hist
     while True:
         try:
             return history_service.HistoryService.open(history_service.resolve_url(cli_url))
-        except history_service.CorruptDatabaseError as exc:
-            _error(str(exc))
-            if not interactive or not _offer_move_aside(exc):
-                return None
         except history_service.DatabaseError as exc:
-            _error(str(exc))
-            if interactive:
-                QMessageBox.critical(None, "Stripewise cannot open its history", str(exc))
-            return None
+            if not _explain_refusal(exc, interactive):
+                return None
+
+
+def _explain_refusal(exc: Exception, interactive: bool) -> bool:
+    """Says why the history cannot be opened; True when the user moved a corrupt file aside
+    and it may be opened again."""
+    from stripewise.services import history as history_service
+
+    _error(str(exc))
+    if isinstance(exc, history_service.CorruptDatabaseError):
+        return interactive and _offer_move_aside(exc)
+    if interactive:
+        QMessageBox.critical(None, "Stripewise cannot open its history", str(exc))
+    return False
 
 
 def _offer_move_aside(exc: history_service.CorruptDatabaseError) -> bool:
@@ -144,8 +182,11 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
 
 
 class _Start(QObject):
-    """After the first frame: the history opened, the services made and handed to the window
-    (which makes the page on show), then the other pages and the background loading."""
+    """After the first frame: the modules imported and the history opened off the GUI thread;
+    then, one step per turn of the event loop, the services made and handed to the window
+    (which makes the page on show), each other early page and the background loading; once it
+    is loaded, the other plain pages (the History page, caught up with what was listed), made
+    then so that no loading thread contends with them for the interpreter."""
 
     def __init__(self, window: MainWindow, args: argparse.Namespace, interactive: bool) -> None:
         super().__init__(window)
@@ -154,17 +195,46 @@ class _Start(QObject):
         self.interactive = interactive
         self.history: history_service.HistoryService | None = None
         self.refused = False  # the history could not be opened: the window closes, exit 2
+        self._steps: list[Callable[[], object]] = []
 
     def open(self) -> None:
         if not self.window.isVisible():
             return  # closed before its first frame (Ctrl+C)
-        history = open_history(self.args.db, self.interactive)
-        if history is None:
-            self.refused = True
-            self.window.close()
-            QApplication.quit()
+        # a failed import is left to the GUI thread's own, which raises it as before
+        run_in_background(
+            import_background_modules,
+            lambda _none: self._open_history(),
+            lambda _exc: self._open_history(),
+        )
+
+    def _open_history(self) -> None:
+        if not self.window.isVisible():
             return
+        from stripewise.services import history as history_service
+
+        try:
+            url = history_service.resolve_url(self.args.db)
+        except history_service.DatabaseError as exc:
+            self._refused(exc)
+            return
+        history_service.open_in_background(url, self._opened, self._refused)
+
+    def _refused(self, exc: Exception) -> None:
+        from stripewise.services import history as history_service
+
+        if not isinstance(exc, history_service.DatabaseError):  # a fault, not the user's
+            traceback.print_exception(exc)
+        elif _explain_refusal(exc, self.interactive):
+            self._open_history()  # moved aside: a fresh history
+            return
+        self.refused = True
+        self.window.close()
+        QApplication.quit()
+
+    def _opened(self, history: history_service.HistoryService) -> None:
         self.history = history
+        if not self.window.isVisible():
+            return  # closed while it opened: closed with the others by run_gui
         from stripewise.services.hardware import HardwareService
         from stripewise.services.helper_client import HelperClient
         from stripewise.services.system_info import SystemInfoService
@@ -177,17 +247,27 @@ class _Start(QObject):
             inventory_file=self.args.inventory,
         )
         self.window.attach(services)
-        QTimer.singleShot(0, self._load)  # once the page on show has been drawn
+        window = self.window
+        later = [name for name in PLAIN_VIEWS if name not in EARLY_VIEWS]
+        window.loaded.connect(lambda: self._queue([self._page_step(name) for name in later]))
+        # once the page on show has been drawn; the early pages hear the loading's first answers
+        self._queue([*(self._page_step(name) for name in EARLY_VIEWS), window.start_loading])
 
-    def _load(self) -> None:
-        if self.window.isVisible():
-            self.window.build_pages(EARLY_VIEWS)
-            self.window.start_loading()
-            QTimer.singleShot(0, self._build_the_rest)  # the History page, while it loads
+    def _page_step(self, name: str) -> Callable[[], None]:
+        return lambda: self.window.build_pages([name])  # nothing when made already (shown)
 
-    def _build_the_rest(self) -> None:
-        if self.window.isVisible():
-            self.window.build_pages()
+    def _queue(self, steps: list[Callable[[], object]]) -> None:
+        idle = not self._steps
+        self._steps.extend(steps)
+        if idle:
+            QTimer.singleShot(0, self, self._next_step)
+
+    def _next_step(self) -> None:
+        """One step, then the event loop's turn: input and repaints wait one step at most."""
+        if self._steps and self.window.isVisible():
+            self._steps.pop(0)()
+            if self._steps:
+                QTimer.singleShot(0, self, self._next_step)
 
 
 class _CloseOnSignals:

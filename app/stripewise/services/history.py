@@ -38,6 +38,7 @@ __all__ = [  # the listing's names too: the GUI asks this service, never the his
     "RunPage",
     "RunQuery",
     "move_aside",
+    "open_in_background",
     "parse_query",
     "resolve_url",
 ]
@@ -50,6 +51,19 @@ CompareSeries = dict[int, Series]  # run id -> phase -> (s since the phase began
 
 def resolve_url(cli_url: str | None) -> str:
     return database.resolve_database_url(cli_url)
+
+
+def open_in_background(
+    url: str,
+    on_open: Callable[[HistoryService], None],
+    on_failure: Callable[[Exception], None],
+) -> None:
+    """`HistoryService.open` with the opening and migrating off the GUI thread (a file's
+    checks, a migration, a team server's round trips); the service, a QObject, is made on the
+    GUI thread once the database is open. Failures are the DatabaseErrors `open` raises."""
+    run_in_background(
+        lambda: database.open_database(url), lambda db: on_open(HistoryService(db)), on_failure
+    )
 
 
 def move_aside(path: Path) -> Path:
