@@ -5,7 +5,8 @@ fio's client writes each log its server sends under the name in the server's mes
 could name any file the desktop user can write. Here a real fio server sends logs named
 outside (an absolute name and `../`), as a hostile one would; the same client unconfined
 writes them there, confined it cannot. And a real group run on loopback servers still runs
-confined, its latency logs arriving; without Landlock it runs and says so once.
+confined, its latency logs arriving; without Landlock it runs and says so once. What a
+confined client may read: test_fio_client_reads_confined.py.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ for path in sys.argv[1:]:
         seen[path] = "ok"
     except OSError as exc:
         seen[path] = errno.errorcode[exc.errno]
-with open("/etc/hostname") as f:  # reading stays allowed
+with open("/etc/hosts") as f:  # reading what a program needs of the system stays allowed
     seen["read"] = "ok" if f.read() is not None else "?"
 print(json.dumps(seen))
 """
+# a confined Python reads no site (its venv's pyvenv.cfg lies outside what it may read)
+PYTHON = [sys.executable, "-S"]
 
 
 @pytest.fixture
@@ -58,8 +61,10 @@ def landlock() -> None:
         pytest.skip(exc.reason)
 
 
-def confined(directory: Path, files: list[Path], command: list[str]) -> subprocess.Popen[str]:
-    wrapped = confine.wrapper_command(sys.executable, directory, files, command)
+def confined(
+    directory: Path, files: list[Path], command: list[str], reads: tuple[Path, ...] = ()
+) -> subprocess.Popen[str]:
+    wrapped = confine.wrapper_command(sys.executable, directory, files, command, reads)
     return subprocess.Popen(
         wrapped, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -77,7 +82,7 @@ def test_a_confined_child_writes_inside_its_directory_and_its_files_only(tmp_pat
         "../escaped",
         "/tmp/stripewise-confine-test-outside",
     ]
-    child = confined(inside, [output], [sys.executable, "-c", TRY_WRITES, *tries])
+    child = confined(inside, [output], [*PYTHON, "-c", TRY_WRITES, *tries])
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err
     seen = json.loads(out)
@@ -288,8 +293,10 @@ def test_the_version_query_turns_an_absence_into_a_reason(
 
 @pytest.mark.usefixtures("landlock")
 def test_this_machine_has_landlock_and_every_write_is_handled() -> None:
-    """The kernel here (6.18) has Landlock: group runs' clients are confined on it."""
+    """The kernel here (6.18) has Landlock: group runs' clients are confined on it, reads
+    included at every ABI."""
     abi = confine.landlock_abi()
     assert abi >= 3
     assert confine.handled_writes(abi) & confine.TRUNCATE
     assert confine.handled_writes(1) & confine.TRUNCATE == 0  # ABI 1 cannot restrict it
+    assert confine.handled_rights(1) & confine.READS == confine.READS  # reads: from ABI 1 on

@@ -6,8 +6,9 @@ per-host rates), and a process per host keeps a host's death that host's (its cl
 the others go on).
 SIGINT makes a client tell its server to stop the job (fio's own quit command) and print what
 ran; a client that does not end then is killed.
-Each client may write only in its working directory and its output file (`fio.confine`,
-Landlock): fio's client writes every log its server sends under the name the server gives.
+Each client may write only in its working directory and its output file, and read only those,
+its job file and what fio needs of the system (`fio.confine`, Landlock): fio's client writes
+every log its server sends under the name the server gives, and sends it any file it names.
 """
 
 from __future__ import annotations
@@ -75,9 +76,11 @@ class HostClient:
         ]
         self.unconfined_reason = _unconfined_reason()  # None: Landlock confines the client
         self.command = fio_command
-        if self.unconfined_reason is None:  # writes: the logs' directory and the output only
+        if self.unconfined_reason is None:  # the logs' directory, the output and the job only
             writable = cwd if cwd is not None else output.parent
-            self.command = confine.wrapper_command(sys.executable, writable, [output], fio_command)
+            self.command = confine.wrapper_command(
+                sys.executable, writable, [output], fio_command, reads=[job]
+            )
         # (monotonic time read, rates), replaced whole by the reader: no lock needed
         self._live: tuple[float, LiveRates] | None = None
         self._eta_interval_s = eta_interval_ms / 1000

@@ -1,20 +1,31 @@
-"""Start a program that may write only inside one directory: Landlock, then exec.
+"""Start a program that may write only inside one directory and read only what it needs.
 
-`python -I -m stripewise.fio.confine DIR [--file PATH]... -- PROGRAM [ARG]...` restricts
-itself and then replaces itself with PROGRAM, so the restriction holds for PROGRAM and every
-process it starts. A group run's `fio --client` is started this way (fio.client.HostClient):
-fio's client writes each log its server sends under the name in the server's message
-(client.c, `fio_client_handle_iolog`: `open(name + "." + host)`, relative to its working
-directory), so a hostile server could otherwise have it create or overwrite any file the
-desktop user can, by an absolute name or `../` (docs/security.md, "Group runs' fio clients").
+`python -I -m stripewise.fio.confine DIR [--file PATH]... [--read PATH]... -- PROGRAM [ARG]...`
+restricts itself with Landlock and then replaces itself with PROGRAM, so the restriction holds
+for PROGRAM and every process it starts. A group run's `fio --client` is started this way
+(fio.client.HostClient), because its server is trusted for nothing (docs/security.md, "Group
+runs' fio clients"): fio's client writes each log its server sends under the name in the
+server's message (client.c, `fio_client_handle_iolog`: `open(name + "." + host)`, relative to
+its working directory), and sends back any file its server names (`FIO_NET_CMD_SENDFILE`,
+client.c `fio_send_file`: meant for a verify state kept on the client).
 
-What is restricted: every way of changing the filesystem Landlock knows at the kernel's ABI
-(writing into files, creating, removing, renaming and linking anything, truncating). What stays
-allowed: inside DIR, creating, writing, truncating and removing regular files (fio's logs);
-each `--file` (created empty when missing), writing and truncating it (fio's `--output`). fio
-3.33's client opens nothing else for writing (strace of a group run's client); reading and
-executing stay allowed everywhere (its job file, its libraries), as do the network and the
-descriptors it inherits (its pipe to Stripewise).
+Writes: every way of changing the filesystem Landlock knows at the kernel's ABI is handled
+(writing into files, creating, removing, renaming and linking anything, truncating). Allowed:
+inside DIR, creating, writing, truncating and removing regular files (fio's logs); each
+`--file` (created empty when missing), reading, writing and truncating it (fio's `--output`,
+opened read-write). fio 3.33's client opens nothing else for writing.
+
+Reads and execution (handled at every ABI): allowed are DIR and the `--file`s (fio lists and
+reads its working directory), each `--read` (its job file), the system's programs and libraries
+(`SYSTEM_TREES`: read and execute), the few system files a dynamically linked fio reads as it
+starts and resolves a host's name (`SYSTEM_READS`, found by strace of a real client of a real
+server), and PROGRAM's own installation when it lies outside the system's trees (the resolved
+program, and its prefix's library directories when it sits in a `bin`: never the user's home as
+a whole). Nothing else: not the home directory, not /tmp, not /run/user.
+
+Untouched: what Landlock never restricts (a file's metadata: `stat` still tells whether a path
+exists and its size; the network; signals; the descriptors PROGRAM inherits, its pipe to
+Stripewise).
 
 A re-exec wrapper rather than subprocess's `preexec_fn`: the driver has threads, and between
 fork and exec only async-signal-safe work is safe; a fresh interpreter is single-threaded.
@@ -29,7 +40,9 @@ import ctypes
 import errno
 import os
 import platform
+import shutil
 import signal
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,9 +56,11 @@ _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 EXIT_NOT_CONFINED = 126  # as a shell says of a command it could not run
 
-# LANDLOCK_ACCESS_FS_*: the rights that change the filesystem (reading, listing and executing
-# are never handled, so they stay allowed)
+# LANDLOCK_ACCESS_FS_*: every right up to ABI 3 is handled (IOCTL_DEV, ABI 5, is not)
+EXECUTE = 1 << 0
 WRITE_FILE = 1 << 1
+READ_FILE = 1 << 2
+READ_DIR = 1 << 3
 REMOVE_DIR = 1 << 4
 REMOVE_FILE = 1 << 5
 MAKE_CHAR = 1 << 6
@@ -57,6 +72,7 @@ MAKE_BLOCK = 1 << 11
 MAKE_SYM = 1 << 12
 REFER = 1 << 13  # ABI 2: moving or linking a file into another directory
 TRUNCATE = 1 << 14  # ABI 3
+READS = EXECUTE | READ_FILE | READ_DIR
 _WRITES_ABI_1 = (
     WRITE_FILE
     | REMOVE_DIR
@@ -69,6 +85,35 @@ _WRITES_ABI_1 = (
     | MAKE_BLOCK
     | MAKE_SYM
 )
+# the rights a rule on a file (not a directory) may carry
+_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE
+
+# read and execute: the system's programs and libraries (a merged /usr or not; locales and
+# zoneinfo are in /usr/share); missing ones are skipped
+SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+# read only: what a dynamically linked fio 3.33 client reads as it starts (the loader's cache,
+# libnuma's and libndctl's looks at CPUs, nodes and NVDIMM buses, its own status and the
+# filesystems for its libraries) and to resolve a host's name (glibc's resolver), and the
+# random device; missing ones are skipped
+SYSTEM_READS = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.preload",
+    "/etc/localtime",
+    "/etc/locale.alias",  # Debian's /usr/share/locale/locale.alias links to it
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/libnl",
+    "/proc/self",  # the wrapper's /proc/PID: the program it execs keeps the pid
+    "/proc/filesystems",
+    "/sys/devices/system/cpu",
+    "/sys/devices/system/node",
+    "/sys/bus/nd/devices",
+    "/dev/urandom",
+)
+_PROGRAM_LIBRARIES = ("lib", "lib64", "libexec")  # beside a program's `bin`: its prefix's
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -142,24 +187,79 @@ def handled_writes(abi: int) -> int:
     return _WRITES_ABI_1 | (REFER if abi >= 2 else 0) | (TRUNCATE if abi >= 3 else 0)
 
 
-def restrict_writes(directory: Path, files: Sequence[Path] = ()) -> int:
-    """Restrict this process (and what it execs or starts) to writing regular files inside
-    `directory` and writing the `files` (created empty when missing); returns the ABI used.
-    Raises LandlockUnavailable or OSError, the process then unrestricted (it must not go on to
-    run what it was to confine)."""
-    abi = landlock_abi()
-    handled = handled_writes(abi)
-    in_directory = (WRITE_FILE | MAKE_REG | REMOVE_FILE | TRUNCATE) & handled
-    rules = [(os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC), in_directory)]
+def handled_rights(abi: int) -> int:
+    """Every right restricted at the kernel's ABI: the writes and the reads (ABI 1 on)."""
+    return handled_writes(abi) | READS
+
+
+def resolve_program(name: str) -> Path:
+    """The file `name` runs, as execvp would find it on PATH, its links resolved;
+    FileNotFoundError when there is none."""
+    found = name if "/" in name else shutil.which(name)
+    if found is None or not os.access(found, os.X_OK):
+        raise FileNotFoundError(errno.ENOENT, f"{name}: not found")
+    return Path(os.path.realpath(found))
+
+
+def _beneath(path: Path, trees: Sequence[str]) -> bool:
+    return any(path.is_relative_to(os.path.realpath(tree)) for tree in trees)
+
+
+def program_reads(program: Path) -> list[Path]:
+    """What `program` (resolved) may read and execute of its own installation when it lies
+    outside the system's trees: itself and, in a `bin` or `sbin`, its prefix's library
+    directories (a fio built with `--prefix=$HOME/.local`: its engines in lib/fio); never the
+    whole prefix, which may be the user's home."""
+    if _beneath(program, SYSTEM_TREES):
+        return []
+    grants = [program]
+    if program.parent.name in ("bin", "sbin"):
+        grants += [program.parent.parent / name for name in _PROGRAM_LIBRARIES]
+    return grants
+
+
+def _rule(path: Path, allowed: int) -> tuple[int, int] | None:
+    """A descriptor of `path` (its links followed: the rule holds what it leads to) and the
+    rights a rule on it may carry (a file takes file rights only); None when it is missing."""
     try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        allowed &= _FILE_RIGHTS
+    return fd, allowed
+
+
+def restrict(
+    directory: Path,
+    files: Sequence[Path] = (),
+    reads: Sequence[Path] = (),
+    program: Path | None = None,
+) -> int:
+    """Restrict this process (and what it execs or starts) to writing regular files inside
+    `directory` and writing the `files` (created empty when missing), and to reading those,
+    the `reads`, the system's files a program needs and `program`'s own installation (the
+    module's docstring); returns the ABI used. Raises LandlockUnavailable or OSError, the
+    process then unrestricted (it must not go on to run what it was to confine)."""
+    abi = landlock_abi()
+    handled = handled_rights(abi)
+    in_directory = (READ_FILE | READ_DIR | WRITE_FILE | MAKE_REG | REMOVE_FILE | TRUNCATE) & handled
+    rules: list[tuple[int, int]] = []
+    try:
+        rules.append((os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC), in_directory))
         for path in files:  # no link followed: the driver's own private directory holds them
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
-            rules.append(
-                (
-                    os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC),
-                    (WRITE_FILE | TRUNCATE) & handled,
-                )
-            )
+            written = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+            rules.append((written, (READ_FILE | WRITE_FILE | TRUNCATE) & handled))
+        wanted = [(path, READ_FILE | READ_DIR) for path in reads]
+        wanted += [(Path(tree), READS) for tree in SYSTEM_TREES]
+        wanted += [(Path(path), READ_FILE | READ_DIR) for path in SYSTEM_READS]
+        wanted += [(path, READS) for path in program_reads(program)] if program else []
+        wanted += [(Path("/dev/null"), READ_FILE | WRITE_FILE)]  # programs open it by name
+        for path, allowed in wanted:
+            rule = _rule(path, allowed & handled)
+            if rule is not None:
+                rules.append(rule)
         attr = _RulesetAttr(handled)
         ruleset = _syscall(
             0, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
@@ -189,36 +289,53 @@ def restrict_writes(directory: Path, files: Sequence[Path] = ()) -> int:
 
 
 def wrapper_command(
-    python: str, directory: Path, files: Sequence[Path], command: Sequence[str]
+    python: str,
+    directory: Path,
+    files: Sequence[Path],
+    command: Sequence[str],
+    reads: Sequence[Path] = (),
 ) -> list[str]:
-    """The command line that runs `command` restricted to `directory` and `files`."""
+    """The command line that runs `command` confined to `directory`, `files` and `reads`."""
     spelled = [arg for path in files for arg in ("--file", str(path))]
+    spelled += [arg for path in reads for arg in ("--read", str(path))]
     return [python, "-I", "-m", "stripewise.fio.confine", str(directory), *spelled, "--", *command]
 
 
-USAGE = "usage: python -I -m stripewise.fio.confine DIR [--file PATH]... -- PROGRAM [ARG]..."
+USAGE = (
+    "usage: python -I -m stripewise.fio.confine DIR [--file PATH]... [--read PATH]..."
+    " -- PROGRAM [ARG]..."
+)
 
 
-def parse_arguments(argv: Sequence[str]) -> tuple[Path, list[Path], list[str]]:
-    """DIR, the `--file` paths and the command; ValueError (the usage) when malformed."""
+def parse_arguments(argv: Sequence[str]) -> tuple[Path, list[Path], list[Path], list[str]]:
+    """DIR, the `--file` paths, the `--read` paths and the command; ValueError (the usage)
+    when malformed."""
     if "--" not in argv:
         raise ValueError(USAGE)
     split = list(argv).index("--")
     head, command = list(argv[:split]), list(argv[split + 1 :])
     options = head[1:]
-    if not head or not command or len(options) % 2 or set(options[0::2]) - {"--file"}:
+    if not head or not command or len(options) % 2 or set(options[0::2]) - {"--file", "--read"}:
         raise ValueError(USAGE)
-    return Path(head[0]), [Path(path) for path in options[1::2]], command
+    named = list(zip(options[0::2], options[1::2], strict=True))
+    files = [Path(path) for option, path in named if option == "--file"]
+    reads = [Path(path) for option, path in named if option == "--read"]
+    return Path(head[0]), files, reads, command
 
 
 def main(argv: Sequence[str]) -> NoReturn:
     try:
-        directory, files, command = parse_arguments(argv)
+        directory, files, reads, command = parse_arguments(argv)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         sys.exit(2)
+    try:  # found before the restriction: PATH's other directories are then unreadable
+        program = resolve_program(command[0])
+    except OSError as exc:
+        print(f"stripewise: cannot run {command[0]}: {exc.strerror}", file=sys.stderr)
+        sys.exit(127)
     try:
-        restrict_writes(directory, files)
+        restrict(directory, files, reads, program)
     except OSError as exc:
         print(f"stripewise: {command[0]} not started: cannot confine it: {exc}", file=sys.stderr)
         sys.exit(EXIT_NOT_CONFINED)
@@ -226,7 +343,7 @@ def main(argv: Sequence[str]) -> NoReturn:
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     try:
-        os.execvp(command[0], command)
+        os.execv(program, command)
     except OSError as exc:
         print(f"stripewise: cannot run {command[0]}: {exc.strerror}", file=sys.stderr)
         sys.exit(127)
