@@ -185,7 +185,9 @@ class RecordingRelay:
         self._listener.close()
 
 
-def run_asking(tmp_path: Path, home: Path, server: FioServer) -> tuple[HostClient, bytes]:
+def run_asking(
+    tmp_path: Path, home: Path, server: FioServer, fio: str = "fio"
+) -> tuple[HostClient, bytes]:
     """A real client whose real server asks it for a file, the name leading (by a link in the
     client's directory, as a hostile server would name it outright) to the home's key; the
     client's bytes as its server got them."""
@@ -202,6 +204,7 @@ def run_asking(tmp_path: Path, home: Path, server: FioServer) -> tuple[HostClien
             job,
             tmp_path / "out.terse",
             eta_interval_ms=500,
+            fio=fio,
             cwd=work,
         )
         client.start()
@@ -232,6 +235,40 @@ def test_the_same_server_asking_unconfined_gets_the_users_key(
     client, sent = run_asking(tmp_path, home, server)
     assert client.unconfined_reason is not None
     assert SECRET in sent
+
+
+@pytest.mark.usefixtures("landlock")
+def test_a_fio_installed_in_the_home_runs_confined_and_reads_no_more_of_it(
+    fio_servers: FioServers, tmp_path: Path, home: Path
+) -> None:
+    """fio in the home's prefix (~/.local/bin): it runs, its own program granted, and the
+    home's key beside its prefix stays out of its server's reach."""
+    system_fio = shutil.which("fio")
+    assert system_fio is not None  # fio_servers has skipped (or failed in CI) without it
+    installed = home / ".local" / "bin" / "fio"
+    installed.parent.mkdir(parents=True)
+    shutil.copy2(system_fio, installed)
+    (server,) = fio_servers(1)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "job.fio").write_text("[plain]\nioengine=null\nrw=read\nbs=4k\nsize=1M\n")
+    client = HostClient(
+        "home-fio",
+        server.address,
+        plain / "job.fio",
+        plain / "out.terse",
+        eta_interval_ms=500,
+        fio=str(installed),
+        cwd=plain,
+    )
+    client.start()
+    assert client.wait() == 0, list(client.said)
+    assert client.unconfined_reason is None and len(client.jobs()) == 1
+    asking, sent = run_asking(tmp_path, home, server, fio=str(installed))
+    assert asking.command[asking.command.index("--") + 1] == str(installed)
+    assert SECRET not in sent
+    refused = f"failure on receiving state file {ASKED}: Permission denied"
+    assert refused in _eventually(server.log, refused)
 
 
 def _eventually(log: Path, text: str, timeout_s: float = 10.0) -> str:
