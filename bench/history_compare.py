@@ -158,14 +158,7 @@ def measure(url: str, runs: int) -> dict[str, object]:
         loop.exec()
         signal.disconnect(loop.quit)
 
-    def open_list() -> None:
-        history.load_runs()
-        wait_for(history.runsLoaded)  # connected after the page: it has filled its table
-        assert page.model.rowCount() > 0  # the newest page, or every run before paging
-        page.model.set_runs([])  # the next round fills it again
-
-    open_list()  # warm
-    listing = _median_ms(open_list, runs)
+    listing = opening_ms(history, page, runs)
     ids = [10, 20, 30, 40]
     store = HistoryStore(history.database)
     loading = _median_ms(lambda: load_comparison(store, ids, None), runs)
@@ -209,7 +202,6 @@ def _file_bytes(url: str) -> int:
 def list_opens(url: str, runs: int) -> list[float]:
     """The History list opening alone, on a history built fast (bench.history_big)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
     from stripewise.gui.history_page import HistoryPage
@@ -220,20 +212,43 @@ def list_opens(url: str, runs: int) -> list[float]:
     page = HistoryPage(history)
     page.resize(1000, 700)
     page.show()
-
-    def open_list() -> None:
-        loop = QEventLoop()
-        history.runsLoaded.connect(loop.quit)  # after the page's: it has filled its table
-        history.load_runs()
-        loop.exec()
-        history.runsLoaded.disconnect(loop.quit)
-        assert page.model.rowCount() > 0
-        page.model.set_runs([])
-
-    open_list()  # warm
-    found = _median_ms(open_list, runs)
+    found = opening_ms(history, page, runs)
     history.close()
     return found
+
+
+def opening_ms(history: Any, page: Any, runs: int) -> list[float]:
+    """From asking for the list to the page's table filled (runsLoaded, connected after the
+    page's), blocking in an event loop as the GUI waits. A long history's count, read after
+    its newest page is shown (runsCounted), is waited for untimed: else it would run into the
+    next round's time."""
+    from PySide6.QtCore import QEventLoop
+
+    counted = getattr(history, "runsCounted", None)  # a version that shows before counting
+
+    def wait(signal: Any, ask: Any = None) -> None:
+        loop = QEventLoop()
+        signal.connect(loop.quit)
+        if ask is not None:
+            ask()
+        loop.exec()
+        signal.disconnect(loop.quit)
+
+    samples = []
+    for _ in range(runs + 1):  # the first round warms
+        arrived: list[int] = []
+        if counted is not None:
+            counted.connect(arrived.append)
+        started = time.perf_counter()
+        wait(history.runsLoaded, history.load_runs)
+        samples.append((time.perf_counter() - started) * 1000)
+        assert page.model.rowCount() > 0  # the newest page, or every run before paging
+        if counted is not None:
+            if history.run_count != page.model.rowCount() and not arrived:
+                wait(counted)
+            counted.disconnect(arrived.append)
+        page.model.set_runs([])  # the next round fills it again
+    return samples[1:]
 
 
 if __name__ == "__main__":
