@@ -3,8 +3,9 @@
 It comes up in two steps, so that its first frame costs little more than Qt's own: made, it is
 the frame (every page's name, the menus, the status bar, the view asked for selected) and has
 loaded no service, no page and no database. `attach` hands it the services once the history is
-open and makes the page on show; `build_pages` makes the other plain pages. The Benchmark and
-Experiment pages (pyqtgraph) are made when first shown (gui/window_pages.py).
+open and makes the page on show; `build_pages` makes the other plain pages (gui/app.py asks for
+one per turn of the event loop). The Benchmark and Experiment pages (pyqtgraph) are made when
+first shown (gui/window_pages.py).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ DEFAULT_SIZE = QSize(1180, 780)
 LAZY_VIEWS = ("benchmark", "experiment")  # pyqtgraph: made when first shown
 PLAIN_VIEWS = tuple(name for name in VIEW_NAMES if name not in LAZY_VIEWS)
 # made before the loading starts, so each hears its service's first answers; the History page
-# (pyqtgraph in its run detail) may come after, caught up with the runs listed by then
+# (pyqtgraph in its run detail) may come after, caught up with the runs listed by then (gui/app.py
+# makes it once the loading is done, when no loading thread contends with it)
 EARLY_VIEWS = ("hardware", "planner", "tuning")
 NOTICE_MS = 30_000  # how long the window's own messages stay in the status bar
 

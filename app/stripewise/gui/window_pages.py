@@ -1,8 +1,9 @@
 """The main window's pages, each made when the window first needs it: the one on show as soon as
-the services are attached, the other plain pages right after (the History page once the loading
-has started, caught up with what it listed), the Benchmark and Experiment pages (pyqtgraph) when
-first shown. Each page module is imported here, when its page is made, so the window's first
-frame loads none of them."""
+the services are attached, the other plain pages right after, one per turn of the event loop
+(the History page once the loading is done, caught up with what it listed), the Benchmark and
+Experiment pages (pyqtgraph) when first shown. Each page module is imported here, when its page
+is made, so the window's first frame loads none of them (gui/app.py has them imported on a
+background thread before the pages are made)."""
 
 from __future__ import annotations
 
