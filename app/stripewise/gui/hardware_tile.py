@@ -39,6 +39,8 @@ HEALTH_BADGES: dict[str, tuple[str, QColor]] = {  # a verdict's badge: its word 
 
 _REMEASURE = frozenset({QEvent.Type.FontChange, QEvent.Type.StyleChange})
 _FONTS: dict[tuple[str, bool, bool], tuple[QFont, QFontMetrics]] = {}
+_WIDTHS: dict[tuple[str, bool, bool, str], int] = {}  # (font key, bold, small, text) -> width
+_MAX_WIDTHS = 20_000
 
 
 def _fonts(base: QFont, key: str, bold: bool, small: bool) -> tuple[QFont, QFontMetrics]:
@@ -132,15 +134,30 @@ class SlotTile(QWidget):
         super().changeEvent(event)
 
     def _measured(self) -> QSize:
-        disk, small = self.slot.disk, self._font(bold=False, small=True)
+        disk = self.slot.disk
         if disk is None:
-            lines = [small.horizontalAdvance(self.slot.note or "empty")]
+            lines = [self._advance(self.slot.note or "empty", bold=False, small=True)]
         else:  # the name with the size on its right; the model on a line of its own
-            name = self._font(bold=True, small=False).horizontalAdvance(disk.name)
-            size = self._font(bold=False, small=False).horizontalAdvance(self._size_text())
-            lines = [name + NAME_GAP + size, small.horizontalAdvance(self._model_text())]
-        text = max(small.horizontalAdvance(self.slot.title), *lines)
+            name = self._advance(disk.name, bold=True, small=False)
+            size = self._advance(self._size_text(), bold=False, small=False)
+            lines = [
+                name + NAME_GAP + size,
+                self._advance(self._model_text(), bold=False, small=True),
+            ]
+        text = max(self._advance(self.slot.title, bold=False, small=True), *lines)
         return QSize(max(TILE_SIZE.width(), TEXT_LEFT + text + TEXT_RIGHT + 1), TILE_SIZE.height())
+
+    def _advance(self, text: str, *, bold: bool, small: bool) -> int:
+        """A line's width in its font, measured once for all cards: a map of one model's
+        disks repeats its model, size and port texts hundreds of times."""
+        metrics = self._font(bold=bold, small=small)  # knows the font's key from here on
+        key = (self._font_key or "", bold, small, text)
+        width = _WIDTHS.get(key)
+        if width is None:
+            if len(_WIDTHS) >= _MAX_WIDTHS:  # texts of many maps read in a long session
+                _WIDTHS.clear()
+            width = _WIDTHS[key] = metrics.horizontalAdvance(text)
+        return width
 
     def _disk_lines(self) -> list[tuple[QRect, str, bool, bool, bool]]:
         """(where, text as shown, bold, small, right-aligned) of a disk's lines: its port,
