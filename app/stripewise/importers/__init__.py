@@ -70,14 +70,17 @@ class ParsedFile:
         return list(self._warnings)
 
     def raw_runs(self) -> Iterator[ImportedRun]:
-        """The runs under the tools' own names and units, in file order, each checked."""
+        """The runs under the tools' own names and units, in file order, each checked; they
+        are taken once (this or `runs`), the file's text let go as it is parsed."""
         text, source = self._text, self.source_name
+        self._text = ""  # the parse holds what it needs of it
         if self.format == "bonnie":
             skipped = bonnie.Skipped()
             runs: Iterable[ImportedRun] = bonnie.parse_runs(text, source, skipped)
         else:  # fio's JSON and iozone's reports are read whole: one document, few runs
             skipped = None
             runs = {"fio": fio.parse, "iozone": iozone.parse}[self.format](text, source)
+        del text
         for run in runs:
             check_run(run, source)
             self._warnings.update(dict.fromkeys(run.warnings))
