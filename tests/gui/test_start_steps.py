@@ -4,6 +4,9 @@ thread, then the services, each page and the loading one per turn of the event l
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +105,57 @@ def test_a_history_that_cannot_open_closes_the_window(qtbot, tmp_path: Path) -> 
         window.close()
         window.deleteLater()
         assert QThreadPool.globalInstance().waitForDone(10_000)
+
+
+MAKE_THE_PAGES = """
+import sys
+from PySide6.QtCore import QSettings
+from stripewise.gui.app import create_application, import_background_modules
+from stripewise.gui.main_window import PLAIN_VIEWS, MainWindow, WindowServices
+from stripewise.services import history as history_service
+
+app = create_application()
+folder = sys.argv[1]
+window = MainWindow(QSettings(folder + "/settings.ini", QSettings.Format.IniFormat))
+import_background_modules()
+opened = []
+history_service.open_in_background(
+    "sqlite:///" + folder + "/history.db", opened.append, lambda exc: opened.append(exc)
+)
+while not opened:
+    app.processEvents()
+history = opened[0]
+before = set(sys.modules)
+from stripewise.services.hardware import HardwareService
+from stripewise.services.helper_client import HelperClient
+from stripewise.services.system_info import SystemInfoService
+
+helper = HelperClient(options=["--state-dir", folder + "/helper-state"])
+services = WindowServices(history, SystemInfoService(), HardwareService(history), helper)
+window.attach(services)
+window.build_pages(PLAIN_VIEWS)
+print(" ".join(sorted(set(sys.modules) - before)))
+window.close()
+history.close()
+"""
+# what the GUI thread must not import as it makes the services and pages: gui/app.py's
+# BACKGROUND_IMPORTS has loaded it on a background thread before
+HEAVY = ("pyqtgraph", "numpy", "sqlalchemy", "alembic", "pyudev", "stripewise.history",
+         "stripewise.inventory", "stripewise.services", "stripewise.gui")  # fmt: skip
+
+
+def test_the_pages_and_services_are_made_without_importing_anything_heavy(tmp_path: Path) -> None:
+    """In a fresh interpreter: after the background imports, making the services and every
+    page made at start imports none of the heavy modules on the GUI thread."""
+    done = subprocess.run(
+        [sys.executable, "-c", MAKE_THE_PAGES, str(tmp_path)],
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    imported = done.stdout.split()
+    heavy = [name for name in imported if name.startswith(HEAVY)]
+    assert heavy == [], f"imported while the pages were made: {heavy}"
