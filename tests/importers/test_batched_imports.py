@@ -221,11 +221,17 @@ def test_the_report_is_laid_out_as_json_dumps_lays_it(value: object) -> None:
     assert indented_json(value, "    ") == json.dumps(value, indent=2).replace("\n", "\n    ")
 
 
-def test_the_command_prints_what_it_stored(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["sqlite", "postgresql"])
+def test_the_command_prints_what_it_stored(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    if where == "postgresql":
+        url = request.getfixturevalue("postgres_url")
     path = _file(tmp_path, "many.csv", bonnie_csv(BATCH_RUNS + 3))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["--db", f"sqlite:///{tmp_path / 'h.db'}", "import", "--json", str(path)]) == 0
+        assert main(["--db", url, "import", "--json", str(path)]) == 0
     printed = json.loads(out.getvalue())["runs"]
     expected = parse(path.read_text(), "many.csv")
     assert [r["id"] for r in printed] == list(range(1, BATCH_RUNS + 4))
