@@ -172,7 +172,8 @@ def _not_a_disk(source: DeviceSource, record: DeviceRecord) -> bool:
     multipathed NVMe namespace (the namespace itself is listed once)."""
     if record.prop("ID_CDROM") == "1" or _NOT_DISKS.match(record.name):
         return True
-    return source.attribute(record.path, "hidden") == "1"
+    # only NVMe's per-path disks are ever hidden: a read saved for every other disk
+    return record.name.startswith("nvme") and source.attribute(record.path, "hidden") == "1"
 
 
 def _is_partition(record: DeviceRecord) -> bool:
@@ -200,8 +201,10 @@ def _holder_graph(source: DeviceSource, records: list[DeviceRecord]) -> _Graph:
     for record in records:
         for upper in source.entries(f"{record.path}/holders"):
             graph.link(record.name, upper)
-        for lower in source.entries(f"{record.path}/slaves"):
-            graph.link(lower, record.name)
+        # only md, dm and their kin (all virtual) are built on slaves: not listed for the rest
+        if record.path.startswith("/devices/virtual/"):
+            for lower in source.entries(f"{record.path}/slaves"):
+                graph.link(lower, record.name)
         for member in member_names(record, by_node):
             graph.link(member, record.name)
         partition_of = _DM_PARTITION.match(record.prop("DM_UUID") or "")

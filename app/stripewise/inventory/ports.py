@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from stripewise.model.topology import Transport
 from stripewise.system.device_sources import DeviceRecord, DeviceSource
@@ -146,13 +147,22 @@ def _ata_port(
 _PATA = frozenset({"pata_amd", "pata_atiixp", "pata_jmicron", "pata_via", "pata_legacy"})
 
 
+# A source's ports' numbers, read once: a disk's port and its controller's list of ports both
+# ask (960 reads for 480 disks, not 480). Weak: forgotten with the source it was read from.
+_port_numbers: WeakKeyDictionary[DeviceSource, dict[str, int | None]] = WeakKeyDictionary()
+
+
 def ata_port_number(source: DeviceSource, ctrl: str, ata: str) -> int | None:
     """libata's port_no (1-based) from the ata_port class device, as udev's path_id reads it."""
-    text = source.attribute(f"{ctrl}/{ata}/ata_port/{ata}", "port_no")
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
+    known = _port_numbers.setdefault(source, {})
+    path = f"{ctrl}/{ata}/ata_port/{ata}"
+    if path not in known:
+        text = source.attribute(path, "port_no")
+        try:
+            known[path] = int(text) if text is not None else None
+        except ValueError:
+            known[path] = None
+    return known[path]
 
 
 def ata_ports(source: DeviceSource, ctrl: str) -> list[tuple[str, int]]:
