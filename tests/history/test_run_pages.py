@@ -109,6 +109,15 @@ def _check_pages_and_filters(store: HistoryStore) -> None:
         assert _paged(store, query, 2) == expected, query
         assert _paged(store, query, 1) == expected, query
         assert store.count_listed(query) == len(expected), query
+    # as typed by an admin (host=Server1 for server1): each filter ignores case
+    for typed, stored in (
+        (RunQuery(host="NODE-b"), RunQuery(host="node-b")),
+        (RunQuery(target="/SRV/A"), RunQuery(target="/srv/a")),
+        (RunQuery(engine="FIO"), RunQuery(engine="fio")),
+        (RunQuery(tag="NVMe"), RunQuery(tag="nvme")),
+    ):
+        assert _paged(store, typed, 2) == _expected(ids, stored), typed
+        assert store.count_listed(typed) == len(_expected(ids, stored)), typed
     assert _paged(store, RunQuery(ascending=True), 2) == _expected(ids, RunQuery())[::-1]
     assert _paged(store, RunQuery(by_id=True), 3) == sorted(ids, reverse=True)
     assert _paged(store, RunQuery(by_id=True, ascending=True), 3) == ids
@@ -116,6 +125,8 @@ def _check_pages_and_filters(store: HistoryStore) -> None:
     store.set_tags(ids[1], ["raid10"])  # no longer nvme: its run_tags row goes with it
     store.set_tags(ids[4], ["nvme", "nvme "])
     assert _paged(store, RunQuery(tag="nvme"), 2) == [ids[5], ids[4], ids[0]]
+    store.set_tags(ids[2], ["RAID10"])  # stored as written, found whatever the case
+    assert _paged(store, RunQuery(tag="raid10"), 2) == [ids[3], ids[2], ids[1]]
     store.set_baseline(ids[2], True)
     assert _paged(store, RunQuery(scope="baselines"), 2) == [ids[2]]
     store.delete_runs([ids[6], ids[3]])

@@ -25,6 +25,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    TextClause,
     TypeDecorator,
     false,
     text,
@@ -50,11 +51,12 @@ _LISTED = text("deleted_at IS NULL AND parent_run_id IS NULL")
 _RUNNING = text("status = 'running'")
 _TRASHED = text("deleted_at IS NOT NULL")
 _HOST_RUNS = text("parent_run_id IS NOT NULL")  # a group run's host runs (0010)
-LISTED_INDEXES: dict[str, tuple[str, ...]] = {
+# (a target and an engine lowered: the filters ignore case, history.run_pages)
+LISTED_INDEXES: dict[str, tuple[str | TextClause, ...]] = {
     "ix_runs_listed": (),
     "ix_runs_host_listed": ("host_id",),
-    "ix_runs_target_listed": ("target",),
-    "ix_runs_engine_listed": ("engine",),
+    "ix_runs_target_listed": (text("lower(target)"),),
+    "ix_runs_engine_listed": (text("lower(engine)"),),
 }
 
 
@@ -169,7 +171,7 @@ class RunTag(Base):
     reads its runs through `ix_run_tags_tag` instead of every run's JSON."""
 
     __tablename__ = "run_tags"
-    __table_args__ = (Index("ix_run_tags_tag", "tag", "run_id"),)
+    __table_args__ = (Index("ix_run_tags_tag", text("lower(tag)"), "run_id"),)
 
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     tag: Mapped[str] = mapped_column(String(255), primary_key=True)

@@ -4,7 +4,8 @@ A page ends at a row whose key (`started_at`, `id`), or `id` alone when ordered 
 page starts after: `WHERE (started_at, id) < (?, ?) ORDER BY started_at DESC, id DESC LIMIT n`
 reads n index entries wherever the page lies, where OFFSET would step over every row before it.
 Each filter the History page and `history list` offer is a column with an index of its own
-(migration 0013: host, target, engine, tag, and a date range of the listed order); terms on a
+(migration 0013: host, target, engine, tag, each whatever its case, and a date range of the
+listed order); terms on a
 run's context (`read_ahead_kb=4096`, a bare word) are matched in Python, page by page
 (`model.run_filter`), as they need the context's JSON.
 """
@@ -88,21 +89,28 @@ def _conditions(query: RunQuery) -> list[ColumnElement[bool]]:
         found.append(runs.c.baseline == true())
     elif query.scope == "imported":
         found.append(runs.c.source == "imported")
+    # each filter ignores case (an admin types host=Server1 for server1), lower() on both
+    # sides as migration 0013's expression indexes are made
     if query.host is not None:  # hosts is small: its ids first, then ix_runs_host_listed
-        named = select(hosts.c.id).where(hosts.c.hostname == query.host).scalar_subquery()
-        found.append(runs.c.host_id == named)
+        named = select(hosts.c.id).where(_same(hosts.c.hostname, query.host))
+        found.append(runs.c.host_id == named.scalar_subquery())
     if query.target is not None:
-        found.append(runs.c.target == query.target)
+        found.append(_same(runs.c.target, query.target))
     if query.engine is not None:
-        found.append(runs.c.engine == query.engine)
+        found.append(_same(runs.c.engine, query.engine))
     if query.tag is not None:
-        tagged = select(run_tags.c.run_id).where(run_tags.c.tag == query.tag)
+        tagged = select(run_tags.c.run_id).where(_same(run_tags.c.tag, query.tag))
         found.append(runs.c.id.in_(tagged))
     if query.since is not None:
         found.append(runs.c.started_at >= literal(query.since, runs.c.started_at.type))
     if query.before is not None:
         found.append(runs.c.started_at < literal(query.before, runs.c.started_at.type))
     return found
+
+
+def _same(column: ColumnElement[str], value: str) -> ColumnElement[bool]:
+    """The column's text equals `value` whatever the case of either."""
+    return func.lower(column) == func.lower(literal(value, column.type))
 
 
 def _day(text: str) -> datetime:
@@ -116,8 +124,8 @@ def _day(text: str) -> datetime:
 
 def parse_query(text: str, scope: str = "all") -> tuple[RunQuery, list[Term]]:
     """A filter as typed on the History page: `host=`, `target=`, `engine=`, `tag=`, `since=`
-    and `before=` (a day or an ISO time) go into the query, as typed (a target's case
-    matters); every other term (`read_ahead_kb=4096`, a word) is matched on each run's
+    and `before=` (a day or an ISO time) go into the query, matched whatever their case;
+    every other term (`read_ahead_kb=4096`, a word) is matched on each run's
     context and fields (`model.run_filter.matches`). ValueError: a date that is not one."""
     fields: dict[str, Any] = {}
     rest: list[Term] = []

@@ -368,7 +368,7 @@ class HistoryService(QObject):
             earlier = [
                 r.id
                 for r in store.list_page(RunQuery(target=target), None, None)
-                if r.id < run_id and r.status.finished
+                if r.id < run_id and r.status.finished and r.target == target  # its case too
             ]
             return max(earlier) if earlier else None
 

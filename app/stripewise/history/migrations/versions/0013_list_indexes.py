@@ -8,11 +8,13 @@ Create Date: 2026-11-28
 The listing reads a page at a time, newest first, by keyset (`(started_at, id) < (?, ?)`,
 history.run_pages): `ix_runs_listed` holds the listed runs (not in the trash, not a group
 run's host) in that order, and one index per filter the History page and `history list`
-offer (host, target, engine) leads with the filter's column in the same order; a date range
+offer (host, target, engine) leads with the filter's column in the same order (a target's and
+an engine's lowered: filters ignore case); a date range
 is a range of `ix_runs_listed`. `ix_runs_running` finds the runs still marked running, which
 every `history list` checks first. `run_tags` mirrors the JSON `runs.tags` (kept as the one
 written) through triggers, so no writer changes and none can forget it; a later migration that
-rebuilds `runs` (a SQLite batch) must create its triggers again. Nothing is rewritten: the
+rebuilds `runs` (a SQLite batch) must create its triggers again; a tag is looked up by its
+lowered text. Nothing is rewritten: the
 tags of the runs already stored are copied once.
 """
 
@@ -33,11 +35,13 @@ TRASHED = "deleted_at IS NOT NULL"
 RUNNING = "status = 'running'"
 HOST_RUNS = "parent_run_id IS NOT NULL"
 # index name -> its leading columns before (started_at, id)
-FILTERS = {
+# (an expression on lower(): a target, an engine and a tag match whatever their case, as a
+# hostname does, through `hosts` itself, small; run_pages compares lower() on both sides)
+FILTERS: dict[str, list[str | sa.TextClause]] = {
     "ix_runs_listed": [],
     "ix_runs_host_listed": ["host_id"],
-    "ix_runs_target_listed": ["target"],
-    "ix_runs_engine_listed": ["engine"],
+    "ix_runs_target_listed": [sa.text("lower(target)")],
+    "ix_runs_engine_listed": [sa.text("lower(engine)")],
 }
 
 # tags that are not a JSON array (never written so, but a trigger must not fail a write) give none
@@ -83,7 +87,7 @@ def upgrade() -> None:
             ["run_id"], ["runs.id"], name="fk_run_tags_run_id_runs", ondelete="CASCADE"
         ),
     )
-    op.create_index("ix_run_tags_tag", "run_tags", ["tag", "run_id"])
+    op.create_index("ix_run_tags_tag", "run_tags", [sa.text("lower(tag)"), "run_id"])
     if op.get_context().dialect.name == "postgresql":
         for statement in POSTGRESQL_TRIGGERS:
             op.execute(statement)
@@ -117,7 +121,7 @@ def downgrade() -> None:
     op.create_index("ix_runs_parent_run_id", "runs", ["parent_run_id"])
 
 
-def _partial(name: str, columns: list[str], where: str) -> None:
+def _partial(name: str, columns: list[str | sa.TextClause], where: str) -> None:
     op.create_index(
         name, "runs", columns, sqlite_where=sa.text(where), postgresql_where=sa.text(where)
     )
