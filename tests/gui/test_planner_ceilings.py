@@ -6,12 +6,16 @@ in the spread hint (pytest-qt, offscreen)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from html import unescape
 
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.history.database import open_database
+from stripewise.history.run_pages import PAGE_SIZE
+from stripewise.history.store import HistoryStore
 from stripewise.model.ceilings import Basis
 from stripewise.model.plan import RaidLevel
+from stripewise.model.run import RunStatus
 from tests.gui.test_planner_page import (  # noqa: F401  (fixtures: the testbed's snapshot, the page)
     card,
     free_disks,
@@ -19,7 +23,7 @@ from tests.gui.test_planner_page import (  # noqa: F401  (fixtures: the testbed'
     pytestmark,
     x4500_file,
 )
-from tests.planner.scaling_runs import save_scaling_run
+from tests.planner.scaling_runs import RECORDER, WHEN, save_scaling_run
 
 
 def test_the_card_shows_a_measured_ceiling_with_its_run(
@@ -54,6 +58,44 @@ def test_the_card_shows_a_measured_ceiling_with_its_run(
     assert "limited by controller" in figures
     hint = card(page, "md0").spread_text.text()
     assert f"share controller {controller}'s 120 MB/s link (measured 2026-11-20, run {run}" in hint
+
+
+def test_trashing_an_old_scaling_test_beyond_the_listed_page_reads_the_ceilings_again(
+    qtbot,
+    page: PlannerPage,  # noqa: F811 (the fixture)
+    db_url: str,
+) -> None:
+    """The History list reads only its newest page: the planner's check for a saved or
+    trashed scaling test reads the scaling tests apart, so an old one counts too."""
+    planner = page.planner
+    controller = planner.plan.controllers[2].id
+    members = tuple(free_disks(page, 2)[:4])
+    planner.add_array(RaidLevel.RAID0, members)
+    with open_database(db_url) as db:
+        run = save_scaling_run(
+            db, controller=controller, bus=None, disks=list(members), ceiling_mb_s=120.0,
+            knee=2, host_key=planner.plan.host,
+        )  # fmt: skip
+        store = HistoryStore(db)
+        host = store.ensure_host(RECORDER)
+        for hour in range(1, PAGE_SIZE + 2):  # a page and more of newer runs
+            newer = store.create_run(
+                host, name=f"fio {hour}", target="/srv/a", engine="fio", engine_version="3",
+                started_at=WHEN + timedelta(hours=hour),
+            )  # fmt: skip
+            store.finish_run(newer, RunStatus.COMPLETE)
+    history = planner.history
+    assert history is not None
+    history.load_runs()
+    qtbot.waitUntil(lambda: "measured" in card(page, "md0").figures.text(), timeout=10_000)
+    assert run not in [listed.id for listed in history.runs]  # not on the page read
+
+    history.edit(lambda store: store.delete_runs([run]))  # the list is read again after
+    qtbot.waitUntil(lambda: "measured" not in card(page, "md0").figures.text(), timeout=10_000)
+    figures = unescape(card(page, "md0").figures.text())
+    assert "catalog: MV88SX6081 8-port SATA II PCI-X Controller ~ 1,064 MB/s" in figures
+    prediction = planner.report.arrays[0].prediction
+    assert prediction is not None and prediction.basis.basis is not Basis.MEASURED
 
 
 def test_a_plan_with_no_ceiling_known_says_it_rests_on_a_guess(

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TypeGuard
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 
 from stripewise.history.connection import Database, driver_errors
 from stripewise.history.models import hosts, runs
@@ -50,6 +50,20 @@ def newest_ceilings(db: Database, host_key: str) -> tuple[MeasuredCeiling, ...]:
             if ceiling is not None:
                 found.setdefault((ceiling.kind, ceiling.link), ceiling)
     return tuple(found.values())
+
+
+def scaling_runs(db: Database) -> tuple[tuple[int, str], ...]:
+    """Every listed scaling test's id and status, oldest first: what the planner compares to
+    see one saved, finished or trashed, wherever it lies in the history (the list's pages hold
+    only the newest). Read through `ix_runs_engine_listed`, however long the history."""
+    query = (
+        select(runs.c.id, runs.c.status)
+        .where(func.lower(runs.c.engine) == SCALING_ENGINE)  # as the index is made (0013)
+        .where(runs.c.deleted_at.is_(None), runs.c.parent_run_id.is_(None))
+        .order_by(runs.c.id)
+    )
+    with driver_errors(db), db.engine.connect() as conn:
+        return tuple((row.id, row.status) for row in conn.execute(query))
 
 
 def _on_host(host_key: str) -> Any:

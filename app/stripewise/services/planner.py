@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from stripewise.history.ceilings import SCALING_ENGINE, newest_ceilings
+from stripewise.history.ceilings import newest_ceilings, scaling_runs
 from stripewise.history.measured import MeasuredArray
 from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import PlanReport
@@ -51,9 +51,10 @@ class PlannerService(QObject):
         self.path: Path | None = None
         self.saved_plans: list[tuple[str, Plan]] = []  # this session's snapshots, to compare
         # the controllers' and buses' ceilings scaling tests found on the plan's host, and the
-        # scaling tests the history listed last (a new or trashed one means reading them again)
+        # scaling tests (id, status) read last: a new, finished or trashed one means reading
+        # the ceilings again
         self.ceilings: tuple[MeasuredCeiling, ...] = ()
-        self._scaling_runs: tuple[int, ...] = ()
+        self._scaling_runs: tuple[tuple[int, str], ...] = ()
         if history is not None:
             history.runsLoaded.connect(self._on_runs_listed)
         # this machine's disks' SMART verdicts by kernel name, and its host key: they judge a
@@ -115,10 +116,20 @@ class PlannerService(QObject):
             lambda exc: self.failed.emit(f"measured ceilings not read: {exc}"),
         )
 
-    def _on_runs_listed(self, listed: list[RunSummary]) -> None:
-        """A scaling test saved meanwhile (by `bench scaling --save`, another window) or
-        trashed changes what was measured: read the ceilings again."""
-        scaling = tuple(run.id for run in listed if run.engine == SCALING_ENGINE)
+    def _on_runs_listed(self, _newest: list[RunSummary]) -> None:
+        """The history changed: a scaling test saved meanwhile (by `bench scaling --save`,
+        another window) or trashed changes what was measured. The listing holds only the
+        newest runs, so the scaling tests are read apart, all of them, off the GUI thread."""
+        if self.history is None:
+            return
+        db = self.history.database
+        run_in_background(
+            lambda: scaling_runs(db),
+            self._on_scaling_runs,
+            lambda exc: self.failed.emit(f"measured ceilings not read: {exc}"),
+        )
+
+    def _on_scaling_runs(self, scaling: tuple[tuple[int, str], ...]) -> None:
         if scaling != self._scaling_runs:
             self._scaling_runs = scaling
             self.refresh_ceilings()
