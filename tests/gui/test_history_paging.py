@@ -93,3 +93,41 @@ def test_ordered_by_id_from_the_oldest_run_not_the_rows_fetched(
     assert listed_ids(page) == ids[:PAGE_SIZE]
     _scroll_to_end(page, qtbot, PAGE_SIZE * 2)
     assert listed_ids(page) == ids[: PAGE_SIZE * 2]
+
+
+def test_a_column_the_query_cannot_order_sorts_only_a_list_read_whole(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    """Sorting the rows fetched so far by name would pass for the whole list's order: while
+    the list is read a page at a time the table stays in the query's order and the header
+    says why; once every row is here (scrolled to the end, or a filter's few) it sorts."""
+    from PySide6.QtCore import Qt
+
+    from stripewise.gui.history_model import COLUMNS, UNSORTABLE_PARTIAL
+
+    ids = _seed(db_url)
+    page = make_window(url=db_url, view="history").page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    header = page.table.horizontalHeader()
+    name = COLUMNS.index("Name")
+    tip = Qt.ItemDataRole.ToolTipRole
+    assert page.model.headerData(name, Qt.Orientation.Horizontal, tip) == UNSORTABLE_PARTIAL
+    assert page.model.headerData(0, Qt.Orientation.Horizontal, tip) is None  # ID: in the query
+
+    page.table.sortByColumn(name, Qt.SortOrder.AscendingOrder)
+    assert header.sortIndicatorSection() == COLUMNS.index("Started")
+    assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+    assert listed_ids(page) == ids[::-1][:PAGE_SIZE], "newest first, as the query reads"
+
+    _scroll_to_end(page, qtbot, PAGE_SIZE * 2)
+    _scroll_to_end(page, qtbot, RUNS)
+    assert page.model.headerData(name, Qt.Orientation.Horizontal, tip) is None
+    page.table.sortByColumn(name, Qt.SortOrder.AscendingOrder)  # every run is here: it sorts
+    assert header.sortIndicatorSection() == name
+    by_name = sorted(ids, key=lambda run_id: f"run {ids.index(run_id)}")
+    assert listed_ids(page) == by_name
+
+    page.filter.setText("run")  # matched page by page: a part again, the query's order back
+    qtbot.waitUntil(lambda: page.model.rowCount() == PAGE_SIZE, timeout=10_000)
+    assert header.sortIndicatorSection() == COLUMNS.index("Started")
+    assert listed_ids(page) == ids[::-1][:PAGE_SIZE]

@@ -5,7 +5,10 @@ a filter, a scope or a reload after an edit reads the query's first pages again 
 as were shown, so a reload does not scroll the list back).
 
 Sorting: by ID or by start time (either way) in the query, with its own keyset, so a long list
-is fetched in that order; any other column sorts the rows fetched so far (the proxy's)."""
+is fetched in that order. Any other column sorts only a list read whole (the proxy's sort): on
+one read a page at a time it would order the rows fetched so far and pass for the whole list's
+order, so the order goes back to the query's (`orderReset`) and the column's tooltip says why
+(gui.history_model.UNSORTABLE_PARTIAL)."""
 
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ class RunListing(QObject):
 
     listed = Signal()
     captionChanged = Signal(str)
+    orderReset = Signal(int, Qt.SortOrder)  # the table shows the query's order again
 
     def __init__(self, history: HistoryService, model: RunTableModel, parent: QObject) -> None:
         super().__init__(parent)
@@ -52,6 +56,7 @@ class RunListing(QObject):
         self._terms: list[Term] = []
         self._count: int | None = None  # how many the query lists, once known
         self._asked = 0  # listings asked for: a slower earlier one must not win
+        self._column = COLUMNS.index("Started")  # the column the table is sorted by
         self.shown = 0  # the number of the listing shown (see `asked`)
 
     @property
@@ -100,16 +105,28 @@ class RunListing(QObject):
 
     def set_order(self, column: int, order: Qt.SortOrder) -> None:
         """A header click: ID and Started are ordered in the query (read again when not
-        every row is here); other columns sort what is here."""
+        every row is here); other columns sort a list that is here whole, and only that."""
         by_id = _ORDERED_IN_QUERY.get(column)
         if by_id is None:
+            if self._model.complete:
+                self._column = column
+            else:
+                self._reset_order()
             return
+        self._column = column
         ascending = order == Qt.SortOrder.AscendingOrder
         if (by_id, ascending) == (self._query.by_id, self._query.ascending):
             return
         self._query = RunQuery(**{**self._query.__dict__, "by_id": by_id, "ascending": ascending})
         if not self._model.complete:
             self.relist(max(PAGE_SIZE, self._model.rowCount()))
+
+    def _reset_order(self) -> None:
+        """Back to the query's order: the list is not here whole."""
+        self._column = COLUMNS.index("ID" if self._query.by_id else "Started")
+        ascending = self._query.ascending
+        order = Qt.SortOrder.AscendingOrder if ascending else Qt.SortOrder.DescendingOrder
+        self.orderReset.emit(self._column, order)
 
     def _order(self) -> dict[str, bool]:
         return {"by_id": self._query.by_id, "ascending": self._query.ascending}
@@ -131,6 +148,8 @@ class RunListing(QObject):
 
     def _show(self, runs: list[RunSummary], more: bool, after: Cursor | None) -> None:
         self._model.set_runs(runs, self._fetcher(after) if more and after else None)
+        if self._column not in _ORDERED_IN_QUERY and not self._model.complete:
+            self._reset_order()  # sorted by a column while whole, now listing only a part
         self._say()
 
     def _fetcher(self, after: Cursor) -> Callable[[], None]:

@@ -1,6 +1,7 @@
-"""The History page's table: one row per run, sortable by any column through a proxy; rows
-arrive a page at a time as the table scrolls to its end (canFetchMore/fetchMore: the page's
-listing, gui.history_listing, reads the next page off the GUI thread)."""
+"""The History page's table: one row per run, sortable through a proxy (by any column once
+every row is here, gui.history_listing); rows arrive a page at a time as the table scrolls to
+its end (canFetchMore/fetchMore: the page's listing, gui.history_listing, reads the next page
+off the GUI thread)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ COLUMNS = (
     "Notes",
 )
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # what a column sorts by (time, not its text)
+SORTED_IN_QUERY = ("ID", "Started")  # the others sort only a list fetched whole
+UNSORTABLE_PARTIAL = (
+    "Sorts only a list read whole: this one is read a page at a time as it scrolls, "
+    "so sort by ID or Started, or filter it down"
+)
 _AnyIndex = QModelIndex | QPersistentModelIndex
 
 
@@ -130,8 +136,12 @@ class RunTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole and not self.complete:
+            return None if COLUMNS[section] in SORTED_IN_QUERY else UNSORTABLE_PARTIAL
         return None
 
     def data(self, index: _AnyIndex, role: int = 0) -> Any:

@@ -143,6 +143,7 @@ class HistoryPage(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.sortIndicatorChanged.connect(self.listing.set_order)
+        self.listing.orderReset.connect(header.setSortIndicator)  # the table sorts with it
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(
             lambda pos: self.run_menu.exec(self.table.viewport().mapToGlobal(pos))
