@@ -253,3 +253,15 @@ def test_a_large_import_leaves_no_write_ahead_log_behind(
     ids = import_file(sqlite_db, _file(tmp_path, "many.csv", bonnie_csv(MANY, machines=True)))
     assert wal.stat().st_size == 0, "truncated once committed"
     assert len(stored(sqlite_db)) == 3 + len(ids)
+
+
+def test_the_command_prints_its_json_as_json_dumps_indents_it(tmp_path: Path) -> None:
+    path = _file(tmp_path, "many.csv", bonnie_csv(BATCH_RUNS + 3))
+    name = 'quote " and back\\slash, tab\t, line\n, é, 🖴, },\n          {'
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        db = f"sqlite:///{tmp_path / 'h.db'}"
+        assert main(["--db", db, "import", "--json", "--name", name, str(path)]) == 0
+    document = json.loads(out.getvalue())
+    assert document["runs"][0]["name"].startswith(name)
+    assert out.getvalue() == json.dumps(document, indent=2) + "\n"

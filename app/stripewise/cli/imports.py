@@ -107,12 +107,32 @@ def _write_json(
 ) -> None:
     """`json.dumps(document, indent=2)` of the whole document, written a run at a time."""
     empty = {"file": file_name, "sha256": sha256, "runs": [], "warnings": warnings}
-    head, tail = json.dumps(empty, indent=2).split('"runs": []', 1)
+    head, tail = indented_json(empty).split('"runs": []', 1)
     out.write(head + '"runs": [')
     for index, run in enumerate(runs):
         out.write(("," if index else "") + "\n    ")
-        out.write(indented_json(run, "    "))
+        out.write(_run_text(run))
     out.write("\n  ]" + tail + "\n")
+
+
+# A run's report as `json.dumps(indent=2)` lays it out four spaces in, by the C encoder: its
+# scalars at depth 3, its metrics' at depth 5. Those encoders put no line break elsewhere (a
+# string's own are escaped), so a break is where `indent=2` would put one.
+_RUN_ITEMS = json.JSONEncoder(separators=(",\n      ", ": "), check_circular=False).encode
+_METRIC_ITEMS = json.JSONEncoder(separators=(",\n          ", ": "), check_circular=False).encode
+# Between two metrics: the item separator of the encoder above, and how `indent=2` breaks it.
+_BETWEEN_METRICS = ("},\n          {", "\n        },\n        {\n          ")
+
+
+def _run_text(run: dict[str, Any]) -> str:
+    """One run of the report (its metrics last), laid out as the document's `indent=2`: each
+    metric is an object of scalars, so `}, {` at the item separator is between two metrics."""
+    scalars = _RUN_ITEMS({key: value for key, value in run.items() if key != "metrics"})
+    metrics = _METRIC_ITEMS(run["metrics"])
+    if metrics != "[]":
+        inner = metrics[2:-2].replace(*_BETWEEN_METRICS)
+        metrics = "[\n        {\n          " + inner + "\n        }\n      ]"
+    return "{\n      " + scalars[1:-1] + ',\n      "metrics": ' + metrics + "\n    }"
 
 
 def _run_json(run: StoredImport) -> dict[str, Any]:
