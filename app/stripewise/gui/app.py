@@ -93,12 +93,11 @@ def _error(message: str) -> None:
 
 
 def import_background_modules(names: Sequence[str] = BACKGROUND_IMPORTS) -> None:
-    """Off the GUI thread: BACKGROUND_IMPORTS, so that making the services and pages imports
-    nothing. The cyclic garbage collector waits meanwhile, and what they loaded is frozen out of
-    its passes after (as gui/live_heap.py does for a run): the imports make some hundreds of
-    thousands of objects, none of them garbage, and the passes they set off walked them all
-    while holding the interpreter, the GUI thread's turns too; they took half the imports' time.
-    """
+    """Off the GUI thread: `names`, so that making the services and pages imports nothing. The
+    cyclic garbage collector waits meanwhile, and what they loaded is frozen out of its passes
+    after (as gui/live_heap.py does for a run): the imports make some hundreds of thousands of
+    objects, none of them garbage, and the passes they set off walked them all while holding
+    the interpreter, the GUI thread's turns too; they took half the imports' time."""
     collecting = gc.isenabled()
     gc.disable()
     try:
