@@ -148,16 +148,18 @@ def _slots(
     for occupant in members:
         port, disk = occupant.port, occupant.disk
         bay = bays.bay_of(occupant.sys_path)
+        note, path_of = occupant.note, occupant.path_of  # made whole: no replace() a disk
         if bay is not None:
             key = f"{bay.enclosure}/{bay.name}"
-            slot = Slot(0, f"{bay.name} ({port.port})", key, disk, bay)
+            slot = Slot(0, f"{bay.name} ({port.port})", key, disk, bay, note=note, path_of=path_of)
             order: tuple[object, ...] = (0, *bays.order(bay))
         else:
             key = f"{ident}/{port.key}"
             if key in entries:  # two disks the port scheme cannot tell apart: keep both
                 key = f"{key}/{occupant.name}"
-            slot, order = Slot(0, port.port, key, disk), (1, *port.order)
-        entries[key] = (order, replace(slot, note=occupant.note, path_of=occupant.path_of))
+            slot = Slot(0, port.port, key, disk, note=note, path_of=path_of)
+            order = (1, *port.order)
+        entries[key] = (order, slot)
     port_count: int | None = None
     kinds = {occupant.port.kind for occupant in members}
     ata = ports.ata_ports(source, path)

@@ -14,9 +14,22 @@ def decode_udev(text: str | None) -> str | None:
     """ID_MODEL_ENC style `\\x20` escapes; blank means unknown."""
     if text is None:
         return None
-    decoded = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
-    cleaned = " ".join(decoded.split())
+    cleaned = " ".join(_unescaped(text).split())
     return cleaned or None
+
+
+def _unescaped(text: str) -> str:
+    """`\\xHH` as its character. The padding's spaces (`\\x20`, most of a padded model's
+    escapes: some 8,000 for 480 disks) by one replace, not a call of Python's per match."""
+    text = text.replace("\\x20", " ")
+    return _ESCAPE.sub(_escaped_char, text) if "\\x" in text else text
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    return chr(int(match.group(1), 16))
+
+
+_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})")
 
 
 def int_attr(source: DeviceSource, path: str, name: str) -> int | None:
