@@ -95,12 +95,35 @@ def test_ordered_by_id_from_the_oldest_run_not_the_rows_fetched(
     assert listed_ids(page) == ids[: PAGE_SIZE * 2]
 
 
+def test_a_text_column_orders_the_whole_history_in_the_query(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from stripewise.gui.history_model import COLUMNS
+
+    ids = _seed(db_url)
+    page = make_window(url=db_url, view="history").page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    by_name = sorted(ids, key=lambda run_id: f"run {ids.index(run_id)}")
+    page.table.sortByColumn(COLUMNS.index("Name"), Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: listed_ids(page) == by_name[:PAGE_SIZE], timeout=10_000)
+    _scroll_to_end(page, qtbot, PAGE_SIZE * 2)
+    assert listed_ids(page) == by_name[: PAGE_SIZE * 2]
+    # by target, newest first within one: the filter's index read in that order
+    page.table.sortByColumn(COLUMNS.index("Target"), Qt.SortOrder.DescendingOrder)
+    by_target = sorted(ids, key=lambda run_id: (ids.index(run_id) % 3, run_id), reverse=True)
+    qtbot.waitUntil(lambda: listed_ids(page)[:3] == by_target[:3], timeout=10_000)
+    assert listed_ids(page) == by_target[: PAGE_SIZE * 2]  # as many as were shown
+
+
 def test_a_column_the_query_cannot_order_sorts_only_a_list_read_whole(
     make_window: WindowFactory, db_url: str, qtbot: Any
 ) -> None:
-    """Sorting the rows fetched so far by name would pass for the whole list's order: while
-    the list is read a page at a time the table stays in the query's order and the header
-    says why; once every row is here (scrolled to the end, or a filter's few) it sorts."""
+    """Sorting the rows fetched so far by their results would pass for the whole list's
+    order: while the list is read a page at a time the table stays in the query's order and
+    the header says why; once every row is here (scrolled to the end, or a filter's few) it
+    sorts."""
     from PySide6.QtCore import Qt
 
     from stripewise.gui.history_model import COLUMNS, UNSORTABLE_PARTIAL
@@ -109,23 +132,22 @@ def test_a_column_the_query_cannot_order_sorts_only_a_list_read_whole(
     page = make_window(url=db_url, view="history").page_widgets["history"]
     assert isinstance(page, HistoryPage)
     header = page.table.horizontalHeader()
-    name = COLUMNS.index("Name")
+    notes = COLUMNS.index("Notes")
     tip = Qt.ItemDataRole.ToolTipRole
-    assert page.model.headerData(name, Qt.Orientation.Horizontal, tip) == UNSORTABLE_PARTIAL
-    assert page.model.headerData(0, Qt.Orientation.Horizontal, tip) is None  # ID: in the query
+    assert page.model.headerData(notes, Qt.Orientation.Horizontal, tip) == UNSORTABLE_PARTIAL
+    for title in ("ID", "Name", "Host", "Target", "Engine", "Status"):  # in the query
+        assert page.model.headerData(COLUMNS.index(title), Qt.Orientation.Horizontal, tip) is None
 
-    page.table.sortByColumn(name, Qt.SortOrder.AscendingOrder)
+    page.table.sortByColumn(notes, Qt.SortOrder.AscendingOrder)
     assert header.sortIndicatorSection() == COLUMNS.index("Started")
     assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
     assert listed_ids(page) == ids[::-1][:PAGE_SIZE], "newest first, as the query reads"
 
     _scroll_to_end(page, qtbot, PAGE_SIZE * 2)
     _scroll_to_end(page, qtbot, RUNS)
-    assert page.model.headerData(name, Qt.Orientation.Horizontal, tip) is None
-    page.table.sortByColumn(name, Qt.SortOrder.AscendingOrder)  # every run is here: it sorts
-    assert header.sortIndicatorSection() == name
-    by_name = sorted(ids, key=lambda run_id: f"run {ids.index(run_id)}")
-    assert listed_ids(page) == by_name
+    assert page.model.headerData(notes, Qt.Orientation.Horizontal, tip) is None
+    page.table.sortByColumn(notes, Qt.SortOrder.AscendingOrder)  # every run is here: it sorts
+    assert header.sortIndicatorSection() == notes
 
     page.filter.setText("run")  # matched page by page: a part again, the query's order back
     qtbot.waitUntil(lambda: page.model.rowCount() == PAGE_SIZE, timeout=10_000)

@@ -14,6 +14,7 @@ from tests.history.conftest import HOST, T0
 from stripewise.history.database import open_database
 from stripewise.history.quicklist import LIST_RUNS_SQL, RUNNING_SQL
 from stripewise.history.run_pages import (
+    SORT_COLUMNS,
     Cursor,
     RunQuery,
     count_statement,
@@ -97,7 +98,7 @@ def _paged(store: HistoryStore, query: RunQuery, size: int) -> list[int]:
     while page := store.list_page(query, after, size):
         assert len(page) <= size
         listed += [run.id for run in page]
-        after = Cursor.after(page[-1])
+        after = Cursor.after(page[-1], query)
     return listed
 
 
@@ -119,6 +120,17 @@ def _check_pages_and_filters(store: HistoryStore) -> None:
         assert _paged(store, typed, 2) == _expected(ids, stored), typed
         assert store.count_listed(typed) == len(_expected(ids, stored)), typed
     assert _paged(store, RunQuery(ascending=True), 2) == _expected(ids, RunQuery())[::-1]
+    for sort in SORT_COLUMNS:  # by a text column, whatever its case, then newest first
+        runs = {run.id: run for run in store.list_runs()}
+        text = {
+            i: str(getattr(runs[i], sort) if sort != "status" else runs[i].status.value)
+            for i in ids
+        }
+        order = sorted(ids, key=lambda i: (text[i].lower(), runs[i].started_at, i), reverse=True)
+        assert _paged(store, RunQuery(sort=sort), 2) == order, sort
+        assert _paged(store, RunQuery(sort=sort, ascending=True), 3) == order[::-1], sort
+        named = RunQuery(sort=sort, target="/srv/a")
+        assert _paged(store, named, 1) == [i for i in order if runs[i].target == "/srv/a"]
     assert _paged(store, RunQuery(by_id=True), 3) == sorted(ids, reverse=True)
     assert _paged(store, RunQuery(by_id=True, ascending=True), 3) == ids
 
@@ -158,6 +170,20 @@ def _statements(conn: Connection) -> list[tuple[str, str]]:
     ]
 
 
+def _sorted_statements(conn: Connection) -> list[tuple[str, str]]:
+    """(a page sorted by target, then by engine, after a cursor, the index each reads)"""
+    found = []
+    for sort in ("target", "engine"):
+        for ascending in (False, True):
+            query = RunQuery(sort=sort, ascending=ascending)
+            after = Cursor(T0 + timedelta(hours=9), 99, "/SRV/b")
+            sql = page_statement(query, after, 50).compile(
+                conn, compile_kwargs={"literal_binds": True}
+            )
+            found.append((str(sql), f"ix_runs_{sort}_listed"))
+    return found
+
+
 def _any_listed(sql: str, index: str, plan: str) -> bool:
     return "count(" in sql and index == "ix_runs_listed" and "_listed" in plan
 
@@ -171,6 +197,10 @@ def test_each_filter_is_read_through_its_index_on_sqlite(store: HistoryStore, db
                 # counting every listed run: any index holding only the listed runs will do
                 assert f"INDEX {index}" in plan or _any_listed(sql, index, plan), (sql, plan)
                 assert "TEMP B-TREE" not in plan or index == "ix_run_tags_tag", plan
+        # sorted by target or engine: read in that order from the filter's index
+        for sql, index in _sorted_statements(conn):
+            plan = " ".join(r[-1] for r in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}"))
+            assert f"INDEX {index}" in plan and "TEMP B-TREE" not in plan, (sql, plan)
         # the CLI's own reader (quicklist): its listing and its check for abandoned runs
         for sql, args in ((LIST_RUNS_SQL, (50,)), (RUNNING_SQL, ("m",))):
             plan = " ".join(r[-1] for r in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", args))
@@ -191,6 +221,9 @@ def test_each_filter_is_read_through_its_index_on_postgresql(postgres_url: str) 
                 # a count of a few rows may take any partial index: none reads the table
                 plan = " ".join(r[0] for r in conn.exec_driver_sql(f"EXPLAIN {count}"))
                 assert "Seq Scan on runs" not in plan, (count, plan)
+            for sql, index in _sorted_statements(conn):
+                plan = " ".join(r[0] for r in conn.exec_driver_sql(f"EXPLAIN {sql}"))
+                assert index in plan and "Sort" not in plan, (sql, plan)
             listing = LIST_RUNS_SQL.replace("LIMIT ?", "LIMIT 50")
             running = RUNNING_SQL.replace("?", "'m'")
             for sql, index in ((listing, "ix_runs_listed"), (running, "ix_runs_running")):

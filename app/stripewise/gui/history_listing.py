@@ -4,8 +4,9 @@ the history's length. The list opens on the page the history service read (its n
 a filter, a scope or a reload after an edit reads the query's first pages again (as many rows
 as were shown, so a reload does not scroll the list back).
 
-Sorting: by ID or by start time (either way) in the query, with its own keyset, so a long list
-is fetched in that order. Any other column sorts only a list read whole (the proxy's sort): on
+Sorting: by ID, by start time, or by name, host, target, engine or status (either way) in the
+query, with its own keyset, so a long list is fetched in that order (history.run_pages). A
+figure column (results, array, tuning, tags, notes) sorts only a list read whole: on
 one read a page at a time it would order the rows fetched so far and pass for the whole list's
 order, so the order goes back to the query's (`orderReset`) and the column's tooltip says why
 (gui.history_model.UNSORTABLE_PARTIAL)."""
@@ -16,7 +17,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 
-from stripewise.gui.history_model import COLUMNS, RunTableModel
+from stripewise.gui.history_model import COLUMNS, SORTED_TEXT, RunTableModel
 from stripewise.model.run import RunSummary
 from stripewise.model.run_filter import Term
 from stripewise.model.wording import count_noun
@@ -35,7 +36,15 @@ SCOPES = {
     "imported": "Imported",
     "trash": "Trash (deleted runs)",
 }
-_ORDERED_IN_QUERY = {COLUMNS.index("ID"): True, COLUMNS.index("Started"): False}  # by id?
+# column -> how the query orders it: by id, by start time (None), or by a text column
+_ORDERED_IN_QUERY: dict[int, tuple[bool, str | None]] = {
+    COLUMNS.index("ID"): (True, None),
+    COLUMNS.index("Started"): (False, None),
+    **{COLUMNS.index(title): (False, title.lower()) for title in SORTED_TEXT},
+}
+
+
+_UNORDERED = {"by_id": False, "sort": None, "ascending": False}
 
 
 class RunListing(QObject):
@@ -85,7 +94,7 @@ class RunListing(QObject):
 
     def counted(self, count: int) -> None:
         """Every listed run, counted after the newest page was shown."""
-        unordered = RunQuery(**{**self._query.__dict__, "by_id": False, "ascending": False})
+        unordered = RunQuery(**{**self._query.__dict__, **_UNORDERED})
         if unordered == RunQuery() and not self._terms:
             self._count = count
             self._say()
@@ -104,32 +113,38 @@ class RunListing(QObject):
         self.relist(PAGE_SIZE)
 
     def set_order(self, column: int, order: Qt.SortOrder) -> None:
-        """A header click: ID and Started are ordered in the query (read again when not
-        every row is here); other columns sort a list that is here whole, and only that."""
-        by_id = _ORDERED_IN_QUERY.get(column)
-        if by_id is None:
+        """A header click: ID, Started and the text columns are ordered in the query (read
+        again when not every row is here); the figure columns sort a list here whole only."""
+        ordered = _ORDERED_IN_QUERY.get(column)
+        if ordered is None:
             if self._model.complete:
                 self._column = column
             else:
                 self._reset_order()
             return
         self._column = column
+        by_id, sort = ordered
         ascending = order == Qt.SortOrder.AscendingOrder
-        if (by_id, ascending) == (self._query.by_id, self._query.ascending):
+        query = self._query
+        if (by_id, sort, ascending) == (query.by_id, query.sort, query.ascending):
             return
-        self._query = RunQuery(**{**self._query.__dict__, "by_id": by_id, "ascending": ascending})
+        fields = {"by_id": by_id, "sort": sort, "ascending": ascending}
+        self._query = RunQuery(**{**self._query.__dict__, **fields})
         if not self._model.complete:
             self.relist(max(PAGE_SIZE, self._model.rowCount()))
 
     def _reset_order(self) -> None:
         """Back to the query's order: the list is not here whole."""
-        self._column = COLUMNS.index("ID" if self._query.by_id else "Started")
+        query = self._query
+        title = query.sort.title() if query.sort else "ID" if query.by_id else "Started"
+        self._column = COLUMNS.index(title)
         ascending = self._query.ascending
         order = Qt.SortOrder.AscendingOrder if ascending else Qt.SortOrder.DescendingOrder
         self.orderReset.emit(self._column, order)
 
-    def _order(self) -> dict[str, bool]:
-        return {"by_id": self._query.by_id, "ascending": self._query.ascending}
+    def _order(self) -> dict[str, bool | str | None]:
+        query = self._query
+        return {"by_id": query.by_id, "sort": query.sort, "ascending": query.ascending}
 
     def relist(self, rows: int) -> None:
         """The query's first `rows` rows, in place of what is shown."""

@@ -30,10 +30,13 @@ COLUMNS = (
     "Notes",
 )
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # what a column sorts by (time, not its text)
-SORTED_IN_QUERY = ("ID", "Started")  # the others sort only a list fetched whole
+# the columns the listing's query orders (history.run_pages); the others sort only a list
+# fetched whole, as the rows fetched so far are not the whole list's first
+SORTED_TEXT = ("Name", "Host", "Target", "Engine", "Status")  # by the query's text, any case
+SORTED_IN_QUERY = ("ID", "Started", *SORTED_TEXT)
 UNSORTABLE_PARTIAL = (
     "Sorts only a list read whole: this one is read a page at a time as it scrolls, "
-    "so sort by ID or Started, or filter it down"
+    "so sort by ID, Started, Name, Host, Target, Engine or Status, or filter it down"
 )
 _AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -159,6 +162,11 @@ class RunTableModel(QAbstractTableModel):
                 return run.id
             if column == 1:
                 return run.started_at.timestamp()
+            if COLUMNS[column] in SORTED_TEXT:  # as the query orders it (no star, no version)
+                title = COLUMNS[column]
+                return (
+                    run.status.value if title == "Status" else getattr(run, title.lower())
+                ).lower()
             return self._cells[index.row()][column].lower()
         if role == Qt.ItemDataRole.FontRole and run.baseline:
             font = QFont()

@@ -42,7 +42,9 @@ def read_page(
     if not terms:
         found = store.list_page(query, after, limit)
         count = store.count_listed(query) if after is None else None
-        return RunPage(found, Cursor.after(found[-1]) if len(found) == limit else None, count)
+        return RunPage(
+            found, Cursor.after(found[-1], query) if len(found) == limit else None, count
+        )
     kept: list[RunSummary] = []
     first = after is None
     while True:
@@ -52,7 +54,7 @@ def read_page(
             if matches(contexts.get(run.id, RunContext()), terms, _fields(run)):
                 kept.append(run)
                 if len(kept) == limit:  # the next page starts after this run
-                    return RunPage(kept, Cursor.after(run), None)
+                    return RunPage(kept, Cursor.after(run, query), None)
         if len(page) < limit:
             return RunPage(kept, None, len(kept) if first else None)
-        after = Cursor.after(page[-1])
+        after = Cursor.after(page[-1], query)

@@ -3,11 +3,13 @@
 A page ends at a row whose key (`started_at`, `id`), or `id` alone when ordered by id, the next
 page starts after: `WHERE (started_at, id) < (?, ?) ORDER BY started_at DESC, id DESC LIMIT n`
 reads n index entries wherever the page lies, where OFFSET would step over every row before it.
+Sorted by a text column (name, host, target, engine, status), the key is (lower(column),
+`started_at`, `id`), so that a long list is read in that order too, not only its rows fetched.
 Each filter the History page and `history list` offer is a column with an index of its own
 (migration 0013: host, target, engine, tag, each whatever its case, and a date range of the
-listed order); terms on a
-run's context (`read_ahead_kb=4096`, a bare word) are matched in Python, page by page
-(`model.run_filter`), as they need the context's JSON.
+listed order; the target's and engine's also serve their sort); terms on a run's context
+(`read_ahead_kb=4096`, a bare word) are matched in Python, page by page (`model.run_filter`),
+as they need the context's JSON.
 """
 
 from __future__ import annotations
@@ -30,6 +32,15 @@ SUMMARY_COLUMNS = tuple(
 # the filter terms answered by an indexed column rather than the context (`host=node1`)
 QUERY_KEYS = ("host", "target", "engine", "tag", "since", "before")
 SCOPES = ("all", "baselines", "imported", "trash")
+# the text columns a list is sorted by in the query (keyset on (lower(column), started_at, id)):
+# target and engine read in that order from their filter's index (migration 0013)
+SORT_COLUMNS = {
+    "name": runs.c.name,
+    "host": hosts.c.hostname,
+    "target": runs.c.target,
+    "engine": runs.c.engine,
+    "status": runs.c.status,
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,7 @@ class RunQuery:
     before: datetime | None = None  # started before
     scope: str = "all"  # SCOPES: the trash lists the deleted runs instead
     by_id: bool = False  # ordered by id instead of by start time
+    sort: str | None = None  # SORT_COLUMNS: by that column's text first, whatever its case
     ascending: bool = False
 
 
@@ -53,22 +65,33 @@ class Cursor:
 
     started_at: datetime
     run_id: int
+    text: str | None = None  # the run's text in the column sorted by (RunQuery.sort)
 
     @classmethod
-    def after(cls, run: RunSummary) -> Cursor:
-        return cls(run.started_at, run.id)
+    def after(cls, run: RunSummary, query: RunQuery | None = None) -> Cursor:
+        sort = query.sort if query is not None else None
+        return cls(run.started_at, run.id, None if sort is None else _sort_text(run, sort))
+
+
+def _sort_text(run: RunSummary, sort: str) -> str:
+    return run.status.value if sort == "status" else str(getattr(run, sort))
 
 
 def page_statement(query: RunQuery, after: Cursor | None, limit: int | None) -> Select[Any]:
     """The page's rows (`SUMMARY_COLUMNS`), `limit` of them (None: all that follow)."""
     stmt = select(*SUMMARY_COLUMNS).select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
     stmt = stmt.where(*_conditions(query))
-    keys = [runs.c.id] if query.by_id else [runs.c.started_at, runs.c.id]
+    by_id = query.by_id and query.sort is None
+    keys: list[ColumnElement[Any]] = [runs.c.id] if by_id else [runs.c.started_at, runs.c.id]
+    if query.sort is not None:
+        keys.insert(0, func.lower(SORT_COLUMNS[query.sort]))
     if after is not None:
-        values = [literal(after.run_id)]
-        if not query.by_id:
+        values: list[ColumnElement[Any]] = [literal(after.run_id)]
+        if not by_id:
             values.insert(0, literal(after.started_at, runs.c.started_at.type))
-        key, value = (keys[0], values[0]) if query.by_id else (tuple_(*keys), tuple_(*values))
+        if query.sort is not None:
+            values.insert(0, func.lower(literal(after.text or "", SORT_COLUMNS[query.sort].type)))
+        key, value = (keys[0], values[0]) if by_id else (tuple_(*keys), tuple_(*values))
         stmt = stmt.where(key > value if query.ascending else key < value)
     stmt = stmt.order_by(*(k.asc() if query.ascending else k.desc() for k in keys))
     return stmt if limit is None else stmt.limit(limit)
