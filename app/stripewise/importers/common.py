@@ -9,6 +9,7 @@ be tested on recorded output alone and reused by the CLI and the GUI alike.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -89,11 +90,18 @@ def check_run(run: ImportedRun, source: str) -> None:
     _check_sizes(run.context, source, line)
 
 
+@functools.lru_cache(maxsize=1024)
+def _size_ceiling(key: str) -> int | None:
+    """The ceiling of a size named `key` (None: not a size), once per key: a file of 100,000
+    runs repeats a few dozen keys (bounded: a hostile file may name many)."""
+    return next((c for end, c in SIZE_SUFFIXES.items() if key.endswith(end)), None)
+
+
 def _check_sizes(values: Mapping[str, Any], source: str, line: int) -> None:
     for key, value in values.items():
         if isinstance(value, Mapping):
             _check_sizes(value, source, line)
-        ceiling = next((c for end, c in SIZE_SUFFIXES.items() if key.endswith(end)), None)
+        ceiling = _size_ceiling(key)
         if ceiling is None or isinstance(value, bool) or not isinstance(value, int | float):
             continue
         if not 0 <= value <= ceiling:
