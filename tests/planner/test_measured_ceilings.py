@@ -13,7 +13,7 @@ import pytest
 from stripewise.cli import main
 from stripewise.cli.bench_scaling import DiskSet
 from stripewise.cli.bench_scaling import save_scaling_run as cli_writer
-from stripewise.history.ceilings import newest_ceilings
+from stripewise.history.ceilings import SCALING_RUNS, newest_ceilings, scaling_runs
 from stripewise.history.database import Database, open_database, path_to_url
 from stripewise.history.store import HistoryStore
 from stripewise.inventory.bench_context import live_host_key
@@ -133,3 +133,19 @@ def test_a_scaling_test_saved_by_the_cli_is_this_machines_ceiling(
     (array,) = json.loads(capsys.readouterr().out)["arrays"]
     assert array["predicted"]["basis"] == "measured" and array["predicted"]["run"] == run
     assert array["predicted"]["read_mb_s"]["high"] == pytest.approx(found.mb_s)
+
+
+def test_the_scaling_tests_the_planner_watches_are_read_through_their_index(
+    sqlite_db: Database,
+) -> None:
+    """Every listed scaling test's id and status (what the planner compares when the history
+    changes), wherever it lies, without the trashed ones, read from ix_runs_engine_listed."""
+    first = save_scaling_run(sqlite_db, controller=HBA, bus=None, disks=DISKS, ceiling_mb_s=1.0)
+    second = save_scaling_run(sqlite_db, controller=HBA, bus=None, disks=DISKS, ceiling_mb_s=2.0)
+    assert scaling_runs(sqlite_db) == ((first, "complete"), (second, "complete"))
+    HistoryStore(sqlite_db).delete_runs([first])
+    assert scaling_runs(sqlite_db) == ((second, "complete"),)
+    with sqlite_db.engine.connect() as conn:
+        sql = SCALING_RUNS.compile(conn, compile_kwargs={"literal_binds": True})
+        plan = " ".join(row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}"))
+    assert "ix_runs_engine_listed" in plan, plan

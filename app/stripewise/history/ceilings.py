@@ -29,6 +29,15 @@ HOSTNAME_PREFIX = "host:"  # and of one known by its name only
 _RECORDED_HOSTNAME = "hostname:"  # HostInfo's machine id when /etc/machine-id is missing
 
 
+# what `scaling_runs` reads: lower(engine) as the index is made (migration 0013)
+SCALING_RUNS = (
+    select(runs.c.id, runs.c.status)
+    .where(func.lower(runs.c.engine) == SCALING_ENGINE)
+    .where(runs.c.deleted_at.is_(None), runs.c.parent_run_id.is_(None))
+    .order_by(runs.c.id)
+)
+
+
 def newest_ceilings(db: Database, host_key: str) -> tuple[MeasuredCeiling, ...]:
     """Each controller's and bus's newest complete scaling test on this host that found a
     ceiling (a test whose throughput still grew at its last step found none and is passed
@@ -56,14 +65,8 @@ def scaling_runs(db: Database) -> tuple[tuple[int, str], ...]:
     """Every listed scaling test's id and status, oldest first: what the planner compares to
     see one saved, finished or trashed, wherever it lies in the history (the list's pages hold
     only the newest). Read through `ix_runs_engine_listed`, however long the history."""
-    query = (
-        select(runs.c.id, runs.c.status)
-        .where(func.lower(runs.c.engine) == SCALING_ENGINE)  # as the index is made (0013)
-        .where(runs.c.deleted_at.is_(None), runs.c.parent_run_id.is_(None))
-        .order_by(runs.c.id)
-    )
     with driver_errors(db), db.engine.connect() as conn:
-        return tuple((row.id, row.status) for row in conn.execute(query))
+        return tuple((row.id, row.status) for row in conn.execute(SCALING_RUNS))
 
 
 def _on_host(host_key: str) -> Any:
