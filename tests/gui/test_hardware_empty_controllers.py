@@ -22,7 +22,7 @@ def box(page: HardwarePage, controller_id: str) -> ControllerBox:
 
 
 def header(found: ControllerBox) -> str:
-    return found.findChildren(QLabel)[0].text()
+    return found.header.text()
 
 
 def test_empty_controllers_are_drawn_as_empty_on_purpose(qtbot, make_window: WindowFactory) -> None:
