@@ -117,19 +117,23 @@ def test_a_text_column_orders_the_whole_history_in_the_query(
     assert listed_ids(page) == by_target[: PAGE_SIZE * 2]  # as many as were shown
 
 
-def test_a_column_the_query_cannot_order_sorts_only_a_list_read_whole(
+def test_a_figure_column_sorts_the_whole_list_once_it_is_read(
     make_window: WindowFactory, db_url: str, qtbot: Any
 ) -> None:
-    """Sorting the rows fetched so far by their results would pass for the whole list's
-    order: while the list is read a page at a time the table stays in the query's order and
-    the header says why; once every row is here (scrolled to the end, or a filter's few) it
-    sorts."""
+    """Sorting the rows fetched so far by their notes would pass for the whole list's order:
+    a click on such a column keeps the query's order, reads the rest of the list (progress in
+    the caption), then sorts every row; another order meanwhile stops the reading."""
     from PySide6.QtCore import Qt
 
     from stripewise.gui.history_model import COLUMNS, UNSORTABLE_PARTIAL
 
     ids = _seed(db_url)
-    page = make_window(url=db_url, view="history").page_widgets["history"]
+    with open_database(db_url) as db:  # notes in the opposite order of the runs
+        store = HistoryStore(db)
+        for number, run_id in enumerate(ids):
+            store.set_notes(run_id, f"note {RUNS - number:04d}")
+    window = make_window(url=db_url, view="history")
+    page = window.page_widgets["history"]
     assert isinstance(page, HistoryPage)
     header = page.table.horizontalHeader()
     notes = COLUMNS.index("Notes")
@@ -138,18 +142,24 @@ def test_a_column_the_query_cannot_order_sorts_only_a_list_read_whole(
     for title in ("ID", "Name", "Host", "Target", "Engine", "Status"):  # in the query
         assert page.model.headerData(COLUMNS.index(title), Qt.Orientation.Horizontal, tip) is None
 
+    # another order at once stops the reading: the query's first page, in its order
     page.table.sortByColumn(notes, Qt.SortOrder.AscendingOrder)
-    assert header.sortIndicatorSection() == COLUMNS.index("Started")
-    assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
-    assert listed_ids(page) == ids[::-1][:PAGE_SIZE], "newest first, as the query reads"
+    assert header.sortIndicatorSection() == COLUMNS.index("Started"), "not sorted yet"
+    assert page.caption.text().startswith("Reading every run to sort by Notes: 200 of")
+    page.table.sortByColumn(COLUMNS.index("ID"), Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: listed_ids(page)[:3] == ids[:3], timeout=10_000)
+    qtbot.wait(300)  # a page already asked for may land: none is asked after it
+    assert not page.model.complete and listed_ids(page) == ids[: page.model.rowCount()]
+    assert header.sortIndicatorSection() == COLUMNS.index("ID")
 
-    _scroll_to_end(page, qtbot, PAGE_SIZE * 2)
-    _scroll_to_end(page, qtbot, RUNS)
+    page.table.sortByColumn(notes, Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: header.sortIndicatorSection() == notes, timeout=10_000)
+    assert page.model.complete and page.model.rowCount() == RUNS
+    assert listed_ids(page) == ids[::-1], "every run, by its note"
     assert page.model.headerData(notes, Qt.Orientation.Horizontal, tip) is None
-    page.table.sortByColumn(notes, Qt.SortOrder.AscendingOrder)  # every run is here: it sorts
-    assert header.sortIndicatorSection() == notes
+    qtbot.waitUntil(lambda: page.caption.text().startswith(f"{RUNS} runs in "), timeout=5_000)
 
     page.filter.setText("run")  # matched page by page: a part again, the query's order back
     qtbot.waitUntil(lambda: page.model.rowCount() == PAGE_SIZE, timeout=10_000)
-    assert header.sortIndicatorSection() == COLUMNS.index("Started")
-    assert listed_ids(page) == ids[::-1][:PAGE_SIZE]
+    assert header.sortIndicatorSection() == COLUMNS.index("ID")
+    assert listed_ids(page) == ids[:PAGE_SIZE]

@@ -6,10 +6,12 @@ as were shown, so a reload does not scroll the list back).
 
 Sorting: by ID, by start time, or by name, host, target, engine or status (either way) in the
 query, with its own keyset, so a long list is fetched in that order (history.run_pages). A
-figure column (results, array, tuning, tags, notes) sorts only a list read whole: on
-one read a page at a time it would order the rows fetched so far and pass for the whole list's
-order, so the order goes back to the query's (`orderReset`) and the column's tooltip says why
-(gui.history_model.UNSORTABLE_PARTIAL)."""
+figure column (results, array, tuning, tags, notes) sorts only a list read whole: sorting the
+rows fetched so far would pass for the whole list's order. So a click on one while the list is
+read a page at a time keeps the query's order (`orderReset`), reads the rest of the list page
+after page off the GUI thread, its progress in the caption, and sorts once every row is here;
+another order, a filter or a reload stops it (the column's tooltip says so:
+gui.history_model.UNSORTABLE_PARTIAL)."""
 
 from __future__ import annotations
 
@@ -66,6 +68,8 @@ class RunListing(QObject):
         self._count: int | None = None  # how many the query lists, once known
         self._asked = 0  # listings asked for: a slower earlier one must not win
         self._column = COLUMNS.index("Started")  # the column the table is sorted by
+        # a figure column clicked on a list not here whole: sorted by once every row is read
+        self._sorting_by: tuple[int, Qt.SortOrder] | None = None
         self.shown = 0  # the number of the listing shown (see `asked`)
 
     @property
@@ -118,10 +122,14 @@ class RunListing(QObject):
         ordered = _ORDERED_IN_QUERY.get(column)
         if ordered is None:
             if self._model.complete:
-                self._column = column
-            else:
+                self._column, self._sorting_by = column, None
+            else:  # the query's order until the rest is read (the reset comes back here)
                 self._reset_order()
+                self._sorting_by = (column, order)
+                self._model.fetchMore()  # or the page on its way asks for the next
+                self._say()
             return
+        self._sorting_by = None  # another order: no longer read the whole list for one
         self._column = column
         by_id, sort = ordered
         ascending = order == Qt.SortOrder.AscendingOrder
@@ -148,6 +156,7 @@ class RunListing(QObject):
 
     def relist(self, rows: int) -> None:
         """The query's first `rows` rows, in place of what is shown."""
+        self._sorting_by = None
         self._asked += 1
         asked = self._asked
         self._history.list_page(
@@ -182,6 +191,13 @@ class RunListing(QObject):
             return
         after = page.next
         self._model.add_runs(page.runs, self._fetcher(after) if after is not None else None)
+        if self._sorting_by is not None:  # reading the whole list for a figure column
+            if self._model.complete:
+                column, order = self._sorting_by
+                self._sorting_by = None
+                self.orderReset.emit(column, order)  # the table sorts every row by it
+            else:
+                self._model.fetchMore()
         self._say()
 
     def _say(self) -> None:
@@ -191,6 +207,11 @@ class RunListing(QObject):
         count = self._count
         matched = str(count) if count is not None else f"{shown}+"
         total = count_noun(self._history.run_count, "run")
+        if self._sorting_by is not None:
+            title = COLUMNS[self._sorting_by[0]]
+            caption = f"Reading every run to sort by {title}: {shown} of {matched} read"
+            self.captionChanged.emit(f"{caption} (another order or a filter stops it)")
+            return
         if self.scope == "trash":
             deleted = count_noun(count, "deleted run") if count is not None else f"{shown}+"
             caption = f"{deleted}, kept 30 days: Restore brings them back"

@@ -35,8 +35,8 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # what a column sorts by (time, not it
 SORTED_TEXT = ("Name", "Host", "Target", "Engine", "Status")  # by the query's text, any case
 SORTED_IN_QUERY = ("ID", "Started", *SORTED_TEXT)
 UNSORTABLE_PARTIAL = (
-    "Sorts only a list read whole: this one is read a page at a time as it scrolls, "
-    "so sort by ID, Started, Name, Host, Target, Engine or Status, or filter it down"
+    "Sorts a list read whole: this one is read a page at a time as it scrolls, so its "
+    "whole list is read first (ID, Started, Name, Host, Target, Engine and Status sort at once)"
 )
 _AnyIndex = QModelIndex | QPersistentModelIndex
 
