@@ -54,7 +54,8 @@ class NvmeHeads:
         paths = self._paths(record) if record.path.startswith(_SUBSYSTEMS) else [record.path]
         found = []
         for path in paths:
-            port = ports.locate(self._source, replace(record, path=path))
+            moved = record if path == record.path else replace(record, path=path)  # no copy
+            port = ports.locate(self._source, moved)
             if port is not None:
                 found.append(Located(path.rsplit("/", 1)[-1], path, port))
         return found
