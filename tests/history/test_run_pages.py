@@ -20,6 +20,7 @@ from stripewise.history.run_pages import (
     count_statement,
     page_statement,
     parse_query,
+    with_host_ids,
 )
 from stripewise.history.store import HistoryStore
 from stripewise.model.run import RunStatus
@@ -147,6 +148,15 @@ def _check_pages_and_filters(store: HistoryStore) -> None:
     assert store.list_page(RunQuery(scope="imported")) == []
     store.delete_run(ids[5])  # for good: its tags too (ON DELETE CASCADE)
     assert _paged(store, RunQuery(tag="nvme"), 2) == [ids[4], ids[0]]
+    # a cloned VM: another machine of the same name (whatever its case) lists beside it
+    clone = store.ensure_host(HostInfo("NODE-B", "c" * 32, "6.1.0", "cpu", 4, 2**30))
+    cloned = store.create_run(
+        clone, name="clone", target="/srv/a", engine="fio", engine_version="1",
+        started_at=T0 + timedelta(hours=30),
+    )  # fmt: skip
+    listed = [i for i in _expected(ids, RunQuery(host="node-b")) if i not in (ids[3], ids[6])]
+    assert _paged(store, RunQuery(host="node-b"), 1) == [cloned, *listed]
+    assert store.count_listed(RunQuery(host="Node-B")) == len(listed) + 1
 
 
 def test_pages_add_up_and_filters_list_the_right_runs(store: HistoryStore) -> None:
@@ -166,7 +176,7 @@ def _statements(conn: Connection) -> list[tuple[str, str]]:
             str(page_statement(q, after, 50).compile(conn, compile_kwargs={"literal_binds": True})),
             str(count_statement(q).compile(conn, compile_kwargs={"literal_binds": True})),
         )
-        for q in QUERIES
+        for q in (with_host_ids(conn, query) for query in QUERIES)  # as the store reads them
     ]
 
 

@@ -29,6 +29,7 @@ from stripewise.history.run_pages import (
     RunQuery,
     count_statement,
     page_statement,
+    with_host_ids,
 )
 from stripewise.history.run_row import RunRow, ensure_host, read_spec, write_run
 from stripewise.model.bench import BenchSpec
@@ -276,7 +277,7 @@ class HistoryStore:
         """The runs `query` lists after `after` (from the first without), `limit` of them, in
         one keyset query (history.run_pages); listing lines made for those without one."""
         with self._read() as conn:
-            rows = conn.execute(page_statement(query, after, limit)).all()
+            rows = conn.execute(page_statement(with_host_ids(conn, query), after, limit)).all()
         found = [summary_from_row(row) for row in rows]
         if missing := [int(row.id) for row in rows if not Headline.is_current(row.headline)]:
             made = make_headlines(self._db, missing)
@@ -286,7 +287,7 @@ class HistoryStore:
     def count_listed(self, query: RunQuery) -> int:
         """How many runs `query` lists, from the indexes its pages are read through."""
         with self._read() as conn:
-            return int(conn.execute(count_statement(query)).scalar_one())
+            return int(conn.execute(count_statement(with_host_ids(conn, query))).scalar_one())
 
     def get_run(self, run_id: int) -> RunDetail:
         run_stmt = (
