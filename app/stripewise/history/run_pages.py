@@ -170,16 +170,25 @@ def parse_query(text: str, scope: str = "all") -> tuple[RunQuery, list[Term]]:
     and `before=` (a day or an ISO time) go into the query, matched whatever their case;
     every other term (`read_ahead_kb=4096`, a word) is matched on each run's
     context and fields (`model.run_filter.matches`). ValueError: a date that is not one."""
-    fields: dict[str, Any] = {}
+    typed: dict[str, str] = {}  # the first of each key counts
     rest: list[Term] = []
     for word in text.split():
         key, sep, value = word.partition("=")
-        if sep and value and key.lower() in QUERY_KEYS and key.lower() not in fields:
-            key = key.lower()
-            fields[key] = _day(value) if key in ("since", "before") else value
+        if sep and value and key.lower() in QUERY_KEYS and key.lower() not in typed:
+            typed[key.lower()] = value
         else:
             rest += parse_filter(word)
-    return RunQuery(scope=scope, **fields), rest
+    since, before = typed.get("since"), typed.get("before")
+    query = RunQuery(
+        host=typed.get("host"),
+        target=typed.get("target"),
+        engine=typed.get("engine"),
+        tag=typed.get("tag"),
+        since=None if since is None else _day(since),
+        before=None if before is None else _day(before),
+        scope=scope,
+    )
+    return query, rest
 
 
 def filtered_out(query: RunQuery) -> bool:
