@@ -26,7 +26,7 @@ from stripewise.history.errors import DatabaseError, one_line
 from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
 from stripewise.history.result_rows import ResultRow, result_params
-from stripewise.history.run_row import RUN_COLUMNS, RunRow, row_values
+from stripewise.history.run_row import RUN_COLUMNS, RunColumns, RunRow, row_values
 from stripewise.importers import ImportedRun, ParsedFile
 from stripewise.importers.common import SharedNames, decode
 from stripewise.input_files import read_bytes
@@ -217,7 +217,7 @@ class _BatchWriter:
             return run_name
         return self._name if self._single else f"{self._name}: {run_name}"[:255]
 
-    def _row(self, host_id: int, run: ImportedRun, name: str) -> dict[str, object]:
+    def _row(self, host_id: int, run: ImportedRun, name: str) -> RunColumns:
         """The run's row (its tool's options kept as `options`: no BenchSpec)."""
         record: JsonObject = {"file": self._source_name, "sha256": self._sha256}
         record |= {k: run.context.get(k) for k in ("format", "line")}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypedDict
 
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy import exc as sa_exc
@@ -22,7 +23,7 @@ from sqlalchemy import exc as sa_exc
 from stripewise.history.connection import Database, driver_errors
 from stripewise.history.errors import DatabaseError
 from stripewise.history.json_values import json_safe
-from stripewise.history.models import RUN_SOURCES, hosts, runs, utc_now
+from stripewise.history.models import RUN_SOURCES, JsonDocument, hosts, runs, utc_now
 from stripewise.model.bench import BenchSpec
 from stripewise.model.run import RunStatus
 from stripewise.model.run_context import JsonObject, RunContext
@@ -106,29 +107,33 @@ def insert_row(conn: Connection, host_id: int, row: RunRow) -> int:
     return int(key[0])
 
 
+class RunColumns(TypedDict):
+    """The runs table's columns of one row as inserted (`row_values`)."""
+
+    uuid: str
+    host_id: int
+    name: str
+    status: str
+    engine: str
+    engine_version: str
+    target: str
+    started_at: datetime
+    finished_at: datetime | None
+    spec: JsonDocument
+    context: JsonDocument
+    tags: list[str]
+    notes: str
+    source: str
+    baseline: bool
+    parent_run_id: int | None
+    host_label: str | None
+
+
 # The columns `row_values` gives.
-RUN_COLUMNS = (
-    "uuid",
-    "host_id",
-    "name",
-    "status",
-    "engine",
-    "engine_version",
-    "target",
-    "started_at",
-    "finished_at",
-    "spec",
-    "context",
-    "tags",
-    "notes",
-    "source",
-    "baseline",
-    "parent_run_id",
-    "host_label",
-)
+RUN_COLUMNS = tuple(RunColumns.__annotations__)
 
 
-def row_values(host_id: int, row: RunRow) -> dict[str, object]:
+def row_values(host_id: int, row: RunRow) -> RunColumns:
     """The runs table's columns of `row`, checked; an import inserts a batch of them at once."""
     if row.source not in RUN_SOURCES:
         raise ValueError(f"run source must be one of {RUN_SOURCES}, not {row.source!r}")
