@@ -143,7 +143,10 @@ class HistoryPage(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.sortIndicatorChanged.connect(self.listing.set_order)
-        self.listing.orderReset.connect(header.setSortIndicator)  # the table sorts with it
+        # the table sorts with it (through Python: PySide cannot connect to this C++ method)
+        self.listing.orderReset.connect(
+            lambda column, order: header.setSortIndicator(column, order)
+        )
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(
             lambda pos: self.run_menu.exec(self.table.viewport().mapToGlobal(pos))
