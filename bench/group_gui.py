@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from bench.gui_window import LagMeter, benchmark_window, measure_in_child
+from stripewise.child_death import dies_with_parent
 
 HOSTS = 8
 JOB = {"ioengine": "null", "rate": "24m"}  # 192 MiB per phase: about 8 s each
@@ -40,6 +41,7 @@ def start_servers(count: int) -> list[tuple[subprocess.Popen[bytes], int]]:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=dies_with_parent(signal.SIGKILL),  # a killed bench leaves no server
         )
         servers.append((process, port))
     for process, port in servers:

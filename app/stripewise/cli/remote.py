@@ -9,17 +9,16 @@ session that leaves us behind still takes the window with it).
 from __future__ import annotations
 
 import argparse
-import ctypes
 import getpass
 import os
 import signal
 import socket
 
+from stripewise.child_death import on_parent_death
 from stripewise.cli.errors import CliError
 from stripewise.system.vnc_server import VncServer, VncUnavailable, launch_vnc_server
 
 DEFAULT_SIZE = (1280, 800)  # the screen a viewer sees; --window-size chooses another
-_PR_SET_PDEATHSIG = 1
 # what gui/app.py handles by closing the window, and unblocks once its handlers are in place
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -74,4 +73,4 @@ def how_to_connect(server: VncServer) -> str:
 def _hang_up_with_parent() -> None:
     """SIGHUP when the process that started us dies (the ssh session's shell, even when it was
     killed and sent nothing): the window then closes the normal way and the server stops."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGHUP, 0, 0, 0)
+    on_parent_death(signal.SIGHUP)

@@ -14,7 +14,6 @@ every log its server sends under the name the server gives, and sends it any fil
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
@@ -22,9 +21,10 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from stripewise.child_death import dies_with_parent
 from stripewise.fio import confine, latency
 from stripewise.fio.client_output import JobFigures, LiveRates, parse_eta, parse_terse
 from stripewise.fio.jobs import Section
@@ -102,7 +102,9 @@ class HostClient:
             stderr=subprocess.STDOUT,
             cwd=self.cwd,
             start_new_session=True,  # a terminal's Ctrl-C reaches the driver, which stops us
-            preexec_fn=_interrupted_with_parent(os.getpid()),
+            # SIGINT when the run's thread (it outlives the clients) ends: the client tells its
+            # server's job to stop, so a killed Stripewise leaves no client
+            preexec_fn=dies_with_parent(signal.SIGINT),
         )
         self._reader = threading.Thread(
             target=self._read, name=f"fio client {self.label}", daemon=True
@@ -259,28 +261,3 @@ def _errno_name(number: int) -> str:
     with contextlib.suppress(ValueError):
         return f"{number} ({os.strerror(number)})"
     return str(number)
-
-
-_PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)  # looked up here: the child only calls it
-_prctl = _libc.prctl
-_set_handler = _libc.signal
-_set_handler.argtypes = (ctypes.c_int, ctypes.c_void_p)
-_set_handler.restype = ctypes.c_void_p
-
-
-def _interrupted_with_parent(parent: int) -> Callable[[], None]:
-    """Run in the child between fork and exec: SIGINT when the thread that started it ends,
-    so a killed Stripewise leaves no client (SIGINT: the client tells its server's job to
-    stop). The run's thread starts the clients and outlives them on every normal path."""
-
-    def arm() -> None:
-        # SIGINT as the default: a Stripewise started in the background of a script has it
-        # ignored, the client would inherit that and shrug off the parent-death signal
-        # (libc's call, as Python's signal module refuses a thread other than the main one)
-        _set_handler(signal.SIGINT, None)  # None: SIG_DFL
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os.kill(os.getpid(), signal.SIGINT)
-
-    return arm

@@ -16,7 +16,6 @@ thread.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import queue
 import random
@@ -33,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from stripewise.child_death import dies_with_parent
 from stripewise.fio.probe import (
     FioServerInfo,
     HostUnreachable,
@@ -52,7 +52,6 @@ __all__ = [
 SSH_CONFIG_ENV = "STRIPEWISE_SSH_CONFIG"  # an ssh_config file passed as `ssh -F`
 REMOTE_PORTS = range(20000, 61000)  # where the remote fio server's port is picked
 REMOTE_PORT_TRIES = 4
-_PR_SET_PDEATHSIG = 1
 _STARTED = "stripewise-fio-started"
 _EXITED = "stripewise-fio-exited"
 # fio's exit when the port is taken; the text is fio's own (server.c, bind()).
@@ -321,17 +320,9 @@ def _free_local_port() -> int:
 # therefore always started from this one thread, which lives as long as the program, so a
 # tunnel opened by a short-lived worker thread is not killed when that worker finishes.
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ssh-spawner")
-_prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
 
 
 def _spawn(command: list[str]) -> subprocess.Popen[str]:
-    parent = os.getpid()
-
-    def die_with_parent() -> None:  # in the child, between fork and exec
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os.kill(os.getpid(), signal.SIGKILL)
-
     return subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
@@ -339,7 +330,7 @@ def _spawn(command: list[str]) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # a terminal's Ctrl-C is ours to handle, not ssh's
-        preexec_fn=die_with_parent,
+        preexec_fn=dies_with_parent(signal.SIGKILL),
     )
 
 

@@ -9,7 +9,6 @@ Everything it needs lies in a private folder (0700) that goes with it.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import secrets
 import select
@@ -20,9 +19,10 @@ import struct
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from stripewise.child_death import dies_with_parent
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
@@ -31,8 +31,6 @@ STOP_TIMEOUT_S = 5.0
 PASSWORD_LENGTH = 8
 PASSWORD_ALPHABET = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 _XAUTH_FAMILY_WILD = 0xFFFF  # an Xauthority entry for any host and display number
-_PR_SET_PDEATHSIG = 1
-_prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
 
 
 class VncUnavailable(Exception):
@@ -180,18 +178,8 @@ def _spawn_xvnc(
             stderr=subprocess.STDOUT,
             pass_fds=(display_fd,),
             start_new_session=True,  # the terminal's signals are ours; we stop it ourselves
-            preexec_fn=_dies_with(os.getpid()),
+            preexec_fn=dies_with_parent(signal.SIGTERM),
         )
-
-
-def _dies_with(parent: int) -> Callable[[], None]:
-    def arm() -> None:  # in the child, between fork and exec
-        signal.pthread_sigmask(signal.SIG_SETMASK, ())  # not the signals the caller holds
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    return arm
 
 
 def _obfuscated(vncpasswd: str, password: str) -> bytes:

@@ -1,0 +1,56 @@
+"""A child started with `dies_with_parent` does not outlive a parent killed outright, even
+one that had the signal ignored and blocked (the shared mechanism of fio's clients, ssh
+tunnels, the VNC server and the bench's fio servers)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PARENT = """
+import signal, subprocess, sys
+from stripewise.child_death import dies_with_parent
+sig = signal.Signals[sys.argv[1]]
+if sig != signal.SIGKILL:
+    signal.signal(sig, signal.SIG_IGN)  # inherited across exec unless the child resets it
+    signal.pthread_sigmask(signal.SIG_BLOCK, {sig})
+child = subprocess.Popen(["sleep", "60"], preexec_fn=dies_with_parent(sig))
+print(child.pid, flush=True)
+signal.pause()
+"""
+
+
+def _gone(pid: int, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":  # killed, waiting for init to reap it
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_a_child_dies_when_its_parent_is_killed(sig: str) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, sig], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert not _gone(child, 0.3), "the child runs while its parent does"
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(5)
+        assert _gone(child), f"sleep {child} outlived its parent with {sig} armed"
+    finally:
+        parent.kill()
+        parent.wait(5)
