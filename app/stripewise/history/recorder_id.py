@@ -7,6 +7,7 @@ this machine whose recorder is gone (no such pid, a reused pid, or another boot)
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -36,7 +37,13 @@ def _boot_id() -> str:
 
 
 def this_recorder() -> Recorder:
-    pid = os.getpid()
+    return _recorder(os.getpid())
+
+
+@functools.cache
+def _recorder(pid: int) -> Recorder:
+    """Read once per process (keyed by pid, so a forked child reads its own): neither its start
+    time nor the boot changes while it runs."""
     return Recorder(pid=pid, start_ticks=_start_ticks(pid), boot_id=_boot_id())
 
 
