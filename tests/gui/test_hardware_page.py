@@ -121,3 +121,19 @@ def test_this_machine(make_window) -> None:
     assert inventory is not None and page.hardware.origin.live
     assert len(page.map.tiles) >= len(inventory.disks)
     assert page.caption.text().startswith("This machine")
+
+
+@pytest.mark.parametrize("view", ["hardware", "history"])
+def test_f5_reads_the_page_on_show_again(qtbot, make_window, view: str) -> None:
+    """One F5 in the window: on the Hardware page it reads the hardware again, elsewhere the
+    history. Two shortcuts on one key are ambiguous to Qt, which then runs neither."""
+    window = make_window(view=view)
+    hardware, history = window.page_widgets["hardware"].hardware, window.history
+    read: list[str] = []
+    hardware.busyChanged.connect(lambda busy: busy and read.append("hardware"))
+    history.runsLoaded.connect(lambda _runs: read.append("history"))
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window.page_widgets[view], Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: view in read, timeout=5_000)
+    assert read[0] == view

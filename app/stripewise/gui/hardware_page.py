@@ -153,7 +153,7 @@ class HardwarePage(QWidget):
         self.splitter.setChildrenCollapsible(False)
         layout.addWidget(self.splitter, 1)
 
-        QShortcut(QKeySequence(QKeySequence.StandardKey.Refresh), self, hardware.reload)
+        # F5 is the window's View > Refresh, which reads this page's hardware while it is on show
         QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self, self.search.setFocus)
         hardware.inventoryChanged.connect(self.show_inventory)
         hardware.failed.connect(self._failed)

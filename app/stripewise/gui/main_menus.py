@@ -18,7 +18,7 @@ class MenuHandlers:
     import_results: Callable[[], object]
     edit_host_groups: Callable[[], object]
     show_view: Callable[[str], object]
-    refresh_history: Callable[[], object]
+    refresh: Callable[[], object]  # the page on show read again
     focus_navigation: Callable[[], object]
     show_help: Callable[[], object]
     show_about: Callable[[], object]
@@ -58,10 +58,13 @@ def build_menus(window: QMainWindow, handlers: MenuHandlers) -> Menus:
         view_menu.addAction(action)
         view_actions[name] = action
     view_menu.addSeparator()
-    refresh_action = QAction("&Refresh History", window)
+    refresh_action = QAction("&Refresh", window)
     refresh_action.setShortcut(QKeySequence(Qt.Key.Key_F5))
-    refresh_action.setToolTip("Read the history again: runs saved or edited elsewhere")
-    refresh_action.triggered.connect(handlers.refresh_history)
+    refresh_action.setToolTip(
+        "Read the page on show again: the hardware on the Hardware page, elsewhere the history "
+        "(runs saved or edited elsewhere)"
+    )
+    refresh_action.triggered.connect(handlers.refresh)
     view_menu.addAction(refresh_action)
     focus_nav = QAction("Focus &Navigation", window)
     focus_nav.setShortcut(QKeySequence("F6"))

@@ -141,7 +141,7 @@ class MainWindow(QMainWindow):
                 import_results=self._once_attached(self.import_results),
                 edit_host_groups=self._once_attached(self.edit_host_groups),
                 show_view=self.show_view,
-                refresh_history=self._once_attached(lambda: self.history.refresh()),
+                refresh=self._once_attached(self.refresh_page),
                 focus_navigation=lambda: self.nav.setFocus(Qt.FocusReason.ShortcutFocusReason),
                 show_help=self.show_help,
                 show_about=self._once_attached(self.show_about),
@@ -286,6 +286,14 @@ class MainWindow(QMainWindow):
     @property
     def current_view(self) -> str:
         return VIEW_NAMES[self.pages.currentIndex()]
+
+    def refresh_page(self) -> None:
+        """View > Refresh (F5): the Hardware page's map read again while it is on show, the
+        history everywhere else (runs saved or edited elsewhere)."""
+        if self.current_view == "hardware":
+            self.hardware.reload()
+        else:
+            self.history.refresh()
 
     def show_view(self, name: str) -> None:
         if name not in VIEW_NAMES:
