@@ -271,9 +271,37 @@ def test_uncreatable_data_folder_is_a_one_line_error(tmp_path: Path) -> None:
         ["db", "info"],
         ["install-desktop-entry"],
         ["--view", "history"],
+        ["--scr", "x.png", "history", "list", "--limit", "3"],  # an abbreviation's value
     ],
 )
 def test_only_the_command_run_gets_its_parser_and_parses_alike(argv: list[str]) -> None:
     from stripewise.cli.main import build_parser
 
     assert vars(build_parser(argv).parse_args(argv)) == vars(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    ("argv", "named", "command"),
+    [
+        (["--remote", "history", "list"], "--remote", "history"),
+        (["--inventory", "dump.txt", "inventory", "--json"], "--inventory", "inventory"),
+        (["--view=history", "doctor"], "--view", "doctor"),
+        (["--scr", "x.png", "db", "info"], "--screenshot", "db"),  # argparse's abbreviation
+    ],
+)
+def test_a_window_option_with_a_command_is_refused(
+    argv: list[str], named: str, command: str
+) -> None:
+    """Given with a command, the window's options used to be dropped in silence: a dump given
+    to `inventory` showed this machine instead."""
+    done = run_cli(*argv)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"stripewise: error: {named} is an option of the window, not of `stripewise {command}`\n"
+    )
+    assert done.stdout == ""
+
+
+def test_theme_with_a_command_still_runs(db_url: str) -> None:
+    done = run_cli("--db", db_url, "--theme", "dark", "history", "list")
+    assert done.returncode == 0, done.stderr

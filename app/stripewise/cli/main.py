@@ -14,7 +14,7 @@ import importlib
 import os
 import select
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -63,6 +63,10 @@ def command(name: str) -> Command:
     """The command's module, imported now: loading them all costs more than `history list`
     may take."""
     return cast(Command, importlib.import_module(f"stripewise.cli.{COMMANDS[name][0]}"))
+
+
+# what only the window reads (--theme, its colours, misleads nobody when a command ignores it)
+WINDOW_OPTIONS = ("--screenshot", "--view", "--inventory", "--window-size", "--remote")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -129,12 +133,38 @@ def _options_with_value(parser: argparse.ArgumentParser) -> set[str]:
 
 def _command_in(argv: Sequence[str], with_value: set[str]) -> str | None:
     """The subcommand word, skipping the top-level options and their values."""
-    tokens = iter(argv)
-    for token in tokens:
-        if token in with_value:
-            next(tokens, None)
+    at = _command_at(argv, with_value)
+    return None if at is None else argv[at]
+
+
+def _command_at(argv: Sequence[str], with_value: set[str]) -> int | None:
+    skip_value = False
+    for index, token in enumerate(argv):
+        if skip_value:
+            skip_value = False
         elif not token.startswith("-"):
-            return token
+            return index
+        elif "=" not in token:
+            skip_value = _long_option(token, with_value) in with_value
+    return None
+
+
+def _long_option(token: str, options: Iterable[str]) -> str | None:
+    """The option a word names, as argparse reads it: whole, or a prefix of exactly one."""
+    name = token.partition("=")[0]
+    longs = [option for option in options if option.startswith("--")]
+    matches = [o for o in longs if o == name] or [o for o in longs if o.startswith(name)]
+    return matches[0] if name.startswith("--") and len(matches) == 1 else None
+
+
+def _window_option_with(words: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """A window option given before a command, which would otherwise be dropped in silence:
+    `stripewise --inventory dump.txt inventory` must not show this machine instead."""
+    at = _command_at(words, _options_with_value(parser))
+    for token in words[:at]:
+        option = _long_option(token, parser._option_string_actions)
+        if option in WINDOW_OPTIONS:
+            return option
     return None
 
 
@@ -179,8 +209,14 @@ def _stdout_reader_gone() -> bool:
 
 def _main(argv: list[str] | None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    args = build_parser(words).parse_args(words)
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     try:
+        window_option = args.command and _window_option_with(words, parser)
+        if window_option:
+            raise CliError(
+                f"{window_option} is an option of the window, not of `stripewise {args.command}`"
+            )
         if args.command is None:
             from stripewise.cli import window  # lazy: Qt loads only for the window
 
