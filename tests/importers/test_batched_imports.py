@@ -23,10 +23,18 @@ from stripewise.cli import main
 from stripewise.cli.json_text import indented_json
 from stripewise.history import imports as history_imports
 from stripewise.history.database import Database, open_database
-from stripewise.history.imports import BATCH_RUNS, import_file, import_runs, open_results
+from stripewise.history.imports import (
+    BATCH_RUNS,
+    context_document,
+    import_file,
+    import_runs,
+    open_results,
+)
+from stripewise.history.json_values import json_safe
 from stripewise.history.models import hosts, results, runs
-from stripewise.importers import ImportedRun, ParsedFile, parse
-from tests.importers.fixtures import text
+from stripewise.importers import ImportedRun, ImportFormatError, ParsedFile, parse
+from stripewise.model.run_context import RunContext
+from tests.importers.fixtures import FIXTURES, text
 
 RECORDED = [line for line in text("bonnie200a_direct_x2_files.csv").splitlines() if line[:1] == "1"]
 SEED = "1795358228"
@@ -265,3 +273,41 @@ def test_the_command_prints_its_json_as_json_dumps_indents_it(tmp_path: Path) ->
     document = json.loads(out.getvalue())
     assert document["runs"][0]["name"].startswith(name)
     assert out.getvalue() == json.dumps(document, indent=2) + "\n"
+
+
+def _stored_context(context: dict[str, Any], record: dict[str, Any]) -> str:
+    """What a run's context was stored as before: made a RunContext and encoded again."""
+    document = RunContext.from_json({**context, "import": record}).to_json()
+    return json.dumps(json_safe(document))
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir() if p.is_file()))
+def test_a_runs_context_is_stored_as_its_run_context_stores_it(fixture: str) -> None:
+    try:
+        runs = parse((FIXTURES / fixture).read_text(encoding="utf-8", errors="replace"), fixture)
+    except ImportFormatError:
+        return
+    for run in runs:
+        record = {"file": fixture, "sha256": "0" * 64} | {
+            key: run.context.get(key) for key in ("format", "line")
+        }
+        made = json.dumps(context_document(run.context, record))
+        assert made == _stored_context(run.context, record)  # the same keys in the same order
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"line": True, "not_run": ["a", None], "x": math.nan},
+        {"format": 3, "not_run": [], "lines": (1, 2), "machine": "m"},
+        {"not_run": "a", "import": {"old": 1}, "z": [math.inf]},
+        {"host": "h", "engine": "fio", "not_run": ["a"], "cpu_count": 4, "free_bytes": None},
+        {"disks": [{"name": "sda"}], "array": {"level": "raid6"}, "status": 1},
+        {},
+    ],
+)
+def test_an_odd_context_is_stored_as_its_run_context_stores_it(context: dict[str, Any]) -> None:
+    record = {"file": "f.csv", "sha256": "0" * 64} | {
+        key: context.get(key) for key in ("format", "line")
+    }
+    assert json.dumps(context_document(context, record)) == _stored_context(context, record)

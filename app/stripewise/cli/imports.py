@@ -22,7 +22,7 @@ from stripewise.cli.history_format import format_table
 from stripewise.cli.json_text import indented_json
 from stripewise.cli.options import add_db_option
 from stripewise.history import database
-from stripewise.history.imported_runs import StoredImport, stored_imports
+from stripewise.history.imported_runs import ImportReport, StoredImport
 from stripewise.history.imports import (
     IMPORTED_PREFIX,
     UNKNOWN_HOST,
@@ -76,27 +76,30 @@ def _import(args: argparse.Namespace) -> int:
         raise CliError(f"{path.name}: no runs found; nothing was imported")
     db = open_history(url)
     try:
-        try:
-            ids = import_runs(
-                db,
-                itertools.chain([first], runs),
-                source_name=path.name,
-                sha256=sha256,
-                name=args.name,
-            )
-        except ImportFormatError as exc:  # a line past the first run: the transaction undone
-            raise CliError(f"{exc}; nothing was imported") from None
-        except (DuplicateImport, database.DatabaseError) as exc:
-            raise CliError(str(exc)) from None
-        warnings = parsed.warnings
-        for warning in warnings:
-            print(f"stripewise: warning: {warning}", file=sys.stderr)
-        # Read back and printed a batch at a time, never all held at once.
-        stored = (_run_json(run) for run in stored_imports(db, ids))
-        if args.json:
-            _write_json(sys.stdout, path.name, sha256, stored, warnings)
-        else:
-            _write_text(sys.stdout, path.name, len(ids), stored)
+        with ImportReport() as report:
+            try:
+                ids = import_runs(
+                    db,
+                    itertools.chain([first], runs),
+                    source_name=path.name,
+                    sha256=sha256,
+                    name=args.name,
+                    report=report,
+                )
+            except ImportFormatError as exc:  # a line past the first run: the transaction undone
+                raise CliError(f"{exc}; nothing was imported") from None
+            except (DuplicateImport, database.DatabaseError) as exc:
+                raise CliError(str(exc)) from None
+            warnings = parsed.warnings
+            for warning in warnings:
+                print(f"stripewise: warning: {warning}", file=sys.stderr)
+            # The runs as stored, put aside as each batch was written: read back and printed
+            # a batch at a time, never all held at once.
+            stored = (_run_json(run) for run in report.runs())
+            if args.json:
+                _write_json(sys.stdout, path.name, sha256, stored, warnings)
+            else:
+                _write_text(sys.stdout, path.name, len(ids), stored)
     finally:
         db.close()
     return 0

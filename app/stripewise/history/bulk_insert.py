@@ -6,7 +6,8 @@ processor: a JSON `null` serialised again for every row), which cost more than S
 inserts themselves. Here the INSERT is compiled once for the connection's dialect (SQLite's
 `?`, psycopg's `%(name)s::TYPE`), each value goes through its column's own bind processor (so
 the driver is handed what SQLAlchemy would hand it: the same stored bytes), and a missing
-value's processed form is made once.
+value's processed form is made once. Rows may come as tuples in the columns' order
+(`write_values`: no mapping made per row), processed a column at a time.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from sqlalchemy import Connection, Table, insert
 
 class BulkInsert:
     """INSERTs into `table` of rows holding the values of `columns` (two or more), in the
-    caller's transaction: each `write` is one executemany."""
+    caller's transaction: each `write` or `write_values` is one executemany."""
 
     def __init__(self, conn: Connection, table: Table, columns: Sequence[str]) -> None:
         if len(columns) < 2:  # itemgetter of one name gives the value, not a tuple
@@ -32,25 +33,35 @@ class BulkInsert:
         self._conn = conn
         self._sql = compiled.string
         self._positional = compiled.positional
+        self._columns = list(columns)
         self._names = list(compiled.positiontup or ()) if compiled.positional else list(columns)
-        self._values = operator.itemgetter(*self._names)
-        # (position, processor, what it makes of None) of each column that has a processor
+        self._values = operator.itemgetter(*self._columns)
+        # where each of the statement's parameters is in a row of `columns`' values
+        order = [self._columns.index(name) for name in self._names]
+        self._order = None if order == list(range(len(order))) else order
+        # (position in `columns`, processor, what it makes of None) of each column that has one
         self._processed: list[tuple[int, Callable[[Any], Any], Any]] = []
-        for index, name in enumerate(self._names):
+        for index, name in enumerate(self._columns):
             process = table.c[name].type.dialect_impl(dialect).bind_processor(dialect)
             if process is not None:
                 self._processed.append((index, process, process(None)))
 
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Rows as mappings of the columns' names."""
+        self.write_values([self._values(row) for row in rows])
+
+    def write_values(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Rows as the values of the columns, in their order."""
         if not rows:
             return
-        made: list[Any] = []
-        for row in rows:
-            values = list(self._values(row))
-            for index, process, missing in self._processed:
-                value = values[index]
-                values[index] = missing if value is None else process(value)
-            made.append(
-                tuple(values) if self._positional else dict(zip(self._names, values, strict=True))
-            )
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        for index, process, missing in self._processed:
+            columns[index] = [
+                missing if value is None else process(value) for value in columns[index]
+            ]
+        if self._order is not None:
+            columns = [columns[index] for index in self._order]
+        made: list[Any] = list(zip(*columns, strict=True))
+        if not self._positional:
+            made = [dict(zip(self._names, values, strict=True)) for values in made]
         self._conn.exec_driver_sql(self._sql, made)

@@ -1,32 +1,25 @@
-"""Runs an import has just stored, read back a batch at a time for its report.
+"""What `stripewise import` reports of the runs it stored, kept aside as they are written.
 
-`stripewise import` prints each stored run with its figures; reading them one query set per
-run (`HistoryStore.get_run`: four queries and a RunDetail each) took most of an import of
-100,000 runs. Here a batch of runs is two queries: their rows with their hosts, then their
-results, each run handed on and let go in file order.
+The report prints each stored run with its figures once the file's transaction is committed.
+Reading 100,000 runs back from the history (two queries a batch) took a seventh of such an
+import; here each batch the import writes is put aside as it is written (`ImportReport.add`:
+the values it inserted, with the ids the history gave them), in a temporary file, and read
+back in file order for the report, a batch at a time: a file's runs are never held whole.
+The values are those the history stores and hands back: figures as floats, times in UTC.
 """
 
 from __future__ import annotations
 
-import itertools
-import operator
+import pickle
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from types import TracebackType
 
-from sqlalchemy import Connection, Select, select
-
-from stripewise.history.connection import Database, driver_errors
-from stripewise.history.models import hosts, results, runs
 from stripewise.model.run_context import ImportRecord
 
-# Runs read back per pair of queries; their ids are bound as parameters, well under
-# SQLite's and PostgreSQL's limits.
-READ_BATCH = 100
-
-
-# One stored result as the report prints it (its passes and flags are not read): phase,
+# One stored result as the report prints it (its passes and flags are not kept): phase,
 # metric, unit and value.
 Figure = tuple[str, str, str, float | None]
 
@@ -47,68 +40,80 @@ class StoredImport:
     results: tuple[Figure, ...]
 
 
-def stored_imports(db: Database, ids: Sequence[int]) -> Iterator[StoredImport]:
-    """The runs `ids` (in that order), READ_BATCH at a time; a run not found is left out."""
-    for start in range(0, len(ids), READ_BATCH):
-        batch = ids[start : start + READ_BATCH]
-        run_stmt = (
-            select(
-                runs.c.id,
-                runs.c.name,
-                runs.c.engine,
-                runs.c.engine_version,
-                runs.c.target,
-                runs.c.started_at,
-                runs.c.context["import"].label("record"),
-                hosts.c.hostname,
-                hosts.c.machine_id,
+# A StoredImport as spooled: its fields in order, the record as its format and line.
+_Spooled = tuple[
+    int, str, str, str, str, str, str, datetime, str | None, int | None, tuple[Figure, ...]
+]
+
+
+class ImportReport:
+    """The runs of one import as they are stored (`add`, `rename`), then in file order
+    (`runs`). Closed with `close` or as a context manager (the file goes with it)."""
+
+    def __init__(self) -> None:
+        self._spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        # Runs named again after their batch was written: the first of a name shared by
+        # later runs (one entry per such name, as the import's own count of names).
+        self._renamed: dict[int, str] = {}
+
+    def add(self, runs: Sequence[StoredImport]) -> None:
+        """A batch of stored runs, in file order, as the history stores them."""
+        batch: list[_Spooled] = [
+            (
+                run.id,
+                run.name,
+                run.hostname,
+                run.machine_id,
+                run.engine,
+                run.engine_version,
+                run.target,
+                run.started_at.astimezone(UTC),
+                run.record.format,
+                run.record.line,
+                run.results,
             )
-            .select_from(runs.join(hosts, runs.c.host_id == hosts.c.id))
-            .where(runs.c.id.in_(batch))
-        )
-        result_stmt = (
-            select(
-                results.c.run_id, results.c.phase, results.c.metric, results.c.unit, results.c.value
-            )
-            .where(results.c.run_id.in_(batch))
-            .order_by(results.c.run_id, results.c.id)
-        )
-        with driver_errors(db), db.engine.connect() as conn:
-            rows = {int(row.id): row for row in conn.execute(run_stmt)}
-            by_run = itertools.groupby(_driver_rows(conn, result_stmt), operator.itemgetter(0))
-            figures = {int(run_id): tuple(row[1:] for row in found) for run_id, found in by_run}
-        for run_id in batch:
-            if (row := rows.get(run_id)) is None:
-                continue
-            yield StoredImport(
-                id=run_id,
-                name=row.name,
-                hostname=row.hostname,
-                machine_id=row.machine_id,
-                engine=row.engine,
-                engine_version=row.engine_version,
-                target=row.target,
-                started_at=row.started_at,
-                record=_record(row.record),
-                results=figures.get(run_id, ()),
-            )
+            for run in runs
+        ]
+        pickle.dump(batch, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
 
+    def rename(self, run_id: int, name: str) -> None:
+        """The run `run_id` (added already) was named `name` since."""
+        self._renamed[run_id] = name
 
-def _driver_rows(conn: Connection, stmt: Select[Any]) -> list[Any]:
-    """The rows of `stmt` as the driver fetches them: a batch's results are 4,000 rows, and
-    SQLAlchemy's own rows cost twice the fetch. For plain columns (text, numbers: nothing to
-    convert) and integer ids, which are written into the statement."""
-    sql = stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}).string
-    return list(conn.exec_driver_sql(sql).cursor.fetchall())
+    def runs(self) -> Iterator[StoredImport]:
+        """The runs added, in the order they were, a batch read at a time."""
+        self._spool.flush()
+        self._spool.seek(0)
+        renamed = self._renamed
+        while True:
+            try:
+                batch: list[_Spooled] = pickle.load(self._spool)
+            except EOFError:
+                return
+            for run_id, name, host, machine, engine, version, target, at, fmt, line, rs in batch:
+                yield StoredImport(
+                    id=run_id,
+                    name=renamed.get(run_id, name),
+                    hostname=host,
+                    machine_id=machine,
+                    engine=engine,
+                    engine_version=version,
+                    target=target,
+                    started_at=at,
+                    record=ImportRecord(format=fmt, line=line),
+                    results=rs,
+                )
 
+    def close(self) -> None:
+        self._spool.close()
 
-def _record(stored: object) -> ImportRecord:
-    """The format and line of the run's `context.import` (what the report prints), typed as
-    a run's context reads them."""
-    if not isinstance(stored, dict):
-        return ImportRecord()
-    fmt, line = stored.get("format"), stored.get("line")
-    return ImportRecord(
-        format=fmt if isinstance(fmt, str) else None,
-        line=line if isinstance(line, int) and not isinstance(line, bool) else None,
-    )
+    def __enter__(self) -> ImportReport:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

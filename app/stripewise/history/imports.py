@@ -14,8 +14,10 @@ import contextlib
 import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
+from typing import Any, cast
 
 from sqlalchemy import Connection, Table, bindparam, insert, select, update
 from sqlalchemy import exc as sa_exc
@@ -23,15 +25,17 @@ from sqlalchemy import exc as sa_exc
 from stripewise.history.bulk_insert import BulkInsert
 from stripewise.history.connection import Database
 from stripewise.history.errors import DatabaseError, one_line
+from stripewise.history.imported_runs import ImportReport, StoredImport
+from stripewise.history.json_values import json_safe
 from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
-from stripewise.history.result_rows import ResultRow, result_params
+from stripewise.history.result_rows import RESULT_COLUMNS, ResultValues, result_values
 from stripewise.history.run_row import RUN_COLUMNS, RunColumns, RunRow, row_values
 from stripewise.importers import ImportedRun, ParsedFile
 from stripewise.importers.common import SharedNames, decode
 from stripewise.input_files import read_bytes
 from stripewise.model.run import RunStatus
-from stripewise.model.run_context import JsonObject, RunContext
+from stripewise.model.run_context import ImportRecord, JsonObject, RunContext
 
 # Results files are text of a few kB to a few MB; anything far larger is not one.
 MAX_IMPORT_BYTES = 64 * 2**20
@@ -109,13 +113,15 @@ def import_runs(
     source_name: str,
     sha256: str,
     name: str | None,
+    report: ImportReport | None = None,
 ) -> list[int]:
     """Hosts, runs and results of one file in ONE transaction: all stored, or nothing.
 
     The runs are taken one at a time as `runs` gives them (a parse streaming the file) and
     written BATCH_RUNS at a time, so no more than a batch of them is held; runs sharing a
-    name are numbered as they come (`SharedNames`). Raises ValueError when there is no run,
-    and whatever taking a run raises (ImportFormatError), nothing stored.
+    name are numbered as they come (`SharedNames`); each batch written goes to `report` too,
+    as stored. Raises ValueError when there is no run, and whatever taking a run raises
+    (ImportFormatError), nothing stored.
     """
     taken = iter(runs)
     ahead = list(itertools.islice(taken, 2))  # a title says whether the file holds one run
@@ -127,6 +133,7 @@ def import_runs(
             if earlier:
                 raise DuplicateImport(source_name, earlier, trashed)
             writer = _BatchWriter(conn, source_name, sha256, name, single=len(ahead) == 1)
+            writer.report = report
             for run in itertools.chain(ahead, taken):
                 writer.add(run)
             writer.flush()
@@ -158,7 +165,8 @@ def _give_back_wal(db: Database) -> None:
 
 class _BatchWriter:
     """Runs written a batch at a time in the caller's transaction: one executemany of their
-    rows, one query for their ids, one executemany of their results (`BulkInsert`)."""
+    rows, one query for their ids, one executemany of their results (`BulkInsert`), each
+    batch then handed to `report` (when there is one) as it was stored."""
 
     def __init__(
         self, conn: Connection, source_name: str, sha256: str, name: str | None, *, single: bool
@@ -168,48 +176,60 @@ class _BatchWriter:
         self._sha256 = sha256
         self._name = name
         self._single = single
-        self._host_ids: dict[str | None, int] = {}
+        self._hosts: dict[str | None, _Host] = {}
         self._runs = BulkInsert(conn, runs_table, RUN_COLUMNS)
-        self._results = BulkInsert(conn, results, list(ResultRow.__annotations__))
+        self._results = BulkInsert(conn, results, RESULT_COLUMNS)
         self._names = SharedNames[int]()  # by the run's index in the file
-        self._pending: list[tuple[int, ImportedRun, str]] = []  # host id, run, its name
+        self._pending: list[tuple[_Host, ImportedRun, str]] = []  # host, run, its name
         self.ids: list[int] = []  # in file order
+        self.report: ImportReport | None = None
 
     def add(self, run: ImportedRun) -> None:
-        if run.host not in self._host_ids:
-            self._host_ids[run.host] = _host_id(self._conn, run.host)
+        if run.host not in self._hosts:
+            self._hosts[run.host] = _host(self._conn, run.host)
         numbered = self._names.name(run.name, len(self.ids) + len(self._pending))
-        self._pending.append((self._host_ids[run.host], run, numbered))
+        self._pending.append((self._hosts[run.host], run, numbered))
         if len(self._pending) >= BATCH_RUNS:
             self.flush()
 
     def flush(self) -> None:
         if self._pending:
-            rows = [self._row(host_id, run, name) for host_id, run, name in self._pending]
+            rows = [self._row(host.id, run, name) for host, run, name in self._pending]
             self._runs.write(rows)
             # Their ids by their keys: one query, where SQLAlchemy's RETURNING in order
             # would insert them one by one (SQLite cannot promise the order of a batch's).
-            keys = [str(row["uuid"]) for row in rows]
+            keys = [row["uuid"] for row in rows]
             by_key = self._conn.execute(
                 select(runs_table.c.uuid, runs_table.c.id).where(runs_table.c.uuid.in_(keys))
             )
             found = {key: int(run_id) for key, run_id in by_key}
             ids = [found[key] for key in keys]
-            params = [
-                row
+            figures = [
+                result_values(run_id, run.results)
                 for run_id, (_, run, _) in zip(ids, self._pending, strict=True)
-                for row in result_params(run_id, run.results)
             ]
-            self._results.write(params)
+            self._results.write_values([row for run_rows in figures for row in run_rows])
+            if self.report is not None:
+                self.report.add(
+                    [
+                        _stored(run_id, host, row, run_rows)
+                        for run_id, (host, _, _), row, run_rows in zip(
+                            ids, self._pending, rows, figures, strict=True
+                        )
+                    ]
+                )
             self.ids.extend(ids)
             self._pending.clear()
         if self._names.renamed:  # the first of a name shared, once its run has an id
-            renamed = [
-                {"run_id": self.ids[index], "title": self._title(name)}
-                for index, name in self._names.renamed
-            ]
+            titles = [(self.ids[index], self._title(name)) for index, name in self._names.renamed]
             named = update(runs_table).where(runs_table.c.id == bindparam("run_id"))
-            self._conn.execute(named.values(name=bindparam("title")), renamed)
+            self._conn.execute(
+                named.values(name=bindparam("title")),
+                [{"run_id": run_id, "title": title} for run_id, title in titles],
+            )
+            if self.report is not None:
+                for run_id, title in titles:
+                    self.report.rename(run_id, title)
             self._names.renamed.clear()
 
     def _title(self, run_name: str) -> str:
@@ -218,7 +238,8 @@ class _BatchWriter:
         return self._name if self._single else f"{self._name}: {run_name}"[:255]
 
     def _row(self, host_id: int, run: ImportedRun, name: str) -> RunColumns:
-        """The run's row (its tool's options kept as `options`: no BenchSpec)."""
+        """The run's row (its tool's options kept as `options`: no BenchSpec), its context
+        the document `RunContext` would store (`context_document`), made once."""
         record: JsonObject = {"file": self._source_name, "sha256": self._sha256}
         record |= {k: run.context.get(k) for k in ("format", "line")}
         row = RunRow(
@@ -228,11 +249,87 @@ class _BatchWriter:
             engine_version=run.engine_version[:64],
             started_at=run.started_at or utc_now(),  # files rarely say how long a run took
             options=dict(run.spec),
-            context=RunContext.from_json({**run.context, "import": record}),
             source="imported",
             status=RunStatus.COMPLETE,
         )
-        return row_values(host_id, row)
+        values = row_values(host_id, row)
+        values["context"] = context_document(run.context, record)
+        return values
+
+
+@dataclass(frozen=True)
+class _Host:
+    """An import's host as stored: what the report prints of it."""
+
+    id: int
+    hostname: str
+    machine_id: str
+
+
+def _stored(
+    run_id: int, host: _Host, row: RunColumns, figures: Sequence[ResultValues]
+) -> StoredImport:
+    """What the report prints of a run stored as `row` and `figures`."""
+    record = row["context"].get("import")
+    fmt, line = (
+        (record.get("format"), record.get("line")) if isinstance(record, dict) else (None, None)
+    )
+    return StoredImport(
+        id=run_id,
+        name=row["name"],
+        hostname=host.hostname,
+        machine_id=host.machine_id,
+        engine=row["engine"],
+        engine_version=row["engine_version"],
+        target=row["target"],
+        started_at=row["started_at"],
+        record=ImportRecord(
+            format=fmt if isinstance(fmt, str) else None,
+            line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+        ),
+        # as the REAL / double precision column hands it back
+        results=tuple(
+            (phase, metric, unit, None if value is None else float(value))
+            for _, phase, metric, unit, value, *_ in figures
+        ),
+    )
+
+
+# The context keys RunContext reads into typed fields (an import's own keys are none of
+# these but `not_run`), and `not_run`'s place among them: after `import`.
+_TYPED_KEYS = frozenset(
+    str(spec.metadata.get("key", spec.name)) for spec in fields(RunContext) if spec.name != "extra"
+)
+_IMPORT_RECORD_TYPES: tuple[tuple[str, type], ...] = (
+    ("file", str),
+    ("sha256", str),
+    ("format", str),
+    ("line", int),
+)
+
+
+def context_document(context: Mapping[str, Any], record: JsonObject) -> JsonObject:
+    """The document `RunContext.from_json({**context, "import": record}).to_json()` stores
+    (its typed fields first, in their order, then the other keys as they came), NaN made
+    null, without making a RunContext: a file of 100,000 runs made and encoded one a run.
+    A context holding other keys RunContext types goes through RunContext itself."""
+    typed = _TYPED_KEYS.intersection(context)
+    if typed - {"not_run", "import"} or not all(isinstance(key, str) for key in context):
+        stored = RunContext.from_json({**context, "import": record}).to_json()
+        return cast(JsonObject, json_safe(stored))
+    ordered: JsonObject = {
+        key: value
+        for key, kind in _IMPORT_RECORD_TYPES
+        if isinstance(value := record.get(key), kind) and not isinstance(value, bool)
+    }
+    document: JsonObject = {
+        "import": ordered | {k: v for k, v in record.items() if k not in ordered}
+    }
+    not_run = context.get("not_run")
+    if isinstance(not_run, list) and all(isinstance(test, str) for test in not_run):
+        document["not_run"] = list(not_run)
+    document |= {k: v for k, v in context.items() if k not in document}
+    return cast(JsonObject, json_safe(document))
 
 
 def imported_as(conn: Connection, sha256: str) -> tuple[list[int], list[int]]:
@@ -246,20 +343,19 @@ def imported_as(conn: Connection, sha256: str) -> tuple[list[int], list[int]]:
     return [run_id for run_id, _ in rows], [run_id for run_id, trashed in rows if trashed]
 
 
-def _host_id(conn: Connection, hostname: str | None) -> int:
+def _host(conn: Connection, hostname: str | None) -> _Host:
     """An existing host of that name (the machine the results came from), else a new one."""
     hostname = hostname or UNKNOWN_HOST
+    columns = (hosts.c.id, hosts.c.hostname, hosts.c.machine_id)
     found = conn.execute(
-        select(hosts.c.id).where(hosts.c.hostname == hostname).order_by(hosts.c.id).limit(1)
-    ).scalar_one_or_none()
+        select(*columns).where(hosts.c.hostname == hostname).order_by(hosts.c.id).limit(1)
+    ).first()
     if found is not None:
-        return int(found)
+        return _Host(int(found.id), found.hostname, found.machine_id)
     machine_id = f"{IMPORTED_PREFIX}{hostname}"
-    found = conn.execute(
-        select(hosts.c.id).where(hosts.c.machine_id == machine_id)
-    ).scalar_one_or_none()
+    found = conn.execute(select(*columns).where(hosts.c.machine_id == machine_id)).first()
     if found is not None:  # the host was renamed since; its identity is the machine id
-        return int(found)
+        return _Host(int(found.id), found.hostname, found.machine_id)
     now = utc_now()
     row: dict[str, str | datetime] = {
         "hostname": hostname[:255],
@@ -267,7 +363,7 @@ def _host_id(conn: Connection, hostname: str | None) -> int:
         "first_seen": now,
         "last_seen": now,
     }
-    return _inserted_id(conn, hosts, row)
+    return _Host(_inserted_id(conn, hosts, row), hostname[:255], machine_id[:255])
 
 
 def _inserted_id(conn: Connection, table: Table, row: Mapping[str, str | datetime]) -> int:

@@ -3,6 +3,7 @@ measured, live and imported runs alike. Missing figures stay NULL, never 0."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
@@ -44,6 +45,57 @@ def result_params(run_id: int, values: Sequence[ResultValue]) -> list[ResultRow]
         }
         for v in values
     ]
+
+
+# The columns of a results row, in the order `result_values` gives them.
+RESULT_COLUMNS = tuple(ResultRow.__annotations__)
+
+# One results row's values in RESULT_COLUMNS order: an import's batch of thousands is written
+# as these (`BulkInsert.write_values`), without a dict per row.
+ResultValues = tuple[
+    int,
+    str,
+    str,
+    str,
+    float | None,
+    float | None,
+    float | None,
+    int,
+    list[float | None] | None,
+    list[str] | None,
+    str | None,
+]
+
+
+def result_values(run_id: int, values: Sequence[ResultValue]) -> list[ResultValues]:
+    """The rows `result_params` makes, as tuples; the three figures are checked together
+    (most are finite: `finite` is called only when one is not)."""
+    isfinite = math.isfinite
+    rows: list[ResultValues] = []
+    for v in values:
+        value, low, high = v.value, v.min_value, v.max_value
+        if (
+            (value is not None and not isfinite(value))
+            or (low is not None and not isfinite(low))
+            or (high is not None and not isfinite(high))
+        ):
+            value, low, high = finite(value), finite(low), finite(high)
+        rows.append(
+            (
+                run_id,
+                v.phase,
+                v.metric,
+                v.unit,
+                value,
+                low,
+                high,
+                v.repetitions,
+                [finite(p) for p in v.passes] if v.passes else None,
+                list(v.flags) if v.flags else None,
+                v.source_unit or None,
+            )
+        )
+    return rows
 
 
 def result_value(row: Any) -> ResultValue:
