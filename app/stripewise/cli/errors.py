@@ -49,6 +49,7 @@ def open_history(url: str) -> Database:
     start; a problem is one CliError line. What the spool did (runs kept here while the
     database refused them) is said on stderr."""
     from stripewise.history import database  # lazy: SQLAlchemy costs more than some commands
+    from stripewise.history.abandoned_experiments import mark_abandoned_experiments_aborted
     from stripewise.history.store import HistoryStore
     from stripewise.system.hostinfo import current_machine_id
 
@@ -60,4 +61,5 @@ def open_history(url: str) -> Database:
         print(f"stripewise: {db.spool_note}", file=sys.stderr)
     with contextlib.suppress(database.DatabaseError):  # locked: they are filed another time
         HistoryStore(db).mark_abandoned_runs_aborted(current_machine_id())
+        mark_abandoned_experiments_aborted(db, current_machine_id())
     return db

@@ -187,7 +187,11 @@ def show_text(stored: StoredExperiment) -> str:
         f"  runs:      {len(stored.run_ids)}",
     ]
     if stored.result is None:
-        return "\n".join([*lines, "", "No result: the experiment has not ended."])
+        status = s.status
+        why = (
+            f"it ended {status.value} before it had one" if status.finished else "it has not ended"
+        )
+        return "\n".join([*lines, "", f"No result: {why}."])
     # a failed point is named in the recommendation's reason already: no notes
     return "\n".join(lines) + "\n" + result_text(stored.result, []).rstrip("\n")
 

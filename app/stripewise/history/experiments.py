@@ -21,6 +21,12 @@ from sqlalchemy import exc as sa_exc
 
 from stripewise.history.connection import Database, driver_errors
 from stripewise.history.errors import DatabaseError
+from stripewise.history.experiment_tags import (
+    EXPERIMENT_TAG,
+    TAG_PREFIX,
+    experiment_tag,
+    tagged_experiment,
+)
 from stripewise.history.models import experiments, hosts, runs, utc_now
 from stripewise.history.store import HistoryStore
 from stripewise.model.experiment import Design, Values, label
@@ -50,14 +56,7 @@ __all__ = [
     "restore_experiment",
 ]
 
-EXPERIMENT_TAG = "experiment"  # every run of every experiment carries it
 MAX_NAME = 255
-_TAG_PREFIX = f"{EXPERIMENT_TAG}:"
-
-
-def experiment_tag(experiment_id: int) -> str:
-    """The tag of one experiment's runs: `experiment:12`."""
-    return f"{_TAG_PREFIX}{experiment_id}"
 
 
 class ExperimentNotFoundError(DatabaseError):
@@ -285,24 +284,17 @@ def _outcome(stored: object) -> tuple[Verdict | None, Values | None, int]:
 def _tagged_runs(conn: Connection, experiment_id: int | None = None) -> dict[int, dict[int, bool]]:
     """Experiment id -> {run id: in the trash} for the runs tagged with an experiment. The
     tags' JSON text narrows the rows in the database; each list is then read exactly."""
-    wanted = f'%"{_TAG_PREFIX}{"" if experiment_id is None else experiment_id}%'
+    wanted = f'%"{TAG_PREFIX}{"" if experiment_id is None else experiment_id}%'
     stmt = select(runs.c.id, runs.c.tags, runs.c.deleted_at).where(
         cast(runs.c.tags, Text).like(wanted)
     )
     found: dict[int, dict[int, bool]] = {}
     for row in conn.execute(stmt):
         for tag in row.tags or ():
-            owner = _tagged_experiment(str(tag))
+            owner = tagged_experiment(str(tag))
             if owner is not None and experiment_id in (None, owner):
                 found.setdefault(owner, {})[int(row.id)] = row.deleted_at is not None
     return found
-
-
-def _tagged_experiment(tag: str) -> int | None:
-    number = tag.removeprefix(_TAG_PREFIX)
-    if tag.startswith(_TAG_PREFIX) and number.isascii() and number.isdigit():
-        return int(number)
-    return None
 
 
 def _runs_of(db: Database, experiment_id: int, *, in_trash: bool) -> list[int]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import functools
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 from stripewise.model.run_context import Recorder
 
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+KERNEL_STAT = Path("/proc/stat")
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -55,3 +57,16 @@ def recorder_alive(recorder: Recorder | None) -> bool:
     if recorder.boot_id != _boot_id():
         return False
     return recorder.start_ticks is not None and _start_ticks(recorder.pid) == recorder.start_ticks
+
+
+def booted_at() -> datetime | None:
+    """When this machine booted (/proc/stat's btime), to the second; None if unreadable."""
+    try:
+        lines = KERNEL_STAT.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        name, _sep, value = line.partition(" ")
+        if name == "btime" and value.strip().isdigit():
+            return datetime.fromtimestamp(int(value), UTC)
+    return None

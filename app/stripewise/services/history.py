@@ -203,10 +203,15 @@ class HistoryService(QObject):
         def work() -> tuple[list[int], RunPage, Stamp]:
             aborted: list[int] = []
             if mark_abandoned:
+                from stripewise.history.abandoned_experiments import (
+                    mark_abandoned_experiments_aborted,
+                )
                 from stripewise.history.experiments import purge_experiments
                 from stripewise.system.hostinfo import HostInfo
 
-                aborted = store.mark_abandoned_runs_aborted(HostInfo.current().machine_id)
+                machine_id = HostInfo.current().machine_id
+                aborted = store.mark_abandoned_runs_aborted(machine_id)
+                mark_abandoned_experiments_aborted(db, machine_id)
                 store.purge_trash(TRASH_KEPT)
                 purge_experiments(db, TRASH_KEPT)  # with their runs, gone as long
             stamp = read_stamp(db)  # before the listing: a run added between is listed next
