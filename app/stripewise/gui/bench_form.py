@@ -161,14 +161,14 @@ class BenchForm(QWidget):
         self.queue_depth = self._spin(1, 256, 1, "Queue depth: I/Os in flight per stream")
         self.streams = self._spin(1, 64, 1, "Parallel streams")
         self.repetitions = self._spin(1, 100, 1, "Repetitions of every phase")
-        add_pair(form, ("&Queue depth", self.queue_depth), ("S&treams", self.streams))
+        add_pair(form, ("&Queue depth", self.queue_depth), ("Stre&ams", self.streams))
         self.errors.add_row("queue_depth")  # their product's limit: under both
         form.addRow("Re&petitions", self.repetitions)
         self.rate = self._spin(1, 10, 10, "Samples per second (Hz)")
         self.rate.setSuffix(" Hz")
         self.runtime_cap = self._spin(1, 86_400, 600, "Stop a phase after this many seconds")
         self.runtime_cap.setSuffix(" s")
-        add_pair(form, ("Sample &rate", self.rate), ("Phase &cap", self.runtime_cap))
+        add_pair(form, ("Samp&le rate", self.rate), ("Phase &cap", self.runtime_cap))
         self.latency = CpuLatencyRow()
         self.latency.edited.connect(self._edited)
         self.hold_cpu_latency, self.cpu_latency = self.latency.hold, self.latency.limit
@@ -186,7 +186,7 @@ class BenchForm(QWidget):
         self.overwrite.setToolTip(
             "Without it, a device that carries a partition table or a filesystem is refused"
         )
-        self.confirm_label = QLabel("Con&firm")
+        self.confirm_label = QLabel("Co&nfirm")
         self.confirm_label.setBuddy(self.confirm)
         form.addRow(self.confirm_label, self.confirm)
         form.addRow("", self.overwrite)

@@ -107,8 +107,8 @@ class ExperimentDesignForm(QGroupBox):
         self.first = ParameterRow("First", optional=False)
         self.first.set("read_ahead_kb", SUGGESTED["read_ahead_kb"])
         self.second = ParameterRow("Second", optional=True)
-        form.addRow("&Vary", self.first)
-        form.addRow("&and", self.second)
+        form.addRow("Va&ry", self.first)
+        form.addRow("an&d", self.second)
         self.metric_box = QComboBox()
         self.metric_box.setAccessibleName("Metric")
         self.metric_box.setToolTip(

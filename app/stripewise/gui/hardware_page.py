@@ -104,7 +104,7 @@ class HardwarePage(QWidget):
         self.save.clicked.connect(self._save)
         self.this_machine = QPushButton("&This Machine")
         self.this_machine.clicked.connect(hardware.load_live)
-        self.read_health = QPushButton("Read &Health")
+        self.read_health = QPushButton("Read H&ealth")
         self.read_health.setToolTip(
             "Ask the helper for each disk's SMART health (smartctl): failing and worn disks "
             "get a badge. Read by itself once the helper runs."
