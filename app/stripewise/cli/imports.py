@@ -9,11 +9,13 @@ name, host, engine, target, time, format and a list of `{"phase", "metric", "uni
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import json
+import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,19 +24,25 @@ from stripewise.cli.history_format import format_table
 from stripewise.cli.json_text import indented_json
 from stripewise.cli.options import add_db_option
 from stripewise.history import database
+from stripewise.history.import_parse import ChildParse, ParseFailed
 from stripewise.history.imported_runs import ImportReport, StoredImport
 from stripewise.history.imports import (
     IMPORTED_PREFIX,
+    MAX_IMPORT_BYTES,
     UNKNOWN_HOST,
     DuplicateImport,
-    import_runs,
+    import_parsed,
     open_results,
 )
+from stripewise.history.result_rows import result_fields
 from stripewise.importers import ImportFormatError
 from stripewise.input_files import InputFileError
 from stripewise.model.wording import count_noun
 
 FORMATS = ("auto", "bonnie", "fio", "iozone")
+# Files from this size on are parsed in a second process (about 5,000 bonnie++ runs, 3 s of
+# work): below it, starting one costs more than it saves.
+PARSE_APART_BYTES = 2**20
 
 
 def fill_parser(parser: argparse.ArgumentParser) -> None:
@@ -64,45 +72,58 @@ def run(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     url = database_url(args)
     path: Path = args.file
-    try:
-        parsed, sha256 = open_results(path, args.format)
-        runs = parsed.runs()
-        # The first run is read before the history is opened: a file with none is refused
-        # without creating one.
-        first = next(runs, None)
-    except (InputFileError, ImportFormatError) as exc:
-        raise CliError(f"{exc}; nothing was imported") from None
-    if first is None:
-        raise CliError(f"{path.name}: no runs found; nothing was imported")
-    db = open_history(url)
-    try:
-        with ImportReport() as report:
-            try:
-                ids = import_runs(
-                    db,
-                    itertools.chain([first], runs),
-                    source_name=path.name,
-                    sha256=sha256,
-                    name=args.name,
-                    report=report,
-                )
-            except ImportFormatError as exc:  # a line past the first run: the transaction undone
-                raise CliError(f"{exc}; nothing was imported") from None
-            except (DuplicateImport, database.DatabaseError) as exc:
-                raise CliError(str(exc)) from None
-            warnings = parsed.warnings
-            for warning in warnings:
-                print(f"stripewise: warning: {warning}", file=sys.stderr)
-            # The runs as stored, put aside as each batch was written: read back and printed
-            # a batch at a time, never all held at once.
-            stored = (_run_json(run) for run in report.runs())
-            if args.json:
-                _write_json(sys.stdout, path.name, sha256, stored, warnings)
+    warnings: Callable[[], list[str]]  # complete once the runs are
+    with contextlib.ExitStack() as resources:
+        try:
+            if _parse_apart(path):
+                child = resources.enter_context(ChildParse(path, args.format, MAX_IMPORT_BYTES))
+                sha256, runs, warnings = child.sha256, child.runs(), lambda: child.warnings
             else:
-                _write_text(sys.stdout, path.name, len(ids), stored)
-    finally:
-        db.close()
+                parsed, sha256 = open_results(path, args.format)
+                runs = ((run, result_fields(run.results)) for run in parsed.runs())
+                warnings = lambda: parsed.warnings  # noqa: E731
+            # The first run is read before the history is opened: a file with none is
+            # refused without creating one.
+            first = next(runs, None)
+        except (InputFileError, ImportFormatError, ParseFailed) as exc:
+            raise CliError(f"{exc}; nothing was imported") from None
+        if first is None:
+            raise CliError(f"{path.name}: no runs found; nothing was imported")
+        db = resources.enter_context(contextlib.closing(open_history(url)))
+        report = resources.enter_context(ImportReport())
+        try:
+            ids = import_parsed(
+                db,
+                itertools.chain([first], runs),
+                source_name=path.name,
+                sha256=sha256,
+                name=args.name,
+                report=report,
+            )
+        except (ImportFormatError, ParseFailed) as exc:  # past the first run: all undone
+            raise CliError(f"{exc}; nothing was imported") from None
+        except (DuplicateImport, database.DatabaseError) as exc:
+            raise CliError(str(exc)) from None
+        for warning in warnings():
+            print(f"stripewise: warning: {warning}", file=sys.stderr)
+        # The runs as stored, put aside as each batch was written: read back and printed a
+        # batch at a time, never all held at once.
+        stored = (_run_json(run) for run in report.runs())
+        if args.json:
+            _write_json(sys.stdout, path.name, sha256, stored, warnings())
+        else:
+            _write_text(sys.stdout, path.name, len(ids), stored)
     return 0
+
+
+def _parse_apart(path: Path) -> bool:
+    """Whether the file is parsed in a second process while this one stores its runs: a
+    large file (its parse is half the import's work), with a second CPU to parse it on."""
+    try:
+        size = path.stat().st_size if path.is_file() else 0
+    except OSError:
+        size = 0  # refused as the parse here refuses it, naming why
+    return size >= PARSE_APART_BYTES and len(os.sched_getaffinity(0)) > 1
 
 
 def _write_json(

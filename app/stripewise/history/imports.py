@@ -29,7 +29,7 @@ from stripewise.history.imported_runs import ImportReport, StoredImport
 from stripewise.history.json_values import json_safe
 from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
-from stripewise.history.result_rows import RESULT_COLUMNS, ResultValues, result_values
+from stripewise.history.result_rows import RESULT_COLUMNS, ResultFields, result_fields
 from stripewise.history.run_row import RUN_COLUMNS, RunColumns, RunRow, row_values
 from stripewise.importers import ImportedRun, ParsedFile
 from stripewise.importers.common import SharedNames, decode
@@ -123,6 +123,24 @@ def import_runs(
     as stored. Raises ValueError when there is no run, and whatever taking a run raises
     (ImportFormatError), nothing stored.
     """
+    parsed = ((run, result_fields(run.results)) for run in runs)
+    return import_parsed(
+        db, parsed, source_name=source_name, sha256=sha256, name=name, report=report
+    )
+
+
+def import_parsed(
+    db: Database,
+    runs: Iterable[tuple[ImportedRun, Sequence[ResultFields]]],
+    *,
+    source_name: str,
+    sha256: str,
+    name: str | None,
+    report: ImportReport | None = None,
+) -> list[int]:
+    """As `import_runs`, of runs given with their results as rows (`result_fields`: a parse
+    in another process sends them so, history.import_parse); each run's own `results` are
+    not read."""
     taken = iter(runs)
     ahead = list(itertools.islice(taken, 2))  # a title says whether the file holds one run
     if not ahead:
@@ -134,8 +152,8 @@ def import_runs(
                 raise DuplicateImport(source_name, earlier, trashed)
             writer = _BatchWriter(conn, source_name, sha256, name, single=len(ahead) == 1)
             writer.report = report
-            for run in itertools.chain(ahead, taken):
-                writer.add(run)
+            for run, figures in itertools.chain(ahead, taken):
+                writer.add(run, figures)
             writer.flush()
         _give_back_wal(db)
         return writer.ids
@@ -180,21 +198,22 @@ class _BatchWriter:
         self._runs = BulkInsert(conn, runs_table, RUN_COLUMNS)
         self._results = BulkInsert(conn, results, RESULT_COLUMNS)
         self._names = SharedNames[int]()  # by the run's index in the file
-        self._pending: list[tuple[_Host, ImportedRun, str]] = []  # host, run, its name
+        # host, run, its name, its results' rows
+        self._pending: list[tuple[_Host, ImportedRun, str, Sequence[ResultFields]]] = []
         self.ids: list[int] = []  # in file order
         self.report: ImportReport | None = None
 
-    def add(self, run: ImportedRun) -> None:
+    def add(self, run: ImportedRun, figures: Sequence[ResultFields]) -> None:
         if run.host not in self._hosts:
             self._hosts[run.host] = _host(self._conn, run.host)
         numbered = self._names.name(run.name, len(self.ids) + len(self._pending))
-        self._pending.append((self._hosts[run.host], run, numbered))
+        self._pending.append((self._hosts[run.host], run, numbered, figures))
         if len(self._pending) >= BATCH_RUNS:
             self.flush()
 
     def flush(self) -> None:
         if self._pending:
-            rows = [self._row(host.id, run, name) for host, run, name in self._pending]
+            rows = [self._row(host.id, run, name) for host, run, name, _ in self._pending]
             self._runs.write(rows)
             # Their ids by their keys: one query, where SQLAlchemy's RETURNING in order
             # would insert them one by one (SQLite cannot promise the order of a batch's).
@@ -204,17 +223,19 @@ class _BatchWriter:
             )
             found = {key: int(run_id) for key, run_id in by_key}
             ids = [found[key] for key in keys]
-            figures = [
-                result_values(run_id, run.results)
-                for run_id, (_, run, _) in zip(ids, self._pending, strict=True)
-            ]
-            self._results.write_values([row for run_rows in figures for row in run_rows])
+            self._results.write_values(
+                [
+                    (run_id, *fields)
+                    for run_id, (*_, figures) in zip(ids, self._pending, strict=True)
+                    for fields in figures
+                ]
+            )
             if self.report is not None:
                 self.report.add(
                     [
-                        _stored(run_id, host, row, run_rows)
-                        for run_id, (host, _, _), row, run_rows in zip(
-                            ids, self._pending, rows, figures, strict=True
+                        _stored(run_id, host, row, figures)
+                        for run_id, (host, *_, figures), row in zip(
+                            ids, self._pending, rows, strict=True
                         )
                     ]
                 )
@@ -267,7 +288,7 @@ class _Host:
 
 
 def _stored(
-    run_id: int, host: _Host, row: RunColumns, figures: Sequence[ResultValues]
+    run_id: int, host: _Host, row: RunColumns, figures: Sequence[ResultFields]
 ) -> StoredImport:
     """What the report prints of a run stored as `row` and `figures`."""
     record = row["context"].get("import")
@@ -290,7 +311,7 @@ def _stored(
         # as the REAL / double precision column hands it back
         results=tuple(
             (phase, metric, unit, None if value is None else float(value))
-            for _, phase, metric, unit, value, *_ in figures
+            for phase, metric, unit, value, *_ in figures
         ),
     )
 

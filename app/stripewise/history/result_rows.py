@@ -47,13 +47,13 @@ def result_params(run_id: int, values: Sequence[ResultValue]) -> list[ResultRow]
     ]
 
 
-# The columns of a results row, in the order `result_values` gives them.
+# The columns of a results row: its run's id, then the fields `result_fields` gives.
 RESULT_COLUMNS = tuple(ResultRow.__annotations__)
 
-# One results row's values in RESULT_COLUMNS order: an import's batch of thousands is written
-# as these (`BulkInsert.write_values`), without a dict per row.
-ResultValues = tuple[
-    int,
+# One results row's values but its run's id, in RESULT_COLUMNS order: an import's batch of
+# thousands is written as these (`BulkInsert.write_values`), without a dict per row, and an
+# import parsed in a second process sends them as they are (history.import_parse).
+ResultFields = tuple[
     str,
     str,
     str,
@@ -67,11 +67,11 @@ ResultValues = tuple[
 ]
 
 
-def result_values(run_id: int, values: Sequence[ResultValue]) -> list[ResultValues]:
-    """The rows `result_params` makes, as tuples; the three figures are checked together
-    (most are finite: `finite` is called only when one is not)."""
+def result_fields(values: Sequence[ResultValue]) -> list[ResultFields]:
+    """The rows `result_params` makes, as tuples without the run's id; the three figures are
+    checked together (most are finite: `finite` is called only when one is not)."""
     isfinite = math.isfinite
-    rows: list[ResultValues] = []
+    rows: list[ResultFields] = []
     for v in values:
         value, low, high = v.value, v.min_value, v.max_value
         if (
@@ -82,7 +82,6 @@ def result_values(run_id: int, values: Sequence[ResultValue]) -> list[ResultValu
             value, low, high = finite(value), finite(low), finite(high)
         rows.append(
             (
-                run_id,
                 v.phase,
                 v.metric,
                 v.unit,
