@@ -2,7 +2,7 @@
 history"): engine and tag `scaling`; in the context the `scaling_result` event under `scaling`
 and what was read under `scaling_set`. Written into a real history for the planner's tests.
 
-The CLI's own writer (`cli.bench_scaling.save_scaling_run`, used in test_measured_ceilings)
+The CLI's and GUI's writer (`history.scaling_runs.save_scaling_run`, in test_measured_ceilings)
 files a run under the machine that ran it; a testbed machine is not this one, so these runs
 carry the testbed's host key in their context instead, in the same shape."""
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from stripewise.cli import main
-from stripewise.cli.bench_scaling import DiskSet
-from stripewise.cli.bench_scaling import save_scaling_run as cli_writer
 from stripewise.history.ceilings import SCALING_RUNS, newest_ceilings, scaling_runs
 from stripewise.history.database import Database, open_database, path_to_url
+from stripewise.history.scaling_runs import save_scaling_run as shared_writer
 from stripewise.history.store import HistoryStore
 from stripewise.inventory.bench_context import live_host_key
 from stripewise.model.ceilings import LinkKind
 from stripewise.model.scaling import analyse, plan_scaling
+from stripewise.model.scaling_set import DiskSet
 from stripewise.protocol.scaling import ScalingEnd, ScalingResult, ScalingStarted
 from tests.planner.scaling_runs import RECORDER, WHEN, save_scaling_run
 
@@ -95,8 +95,9 @@ def test_a_run_without_a_host_key_is_the_machine_it_was_recorded_on(sqlite_db: D
 def test_a_scaling_test_saved_by_the_cli_is_this_machines_ceiling(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Through `bench scaling --save`'s own writer (filed under this machine, no host key in
-    its context): a plan of this machine finds it, `stripewise plan` predicts with it."""
+    """Through the writer `bench scaling --save` and the Hardware page share (filed under this
+    machine, no host key in its context): a plan of this machine finds it, `stripewise plan`
+    predicts with it."""
     disks = ("sdw", "sdx", "sdy", "sdz")
     steps = plan_scaling(disks, repeat=3)
     alone = {i: [100.0, 101.0, 99.0] for i in range(len(disks))}
@@ -109,7 +110,8 @@ def test_a_scaling_test_saved_by_the_cli_is_this_machines_ceiling(
     chosen = DiskSet("hba9", disks, {}, controller="hba9", bus="pci0000:00 / 0000:00:03.0")
     when = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
     result = ScalingResult.of(end, chosen.name, analysis)
-    run = cli_writer(url, chosen, started, result, analysis, when, [])
+    with open_database(url) as db:
+        run = shared_writer(db, chosen, started, result, analysis, when, [])
 
     with open_database(url) as db:
         (found,) = newest_ceilings(db, live_host_key())

@@ -16,7 +16,6 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,7 +24,15 @@ from stripewise.cli.bench_output import say
 from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import add_db_option, finite, positive_int
-from stripewise.model.scaling import DiskIdentity, ScalingAnalysis, ScalingPlan, Step, analyse
+from stripewise.model.scaling import ScalingAnalysis, ScalingPlan, Step, analyse
+from stripewise.model.scaling_set import (
+    DiskSet,
+    ScalingSetError,
+    array_set,
+    bus_set,
+    controller_set,
+    named_set,
+)
 from stripewise.model.topology import Inventory
 from stripewise.protocol.client import Reply
 from stripewise.protocol.events import RunError, RunWarning, Sample
@@ -40,8 +47,6 @@ from stripewise.protocol.wire import ProtocolError
 
 CANCEL_GRACE_S = 5.0  # the helper ends a cancelled pass within a read or two
 _POLL_S = 0.25
-ENGINE = "scaling"  # the history's engine name for these runs
-TAG = "scaling"
 
 
 def fill_parser(scaling: argparse.ArgumentParser) -> None:
@@ -78,17 +83,6 @@ def fill_parser(scaling: argparse.ArgumentParser) -> None:
     add_db_option(scaling, top=False)
 
 
-@dataclass(frozen=True)
-class DiskSet:
-    """What is measured, and what the inventory says of it."""
-
-    name: str  # the controller's id, or the disks named
-    disks: tuple[str, ...]
-    identities: dict[str, DiskIdentity]
-    controller: str | None = None
-    bus: str | None = None
-
-
 def _inventory() -> Inventory | None:
     from stripewise.inventory import InventoryError, read_live
 
@@ -98,66 +92,18 @@ def _inventory() -> Inventory | None:
         return None
 
 
-def identities_of(inventory: Inventory | None) -> dict[str, DiskIdentity]:
-    """Model, size and slot of every disk the inventory knows (virtual ones: no slot)."""
-    if inventory is None:
-        return {}
-    found = {d.name: DiskIdentity(d.model, d.size_bytes) for d in inventory.virtual}
-    for controller in inventory.controllers:
-        for slot in controller.slots:
-            disk = slot.disk
-            if disk is not None:
-                where = slot.label or (slot.enclosure.name if slot.enclosure else None)
-                shown = where or f"{controller.id} {slot.port}"
-                found[disk.name] = DiskIdentity(disk.model, disk.size_bytes, shown)
-    return found
-
-
 def disk_set(args: argparse.Namespace, inventory: Inventory | None) -> DiskSet:
     """The disks asked for; CliError (exit 2) for a controller the inventory lacks."""
-    identities = identities_of(inventory)
-    if args.disks is not None:
-        disks = tuple(d.strip().removeprefix("/dev/") for d in args.disks.split(",") if d.strip())
-        return DiskSet(",".join(disks), disks, identities)
-    if getattr(args, "bus", None) is not None:
-        return _bus_set(args.bus, inventory, identities)
-    if getattr(args, "array", None) is not None:
-        return _array_set(args.array, inventory, identities)
-    controller = next(
-        (c for c in (inventory.controllers if inventory else ()) if c.id == args.controller), None
-    )
-    if controller is None:
-        known = ", ".join(c.id for c in inventory.controllers) if inventory else "none"
-        raise CliError(f"no controller {args.controller!r} here (controllers: {known})")
-    disks = tuple(d.name for d in controller.disks)
-    if not disks:
-        raise CliError(f"controller {controller.id} has no disks")
-    return DiskSet(controller.id, disks, identities, controller.id, controller.bus)
-
-
-def _bus_set(bus: str, inventory: Inventory | None, identities: dict[str, DiskIdentity]) -> DiskSet:
-    controllers = [c for c in (inventory.controllers if inventory else ()) if c.bus == bus]
-    if not controllers:
-        known = sorted({c.bus for c in inventory.controllers}) if inventory else []
-        raise CliError(f"no bus {bus!r} here (buses: {', '.join(known) or 'none'})")
-    disks = tuple(d.name for c in controllers for d in c.disks)
-    if not disks:
-        raise CliError(f"bus {bus} has no disks")
-    return DiskSet(bus, disks, identities, None, bus)
-
-
-def _array_set(
-    name: str, inventory: Inventory | None, identities: dict[str, DiskIdentity]
-) -> DiskSet:
-    bare = name.removeprefix("/dev/")
-    array = next((a for a in (inventory.arrays if inventory else ()) if a.name == bare), None)
-    if array is None:
-        known = ", ".join(a.name for a in inventory.arrays) if inventory else ""
-        raise CliError(f"no array {name!r} here (arrays: {known or 'none'})")
-    disks = tuple(dict.fromkeys(array.member_disks or array.members))
-    if len(disks) < 2:
-        raise CliError(f"{array.name} has {len(disks)} member disk(s): nothing to scale")
-    return DiskSet(array.name, disks, identities)
+    try:
+        if args.disks is not None:
+            return named_set(args.disks, inventory)
+        if getattr(args, "bus", None) is not None:
+            return bus_set(args.bus, inventory)
+        if getattr(args, "array", None) is not None:
+            return array_set(args.array, inventory)
+        return controller_set(args.controller, inventory)
+    except ScalingSetError as exc:
+        raise CliError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -245,7 +191,7 @@ class _Follower:
         else:
             say(format_result(result), sys.stdout)
         if self.args.save:
-            run_id = save_scaling_run(
+            run_id = _save(
                 database_url(self.args), self.chosen, started, result, analysis, started_at,
                 self.samples,
             )  # fmt: skip
@@ -326,7 +272,7 @@ def format_result(result: ScalingResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save_scaling_run(
+def _save(
     url: str,
     chosen: DiskSet,
     started: ScalingStarted,
@@ -335,68 +281,16 @@ def save_scaling_run(
     started_at: datetime,
     samples: Sequence[Sample],
 ) -> int:
-    """The test as one run: engine `scaling`, tag `scaling`; each step's aggregate MB/s and
-    each disk's alone as result values (their passes kept); the scaling_result and what was
-    measured (controller, bus, disks) in the context (docs/scaling.md, "In the history")."""
-    from stripewise import __version__
+    """The run filed as the Hardware page's dialog files it (history/scaling_runs.py)."""
     from stripewise.cli.errors import open_history
     from stripewise.history.errors import DatabaseError
-    from stripewise.history.store import HistoryStore, SampleRow
-    from stripewise.model.run import RunStatus
-    from stripewise.model.run_context import JsonObject, RunContext
-    from stripewise.system.hostinfo import HostInfo
+    from stripewise.history.scaling_runs import save_scaling_run
 
-    measured: JsonObject = {
-        "controller": chosen.controller,
-        "bus": chosen.bus,
-        "disks": list(chosen.disks),
-        "size": started.size,
-        "block_size": started.block_size,
-        "repeat": started.repeat,
-    }
-    context = RunContext(
-        engine=ENGINE,
-        engine_version=__version__,
-        extra={"scaling": result.to_json(), "scaling_set": measured},
-    )
     try:
         db = open_history(url)
         try:
-            store = HistoryStore(db)
-            run_id = store.create_run(
-                store.ensure_host(HostInfo.current()),
-                name=f"scaling {chosen.name}",
-                target=chosen.controller or ",".join(f"/dev/{d}" for d in chosen.disks),
-                engine=ENGINE,
-                engine_version=__version__,
-                context=context,
-                options=measured,
-                started_at=started_at,
-                tags=(TAG,),
-            )
-            store.add_samples(run_id, [SampleRow.of(n, s) for n, s in enumerate(samples)])
-            if analysis is not None:
-                store.add_results(run_id, result_values(analysis))
-            status = RunStatus(result.status)
-            store.finish_run(run_id, status, finished_at=datetime.now(UTC))
-            return run_id
+            return save_scaling_run(db, chosen, started, result, analysis, started_at, samples)
         finally:
             db.close()
     except DatabaseError as exc:
         raise CliError(f"the scaling test was not saved: {exc}") from None
-
-
-def result_values(analysis: ScalingAnalysis) -> list[Any]:
-    """Each step as phase `scaling_N` (N disks at once) and each disk alone as `alone_DISK`,
-    metric `mb_s`: the mean over passes, min and max, and every pass."""
-    from stripewise.model.run import ResultValue
-
-    def value(phase: str, passes: Sequence[float], mean: float) -> ResultValue:
-        return ResultValue(
-            phase, "mb_s", "MB/s", round(mean, 2), min(passes), max(passes), len(passes),
-            tuple(passes),
-        )  # fmt: skip
-
-    values = [value(f"scaling_{len(s.disks)}", s.mb_s.passes, s.mb_s.mean) for s in analysis.steps]
-    values += [value(f"alone_{d}", f.passes, f.mean) for d, f in analysis.alone.items()]
-    return values
