@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gc
 import itertools
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -108,11 +110,11 @@ def _import(args: argparse.Namespace) -> int:
             print(f"stripewise: warning: {warning}", file=sys.stderr)
         # The runs as stored, put aside as each batch was written: read back and printed a
         # batch at a time, never all held at once.
-        stored = (_run_json(run) for run in report.runs())
         if args.json:
-            _write_json(sys.stdout, path.name, sha256, stored, warnings())
+            _write_json(sys.stdout, path.name, sha256, report.runs(), warnings())
         else:
-            _write_text(sys.stdout, path.name, len(ids), stored)
+            runs_json = (_run_json(run) for run in report.runs())
+            _write_text(sys.stdout, path.name, len(ids), runs_json)
     return 0
 
 
@@ -127,7 +129,7 @@ def _parse_apart(path: Path) -> bool:
 
 
 def _write_json(
-    out: TextIO, file_name: str, sha256: str, runs: Iterable[dict[str, Any]], warnings: list[str]
+    out: TextIO, file_name: str, sha256: str, runs: Iterable[StoredImport], warnings: list[str]
 ) -> None:
     """`json.dumps(document, indent=2)` of the whole document, written a run at a time."""
     empty = {"file": file_name, "sha256": sha256, "runs": [], "warnings": warnings}
@@ -139,27 +141,48 @@ def _write_json(
     out.write("\n  ]" + tail + "\n")
 
 
-# A run's report as `json.dumps(indent=2)` lays it out four spaces in, by the C encoder: its
-# scalars at depth 3, its metrics' at depth 5. Those encoders put no line break elsewhere (a
-# string's own are escaped), so a break is where `indent=2` would put one.
+# A run's report as `json.dumps(indent=2)` lays it out four spaces in: its scalars by the C
+# encoder at depth 3 (it puts no line break elsewhere: a string's own are escaped, so a break
+# is where `indent=2` would put one), each metric at depth 4 as `_metric_head` lays it out.
 _RUN_ITEMS = json.JSONEncoder(separators=(",\n      ", ": "), check_circular=False).encode
-_METRIC_ITEMS = json.JSONEncoder(separators=(",\n          ", ": "), check_circular=False).encode
-# Between two metrics: the item separator of the encoder above, and how `indent=2` breaks it.
-_BETWEEN_METRICS = ("},\n          {", "\n        },\n        {\n          ")
+_METRIC_END = "\n        }"
 
 
-def _run_text(run: dict[str, Any]) -> str:
-    """One run of the report (its metrics last), laid out as the document's `indent=2`: each
-    metric is an object of scalars, so `}, {` at the item separator is between two metrics."""
-    scalars = _RUN_ITEMS({key: value for key, value in run.items() if key != "metrics"})
-    metrics = _METRIC_ITEMS(run["metrics"])
-    if metrics != "[]":
-        inner = metrics[2:-2].replace(*_BETWEEN_METRICS)
-        metrics = "[\n        {\n          " + inner + "\n        }\n      ]"
+@functools.lru_cache(maxsize=1024)
+def _metric_head(phase: str, metric: str, unit: str) -> str:
+    """A metric of the report up to its value, made once per kind of figure (a bonnie++ run
+    has 42 kinds, each repeated in every run of its file; bounded for a file of many)."""
+    return (
+        f'        {{\n          "phase": {json.dumps(phase)},\n          "metric": '
+        f'{json.dumps(metric)},\n          "unit": {json.dumps(unit)},\n          "value": '
+    )
+
+
+def _run_text(run: StoredImport) -> str:
+    """One run of the report (its metrics last), laid out as the document's `indent=2`; a
+    finite figure is its float's repr, as json writes it."""
+    scalars = _RUN_ITEMS(_run_scalars(run))
+    metrics = "[]"
+    if run.results:
+        isfinite, encode = math.isfinite, json.dumps
+        items = ",\n".join(
+            _metric_head(phase, metric, unit)
+            + (
+                "null"
+                if value is None
+                else repr(value)
+                if value.__class__ is float and isfinite(value)
+                else encode(value)
+            )
+            + _METRIC_END
+            for phase, metric, unit, value in run.results
+        )
+        metrics = "[\n" + items + "\n      ]"
     return "{\n      " + scalars[1:-1] + ',\n      "metrics": ' + metrics + "\n    }"
 
 
-def _run_json(run: StoredImport) -> dict[str, Any]:
+def _run_scalars(run: StoredImport) -> dict[str, Any]:
+    """A run of the report but its metrics."""
     unknown = run.machine_id == f"{IMPORTED_PREFIX}{UNKNOWN_HOST}"
     return {
         "id": run.id,
@@ -171,11 +194,15 @@ def _run_json(run: StoredImport) -> dict[str, Any]:
         "started_at": run.started_at.isoformat(),
         "format": run.record.format,
         "line": run.record.line,
-        "metrics": [
-            {"phase": phase, "metric": metric, "unit": unit, "value": value}
-            for phase, metric, unit, value in run.results
-        ],
     }
+
+
+def _run_json(run: StoredImport) -> dict[str, Any]:
+    metrics = [
+        {"phase": phase, "metric": metric, "unit": unit, "value": value}
+        for phase, metric, unit, value in run.results
+    ]
+    return _run_scalars(run) | {"metrics": metrics}
 
 
 def _write_text(out: TextIO, file_name: str, count: int, runs: Iterable[dict[str, Any]]) -> None:

@@ -7,7 +7,8 @@ inserts themselves. Here the INSERT is compiled once for the connection's dialec
 `?`, psycopg's `%(name)s::TYPE`), each value goes through its column's own bind processor (so
 the driver is handed what SQLAlchemy would hand it: the same stored bytes), and a missing
 value's processed form is made once. Rows may come as tuples in the columns' order
-(`write_values`: no mapping made per row), processed a column at a time.
+(`write_values`: no mapping made per row), processed a column at a time (a column of
+nulls is the one made null repeated).
 """
 
 from __future__ import annotations
@@ -56,9 +57,11 @@ class BulkInsert:
             return
         columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
         for index, process, missing in self._processed:
-            columns[index] = [
-                missing if value is None else process(value) for value in columns[index]
-            ]
+            column = columns[index]
+            if column.count(None) == len(column):  # an import's passes and flags: all null
+                columns[index] = [missing] * len(column)
+            else:  # a processor takes None too: `missing` is what it makes of it
+                columns[index] = list(map(process, column))
         if self._order is not None:
             columns = [columns[index] for index in self._order]
         made: list[Any] = list(zip(*columns, strict=True))

@@ -308,11 +308,7 @@ def _stored(
             format=fmt if isinstance(fmt, str) else None,
             line=line if isinstance(line, int) and not isinstance(line, bool) else None,
         ),
-        # as the REAL / double precision column hands it back
-        results=tuple(
-            (phase, metric, unit, None if value is None else float(value))
-            for phase, metric, unit, value, *_ in figures
-        ),
+        results=tuple(fields[:4] for fields in figures),  # phase, metric, unit, value
     )
 
 

@@ -68,8 +68,9 @@ ResultFields = tuple[
 
 
 def result_fields(values: Sequence[ResultValue]) -> list[ResultFields]:
-    """The rows `result_params` makes, as tuples without the run's id; the three figures are
-    checked together (most are finite: `finite` is called only when one is not)."""
+    """The rows `result_params` makes, as tuples without the run's id, the figures as the
+    history stores and hands them back (floats); the three are checked together (most are
+    finite: `finite` is called only when one is not)."""
     isfinite = math.isfinite
     rows: list[ResultFields] = []
     for v in values:
@@ -85,9 +86,9 @@ def result_fields(values: Sequence[ResultValue]) -> list[ResultFields]:
                 v.phase,
                 v.metric,
                 v.unit,
-                value,
-                low,
-                high,
+                None if value is None else float(value),  # as the column stores it
+                None if low is None else float(low),
+                None if high is None else float(high),
                 v.repetitions,
                 [finite(p) for p in v.passes] if v.passes else None,
                 list(v.flags) if v.flags else None,
