@@ -24,7 +24,7 @@ from stripewise.cli.bench_output import say
 from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import add_db_option, finite, positive_int
-from stripewise.model.scaling import ScalingAnalysis, ScalingPlan, Step, analyse
+from stripewise.model.scaling import ScalingAnalysis
 from stripewise.model.scaling_set import (
     DiskSet,
     ScalingSetError,
@@ -137,12 +137,6 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(number, handler)
 
 
-def plan_of(started: ScalingStarted) -> ScalingPlan:
-    """The helper's plan as the model's (visits are the helper's to order)."""
-    steps = tuple(Step(step.disks, step.alone) for step in started.steps)
-    return ScalingPlan(started.devices, steps, ())
-
-
 class _Follower:
     def __init__(self, client: HelperClient, chosen: DiskSet, args: argparse.Namespace) -> None:
         self.client, self.chosen, self.args = client, chosen, args
@@ -182,10 +176,9 @@ class _Follower:
             say(f"stripewise: error: {why} before the test ended\n", sys.stderr)
         if self.signal is not None and end.status == "cancelled":
             say(f"stripewise: cancelled by {self.signal.name}\n", sys.stderr)
-        plan = plan_of(started)
-        complete = all(self.passes.get(i) for i in range(len(plan.steps)))
-        analysis = analyse(plan, self.passes, self.chosen.identities) if complete else None
-        result = ScalingResult.of(end, self.chosen.name, analysis)
+        from stripewise.history.scaling_runs import outcome_of  # lazy: SQLAlchemy is slow
+
+        result, analysis = outcome_of(started, end, self.chosen, self.passes)
         if self.args.json:
             say(json.dumps(result.to_json()) + "\n", sys.stdout)
         else:

@@ -184,7 +184,11 @@ class DetailsPanel(QWidget):
     renameRequested = Signal(object)  # Slot
     locateRequested = Signal(object, bool)  # Slot, on
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, controller_actions: Sequence[QPushButton] = ()
+    ) -> None:
+        """`controller_actions`: buttons acting on the selected slot's controller, on a row of
+        their own below the slot's (the page's Measure Ceiling…)."""
         super().__init__(parent)
         self.slot: Slot | None = None
         layout = QVBoxLayout(self)
@@ -203,6 +207,12 @@ class DetailsPanel(QWidget):
         buttons.addWidget(self.locate)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        if controller_actions:
+            row = QHBoxLayout()
+            for button in controller_actions:
+                row.addWidget(button)
+            row.addStretch(1)
+            layout.addLayout(row)
         self.locate_note = QLabel()
         self.locate_note.setWordWrap(True)
         layout.addWidget(self.locate_note)

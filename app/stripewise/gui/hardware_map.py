@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -47,16 +47,26 @@ def slot_matches(slot: Slot, needle: str) -> bool:
     return any(needle in text.lower() for text in haystack)
 
 
+# what a controller's context menu offers besides Copy (the page's Measure Ceiling...)
+ControllerMenuHook = Callable[[Controller, QMenu], None]
+
+
 class ControllerBox(QFrame):
-    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        controller: Controller,
+        parent: QWidget | None = None,
+        menu_hook: ControllerMenuHook | None = None,
+    ) -> None:
         super().__init__(parent)
         self.controller = controller
+        self.menu_hook = menu_hook
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("controllerBox")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 10)
         layout.setSpacing(6)
-        self.header = _Header(controller_header(controller))
+        self.header = _Header(controller_header(controller), self.menu)
         layout.addWidget(self.header)
         self.tiles: list[SlotTile] = []
         tiles = QWidget()
@@ -76,6 +86,17 @@ class ControllerBox(QFrame):
             tiles.hide()
             layout.addWidget(self.placeholder)
 
+    def menu(self) -> QMenu:
+        """The card's context menu: its header's text to copy, then the page's actions."""
+        menu = QMenu(self)
+        menu.addAction("Copy", self.header.copy)
+        if self.menu_hook is not None:
+            self.menu_hook(self.controller, menu)
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        self.menu().exec(event.globalPos())
+
 
 NO_DISKS_TEXT = "No disks attached. The driver does not list this controller's ports."
 
@@ -85,9 +106,10 @@ class _Header(QWidget):
     to the box's width. Painted by hand: a rich-text label laid its text out several times a
     layout pass (0.5 ms a box, 30 ms of CPU for the 60 boxes of a 480-disk map)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, menu: Callable[[], QMenu]) -> None:
         super().__init__()
         self._text = text
+        self._menu = menu  # its box's context menu
         self._title, _, self._facts = text.partition("\n")
         self._heights: dict[int, int] = {}
         self._fonts: tuple[QFont, QFont] | None = None  # bold, small: until a font change
@@ -146,9 +168,7 @@ class _Header(QWidget):
         QGuiApplication.clipboard().setText(self._text)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        menu = QMenu(self)
-        menu.addAction("Copy", self.copy)
-        menu.exec(event.globalPos())
+        self._menu().exec(event.globalPos())
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in _RELAYOUT:
@@ -206,6 +226,7 @@ class HardwareMap(QWidget):
         self._planned: set[str] = set()
         self._health: dict[str, HealthVerdict] = {}  # disk name -> its verdict
         self._filtered = False  # a filter is typed: matching_tiles() has something to say
+        self.controller_menu: ControllerMenuHook | None = None  # the page's, for each card
 
     def set_inventory(self, inventory: Inventory) -> None:
         """Builds the whole map out of sight and puts it in place at once: shown, polished
@@ -226,7 +247,7 @@ class HardwareMap(QWidget):
             )
             layout.addWidget(title)
             for controller in controllers:
-                box = ControllerBox(controller)
+                box = ControllerBox(controller, menu_hook=self.controller_menu)
                 for tile in box.tiles:
                     tile.clicked.connect(lambda slot, c=controller: self._select(c, slot))
                     tile.planned = (

@@ -1,5 +1,6 @@
-"""Hardware page: the map of controllers and slots, search, details, labels, Locate and each
-disk's SMART health (a badge on its card, a section in its details)."""
+"""Hardware page: the map of controllers and slots, search, details, labels, Locate, each
+disk's SMART health (a badge on its card, a section in its details) and a controller's
+measured ceiling (the scaling test, in its own dialog)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.bay_panel import BayPanel
+from stripewise.gui.ceiling_measure import CeilingMeasure
 from stripewise.gui.disk_colors import STATE_COLORS, STATE_NAMES
 from stripewise.gui.hardware_details import DetailsPanel
 from stripewise.gui.hardware_map import HardwareMap
@@ -35,6 +37,7 @@ from stripewise.protocol.verbs import LocateArgs
 from stripewise.services.bays import HelperLocator
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
+from stripewise.services.history import HistoryService
 
 
 def _raw_size(disks: tuple[Disk, ...]) -> str:
@@ -62,7 +65,11 @@ class HardwarePage(QWidget):
     statusMessage = Signal(str)
 
     def __init__(
-        self, hardware: HardwareService, helper: HelperClient, parent: QWidget | None = None
+        self,
+        hardware: HardwareService,
+        helper: HelperClient,
+        parent: QWidget | None = None,
+        history: HistoryService | None = None,
     ) -> None:
         super().__init__(parent)
         self.hardware = hardware
@@ -110,6 +117,9 @@ class HardwarePage(QWidget):
             "get a badge. Read by itself once the helper runs."
         )
         self.read_health.clicked.connect(lambda: hardware.read_health(helper))
+        self.ceiling = CeilingMeasure(self, hardware, helper, history)  # a scaling test
+        self.ceiling.statusMessage.connect(self.statusMessage.emit)
+        self.measure = self.ceiling.button
         self.show_bays = QPushButton("Ba&ys")
         self.show_bays.setCheckable(True)
         self.show_bays.setToolTip("The chassis as it looks, bay by bay (again: the controllers)")
@@ -122,7 +132,9 @@ class HardwarePage(QWidget):
 
         self.map = HardwareMap()
         self.map.slotSelected.connect(self._show_slot)
+        self.map.controller_menu = self.ceiling.add_to_menu
         self.extras = QLabel()
+        self.extras.linkActivated.connect(self.ceiling.open_link)
         self.extras.setTextFormat(Qt.TextFormat.RichText)
         self.extras.setWordWrap(True)
         content = QWidget()
@@ -134,7 +146,7 @@ class HardwarePage(QWidget):
         self.map_scroll = QScrollArea()
         self.map_scroll.setWidgetResizable(True)
         self.map_scroll.setWidget(content)
-        self.details = DetailsPanel()
+        self.details = DetailsPanel(controller_actions=(self.measure,))
         self.details.renameRequested.connect(self._rename)
         self.details.locateRequested.connect(self._locate)
         self.bay_panel = BayPanel(hardware.bays, HelperLocator(helper))
@@ -168,6 +180,7 @@ class HardwarePage(QWidget):
     def show_inventory(self, inventory: Inventory) -> None:
         selected = self.details.slot.key if self.details.slot else None
         self.inventory = inventory
+        self.ceiling.show_inventory(inventory)
         self.map.set_inventory(inventory)
         self.caption.setText(self._caption(inventory))
         self.incomplete.setText(
@@ -189,6 +202,7 @@ class HardwarePage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        self.ceiling.update()
         QTimer.singleShot(0, self, lambda: self._read_health_by_itself(again=False))
 
     def _read_health_by_itself(self, *, again: bool) -> None:
@@ -259,7 +273,8 @@ class HardwarePage(QWidget):
                 if idle
                 else ""
             )
-            parts.append(f"<b>Virtual devices</b><ul>{rows}</ul>{note}")
+            measure = self.ceiling.virtual_link(inventory)
+            parts.append(f"<b>Virtual devices</b><ul>{rows}</ul>{measure}{note}")
         return "".join(parts)
 
     def _filter(self, text: str) -> None:
@@ -277,6 +292,7 @@ class HardwarePage(QWidget):
             self.map_scroll.ensureWidgetVisible(tile)
 
     def _show_slot(self, controller: Controller, slot: Slot) -> None:
+        self.ceiling.select(controller)
         path_to = None
         if slot.path_of and self.inventory is not None:
             path_to = self.inventory.find_disk(slot.path_of)

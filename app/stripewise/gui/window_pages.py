@@ -108,8 +108,9 @@ def _history_page(window: PageHost) -> QWidget:
 def _hardware_page(window: PageHost) -> QWidget:
     from stripewise.gui.hardware_page import HardwarePage
 
-    page = HardwarePage(window.hardware, window.helper)
+    page = HardwarePage(window.hardware, window.helper, history=window.history)
     page.statusMessage.connect(lambda text: window.statusBar().showMessage(text, STATUS_MS))
+    window.system.probed.connect(page.ceiling.update)  # privileges known: Measure Ceiling
     window.planner.planChanged.connect(
         lambda plan, _report: page.map.set_planned(set(plan.assigned()))
     )

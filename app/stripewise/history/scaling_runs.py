@@ -5,7 +5,7 @@ in the context, where history/ceilings.py finds the measured ceiling for the pla
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from stripewise import __version__
@@ -14,14 +14,34 @@ from stripewise.history.connection import Database
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.run import ResultValue, RunStatus
 from stripewise.model.run_context import JsonObject, RunContext
-from stripewise.model.scaling import ScalingAnalysis
+from stripewise.model.scaling import ScalingAnalysis, ScalingPlan, Step, analyse
 from stripewise.model.scaling_set import DiskSet
 from stripewise.protocol.events import Sample
-from stripewise.protocol.scaling import ScalingResult, ScalingStarted
+from stripewise.protocol.scaling import ScalingEnd, ScalingResult, ScalingStarted
 from stripewise.system.hostinfo import HostInfo
 
 ENGINE = SCALING_ENGINE  # the history's engine name for these runs, as the planner reads it
 TAG = "scaling"
+
+
+def plan_of(started: ScalingStarted) -> ScalingPlan:
+    """The helper's plan as the model's (visits are the helper's to order)."""
+    steps = tuple(Step(step.disks, step.alone) for step in started.steps)
+    return ScalingPlan(started.devices, steps, ())
+
+
+def outcome_of(
+    started: ScalingStarted,
+    end: ScalingEnd,
+    chosen: DiskSet,
+    passes: Mapping[int, Sequence[float]],
+) -> tuple[ScalingResult, ScalingAnalysis | None]:
+    """The test's answer from its passes' MB/s by step: analysed once every step has a pass
+    (model/scaling.py), else only how it ended."""
+    plan = plan_of(started)
+    complete = all(passes.get(i) for i in range(len(plan.steps)))
+    analysis = analyse(plan, passes, chosen.identities) if complete else None
+    return ScalingResult.of(end, chosen.name, analysis), analysis
 
 
 def save_scaling_run(
