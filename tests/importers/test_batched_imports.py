@@ -25,13 +25,13 @@ from stripewise.history import imports as history_imports
 from stripewise.history.database import Database, open_database
 from stripewise.history.imports import (
     BATCH_RUNS,
-    context_document,
     import_file,
     import_runs,
     open_results,
 )
 from stripewise.history.json_values import json_safe
 from stripewise.history.models import hosts, results, runs
+from stripewise.history.prepared_runs import context_document
 from stripewise.importers import ImportedRun, ImportFormatError, ParsedFile, parse
 from stripewise.model.run_context import RunContext
 from tests.importers.fixtures import FIXTURES, text

@@ -129,8 +129,8 @@ def test_a_file_refused_apart_is_refused_as_here(
 def test_the_child_is_gone_when_its_runs_are_not_taken(tmp_path: Path) -> None:
     path = _file(tmp_path, "many.csv", bonnie_csv(4 * BATCH_RUNS))
     with ChildParse(path, "auto", MAX_IMPORT_BYTES) as parse:
-        run, figures = next(parse.runs())
-        assert run.results == [] and len(figures) > 40
+        prepared = next(parse.runs())
+        assert prepared.run.results == [] and len(prepared.results) > 40
     assert multiprocessing.active_children() == []
 
 

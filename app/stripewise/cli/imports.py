@@ -33,10 +33,10 @@ from stripewise.history.imports import (
     MAX_IMPORT_BYTES,
     UNKNOWN_HOST,
     DuplicateImport,
-    import_parsed,
+    import_prepared,
     open_results,
 )
-from stripewise.history.result_rows import result_fields
+from stripewise.history.prepared_runs import prepare
 from stripewise.importers import ImportFormatError
 from stripewise.input_files import InputFileError
 from stripewise.model.wording import count_noun
@@ -82,7 +82,7 @@ def _import(args: argparse.Namespace) -> int:
                 sha256, runs, warnings = child.sha256, child.runs(), lambda: child.warnings
             else:
                 parsed, sha256 = open_results(path, args.format)
-                runs = ((run, result_fields(run.results)) for run in parsed.runs())
+                runs = (prepare(run, path.name, sha256) for run in parsed.runs())
                 warnings = lambda: parsed.warnings  # noqa: E731
             # The first run is read before the history is opened: a file with none is
             # refused without creating one.
@@ -94,7 +94,7 @@ def _import(args: argparse.Namespace) -> int:
         db = resources.enter_context(contextlib.closing(open_history(url)))
         report = resources.enter_context(ImportReport())
         try:
-            ids = import_parsed(
+            ids = import_prepared(
                 db,
                 itertools.chain([first], runs),
                 source_name=path.name,

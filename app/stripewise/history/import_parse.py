@@ -3,10 +3,10 @@
 An import of 100,000 bonnie++ runs spends about half its CPU parsing and half storing; on a
 machine of two CPUs or more the two overlap. The child (started by `spawn`, dying with its
 parent) reads the file, hashes and parses it as `imports.open_results` does, and sends its runs
-a batch at a time through a pipe as plain values: each run with its results as the rows
-`result_rows.result_fields` makes, none of them a ResultValue to pickle. A pipe holds a few
-kB, so the child waits while the writer is busy: the runs in flight are a batch or two, and
-memory stays flat whatever the file's length.
+a batch at a time through a pipe as the writer takes them (`prepared_runs.prepare`: the
+context document made, the results as plain rows, none of them a ResultValue to pickle). A
+pipe holds a few kB, so the child waits while the writer is busy: the runs in flight are a
+batch or two, and memory stays flat whatever the file's length.
 
 What the child refuses or cannot read is raised here as the same error, with the same message
 (InputFileError, ImportFormatError naming the line), so an import fails the same way: when
@@ -29,16 +29,13 @@ from types import TracebackType
 from typing import Any
 
 from stripewise.child_death import on_parent_death
-from stripewise.history.result_rows import ResultFields, result_fields
-from stripewise.importers import ImportedRun, ImportFormatError, ParsedFile
+from stripewise.history.prepared_runs import PreparedRun, prepare
+from stripewise.importers import ImportFormatError, ParsedFile
 from stripewise.importers.common import decode
 from stripewise.input_files import InputFileError, read_bytes
 
 # Runs sent at a time: a few hundred kB pickled.
 SEND_RUNS = 50
-
-# A run as sent: the ImportedRun without its results, and its results' rows.
-ParsedRun = tuple[ImportedRun, list[ResultFields]]
 
 
 class ParseFailed(RuntimeError):
@@ -68,7 +65,7 @@ class ChildParse:
             self.close()
             raise
 
-    def runs(self) -> Iterator[ParsedRun]:
+    def runs(self) -> Iterator[PreparedRun]:
         """The file's runs in file order, as the child sends them; raises the child's
         ImportFormatError at the run where its parse stopped."""
         while True:
@@ -122,12 +119,14 @@ def _parse(path: str, fmt: str, max_bytes: int, parent: int, conn: Connection) -
     try:
         data = read_bytes(path, what="a results file", max_bytes=max_bytes)
         sha256 = hashlib.sha256(data).hexdigest()
-        parsed = ParsedFile(decode(data), Path(path).name, fmt)
+        source = Path(path).name
+        parsed = ParsedFile(decode(data), source, fmt)
         del data
         conn.send(("opened", sha256))
-        batch: list[ParsedRun] = []
+        batch: list[PreparedRun] = []
         for run in parsed.runs():
-            batch.append((replace(run, results=[]), result_fields(run.results)))
+            prepared = prepare(run, source, sha256)  # the rest of the run is not sent
+            batch.append(prepared._replace(run=replace(run, context={}, results=[])))
             if len(batch) >= SEND_RUNS:
                 conn.send(("runs", batch))
                 batch = []

@@ -14,10 +14,9 @@ import contextlib
 import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
 
 from sqlalchemy import Connection, Table, bindparam, insert, select, update
 from sqlalchemy import exc as sa_exc
@@ -26,16 +25,16 @@ from stripewise.history.bulk_insert import BulkInsert
 from stripewise.history.connection import Database
 from stripewise.history.errors import DatabaseError, one_line
 from stripewise.history.imported_runs import ImportReport, StoredImport
-from stripewise.history.json_values import json_safe
 from stripewise.history.models import hosts, results, utc_now
 from stripewise.history.models import runs as runs_table
-from stripewise.history.result_rows import RESULT_COLUMNS, ResultFields, result_fields
+from stripewise.history.prepared_runs import PreparedRun, prepare
+from stripewise.history.result_rows import RESULT_COLUMNS, ResultFields
 from stripewise.history.run_row import RUN_COLUMNS, RunColumns, RunRow, row_values
 from stripewise.importers import ImportedRun, ParsedFile
 from stripewise.importers.common import SharedNames, decode
 from stripewise.input_files import read_bytes
 from stripewise.model.run import RunStatus
-from stripewise.model.run_context import ImportRecord, JsonObject, RunContext
+from stripewise.model.run_context import ImportRecord, RunContext
 
 # Results files are text of a few kB to a few MB; anything far larger is not one.
 MAX_IMPORT_BYTES = 64 * 2**20
@@ -123,24 +122,23 @@ def import_runs(
     as stored. Raises ValueError when there is no run, and whatever taking a run raises
     (ImportFormatError), nothing stored.
     """
-    parsed = ((run, result_fields(run.results)) for run in runs)
-    return import_parsed(
-        db, parsed, source_name=source_name, sha256=sha256, name=name, report=report
+    prepared = (prepare(run, source_name, sha256) for run in runs)
+    return import_prepared(
+        db, prepared, source_name=source_name, sha256=sha256, name=name, report=report
     )
 
 
-def import_parsed(
+def import_prepared(
     db: Database,
-    runs: Iterable[tuple[ImportedRun, Sequence[ResultFields]]],
+    runs: Iterable[PreparedRun],
     *,
     source_name: str,
     sha256: str,
     name: str | None,
     report: ImportReport | None = None,
 ) -> list[int]:
-    """As `import_runs`, of runs given with their results as rows (`result_fields`: a parse
-    in another process sends them so, history.import_parse); each run's own `results` are
-    not read."""
+    """As `import_runs`, of runs already made into what their rows hold (`prepare`: a parse
+    in another process sends them so, history.import_parse)."""
     taken = iter(runs)
     ahead = list(itertools.islice(taken, 2))  # a title says whether the file holds one run
     if not ahead:
@@ -150,10 +148,10 @@ def import_parsed(
             earlier, trashed = imported_as(conn, sha256)
             if earlier:
                 raise DuplicateImport(source_name, earlier, trashed)
-            writer = _BatchWriter(conn, source_name, sha256, name, single=len(ahead) == 1)
+            writer = _BatchWriter(conn, name, single=len(ahead) == 1)
             writer.report = report
-            for run, figures in itertools.chain(ahead, taken):
-                writer.add(run, figures)
+            for run in itertools.chain(ahead, taken):
+                writer.add(run)
             writer.flush()
         _give_back_wal(db)
         return writer.ids
@@ -186,34 +184,30 @@ class _BatchWriter:
     rows, one query for their ids, one executemany of their results (`BulkInsert`), each
     batch then handed to `report` (when there is one) as it was stored."""
 
-    def __init__(
-        self, conn: Connection, source_name: str, sha256: str, name: str | None, *, single: bool
-    ) -> None:
+    def __init__(self, conn: Connection, name: str | None, *, single: bool) -> None:
         self._conn = conn
-        self._source_name = source_name
-        self._sha256 = sha256
         self._name = name
         self._single = single
         self._hosts: dict[str | None, _Host] = {}
         self._runs = BulkInsert(conn, runs_table, RUN_COLUMNS)
         self._results = BulkInsert(conn, results, RESULT_COLUMNS)
         self._names = SharedNames[int]()  # by the run's index in the file
-        # host, run, its name, its results' rows
-        self._pending: list[tuple[_Host, ImportedRun, str, Sequence[ResultFields]]] = []
+        self._pending: list[tuple[_Host, PreparedRun, str]] = []  # host, run, its name
         self.ids: list[int] = []  # in file order
         self.report: ImportReport | None = None
 
-    def add(self, run: ImportedRun, figures: Sequence[ResultFields]) -> None:
-        if run.host not in self._hosts:
-            self._hosts[run.host] = _host(self._conn, run.host)
-        numbered = self._names.name(run.name, len(self.ids) + len(self._pending))
-        self._pending.append((self._hosts[run.host], run, numbered, figures))
+    def add(self, prepared: PreparedRun) -> None:
+        host = prepared.run.host
+        if host not in self._hosts:
+            self._hosts[host] = _host(self._conn, host)
+        numbered = self._names.name(prepared.run.name, len(self.ids) + len(self._pending))
+        self._pending.append((self._hosts[host], prepared, numbered))
         if len(self._pending) >= BATCH_RUNS:
             self.flush()
 
     def flush(self) -> None:
         if self._pending:
-            rows = [self._row(host.id, run, name) for host, run, name, _ in self._pending]
+            rows = [self._row(host.id, run, name) for host, run, name in self._pending]
             self._runs.write(rows)
             # Their ids by their keys: one query, where SQLAlchemy's RETURNING in order
             # would insert them one by one (SQLite cannot promise the order of a batch's).
@@ -226,15 +220,15 @@ class _BatchWriter:
             self._results.write_values(
                 [
                     (run_id, *fields)
-                    for run_id, (*_, figures) in zip(ids, self._pending, strict=True)
-                    for fields in figures
+                    for run_id, (_, run, _) in zip(ids, self._pending, strict=True)
+                    for fields in run.results
                 ]
             )
             if self.report is not None:
                 self.report.add(
                     [
-                        _stored(run_id, host, row, figures)
-                        for run_id, (host, *_, figures), row in zip(
+                        _stored(run_id, host, row, run.results)
+                        for run_id, (host, run, _), row in zip(
                             ids, self._pending, rows, strict=True
                         )
                     ]
@@ -258,11 +252,10 @@ class _BatchWriter:
             return run_name
         return self._name if self._single else f"{self._name}: {run_name}"[:255]
 
-    def _row(self, host_id: int, run: ImportedRun, name: str) -> RunColumns:
+    def _row(self, host_id: int, prepared: PreparedRun, name: str) -> RunColumns:
         """The run's row (its tool's options kept as `options`: no BenchSpec), its context
-        the document `RunContext` would store (`context_document`), made once."""
-        record: JsonObject = {"file": self._source_name, "sha256": self._sha256}
-        record |= {k: run.context.get(k) for k in ("format", "line")}
+        the document `prepare` made (the one RunContext would store), not made again."""
+        run = prepared.run
         row = RunRow(
             name=self._title(name),
             target=run.target,
@@ -270,12 +263,17 @@ class _BatchWriter:
             engine_version=run.engine_version[:64],
             started_at=run.started_at or utc_now(),  # files rarely say how long a run took
             options=dict(run.spec),
+            context=_NO_CONTEXT,
             source="imported",
             status=RunStatus.COMPLETE,
         )
         values = row_values(host_id, row)
-        values["context"] = context_document(run.context, record)
+        values["context"] = prepared.context
         return values
+
+
+# Left for the prepared document to replace: one, not one a run.
+_NO_CONTEXT = RunContext()
 
 
 @dataclass(frozen=True)
@@ -310,43 +308,6 @@ def _stored(
         ),
         results=tuple(fields[:4] for fields in figures),  # phase, metric, unit, value
     )
-
-
-# The context keys RunContext reads into typed fields (an import's own keys are none of
-# these but `not_run`), and `not_run`'s place among them: after `import`.
-_TYPED_KEYS = frozenset(
-    str(spec.metadata.get("key", spec.name)) for spec in fields(RunContext) if spec.name != "extra"
-)
-_IMPORT_RECORD_TYPES: tuple[tuple[str, type], ...] = (
-    ("file", str),
-    ("sha256", str),
-    ("format", str),
-    ("line", int),
-)
-
-
-def context_document(context: Mapping[str, Any], record: JsonObject) -> JsonObject:
-    """The document `RunContext.from_json({**context, "import": record}).to_json()` stores
-    (its typed fields first, in their order, then the other keys as they came), NaN made
-    null, without making a RunContext: a file of 100,000 runs made and encoded one a run.
-    A context holding other keys RunContext types goes through RunContext itself."""
-    typed = _TYPED_KEYS.intersection(context)
-    if typed - {"not_run", "import"} or not all(isinstance(key, str) for key in context):
-        stored = RunContext.from_json({**context, "import": record}).to_json()
-        return cast(JsonObject, json_safe(stored))
-    ordered: JsonObject = {
-        key: value
-        for key, kind in _IMPORT_RECORD_TYPES
-        if isinstance(value := record.get(key), kind) and not isinstance(value, bool)
-    }
-    document: JsonObject = {
-        "import": ordered | {k: v for k, v in record.items() if k not in ordered}
-    }
-    not_run = context.get("not_run")
-    if isinstance(not_run, list) and all(isinstance(test, str) for test in not_run):
-        document["not_run"] = list(not_run)
-    document |= {k: v for k, v in context.items() if k not in document}
-    return cast(JsonObject, json_safe(document))
 
 
 def imported_as(conn: Connection, sha256: str) -> tuple[list[int], list[int]]:
