@@ -414,6 +414,7 @@ OPENED_ABOVE = {
     "CatalogDialog",
     "HostGroupsDialog",  # its line is checked in test_host_groups_dialog.py
     "BayLayoutDialog",  # its line is checked in test_bay_view.py
+    "ScalingDialog",  # its line is checked in test_scaling_dialog.py
 }
 CAPTION_ARGUMENT = {"QFileDialog": (1, "caption"), "QInputDialog": (2, "label")}
 

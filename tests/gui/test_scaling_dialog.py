@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from stripewise.environment import PrivilegeMode, Privileges
 from stripewise.gui.ceiling_measure import MEASURE_VIRTUAL
 from stripewise.gui.hardware_page import HardwarePage
+from stripewise.gui.help_dialogs import PURPOSE_NAME
 from stripewise.gui.scaling_dialog import ScalingDialog
 from stripewise.history.database import open_database, path_to_url
 from stripewise.history.scaling_runs import outcome_of, save_scaling_run
@@ -43,6 +44,13 @@ def live_page(make_window: Any, qtbot: Any) -> tuple[Any, HardwarePage]:
     qtbot.waitUntil(lambda: window.helper.privileges is not None, timeout=20_000)
     assert not window.helper.unavailable_reason  # these tests run as root
     return window, page
+
+
+def purpose_of(dialog: ScalingDialog) -> str:
+    """The dialog's first line: what it will do (gui/help_dialogs.py's convention)."""
+    line = dialog.findChild(QLabel, PURPOSE_NAME)
+    assert line is not None
+    return line.text()
 
 
 class Recorded:
@@ -115,6 +123,10 @@ def test_a_real_test_from_the_page_is_filed_as_the_cli_files_it(
             if item.data(Qt.ItemDataRole.UserRole) not in names:
                 item.setCheckState(Qt.CheckState.Unchecked)
         assert dialog.checked_disks() == names
+        assert purpose_of(dialog) == (
+            "Reads these disks alone, then 1, 2, 4 ... of them at once, to find where their "
+            "sum stops growing, and which disk lags its peers."
+        )
         assert dialog.pass_size.text() == "1G" and dialog.repeat.value() == 3
         assert "nothing is written" in dialog.note.text()
         assert not dialog.start.isEnabled()  # 1G is more than a 32 MiB disk holds
@@ -141,7 +153,7 @@ def test_a_real_test_from_the_page_is_filed_as_the_cli_files_it(
     )
     assert any(line.startswith("Pass ") and "2 disks at once" in line for line, _eta in lines)
     assert lines[0][1].startswith("about ") and lines[0][1].endswith(" s left")
-    assert dialog.progress_line.text().startswith("The test complete in ")
+    assert dialog.progress_line.text().startswith("Completed in ")
     assert dialog.progress.value() == started.visits
     shown = dialog.answer.toPlainText()
     assert result.sentence in shown and result.sentence.startswith(",".join(names))
@@ -185,7 +197,7 @@ def test_cancel_mid_run_ends_cancelled_with_the_gui_answering(
     (result,) = seen.finished
     assert result.status == "cancelled" and result.ceiling is None
     assert len(seen.progress) < 60  # stopped well before its 3 x 20 passes
-    assert "cancelled" in dialog.progress_line.text()
+    assert dialog.progress_line.text().startswith("Cancelled after ")
     assert dialog.start.isEnabled() and not dialog.cancel.isEnabled()
     assert "before every step was measured" in dialog.answer.toPlainText()
     with open_database(db_url) as db:
@@ -260,6 +272,11 @@ def test_greyed_with_the_reason_for_a_file_no_privileges_no_selection_no_disks(
     qtbot.mouseClick(page.measure, Qt.MouseButton.LeftButton)
     dialog = page.ceiling.dialog
     assert dialog is not None and dialog.chosen.controller == box.controller.id
+    assert purpose_of(dialog) == (
+        f"Reads {box.controller.model or 'controller'} {box.controller.id}'s disks alone, then "
+        "1, 2, 4 ... of them at once, to find where their sum stops growing: the measured "
+        "ceiling the Planner then cites."
+    )
     assert dialog.checked_disks() == tuple(d.name for d in box.controller.disks)
     assert dialog.start.isEnabled()
     for row in range(dialog.disks.count()):

@@ -37,6 +37,8 @@ from stripewise.services.scaling_session import ScalingProgress, ScalingRequest,
 
 DEFAULT_SIZE = "1G"
 DEFAULT_REPEAT = 3
+VISIBLE_DISKS = 8  # rows of the disk list before it scrolls
+ENDED = {"complete": "Completed in", "cancelled": "Cancelled after", "failed": "Failed after"}
 READ_ONLY_NOTE = (
     "Read-only: each disk is read from its first byte, nothing is written, so no serial "
     "number is asked for. The disks stay usable, but their own traffic skews the figures."
@@ -74,12 +76,17 @@ class ScalingDialog(QDialog):
         self._close_when_ended = False
         self._refusal_shown = ""
         layout = QVBoxLayout(self)
-        layout.addWidget(
-            purpose_label(
-                f"Reads {title}'s disks alone, then 1, 2, 4 ... of them at once, to find where "
-                "their sum stops growing: the measured ceiling the Planner then cites."
+        if chosen.controller is not None or chosen.bus is not None:
+            purpose = (
+                f"Reads {title}'s disks alone, then 1, 2, 4 ... of them at once, to find "
+                "where their sum stops growing: the measured ceiling the Planner then cites."
             )
-        )
+        else:  # disks picked by hand measure no link: nothing for the Planner to cite
+            purpose = (
+                "Reads these disks alone, then 1, 2, 4 ... of them at once, to find where "
+                "their sum stops growing, and which disk lags its peers."
+            )
+        layout.addWidget(purpose_label(purpose))
         self.disks = QListWidget()
         self.disks.setAccessibleName("Disks to read")
         for name in chosen.disks:
@@ -96,6 +103,9 @@ class ScalingDialog(QDialog):
             item.setCheckState(Qt.CheckState.Checked)
             self.disks.addItem(item)
         self.disks.itemChanged.connect(lambda _item: self._check())
+        shown_rows = min(max(len(chosen.disks), 2), VISIBLE_DISKS)  # more: it scrolls
+        frame = 2 * self.disks.frameWidth() + 12  # and its margins: no row cut off
+        self.disks.setMaximumHeight(shown_rows * self.disks.sizeHintForRow(0) + frame)
         form = QFormLayout()
         disks_label = QLabel("&Disks:")
         disks_label.setBuddy(self.disks)
@@ -129,7 +139,8 @@ class ScalingDialog(QDialog):
         self.answer = QTextBrowser()
         self.answer.setAccessibleName("The scaling test's answer")
         self.answer.hide()
-        layout.addWidget(self.answer, 1)
+        layout.addWidget(self.answer, 100)
+        layout.addStretch(1)  # the room the answer takes once shown; before, the form's own
         buttons = QDialogButtonBox()
         self.start = QPushButton("S&tart")
         self.start.setDefault(True)
@@ -251,7 +262,11 @@ class ScalingDialog(QDialog):
         self.answered = result
         self._settle()
         self.eta.setText("")
-        self.progress_line.setText(f"The test {result.status} in {result.elapsed_s:,.1f} s.")
+        if result.elapsed_s:
+            ended = f"{ENDED.get(result.status, result.status)} {result.elapsed_s:,.1f} s."
+        else:  # ended here, the helper lost or deaf: it said no time
+            ended = f"{result.status.capitalize()}."
+        self.progress_line.setText(ended)
         self.answer.setHtml(result_html(result, None, of_a_link=self._of_a_link))
         self.answer.show()
         if self._close_when_ended:
@@ -270,6 +285,7 @@ class ScalingDialog(QDialog):
         """Ready for another test: the form back, Cancel off."""
         self.cancel.setEnabled(False)
         self._set_form_enabled(True)
+        self.disks.scrollToTop()
         self._check()
 
     def closeEvent(self, event: QCloseEvent) -> None:
