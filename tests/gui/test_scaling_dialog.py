@@ -26,13 +26,14 @@ from stripewise.history.scaling_runs import outcome_of, save_scaling_run
 from stripewise.history.store import HistoryStore
 from stripewise.inventory import load_inventory
 from stripewise.inventory.snapshot import dumps
-from stripewise.model.scaling_set import named_set
+from stripewise.model.scaling_set import DiskSet, identities_of, named_set
 from stripewise.model.topology import Controller
 from stripewise.protocol.events import Sample
 from stripewise.protocol.scaling import ScalingEnd, ScalingPass, ScalingResult, ScalingStarted
 from stripewise.services.scaling_session import ScalingProgress
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 from tests.fixtures.machines import sun_x4500
+from tests.fixtures.throttled_fuse import needs_fuse, throttled_disks
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -169,6 +170,35 @@ def test_a_real_test_from_the_page_is_filed_as_the_cli_files_it(
     qtbot.waitUntil(
         lambda: seen.saved[0] in {i for i, _status in planner._scaling_runs}, timeout=20_000
     )
+    dialog.close()
+
+
+@needs_fuse
+def test_a_controllers_ceiling_measured_here_is_the_planners_at_once(
+    make_window: Any, qtbot: Any
+) -> None:
+    """Four loop devices behind one throttled FUSE server (a real shared 30 MB/s path) stand
+    in for a controller's disks: this machine has no controller whose disks the helper may
+    read (its one disk is the system's). Filed with that controller named, as the dialog
+    files a controller's test, the Planner's plan of this machine cites it as measured."""
+    hba = "0000:7f:00.0"
+    with throttled_disks(4, 16 * MiB, total_mb_s=30.0, disk_mb_s=20.0, slow={3: 8.0}) as disks:
+        window, page = live_page(make_window, qtbot)
+        window.planner.plan_on_inventory(page.inventory)  # Plan This Machine
+        chosen = DiskSet(hba, disks.names, identities_of(page.inventory), hba, None)
+        dialog = ScalingDialog(chosen, f"HBA {hba}", window.helper, window.history, page)
+        dialog.pass_size.setText("8M")
+        seen = Recorded(page, dialog)
+        dialog.start.click()
+        qtbot.waitUntil(lambda: bool(seen.saved), timeout=RUN_TIMEOUT_MS)
+    (result,) = seen.finished
+    assert result.ceiling is not None, result.sentence
+    assert [o.disk for o in result.outliers] == [disks.names[3]]
+    assert "the Planner cites its ceiling as measured" in dialog.answer.toPlainText()
+    qtbot.waitUntil(lambda: any(c.link == hba for c in window.planner.ceilings), timeout=20_000)
+    (cited,) = [c for c in window.planner.ceilings if c.link == hba]
+    assert cited.run_id == seen.saved[0] and cited.mb_s == result.ceiling.mb_s
+    assert cited.citation().startswith("measured ")
     dialog.close()
 
 
