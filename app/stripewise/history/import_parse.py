@@ -116,6 +116,9 @@ def _parse(path: str, fmt: str, max_bytes: int, parent: int, conn: Connection) -
     on_parent_death(signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the signal was armed
         return
+    # Ctrl-C reaches the terminal's whole process group: the parent stops the import (and
+    # this child), which would otherwise print a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         data = read_bytes(path, what="a results file", max_bytes=max_bytes)
         sha256 = hashlib.sha256(data).hexdigest()
