@@ -45,10 +45,8 @@ READ_ONLY_NOTE = (
 )
 
 
-def eta_text(seconds: float | None) -> str:
-    """`about 2 min 5 s left`; nothing to say before a pass has ended."""
-    if seconds is None:
-        return ""
+def eta_text(seconds: float) -> str:
+    """`about 2 min 5 s left`."""
     whole = round(seconds)
     minutes, rest = divmod(whole, 60)
     return f"about {minutes} min {rest} s left" if minutes else f"about {rest} s left"
@@ -159,7 +157,7 @@ class ScalingDialog(QDialog):
         self.session.refused.connect(self._on_refused)
         self.session.failed.connect(self._say_problem)
         self.session.saved.connect(self._on_saved)
-        self.session.saveFailed.connect(self._say_problem)
+        self.session.saveFailed.connect(self._on_save_failed)
         self.resize(620, 560)
         self._check()
 
@@ -228,7 +226,9 @@ class ScalingDialog(QDialog):
         self.session.cancel()
 
     def _on_started(self, started: ScalingStarted) -> None:
-        self.cancel.setEnabled(True)
+        if self._close_when_ended:  # closed while the helper was being asked
+            self.session.cancel()
+        self.cancel.setEnabled(not self._close_when_ended)
         self.progress.setRange(0, started.visits)
         self.progress.setValue(0)
         self.progress.setFormat(f"%v of {started.visits} passes")
@@ -243,11 +243,12 @@ class ScalingDialog(QDialog):
 
     def _on_progress(self, progress: ScalingProgress) -> None:
         last = progress.last
-        what = last.disks[0] if len(last.disks) == 1 else f"{len(last.disks)} disks at once"
+        if len(last.disks) == 1:
+            what = f"{last.disks[0]} alone"
+        else:
+            what = f"{len(last.disks)} disks at once ({', '.join(last.disks)})"
         figure = last.error if last.error is not None else f"{last.mb_s:,.1f} MB/s"
-        self.progress_line.setText(
-            f"Pass {progress.done} of {progress.visits}: {what} ({', '.join(last.disks)}): {figure}"
-        )
+        self.progress_line.setText(f"Pass {progress.done} of {progress.visits}: {what}: {figure}")
         self.progress.setValue(progress.done)
         self.eta.setText(eta_text(progress.eta_s))
 
@@ -269,13 +270,20 @@ class ScalingDialog(QDialog):
         self.progress_line.setText(ended)
         self.answer.setHtml(result_html(result, None, of_a_link=self._of_a_link))
         self.answer.show()
-        if self._close_when_ended:
-            self.close()
 
     def _on_saved(self, run_id: int) -> None:
         self.run_id = run_id
         if self.answered is not None:
             self.answer.setHtml(result_html(self.answered, run_id, of_a_link=self._of_a_link))
+        self._check()
+        if self._close_when_ended:
+            self.close()
+
+    def _on_save_failed(self, message: str) -> None:
+        self._say_problem(message)
+        self._check()
+        if self._close_when_ended:
+            self.close()
 
     @property
     def _of_a_link(self) -> bool:
@@ -290,10 +298,11 @@ class ScalingDialog(QDialog):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Closing a running test cancels it; the dialog goes once the helper has ended it
-        (within seconds), so the run is still filed."""
+        (within seconds) and the run is filed."""
         if self.session.busy:
             self._close_when_ended = True
-            self._cancel()
+            if self.session.running:
+                self._cancel()
             event.ignore()
             return
         super().closeEvent(event)

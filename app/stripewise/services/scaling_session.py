@@ -41,12 +41,12 @@ class ScalingRequest:
 @dataclass(frozen=True)
 class ScalingProgress:
     """Where the test is after a pass: pass `done` of `visits`, that pass, and the time left
-    (the passes' mean time so far x the passes left; None before the first has ended)."""
+    (the passes' mean time so far x the passes left)."""
 
     done: int
     visits: int
     last: ScalingPass
-    eta_s: float | None
+    eta_s: float
 
 
 class ScalingSession(QObject):
@@ -70,6 +70,7 @@ class ScalingSession(QObject):
         self._began = 0.0
         self._starting = False
         self._cancelled = False
+        self._saving = False
         self.passes: dict[int, list[float]] = {}
         self.samples: list[Sample] = []
         self._done = 0
@@ -81,8 +82,14 @@ class ScalingSession(QObject):
         helper.failed.connect(self._on_helper_failed)
 
     @property
-    def busy(self) -> bool:
+    def running(self) -> bool:
+        """Asked for, or reading: the helper's until it ends."""
         return self._starting or self._started is not None
+
+    @property
+    def busy(self) -> bool:
+        """Running, or its run still being filed."""
+        return self.running or self._saving
 
     def start(self, request: ScalingRequest) -> None:
         if self.busy:
@@ -146,12 +153,11 @@ class ScalingSession(QObject):
     def _on_helper_failed(self, message: str) -> None:
         if self._starting:
             return  # its request fails too: `refused` says it
-        if self._started is not None:
-            self.failed.emit(f"lost the helper before the test ended ({message})")
-            self._end_here("failed", "lost the helper")
+        self._end_here("failed", f"lost the helper before the test ended ({message})")
 
     def _end_here(self, status: str, why: str) -> None:
-        """The helper said no end (lost, or deaf to the cancel): the run ends with what came."""
+        """The helper said no end (lost, or deaf to the cancel): the run ends with what came,
+        as the CLI ends it (`why` is said, not stored: a scaling_result has no error)."""
         if self._started is not None:
             self._end(ScalingEnd(self._started.run, status, 0.0, 0.0, 0, why))
 
@@ -169,12 +175,15 @@ class ScalingSession(QObject):
         def save() -> int:
             return save_scaling_run(db, request.chosen, started, result, analysis, when, samples)
 
+        self._saving = True
         self._history.writer.submit(save, self._on_saved, self._on_save_failed)
 
     def _on_saved(self, run_id: object) -> None:
         assert isinstance(run_id, int)
+        self._saving = False
         self.saved.emit(run_id)
         self._history.load_runs()  # the Planner reads measured ceilings again from the listing
 
     def _on_save_failed(self, exc: Exception) -> None:
+        self._saving = False
         self.saveFailed.emit(f"the scaling test was not saved: {exc}")
