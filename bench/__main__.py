@@ -15,9 +15,10 @@ Figures:
   planner   recomputing every figure and spread score of a 48-disk plan after a drop
   bays      the Hardware page's bay view: the X4500's 48 bays with their disks placed and
             drawn, and 480 disks in 10 such chassis (offscreen)
-  imports   `stripewise import` of bonnie++ CSVs of 1,000, 5,000 and 20,000 runs and of 60 MiB:
-            parsing alone and the whole import (time, CPU, peak memory of its own process),
-            and how each grows from 5,000 to 20,000 runs (4 when linear); takes a while
+  imports   `stripewise import` of bonnie++ CSVs of 1,000, 5,000, 20,000 and 100,000 runs and of
+            60 MiB: parsing alone and the whole import (time, CPU and peak memory of its process
+            and its parsing process added up), and how each grows from 5,000 to 20,000 runs (4
+            when linear); takes a while
   engines   built-in engine against fio on one RAM-backed loop device (1 MiB sequential at
             QD1 and QD8, 4 KiB random reads at QD1 and QD32, idle CPUs held polling; QD1 again
             without the hold), each engine's bytes against the kernel's counters, and the

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any, NamedTuple, cast
+from typing import NamedTuple, cast
 
 from stripewise.history.json_values import json_safe
 from stripewise.history.result_rows import ResultFields, result_fields
 from stripewise.model.imported_run import ImportedRun
-from stripewise.model.run_context import JsonObject, RunContext
+from stripewise.model.run_context import JsonObject, JsonValue, RunContext
 
 
 class PreparedRun(NamedTuple):
@@ -48,7 +48,7 @@ _IMPORT_RECORD_TYPES: tuple[tuple[str, type], ...] = (
 )
 
 
-def context_document(context: Mapping[str, Any], record: JsonObject) -> JsonObject:
+def context_document(context: Mapping[str, JsonValue], record: JsonObject) -> JsonObject:
     """The document `RunContext.from_json({**context, "import": record}).to_json()` stores
     (its typed fields first, in their order, then the other keys as they came), NaN made
     null, without making a RunContext: a file of 100,000 runs made and encoded one a run.
