@@ -54,3 +54,53 @@ def test_a_child_dies_when_its_parent_is_killed(sig: str) -> None:
     finally:
         parent.kill()
         parent.wait(5)
+
+
+WRAPPED_PARENT = """
+import signal, subprocess, sys, tempfile
+from pathlib import Path
+from stripewise.fio import confine
+sig = signal.Signals[sys.argv[1]]
+directory = Path(tempfile.mkdtemp())
+command = confine.wrapper_command(sys.executable, directory, [], ["sleep", "60"], dies_with=sig)
+child = subprocess.Popen(command)  # no preexec_fn: the wrapper arms the signal itself
+print(child.pid, flush=True)
+signal.pause()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGINT"])
+def test_a_confined_child_dies_with_its_parent_without_a_preexec_fn(sig: str) -> None:
+    """fio's group-run clients start so: a preexec_fn would fork the whole GUI with the
+    interpreter held (tens of milliseconds at a time)."""
+    from stripewise.fio import confine
+
+    try:
+        confine.landlock_abi()
+    except confine.LandlockUnavailable as exc:
+        pytest.skip(f"no Landlock here: {exc}")
+    parent = subprocess.Popen(
+        [sys.executable, "-c", WRAPPED_PARENT, sig], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        time.sleep(1.0)  # the wrapper's interpreter starts, arms the signal, execs sleep
+        assert not _gone(child, 0.3), "the child runs while its parent does"
+        assert Path(f"/proc/{child}/exe").resolve().name == "sleep"
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(5)
+        assert _gone(child), f"sleep {child} outlived its parent with {sig} armed by the wrapper"
+    finally:
+        parent.kill()
+        parent.wait(5)
+
+
+def test_the_wrapper_refuses_a_malformed_death_signal() -> None:
+    for bad in ("SIGNOPE:1", "SIGINT:x", "SIGINT"):
+        done = subprocess.run(
+            [sys.executable, "-I", "-m", "stripewise.fio.confine", "/tmp", "--dies-with", bad,
+             "--", "true"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2 and done.stderr.startswith("usage:"), (bad, done.stderr)

@@ -33,15 +33,22 @@ def on_parent_death(sig: signal.Signals) -> None:
 
 def dies_with_parent(sig: signal.Signals) -> Callable[[], None]:
     """A `preexec_fn`: the child gets `sig` when the thread calling this ends, or at once
-    when its parent is already gone by the time the child arms it."""
+    when its parent is already gone by the time the child arms it.
+
+    A `preexec_fn` makes subprocess fork the whole process with the interpreter held: a GUI of
+    a few hundred MiB stops for tens of milliseconds each time. A child that is a Python
+    program of ours can arm itself instead (`arm_parent_death`, as fio.confine does), and the
+    parent starts it without one."""
     parent = os.getpid()
+    return lambda: arm_parent_death(sig, parent)  # in the child, between fork and exec
 
-    def arm() -> None:  # in the child, between fork and exec
-        signal.pthread_sigmask(signal.SIG_SETMASK, ())
-        if sig != signal.SIGKILL:
-            _set_handler(int(sig), None)  # None: SIG_DFL
-        on_parent_death(sig)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os.kill(os.getpid(), sig)
 
-    return arm
+def arm_parent_death(sig: signal.Signals, parent: int) -> None:
+    """This process gets `sig` when the thread that started it ends, or now if `parent` (its
+    parent's pid when it was started) is already gone."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    if sig != signal.SIGKILL:
+        _set_handler(int(sig), None)  # None: SIG_DFL
+    on_parent_death(sig)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os.kill(os.getpid(), sig)

@@ -34,6 +34,7 @@ from stripewise.model.bench import BenchSpec, PhaseOutcome
 from stripewise.model.host_address import HostAddress
 
 STOP_GRACE_S = 10.0  # after SIGINT: the server stops its jobs and the client prints results
+DEATH = signal.SIGINT  # what a client gets when the thread that started it ends
 _CHUNK = 4096
 _MAX_LINE = 64 * 1024  # bytes kept of a line still being read
 
@@ -79,7 +80,7 @@ class HostClient:
         if self.unconfined_reason is None:  # the logs' directory, the output and the job only
             writable = cwd if cwd is not None else output.parent
             self.command = confine.wrapper_command(
-                sys.executable, writable, [output], fio_command, reads=[job]
+                sys.executable, writable, [output], fio_command, reads=[job], dies_with=DEATH
             )
         # (monotonic time read, rates), replaced whole by the reader: no lock needed
         self._live: tuple[float, LiveRates] | None = None
@@ -102,9 +103,11 @@ class HostClient:
             stderr=subprocess.STDOUT,
             cwd=self.cwd,
             start_new_session=True,  # a terminal's Ctrl-C reaches the driver, which stops us
-            # SIGINT when the run's thread (it outlives the clients) ends: the client tells its
-            # server's job to stop, so a killed Stripewise leaves no client
-            preexec_fn=dies_with_parent(signal.SIGINT),
+            # DEATH when the run's thread (it outlives the clients) ends: the client tells its
+            # server's job to stop, so a killed Stripewise leaves no client. The confining
+            # wrapper arms it itself; fio started bare needs a preexec_fn, which forks the
+            # whole GUI with the interpreter held (child_death)
+            preexec_fn=None if self.unconfined_reason is None else dies_with_parent(DEATH),
         )
         self._reader = threading.Thread(
             target=self._read, name=f"fio client {self.label}", daemon=True

@@ -45,8 +45,11 @@ import signal
 import stat
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
+
+from stripewise.child_death import arm_parent_death
 
 # landlock_create_ruleset, landlock_add_rule, landlock_restrict_self: the same numbers on both
 # (asm-generic's table, which x86_64 follows from 424 on)
@@ -294,41 +297,71 @@ def wrapper_command(
     files: Sequence[Path],
     command: Sequence[str],
     reads: Sequence[Path] = (),
+    dies_with: signal.Signals | None = None,
 ) -> list[str]:
-    """The command line that runs `command` confined to `directory`, `files` and `reads`."""
+    """The command line that runs `command` confined to `directory`, `files` and `reads`;
+    with `dies_with`, it gets that signal when the thread that starts it ends (it arms
+    PR_SET_PDEATHSIG itself: the caller needs no `preexec_fn`, child_death says why)."""
     spelled = [arg for path in files for arg in ("--file", str(path))]
     spelled += [arg for path in reads for arg in ("--read", str(path))]
+    if dies_with is not None:
+        spelled += ["--dies-with", f"{dies_with.name}:{os.getpid()}"]
     return [python, "-I", "-m", "stripewise.fio.confine", str(directory), *spelled, "--", *command]
 
 
 USAGE = (
     "usage: python -I -m stripewise.fio.confine DIR [--file PATH]... [--read PATH]..."
-    " -- PROGRAM [ARG]..."
+    " [--dies-with SIGNAL:PARENT_PID] -- PROGRAM [ARG]..."
 )
+_OPTIONS = {"--file", "--read", "--dies-with"}
 
 
-def parse_arguments(argv: Sequence[str]) -> tuple[Path, list[Path], list[Path], list[str]]:
-    """DIR, the `--file` paths, the `--read` paths and the command; ValueError (the usage)
-    when malformed."""
+@dataclass(frozen=True)
+class Confinement:
+    """What the command line asks: the directory, the `--file`s, the `--read`s, the signal
+    to get when the starter ends with the starter's pid, and the command."""
+
+    directory: Path
+    files: list[Path]
+    reads: list[Path]
+    dies_with: tuple[signal.Signals, int] | None
+    command: list[str]
+
+
+def parse_arguments(argv: Sequence[str]) -> Confinement:
+    """ValueError (the usage) when malformed."""
     if "--" not in argv:
         raise ValueError(USAGE)
     split = list(argv).index("--")
     head, command = list(argv[:split]), list(argv[split + 1 :])
     options = head[1:]
-    if not head or not command or len(options) % 2 or set(options[0::2]) - {"--file", "--read"}:
+    if not head or not command or len(options) % 2 or set(options[0::2]) - _OPTIONS:
         raise ValueError(USAGE)
     named = list(zip(options[0::2], options[1::2], strict=True))
     files = [Path(path) for option, path in named if option == "--file"]
     reads = [Path(path) for option, path in named if option == "--read"]
-    return Path(head[0]), files, reads, command
+    deaths = [_death(value) for option, value in named if option == "--dies-with"]
+    if len(deaths) > 1:
+        raise ValueError(USAGE)
+    return Confinement(Path(head[0]), files, reads, deaths[0] if deaths else None, command)
+
+
+def _death(value: str) -> tuple[signal.Signals, int]:
+    name, _sep, pid = value.partition(":")
+    if name not in signal.Signals.__members__ or not pid.isdigit():
+        raise ValueError(USAGE)
+    return signal.Signals[name], int(pid)
 
 
 def main(argv: Sequence[str]) -> NoReturn:
     try:
-        directory, files, reads, command = parse_arguments(argv)
+        asked = parse_arguments(argv)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         sys.exit(2)
+    if asked.dies_with is not None:  # first: a starter gone meanwhile ends this at once
+        arm_parent_death(*asked.dies_with)
+    directory, files, reads, command = asked.directory, asked.files, asked.reads, asked.command
     try:  # found before the restriction: PATH's other directories are then unreadable
         program = resolve_program(command[0])
     except OSError as exc:
