@@ -81,7 +81,7 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
     meter, samples = LagMeter(), [0]
     outcome: dict[str, str] = {}
 
-    def start() -> None:
+    def fill_in() -> None:  # as an admin would, some time before pressing Start
         group, form = page.group, page.form
         group.target.choose("Hosts typed in")
         group.target.typed.setText(" ".join(f"127.0.0.1:{port}" for _p, port in servers))
@@ -92,6 +92,8 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
         form.file_size.setText("192M")
         form.rate.setValue(2)
         form.runtime_cap.setValue(60)
+
+    def start() -> None:
         meter.running = True
         page.start()
 
@@ -112,7 +114,8 @@ def measure_in_process(scratch: str) -> dict[str, float | int | str]:
     service.saveFailed.connect(lambda message: (outcome.update(saved=message), done()))
     service.crashed.connect(lambda message: (outcome.update(status=message), done()))
     service.refused.connect(lambda message: (outcome.update(status=message), done()))
-    QTimer.singleShot(2000, start)
+    QTimer.singleShot(1500, fill_in)
+    QTimer.singleShot(2500, start)
     QTimer.singleShot(180_000, app.quit)
     try:
         app.exec()

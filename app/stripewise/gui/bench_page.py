@@ -163,8 +163,7 @@ class BenchPage(QWidget):
         self.open_button.clicked.connect(self._open_in_history)
         self.compare_button.clicked.connect(self._compare_with_previous)
         self.redraw = QTimer(self)
-        # runs on several hosts: their own plots and results, swapped in while they run
-        self.group = GroupRunView(
+        self.group = GroupRunView(  # runs on several hosts: their own plots and results
             self,
             group_bench or GroupBenchService(history, self),
             host_groups or HostGroupsService(history, self),
@@ -227,6 +226,7 @@ class BenchPage(QWidget):
         self.result_stack.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self.result_stack.currentChanged.connect(self._fit_results)
         self._fit_results()
+        self.group.target.changed.connect(self.group.follow_target)
         right_layout.addWidget(self.plot_stack, 1)
         right_layout.addWidget(MembersTable(self.session, self.redraw))  # an array's, live
         right_layout.addWidget(self.warnings)

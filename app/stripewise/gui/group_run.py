@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
 
 from stripewise.gui.bench_page_parts import BenchPageParts
@@ -160,6 +160,12 @@ class GroupRunView(QObject):
         self.page.phase_label.setText("Cancelling on every host...")
         self.service.cancel()
 
+    def follow_target(self) -> None:
+        """The plots and results of where a run would go, switched as Run on changes rather
+        than at Start, where laying the page out again held up the run's first events."""
+        if not self.running and not self.page.session.busy:
+            self.show(self.target.on_hosts)
+
     def show(self, group: bool) -> None:
         """The page's plots and results: the group's, or the one-machine run's."""
         self.page.plot_stack.setCurrentWidget(self.view if group else self.page.plots)
@@ -172,6 +178,9 @@ class GroupRunView(QObject):
 
     def _on_started(self, request: GroupRequest) -> None:
         page = self.page
+        # first: QProgressBar.setValue repaints at once, and with the page changed around it
+        # that repaint was the whole window's, inside this set-up
+        page.progress.setValue(0)
         self.running = True
         self._steps, self._warnings = [], []
         labels = [host.label for host in request.hosts]
@@ -181,7 +190,6 @@ class GroupRunView(QObject):
         self.results.set_hosts(labels)
         self.show(True)
         page.saved_run_id = None
-        page.progress.setValue(0)
         page.form.set_running(True)
         self.target.set_running(True)
         page.start_button.setEnabled(False)
@@ -257,16 +265,16 @@ class GroupRunView(QObject):
         self.page.warnings.setVisible(True)
 
     def _on_finished(self, outcome: object) -> None:
+        status = str(getattr(outcome, "status", "ended"))
+        failed = [h.host for h in getattr(outcome, "hosts", ()) if h.status != "complete"]
+        if status == "complete" and not failed:  # first, as in _on_started: it repaints at once
+            self.page.progress.setValue(1000)
         for host in getattr(outcome, "hosts", ()):
             if host.status not in ("complete", "cancelled"):
                 self._host_failed(host.host, host.error or host.status)
         self._end()
-        status = str(getattr(outcome, "status", "ended"))
-        failed = [h.host for h in getattr(outcome, "hosts", ()) if h.status != "complete"]
         partial = f", partial: without {', '.join(failed)}" if failed else ""
         elapsed = float(getattr(outcome, "elapsed_s", 0.0))
-        if status == "complete" and not failed:
-            self.page.progress.setValue(1000)
         self.page.phase_label.setText(f"Group run {status} in {elapsed:.0f} s{partial}")
         self.page.statusMessage.emit(f"Group run {status}{partial}")
         self.page.saved_label.setText("Saving to the history...")
@@ -284,11 +292,18 @@ class GroupRunView(QObject):
         self.plots.end_run()
         self.latency_map.refresh()
         self.results.set_ended()
-        page.form.set_running(False)
-        self.target.set_running(False)
-        self.sync_form()
         page.start_button.setEnabled(True)
         page.cancel_button.setEnabled(False)
+        # the form given back on the next turn: done with the last plots' layout and paint,
+        # the two held the GUI up to 40 ms at a run's end
+        QTimer.singleShot(0, self._release_form)
+
+    def _release_form(self) -> None:
+        if self.running:  # a new run already (a test's, or a very quick admin)
+            return
+        self.page.form.set_running(False)
+        self.target.set_running(False)
+        self.sync_form()
 
     def _on_saved(self, run_id: int) -> None:
         page = self.page
