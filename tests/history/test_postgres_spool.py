@@ -156,7 +156,10 @@ def test_a_run_the_server_never_saw_is_created_by_the_sync(
         recorder.finish(_result())
         assert recorder.wait()
         assert recorder.run_id is None
-    assert said and "waiting to sync" in said[-1]
+        # Said when spooling began and again at the end; both reach the GUI thread queued,
+        # so the event loop runs until the second has arrived.
+        qtbot.waitUntil(lambda: len(said) >= 2, timeout=WAIT_MS)
+    assert "waiting to sync" in said[-1]
     server.start()
     with open_database(url) as db:
         assert db.spool_note is not None and db.spool_note.startswith("synced 1 run")
