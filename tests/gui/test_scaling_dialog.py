@@ -247,6 +247,34 @@ def test_cancel_mid_run_ends_cancelled_with_the_gui_answering(
 
 
 @needs_loop
+def test_closing_the_window_mid_test_files_it_cancelled_with_what_came(
+    make_window: Any, qtbot: Any, db_url: str
+) -> None:
+    """As the CLI files a test stopped part way: cancelled, its samples and how it ended; no
+    step's figures, since not every step was measured."""
+    with loop_device(128 * MiB) as first, loop_device(128 * MiB) as second:
+        window, page = live_page(make_window, qtbot)
+        dialog = page.ceiling.measure_disks((first.name, second.name))
+        assert dialog is not None
+        dialog.pass_size.setText("128M")
+        dialog.repeat.setValue(20)
+        seen = Recorded(page, dialog)
+        before = scaling_runs(db_url)
+        dialog.start.click()
+        qtbot.waitUntil(lambda: len(dialog.session.samples) >= 2, timeout=RUN_TIMEOUT_MS)
+        samples = len(dialog.session.samples)  # no event is delivered from here to the close
+        window.close()
+        (filed,) = set(scaling_runs(db_url)) - set(before)
+    with open_database(db_url) as db:
+        run = HistoryStore(db).get_run(filed)
+    assert run.summary.status.value == "cancelled"
+    assert run.sample_count == samples
+    assert run.context.extra["scaling"]["status"] == "cancelled"
+    assert not run.results
+    assert not seen.saved  # filed as the window closed, not on a later turn
+
+
+@needs_loop
 def test_a_lost_helper_is_one_line_and_the_run_is_filed_failed(
     make_window: Any, qtbot: Any, db_url: str
 ) -> None:

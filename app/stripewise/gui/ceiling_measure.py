@@ -145,6 +145,11 @@ class CeilingMeasure(QObject):
         self.update()
         return dialog
 
+    def shutdown(self) -> None:
+        """The window closes: a running test is filed with what came."""
+        if self.dialog is not None:
+            self.dialog.session.shutdown()
+
     def _closed(self, _code: int) -> None:
         if self.dialog is not None and self.dialog is self.sender():
             self.dialog = None

@@ -462,6 +462,9 @@ class MainWindow(QMainWindow):
             tuning = self.page_widgets["tuning"]
             if isinstance(tuning, TuningPage) and tuning.ab is not None:
                 tuning.ab.shutdown()  # an A/B's preset does not outlive the window
+        hardware = self.page_widgets.get("hardware")
+        if hardware is not None and hasattr(hardware, "ceiling"):
+            hardware.ceiling.shutdown()  # a ceiling test is filed with the passes that came
         experiment = self.page_widgets.get("experiment")
         if experiment is not None and hasattr(experiment, "runner"):
             experiment.runner.shutdown()  # nor an experiment's point

@@ -121,6 +121,14 @@ class ScalingSession(QObject):
         self._helper.request(BenchCancelArgs(), lambda _r: None, lambda _e: None, privileged=False)
         self._grace.start()
 
+    def shutdown(self) -> None:
+        """Closing the window: the helper stops the test when its stdin closes, and no event
+        loop will see it say so; what came is filed cancelled now, on the writer the history
+        waits for as it closes."""
+        if self._started is not None:
+            self._end_here("cancelled", "the window was closed")
+            self._history.writer.wait()
+
     def _on_refused(self, message: str) -> None:
         self._starting = False
         self.refused.emit(message or "the helper refused the test")
