@@ -63,6 +63,9 @@ def test_three_hosts_one_killed_mid_run(
     qtbot.waitUntil(lambda: page.group.running, timeout=15_000)
     assert plots.line_names() == [*labels, TOTAL]
     assert page.plot_stack.currentWidget() is page.group.view and plots.isVisibleTo(page.group.view)
+    waiting = page.group.latency_map  # in its place from the start: no relayout mid-run
+    assert waiting.isVisibleTo(page.group.view)
+    assert not waiting.keys and "at the end of each phase" in waiting.stall_label.text()
     qtbot.waitUntil(
         lambda: all(plots.sample_count(label) >= 2 for label in [*labels, TOTAL]),
         timeout=30_000,

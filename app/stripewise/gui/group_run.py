@@ -201,6 +201,11 @@ class GroupRunView(QObject):
         self._latency_in = set()
         if request.spec.logs_latency:  # fio sends them at each phase's end: said, not faked
             self._running_on += " · latency per interval after each phase"
+            self.latency_map.expect(
+                "Each host's latency per interval comes in at the end of each phase "
+                "(fio sends its log then)."
+            )
+            self.latency_map.show()
         page.saved_label.setText(self._running_on)
         page.redraw.timeout.connect(self.latency_map.refresh)
         page.redraw.start()

@@ -159,6 +159,12 @@ class LatencyMap(QWidget):
         self.chooser.clear()
         self._draw(None)
 
+    def expect(self, words: str) -> None:
+        """Empty, saying when its intervals will come (a group's come at each phase's end):
+        the map keeps its place from the start, and the page is not laid out again mid-run."""
+        self.clear()
+        self.stall_label.setText(words)
+
     def add_sample(self, sample: Sample) -> None:
         """Append one sample's interval (drawing waits for refresh()); one without latency
         adds nothing."""
