@@ -11,38 +11,29 @@ from __future__ import annotations
 
 import signal
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from stripewise.cli.errors import CliError
 from stripewise.cli.experiment_design import Prepared
 from stripewise.cli.experiment_visit import VisitOutcome
-from stripewise.model.experiment import WORKLOAD, Metric, Values, apply_workload, label, measured
+from stripewise.model.experiment import Values, apply_workload, label, problem_on_hosts
 from stripewise.model.host_address import HostAddress
 from stripewise.protocol.events import Sample
-from stripewise.protocol.group import GroupOutcome
+from stripewise.protocol.group import GroupOutcome, HostFigures, visit_figures
 
 _JOIN_S = 0.25  # the main thread wakes this often, so a signal is handled promptly
 
 
-def check_group_design(vary: list[str], metric: str | None) -> None:
+def check_group_design(
+    vary: list[str], metric: str | None, latency_target_us: float | None = None
+) -> None:
     """What a group cannot run, refused by name before anything is read or reached."""
-    for text in vary:
-        name = text.partition("=")[0].strip()
-        if name not in WORKLOAD:
-            raise CliError(
-                f"--vary {name}: over hosts only workload parameters vary (block_size, "
-                "queue_depth, streams); a tunable needs the helper, which runs on this machine"
-            )
-    if metric is not None and metric.partition(":")[2].strip() not in (Metric.MB_S, Metric.IOPS):
-        raise CliError("--metric: over hosts the total is throughput (mb_s) or IOPS (iops)")
-
-
-@dataclass(frozen=True)
-class HostFigures:
-    """Each host's own figure of the objective in one visit, beside the total."""
-
-    values: Values
-    figures: dict[str, float]
+    found = problem_on_hosts(vary, metric, latency_target_us)
+    if found is None:
+        return
+    field, line = found
+    option = {"vary": "--vary ", "metric": "--metric: ", "latency_target": "--latency-target-us: "}
+    raise CliError(option[field] + line)
 
 
 class GroupVisitor:
@@ -100,21 +91,12 @@ class GroupVisitor:
             self.lost = True
             return VisitOutcome(error=outcome)
         run_id = self._save(outcome, samples, values)
-        if outcome.status != "complete" or outcome.partial:
-            failed = [f"{h.host}: {h.error or h.status}" for h in outcome.hosts if h.error]
-            why = "; ".join(failed) or outcome.status
-            return VisitOutcome(run_id=run_id, error=f"not every host completed ({why})")
-        objective = self.prepared.design.objective
         try:
-            total, _p99 = measured(outcome.total, objective)
+            figures = visit_figures(values, outcome, self.prepared.design.objective)
         except ValueError as exc:
             return VisitOutcome(run_id=run_id, error=str(exc))
-        figures = {}
-        for host in outcome.hosts:
-            if host.result is not None:
-                figures[host.host] = measured(host.result.results, objective)[0]
-        self.per_host.append(HostFigures(values, figures))
-        return VisitOutcome(total, None, run_id, elapsed_s=outcome.elapsed_s)
+        self.per_host.append(figures)
+        return VisitOutcome(figures.total, None, run_id, elapsed_s=outcome.elapsed_s)
 
     def _run(self, runner: object) -> GroupOutcome | str:
         """runner.run() on a worker thread, the main thread free for signals."""
@@ -146,12 +128,9 @@ class GroupVisitor:
             return None
         from stripewise.cli.errors import open_history
         from stripewise.history.group_runs import store_group_run
-        from stripewise.history.store import HistoryStore
 
-        tags = ["experiment", f"experiment:{self.experiment_id}"]
+        tags = ("experiment", f"experiment:{self.experiment_id}")
         with open_history(self.url) as db:
-            run_id = store_group_run(
-                db, outcome, name=f"{self.name}: {label(values)}", samples=samples
+            return store_group_run(
+                db, outcome, name=f"{self.name}: {label(values)}", samples=samples, tags=tags
             )
-            HistoryStore(db).set_tags(run_id, tags)
-        return run_id

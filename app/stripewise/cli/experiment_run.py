@@ -18,7 +18,6 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from stripewise import environment
@@ -32,13 +31,14 @@ from stripewise.model.experiment import Values, label
 from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
 from stripewise.model.experiment_result import ExperimentResult, Point
 from stripewise.protocol.experiment import design_to_json, point_to_json, result_to_json
+from stripewise.protocol.group import with_hosts
 
 __all__ = ["fill_run_parser", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
     if args.host or args.group:
-        check_group_design(args.vary, args.metric)
+        check_group_design(args.vary, args.metric, args.latency_target_us)
     prepared = prepare(args)  # CliError: one line, exit 2, nothing applied
     design = prepared.design
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(number, handler)
     result = plan.result(restored=restored, experiment=experiment_id)
     if isinstance(visitor, GroupVisitor):  # each host's own figure beside the total
-        hosts = [{"values": dict(h.values), "hosts": h.figures} for h in visitor.per_host]
-        result = replace(result, extra={**result.extra, "hosts": hosts})
+        result = with_hosts(result, visitor.per_host)
     status = outcome if restored else "failed"
     if url is not None and experiment_id is not None:
         _finish(url, experiment_id, result, status)

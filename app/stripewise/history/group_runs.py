@@ -38,9 +38,11 @@ def store_group_run(
     name: str | None = None,
     samples: Sequence[Sample] = (),
     host_info: HostInfo | None = None,
+    tags: Sequence[str] = (),
 ) -> int:
     """The group run and its hosts' runs; returns the parent run's id. `samples`: every
-    sample the driver emitted (each host's and the `total` ones), sorted here by host."""
+    sample the driver emitted (each host's and the `total` ones), sorted here by host; `tags`
+    the parent's (an experiment's pass: `experiment`, `experiment:ID`)."""
     store = HistoryStore(db)
     host_id = store.ensure_host(host_info or HostInfo.current())
     started = datetime.fromisoformat(outcome.started_at)
@@ -58,6 +60,7 @@ def store_group_run(
         spec=outcome.spec,
         context=group_context(outcome),
         started_at=started,
+        tags=tuple(tags),
     )
     by_host: dict[str, list[Sample]] = {}
     for sample in samples:

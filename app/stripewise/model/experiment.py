@@ -195,6 +195,30 @@ def check_values(parameter: Parameter, limits: Mapping[str, DeviceLimits]) -> Pa
     return replace(parameter, values=tuple(checked))
 
 
+def problem_on_hosts(
+    vary: Sequence[str], metric: str | None, latency_target_us: float | None
+) -> tuple[str, str] | None:
+    """What an experiment over a host group cannot do: the field (`vary`, `metric`,
+    `latency_target`) and one line naming the problem; None when it can. A tunable needs the
+    helper, which runs on this machine only; the hosts' total carries throughput and IOPS but
+    no latency (a sum of latencies means nothing)."""
+    for text in vary:
+        name = text.partition("=")[0].strip()
+        if name not in WORKLOAD:
+            return "vary", (
+                f"{name}: over hosts only workload parameters vary (block_size, queue_depth, "
+                "streams); a tunable needs the helper, which runs on this machine"
+            )
+    if metric is not None and metric.partition(":")[2].strip() not in (Metric.MB_S, Metric.IOPS):
+        return "metric", "over hosts the total is throughput (mb_s) or IOPS (iops)"
+    if latency_target_us is not None:
+        return "latency_target", (
+            "a latency target needs a p99, and the hosts' total carries none: search on "
+            "this machine"
+        )
+    return None
+
+
 def apply_workload(spec: BenchSpec, values: Values) -> BenchSpec:
     """The spec of a point: its workload values in place of the spec's own."""
     for name, value in values:

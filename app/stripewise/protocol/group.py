@@ -10,11 +10,13 @@ last line of `stripewise bench --host/--group --json` (docs/protocol.md, "Group 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import stripewise.protocol.spec  # noqa: F401  (describes BenchSpec's wire shape to the codec)
 from stripewise.model.bench import BenchSpec, Phase, PhaseResult, Spread, spread_of
+from stripewise.model.experiment import Objective, Values, measured
+from stripewise.model.experiment_result import ExperimentResult
 from stripewise.protocol.codec import Shape, WireEvent, wire
 from stripewise.protocol.events import RunResult
 
@@ -108,3 +110,34 @@ def _phase_total(phase: Phase, found: list[tuple[str, PhaseResult]]) -> PhaseRes
         errors=tuple(f"{host}: {error}" for host, result in found for error in result.errors),
         flags=tuple(dict.fromkeys(flag for _host, result in found for flag in result.flags)),
     )
+
+
+@dataclass(frozen=True)
+class HostFigures:
+    """One experiment visit over hosts: the objective's figure of the total, and each host's
+    own beside it."""
+
+    values: Values
+    total: float
+    hosts: dict[str, float]
+
+
+def visit_figures(values: Values, outcome: GroupOutcome, objective: Objective) -> HostFigures:
+    """An experiment's visit judged on the hosts' total; ValueError in one line when a host did
+    not complete (the total would lack it) or the total did not measure the objective."""
+    if outcome.status != "complete" or outcome.partial:
+        failed = [f"{h.host}: {h.error or h.status}" for h in outcome.hosts if h.error]
+        raise ValueError(f"not every host completed ({'; '.join(failed) or outcome.status})")
+    total, _p99 = measured(outcome.total, objective)
+    hosts = {
+        host.host: measured(host.result.results, objective)[0]
+        for host in outcome.hosts
+        if host.result is not None
+    }
+    return HostFigures(values, total, hosts)
+
+
+def with_hosts(result: ExperimentResult, visits: Sequence[HostFigures]) -> ExperimentResult:
+    """The result with each visit's hosts' own figures under `hosts` (docs/experiments.md)."""
+    hosts = [{"values": dict(v.values), "hosts": v.hosts} for v in visits]
+    return replace(result, extra={**result.extra, "hosts": hosts})
