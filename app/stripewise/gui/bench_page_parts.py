@@ -39,6 +39,7 @@ class BenchPageParts(Protocol):
     redraw: QTimer
     saved_run_id: int | None
     target_path: str  # what Compare with Previous looks for
+    experiment_running: bool  # its passes run here: Start stays off until it ends
 
     @property
     def statusMessage(self) -> SignalInstance: ...

@@ -44,6 +44,11 @@ SUGGESTED = {
     "vm.dirty_ratio": "10,20,40",
     "vm.dirty_background_ratio": "5,10,20",
 }
+LATENCY_TIP = (
+    "Find the most IOPS whose p99 latency stays under a target: queue depth (or streams) "
+    "searched between LO and HI instead of listed values"
+)
+HOSTS_NO_LATENCY = "Over hosts there is no latency target: the hosts' total carries no latency"
 METRIC_WORDS = {
     Metric.MB_S: "MB/s",
     Metric.IOPS: "IOPS",
@@ -59,11 +64,10 @@ class ParameterRow(QWidget):
 
     def __init__(self, title: str, optional: bool) -> None:
         super().__init__()
+        self.optional = optional
         self.name = QComboBox()
         self.name.setAccessibleName(f"{title} parameter")
-        if optional:
-            self.name.addItem(NO_SECOND)
-        self.name.addItems(PARAMETERS)
+        self.offer(PARAMETERS)
         self.name.setMaxVisibleItems(len(PARAMETERS) + 1)
         self.values = QLineEdit()
         self.values.setAccessibleName(f"{title} parameter's values")
@@ -77,6 +81,20 @@ class ParameterRow(QWidget):
         self._suggested = ""
         self.name.currentTextChanged.connect(self._suggest)
         self._suggest(self.name.currentText())
+
+    def offer(self, names: Sequence[str]) -> None:
+        """The parameters to choose from; the choice kept when still offered, else the first
+        (none, for the optional second)."""
+        current = self.name.currentText()
+        self.name.blockSignals(True)
+        self.name.clear()
+        if self.optional:
+            self.name.addItem(NO_SECOND)
+        self.name.addItems(list(names))
+        self.name.blockSignals(False)
+        index = self.name.findText(current)
+        self.name.setCurrentIndex(-1)  # the change below is announced, and suggests values
+        self.name.setCurrentIndex(max(0, index))
 
     def _suggest(self, name: str) -> None:
         """The suggestion for the new parameter, unless values were typed by hand."""
@@ -108,7 +126,7 @@ class ExperimentDesignForm(QGroupBox):
         self.first.set("read_ahead_kb", SUGGESTED["read_ahead_kb"])
         self.second = ParameterRow("Second", optional=True)
         form.addRow("Va&ry", self.first)
-        form.addRow("an&d", self.second)
+        form.addRow("&with", self.second)  # Alt+D: the hosts' Directory
         self.metric_box = QComboBox()
         self.metric_box.setAccessibleName("Metric")
         self.metric_box.setToolTip(
@@ -134,10 +152,7 @@ class ExperimentDesignForm(QGroupBox):
         self.max_passes.setSuffix(" passes")
         form.addRow("Precision", precision)
         self.latency = QCheckBox("Latency target")
-        self.latency.setToolTip(
-            "Find the most IOPS whose p99 latency stays under a target: queue depth (or "
-            "streams) searched between LO and HI instead of listed values"
-        )
+        self.latency.setToolTip(LATENCY_TIP)
         self.latency_us = QDoubleSpinBox()
         self.latency_us.setRange(1.0, 10_000_000.0)
         self.latency_us.setDecimals(0)
@@ -153,6 +168,7 @@ class ExperimentDesignForm(QGroupBox):
         form.addRow("", latency)
         self.latency.toggled.connect(self._latency_toggled)
         self._latency_toggled(False)
+        self.on_hosts = False
         for signal in (
             self.first.name.currentTextChanged,
             self.second.name.currentTextChanged,
@@ -173,13 +189,31 @@ class ExperimentDesignForm(QGroupBox):
         if on:
             self._choose_metric(Metric.IOPS)
 
+    def set_on_hosts(self, on_hosts: bool) -> None:
+        """Over hosts only what a group run can vary and judge is offered: workload parameters
+        (a tunable needs the helper, on this machine), the total's MB/s or IOPS, and no latency
+        target (the total carries no latency)."""
+        if on_hosts == self.on_hosts:
+            return
+        self.on_hosts = on_hosts
+        names = WORKLOAD if on_hosts else PARAMETERS
+        self.first.offer(names)
+        self.second.offer(names)
+        if on_hosts:
+            self.latency.setChecked(False)
+        self.latency.setEnabled(not on_hosts)
+        self.latency.setToolTip(HOSTS_NO_LATENCY if on_hosts else LATENCY_TIP)
+        self.set_phases(self._phases)
+
     def set_phases(self, phases: Sequence[Phase]) -> None:
         """The Benchmark settings' phases: each phase's metrics, the choice kept if still run."""
+        self._phases = tuple(phases)
         current = self.metric_box.currentData()
         self.metric_box.blockSignals(True)
         self.metric_box.clear()
+        metrics = (Metric.MB_S, Metric.IOPS) if self.on_hosts else tuple(Metric)
         for phase in phases:
-            for metric in Metric:
+            for metric in metrics:
                 self.metric_box.addItem(
                     f"{phase.value}: {METRIC_WORDS[metric]}", f"{phase.value}:{metric.value}"
                 )
@@ -223,3 +257,4 @@ class ExperimentDesignForm(QGroupBox):
             self.second.values.setEnabled(
                 self.second.chosen is not None and not self.latency.isChecked()
             )
+            self.latency.setEnabled(not self.on_hosts)

@@ -10,6 +10,7 @@ Cancel at any time leaves the machine as it was.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import shiboken6
 from PySide6.QtCore import Qt, Signal
@@ -32,15 +33,21 @@ from stripewise.gui.experiment_kept import KeptExperiments
 from stripewise.gui.experiment_kept_detail import chart_parameters
 from stripewise.gui.experiment_points import PointsTable
 from stripewise.gui.form_columns import FormColumns
+from stripewise.gui.group_target import GroupTarget, hold_local_rows
 from stripewise.gui.pages import page_title
 from stripewise.model.bench import Phase, SpecError
 from stripewise.model.bench_presets import preset_values
 from stripewise.model.experiment_result import ExperimentResult, Point
+from stripewise.model.host_group import spec_on_hosts
+from stripewise.model.wording import count_noun
+from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.experiment_history import ExperimentHistory, ExperimentSummary
-from stripewise.services.experiment_runner import ExperimentRunner, Prepared
+from stripewise.services.experiment_runner import ExperimentRequest, ExperimentRunner, Prepared
+from stripewise.services.group_bench import GroupBenchService
 from stripewise.services.hardware import HardwareService
 from stripewise.services.history import HistoryService
+from stripewise.services.host_groups import HostGroupsService
 from stripewise.services.planner import PlannerService
 from stripewise.services.system_info import SystemInfoService
 from stripewise.services.tasks import run_in_background
@@ -68,13 +75,17 @@ class ExperimentPage(QWidget):
         hardware: HardwareService,
         planner: PlannerService,
         system: SystemInfoService,
+        group_bench: GroupBenchService,
+        host_groups: HostGroupsService,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
         self.hardware = hardware
         self.planner = planner
-        self.runner = ExperimentRunner(session, tuning, history, self)
+        self.host_groups = host_groups
+        self.runner = ExperimentRunner(session, tuning, history, self, group_bench)
+        self.target = GroupTarget()  # "Run on": this machine, or hosts (workload only)
         self.result: ExperimentResult | None = None
         self.setup: Prepared | None = None
 
@@ -116,6 +127,11 @@ class ExperimentPage(QWidget):
         history.runsLoaded.connect(self._on_runs_loaded)  # kept elsewhere too
         self._build_layout()
         self.kept.reload()
+        self.target.align_with(self.form)
+        self.target.changed.connect(self._sync_target)
+        self.target.editGroups.connect(self._edit_groups)
+        host_groups.groupsLoaded.connect(self.target.set_groups)
+        self.target.set_groups(host_groups.groups)
 
         runner = self.runner
         runner.prepared.connect(self._on_prepared)
@@ -136,6 +152,7 @@ class ExperimentPage(QWidget):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 8, 0)
         left_layout.addWidget(self.design)
+        left_layout.addWidget(self.target)
         left_layout.addWidget(self.form)
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
@@ -209,19 +226,61 @@ class ExperimentPage(QWidget):
 
         run_in_background(lambda: None if device is not None else _free_bytes(path), apply)
 
+    def _sync_target(self) -> None:
+        """On hosts: the form's rows only this machine's run uses off, the design offering
+        only what a group run can vary and judge."""
+        on_hosts = self.target.on_hosts
+        self.design.set_on_hosts(on_hosts)
+        if self.runner.running:
+            return
+        if on_hosts:
+            hold_local_rows(self.form)
+        else:
+            self.form.set_running(False)  # back to what the local target allows
+            self.form.repetitions.setEnabled(False)
+
+    def _edit_groups(self) -> None:
+        from stripewise.gui.host_groups_dialog import HostGroupsDialog
+
+        dialog = HostGroupsDialog(self.host_groups, self.target)
+        dialog.setModal(True)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
     # --- running ----------------------------------------------------------------------------
-    def start(self) -> None:
+    def _request(self) -> ExperimentRequest | None:
+        """The design and the Benchmark settings, on this machine or on the hosts; None when
+        a field is wrong (said under it)."""
+        if not self.target.on_hosts:
+            try:
+                return self.design.request(self.form.start_args())
+            except SpecError as exc:
+                self.form.show_error(exc)
+                return None
         try:
-            args = self.form.start_args()
+            hosts, path = self.target.hosts(), self.target.remote_path()
+        except SpecError as exc:
+            self.target.error.setText(str(exc))
+            self.target.error.setVisible(True)
+            return None
+        try:
+            spec = spec_on_hosts(self.form.spec_for(path))
         except SpecError as exc:
             self.form.show_error(exc)
+            return None
+        request = self.design.request(BenchStartArgs(spec))
+        return replace(request, hosts=hosts, group=self.target.group_name)
+
+    def start(self) -> None:
+        request = self._request()
+        if request is None:
             return
         self.result = None
         self.points.set_points([])
         self.chart.clear_points()
         self.card.show_waiting("Running: the recommendation appears here when it ends.")
         self._set_running(True)
-        self.runner.start(self.design.request(args))
+        self.runner.start(request)
 
     def cancel(self) -> None:
         self.runner.cancel()
@@ -230,7 +289,10 @@ class ExperimentPage(QWidget):
     def _set_running(self, running: bool) -> None:
         self.form.set_running(running)
         self.design.set_running(running)
+        self.target.set_running(running)
         self.form.repetitions.setEnabled(False)  # one per pass: the experiment adds passes
+        if not running and self.target.on_hosts:
+            hold_local_rows(self.form)
         self.start_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         self.runningChanged.emit(running)
@@ -276,9 +338,11 @@ class ExperimentPage(QWidget):
         ended = "cancelled" if self.runner.cancelled else "done"
         number = f" {result.experiment}" if result.experiment is not None else ""
         tag = f"experiment:{result.experiment}" if result.experiment is not None else "experiment"
+        hosts = self.setup.hosts if self.setup is not None else ()
+        where = f" on {count_noun(len(hosts), 'host')}" if hosts else ""
+        back = "it changed nothing on them" if hosts else "every value it changed is back"
         self._tell(
-            f"Experiment{number} {ended}: every value it changed is back; its runs are in the "
-            f"History, tagged {tag}."
+            f"Experiment{number} {ended}{where}: {back}; its runs are in the History, tagged {tag}."
         )
 
     def _on_failed(self, message: str) -> None:

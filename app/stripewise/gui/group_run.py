@@ -11,14 +11,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QFormLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from stripewise.gui.bench_page_parts import BenchPageParts
 from stripewise.gui.group_plots import TOTAL, GroupPlots
 from stripewise.gui.group_results import GroupResults
-from stripewise.gui.group_target import GroupTarget
+from stripewise.gui.group_target import GroupTarget, hold_local_rows
 from stripewise.gui.latency_map import LatencyMap
 from stripewise.model.bench import BONNIE_NAMES, SpecError
+from stripewise.model.host_group import spec_on_hosts
 from stripewise.model.run_naming import run_name
 from stripewise.model.wording import count_noun
 from stripewise.protocol.events import PhaseFinished, PhaseStarted, RunError, RunWarning, Sample
@@ -70,23 +71,7 @@ class GroupRunView(QObject):
         service.saveFailed.connect(self._on_save_failed)
         groups.load()
         service.warm_up()
-        self._align_with_form()
-
-    def _align_with_form(self) -> None:
-        """The "Run on" rows' labels as wide as the form's, so all fields start in line."""
-        outer = self.page.form.layout()
-        first = outer.itemAt(0) if outer is not None else None
-        inner = first.layout() if first is not None else None
-        if not isinstance(inner, QFormLayout):
-            return
-        widths = []
-        for row in range(inner.rowCount()):
-            item = inner.itemAt(row, QFormLayout.ItemRole.LabelRole)
-            label = item.widget() if item is not None else None
-            if label is not None:
-                widths.append(label.sizeHint().width())
-        if widths:
-            self.target.align_labels(max(widths))
+        self.target.align_with(page.form)
 
     def edit_groups(self) -> None:
         from stripewise.gui.host_groups_dialog import HostGroupsDialog
@@ -103,25 +88,12 @@ class GroupRunView(QObject):
         self.target.set_running(False)
 
     def sync_form(self) -> None:
-        """On hosts the form's local target, its device confirmation, the CPU latency limit
-        (only this machine's helper can hold one) and steady state (only the helper runs
-        rounds; fio servers run each phase once) do not apply: off."""
+        """On hosts the form's rows only this machine's run uses are off (hold_local_rows)."""
         if not self.target.on_hosts or self.running:
             if not self.running and not self.page.session.busy:
                 self.page.form.set_running(False)  # back to what the local target allows
             return
-        form = self.page.form
-        for widget in (
-            form.target,
-            form.browse,
-            form.confirm,
-            form.overwrite,
-            form.confirm_label,
-            form.hold_cpu_latency,
-            form.cpu_latency,
-            form.steady,
-        ):
-            widget.setEnabled(False)
+        hold_local_rows(self.page.form)
 
     # --- start and cancel ----------------------------------------------------------------------
     def start(self) -> None:
@@ -134,22 +106,13 @@ class GroupRunView(QObject):
             self.target.error.setVisible(True)
             return
         try:
-            # every host runs fio, whatever engine the form offers for this machine, and
-            # holds no CPU latency limit nor runs in rounds (their rows are off on hosts)
-            spec = replace(
-                page.form.spec_for(path),
-                engine="fio",
-                cpu_latency_us=None,
-                steady_state=False,
-                precondition=False,
-            )
+            spec = spec_on_hosts(page.form.spec_for(path))  # their rows are off on hosts
         except SpecError as exc:
             page.form.show_error(exc)  # under its field
             return
         group = self.target.group_name
         where = group or count_noun(len(hosts), "host")
         name = run_name(spec, f"{where}:{path}", page.form.preset.currentText())
-        self._planned = max(1, len(spec.phases) * spec.repetitions)
         page.target_path = path  # the hosts' directory
         page.start_button.setEnabled(False)
         page.phase_label.setText(f"Starting on {count_noun(len(hosts), 'host')}...")
@@ -173,7 +136,7 @@ class GroupRunView(QObject):
 
     # --- the run -------------------------------------------------------------------------------
     def _on_refused(self, message: str) -> None:
-        self.page.start_button.setEnabled(True)
+        self.page.start_button.setEnabled(not self.page.experiment_running)
         self.page.phase_label.setText(f"Not started: {message}")
 
     def _on_started(self, request: GroupRequest) -> None:
@@ -183,6 +146,8 @@ class GroupRunView(QObject):
         page.progress.setValue(0)
         self.running = True
         self._steps, self._warnings = [], []
+        # from the request: an experiment's passes start here too, not from this page's Start
+        self._planned = max(1, len(request.spec.phases) * request.spec.repetitions)
         labels = [host.label for host in request.hosts]
         self.plots.set_hosts(labels)
         self.latency_map.clear()
@@ -297,7 +262,7 @@ class GroupRunView(QObject):
         self.plots.end_run()
         self.latency_map.refresh()
         self.results.set_ended()
-        page.start_button.setEnabled(True)
+        page.start_button.setEnabled(not page.experiment_running)
         page.cancel_button.setEnabled(False)
         # the form given back on the next turn: done with the last plots' layout and paint,
         # the two held the GUI up to 40 ms at a run's end

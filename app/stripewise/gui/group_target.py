@@ -6,6 +6,8 @@ Sits on the Benchmark page above the form; "Host Groups..." beside it opens the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -20,6 +22,9 @@ from PySide6.QtWidgets import (
 from stripewise.model.bench import SpecError
 from stripewise.model.host_address import HostAddress, HostAddressError, parse_host
 from stripewise.model.host_group import HostGroup, unique_hosts
+
+if TYPE_CHECKING:
+    from stripewise.gui.bench_form import BenchForm
 
 THIS_MACHINE = "This machine"
 TYPED_HOSTS = "Hosts typed in"
@@ -146,6 +151,22 @@ class GroupTarget(QWidget):
         for label in (self._where_label, self._typed_label, self._path_label):
             label.setMinimumWidth(width)
 
+    def align_with(self, form: BenchForm) -> None:
+        """The labels as wide as those of the form's first rows, which sit below."""
+        outer = form.layout()
+        first = outer.itemAt(0) if outer is not None else None
+        inner = first.layout() if first is not None else None
+        if not isinstance(inner, QFormLayout):
+            return
+        widths = []
+        for row in range(inner.rowCount()):
+            item = inner.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            label = item.widget() if item is not None else None
+            if label is not None:
+                widths.append(label.sizeHint().width())
+        if widths:
+            self.align_labels(max(widths))
+
     def _enable(self) -> None:
         """Every row stays on show (the form does not move); what does not apply is off."""
         free = not self._running
@@ -191,3 +212,20 @@ class GroupTarget(QWidget):
                 return
         self.error.clear()
         self.error.setVisible(False)
+
+
+def hold_local_rows(form: BenchForm) -> None:
+    """On hosts, the form's rows that only a run on this machine uses are off: its target and
+    the device confirmation, the CPU latency limit (only this machine's helper can hold one)
+    and steady state (only the helper runs rounds; a fio server runs each phase once)."""
+    for widget in (
+        form.target,
+        form.browse,
+        form.confirm,
+        form.overwrite,
+        form.confirm_label,
+        form.hold_cpu_latency,
+        form.cpu_latency,
+        form.steady,
+    ):
+        widget.setEnabled(False)

@@ -153,6 +153,8 @@ def _experiment_page(window: PageHost) -> ExperimentPage:
         window.hardware,
         window.planner,
         window.system,
+        window.group_bench,
+        window.host_groups,
     )
     page.statusMessage.connect(lambda text: window.statusBar().showMessage(text, STATUS_MS))
     page.runningChanged.connect(lambda running: _experiment_running(window, running))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from stripewise.model.bench import BenchSpec
 from stripewise.model.host_address import HostAddress
 
 MAX_GROUP_NAME = 64
@@ -50,3 +51,10 @@ def unique_hosts(hosts: tuple[HostAddress, ...] | list[HostAddress]) -> tuple[Ho
             seen.add(host)
             kept.append(host)
     return tuple(kept)
+
+
+def spec_on_hosts(spec: BenchSpec) -> BenchSpec:
+    """What every host of a group runs of a spec: fio (their servers are fio's), no CPU latency
+    limit, no rounds to a steady state nor preconditioning (only this machine's helper holds a
+    limit and runs rounds; a fio server runs each phase once)."""
+    return replace(spec, engine="fio", cpu_latency_us=None, steady_state=False, precondition=False)

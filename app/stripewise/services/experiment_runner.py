@@ -22,9 +22,11 @@ from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
 from stripewise.model.experiment_result import ExperimentResult
 from stripewise.model.run import RunStatus
 from stripewise.protocol.events import RunResult
+from stripewise.protocol.group import HostFigures, with_hosts
 from stripewise.protocol.tuning import ApplyArgs, RevertArgs
 from stripewise.protocol.tuning_replies import ApplyReply
 from stripewise.services.bench_session import BenchRequest, BenchSession
+from stripewise.services.experiment_group_pass import GroupPass, GroupPassEnd, GroupPassRequest
 from stripewise.services.experiment_setup import (
     ExperimentRequest,
     Prepared,
@@ -33,6 +35,7 @@ from stripewise.services.experiment_setup import (
     prepare,
     tunable_settings,
 )
+from stripewise.services.group_bench import GroupBenchService
 from stripewise.services.history import HistoryService
 from stripewise.services.tasks import run_in_background
 from stripewise.services.tuning import TuningService
@@ -55,11 +58,17 @@ class ExperimentRunner(QObject):
         tuning: TuningService,
         history: HistoryService,
         parent: QObject | None = None,
+        group_bench: GroupBenchService | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
         self.tuning = tuning
         self.history = history
+        # over hosts: each pass a group run on the window's group service
+        self.group = None if group_bench is None else GroupPass(group_bench, self)
+        if self.group is not None:
+            self.group.ended.connect(self._on_group_pass_ended)
+        self._per_host: list[HostFigures] = []  # each visit over hosts: every host's figure
         self.running = False
         self.setup: Prepared | None = None
         self.plan: Plan | None = None
@@ -82,10 +91,14 @@ class ExperimentRunner(QObject):
     # --- start --------------------------------------------------------------------------------
     def start(self, request: ExperimentRequest) -> None:
         """Checks the design off the GUI thread, files the experiment, then visits points."""
-        if self.running or self.session.busy:
+        if self.running or self.session.busy or (self.group is not None and self.group.busy):
             self.failed.emit("a benchmark is already running")
             return
+        if request.hosts and self.group is None:
+            self.failed.emit("this window runs no group runs")
+            return
         self.running, self._cancelled = True, False
+        self._per_host = []
         self.result, self.plan, self.setup, self.experiment_id = None, None, None, None
         self._seed = request.seed
         self.progress.emit("Reading the target's settings...", 0, 0, 0, UNKNOWN_ETA)
@@ -197,6 +210,9 @@ class ExperimentRunner(QObject):
         assert self.setup is not None and self._values is not None
         self._say(f"benchmark of {label(self._values)}")
         point_label = label(self._values)
+        if self.setup.hosts:
+            self._bench_on_hosts(f"Experiment {self.setup.name}: {point_label}")
+            return
         request = BenchRequest(
             point_args(self.setup, self._values),
             f"Experiment {self.setup.name}: {point_label}",
@@ -205,6 +221,36 @@ class ExperimentRunner(QObject):
         self._in_bench, self._asking = True, True
         self.session.start(request)  # refused at once when another run holds the session
         self._asking = False
+
+    def _bench_on_hosts(self, name: str) -> None:
+        setup, values, group = self.setup, self._values, self.group
+        assert setup is not None and values is not None and group is not None
+        self._in_bench = True
+        group.start(
+            GroupPassRequest(
+                values,
+                setup.hosts,
+                point_args(setup, values).spec,
+                name,
+                setup.group,
+                ("experiment", f"experiment:{self.experiment_id}"),
+                setup.design.objective,
+            )
+        )
+
+    def _on_group_pass_ended(self, end: GroupPassEnd) -> None:
+        """A pass over hosts ended and was filed: its total recorded, or why it failed."""
+        if not self._in_bench or self._values is None:
+            return
+        self._in_bench = False
+        if end.figures is None:
+            if self._cancelled:
+                self._next()
+            else:
+                self._fail_point(end.error or "the group run ended without a figure")
+            return
+        self._per_host.append(end.figures)
+        self._record(self._values, end.figures.total, None, end.run_id)
 
     def _on_bench_started(self, _started: object) -> None:
         if self._in_bench and self._cancelled:  # cancelled while the helper was starting it
@@ -266,7 +312,12 @@ class ExperimentRunner(QObject):
         if figure is None:
             self._fail_point(f"the run measured no {self.plan.design.objective.label}")
             return
-        self.plan.record(values, figure, p99, self._run_id)
+        self._record(values, figure, p99, self._run_id)
+
+    def _record(self, values: Values, figure: float, p99: float | None, run: int | None) -> None:
+        """A pass's figure on its point, then the next visit."""
+        assert self.plan is not None
+        self.plan.record(values, figure, p99, run)
         self._visit_s.append(time.monotonic() - self._visit_began)
         found = next((p for p in self.plan.points if p.values == values), None)
         if found is not None:
@@ -306,7 +357,9 @@ class ExperimentRunner(QObject):
             return
         self._cancelled = True
         self._say("cancelling")
-        if self._in_bench:
+        if self._in_bench and self.group is not None and self.setup and self.setup.hosts:
+            self.group.cancel()
+        elif self._in_bench:
             self.session.cancel()
 
     def _end(self, *, cancelled: bool, not_restored: str = "") -> None:
@@ -318,6 +371,8 @@ class ExperimentRunner(QObject):
             result = self.plan.result(restored=not not_restored, experiment=self.experiment_id)
         except ValueError:  # the starting settings were never measured: no answer at all
             result = None
+        if result is not None and self.setup is not None and self.setup.hosts:
+            result = with_hosts(result, self._per_host)  # each host's own figure per visit
         status = "failed" if not_restored or result is None else "complete"
         if cancelled and status == "complete":
             status = "cancelled"
@@ -376,6 +431,8 @@ class ExperimentRunner(QObject):
         journal = self._journal
         self._stop()
         self._journal = None
+        if self.group is not None:
+            self.group.forget()  # the group service stops the hosts and files the run
         if journal is not None:
             self.tuning.call(RevertArgs(journal=journal), lambda _r: None, lambda _e: None)
 

@@ -24,7 +24,9 @@ from stripewise.model.experiment import (
     check_values,
     parse_range,
     parse_vary,
+    problem_on_hosts,
 )
+from stripewise.model.host_address import HostAddress
 from stripewise.model.tunables import Scope, tunable
 from stripewise.protocol.events import RunResult
 from stripewise.protocol.tuning import TuningSetting
@@ -45,6 +47,10 @@ class ExperimentRequest:
     latency_target_us: float | None = None
     name: str | None = None  # the experiment's name in the history; default: what it varies
     seed: int | None = None  # the random order's; default a new one
+    # over hosts: each pass a group run on every host's fio server (start.spec's target is
+    # the directory on each), judged on their total; none: this machine, through the helper
+    hosts: tuple[HostAddress, ...] = ()
+    group: str | None = None  # the stored group's name, when the hosts are one
 
 
 @dataclass(frozen=True)
@@ -55,12 +61,18 @@ class Prepared:
     search: str | None  # the latency target's parameter
     md_devices: tuple[str, ...]  # the design's devices that are md arrays (md-scope knobs)
     name: str
+    hosts: tuple[HostAddress, ...] = ()
+    group: str | None = None
 
 
 def prepare(request: ExperimentRequest, tree: Tree | None = None) -> Prepared:
     """The design from the request, every value checked against the target's device."""
     tree = tree or Tree()
     spec = request.start.spec
+    if request.hosts and (
+        found := problem_on_hosts(request.vary, request.metric, request.latency_target_us)
+    ):
+        raise ExperimentError(found[1])
     search, bounds = None, None
     parameters: tuple[Parameter, ...] = ()
     if request.latency_target_us is not None:
@@ -99,7 +111,9 @@ def prepare(request: ExperimentRequest, tree: Tree | None = None) -> Prepared:
         if search
         else " x ".join(p.name for p in parameters)
     )
-    return Prepared(design, request.start, baseline, search, md_devices, name)
+    return Prepared(
+        design, request.start, baseline, search, md_devices, name, request.hosts, request.group
+    )
 
 
 def tunable_settings(prepared: Prepared, values: Values) -> tuple[TuningSetting, ...]:

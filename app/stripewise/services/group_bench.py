@@ -40,6 +40,7 @@ class GroupRequest:
     group: str | None = None
     # fio options for benches and tests (the driver allows only harmless ones: ioengine, rate)
     job_overrides: Mapping[str, str] | None = None
+    tags: tuple[str, ...] = ()  # the group run's in the history (an experiment's pass)
 
 
 class GroupBenchService(QObject):
@@ -166,6 +167,7 @@ class GroupBenchService(QObject):
     def _store(self, outcome: object) -> None:
         assert self._request is not None
         db, name, samples = self._history.database, self._request.name, list(self.samples)
+        tags = self._request.tags
 
         def store_group_run(*args: Any, **kwargs: Any) -> int:
             from stripewise.history.group_runs import store_group_run
@@ -177,7 +179,7 @@ class GroupBenchService(QObject):
             self.saved.emit(run_id)
 
         self._history.writer.submit(
-            lambda: store_group_run(db, outcome, name=name, samples=samples),
+            lambda: store_group_run(db, outcome, name=name, samples=samples, tags=tags),
             saved,
             lambda exc: self.saveFailed.emit(f"not saved: {exc}"),
         )
