@@ -146,3 +146,29 @@ def test_a_request_over_hosts_varying_a_tunable_is_refused_by_name() -> None:
         prepare(request)
     with pytest.raises(ExperimentError, match="hosts' total carries none"):
         prepare(replace(request, vary=("queue_depth=1..16",), latency_target_us=500.0))
+
+
+def test_cancel_mid_pass_stops_every_host_and_files_the_experiment_cancelled(
+    make_window: WindowFactory, qtbot: Any, fio_servers: FioServers, tmp_path: Path, db_url: str
+) -> None:
+    servers = fio_servers(2)
+    page = hosts_page(make_window, " ".join(s.label for s in servers), tmp_path)
+    page.form.file_size.setText("64M")
+    page.form.rate.setValue(10)
+    page.design.first.set("block_size", "4k,1M")
+    group = page.runner.group
+    assert group is not None
+    with qtbot.waitSignal(page.runner.point, timeout=TIMEOUT_MS):  # the starting settings
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: group.busy, timeout=30_000)  # the next pass runs on the hosts
+    with qtbot.waitSignal(page.runner.finished, timeout=60_000) as ended:
+        qtbot.mouseClick(page.cancel_button, Qt.MouseButton.LeftButton)
+    result = ended.args[0]
+    assert page.runner.cancelled and not group.busy and not page.runner.running
+    assert sum(len(p.passes) for p in result.points) == 1  # the cancelled pass does not count
+    assert page.status.text().startswith(f"Experiment {result.experiment} cancelled on 2 hosts")
+    db = open_database(db_url)
+    try:
+        assert get_experiment(db, result.experiment).summary.status == "cancelled"
+    finally:
+        db.close()
