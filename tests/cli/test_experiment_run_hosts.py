@@ -8,6 +8,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_experiment_run import events, experiment
 from tests.fixtures.fio_servers import FioServers, fio_servers
 
@@ -57,6 +59,32 @@ def test_a_latency_target_over_hosts_is_refused_before_anything_runs(tmp_path: P
         "--size", "16M", "--host", "127.0.0.1:1",
     )  # fmt: skip
     assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--latency-target-us: " in lines[0] and "p99" in lines[0], lines
+    assert done.stderr == (
+        "stripewise: error: --latency-target-us: a latency target needs a p99, and the hosts' "
+        "total carries none: search on this machine\n"
+    )
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("option", "line"),
+    [
+        (
+            ("--vary", "read_ahead_kb=128,512"),
+            "--vary read_ahead_kb: over hosts only workload parameters vary (block_size, "
+            "queue_depth, streams); a tunable needs the helper, which runs on this machine",
+        ),
+        (
+            ("--vary", "queue_depth=1,4", "--metric", "seq_read:lat_p99_us"),
+            "--metric: over hosts the total is throughput (mb_s) or IOPS (iops)",
+        ),
+    ],
+)
+def test_what_hosts_cannot_vary_or_judge_is_refused_in_one_line(
+    tmp_path: Path, option: tuple[str, ...], line: str
+) -> None:
+    done = experiment(
+        "--target", str(tmp_path), "--size", "16M", "--phases", "seq_read", *option,
+        "--host", "127.0.0.1:1",
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (2, f"stripewise: error: {line}\n")

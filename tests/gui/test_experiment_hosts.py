@@ -20,10 +20,13 @@ from stripewise.model.bench import Phase
 from stripewise.model.experiment import WORKLOAD, ExperimentError
 from stripewise.model.experiment_result import ExperimentResult
 from stripewise.model.host_address import parse_host
+from stripewise.model.host_group import HostGroup
 from stripewise.protocol.verbs import BenchStartArgs
+from stripewise.services.bench_session import BenchRequest
 from stripewise.services.experiment_setup import ExperimentRequest, prepare
 from tests.fixtures.bench_specs import spec_for
 from tests.fixtures.fio_servers import FioServers, fio_servers
+from tests.fixtures.loops import MiB
 from tests.gui.conftest import WindowFactory
 
 __all__ = ["fio_servers"]  # the fixture, used by name
@@ -75,12 +78,20 @@ def test_a_block_size_sweep_over_two_hosts_is_judged_on_their_total(
 
     seen: list[Any] = []
     page.runner.point.connect(seen.append)
+    local = tmp_path / "local"
+    local.mkdir()
+    by_hand = BenchRequest(BenchStartArgs(spec_for(str(local), 8 * MiB)), "by hand")
     with qtbot.waitSignal(page.runner.finished, timeout=TIMEOUT_MS) as ended:
         qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(
             lambda: page.runner.running and not design.first.name.isEnabled(), timeout=5_000
         )
         assert not page.target.where.isEnabled()  # held while it runs
+        qtbot.waitUntil(lambda: bool(seen), timeout=TIMEOUT_MS)
+        # a run on this machine meanwhile (the Tuning page's A/B may start one): none of the
+        # experiment's passes, neither its start nor its figure
+        with qtbot.waitSignal(page.session.saved, timeout=TIMEOUT_MS):
+            page.session.start(by_hand)
     result = ended.args[0]
     assert isinstance(result, ExperimentResult)
 
@@ -112,6 +123,18 @@ def test_a_block_size_sweep_over_two_hosts_is_judged_on_their_total(
     assert {r.id for r in tagged} == {run for p in result.points for run in p.runs}
     assert len(tagged) == len(passes)
     assert all(r.name.startswith("Experiment block_size: block_size=") for r in tagged)
+
+
+def test_stored_groups_are_offered_when_the_experiment_page_is_made_first(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    window = make_window(view="hardware")
+    with qtbot.waitSignal(window.host_groups.groupsLoaded, timeout=10_000):
+        window.host_groups.save(HostGroup("rack1", (parse_host("127.0.0.1:8765"),)))
+    window.show_view("experiment")
+    page = window.page_widgets["experiment"]
+    assert isinstance(page, ExperimentPage) and "benchmark" not in window.built
+    qtbot.waitUntil(lambda: page.target.where.findText("rack1") >= 0, timeout=10_000)
 
 
 def test_a_tunable_is_not_offered_on_hosts_and_comes_back_on_this_machine(

@@ -258,7 +258,6 @@ def test_closing_the_window_mid_test_files_it_cancelled_with_what_came(
         assert dialog is not None
         dialog.pass_size.setText("128M")
         dialog.repeat.setValue(20)
-        seen = Recorded(page, dialog)
         before = scaling_runs(db_url)
         dialog.start.click()
         qtbot.waitUntil(lambda: len(dialog.session.samples) >= 2, timeout=RUN_TIMEOUT_MS)
@@ -271,7 +270,6 @@ def test_closing_the_window_mid_test_files_it_cancelled_with_what_came(
     assert run.sample_count == samples
     assert run.context.extra["scaling"]["status"] == "cancelled"
     assert not run.results
-    assert not seen.saved  # filed as the window closed, not on a later turn
 
 
 @needs_loop

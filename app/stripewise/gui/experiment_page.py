@@ -132,6 +132,7 @@ class ExperimentPage(QWidget):
         self.target.editGroups.connect(self._edit_groups)
         host_groups.groupsLoaded.connect(self.target.set_groups)
         self.target.set_groups(host_groups.groups)
+        host_groups.load()  # the stored groups, whichever page is made first
 
         runner = self.runner
         runner.prepared.connect(self._on_prepared)
@@ -229,10 +230,10 @@ class ExperimentPage(QWidget):
     def _sync_target(self) -> None:
         """On hosts: the form's rows only this machine's run uses off, the design offering
         only what a group run can vary and judge."""
+        if self.runner.running:  # held; the design follows when the run ends (_set_running)
+            return
         on_hosts = self.target.on_hosts
         self.design.set_on_hosts(on_hosts)
-        if self.runner.running:
-            return
         if on_hosts:
             hold_local_rows(self.form)
         else:
@@ -268,6 +269,7 @@ class ExperimentPage(QWidget):
         except SpecError as exc:
             self.form.show_error(exc)
             return None
+        self.target.error.setVisible(False)
         request = self.design.request(BenchStartArgs(spec))
         return replace(request, hosts=hosts, group=self.target.group_name)
 
@@ -291,6 +293,8 @@ class ExperimentPage(QWidget):
         self.design.set_running(running)
         self.target.set_running(running)
         self.form.repetitions.setEnabled(False)  # one per pass: the experiment adds passes
+        if not running:
+            self.design.set_on_hosts(self.target.on_hosts)
         if not running and self.target.on_hosts:
             hold_local_rows(self.form)
         self.start_button.setEnabled(not running)

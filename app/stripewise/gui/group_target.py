@@ -61,6 +61,7 @@ class GroupTarget(QWidget):
         self.path = QLineEdit(DEFAULT_REMOTE_PATH)
         self.path.setAccessibleName("Directory on the hosts")
         self.path.setToolTip("The test file goes in this directory on every host")
+        self.path.textEdited.connect(self._check_typed)  # its error goes as it is corrected
         self.error = QLabel()
         self.error.setObjectName("fieldError")
         self.error.setWordWrap(True)
@@ -203,15 +204,20 @@ class GroupTarget(QWidget):
         self.changed.emit()
 
     def _check_typed(self, _text: str) -> None:
+        """Checked as it is typed: the hosts (once some are), then the directory."""
+        problem = None
         try:
             self.hosts()
         except SpecError as exc:
             if self.typed.text().strip():
-                self.error.setText(str(exc))
-                self.error.setVisible(True)
-                return
-        self.error.clear()
-        self.error.setVisible(False)
+                problem = str(exc)
+        if problem is None and self.on_hosts:
+            try:
+                self.remote_path()
+            except SpecError as exc:
+                problem = str(exc)
+        self.error.setText(problem or "")
+        self.error.setVisible(problem is not None)
 
 
 def hold_local_rows(form: BenchForm) -> None:

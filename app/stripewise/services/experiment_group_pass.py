@@ -95,6 +95,8 @@ class GroupPass(QObject):
         self._judge(None)  # the Benchmark page says why; the pass still counts
 
     def _judge(self, run_id: int | None) -> None:
+        """The saved run is this outcome's: the service files one group run at a time, on the
+        history's one serial writer, and starts none while this pass holds it."""
         request, outcome = self._request, self._outcome
         if request is None or outcome is None:
             return

@@ -91,14 +91,16 @@ class ExperimentRunner(QObject):
     # --- start --------------------------------------------------------------------------------
     def start(self, request: ExperimentRequest) -> None:
         """Checks the design off the GUI thread, files the experiment, then visits points."""
-        if self.running or self.session.busy or (self.group is not None and self.group.busy):
-            self.failed.emit("a benchmark is already running")
-            return
         if request.hosts and self.group is None:
             self.failed.emit("this window runs no group runs")
             return
+        # one run at a time where its passes go: this machine's session, or the hosts'
+        busy = self.group.busy if request.hosts and self.group is not None else self.session.busy
+        if self.running or busy:
+            self.failed.emit("a benchmark is already running")
+            return
         self.running, self._cancelled = True, False
-        self._per_host = []
+        self._per_host, self._visit_s = [], []
         self.result, self.plan, self.setup, self.experiment_id = None, None, None, None
         self._seed = request.seed
         self.progress.emit("Reading the target's settings...", 0, 0, 0, UNKNOWN_ETA)
@@ -150,6 +152,10 @@ class ExperimentRunner(QObject):
         if not self._alive():
             return
         self.experiment_id = int(experiment_id)
+        self._started_at = time.monotonic()
+        if self.setup is not None and self.setup.hosts:  # its passes are the group service's:
+            self._next()  # a run another page starts on this machine is none of them
+            return
         self._connected = True
         self.session.started.connect(self._on_bench_started)
         self.session.finished.connect(self._on_bench_finished)
@@ -157,7 +163,6 @@ class ExperimentRunner(QObject):
         self.session.recorded.connect(self._on_recorded)
         self.session.saved.connect(self._on_saved)
         self.session.saveFailed.connect(self._on_save_failed)
-        self._started_at = time.monotonic()
         self._next()
 
     # --- one visit: apply, bench, revert, record -----------------------------------------------
