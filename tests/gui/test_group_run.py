@@ -65,7 +65,8 @@ def test_three_hosts_one_killed_mid_run(
     assert page.plot_stack.currentWidget() is page.group.view and plots.isVisibleTo(page.group.view)
     waiting = page.group.latency_map  # in its place from the start: no relayout mid-run
     assert waiting.isVisibleTo(page.group.view)
-    assert not waiting.keys and "at the end of each phase" in waiting.stall_label.text()
+    assert not waiting.keys and "at the end of each phase" in waiting.waiting.text()
+    assert waiting.waiting.isVisibleTo(waiting) and not waiting.plot.isVisibleTo(waiting)
     qtbot.waitUntil(
         lambda: all(plots.sample_count(label) >= 2 for label in [*labels, TOTAL]),
         timeout=30_000,
@@ -103,7 +104,7 @@ def test_three_hosts_one_killed_mid_run(
     # at 2 Hz each phase's interval latencies came in after it: a map per surviving host and
     # phase, and the hosts' together (never a live rate from them)
     maps = page.group.latency_map
-    assert maps.isVisibleTo(page.group.view)
+    assert maps.isVisibleTo(page.group.view) and maps.plot.isVisibleTo(maps)
     for host in [*labels[:2], ALL_HOSTS]:
         assert {(phase, rep) for h, phase, rep in maps.keys if h == host} == {
             ("seq_write", 1),

@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QStackedLayout,
+    QVBoxLayout,
+    QWidget,
+)
 
 from stripewise.model.latency import (
     GRID_BUCKETS,
@@ -143,13 +150,22 @@ class LatencyMap(QWidget):
         self.stall_marks = item.plot(
             [], [], pen=None, symbol="t", symbolBrush="#ff2020", symbolPen="#000000", symbolSize=9
         )
+        # in the plot's place until a run's first intervals come (no empty axes meanwhile);
+        # a page of a stack: swapping it lays nothing else out again
+        self.waiting = QLabel()
+        self.waiting.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.waiting.setWordWrap(True)
+        self.waiting.setEnabled(False)  # greyed, as a note
+        self.area = QStackedLayout()
+        self.area.addWidget(self.plot)
+        self.area.addWidget(self.waiting)
         top = QHBoxLayout()
         top.addWidget(QLabel("Latency over time:"))
         top.addWidget(self.chooser, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
-        layout.addWidget(self.plot, 1)
+        layout.addLayout(self.area, 1)
         layout.addWidget(self.stall_label)
 
     # --- data -------------------------------------------------------------------------------
@@ -160,10 +176,12 @@ class LatencyMap(QWidget):
         self._draw(None)
 
     def expect(self, words: str) -> None:
-        """Empty, saying when its intervals will come (a group's come at each phase's end):
-        the map keeps its place from the start, and the page is not laid out again mid-run."""
+        """Empty, saying in the plot's place when its intervals will come (a group's come at
+        each phase's end): the map keeps its place from a run's start, and the page is not
+        laid out again when they do."""
         self.clear()
-        self.stall_label.setText(words)
+        self.waiting.setText(words)
+        self.area.setCurrentWidget(self.waiting)
 
     def add_sample(self, sample: Sample) -> None:
         """Append one sample's interval (drawing waits for refresh()); one without latency
@@ -186,6 +204,8 @@ class LatencyMap(QWidget):
         self, key: MapKey, t_s: float, latency: IntervalLatency, histogram: LatencyBuckets | None
     ) -> None:
         if key not in self._maps:
+            if not self._maps:
+                self.area.setCurrentWidget(self.plot)
             self._maps[key] = PhaseMap()
             self.chooser.addItem(_label(key))
             if self._follow:
