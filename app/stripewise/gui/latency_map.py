@@ -156,16 +156,16 @@ class LatencyMap(QWidget):
         self.waiting.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.waiting.setWordWrap(True)
         self.waiting.setEnabled(False)  # greyed, as a note
-        self.area = QStackedLayout()
-        self.area.addWidget(self.plot)
-        self.area.addWidget(self.waiting)
         top = QHBoxLayout()
         top.addWidget(QLabel("Latency over time:"))
         top.addWidget(self.chooser, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
-        layout.addLayout(self.area, 1)
+        self.area = QStackedLayout()
+        layout.addLayout(self.area, 1)  # first: a stack without a parent shows its current
+        self.area.addWidget(self.plot)  # widget as a window of its own, taking the focus
+        self.area.addWidget(self.waiting)
         layout.addWidget(self.stall_label)
 
     # --- data -------------------------------------------------------------------------------
