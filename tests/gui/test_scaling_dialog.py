@@ -47,6 +47,15 @@ def live_page(make_window: Any, qtbot: Any) -> tuple[Any, HardwarePage]:
     return window, page
 
 
+def long_test(page: HardwarePage, *disks: str) -> ScalingDialog:
+    """The dialog for these disks, set to 128 MiB passes, 20 a step: minutes, to cut short."""
+    dialog = page.ceiling.measure_disks(disks)
+    assert dialog is not None
+    dialog.pass_size.setText("128M")
+    dialog.repeat.setValue(20)
+    return dialog
+
+
 def purpose_of(dialog: ScalingDialog) -> str:
     """The dialog's first line: what it will do (gui/help_dialogs.py's convention)."""
     line = dialog.findChild(QLabel, PURPOSE_NAME)
@@ -211,10 +220,7 @@ def test_cancel_mid_run_ends_cancelled_with_the_gui_answering(
     cancelled, the window answering meanwhile."""
     with loop_device(128 * MiB) as first, loop_device(128 * MiB) as second:
         _window, page = live_page(make_window, qtbot)
-        dialog = page.ceiling.measure_disks((first.name, second.name))
-        assert dialog is not None
-        dialog.pass_size.setText("128M")
-        dialog.repeat.setValue(20)
+        dialog = long_test(page, first.name, second.name)
         seen = Recorded(page, dialog)
         dialog.start.click()
         qtbot.waitUntil(lambda: bool(seen.progress), timeout=RUN_TIMEOUT_MS)
@@ -254,10 +260,7 @@ def test_closing_the_window_mid_test_files_it_cancelled_with_what_came(
     step's figures, since not every step was measured."""
     with loop_device(128 * MiB) as first, loop_device(128 * MiB) as second:
         window, page = live_page(make_window, qtbot)
-        dialog = page.ceiling.measure_disks((first.name, second.name))
-        assert dialog is not None
-        dialog.pass_size.setText("128M")
-        dialog.repeat.setValue(20)
+        dialog = long_test(page, first.name, second.name)
         before = scaling_runs(db_url)
         dialog.start.click()
         qtbot.waitUntil(lambda: len(dialog.session.samples) >= 2, timeout=RUN_TIMEOUT_MS)
@@ -278,10 +281,7 @@ def test_a_lost_helper_is_one_line_and_the_run_is_filed_failed(
 ) -> None:
     with loop_device(128 * MiB) as first, loop_device(128 * MiB) as second:
         _window, page = live_page(make_window, qtbot)
-        dialog = page.ceiling.measure_disks((first.name, second.name))
-        assert dialog is not None
-        dialog.pass_size.setText("128M")
-        dialog.repeat.setValue(20)
+        dialog = long_test(page, first.name, second.name)
         seen = Recorded(page, dialog)
         dialog.start.click()
         qtbot.waitUntil(lambda: bool(seen.progress), timeout=RUN_TIMEOUT_MS)

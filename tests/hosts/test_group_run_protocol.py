@@ -32,7 +32,7 @@ from stripewise.protocol.events import (
 )
 from stripewise.protocol.group import GroupOutcome, HostOutcome, group_total
 from stripewise.protocol.wire import ProtocolError
-from tests.fixtures.fio_servers import FioServers
+from tests.fixtures.fio_servers import FioServers, running
 
 
 def _sample(host: str | None) -> Sample:
@@ -180,15 +180,6 @@ def test_a_host_that_falls_silent_stops_adding_its_last_rates(tmp_path: Path) ->
     finally:
         client.kill()
         client.wait()
-
-
-def running(pid: int) -> bool:
-    """Neither gone nor a zombie waiting for whoever adopted it to reap it."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def test_a_client_does_not_outlive_a_killed_stripewise(tmp_path: Path) -> None:
