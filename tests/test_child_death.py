@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.processes import gone_within
+
 PARENT = """
 import signal, subprocess, sys
 from stripewise.child_death import dies_with_parent
@@ -26,34 +28,30 @@ signal.pause()
 """
 
 
-def _gone(pid: int, within_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return True
-        if state == "Z":  # killed, waiting for init to reap it
-            return True
-        time.sleep(0.05)
-    return False
-
-
-@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM", "SIGINT"])
-def test_a_child_dies_when_its_parent_is_killed(sig: str) -> None:
+def _parent_killed(script: str, sig: str, starts_s: float = 0.0) -> int:
+    """Runs `script` (a parent that prints its child's pid), checks the child runs, kills the
+    parent outright; the child's pid."""
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT, sig], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script, sig], stdout=subprocess.PIPE, text=True
     )
     try:
         assert parent.stdout is not None
         child = int(parent.stdout.readline())
-        assert not _gone(child, 0.3), "the child runs while its parent does"
+        time.sleep(starts_s)
+        assert not gone_within(child, 0.3), "the child runs while its parent does"
+        assert Path(f"/proc/{child}/exe").resolve().name == "sleep"
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait(5)
-        assert _gone(child), f"sleep {child} outlived its parent with {sig} armed"
+        return child
     finally:
         parent.kill()
         parent.wait(5)
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_a_child_dies_when_its_parent_is_killed(sig: str) -> None:
+    child = _parent_killed(PARENT, sig)
+    assert gone_within(child), f"sleep {child} outlived its parent with {sig} armed"
 
 
 WRAPPED_PARENT = """
@@ -79,21 +77,9 @@ def test_a_confined_child_dies_with_its_parent_without_a_preexec_fn(sig: str) ->
         confine.landlock_abi()
     except confine.LandlockUnavailable as exc:
         pytest.skip(f"no Landlock here: {exc}")
-    parent = subprocess.Popen(
-        [sys.executable, "-c", WRAPPED_PARENT, sig], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert parent.stdout is not None
-        child = int(parent.stdout.readline())
-        time.sleep(1.0)  # the wrapper's interpreter starts, arms the signal, execs sleep
-        assert not _gone(child, 0.3), "the child runs while its parent does"
-        assert Path(f"/proc/{child}/exe").resolve().name == "sleep"
-        os.kill(parent.pid, signal.SIGKILL)
-        parent.wait(5)
-        assert _gone(child), f"sleep {child} outlived its parent with {sig} armed by the wrapper"
-    finally:
-        parent.kill()
-        parent.wait(5)
+    # the wrapper's interpreter starts, arms the signal, execs sleep
+    child = _parent_killed(WRAPPED_PARENT, sig, starts_s=1.0)
+    assert gone_within(child), f"sleep {child} outlived its parent with {sig} armed by the wrapper"
 
 
 def test_the_wrapper_refuses_a_malformed_death_signal() -> None:

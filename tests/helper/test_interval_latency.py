@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures.histograms import bucket_at_rank
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 
 BLOCK = 64 * 1024
@@ -31,16 +32,9 @@ def bench_json(
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
-def percentile_bucket(edges: list[float], counts: list[int], share: float) -> int:
+def percentile_bucket(counts: list[int], share: float) -> int:
     """The index of the bucket holding the I/O at `share`, ranked as the engine ranks."""
-    total = sum(counts)
-    rank = min(total - 1, round(share * (total - 1)))
-    running = 0
-    for index, count in enumerate(counts):
-        running += count
-        if running > rank:
-            return index
-    raise AssertionError("no bucket")
+    return bucket_at_rank(counts, round(share * (sum(counts) - 1)))
 
 
 def summed(samples: list[dict[str, Any]]) -> tuple[list[float], list[int]]:
@@ -85,7 +79,7 @@ def test_interval_histograms_add_up_to_the_phase(engine: str) -> None:
         edges, counts = summed(measured)
         assert sum(counts) == ops, phase
         for share, key in ((0.5, "lat_p50_us"), (0.99, "lat_p99_us")):
-            found = percentile_bucket(edges, counts, share)
+            found = percentile_bucket(counts, share)
             phase_bucket = bisect.bisect_right(edges, result[key]) - 1
             assert abs(found - phase_bucket) <= 1, (phase, key, edges[found], result[key])
         assert result["stalls"] == [] or all("t_s" in s and "p99_us" in s for s in result["stalls"])

@@ -22,6 +22,7 @@ from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.latency import GRID_BUCKETS, grid_edge_us, p99_over_time
 from stripewise.protocol.events import PhaseFinished, Sample
 from tests.fixtures.fio_servers import FioServers
+from tests.fixtures.histograms import bucket_at_rank
 from tests.hosts.test_group_run import run_group, spec
 
 BLOCK = 64 * 1024
@@ -31,17 +32,6 @@ PACED = {"rate": "16m"}  # per host: 256 I/Os a second, a phase 2.5 s: 25 window
 def _bucket(value_us: float) -> int:
     edges = [grid_edge_us(i) for i in range(GRID_BUCKETS + 1)]
     return bisect.bisect_right(edges, value_us) - 1
-
-
-def _index_at(counts: list[int], rank: int) -> int:
-    """The bucket holding the `rank`-th (from 0) of the counted I/Os, clipped to those there are."""
-    rank = min(max(rank, 0), sum(counts) - 1)
-    running = 0
-    for index, count in enumerate(counts):
-        running += count
-        if running > rank:
-            return index
-    raise AssertionError("no I/O counted")
 
 
 def _latency_samples(samples: list[Sample], host: str, phase: Phase) -> list[Sample]:
@@ -87,7 +77,7 @@ def test_every_host_and_the_total_get_interval_histograms_that_add_up(
             tail = ios - counted
             for share, fios in ((0.5, finished.lat_p50_us), (0.99, finished.lat_p99_us)):
                 rank = round(share * (ios - 1))
-                lowest, highest = _index_at(merged, rank - tail), _index_at(merged, rank)
+                lowest, highest = bucket_at_rank(merged, rank - tail), bucket_at_rank(merged, rank)
                 assert fios is not None, (phase, share)
                 assert lowest - 1 <= _bucket(fios) <= highest + 1, (phase, share, fios, tail)
             host_counts += counted

@@ -32,7 +32,8 @@ from stripewise.protocol.events import (
 )
 from stripewise.protocol.group import GroupOutcome, HostOutcome, group_total
 from stripewise.protocol.wire import ProtocolError
-from tests.fixtures.fio_servers import FioServers, running
+from tests.fixtures.fio_servers import FioServers
+from tests.fixtures.processes import running
 
 
 def _sample(host: str | None) -> Sample:
