@@ -6,6 +6,7 @@ directory entries and links; a dump answers what it recorded and None for the re
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import socket
@@ -20,6 +21,7 @@ from stripewise.system.hostinfo import MACHINE_ID_FILES, read_machine_id
 from stripewise.system.mounts import MountTable, read_mount_table
 
 _MAX_ATTR_BYTES = 64 * 1024
+_PAGE_BYTES = 4096  # sysfs's most for a text attribute
 
 
 @dataclass(frozen=True)
@@ -32,10 +34,11 @@ class DeviceRecord:
     driver: str | None = None
     properties: dict[str, str] = field(default_factory=dict)
     links: tuple[str, ...] = ()  # relative to /dev, e.g. disk/by-id/wwn-0x5000...
+    # the kernel name, the path's last part: asked some 40 times a device in one inventory
+    name: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.path.rsplit("/", 1)[-1])
 
     def prop(self, key: str) -> str | None:
         value = self.properties.get(key)
@@ -191,14 +194,19 @@ class UdevSource(DeviceSource):
 
 def read_small_file(path: str) -> bytes | None:
     """Up to 64 KiB of a sysfs file; None when it cannot be read. Plain descriptor calls: a
-    buffered file object costs a third more (a 480-disk inventory reads some 7,000 files)."""
+    buffered file object costs a third more (a 480-disk inventory reads some 7,000 files).
+    A text attribute (at most a page) comes whole from one read: shorter than a page, the
+    read that would find its end is not made (a file on disk reads short only at its end)."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        chunks: list[bytes] = []
-        left = _MAX_ATTR_BYTES
+        chunk = os.read(descriptor, _MAX_ATTR_BYTES)
+        if len(chunk) < _PAGE_BYTES:
+            return chunk
+        chunks = [chunk]
+        left = _MAX_ATTR_BYTES - len(chunk)
         while left > 0 and (chunk := os.read(descriptor, left)):
             chunks.append(chunk)
             left -= len(chunk)
@@ -230,28 +238,27 @@ def uevent_record(sys_root: str, path: str) -> DeviceRecord | None:
         return None
     if b"\r" in data or len(data) >= _MAX_ATTR_BYTES:
         return None
-    properties = {"DEVPATH": path}
-    number: dict[str, str] = {}
-    for line in data.decode("utf-8", "replace").split("\n"):
-        key, equals, value = line.partition("=")
-        if not equals:
-            continue  # blank or invalid: sd-device passes over it
-        if key in ("MAJOR", "MINOR"):
-            number[key] = value
-        elif key == "DEVNAME":
-            properties[key] = value if value.startswith("/") else f"/dev/{value}"
-        elif key in _PARSED_KEYS and not (key == "DISKSEQ" and _is_number(value)):
-            return None  # checked and stored by sd-device in its own way
-        else:
-            properties[key] = value
+    # KEY=value lines; one without `=` (blank, invalid) is passed over, as sd-device does
+    found = dict(
+        line.split("=", 1) for line in data.decode("utf-8", "replace").split("\n") if "=" in line
+    )
+    if not _PARSED_KEYS.isdisjoint(found):  # checked and stored by sd-device its own way
+        if any(key != "DISKSEQ" for key in _PARSED_KEYS.intersection(found)):
+            return None
+        if not _is_number(found["DISKSEQ"]):
+            return None
+    number = {key: found.pop(key) for key in ("MAJOR", "MINOR") if key in found}
     if number and not (len(number) == 2 and all(map(_is_number, number.values()))):
         return None
+    if "DEVNAME" in found and not found["DEVNAME"].startswith("/"):
+        found["DEVNAME"] = f"/dev/{found['DEVNAME']}"
+    properties = {"DEVPATH": path, **found}
     subsystem = subsystem_link.rsplit("/", 1)[-1]
     properties |= number | {"SUBSYSTEM": subsystem}
-    try:
-        driver: str | None = os.readlink(f"{where}/driver").rsplit("/", 1)[-1]
-    except OSError:
-        driver = None
+    driver: str | None = None
+    if subsystem != "block":  # a class device is bound to no driver: no link to look for
+        with contextlib.suppress(OSError):
+            driver = os.readlink(f"{where}/driver").rsplit("/", 1)[-1]
     return DeviceRecord(
         path=path,
         subsystem=subsystem,

@@ -64,11 +64,12 @@ def serial(source: DeviceSource, record: DeviceRecord, controller_path: str | No
     for key in ("ID_SERIAL_SHORT", "ID_SCSI_SERIAL"):
         if record.prop(key):
             return record.properties[key].strip()
-    for name in ("serial", "device/serial"):
+    for name in ("serial", "device/serial") if has_device(record) else ("serial",):
         text = source.attribute(record.path, name)
         if text and text.strip():
             return text.strip()
-    page = source.attribute(record.path, "device/vpd_pg80")  # SCSI unit serial number page
+    # the SCSI unit serial number page
+    page = source.attribute(record.path, "device/vpd_pg80") if has_device(record) else None
     if page and len(page) > 4:
         text = "".join(ch for ch in page[4:] if ch.isprintable()).strip()
         if text:
@@ -84,21 +85,33 @@ def wwn(source: DeviceSource, record: DeviceRecord) -> str | None:
     value = record.prop("ID_WWN_WITH_EXTENSION") or record.prop("ID_WWN")
     if value:
         return value
-    for name in ("wwid", "device/wwid"):
+    # `wwid` of the disk itself is an NVMe namespace's; a SCSI disk's is its device's
+    names = ("wwid", "device/wwid") if record.name.startswith("nvme") else ("device/wwid",)
+    for name in names:
+        if name.startswith("device/") and not has_device(record):
+            continue
         text = (source.attribute(record.path, name) or "").strip()
         if text.startswith(_WWN_PREFIXES):
             return text
     return None
 
 
+def has_device(record: DeviceRecord) -> bool:
+    """A device of the hardware (not md, dm, loop: under /devices/virtual/), with a `device`
+    link to its parent: only such a disk's `device/...` attributes are worth asking for."""
+    return not record.path.startswith("/devices/virtual/")
+
+
 def model_and_vendor(source: DeviceSource, record: DeviceRecord) -> tuple[str | None, str | None]:
     model = decode_udev(record.prop("ID_MODEL_ENC")) or decode_udev(record.prop("ID_MODEL"))
     vendor = decode_udev(record.prop("ID_VENDOR_ENC")) or decode_udev(record.prop("ID_VENDOR"))
+    device = has_device(record)
     if model is None:
         model = decode_udev(
-            source.attribute(record.path, "device/model") or source.attribute(record.path, "model")
+            (source.attribute(record.path, "device/model") if device else None)
+            or source.attribute(record.path, "model")
         )
-    if vendor is None:
+    if vendor is None and device:
         vendor = decode_udev(source.attribute(record.path, "device/vendor"))
     if model and model.replace("_", " ") != model and " " not in model:
         model = model.replace("_", " ")  # ID_MODEL replaces spaces with underscores
