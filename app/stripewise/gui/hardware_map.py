@@ -1,28 +1,36 @@
 """The hardware map: PCI roots, controller boxes, and a tile per slot in physical port order
-(the tiles themselves are `hardware_tile`'s)."""
+(the boxes are `controller_box`'s, the tiles `hardware_tile`'s).
+
+A box builds its tiles when it comes into view (a screen's height ahead of the scroll), or when
+something asks for them: what the map knows of a slot (selected, planned, matching the filter,
+its disk's health) is kept by slot here and handed to its tile when it is built."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
-from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
-from PySide6.QtGui import (
-    QContextMenuEvent,
-    QFont,
-    QFontMetrics,
-    QGuiApplication,
-    QKeyEvent,
-    QPainter,
-    QPaintEvent,
-    QPalette,
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QMoveEvent, QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from stripewise.gui.controller_box import (
+    NO_DISKS_TEXT,
+    ControllerBox,
+    ControllerMenuHook,
+    controller_header,
 )
-from PySide6.QtWidgets import QFrame, QLabel, QMenu, QSizePolicy, QVBoxLayout, QWidget
-
-from stripewise.gui.hardware_tile import SlotTile
-from stripewise.gui.tile_grid import TileGrid
+from stripewise.gui.hardware_tile import SlotTile, card_width
 from stripewise.model.health import HealthVerdict
-from stripewise.model.topology import Controller, Inventory, Slot, link_text
-from stripewise.model.wording import count_noun
+from stripewise.model.topology import Controller, Inventory, Slot
+
+__all__ = [
+    "NO_DISKS_TEXT",
+    "ControllerBox",
+    "HardwareMap",
+    "SlotTile",
+    "controller_header",
+    "slot_matches",
+]
 
 
 def slot_matches(slot: Slot, needle: str) -> bool:
@@ -47,169 +55,6 @@ def slot_matches(slot: Slot, needle: str) -> bool:
     return any(needle in text.lower() for text in haystack)
 
 
-# what a controller's context menu offers besides Copy (the page's Measure Ceiling...)
-ControllerMenuHook = Callable[[Controller, QMenu], None]
-
-
-class ControllerBox(QFrame):
-    def __init__(
-        self,
-        controller: Controller,
-        parent: QWidget | None = None,
-        menu_hook: ControllerMenuHook | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.controller = controller
-        self.menu_hook = menu_hook
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setObjectName("controllerBox")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 8, 10, 10)
-        layout.setSpacing(6)
-        self.header = _Header(controller_header(controller), self.menu)
-        layout.addWidget(self.header)
-        self.tiles: list[SlotTile] = []
-        tiles = QWidget()
-        self.grid = TileGrid(tiles, spacing=6)
-        for slot in controller.slots:
-            tile = SlotTile(controller, slot)
-            self.tiles.append(tile)
-            self.grid.addWidget(tile)
-        tiles.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
-        layout.addWidget(tiles)
-        self.placeholder: QLabel | None = None
-        if not controller.slots:  # a driver that names no ports (RAID cards, NVMe): say so
-            self.placeholder = QLabel(NO_DISKS_TEXT)
-            self.placeholder.setObjectName("noDisks")
-            self.placeholder.setWordWrap(True)
-            self.placeholder.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-            tiles.hide()
-            layout.addWidget(self.placeholder)
-
-    def menu(self) -> QMenu:
-        """The card's context menu: its header's text to copy, then the page's actions."""
-        menu = QMenu(self)
-        menu.addAction("Copy", self.header.copy)
-        if self.menu_hook is not None:
-            self.menu_hook(self.controller, menu)
-        return menu
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        self.menu().exec(event.globalPos())
-
-
-NO_DISKS_TEXT = "No disks attached. The driver does not list this controller's ports."
-
-
-class _Header(QWidget):
-    """A controller's header: its title in bold, its facts in small type below, each wrapped
-    to the box's width. Painted by hand: a rich-text label laid its text out several times a
-    layout pass (0.5 ms a box, 30 ms of CPU for the 60 boxes of a 480-disk map)."""
-
-    def __init__(self, text: str, menu: Callable[[], QMenu]) -> None:
-        super().__init__()
-        self._text = text
-        self._menu = menu  # its box's context menu
-        self._title, _, self._facts = text.partition("\n")
-        self._heights: dict[int, int] = {}
-        self._fonts: tuple[QFont, QFont] | None = None  # bold, small: until a font change
-        self.setAccessibleName(text.replace("\n", ": "))
-        policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
-        policy.setHeightForWidth(True)
-        self.setSizePolicy(policy)
-
-    def text(self) -> str:
-        """The title, and the facts on a line below it."""
-        return self._text
-
-    def _lines(self) -> tuple[tuple[QFont, str], tuple[QFont, str]]:
-        if self._fonts is None:
-            bold, small = QFont(self.font()), QFont(self.font())
-            bold.setBold(True)
-            small.setPointSizeF(small.pointSizeF() * _SMALL)
-            self._fonts = (bold, small)
-        return (self._fonts[0], self._title), (self._fonts[1], self._facts)
-
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    def heightForWidth(self, width: int) -> int:
-        if width not in self._heights:
-            self._heights[width] = sum(
-                _wrapped(font, text, width).height() for font, text in self._lines()
-            )
-        return self._heights[width]
-
-    def sizeHint(self) -> QSize:
-        width = max(QFontMetrics(font).horizontalAdvance(text) for font, text in self._lines())
-        return QSize(width, self.heightForWidth(width))
-
-    def minimumSizeHint(self) -> QSize:
-        """As narrow as its longest word: the rest wraps."""
-        width = max(
-            QFontMetrics(font).horizontalAdvance(word)
-            for font, text in self._lines()
-            for word in text.split() or [""]
-        )
-        return QSize(width, self.heightForWidth(width))
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        painter = QPainter(self)
-        painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
-        top = 0
-        for font, text in self._lines():
-            painter.setFont(font)
-            area = QRect(0, top, self.width(), self.height() - top)
-            top += painter.drawText(area, _WRAP, text).height()
-
-    def copy(self) -> None:
-        """Its text to the clipboard: a painted header cannot be selected, so its context
-        menu offers this (the PCI address or the model, for a ticket)."""
-        QGuiApplication.clipboard().setText(self._text)
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        self._menu().exec(event.globalPos())
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() in _RELAYOUT:
-            self._heights.clear()
-            self._fonts = None
-            self.updateGeometry()
-        super().changeEvent(event)
-
-
-def _wrapped(font: QFont, text: str, width: int) -> QRect:
-    """The rectangle `text` takes wrapped at `width`, as `paintEvent` draws it."""
-    return QFontMetrics(font).boundingRect(QRect(0, 0, max(1, width), 1 << 20), _WRAP, text)
-
-
-_WRAP = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
-_SMALL = 0.85  # the facts' type, as the cards' small lines
-
-
-_RELAYOUT = frozenset({QEvent.Type.FontChange, QEvent.Type.StyleChange})
-
-
-def is_empty(controller: Controller) -> bool:
-    """Nothing attached: no disk and no further path of a multipathed one."""
-    return not any(slot.disk or slot.path_of for slot in controller.slots)
-
-
-def controller_header(controller: Controller) -> str:
-    """Its title, and on a line below the facts: id, driver, ports used, link."""
-    title = controller.model or "Unknown controller"
-    facts = [controller.id]
-    if controller.driver:
-        facts.append(controller.driver)
-    if controller.port_count is not None:
-        used = len(controller.disks)
-        facts.append(f"{used} of {count_noun(controller.port_count, 'port')} used")
-    elif controller.slots and is_empty(controller):  # with no slots, the box body says so
-        facts.append("no disks attached")
-    facts.append(link_text(controller))
-    return f"{title}\n{' · '.join(facts)}"
-
-
 class HardwareMap(QWidget):
     """Controllers grouped by PCI root; selection and search are reported, not handled here."""
 
@@ -220,22 +65,29 @@ class HardwareMap(QWidget):
         self._outer = QVBoxLayout(self)
         self._outer.setContentsMargins(0, 0, 0, 0)
         self._content: QWidget | None = None  # the map drawn: replaced whole by the next
-        self.tiles: list[SlotTile] = []
         self.boxes: list[ControllerBox] = []
         self._selected_key: str | None = None
         self._planned: set[str] = set()
         self._health: dict[str, HealthVerdict] = {}  # disk name -> its verdict
-        self._filtered = False  # a filter is typed: matching_tiles() has something to say
+        self._needle = ""  # the filter typed, lower case
+        self._unmatched: set[str] = set()  # keys of the slots the filter dims
+        self._watched: QScrollArea | None = None  # whose scrolling brings boxes into view
         self.controller_menu: ControllerMenuHook | None = None  # the page's, for each card
 
     def set_inventory(self, inventory: Inventory) -> None:
-        """Builds the whole map out of sight and puts it in place at once: shown, polished
-        and laid out in one pass, not once a card as each came into a map on screen."""
+        """Builds the map out of sight and puts it in place at once: shown, polished and laid
+        out in one pass, not once a card as each came into a map on screen."""
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(10)
-        self.tiles, self.boxes = [], []
+        self.boxes = []
+        # one width for every box's tiles: their columns line up down the map
+        font = self.font()  # the tiles' own: they inherit it
+        width = max(
+            (card_width(font, slot) for c in inventory.controllers for slot in c.slots),
+            default=0,
+        )
         for root, controllers in inventory.roots().items():
             title = QLabel(
                 f"<b>{root}</b>"
@@ -247,33 +99,108 @@ class HardwareMap(QWidget):
             )
             layout.addWidget(title)
             for controller in controllers:
-                box = ControllerBox(controller, menu_hook=self.controller_menu)
-                for tile in box.tiles:
-                    tile.clicked.connect(lambda slot, c=controller: self._select(c, slot))
-                    tile.planned = (
-                        tile.slot.disk is not None and tile.slot.disk.name in self._planned
-                    )
-                    tile.selected = tile.slot.key == self._selected_key
-                    if tile.slot.disk is not None:  # a map read again keeps what was read
-                        tile.set_health(self._health.get(tile.slot.disk.name))
-                self.tiles.extend(box.tiles)
+                box = ControllerBox(
+                    controller,
+                    menu_hook=self.controller_menu,
+                    tile_width=width,
+                    on_built=self._built,
+                    on_exposed=self._build_in_view,
+                )
                 self.boxes.append(box)
                 layout.addWidget(box)
         layout.addStretch(1)
-        # one width for every box's tiles: their columns line up down the map
-        width = max((tile.sizeHint().width() for tile in self.tiles), default=0)
-        for box in self.boxes:
-            box.grid.tile_width = width
         if self._content is not None:
             self._outer.removeWidget(self._content)
             self._content.hide()
             self._content.deleteLater()
         self._content = content
         self._outer.addWidget(content)
+        if self.isVisible():  # read again while on screen: the boxes in view are built
+            content.show()  # when the scroll area has made room for them (`resizeEvent`)
+
+    @property
+    def tiles(self) -> list[SlotTile]:
+        """Every tile in map order, those not built yet built now: for a walk over all of
+        them. What the map does itself goes through `built_tiles`."""
+        return [tile for box in self.boxes for tile in box.tiles]
+
+    def built_tiles(self) -> list[SlotTile]:
+        """The tiles built so far (those in view, or asked for), in map order."""
+        return [tile for box in self.boxes if box.built for tile in box.tiles]
+
+    def _built(self, box: ControllerBox, tiles: list[SlotTile]) -> None:
+        """A box's tiles, just built: what the map knows of their slots."""
+        for tile in tiles:
+            tile.clicked.connect(lambda slot, c=box.controller: self._select(c, slot))
+            disk = tile.slot.disk
+            tile.planned = disk is not None and disk.name in self._planned
+            tile.selected = tile.slot.key == self._selected_key
+            tile.matches = tile.slot.key not in self._unmatched
+            if disk is not None:  # a map read again keeps what was read
+                tile.set_health(self._health.get(disk.name))
+
+    def _build_in_view(self) -> None:
+        """Builds the tiles of the boxes in view, and of those a screen's height above and
+        below it (what a turn of the wheel brings in), before they are painted."""
+        content = self._content
+        if not self.isVisible() or content is None or not self._placed(content):
+            return
+        seen = self.rect()
+        scroll = self._scroll_area()
+        if scroll is not None:  # the part of the map its viewport shows
+            viewport = scroll.viewport()
+            seen = seen.intersected(QRect(self.mapFrom(viewport, QPoint(0, 0)), viewport.size()))
+        if seen.isEmpty():
+            return
+        band = seen.adjusted(0, -seen.height(), 0, seen.height())
+        for box in self.boxes:
+            if not box.built and QRect(box.mapTo(self, QPoint(0, 0)), box.size()).intersects(band):
+                box.tiles  # noqa: B018  # built when asked for
+
+    @staticmethod
+    def _placed(content: QWidget) -> bool:
+        """Its boxes are where they go: a new map, shown before the scroll area has made it
+        its height, has them squeezed together, all of them on its first screen."""
+        return content.height() >= content.heightForWidth(content.width())
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        scroll = self._scroll_area()
+        if scroll is not None and scroll is not self._watched:
+            if self._watched is not None:
+                self._watched.viewport().removeEventFilter(self)
+                for bar in (self._watched.verticalScrollBar(), self._watched.horizontalScrollBar()):
+                    bar.valueChanged.disconnect(self._scrolled)
+            scroll.viewport().installEventFilter(self)  # a window made taller shows more
+            for bar in (scroll.verticalScrollBar(), scroll.horizontalScrollBar()):
+                bar.valueChanged.connect(self._scrolled)  # after the scroll area moved us
+            self._watched = scroll
+        self._build_in_view()
+
+    def _scrolled(self, _value: int) -> None:
+        self._build_in_view()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._build_in_view()
+
+    def moveEvent(self, event: QMoveEvent) -> None:
+        """Outside a scroll area's reach, a parent may move the map about."""
+        super().moveEvent(event)
+        self._build_in_view()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            self._watched is not None
+            and watched is self._watched.viewport()
+            and event.type() == QEvent.Type.Resize
+        ):
+            self._build_in_view()
+        return False
 
     def _select(self, controller: Controller, slot: Slot) -> None:
         self._selected_key = slot.key
-        for tile in self.tiles:
+        for tile in self.built_tiles():
             selected = tile.slot.key == slot.key
             if selected != tile.selected:
                 tile.selected = selected
@@ -281,47 +208,69 @@ class HardwareMap(QWidget):
         self.slotSelected.emit(controller, slot)
 
     def select_key(self, key: str) -> bool:
-        tile = next((t for t in self.tiles if t.slot.key == key), None)
-        if tile is not None:
-            self._select(tile.controller, tile.slot)
-        return tile is not None
+        found = next(
+            ((box, slot) for box in self.boxes for slot in box.controller.slots if slot.key == key),
+            None,
+        )
+        if found is not None:
+            self._select(found[0].controller, found[1])
+        return found is not None
+
+    def tile_of(self, slot: Slot) -> SlotTile | None:
+        """The slot's tile, its box's tiles built if they were not yet."""
+        for box in self.boxes:
+            if slot in box.controller.slots:
+                return box.tiles[box.controller.slots.index(slot)]
+        return None
 
     def apply_filter(self, text: str) -> int:
         """Dims tiles that do not match; returns how many disks match."""
-        needle = text.strip().lower()
-        self._filtered = bool(needle)
-        count = 0
-        for tile in self.tiles:
-            matches = slot_matches(tile.slot, needle)
-            count += matches and tile.slot.disk is not None
+        self._needle = text.strip().lower()
+        self._unmatched = {
+            slot.key
+            for box in self.boxes
+            for slot in box.controller.slots
+            if not slot_matches(slot, self._needle)
+        }
+        for tile in self.built_tiles():
+            matches = tile.slot.key not in self._unmatched
             if matches != tile.matches:
                 tile.matches = matches
                 tile.update()
-        return count
+        return sum(
+            slot.disk is not None and slot.key not in self._unmatched
+            for box in self.boxes
+            for slot in box.controller.slots
+        )
 
-    def matching_tiles(self) -> list[SlotTile]:
-        """The tiles a filter found, in map order (none without a filter); disks' first."""
-        if not self._filtered:
+    def matching_slots(self) -> list[tuple[Controller, Slot]]:
+        """The slots a filter found, in map order (none without a filter); disks' first."""
+        if not self._needle:
             return []
-        found = [tile for tile in self.tiles if tile.matches]
-        return sorted(found, key=lambda tile: tile.slot.disk is None)  # stable: map order
+        found = [
+            (box.controller, slot)
+            for box in self.boxes
+            for slot in box.controller.slots
+            if slot.key not in self._unmatched
+        ]
+        return sorted(found, key=lambda pair: pair[1].disk is None)  # stable: map order
 
     def select_next_match(self) -> SlotTile | None:
         """Selects the match after the selected one (the first when none is), as Enter in
-        the filter asks; returns it."""
-        found = self.matching_tiles()
+        the filter asks; returns its tile."""
+        found = self.matching_slots()
         if not found:
             return None
-        keys = [tile.slot.key for tile in found]
+        keys = [slot.key for _controller, slot in found]
         after = keys.index(self._selected_key) + 1 if self._selected_key in keys else 0
-        tile = found[after % len(found)]
-        self._select(tile.controller, tile.slot)
-        return tile
+        controller, slot = found[after % len(found)]
+        self._select(controller, slot)
+        return self.tile_of(slot)
 
     def set_planned(self, disk_names: set[str]) -> None:
         """Disks the planner has put into a proposed array are drawn in the planned colour."""
         self._planned = set(disk_names)
-        for tile in self.tiles:
+        for tile in self.built_tiles():
             planned = tile.slot.disk is not None and tile.slot.disk.name in self._planned
             if planned != tile.planned:
                 tile.planned = planned
@@ -331,21 +280,53 @@ class HardwareMap(QWidget):
         """Each disk's SMART verdict by name: a failing or warned one's card shows a badge.
         Only the cards whose verdict changed are repainted."""
         self._health = dict(verdicts)
-        for tile in self.tiles:
+        for tile in self.built_tiles():
             if tile.slot.disk is not None:
                 tile.set_health(self._health.get(tile.slot.disk.name))
 
+    def _neighbour(self, tile: SlotTile, step: int) -> SlotTile | None:
+        """The tile `step` (1 or -1) from `tile` in map order, the next box's built if need
+        be; None past either end."""
+        boxes = [box for box in self.boxes if box.controller.slots]
+        box = next((b for b in boxes if b.built and tile in b.tiles), None)
+        if box is None:
+            return None
+        index = box.tiles.index(tile) + step
+        if 0 <= index < len(box.tiles):
+            return box.tiles[index]
+        beside = boxes.index(box) + step
+        if not 0 <= beside < len(boxes):
+            return None
+        return boxes[beside].tiles[0 if step > 0 else -1]
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Arrow keys walk the tiles in map order."""
+        """Arrow keys walk the tiles in map order, into view."""
         step = {
             Qt.Key.Key_Right: 1,
             Qt.Key.Key_Down: 1,
             Qt.Key.Key_Left: -1,
             Qt.Key.Key_Up: -1,
         }.get(Qt.Key(event.key()))
-        focused = next((i for i, t in enumerate(self.tiles) if t.hasFocus()), None)
-        if step is None or focused is None:
+        focused = QApplication.focusWidget()
+        if step is None or not isinstance(focused, SlotTile) or not self.isAncestorOf(focused):
             super().keyPressEvent(event)
             return
-        target = self.tiles[max(0, min(len(self.tiles) - 1, focused + step))]
-        target.setFocus(Qt.FocusReason.OtherFocusReason)
+        target = self._neighbour(focused, step)
+        if target is not None:
+            target.setFocus(Qt.FocusReason.OtherFocusReason)
+            scroll = self._scroll_area()
+            if scroll is not None:
+                scroll.ensureWidgetVisible(target)
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab walks every tile: the box after (or before) the focused one is built first."""
+        focused = QApplication.focusWidget()
+        if isinstance(focused, SlotTile) and self.isAncestorOf(focused):
+            self._neighbour(focused, 1 if next else -1)
+        return super().focusNextPrevChild(next)
+
+    def _scroll_area(self) -> QScrollArea | None:
+        widget = self.parentWidget()
+        while widget is not None and not isinstance(widget, QScrollArea):
+            widget = widget.parentWidget()
+        return widget

@@ -281,9 +281,10 @@ class HardwarePage(QWidget):
         count = self.map.apply_filter(text)
         total = len(self.inventory.disks) if self.inventory else 0
         self.matches.setText(f"{count} of {count_noun(total, 'disk')}" if text.strip() else "")
-        found = self.map.matching_tiles()
-        if found:  # "1 of 46 disks" is no use while the one is out of sight
-            self.map_scroll.ensureWidgetVisible(found[0])
+        found = self.map.matching_slots()
+        tile = self.map.tile_of(found[0][1]) if found else None
+        if tile is not None:  # "1 of 46 disks" is no use while the one is out of sight
+            self.map_scroll.ensureWidgetVisible(tile)
 
     def _select_match(self) -> None:
         """Enter in the filter: the next match selected, its details shown, in view."""

@@ -28,6 +28,7 @@ from stripewise.model.topology import Controller, Slot
 from stripewise.model.units import human_size
 
 TILE_SIZE = QSize(120, 64)  # the least a tile is; its text may ask for more width
+TILE_MIN_WIDTH = TILE_SIZE.width() // 2  # elided below its text's width when this narrow
 TEXT_LEFT, TEXT_RIGHT = 13, 8  # the text's margins: the state bar is on the left
 NAME_GAP = 10  # between a disk's name and its size on the line they share
 BADGE_HEIGHT, BADGE_PAD = 14, 5  # the health badge, on the port's line
@@ -38,6 +39,9 @@ HEALTH_BADGES: dict[str, tuple[str, QColor]] = {  # a verdict's badge: its word 
 
 
 _REMEASURE = frozenset({QEvent.Type.FontChange, QEvent.Type.StyleChange})
+_DIM = QPalette.ColorRole.PlaceholderText  # small and secondary lines
+# a line as painted: where, its text elided to fit, bold, small, right-aligned, dimmed
+_Line = tuple[QRect, str, bool, bool, bool, bool]
 _FONTS: dict[tuple[str, bool, bool], tuple[QFont, QFontMetrics]] = {}
 _WIDTHS: dict[tuple[str, bool, bool, str], int] = {}  # (font key, bold, small, text) -> width
 _MAX_WIDTHS = 20_000
@@ -56,6 +60,43 @@ def _fonts(base: QFont, key: str, bold: bool, small: bool) -> tuple[QFont, QFont
     return _FONTS[key, bold, small]
 
 
+def card_width(font: QFont, slot: Slot) -> int:
+    """The width a slot's card asks for in `font` (the map's, which its cards inherit): as
+    wide as its longest line, the model's mostly. The map sizes its cards' grid with this
+    before any card is built; each line's width is measured once for all cards (a map of one
+    model's disks repeats its model, size and port texts hundreds of times)."""
+    key = font.key()
+
+    def advance(text: str, bold: bool, small: bool) -> int:
+        width = _WIDTHS.get((key, bold, small, text))
+        if width is None:
+            if len(_WIDTHS) >= _MAX_WIDTHS:  # texts of many maps read in a long session
+                _WIDTHS.clear()
+            metrics = _fonts(font, key, bold, small)[1]
+            width = _WIDTHS[key, bold, small, text] = metrics.horizontalAdvance(text)
+        return width
+
+    disk = slot.disk
+    if disk is None:
+        lines = [advance(slot.note or "empty", False, True)]
+    else:  # the name with the size on its right; the model on a line of its own
+        name = advance(disk.name, True, False)
+        lines = [name + NAME_GAP + advance(size_text(slot), False, False)]
+        lines.append(advance(model_text(slot), False, True))
+    text = max(advance(slot.title, False, True), *lines)
+    return max(TILE_SIZE.width(), TEXT_LEFT + text + TEXT_RIGHT + 1)
+
+
+def size_text(slot: Slot) -> str:
+    disk = slot.disk
+    size = human_size(disk.size_bytes) if disk is not None else ""
+    return size.replace("size unknown", "size ?")
+
+
+def model_text(slot: Slot) -> str:
+    return (slot.disk.model if slot.disk is not None else None) or "model unknown"
+
+
 class SlotTile(QWidget):
     """One port or bay. Painted by hand: 48 of these must draw in a few milliseconds."""
 
@@ -71,8 +112,9 @@ class SlotTile(QWidget):
         self.health: HealthVerdict | None = None  # the disk's SMART verdict, once read
         self._hint: QSize | None = None
         self._font_key: str | None = None  # its font's, until a font or style change
+        self._laid: tuple[tuple[int, str | None, str | None], list[_Line]] | None = None
         self.setFixedHeight(TILE_SIZE.height())
-        self.setMinimumWidth(TILE_SIZE.width() // 2)  # elided below its text's width
+        self.setMinimumWidth(TILE_MIN_WIDTH)  # elided below its text's width
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self._describe()
@@ -116,16 +158,11 @@ class SlotTile(QWidget):
             lines += [f"health {self.health.level}:", *(f"  {r}" for r in self.health.reasons)]
         return "\n".join(lines)
 
-    def _size_text(self) -> str:
-        disk = self.slot.disk
-        size = human_size(disk.size_bytes) if disk is not None else ""
-        return size.replace("size unknown", "size ?")
-
     def sizeHint(self) -> QSize:
         """As wide as its longest line, the model's mostly: elided only when out of room.
         Measured once (layouts ask often), again after a change of font or style."""
         if self._hint is None:
-            self._hint = self._measured()
+            self._hint = QSize(card_width(self.font(), self.slot), TILE_SIZE.height())
         return self._hint
 
     def changeEvent(self, event: QEvent) -> None:
@@ -133,46 +170,50 @@ class SlotTile(QWidget):
             self._hint, self._font_key = None, None
         super().changeEvent(event)
 
-    def _measured(self) -> QSize:
-        disk = self.slot.disk
-        if disk is None:
-            lines = [self._advance(self.slot.note or "empty", bold=False, small=True)]
-        else:  # the name with the size on its right; the model on a line of its own
-            name = self._advance(disk.name, bold=True, small=False)
-            size = self._advance(self._size_text(), bold=False, small=False)
-            lines = [
-                name + NAME_GAP + size,
-                self._advance(self._model_text(), bold=False, small=True),
-            ]
-        text = max(self._advance(self.slot.title, bold=False, small=True), *lines)
-        return QSize(max(TILE_SIZE.width(), TEXT_LEFT + text + TEXT_RIGHT + 1), TILE_SIZE.height())
+    def _lines(self) -> list[_Line]:
+        """Its lines as painted, each elided to its room: laid out once for a width, badge
+        and font (a map repaints its cards as it scrolls and as the pointer moves)."""
+        self._fonts(False, False)  # its font's key known from here on
+        key = (self.width(), self.badge, self._font_key)
+        if self._laid is None or self._laid[0] != key:
+            lines = self._disk_lines() if self.slot.disk is not None else self._empty_lines()
+            self._laid = (key, lines)
+        return self._laid[1]
 
-    def _advance(self, text: str, *, bold: bool, small: bool) -> int:
-        """A line's width in its font, measured once for all cards: a map of one model's
-        disks repeats its model, size and port texts hundreds of times."""
-        metrics = self._font(bold=bold, small=small)  # knows the font's key from here on
-        key = (self._font_key or "", bold, small, text)
-        width = _WIDTHS.get(key)
-        if width is None:
-            if len(_WIDTHS) >= _MAX_WIDTHS:  # texts of many maps read in a long session
-                _WIDTHS.clear()
-            width = _WIDTHS[key] = metrics.horizontalAdvance(text)
-        return width
+    def _empty_lines(self) -> list[_Line]:
+        """An empty port's: its title, and what is (not) there."""
+        width = self.width() - 14
+        note = self.slot.note
+        return [
+            self._line(QRect(10, 6, width, 16), self.slot.title, False, True),
+            self._line(QRect(10, 26, width, 34), note or "empty", False, bool(note), dim=True),
+        ]
 
-    def _disk_lines(self) -> list[tuple[QRect, str, bool, bool, bool]]:
-        """(where, text as shown, bold, small, right-aligned) of a disk's lines: its port,
-        its size on the right of its name, and its model on a line of its own."""
+    def _line(
+        self,
+        rect: QRect,
+        text: str,
+        bold: bool,
+        small: bool,
+        right: bool = False,
+        dim: bool = False,
+    ) -> _Line:
+        metrics = self._font(bold=bold, small=small)
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
+        return (rect, shown, bold, small, right, dim)
+
+    def _disk_lines(self) -> list[_Line]:
+        """A disk's lines: its port, its size on the right of its name, and its model on a
+        line of its own."""
         disk = self.slot.disk
         if disk is None:
             return []
         width = self.width() - TEXT_LEFT - TEXT_RIGHT
-        lines: list[tuple[QRect, str, bool, bool, bool]] = []
+        lines: list[_Line] = []
 
         def line(rect: QRect, text: str, bold: bool, small: bool, right: bool = False) -> int:
-            metrics = self._font(bold=bold, small=small)
-            shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
-            lines.append((rect, shown, bold, small, right))
-            return metrics.horizontalAdvance(shown)
+            lines.append(self._line(rect, text, bold, small, right))
+            return self._font(bold=bold, small=small).horizontalAdvance(lines[-1][1])
 
         badge = self._badge_width()
         line(
@@ -181,9 +222,9 @@ class SlotTile(QWidget):
             False,
             True,
         )
-        size = line(QRect(TEXT_LEFT, 19, width, 18), self._size_text(), False, False, True)
+        size = line(QRect(TEXT_LEFT, 19, width, 18), size_text(self.slot), False, False, True)
         line(QRect(TEXT_LEFT, 19, max(0, width - size - NAME_GAP), 18), disk.name, True, False)
-        line(QRect(TEXT_LEFT, 40, width, 18), self._model_text(), False, True)
+        line(QRect(TEXT_LEFT, 40, width, 18), model_text(self.slot), False, True)
         return lines
 
     def _badge_width(self) -> int:
@@ -216,11 +257,7 @@ class SlotTile(QWidget):
 
     def shown_texts(self) -> list[str]:
         """A disk's lines as the tile draws them: elided ("HITAC…") when out of room."""
-        return [text for _rect, text, *_style in self._disk_lines()]
-
-    def _model_text(self) -> str:
-        disk = self.slot.disk
-        return (disk.model if disk is not None else None) or "model unknown"
+        return [text for _rect, text, *_style in self._lines()] if self.slot.disk else []
 
     def _font(self, *, bold: bool, small: bool) -> QFontMetrics:
         return self._fonts(bold, small)[1]
@@ -254,14 +291,6 @@ class SlotTile(QWidget):
             painter.setPen(QPen(dashes, 1.2, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(box, 6, 6)
-            self._text(painter, QRect(10, 6, self.width() - 14, 16), self.slot.title, small=True)
-            self._text(
-                painter,
-                QRect(10, 26, self.width() - 14, 34),
-                self.slot.note or "empty",
-                dim=True,
-                small=bool(self.slot.note),
-            )
         else:
             painter.setPen(QPen(border, 1))
             painter.setBrush(palette.color(QPalette.ColorRole.Base))
@@ -270,8 +299,13 @@ class SlotTile(QWidget):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colour)
             painter.drawRoundedRect(QRectF(box.x(), box.y(), 7, box.height()), 3, 3)
-            for rect, text, bold, small, right in self._disk_lines():
-                self._text(painter, rect, text, bold=bold, small=small, right=right)
+        for rect, text, bold, small, right, dim in self._lines():
+            painter.setFont(self._text_font(bold=bold, small=small))
+            dimmed = dim or small
+            painter.setPen(palette.color(_DIM if dimmed else QPalette.ColorRole.Text))
+            align = Qt.AlignmentFlag.AlignRight if right else Qt.AlignmentFlag.AlignLeft
+            painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), text)
+        if disk is not None:
             self._paint_badge(painter)
         if self.selected or self.hasFocus():
             pen = QPen(palette.color(QPalette.ColorRole.Highlight), 2.5 if self.selected else 1.5)
@@ -279,26 +313,6 @@ class SlotTile(QWidget):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
         painter.end()
-
-    def _text(
-        self,
-        painter: QPainter,
-        rect: QRect,
-        text: str,
-        *,
-        bold: bool = False,
-        small: bool = False,
-        dim: bool = False,
-        right: bool = False,
-    ) -> int:
-        """Draws `text` elided to `rect`; returns the width it took."""
-        painter.setFont(self._text_font(bold=bold, small=small))
-        role = QPalette.ColorRole.PlaceholderText if (dim or small) else QPalette.ColorRole.Text
-        painter.setPen(self.palette().color(role))
-        elided = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
-        align = Qt.AlignmentFlag.AlignRight if right else Qt.AlignmentFlag.AlignLeft
-        painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), elided)
-        return painter.fontMetrics().horizontalAdvance(elided)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:

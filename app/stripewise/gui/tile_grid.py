@@ -22,7 +22,16 @@ class TileGrid(WrappingLayout):
         self._heights: dict[int, int] = {}
         self._sizes: tuple[int, int, int] | None = None  # widest, narrowest, tallest tile
         self._tile_width: int | None = None
+        # cells laid out before their tiles exist: (count, narrowest, height) of the tiles to
+        # come, so a card box out of view takes its place without building its cards
+        self._promised: tuple[int, int, int] | None = None
         super().__init__(parent, spacing)
+
+    def promise(self, count: int, narrowest: int, height: int) -> None:
+        """Lay out `count` cells of the shared `tile_width` (at least `narrowest`) and
+        `height` whether or not their tiles are added yet; tiles added fill them in order."""
+        self._promised = (count, narrowest, height)
+        self.invalidate()
 
     @property
     def tile_width(self) -> int | None:
@@ -54,6 +63,8 @@ class TileGrid(WrappingLayout):
         return self._heights[width]
 
     def _tile_sizes(self) -> tuple[int, int, int]:
+        if self._promised is not None and self._tile_width is not None:
+            return (self._tile_width, *self._promised[1:])
         if self._sizes is None:
             hints = [item.sizeHint() for item in self._items]
             narrowest = max((item.minimumSize().width() for item in self._items), default=0)
@@ -86,7 +97,8 @@ class TileGrid(WrappingLayout):
     def _arrange(self, rect: QRect, move: bool) -> int:
         margins = self.contentsMargins()
         area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
-        if not self._items:
+        cells = max(len(self._items), self._promised[0] if self._promised else 0)
+        if not cells:
             return margins.top() + margins.bottom()
         count, width = self.columns(area.width())
         height, spacing = self._tile_height(), self.spacing()
@@ -97,5 +109,5 @@ class TileGrid(WrappingLayout):
                     area.x() + column * (width + spacing), area.y() + row * (height + spacing)
                 )
                 item.setGeometry(QRect(where, QSize(width, height)))
-        rows = (len(self._items) + count - 1) // count
+        rows = (cells + count - 1) // count
         return margins.top() + rows * height + (rows - 1) * spacing + margins.bottom()
