@@ -7,7 +7,9 @@ machine's /proc files, as the tests' `run_in_testbed` loads it) and returns its 
 each run reads the inventory (`read_live`) and draws the map as the Hardware page holds it: in
 a scroll area 1400 x 900, its first frame painted (`grab`); one JSON object of samples in ms
 is printed, wall time and the process's CPU time (all its threads: the figure a loaded machine
-does not inflate much).
+does not inflate much). The map builds a controller's cards when they come into view, so the
+first frame builds those on screen; the rest is paid as the map scrolls: each run then pages
+down the whole map, each page painted, and its longest page is a figure of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ import json
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication, QScrollArea
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -46,6 +52,7 @@ def measure(runs: int) -> list[tuple[str, list[float], float | None]]:
         ("inventory + draw, CPU", "total_cpu_ms", None),  # what a busy machine cannot inflate
         ("inventory only, CPU", "inventory_cpu_ms", None),
         ("draw only, CPU", "draw_cpu_ms", None),
+        ("longest page down to its end", "page_ms", None),  # the cards built as they scroll
     ):
         for result in found:
             figures.append((f"hardware map, {result['disks']} disks: {what}", result[key], target))
@@ -62,7 +69,7 @@ def main() -> int:
     app = QApplication(sys.argv[:1])
     read_live()  # warm: imports, first libudev context
     inventory_ms, draw_ms, total_ms, disks = [], [], [], 0
-    inventory_cpu_ms, draw_cpu_ms, total_cpu_ms = [], [], []
+    inventory_cpu_ms, draw_cpu_ms, total_cpu_ms, page_ms = [], [], [], []
     for _ in range(runs + 1):
         started, started_cpu = time.perf_counter(), time.process_time()
         inventory = read_live()
@@ -77,6 +84,7 @@ def main() -> int:
         app.processEvents()
         scroll.grab()  # the first frame, every tile in view painted for real
         done, done_cpu = time.perf_counter(), time.process_time()
+        page_ms.append(_longest_page(app, scroll))
         scroll.close()
         scroll.deleteLater()
         app.processEvents()
@@ -96,11 +104,24 @@ def main() -> int:
                 "inventory_cpu_ms": inventory_cpu_ms[1:],
                 "draw_cpu_ms": draw_cpu_ms[1:],
                 "total_cpu_ms": total_cpu_ms[1:],
+                "page_ms": page_ms[1:],
                 "disks": disks,
             }
         )
     )
     return 0
+
+
+def _longest_page(app: QApplication, scroll: QScrollArea) -> float:
+    """Pages down to the map's end, each page painted: the longest page in ms."""
+    bar, longest = scroll.verticalScrollBar(), 0.0
+    for value in range(bar.pageStep(), bar.maximum() + bar.pageStep(), bar.pageStep()):
+        started = time.perf_counter()
+        bar.setValue(value)
+        app.processEvents()
+        scroll.viewport().grab()
+        longest = max(longest, (time.perf_counter() - started) * 1000)
+    return longest
 
 
 if __name__ == "__main__":
