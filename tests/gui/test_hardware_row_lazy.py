@@ -27,9 +27,7 @@ def page(qtbot: Any, make_window: WindowFactory, tmp_path: Path) -> HardwarePage
     assert isinstance(found, HardwarePage)
     bar = found.map_scroll.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 3 * found.map_scroll.viewport().height())
-    for _ in range(3):
-        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        QApplication.processEvents()
+    settle()
     return found
 
 
@@ -116,3 +114,49 @@ def test_a_card_built_late_is_filtered_selected_planned_and_badged_as_the_map_sa
 
     page.map.apply_filter("")
     assert all(tile.matches for tile in box.tiles)
+
+
+def settle() -> None:
+    for _ in range(3):
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        QApplication.processEvents()
+
+
+def scroll_to(page: HardwarePage, box: ControllerBox) -> None:
+    bar = page.map_scroll.verticalScrollBar()
+    bar.setValue(box.mapTo(page.map_scroll.widget(), QPoint(0, 0)).y())
+    settle()
+
+
+def near_view(page: HardwarePage, box: ControllerBox) -> bool:
+    """Within a screen's height of the viewport, as the map builds ahead."""
+    viewport = page.map_scroll.viewport()
+    band = viewport.rect().adjusted(0, -viewport.height(), 0, viewport.height())
+    return QRect(box.mapTo(viewport, QPoint(0, 0)), box.size()).intersects(band)
+
+
+def test_a_map_read_again_has_the_cards_in_view_built_before_it_paints(
+    page: HardwarePage,
+) -> None:
+    scroll_to(page, page.map.boxes[30])
+    page.show_inventory(page.inventory)  # Refresh: a new map of the same height
+    boxes = page.map.boxes
+    shown = [box for box in boxes if in_viewport(page, box)]
+    assert shown and all(box.built for box in shown), "no turn of the event loop needed"
+    assert all(near_view(page, box) for box in boxes if box.built)
+
+
+def test_back_from_the_bays_builds_only_the_cards_near_view(qtbot: Any, page: HardwarePage) -> None:
+    bar = page.map_scroll.verticalScrollBar()
+    bar.setValue(bar.maximum() // 3)
+    settle()
+    before = set(built(page))
+    qtbot.mouseClick(page.show_bays, Qt.MouseButton.LeftButton)
+    settle()
+    qtbot.mouseClick(page.show_bays, Qt.MouseButton.LeftButton)
+    settle()
+    assert not page.show_bays.isChecked()
+    boxes = page.map.boxes
+    assert all(box.built for box in boxes if in_viewport(page, box))
+    added = [index for index in built(page) if index not in before]
+    assert all(near_view(page, boxes[index]) for index in added), added

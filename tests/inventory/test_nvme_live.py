@@ -4,6 +4,8 @@ recordings drawing the same map."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 
 from stripewise.inventory import load_inventory
 from tests.fixtures.machines_nvme import nvme_server
-from tests.fixtures.umock import needs_umockdev
+from tests.fixtures.umock import needs_umockdev, run_in_testbed
 from tests.inventory.conftest import controller, disk, inventory_json, slots_by_disk
 
 EMPTY = {"0000:00:17.0": 4, "0000:81:00.0": 8, "0000:82:00.0": 0}  # controller -> empty slots
@@ -80,3 +82,21 @@ def test_dumps_and_recordings_of_the_machine_draw_the_same_map(tmp_path: Path) -
             if not any(s.disk or s.path_of for s in c.slots)
         }
         assert empty == EMPTY, name
+
+
+@needs_umockdev
+def test_a_multipath_namespace_without_udevs_identity_has_its_subsystems(
+    tmp_path: Path,
+) -> None:
+    """Without udev's ID_ properties (a container, a database not yet written), the serial
+    and model of a namespace head under /devices/virtual/nvme-subsystem/ are read through
+    its `device` link: virtual, but not an md or dm device with no parent to ask."""
+    text = nvme_server().umockdev()
+    unknown = ("E: ID_SERIAL_SHORT=", "E: ID_SERIAL=", "E: ID_MODEL=")
+    kept = [line for line in text.splitlines() if not line.startswith(unknown)]
+    done = run_in_testbed(
+        "\n".join(kept) + "\n", [sys.executable, "-m", "stripewise", "inventory", "--json"]
+    )
+    assert done.returncode == 0, done.stderr
+    shown = disk(json.loads(done.stdout), "nvme1n1")
+    assert shown["serial"] == "X0R0A0TXT1M8" and shown["model"] == "KIOXIA KCM6XRUL3T84"

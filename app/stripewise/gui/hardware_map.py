@@ -115,8 +115,11 @@ class HardwareMap(QWidget):
             self._content.deleteLater()
         self._content = content
         self._outer.addWidget(content)
-        if self.isVisible():  # read again while on screen: the boxes in view are built
-            content.show()  # when the scroll area has made room for them (`resizeEvent`)
+        self._unmatched = self._unmatching()  # the filter typed, over the new map's slots
+        if self.isVisible():  # read again while on screen: the boxes in view built now, in
+            content.show()  # place; or, when the map grows, as the scroll area makes room
+            self._outer.activate()  # for them (`resizeEvent`)
+            self._build_in_view()
 
     @property
     def tiles(self) -> list[SlotTile]:
@@ -226,12 +229,7 @@ class HardwareMap(QWidget):
     def apply_filter(self, text: str) -> int:
         """Dims tiles that do not match; returns how many disks match."""
         self._needle = text.strip().lower()
-        self._unmatched = {
-            slot.key
-            for box in self.boxes
-            for slot in box.controller.slots
-            if not slot_matches(slot, self._needle)
-        }
+        self._unmatched = self._unmatching()
         for tile in self.built_tiles():
             matches = tile.slot.key not in self._unmatched
             if matches != tile.matches:
@@ -242,6 +240,14 @@ class HardwareMap(QWidget):
             for box in self.boxes
             for slot in box.controller.slots
         )
+
+    def _unmatching(self) -> set[str]:
+        return {
+            slot.key
+            for box in self.boxes
+            for slot in box.controller.slots
+            if not slot_matches(slot, self._needle)
+        }
 
     def matching_slots(self) -> list[tuple[Controller, Slot]]:
         """The slots a filter found, in map order (none without a filter); disks' first."""

@@ -310,9 +310,14 @@ class HardwarePage(QWidget):
 
     def _show_bays(self, bays: bool) -> None:
         """The bays, or the controllers and ports: one click apart."""
+        # The map hidden before the details give up their room, shown after they have taken
+        # it back: it builds the cards in view at its own width, never at the page's.
+        if bays:
+            self.map_scroll.hide()
+        self.details.setVisible(not bays)  # a slot's details; the bays take the width
+        self.splitter.refresh()
         self.map_scroll.setVisible(not bays)
         self.bay_panel.setVisible(bays)
-        self.details.setVisible(not bays)  # a slot's details; the bays take the width
         self.show_bays.setText("&Ports" if bays else "Ba&ys")
         if not bays:
             self.bay_panel.stop_walk()

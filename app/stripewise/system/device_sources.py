@@ -239,14 +239,13 @@ def uevent_record(sys_root: str, path: str) -> DeviceRecord | None:
     if b"\r" in data or len(data) >= _MAX_ATTR_BYTES:
         return None
     # KEY=value lines; one without `=` (blank, invalid) is passed over, as sd-device does
-    found = dict(
-        line.split("=", 1) for line in data.decode("utf-8", "replace").split("\n") if "=" in line
-    )
+    lines = [line for line in data.decode("utf-8", "replace").split("\n") if "=" in line]
+    found = dict(line.split("=", 1) for line in lines)
     if not _PARSED_KEYS.isdisjoint(found):  # checked and stored by sd-device its own way
         if any(key != "DISKSEQ" for key in _PARSED_KEYS.intersection(found)):
             return None
-        if not _is_number(found["DISKSEQ"]):
-            return None
+        if not all(_is_number(line[8:]) for line in lines if line.startswith("DISKSEQ=")):
+            return None  # each of them, as the kernel never writes it twice
     number = {key: found.pop(key) for key in ("MAJOR", "MINOR") if key in found}
     if number and not (len(number) == 2 and all(map(_is_number, number.values()))):
         return None

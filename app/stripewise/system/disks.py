@@ -97,9 +97,11 @@ def wwn(source: DeviceSource, record: DeviceRecord) -> str | None:
 
 
 def has_device(record: DeviceRecord) -> bool:
-    """A device of the hardware (not md, dm, loop: under /devices/virtual/), with a `device`
-    link to its parent: only such a disk's `device/...` attributes are worth asking for."""
-    return not record.path.startswith("/devices/virtual/")
+    """Not md, dm, loop, zram or their kin (under /devices/virtual/block/, with no `device`
+    link to a parent): only another disk's `device/...` attributes are worth asking for.
+    A multipathed or fabrics NVMe namespace is virtual too, but elsewhere
+    (/devices/virtual/nvme-subsystem/...), and its `device` is its controller."""
+    return not record.path.startswith("/devices/virtual/block/")
 
 
 def model_and_vendor(source: DeviceSource, record: DeviceRecord) -> tuple[str | None, str | None]:
