@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QRect, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from stripewise.gui.controller_box import ControllerBox
 from stripewise.gui.hardware_page import HardwarePage
@@ -160,3 +160,33 @@ def test_back_from_the_bays_builds_only_the_cards_near_view(qtbot: Any, page: Ha
     assert all(box.built for box in boxes if in_viewport(page, box))
     added = [index for index in built(page) if index not in before]
     assert all(near_view(page, boxes[index]) for index in added), added
+
+
+def focusable_beside(widget: QWidget, forward: bool) -> QWidget:
+    """The widget Tab (or Shift+Tab) reaches `widget` from, outside the map."""
+    step = QWidget.previousInFocusChain if forward else QWidget.nextInFocusChain
+    found = step(widget)
+    while not (
+        found.focusPolicy() & Qt.FocusPolicy.TabFocus and found.isVisible() and found.isEnabled()
+    ):
+        found = step(found)
+    return found
+
+
+def test_tab_into_the_map_lands_on_its_first_card_even_unbuilt(
+    qtbot: Any, page: HardwarePage
+) -> None:
+    scroll_to(page, page.map.boxes[30])
+    page.show_inventory(page.inventory)  # the map's top no longer built
+    boxes = page.map.boxes
+    assert not boxes[0].built and not boxes[-1].built
+    before = focusable_beside(boxes[0].tiles_area, forward=True)
+    assert not page.map.isAncestorOf(before)
+    before.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.keyClick(before, Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is boxes[0].tiles[0]
+    after = focusable_beside(boxes[-1].tiles_area, forward=False)
+    assert not page.map.isAncestorOf(after)
+    after.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.keyClick(after, Qt.Key.Key_Backtab)
+    assert QApplication.focusWidget() is boxes[-1].tiles[-1]

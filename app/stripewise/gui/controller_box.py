@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QContextMenuEvent,
+    QFocusEvent,
     QFont,
     QFontMetrics,
     QGuiApplication,
@@ -65,6 +66,10 @@ class ControllerBox(QFrame):
         self.grid.tile_width = tile_width
         self.grid.promise(len(controller.slots), TILE_MIN_WIDTH, TILE_SIZE.height())
         self._area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        if controller.slots:  # Tab stops here while its cards are unbuilt, and is handed on
+            self._area.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+            self._area.setAccessibleName(controller_header(controller).replace("\n", ": "))
+            self._area.installEventFilter(self)
         layout.addWidget(self._area)
         self.placeholder: QLabel | None = None
         if not controller.slots:  # a driver that names no ports (RAID cards, NVMe): say so
@@ -74,6 +79,11 @@ class ControllerBox(QFrame):
             self.placeholder.setForegroundRole(QPalette.ColorRole.PlaceholderText)
             self._area.hide()
             layout.addWidget(self.placeholder)
+
+    @property
+    def tiles_area(self) -> QWidget:
+        """The widget its cards sit in: Tab's stop while they are unbuilt."""
+        return self._area
 
     @property
     def built(self) -> bool:
@@ -89,7 +99,10 @@ class ControllerBox(QFrame):
 
     def _build(self) -> list[SlotTile]:
         on_screen = self._area.isVisible()
-        if on_screen:  # shown once with all its tiles: not a layout pass up the map a tile
+        # shown once with all its tiles, not a layout pass up the map a tile; unless it has
+        # the focus, which a hidden widget would hand on to whatever comes next
+        hide = on_screen and not self._area.hasFocus()
+        if hide:
             self._area.hide()
         tiles = [SlotTile(self.controller, slot, self._area) for slot in self.controller.slots]
         if self._on_built is not None:
@@ -97,9 +110,26 @@ class ControllerBox(QFrame):
         for tile in tiles:
             self.grid.addWidget(tile)
         _chain_after(self._area, tiles)
-        if on_screen:
+        self._area.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # its cards take it from here
+        if hide:
             self._area.show()
+        elif on_screen:
+            for tile in tiles:
+                tile.show()
+            self.grid.setGeometry(self.grid.geometry())  # placed before the next paint
         return tiles
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Tab into a box whose cards are unbuilt: built, and its first card (its last, for
+        Shift+Tab) given the focus, as if they had been there all along."""
+        if watched is self._area and event.type() == QEvent.Type.FocusIn and self.controller.slots:
+            reason = Qt.FocusReason.OtherFocusReason
+            if isinstance(event, QFocusEvent):
+                reason = event.reason()
+            tiles = self.tiles
+            backwards = reason == Qt.FocusReason.BacktabFocusReason
+            (tiles[-1] if backwards else tiles[0]).setFocus(reason)
+        return False
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Painted with its tiles unbuilt: in view by a way the map did not foresee. Its map
