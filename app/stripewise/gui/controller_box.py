@@ -68,7 +68,7 @@ class ControllerBox(QFrame):
         self._area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         if controller.slots:  # Tab stops here while its cards are unbuilt, and is handed on
             self._area.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-            self._area.setAccessibleName(controller_header(controller).replace("\n", ": "))
+            self._area.setAccessibleName(self.header.accessibleName())
             self._area.installEventFilter(self)
         layout.addWidget(self._area)
         self.placeholder: QLabel | None = None

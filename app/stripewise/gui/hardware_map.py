@@ -324,13 +324,6 @@ class HardwareMap(QWidget):
             if scroll is not None:
                 scroll.ensureWidgetVisible(target)
 
-    def focusNextPrevChild(self, next: bool) -> bool:
-        """Tab walks every tile: the box after (or before) the focused one is built first."""
-        focused = QApplication.focusWidget()
-        if isinstance(focused, SlotTile) and self.isAncestorOf(focused):
-            self._neighbour(focused, 1 if next else -1)
-        return super().focusNextPrevChild(next)
-
     def _scroll_area(self) -> QScrollArea | None:
         widget = self.parentWidget()
         while widget is not None and not isinstance(widget, QScrollArea):
