@@ -19,6 +19,7 @@ import pytest
 from stripewise.cli.bench_scaling import disk_set
 from stripewise.cli.errors import CliError
 from stripewise.inventory import load_inventory
+from stripewise.model.scaling import MATERIAL_PCT
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 from tests.fixtures.machines import sun_x4500
 from tests.fixtures.throttled_fuse import needs_fuse, throttled_disks
@@ -70,7 +71,15 @@ def test_a_shared_ceiling_is_found_and_the_slow_member_named(tmp_path: Path) -> 
     ceiling = result["ceiling"]
     assert ceiling is not None, result["sentence"]
     assert ceiling["mb_s"] == pytest.approx(TOTAL_MB_S, rel=CEILING_TOLERANCE)
-    assert ceiling["disks"] == 2  # two disks at ~19 alone already fill the 30
+    # Two disks at ~19 alone fill the 30 on an idle machine; a starved one's FUSE round trips
+    # can leave them a few MB/s short, and then four disks reach it. Either way every step before
+    # the one named reads clearly less than the ceiling (model/scaling.py's rule).
+    counts = [len(step["disks"]) for step in result["steps"]]
+    assert ceiling["disks"] in (2, 4)  # one disk alone reads ~19 of the 30
+    assert all(
+        step["mb_s"]["mean"] < ceiling["mb_s"] * (1 - MATERIAL_PCT / 100)
+        for step in result["steps"][: counts.index(ceiling["disks"])]
+    )
     slow = disks.names[3]
     assert [o["disk"] for o in result["outliers"]] == [slow]
     assert set(result["outliers"][0]["peers"]) == set(disks.names[:3])
