@@ -17,10 +17,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from stripewise.gui.bench_page import EXPERIMENT_RUNNING, BenchPage
+from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.experiment_kept import KeptExperiments
 from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
 from stripewise.gui.experiment_page import ExperimentPage
+from stripewise.gui.experiment_pass_note import EXPERIMENT_RUNNING
 from stripewise.history.database import Database, open_database, path_to_url
 from stripewise.history.experiments import create_experiment, finish_experiment
 from stripewise.history.store import HistoryStore
@@ -230,15 +231,32 @@ def test_the_benchmark_start_waits_while_an_experiment_runs_and_the_list_gains_i
     window.show_view("benchmark")
     bench = window.page_widgets["benchmark"]
     assert isinstance(bench, BenchPage)
+    bench.form.queue_depth.setValue(7)  # the admin's own next run: kept through the experiment
+    bench.form.file_size.setText("3M")
     window.show_view("experiment")
     design(page, "queue_depth", "1,4")
     seen: list[tuple[bool, str]] = []
-    page.runner.point.connect(
-        lambda _p: seen.append((bench.start_button.isEnabled(), bench.start_button.toolTip()))
-    )
+    shown: list[tuple[bool, bool, str, dict[str, str]]] = []  # form, note, heading, settings
+
+    def on_point(_point: object) -> None:
+        seen.append((bench.start_button.isEnabled(), bench.start_button.toolTip()))
+        note = bench.pass_note
+        shown.append(
+            (not bench.form.isHidden(), not note.isHidden(), note.heading.text(), note.settings())
+        )
+
+    page.runner.point.connect(on_point)
     result = run_to_end(page, qtbot)
     assert seen and all(state == (False, EXPERIMENT_RUNNING) for state in seen)
     assert bench.start_button.isEnabled() and bench.start_button.toolTip() == ""
+    # each pass listed in the form's place as the helper runs it, never the form's 7 and 3 MiB
+    assert [(form, note) for form, note, _h, _s in shown] == [(False, True)] * len(shown)
+    depths = [settings["Queue depth"] for _f, _n, _h, settings in shown]
+    assert set(depths) == {"1", "4"}, depths
+    assert all(settings["Target"] == str(tmp_path / "target") for _f, _n, _h, settings in shown)
+    assert all("queue_depth" in heading and "Experiment" in heading for *_x, heading, _s in shown)
+    assert not bench.form.isHidden() and bench.pass_note.isHidden()
+    assert bench.form.queue_depth.value() == 7 and bench.form.file_size.text() == "3M"
     qtbot.waitUntil(lambda: [s.id for s in page.kept.summaries] == [result.experiment])
     assert page.tabs.tabText(1) == "Kept Experiments (1)"
 

@@ -33,6 +33,7 @@ from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable, rows_for
 from stripewise.gui.elided_label import ElidedLabel
+from stripewise.gui.experiment_pass_note import EXPERIMENT_RUNNING, ExperimentPassNote
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.form_columns import FormColumns
 from stripewise.gui.group_run import GroupRunView
@@ -42,6 +43,7 @@ from stripewise.model.bench_presets import preset_values
 from stripewise.model.guards import page_cache_warning
 from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
+from stripewise.model.units import duration_text
 from stripewise.protocol.events import (
     PhaseFinished,
     PhaseStarted,
@@ -63,10 +65,6 @@ from stripewise.services.tasks import run_in_background
 REDRAW_MS = 200
 PLOTS_MIN_PX = 240  # the plots' least height (legible axes): below it the table scrolls
 RUN_PROGRESS = "run %p %"  # on the bar: the run's progress, never the phase's
-EXPERIMENT_RUNNING = (
-    "An experiment is running on the Experiment page: it starts each of its passes here "
-    "itself. Start is back when it ends (or Cancel it there)."
-)
 
 
 def _free_bytes(path: str) -> int | None:
@@ -78,17 +76,6 @@ def _free_bytes(path: str) -> int | None:
     except OSError:
         return None
     return vfs.f_bavail * vfs.f_frsize
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "unknown"
-    seconds = max(0, round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-    if seconds >= 60:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds} s"
 
 
 class BenchPage(QWidget):
@@ -129,6 +116,7 @@ class BenchPage(QWidget):
         self._error_label: QWidget | None = None  # the form's newest error, scrolled to
 
         self.form = BenchForm()
+        self.pass_note = ExperimentPassNote()  # in the form's place while an experiment runs
         self.start_button = QPushButton("Start")
         self.start_button.setDefault(True)
         self.cancel_button = QPushButton("Cancel")
@@ -199,6 +187,7 @@ class BenchPage(QWidget):
         left_layout.setContentsMargins(0, 0, 8, 0)
         left_layout.addWidget(self.group.target)
         left_layout.addWidget(self.form)
+        left_layout.addWidget(self.pass_note)
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
@@ -338,9 +327,15 @@ class BenchPage(QWidget):
 
     def set_experiment_running(self, running: bool) -> None:
         """An experiment's passes go through this page's session: no run of one's own
-        meanwhile, and Start says why."""
+        meanwhile, and Start says why. The form, the admin's own next run, is put away as it
+        is; the pass note says what each pass runs."""
         self.experiment_running = running
         self.start_button.setToolTip(EXPERIMENT_RUNNING if running else "")
+        for own in (self.group.target, self.form):
+            own.setVisible(not running)
+        self.pass_note.setVisible(running)
+        if running:
+            self.pass_note.wait()
         if running:
             self.start_button.setEnabled(False)
         elif not self.cancel_button.isEnabled():  # no pass of it still going
@@ -354,6 +349,8 @@ class BenchPage(QWidget):
         self.phase_label.setText(f"Not started: {message}")
 
     def _on_started(self, started: BenchStarted) -> None:
+        if self.experiment_running:
+            self.pass_note.show_pass(self.session.filed_as, started.spec)
         self.saved_run_id = None
         self._last_t = 0.0
         self.group.show(False)
@@ -399,8 +396,9 @@ class BenchPage(QWidget):
         overall = (self._steps_done + fraction) / self._planned_steps
         self.progress.setValue(round(1000 * min(1.0, overall)))
         # the phase's share said as the phase's: the bar beside it shows the run's
+        ends = duration_text(sample.eta_s)
         self.phase_label.setText(
-            f"{self._phase_text}: phase {100 * fraction:.0f} %, ends in {_duration(sample.eta_s)}"
+            f"{self._phase_text}: phase {100 * fraction:.0f} %, ends in {ends}"
         )
 
     def _on_phase_finished(self, event: PhaseFinished) -> None:
@@ -436,7 +434,7 @@ class BenchPage(QWidget):
         if result.status is RunStatus.COMPLETE:
             self.progress.setValue(1000)
         detail = f": {result.error}" if result.error else ""
-        self.phase_label.setText(f"Run {status} in {_duration(result.elapsed_s)}{detail}")
+        self.phase_label.setText(f"Run {status} in {duration_text(result.elapsed_s)}{detail}")
         self.statusMessage.emit(f"Benchmark {status}{detail}")
 
     def _on_saved(self, run_id: int, status: str) -> None:

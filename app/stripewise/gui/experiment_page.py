@@ -39,6 +39,7 @@ from stripewise.model.bench import Phase, SpecError
 from stripewise.model.bench_presets import preset_values
 from stripewise.model.experiment_result import ExperimentResult, Point
 from stripewise.model.host_group import spec_on_hosts
+from stripewise.model.units import duration_text
 from stripewise.model.wording import count_noun
 from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.services.bench_session import BenchSession
@@ -54,13 +55,6 @@ from stripewise.services.tasks import run_in_background
 from stripewise.services.tuning import TuningService
 
 READY = "Pick a target and what to vary, then Start."
-
-
-def duration_text(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
 class ExperimentPage(QWidget):

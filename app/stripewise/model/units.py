@@ -23,3 +23,13 @@ def binary_size(size: int) -> str:
             return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+def duration_text(seconds: float | None) -> str:
+    """`45 s`, `2 min 05 s`, `1 h 02 min`; `unknown` for None."""
+    if seconds is None:
+        return "unknown"
+    whole = max(0, round(seconds))
+    if whole >= 3600:
+        return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+    return f"{whole // 60} min {whole % 60:02d} s" if whole >= 60 else f"{whole} s"
