@@ -9,6 +9,7 @@ from pathlib import Path
 from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.group_plots import TOTAL
 from stripewise.gui.group_run import ALL_HOSTS
+from stripewise.gui.latency_map import MAP_MIN_PX
 from stripewise.history.database import open_database
 from stripewise.history.store import HistoryStore
 from stripewise.model.bench import Phase
@@ -105,6 +106,9 @@ def test_three_hosts_one_killed_mid_run(
     # phase, and the hosts' together (never a live rate from them)
     maps = page.group.latency_map
     assert maps.isVisibleTo(page.group.view) and maps.plot.isVisibleTo(maps)
+    window.resize(1280, 900)  # a laptop's screen: the map keeps a legible height beside the plots
+    qtbot.waitUntil(lambda: window.height() == 900)
+    assert maps.plot.height() >= MAP_MIN_PX and page.group.plots.height() >= MAP_MIN_PX
     for host in [*labels[:2], ALL_HOSTS]:
         assert {(phase, rep) for h, phase, rep in maps.keys if h == host} == {
             ("seq_write", 1),

@@ -44,6 +44,9 @@ from stripewise.protocol.events import Sample
 MapKey = tuple[str | None, str, int]  # host (None: this machine), phase, repetition
 _MAX_COLUMNS = 1600  # about two screen widths: more would be downscaled when painted anyway
 _ROWS_PER_DECADE = 24
+# the map's least height: three decades of latency with their labels legible; below it the
+# plots above give up their room (they keep PLOTS_MIN_PX between them)
+MAP_MIN_PX = 150
 _FAINTEST = 1e-4  # a share below this (1 I/O in 10,000) is drawn as the faintest colour
 _LINES = {"p50": "#ffffff", "p99": "#ffb000", "p999": "#ff4040"}
 _EDGES_LOG = np.log10(np.maximum([grid_edge_us(i) for i in range(GRID_BUCKETS + 1)], 1e-3))
@@ -132,6 +135,7 @@ class LatencyMap(QWidget):
         self.stall_label = QLabel()
         self.stall_label.setWordWrap(True)
         self.plot = pg.PlotWidget()
+        self.plot.setMinimumHeight(MAP_MIN_PX)
         item = self.plot.getPlotItem()
         item.setLogMode(x=False, y=True)
         item.setMenuEnabled(False)
@@ -139,6 +143,7 @@ class LatencyMap(QWidget):
         item.setDownsampling(auto=True, mode="peak")  # the lines: a min/max pair per pixel
         item.setClipToView(True)
         item.setLabel("left", "latency (µs)")
+        item.getAxis("left").setStyle(maxTextLevel=0)  # decades named; 2..9 between, unnamed
         item.setLabel("bottom", "time (s)")
         self.image = pg.ImageItem(axisOrder="col-major")
         self.image.setLookupTable(_lookup_table())
