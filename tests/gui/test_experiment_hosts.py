@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.experiment_page import ExperimentPage
+from stripewise.gui.main_window import MainWindow
 from stripewise.history.database import open_database
 from stripewise.history.experiments import get_experiment
 from stripewise.history.store import HistoryStore
@@ -78,6 +80,19 @@ def test_a_block_size_sweep_over_two_hosts_is_judged_on_their_total(
 
     seen: list[Any] = []
     page.runner.point.connect(seen.append)
+    window = page.window()  # the Benchmark page lists each pass in its form's place
+    assert isinstance(window, MainWindow)
+    window.show_view("benchmark")
+    bench = window.page_widgets["benchmark"]
+    assert isinstance(bench, BenchPage)
+    window.show_view("experiment")
+    listed: list[tuple[str, dict[str, str]]] = []  # as each pass ends
+    by_hand_shown: list[tuple[str, dict[str, str]]] = []  # as it starts
+    note = bench.pass_note
+    page.runner.point.connect(lambda _p: listed.append((note.heading.text(), note.settings())))
+    page.session.started.connect(  # after the page's own slot
+        lambda _s: by_hand_shown.append((note.heading.text(), note.settings()))
+    )
     local = tmp_path / "local"
     local.mkdir()
     by_hand = BenchRequest(BenchStartArgs(spec_for(str(local), 8 * MiB)), "by hand")
@@ -106,6 +121,17 @@ def test_a_block_size_sweep_over_two_hosts_is_judged_on_their_total(
     totals = sorted(round(sum(v["hosts"].values()), 6) for v in visits)
     assert totals == sorted(round(x, 6) for x in passes)
     assert page.start_button.isEnabled() and page.target.where.isEnabled()
+    [(heading, settings)] = by_hand_shown
+    assert "by hand" in heading and "Not one of the experiment's passes" in heading
+    assert settings["Target"] == str(local) and "Hosts" not in settings
+    # a pass ending after the run by hand began may find that run still on show
+    passes_shown = [shown for shown in listed if "by hand" not in shown[0]]
+    assert len(passes_shown) >= len(seen) - 1
+    for heading, settings in passes_shown:
+        assert "What this pass runs" in heading and "block_size=" in heading
+        assert settings["Hosts"] == ", ".join(labels) and settings["Target"] == str(tmp_path)
+    assert {settings["Block size"] for _h, settings in passes_shown} == {"64 KiB", "1 MiB"}
+    assert not bench.form.isHidden() and bench.pass_note.isHidden()
     assert page.status.text() == (
         f"Experiment {result.experiment} done on 2 hosts: it changed nothing on them; its runs "
         f"are in the History, tagged experiment:{result.experiment}."

@@ -349,8 +349,9 @@ class BenchPage(QWidget):
         self.phase_label.setText(f"Not started: {message}")
 
     def _on_started(self, started: BenchStarted) -> None:
-        if self.experiment_running:
-            self.pass_note.show_pass(self.session.filed_as, started.spec)
+        request = self.session.request
+        if self.experiment_running and request is not None:
+            self.pass_note.show_run(request.name, request.tags, started.spec)
         self.saved_run_id = None
         self._last_t = 0.0
         self.group.show(False)

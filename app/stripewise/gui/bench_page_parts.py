@@ -16,6 +16,7 @@ from stripewise.gui.bench_form import BenchForm
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable
 from stripewise.gui.elided_label import ElidedLabel
+from stripewise.gui.experiment_pass_note import ExperimentPassNote
 from stripewise.services.bench_session import BenchSession
 from stripewise.services.history import HistoryService
 
@@ -40,6 +41,7 @@ class BenchPageParts(Protocol):
     saved_run_id: int | None
     target_path: str  # what Compare with Previous looks for
     experiment_running: bool  # its passes run here: Start stays off until it ends
+    pass_note: ExperimentPassNote  # in the form's place meanwhile: what the pass runs
 
     @property
     def statusMessage(self) -> SignalInstance: ...

@@ -8,6 +8,7 @@ runs: its name (the experiment and the point) and the spec as the helper normali
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from PySide6.QtCore import Qt
@@ -26,10 +27,15 @@ WAITING = (
     "it runs is listed here. Your form comes back as you left it when the experiment ends."
 )
 ON_SHOW = "What this pass runs (your form comes back when the experiment ends):"
+NOT_A_PASS = (  # a run started elsewhere meanwhile (the Tuning page's A/B)
+    "Not one of the experiment's passes; what it runs (your form comes back when the "
+    "experiment ends):"
+)
+EXPERIMENT_TAG = "experiment"  # on each of an experiment's runs (services/experiment_runner.py)
 
 
 class ExperimentPassNote(QWidget):
-    """Hidden until an experiment runs; `wait()` before its first pass, `show_pass()` each."""
+    """Hidden until an experiment runs; `wait()` before its first pass, `show_run()` each."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -46,12 +52,19 @@ class ExperimentPassNote(QWidget):
         self.hide()
 
     def wait(self) -> None:
-        self.heading.setText(escape(WAITING))
+        self.heading.setText(escape(WAITING, quote=False))
         self._clear_rows()
 
-    def show_pass(self, name: str, spec: BenchSpec) -> None:
-        self.heading.setText(f"<b>{escape(name)}</b><br>{escape(ON_SHOW)}")
+    def show_run(
+        self, name: str, tags: Sequence[str], spec: BenchSpec, hosts: Sequence[str] = ()
+    ) -> None:
+        """The run now on show: a pass (tagged `experiment`) or another; on this machine, or
+        on `hosts` (its target the directory on each)."""
+        said = ON_SHOW if EXPERIMENT_TAG in tags else NOT_A_PASS
+        self.heading.setText(f"<b>{escape(name, quote=False)}</b><br>{escape(said, quote=False)}")
         self._clear_rows()
+        if hosts:
+            self._add_row("Hosts", ", ".join(hosts))
         for key, value in spec_settings(spec).items():
             self._add_row(setting_label(f"spec.{key}"), setting_text(f"spec.{key}", value))
         if spec.steady_state:

@@ -149,6 +149,8 @@ class GroupRunView(QObject):
         # from the request: an experiment's passes start here too, not from this page's Start
         self._planned = max(1, len(request.spec.phases) * request.spec.repetitions)
         labels = [host.label for host in request.hosts]
+        if page.experiment_running:  # the form is put away: the pass says what it runs
+            page.pass_note.show_run(request.name, request.tags, request.spec, labels)
         self.plots.set_hosts(labels)
         self.latency_map.clear()
         self.latency_map.hide()

@@ -101,7 +101,7 @@ class BenchSession(QObject):
         # this machine's disks' SMART health as last read (keep_health), by name
         self.health: Mapping[str, DiskHealth] = {}
         self.run_id: str | None = None  # the helper's id of the running benchmark
-        self.filed_as = ""  # the running (or last) benchmark's name in the history
+        self.request: BenchRequest | None = None  # the running (or last) benchmark's
         self.recorder: RunRecorder | None = None
         self._starting = False
         self._started: BenchStarted | None = None  # for a run_result made here
@@ -142,7 +142,7 @@ class BenchSession(QObject):
 
     def _on_started(self, request: BenchRequest, started: BenchStarted) -> None:
         self._starting = False
-        self.run_id, self.filed_as = started.run, request.name
+        self.run_id, self.request = started.run, request
         self._started, self._began, self._phase_results = started, time.monotonic(), []
         target = started.spec.target
         inventory = self.inventory
