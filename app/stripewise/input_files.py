@@ -48,6 +48,11 @@ _TOML_TOKENS = re.compile(
 )
 
 
+# `\ud800`..`\udfff` as JSON escapes them: a surrogate, text only as half of a pair
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+LONE_SURROGATE = "a string holds an unpaired UTF-16 surrogate (a \\udXXX escape): not text"
+
+
 class InputFileError(ValueError):
     """A file refused before or while reading it; the message is one line naming it."""
 
@@ -99,13 +104,38 @@ def parse_json(text: str, origin: str) -> Any:
     reads them); `origin` names the text in messages."""
     check_depth(text, origin)
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise InputFileError(f"{origin}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     except InputFileError as exc:
         raise InputFileError(f"{origin}: {exc}") from None
     except (ValueError, RecursionError) as exc:
         raise InputFileError(f"{origin}: {_unreadable(exc)}") from None
+    if lone_surrogate_in(text, value):
+        raise InputFileError(f"{origin}: {LONE_SURROGATE}")
+    return value
+
+
+def lone_surrogate_in(text: str, value: object) -> bool:
+    """Whether a string of `value`, decoded from the JSON `text`, holds a UTF-16 surrogate a
+    `\\udXXX` escape left unpaired: not text (no UTF-8 holds it), and stored or printed it
+    fails far from the file. The text is searched first: most never escape one."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return False
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def parse_toml(text: str, origin: str) -> dict[str, Any]:

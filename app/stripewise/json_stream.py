@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from stripewise.input_files import MAX_DEPTH
+from stripewise.input_files import LONE_SURROGATE, MAX_DEPTH, lone_surrogate_in
 
 _FIRST_WINDOW = 256  # characters decoded first; doubled while the value goes on
 # A string to the end of its line at most (unterminated, the decoder fails there too)
@@ -114,6 +114,8 @@ class JsonStream:
             except RecursionError:  # not past MAX_DEPTH: a backstop
                 error_at, message = -1, ""
             else:
+                if too_deep_at is None and lone_surrogate_in(text[start : start + used], value):
+                    raise JsonValueError(self.line_at(start), LONE_SURROGATE)
                 if too_deep_at is None:
                     return value, start + used
                 error_at, message = -1, ""

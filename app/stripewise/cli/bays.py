@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from stripewise.cli.errors import CliError
+from stripewise.cli.options import path_argument
 from stripewise.inventory import InventoryError, load_inventory, read_live
 from stripewise.inventory.chassis_files import (
     HostBays,
@@ -29,6 +30,7 @@ from stripewise.model.bay_map import bay_json, place, with_enclosures
 from stripewise.model.chassis import ChassisError, ChassisLayout, dump_layout
 from stripewise.model.topology import Disk, Inventory
 from stripewise.model.units import human_size
+from stripewise.output_files import OutputFileError
 
 
 def fill_parser(bays: argparse.ArgumentParser) -> None:
@@ -36,14 +38,14 @@ def fill_parser(bays: argparse.ArgumentParser) -> None:
     show = actions.add_parser("show", help="each bay and the disk in it")
     show.add_argument("--json", action="store_true", help="print {layout, bays: [...]} as JSON")
     export = actions.add_parser("export", help="write this host's layout and mapping to FILE")
-    export.add_argument("file", type=Path, metavar="FILE")
+    export.add_argument("file", type=path_argument, metavar="FILE")
     imported = actions.add_parser("import", help="use a layout file (and its [ports], if any)")
-    imported.add_argument("file", type=Path, metavar="FILE")
+    imported.add_argument("file", type=path_argument, metavar="FILE")
     for sub in (show, export, imported):
         sub.add_argument(
             "--from",
             dest="source",
-            type=Path,
+            type=path_argument,
             metavar="FILE",
             help="a saved snapshot, udev dump or umockdev recording instead of this machine",
         )
@@ -69,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "export":
         try:
             write_atomically(args.file, dump_layout(found.layout, ports))
-        except OSError as exc:
+        except OutputFileError as exc:
+            raise CliError(str(exc)) from None
+        except OSError as exc:  # its directory not made
             raise CliError(f"cannot write {args.file}: {exc.strerror}") from None
         print(
             f"{found.layout.name}: {len(ports)} of {len(found.layout.bays)} bays mapped, "

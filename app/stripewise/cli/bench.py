@@ -29,7 +29,14 @@ from stripewise.cli.bench_save import Recording, say_filed
 from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
 from stripewise.cli.health import health_before_run
 from stripewise.cli.helper_client import HelperClient, start_helper
-from stripewise.cli.options import Parser, add_db_option, finite, positive_int, whole_number
+from stripewise.cli.options import (
+    Parser,
+    add_db_option,
+    finite,
+    nonempty,
+    positive_int,
+    whole_number,
+)
 from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
 from stripewise.model.steady_state import DEFAULT_MAX_ROUNDS, MAX_ROUNDS, WINDOW
@@ -126,7 +133,7 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
     bench.add_argument(
         "--max-rounds",
         type=positive_int,
-        default=DEFAULT_MAX_ROUNDS,
+        default=None,
         metavar="N",
         help=f"with --steady-state: rounds at most, {WINDOW} to {MAX_ROUNDS} "
         f"(default: {DEFAULT_MAX_ROUNDS})",
@@ -142,6 +149,7 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--save", action="store_true", help="keep the run in the history")
     bench.add_argument(
         "--confirm-serial",
+        type=nonempty,
         metavar="SERIAL",
         help="required to write to a block device: its serial number",
     )
@@ -159,7 +167,10 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
         "hosts at once (fio's client/server mode: --target is a directory on every host)",
     )
     hosts.add_argument(
-        "--group", metavar="NAME", help="run on every host of this group (stripewise hosts)"
+        "--group",
+        type=nonempty,
+        metavar="NAME",
+        help="run on every host of this group (stripewise hosts)",
     )
     add_db_option(bench, top=False)
 
@@ -296,8 +307,11 @@ def start_args(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.cpu_latency_us is not None:
         start["cpu_latency_us"] = args.cpu_latency_us
-    if getattr(args, "steady_state", False):
-        start |= {"steady_state": True, "max_rounds": args.max_rounds}
+    steady, rounds = getattr(args, "steady_state", False), getattr(args, "max_rounds", None)
+    if rounds is not None and not steady:
+        raise CliError("--max-rounds goes with --steady-state: without it a phase runs once")
+    if steady:
+        start |= {"steady_state": True, "max_rounds": rounds or DEFAULT_MAX_ROUNDS}
     if getattr(args, "precondition", False):
         start["precondition"] = True  # without --steady-state the helper refuses it by name
     if getattr(args, "latency_log", None) is not None:
@@ -305,6 +319,8 @@ def start_args(args: argparse.Namespace) -> dict[str, Any]:
     if args.confirm_serial is not None:
         start["confirm_serial"] = args.confirm_serial
     if args.overwrite:
+        if args.confirm_serial is None:
+            raise CliError("--overwrite goes with --confirm-serial: only a device is overwritten")
         start["overwrite"] = True
     return start
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
+from pathlib import Path
 
 from stripewise.cli.errors import EXIT_OK, CliError, database_url
 from stripewise.cli.options import Parser, add_db_option
-from stripewise.history import database
+from stripewise.history import database, sqlitefile
 from stripewise.history.store import HistoryStore
 
 
@@ -32,6 +33,13 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{database.display_url(url)} is not a SQLite file: nothing to move")
         if not path.exists():
             raise CliError(f"{path} does not exist: nothing to move")
+        if path.is_dir():
+            raise CliError(f"{path} is a directory, not a SQLite file: nothing to move")
+        if _sound(path, database.display_url(url)):
+            raise CliError(
+                f"{path} reads as a sound SQLite file (its quick_check is ok): nothing to move "
+                "aside; rename it yourself to start a fresh history"
+            )
         moved = database.move_aside(path)
         print(f"moved {path} to {moved}; a fresh database is created at the next start")
         return EXIT_OK
@@ -55,6 +63,16 @@ def run(args: argparse.Namespace) -> int:
     if runs is not None:
         print(f"runs:     {runs}")
     return EXIT_OK
+
+
+def _sound(path: Path, location: str) -> bool:
+    """Whether SQLite reads the file whole: only one it cannot is moved aside."""
+    try:
+        sqlitefile.probe(path, location)
+        sqlitefile.quick_check(path, location)
+    except database.DatabaseError:
+        return False
+    return True
 
 
 def _say(note: str | None) -> None:

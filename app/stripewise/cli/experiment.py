@@ -13,13 +13,13 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stripewise.cli.errors import CliError, database_url, open_history
 from stripewise.cli.history_format import format_table
-from stripewise.cli.options import Parser, add_db_option, positive_int
+from stripewise.cli.options import Parser, add_db_option, path_argument, positive_int
 from stripewise.model.wording import noun_for
+from stripewise.output_files import OutputFileError, write_output
 
 if TYPE_CHECKING:
     from stripewise.history.connection import Database
@@ -57,7 +57,9 @@ def fill_parser(experiment: argparse.ArgumentParser) -> None:
     export = add("export", "write an experiment as HTML (with its charts), CSV or JSON", _export)
     export.add_argument("experiment_id", type=positive_int, metavar="ID")
     export.add_argument("--format", choices=EXPORT_FORMATS, help="default: from the FILE suffix")
-    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
+    export.add_argument(
+        "-o", "--output", type=path_argument, metavar="FILE", help="default: stdout"
+    )
 
     compare = add("compare", "two experiments of the same parameters, value by value", _compare)
     compare.add_argument("experiment_ids", type=positive_int, nargs=2, metavar="ID")
@@ -215,9 +217,9 @@ def _export(args: argparse.Namespace, db: Database) -> int:
         sys.stdout.write(text)
         return 0
     try:
-        args.output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"cannot write {args.output}: {exc.strerror}") from None
+        write_output(args.output, text)
+    except OutputFileError as exc:
+        raise CliError(str(exc)) from None
     print(f"experiment {args.experiment_id} written to {args.output}", file=sys.stderr)
     return 0
 

@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, CliError, fail
+from stripewise.cli.options import positive_int
 from stripewise.cli.tune_write import apply_settings, connect, settings_from_assignments
 from stripewise.model.experiment import WORKLOAD, label, shown_value
 from stripewise.model.experiment_result import Verdict
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 def fill_apply_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("experiment_id", type=int, metavar="ID")
+    parser.add_argument("experiment_id", type=positive_int, metavar="ID")
     parser.add_argument("--preview", action="store_true", help="show the changes, write nothing")
     parser.add_argument(
         "--persist", action="store_true", help="also keep them across reboots (udev, sysctl.d)"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from stripewise.cli.bench import default_engine, start_args
 from stripewise.cli.errors import CliError
-from stripewise.cli.options import add_db_option, finite, positive_int
+from stripewise.cli.options import add_db_option, finite, nonempty, positive_int
 from stripewise.model.experiment import (
     Design,
     ExperimentError,
@@ -86,7 +86,9 @@ def fill_run_parser(run: argparse.ArgumentParser) -> None:
         help="run every point on this fio server (repeat for more hosts at once; workload "
         "parameters only; --target is a directory on every host)",
     )
-    hosts.add_argument("--group", metavar="NAME", help="run every point on this host group")
+    hosts.add_argument(
+        "--group", type=nonempty, metavar="NAME", help="run every point on this host group"
+    )
     add_db_option(run, top=False)
 
 

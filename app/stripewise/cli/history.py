@@ -22,10 +22,11 @@ from stripewise.cli.history_format import (
     format_run_table,
     summary_json,
 )
-from stripewise.cli.options import Parser, add_db_option, positive_int
+from stripewise.cli.options import Parser, add_db_option, nonempty, path_argument, positive_int
 from stripewise.history import quicklist
 from stripewise.model.run import RunSummary
 from stripewise.model.wording import count_noun, noun_for
+from stripewise.output_files import OutputFileError, write_output
 
 if TYPE_CHECKING:
     from stripewise.history.store import HistoryStore
@@ -85,12 +86,14 @@ def _add_actions(actions: argparse._SubParsersAction[Any]) -> None:
     export = add("export", "write a run, or a comparison of several, as CSV, JSON or HTML", _export)
     ids(export)
     export.add_argument("--format", choices=EXPORT_FORMATS, help="default: from the -o FILE suffix")
-    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
+    export.add_argument(
+        "-o", "--output", type=path_argument, metavar="FILE", help="default: stdout"
+    )
     export.add_argument("--baseline", type=positive_int, metavar="ID", help="for a comparison")
 
     tag = add("tag", "add tags to a run (or remove them)", _tag)
     one_id(tag)
-    tag.add_argument("tags", nargs="+", metavar="TAG")
+    tag.add_argument("tags", nargs="+", type=nonempty, metavar="TAG")
     tag.add_argument("--remove", action="store_true", help="remove these tags instead")
 
     note = add("note", "set a run's notes (empty TEXT clears them)", _note)
@@ -244,9 +247,9 @@ def _write(output: Path | None, text: str, what: str) -> int:
         sys.stdout.write(text)
         return 0
     try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"cannot write {output}: {exc.strerror}") from None
+        write_output(output, text)
+    except OutputFileError as exc:
+        raise CliError(str(exc)) from None
     print(f"{what} written to {output}", file=sys.stderr)
     return 0
 

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from stripewise.cli.errors import CliError, database_url, open_history
 from stripewise.cli.history_format import format_table
 from stripewise.cli.json_text import indented_json
-from stripewise.cli.options import add_db_option
+from stripewise.cli.options import add_db_option, path_argument
 from stripewise.history import database
 from stripewise.history.import_parse import ChildParse, ParseFailed
 from stripewise.history.imported_runs import ImportReport, StoredImport
@@ -49,7 +49,9 @@ PARSE_APART_BYTES = 2**20
 
 def fill_parser(parser: argparse.ArgumentParser) -> None:
     """The `import` command's arguments."""
-    parser.add_argument("file", type=Path, metavar="FILE", help="a results file or saved output")
+    parser.add_argument(
+        "file", type=path_argument, metavar="FILE", help="a results file or saved output"
+    )
     parser.add_argument(
         "--format",
         choices=FORMATS,

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from stripewise.cli.errors import CliError
+from stripewise.cli.options import path_argument
 from stripewise.inventory import InventoryError, load_inventory, read_live
 from stripewise.inventory.chassis_files import host_bays, read_product
 from stripewise.inventory.snapshot import dumps, to_json
@@ -19,6 +17,7 @@ from stripewise.model.chassis import ChassisError
 from stripewise.model.topology import Controller, Disk, Inventory, link_text
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
+from stripewise.output_files import OutputFileError, write_output
 
 
 def fill_parser(inventory: argparse.ArgumentParser) -> None:
@@ -26,11 +25,13 @@ def fill_parser(inventory: argparse.ArgumentParser) -> None:
     inventory.add_argument(
         "--from",
         dest="source",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="a saved snapshot, `udevadm info --export-db` output, or a umockdev recording",
     )
-    inventory.add_argument("--save", type=Path, metavar="FILE", help="write a snapshot file")
+    inventory.add_argument(
+        "--save", type=path_argument, metavar="FILE", help="write a snapshot file"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     text = dumps(inventory)
     if args.save:
-        _write_atomically(args.save, text)
+        try:
+            write_output(args.save, text)
+        except OutputFileError as exc:
+            raise CliError(str(exc)) from None
         print(f"inventory saved to {args.save}", file=sys.stderr)
     if args.json:
         sys.stdout.write(json.dumps(with_bays(inventory, live=not args.source), indent=2) + "\n")
@@ -70,17 +74,6 @@ def with_bays(inventory: Inventory, live: bool) -> dict[str, Any]:
             if disk and disk["name"] in bays:
                 disk["bay"] = bay_json(bays[disk["name"]])
     return data
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    try:
-        with tempfile.NamedTemporaryFile(
-            "w", dir=path.parent or Path("."), prefix=f".{path.name}.", delete=False
-        ) as handle:
-            handle.write(text)
-        os.replace(handle.name, path)
-    except OSError as exc:
-        raise CliError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _controller_line(controller: Controller) -> str:

@@ -15,11 +15,10 @@ import os
 import select
 import sys
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Protocol, cast
 
 from stripewise.cli.errors import EXIT_PIPE_CLOSED, CliError, fail
-from stripewise.cli.options import Parser, add_db_option
+from stripewise.cli.options import Parser, add_db_option, path_argument
 from stripewise.cli.version import VersionAction
 from stripewise.gui import VIEW_NAMES
 
@@ -82,7 +81,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         help="show the versions of Stripewise, Qt, PySide6, Python and fio, and exit",
     )
     add_db_option(parser, top=True)
-    parser.add_argument("--screenshot", metavar="FILE", type=Path, help="render the window to PNG")
+    parser.add_argument(
+        "--screenshot", metavar="FILE", type=path_argument, help="render the window to PNG"
+    )
     parser.add_argument(
         "--view", choices=VIEW_NAMES, default=None, help="page to open (default: the last one)"
     )
@@ -94,7 +95,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--inventory",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="show a saved snapshot, `udevadm info --export-db` or umockdev file "
         "instead of this machine's hardware",
@@ -197,6 +198,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_PIPE_CLOSED
 
 
+def _utf8(word: str) -> bool:
+    """Whether a word of the command line was UTF-8: Python keeps other bytes as lone
+    surrogates (surrogateescape), which no text encoding takes back."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _stdout_reader_gone() -> bool:
     """The read end of stdout is closed: Linux reports POLLERR on a pipe with no reader."""
     try:
@@ -209,6 +220,10 @@ def _stdout_reader_gone() -> bool:
 
 def _main(argv: list[str] | None) -> int:
     words = sys.argv[1:] if argv is None else argv
+    garbled = next((word for word in words if not _utf8(word)), None)
+    if garbled is not None:  # stored or printed, it would fail far from here (a run measured)
+        shown = os.fsencode(garbled).decode("utf-8", "backslashreplace")
+        return fail(f"argument '{shown}' is not UTF-8 text: names, tags, notes and paths are")
     parser = build_parser(words)
     args = parser.parse_args(words)
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import NoReturn
 
 from stripewise.cli.errors import EXIT_USAGE
@@ -62,3 +63,18 @@ def _at_least(low: int, text: str) -> int:
     if value > MAX_WHOLE:
         raise argparse.ArgumentTypeError(f"too large: {shown} (at most {MAX_WHOLE})")
     return value
+
+
+def path_argument(text: str) -> Path:
+    """A file or directory named on the command line: never empty (Path("") is ".", which
+    every message would then name instead of the empty value)."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path")
+    return Path(text)
+
+
+def nonempty(text: str) -> str:
+    """A name, id or serial: something besides spaces (an empty one would mean none)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty")
+    return text

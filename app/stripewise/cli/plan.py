@@ -16,11 +16,10 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from stripewise.cli.errors import EXIT_FAILED, CliError, database_url, open_history
-from stripewise.cli.options import add_db_option
+from stripewise.cli.options import add_db_option, path_argument
 from stripewise.history.errors import DatabaseError
 from stripewise.history.location import ENV_VAR, default_database_url, plain_sqlite_path
 from stripewise.inventory import InventoryError, load_inventory
@@ -28,6 +27,7 @@ from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import PlanReport
 from stripewise.model.plan import Plan
 from stripewise.model.topology import Inventory
+from stripewise.output_files import OutputFileError, write_output
 from stripewise.planner.checks import evaluate_plan, hardware_errors
 from stripewise.planner.commands import PlanNotReady, shell_script
 from stripewise.planner.plan_file import PlanFileError, load_plan
@@ -35,18 +35,18 @@ from stripewise.planner.report_json import format_plan, plan_json
 
 
 def fill_parser(plan: argparse.ArgumentParser) -> None:
-    plan.add_argument("file", type=Path, metavar="FILE", help="a plan file (TOML)")
+    plan.add_argument("file", type=path_argument, metavar="FILE", help="a plan file (TOML)")
     plan.add_argument("--json", action="store_true", help="machine-readable output")
     plan.add_argument(
         "--inventory",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         default=argparse.SUPPRESS,
         help="the machine's snapshot, udev dump or umockdev file: its disks may then be named "
         "by kernel name or serial without [[disk]] tables",
     )
     plan.add_argument(
-        "--script", type=Path, metavar="FILE", help="write the commented shell script"
+        "--script", type=path_argument, metavar="FILE", help="write the commented shell script"
     )
     add_db_option(plan, top=False)
 
@@ -130,13 +130,8 @@ def _write_script(path: Path, plan: Plan, report: PlanReport, host: str) -> int:
         print(f"stripewise: no script written: {exc}", file=sys.stderr)
         return EXIT_FAILED
     try:
-        with tempfile.NamedTemporaryFile(
-            "w", dir=path.parent, prefix=f".{path.name}.", delete=False, encoding="utf-8"
-        ) as handle:
-            handle.write(script)
-        os.chmod(handle.name, 0o700)
-        os.replace(handle.name, path)
-    except OSError as exc:
-        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+        write_output(path, script, mode=0o700)
+    except OutputFileError as exc:
+        raise CliError(str(exc)) from None
     print(f"script written to {path}: read it, then run it as root", file=sys.stderr)
     return 0

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, CliError
-from stripewise.cli.options import Parser
+from stripewise.cli.options import Parser, path_argument
 from stripewise.cli.tunables import add_device_option, bare, shown
 from stripewise.cli.tune_interrupted import journal_notes
 from stripewise.cli.tune_write import add_write_commands
@@ -67,7 +67,7 @@ def fill_parser(tune: argparse.ArgumentParser) -> None:
 
 def _add_root_option(parser: argparse.ArgumentParser) -> None:
     # tests only: read /sys and /proc under another folder
-    parser.add_argument("--root", type=Path, default=Path("/"), help=argparse.SUPPRESS)
+    parser.add_argument("--root", type=path_argument, default=Path("/"), help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:

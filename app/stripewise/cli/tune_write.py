@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from stripewise import environment
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
 from stripewise.cli.helper_client import HelperClient, start_helper, start_helper_command
+from stripewise.cli.options import nonempty
 from stripewise.cli.tunables import add_device_option, shown
 from stripewise.cli.tune_interrupted import restored_lines
 from stripewise.model.presets import PresetError, resolve
@@ -75,7 +76,10 @@ def add_write_commands(subparsers: Any) -> None:
     for parser, name in ((apply, "apply"), (setter, "set"), (revert, "revert"), (verify, "verify")):
         if name in ("revert", "verify"):
             parser.add_argument(
-                "--journal", metavar="ID", help="a journal id (default: the last apply)"
+                "--journal",
+                type=nonempty,
+                metavar="ID",
+                help="a journal id (default: the last apply)",
             )
         parser.add_argument("--json", action="store_true", help="print the helper's answer")
         parser.add_argument("--state-dir", help=argparse.SUPPRESS)  # tests: the helper's journal

@@ -10,9 +10,7 @@ and cabling can import whole.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, replace
 from importlib.resources import as_file
 from importlib.resources.abc import Traversable
@@ -20,6 +18,7 @@ from pathlib import Path
 
 from stripewise.input_files import InputFileError, read_text
 from stripewise.model.chassis import ChassisError, ChassisLayout, dump_layout, parse_layout
+from stripewise.output_files import write_output
 
 SUFFIX = ".toml"
 MAX_LAYOUT_BYTES = 2**20
@@ -137,9 +136,6 @@ def save_layout(layout: ChassisLayout, config: Path | None = None) -> Path:
 
 
 def write_atomically(path: Path, text: str) -> None:
+    """Whole or not at all, its directory made first (output_files: never over a device)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, prefix=f".{path.name}.", delete=False, encoding="utf-8"
-    ) as handle:
-        handle.write(text)
-    os.replace(handle.name, path)
+    write_output(path, text)

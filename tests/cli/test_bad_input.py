@@ -1,0 +1,140 @@
+"""Bad input the commands once took, crashed on or acted on: each now gets one line naming the
+problem and exit 2, and nothing is changed. Found by sweeping every command with bad input:
+text that is not UTF-8 (on the command line, or a lone `\\udXXX` in a JSON file), empty
+values that meant "none", ids out of range, flags without the one they go with, and files
+written over what was there (a device node, a damaged export)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from stripewise.output_files import OutputFileError, write_output
+from tests.test_cli import run_cli
+
+IMPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
+DUMP = Path(__file__).resolve().parents[1] / "fixtures" / "udev" / "server_sata_usb.txt"
+PLAN = Path(__file__).resolve().parents[2] / "docs" / "examples" / "x4500-raid6.toml"
+NOT_UTF8 = "caf\udce9"  # b"caf\xe9": Latin-1 bytes, kept by Python as a lone surrogate
+
+
+def refused(done: object, *words: str) -> str:
+    """The one line of a refusal; each of `words` in it."""
+    assert getattr(done, "returncode") == 2, getattr(done, "stderr")  # noqa: B009
+    lines = getattr(done, "stderr").splitlines()  # noqa: B009
+    assert len(lines) == 1 and "Traceback" not in lines[0], lines
+    for word in words:
+        assert word in lines[0], lines[0]
+    return str(lines[0])
+
+
+def test_a_word_that_is_not_utf8_is_refused_before_anything_is_stored(
+    seeded_db_url: str, tmp_path: Path
+) -> None:
+    refused(run_cli("--db", seeded_db_url, "history", "tag", "1", NOT_UTF8), "caf\\xe9", "UTF-8")
+    shown = json.loads(run_cli("--db", seeded_db_url, "history", "show", "1", "--json").stdout)
+    assert not any("caf" in tag for tag in shown["tags"])
+    db = f"sqlite:///{tmp_path / 'imported.db'}"
+    done = run_cli("--db", db, "import", str(IMPORTS / "bonnie103.csv"), "--name", NOT_UTF8)
+    refused(done, "UTF-8")
+    assert not (tmp_path / "imported.db").exists()
+
+
+def test_an_unpaired_surrogate_in_a_json_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    report = json.loads((IMPORTS / "fio_randrw.json").read_text())
+    report["jobs"][0]["jobname"] = "\ud800bad"
+    broken = tmp_path / "fio.json"
+    broken.write_text(json.dumps(report))  # `\ud800` escaped, as JSON writes it
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    refused(run_cli("--db", db, "import", str(broken)), "surrogate", "nothing was imported")
+    snapshot = tmp_path / "snapshot.json"
+    assert run_cli("inventory", "--from", str(DUMP), "--save", str(snapshot)).returncode == 0
+    machine = json.loads(snapshot.read_text())
+    disk = next(s["disk"] for c in machine["controllers"] for s in c["slots"] if s["disk"])
+    disk["model"] = "\udc00x"
+    snapshot.write_text(json.dumps(machine))
+    refused(run_cli("inventory", "--from", str(snapshot)), str(snapshot), "surrogate")
+
+
+def test_written_files_replace_only_files_and_never_a_device_node(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("making device nodes needs root")
+    full = tmp_path / "full"
+    os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # /dev/full's numbers
+    refused(run_cli("plan", str(PLAN), "--script", str(full)), "No space left on device")
+    assert stat.S_ISCHR(full.lstat().st_mode)  # written to in place, still the device
+    disk = tmp_path / "disk"
+    os.mknod(disk, 0o600 | stat.S_IFBLK, os.makedev(7, 250))  # never opened: refused first
+    refused(run_cli("plan", str(PLAN), "--script", str(disk)), "block device")
+    assert stat.S_ISBLK(disk.lstat().st_mode)
+    refused(run_cli("plan", str(PLAN), "--script", str(tmp_path)), "a directory")
+
+    script, link = tmp_path / "create.sh", tmp_path / "latest.sh"
+    link.symlink_to(script.name)
+    assert run_cli("plan", str(PLAN), "--script", str(link)).returncode == 0
+    assert link.is_symlink() and script.read_text().startswith("#!")  # written through
+    assert stat.S_IMODE(script.stat().st_mode) == 0o700
+    refused(run_cli("plan", str(PLAN), "--script", ""), "empty path")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["create.sh", "disk", "full", "latest.sh"]
+
+
+def test_text_that_cannot_be_written_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    kept = tmp_path / "report.json"
+    kept.write_text("precious")
+    with pytest.raises(OutputFileError, match=rf"^cannot write {kept}: surrogates not allowed"):
+        write_output(kept, "\udcff")
+    assert kept.read_text() == "precious" and [p.name for p in tmp_path.iterdir()] == [kept.name]
+    write_output(kept, "new")
+    assert kept.read_text() == "new"
+
+
+def test_empty_values_that_meant_none_are_refused(seeded_db_url: str, tmp_path: Path) -> None:
+    refused(run_cli("--db", seeded_db_url, "history", "tag", "1", "  "), "TAG", "empty")
+    refused(run_cli("tune", "verify", "--journal", ""), "--journal", "empty")
+    target = tmp_path / "target"
+    target.mkdir()
+    bench = ("bench", "--target", str(target), "--engine", "builtin", "--size", "1M")
+    refused(run_cli(*bench, "--group", ""), "--group", "empty")
+    refused(run_cli(*bench, "--confirm-serial", " "), "--confirm-serial", "empty")
+    refused(run_cli("install-desktop-entry", "--prefix", ""), "--prefix", "empty path")
+    refused(run_cli("import", "", "--db", seeded_db_url), "FILE", "empty path")
+
+
+def test_flags_without_the_one_they_go_with_and_ids_out_of_range(
+    seeded_db_url: str, tmp_path: Path
+) -> None:
+    bench = ("bench", "--target", str(tmp_path), "--engine", "builtin", "--size", "1M")
+    refused(run_cli(*bench, "--max-rounds", "4"), "--max-rounds", "--steady-state")
+    refused(run_cli(*bench, "--overwrite"), "--overwrite", "--confirm-serial")
+    for bad, said in (("0", "1 or more"), ("99999999999999999999", "too large")):
+        refused(run_cli("--db", seeded_db_url, "experiment", "apply", "--preview", bad), said)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    refused(run_cli("install-desktop-entry", "--prefix", str(a_file)), "Not a directory")
+
+
+def test_only_a_damaged_database_is_moved_aside(seeded_db_url: str, tmp_path: Path) -> None:
+    sound = Path(seeded_db_url.removeprefix("sqlite:///"))
+    refused(run_cli("db", "move-aside", "--db", str(sound)), "sound SQLite file")
+    assert sound.exists()
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    refused(run_cli("db", "move-aside", "--db", str(folder)), "a directory")
+    assert folder.is_dir()
+    damaged = tmp_path / "damaged.db"
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("CREATE TABLE t (x)")
+        conn.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 100)
+    data = bytearray(damaged.read_bytes())
+    data[4096:8192] = b"\xff" * 4096  # the table's first page
+    damaged.write_bytes(bytes(data))
+    done = run_cli("db", "move-aside", "--db", str(damaged))
+    assert done.returncode == 0, done.stderr
+    assert not damaged.exists() and any(
+        p.name.startswith("damaged.db.corrupt-") for p in tmp_path.iterdir()
+    )
