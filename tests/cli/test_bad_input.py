@@ -138,3 +138,10 @@ def test_only_a_damaged_database_is_moved_aside(seeded_db_url: str, tmp_path: Pa
     assert not damaged.exists() and any(
         p.name.startswith("damaged.db.corrupt-") for p in tmp_path.iterdir()
     )
+
+
+def test_doctor_fails_a_database_whose_folder_is_missing(tmp_path: Path) -> None:
+    done = run_cli("doctor", "--db", f"sqlite:///{tmp_path}/missing/history.db")
+    [line] = [line for line in done.stdout.splitlines() if line.split()[1:2] == ["database"]]
+    assert line.startswith("fail") and f"its folder {tmp_path}/missing does not exist" in line
+    assert done.returncode == 1  # a check failed, as for any other

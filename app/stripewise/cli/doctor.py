@@ -185,6 +185,14 @@ def check_udev() -> Check:
 def check_database(url: str) -> Check:
     shown = database.display_url(url)
     sqlite_path = database.sqlite_path_of(url)
+    if sqlite_path is not None and not sqlite_path.parent.is_dir():  # only the default's is made
+        return Check(
+            "database",
+            Status.FAIL,
+            f"{shown}: its folder {sqlite_path.parent} does not exist (make it, or choose "
+            "another --db)",
+            {"url": shown},
+        )
     if sqlite_path is not None and not sqlite_path.exists():
         return Check(
             "database",
