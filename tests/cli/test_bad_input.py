@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import sqlite3
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from stripewise.output_files import OutputFileError, write_output
-from tests.test_cli import run_cli
+from tests.test_cli import STRIPEWISE, run_cli
 
 IMPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 DUMP = Path(__file__).resolve().parents[1] / "fixtures" / "udev" / "server_sata_usb.txt"
@@ -145,3 +147,41 @@ def test_doctor_fails_a_database_whose_folder_is_missing(tmp_path: Path) -> None
     [line] = [line for line in done.stdout.splitlines() if line.split()[1:2] == ["database"]]
     assert line.startswith("fail") and f"its folder {tmp_path}/missing does not exist" in line
     assert done.returncode == 1  # a check failed, as for any other
+
+
+def test_a_terminal_is_shown_no_control_characters_from_a_disk(tmp_path: Path) -> None:
+    """A model string with an escape sequence (a hostile USB device's INQUIRY data) is shown
+    as text on a terminal; a pipe gets it as it is."""
+    snapshot = tmp_path / "snapshot.json"
+    assert run_cli("inventory", "--from", str(DUMP), "--save", str(snapshot)).returncode == 0
+    machine = json.loads(snapshot.read_text())
+    disk = next(s["disk"] for c in machine["controllers"] for s in c["slots"] if s["disk"])
+    disk["model"] = "\x1b]0;owned\x07\x1b[2J\x9bX"
+    snapshot.write_text(json.dumps(machine))
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [*STRIPEWISE, "inventory", "--from", str(snapshot)],
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=follower,
+        )
+        os.close(follower)
+        shown = b""
+        while chunk := _read(leader):
+            shown += chunk
+        assert process.wait(timeout=60) == 0
+    finally:
+        os.close(leader)
+    text = shown.decode()
+    assert "^[]0;owned^G^[[2J\\x9bX" in text
+    assert not any((ord(c) < 0x20 and c not in "\t\n\r") or 0x7F <= ord(c) < 0xA0 for c in text)
+    piped = run_cli("inventory", "--from", str(snapshot))
+    assert "\x1b]0;owned\x07" in piped.stdout
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the other end closed
+        return b""

@@ -19,6 +19,7 @@ from typing import Protocol, cast
 
 from stripewise.cli.errors import EXIT_PIPE_CLOSED, CliError, fail
 from stripewise.cli.options import Parser, add_db_option, path_argument
+from stripewise.cli.terminal import guard_terminals
 from stripewise.cli.version import VersionAction
 from stripewise.gui import VIEW_NAMES
 
@@ -219,6 +220,7 @@ def _stdout_reader_gone() -> bool:
 
 
 def _main(argv: list[str] | None) -> int:
+    guard_terminals()
     words = sys.argv[1:] if argv is None else argv
     garbled = next((word for word in words if not _utf8(word)), None)
     if garbled is not None:  # stored or printed, it would fail far from here (a run measured)
