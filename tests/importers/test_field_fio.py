@@ -197,6 +197,12 @@ def test_a_broken_document_among_whole_ones_is_skipped_and_named() -> None:
     data["jobs"][0]["read"]["iops"] = -1
     with pytest.raises(ImportFormatError, match=r"seqread read iops: -1 is out of range"):
         parse(broken + json.dumps(data), "bad.json")
+    # a negative CPU share too, though the job's user and system added look like one
+    data = document("fio_two_jobs.json")
+    data["jobs"][0]["usr_cpu"] = -3
+    data["jobs"][0]["sys_cpu"] = 20
+    with pytest.raises(ImportFormatError, match=r"seqread usr_cpu: -3 is out of range"):
+        parse(json.dumps(data), "bad.json")
 
 
 def test_a_status_interval_file_cut_off_in_its_last_report() -> None:

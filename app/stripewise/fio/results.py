@@ -23,6 +23,7 @@ from stripewise.model.run import ResultValue
 HISTOGRAM_KINDS = ("clat_ns", "lat_ns", "slat_ns")
 # A direction's figures, each at most what any run can report: an exbibyte moved, a petabyte
 # per second, a trillion IOPS, a year of runtime in ms.
+CPU_CEILING_PCT = 1e6  # of one CPU: the importers' ceiling for a CPU figure (docs/importing.md)
 _CEILINGS = {
     "io_bytes": 2**60,
     "io_kbytes": 2**50,
@@ -111,6 +112,7 @@ def job_results(
                 check_direction(stats, f"{name} {direction}", source, line)
                 moved = stats.get("io_bytes", stats.get("io_kbytes"))
                 num(moved, 1, f"job {name} {direction} io_bytes", unread)
+        check_cpu(entry, f"{name}", source, line)
         active = active_directions([entry])
         cpu = _cpu(entry, f"job {name}", unread)
         alone = len(active) == 1 and str(entry.get("jobname")) not in unknown
@@ -140,6 +142,17 @@ def check_direction(stats: dict[str, Any], where: str, source: str, line: int) -
             )
     if io_bytes(stats) > 0 and stats.get("runtime") == 0:
         raise ImportFormatError(source, line, f"{where} runtime: 0 ms with I/O done")
+
+
+def check_cpu(entry: dict[str, Any], where: str, source: str, line: int) -> None:
+    """A job's user and system CPU % each in range: their sum alone could hide a negative."""
+    for key in ("usr_cpu", "sys_cpu"):
+        value = entry.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue  # no number: missing, not refused
+        if not 0 <= value <= CPU_CEILING_PCT:
+            said = f"{where} {key}: {value:g} is out of range (0 to {CPU_CEILING_PCT:g})"
+            raise ImportFormatError(source, line, said)
 
 
 def io_bytes(stats: Any) -> float:
