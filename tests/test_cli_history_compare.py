@@ -393,6 +393,11 @@ def test_delete_needs_yes_or_a_terminal_and_restore_brings_runs_back(
     assert "`stripewise history restore 3 4` brings them back" in out
     assert listed_ids(db_url, capsys) == [1]
 
-    assert history(db_url, "restore", "2", "3", "4") == 0
-    assert capsys.readouterr().out == "restored runs 2, 3, 4\n"
+    assert history(db_url, "delete", "4", "--yes") == 0  # in the trash already
+    assert capsys.readouterr().out == "run 4 already in the trash\n"
+
+    assert history(db_url, "restore", "1", "2", "3", "4") == 0
+    assert capsys.readouterr().out == (
+        "restored runs 2, 3, 4\nrun 1 not in the trash: left as is\n"
+    )
     assert listed_ids(db_url, capsys) == [1, 2, 3, 4]

@@ -318,14 +318,21 @@ def _delete(args: argparse.Namespace, store: HistoryStore) -> int:
         print("nothing deleted", file=sys.stderr)
         return 1
     moved = store.delete_runs(ids)
-    print(
-        f"moved {noun_for(len(moved), 'run')} {_ids_text(moved)} to the trash; "
-        f"`stripewise history restore {' '.join(map(str, moved))}` brings them back"
-    )
+    if moved:
+        print(
+            f"moved {noun_for(len(moved), 'run')} {_ids_text(moved)} to the trash; "
+            f"`stripewise history restore {' '.join(map(str, moved))}` brings them back"
+        )
+    if kept := sorted(set(ids) - set(moved)):
+        print(f"{noun_for(len(kept), 'run')} {_ids_text(kept)} already in the trash")
     return 0
 
 
 def _restore(args: argparse.Namespace, store: HistoryStore) -> int:
-    restored = store.restore_runs(list(dict.fromkeys(args.run_ids)))
-    print(f"restored {noun_for(len(restored), 'run')} {_ids_text(restored)}")
+    ids = sorted(set(args.run_ids))
+    restored = store.restore_runs(ids)
+    if restored:
+        print(f"restored {noun_for(len(restored), 'run')} {_ids_text(restored)}")
+    if kept := [i for i in ids if i not in restored]:
+        print(f"{noun_for(len(kept), 'run')} {_ids_text(kept)} not in the trash: left as is")
     return 0

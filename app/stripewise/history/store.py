@@ -252,11 +252,12 @@ class HistoryStore:
         if not ids:
             return []
         with self._write() as conn:
-            found = {int(r.id) for r in conn.execute(select(runs.c.id).where(runs.c.id.in_(ids)))}
+            query = select(runs.c.id, runs.c.deleted_at).where(runs.c.id.in_(ids))
+            found = {int(r.id): r.deleted_at is not None for r in conn.execute(query)}
             if missing := [i for i in ids if i not in found]:
                 raise RunNotFoundError(missing[0], self._db.location)
             conn.execute(update(runs).where(runs.c.id.in_(ids)).values(deleted_at=when))
-        return ids
+        return [i for i in ids if found[i] != (when is not None)]  # those it moved
 
     def _update(self, run_id: int, **values: Any) -> None:
         with self._write() as conn:
