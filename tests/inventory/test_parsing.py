@@ -108,7 +108,15 @@ def _snapshot(**disk: object) -> str:
     "text, message",
     [
         (_snapshot(size_bytes="big"), "controllers[0].slots[0].disk.size_bytes: expected int"),
-        (_snapshot(size_bytes=-5), "controllers[0].slots[0].disk.size_bytes: must not be negative"),
+        (_snapshot(size_bytes=-5), "controllers[0].slots[0].disk.size_bytes: -5 bytes is out of"),
+        (_snapshot(size_bytes=10**30), "disk.size_bytes: 1e+30 bytes is out of range"),
+        (_snapshot(name="../../etc/passwd"), "disk.name: '../../etc/passwd' is not a device"),
+        (_snapshot(name=""), "controllers[0].slots[0].disk.name: '' is not a device name"),
+        (
+            '{"format": "stripewise-inventory", "version": 1, "controllers": '
+            '[{"id": "c0", "slots": []}, {"id": "c0", "slots": []}]}',
+            "controllers: 'c0' listed twice",
+        ),
         (_snapshot(rotational="yes"), "controllers[0].slots[0].disk.rotational: expected bool"),
         (_snapshot(name=None), "controllers[0].slots[0].disk.name: expected str, got None"),
         (_snapshot(by_id=["ok", 3]), "controllers[0].slots[0].disk.by_id[1]: expected a string"),

@@ -8,6 +8,7 @@ with a message instead of drawing a wrong map.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,6 +31,10 @@ from stripewise.model.topology import (
 
 FORMAT = "stripewise-inventory"
 VERSION = 1
+MAX_SIZE_BYTES = 2**60
+MAX_PORTS = 2**16  # a controller's ports, expanders' included
+# the kernel's names: letters, digits and `!` (sysfs's `/`), `.`, `_`, `-`, `:`, `+`, `@`
+_DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!._:+@-]{0,63}")
 
 
 class SnapshotError(ValueError):
@@ -219,6 +224,21 @@ class _Reader:
             raise SnapshotError(f"{self._path(key)}: expected {names}, got {value!r:.40}")
         return value
 
+    def device_name(self, key: str) -> str:
+        """A kernel device name (`sda`, `nvme0n1p2`, `cciss!c0d0`, `md127`): it becomes a
+        path under /dev in the commands a plan writes, so never `..` or a `/`."""
+        name: str = self.get(key, str, optional=False)
+        if not _DEVICE_NAME.fullmatch(name):
+            raise SnapshotError(f"{self._path(key)}: {name[:40]!r} is not a device name")
+        return name
+
+    def size(self, key: str) -> int | None:
+        """Bytes, at most an exbibyte: no disk or array comes near it."""
+        size: int | None = self.get(key, int)
+        if size is not None and not 0 <= size <= MAX_SIZE_BYTES:
+            raise SnapshotError(f"{self._path(key)}: {size:.4g} bytes is out of range")
+        return size
+
     def text_list(self, key: str) -> tuple[str, ...]:
         values = self.get(key, list) or []
         for index, value in enumerate(values):
@@ -255,11 +275,9 @@ def _read_link(reader: _Reader | None) -> Link | None:
 
 
 def _read_disk(r: _Reader) -> Disk:
-    size = r.get("size_bytes", int)
-    if size is not None and size < 0:
-        raise SnapshotError(f"{r.where}.size_bytes: must not be negative")
+    size = r.size("size_bytes")
     return Disk(
-        name=r.get("name", str, optional=False),
+        name=r.device_name("name"),
         kind=r.enum("kind", DiskKind, DiskKind.DISK),
         devnode=r.get("devnode", str),
         major_minor=r.get("major_minor", str),
@@ -294,7 +312,7 @@ def _read_disk(r: _Reader) -> Disk:
 
 def _read_path(r: _Reader) -> DiskPath:
     return DiskPath(
-        name=r.get("name", str, optional=False),
+        name=r.device_name("name"),
         controller=r.get("controller", str, optional=False),
         port=r.get("port", str, optional=False),
         hctl=r.get("hctl", str),
@@ -304,8 +322,8 @@ def _read_path(r: _Reader) -> DiskPath:
 
 def _read_partition(r: _Reader) -> Partition:
     return Partition(
-        name=r.get("name", str, optional=False),
-        size_bytes=r.get("size_bytes", int),
+        name=r.device_name("name"),
+        size_bytes=r.size("size_bytes"),
         fs_type=r.get("fs_type", str),
         fs_label=r.get("fs_label", str),
         mountpoints=r.text_list("mountpoints"),
@@ -348,8 +366,8 @@ def _read_controller(r: _Reader) -> Controller:
             max_link=_read_link(r.child("max_link")),
         )
     port_count = r.get("port_count", int)
-    if port_count is not None and port_count < 0:
-        raise SnapshotError(f"{r.where}.port_count: must not be negative")
+    if port_count is not None and not 0 <= port_count <= MAX_PORTS:
+        raise SnapshotError(f"{r.where}.port_count: {port_count:.4g} is out of range")
     return Controller(
         id=r.get("id", str, optional=False),
         kind=r.get("kind", str) or "unknown",
@@ -366,13 +384,13 @@ def _read_controller(r: _Reader) -> Controller:
 
 def _read_array(r: _Reader) -> Array:
     return Array(
-        name=r.get("name", str, optional=False),
+        name=r.device_name("name"),
         kind=r.enum("kind", DiskKind, DiskKind.ARRAY),
         level=r.get("level", str),
         members=r.text_list("members"),
         member_disks=r.text_list("member_disks"),
         raid_devices=r.get("raid_devices", int),
-        size_bytes=r.get("size_bytes", int),
+        size_bytes=r.size("size_bytes"),
         chunk_kib=r.get("chunk_kib", int),
         uuid=r.get("uuid", str),
         label=r.get("label", str),
@@ -391,6 +409,10 @@ def from_json(data: object) -> Inventory:
             f"version: snapshot version {version} is newer than this Stripewise reads ({VERSION})"
         )
     host = top.child("host")
+    controllers = top.objects("controllers", _read_controller)
+    ids = [controller.id for controller in controllers]
+    if twice := next((i for n, i in enumerate(ids) if i in ids[:n]), None):
+        raise SnapshotError(f"controllers: {twice!r} listed twice")
     return Inventory(
         host=HostIdentity(
             hostname=host.get("hostname", str) if host else None,
@@ -399,7 +421,7 @@ def from_json(data: object) -> Inventory:
             source_file=host.get("source_file", str) if host else None,
         ),
         source="snapshot",
-        controllers=top.objects("controllers", _read_controller),
+        controllers=controllers,
         virtual=top.objects("virtual", _read_disk),
         arrays=top.objects("arrays", _read_array),
         warnings=top.text_list("warnings"),
