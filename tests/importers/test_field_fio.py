@@ -203,6 +203,11 @@ def test_a_broken_document_among_whole_ones_is_skipped_and_named() -> None:
     data["jobs"][0]["sys_cpu"] = 20
     with pytest.raises(ImportFormatError, match=r"seqread usr_cpu: -3 is out of range"):
         parse(json.dumps(data), "bad.json")
+    # a direction fio writes as an object, written as anything else: missing, and named
+    data = document("fio_two_jobs.json")
+    data["jobs"][1]["write"] = "x"
+    (run,) = parse_raw(json.dumps(data), "odd.json")
+    assert run.warnings and "job seqwrite write is 'x'" in run.warnings[0]
 
 
 def test_a_status_interval_file_cut_off_in_its_last_report() -> None:

@@ -112,6 +112,8 @@ def job_results(
                 check_direction(stats, f"{name} {direction}", source, line)
                 moved = stats.get("io_bytes", stats.get("io_kbytes"))
                 num(moved, 1, f"job {name} {direction} io_bytes", unread)
+            elif stats is not None and unread is not None:  # fio writes an object: missing
+                unread.add(f"job {name} {direction}", stats)
         check_cpu(entry, f"{name}", source, line)
         active = active_directions([entry])
         cpu = _cpu(entry, f"job {name}", unread)
