@@ -59,10 +59,21 @@ def test_a_shared_ceiling_is_found_and_the_slow_member_named(tmp_path: Path) -> 
         before = disks.checksums()
         done = scaling("--disks", ",".join(disks.names), "--size", "8M", "--json", "--save",
                        "--db", db)  # fmt: skip
+        events = [json.loads(line) for line in done.stdout.splitlines()]
+        if (
+            done.returncode == 0
+            and events[-1]["ceiling"] is None
+            and "vary too much" in events[-1]["sentence"]
+        ):
+            # The honest answer on a VM whose host takes its CPUs (passes 13 % apart, seen in
+            # CI under load): asked again with the more passes it advises, into a new history.
+            db = f"sqlite:///{tmp_path / 'history-again.db'}"
+            done = scaling("--disks", ",".join(disks.names), "--size", "8M", "--repeat", "6",
+                           "--json", "--save", "--db", db)  # fmt: skip
+            events = [json.loads(line) for line in done.stdout.splitlines()]
         after = disks.checksums()
     assert done.returncode == 0, done.stderr
     assert before == after  # nothing written, byte for byte
-    events = [json.loads(line) for line in done.stdout.splitlines()]
     result = events[-1]
     assert result["event"] == "scaling_result" and result["status"] == "complete"
     assert result["written_bytes"] == 0
