@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shutil
 import sqlite3
 import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -63,26 +65,51 @@ def test_an_unpaired_surrogate_in_a_json_file_is_refused_in_one_line(tmp_path: P
     refused(run_cli("inventory", "--from", str(snapshot)), str(snapshot), "surrogate")
 
 
-def test_written_files_replace_only_files_and_never_a_device_node(tmp_path: Path) -> None:
+def test_written_files_replace_files_and_links_never_what_a_link_names(tmp_path: Path) -> None:
+    refused(run_cli("plan", str(PLAN), "--script", str(tmp_path)), "a directory")
+    refused(run_cli("plan", str(PLAN), "--script", ""), "empty path")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    link = tmp_path / "build.sh"
+    link.symlink_to(victim)  # planted: the script replaces the link, never what it names
+    assert run_cli("plan", str(PLAN), "--script", str(link)).returncode == 0
+    assert victim.read_text() == "precious" and not link.is_symlink()
+    assert link.read_text().startswith("#!") and stat.S_IMODE(link.stat().st_mode) == 0o700
+    # /dev/stdout names this process's descriptor: a pipe here, written in place
+    piped = run_cli("plan", str(PLAN), "--script", "/dev/stdout")
+    assert piped.returncode == 0 and "#!/usr/bin/env bash" in piped.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build.sh", "victim.txt"]
+
+
+def test_written_files_never_replace_or_write_a_device(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("making device nodes needs root")
-    full = tmp_path / "full"
-    os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # /dev/full's numbers
-    refused(run_cli("plan", str(PLAN), "--script", str(full)), "No space left on device")
-    assert stat.S_ISCHR(full.lstat().st_mode)  # written to in place, still the device
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    assert run_cli("plan", str(PLAN), "--script", str(null)).returncode == 0
+    assert stat.S_ISCHR(null.lstat().st_mode)  # written to in place, still the device
+    memory = tmp_path / "mem"
+    os.mknod(memory, 0o600 | stat.S_IFCHR, os.makedev(1, 1))  # /dev/mem's: never opened
+    refused(run_cli("plan", str(PLAN), "--script", str(memory)), "a device, not a file")
     disk = tmp_path / "disk"
     os.mknod(disk, 0o600 | stat.S_IFBLK, os.makedev(7, 250))  # never opened: refused first
     refused(run_cli("plan", str(PLAN), "--script", str(disk)), "block device")
-    assert stat.S_ISBLK(disk.lstat().st_mode)
-    refused(run_cli("plan", str(PLAN), "--script", str(tmp_path)), "a directory")
-
-    script, link = tmp_path / "create.sh", tmp_path / "latest.sh"
-    link.symlink_to(script.name)
-    assert run_cli("plan", str(PLAN), "--script", str(link)).returncode == 0
-    assert link.is_symlink() and script.read_text().startswith("#!")  # written through
-    assert stat.S_IMODE(script.stat().st_mode) == 0o700
-    refused(run_cli("plan", str(PLAN), "--script", ""), "empty path")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["create.sh", "disk", "full", "latest.sh"]
+    assert stat.S_ISCHR(memory.lstat().st_mode) and stat.S_ISBLK(disk.lstat().st_mode)
+    # another user's link in a sticky directory (/tmp): replaced, what it names left alone
+    victim = tmp_path / "passwd"
+    victim.write_text("root:x:0:0")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    sticky = Path(tempfile.mkdtemp(prefix="stripewise-sticky-", dir="/tmp"))  # nobody reaches it
+    try:
+        sticky.chmod(0o1777)
+        planted = sticky / "snap.json"
+        subprocess.run([*nobody, "ln", "-s", str(victim), str(planted)], check=True)
+        saved = run_cli("inventory", "--from", str(DUMP), "--save", str(planted))
+        assert saved.returncode == 0, saved.stderr
+        assert victim.read_text() == "root:x:0:0"
+        assert json.loads(planted.read_text())["format"] == "stripewise-inventory"
+    finally:
+        shutil.rmtree(sticky)
 
 
 def test_text_that_cannot_be_written_leaves_the_file_as_it_was(tmp_path: Path) -> None:
@@ -174,7 +201,7 @@ def test_a_terminal_is_shown_no_control_characters_from_a_disk(tmp_path: Path) -
     finally:
         os.close(leader)
     text = shown.decode()
-    assert "^[]0;owned^G^[[2J\\x9bX" in text
+    assert "^[]0;owned^G^[[2J\\u009bX" in text
     assert not any((ord(c) < 0x20 and c not in "\t\n\r") or 0x7F <= ord(c) < 0xA0 for c in text)
     piped = run_cli("inventory", "--from", str(snapshot))
     assert "\x1b]0;owned\x07" in piped.stdout
@@ -185,3 +212,17 @@ def _read(fd: int) -> bytes:
         return os.read(fd, 65536)
     except OSError:  # EIO: the other end closed
         return b""
+
+
+def test_a_serial_with_a_newline_stays_inside_the_scripts_comment(tmp_path: Path) -> None:
+    """A disk's serial is the firmware's (or a file's) text: one holding a newline would end
+    the script's header comment, above its confirmation guard, and run as a command."""
+    plan = PLAN.read_text().replace('serial = "KRVN602ZAG54YD"', 'serial = "KRVN\\ntouch pwned"')
+    assert "touch pwned" in plan
+    (tmp_path / "plan.toml").write_text(plan)
+    script = tmp_path / "build.sh"
+    done = run_cli("plan", str(tmp_path / "plan.toml"), "--script", str(script))
+    assert done.returncode == 0, done.stderr
+    lines = script.read_text().splitlines()
+    assert not [line for line in lines if "touch pwned" in line and not line.startswith("#")]
+    assert any("serial KRVN?touch pwned" in line for line in lines)

@@ -109,13 +109,23 @@ def _snapshot(**disk: object) -> str:
     [
         (_snapshot(size_bytes="big"), "controllers[0].slots[0].disk.size_bytes: expected int"),
         (_snapshot(size_bytes=-5), "controllers[0].slots[0].disk.size_bytes: -5 bytes is out of"),
-        (_snapshot(size_bytes=10**30), "disk.size_bytes: 1e+30 bytes is out of range"),
+        (_snapshot(size_bytes=10**30), "disk.size_bytes: 1.000e+30 bytes is out of range"),
+        (_snapshot(size_bytes=10**400), "disk.size_bytes: 1.000e+400 bytes is out of range"),
+        (_snapshot(by_id=["/dev/sdq"]), "disk.by_id[0]: '/dev/sdq' is not a by-id link"),
+        (_snapshot(by_id=["disk/by-id/../../sdq"]), "is not a by-id link"),
+        (_snapshot(by_path=["disk/by-id/wwn-1"]), "disk.by_path[0]: 'disk/by-id/wwn-1' is not"),
+        (_snapshot(devnode="/dev/../etc/passwd"), "disk.devnode: '/dev/../etc/passwd' is not"),
         (_snapshot(name="../../etc/passwd"), "disk.name: '../../etc/passwd' is not a device"),
         (_snapshot(name=""), "controllers[0].slots[0].disk.name: '' is not a device name"),
         (
             '{"format": "stripewise-inventory", "version": 1, "controllers": '
             '[{"id": "c0", "slots": []}, {"id": "c0", "slots": []}]}',
             "controllers: 'c0' listed twice",
+        ),
+        (
+            '{"format": "stripewise-inventory", "version": 1, "controllers": '
+            '[{"id": "", "slots": []}, {"id": "", "slots": []}]}',
+            "controllers: '' listed twice",
         ),
         (_snapshot(rotational="yes"), "controllers[0].slots[0].disk.rotational: expected bool"),
         (_snapshot(name=None), "controllers[0].slots[0].disk.name: expected str, got None"),

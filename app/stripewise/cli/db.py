@@ -35,11 +35,9 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{path} does not exist: nothing to move")
         if path.is_dir():
             raise CliError(f"{path} is a directory, not a SQLite file: nothing to move")
-        if _sound(path, database.display_url(url)):
-            raise CliError(
-                f"{path} reads as a sound SQLite file (its quick_check is ok): nothing to move "
-                "aside; rename it yourself to start a fresh history"
-            )
+        damage = _damage(path, database.display_url(url))
+        if damage is not None:
+            raise CliError(damage)
         moved = database.move_aside(path)
         print(f"moved {path} to {moved}; a fresh database is created at the next start")
         return EXIT_OK
@@ -65,14 +63,20 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _sound(path: Path, location: str) -> bool:
-    """Whether SQLite reads the file whole: only one it cannot is moved aside."""
+def _damage(path: Path, location: str) -> str | None:
+    """Why the file is not moved aside; None when SQLite finds it damaged. A sound file, or
+    one only locked by another program or unreadable to this user, is left where it is."""
     try:
         sqlitefile.probe(path, location)
         sqlitefile.quick_check(path, location)
-    except database.DatabaseError:
-        return False
-    return True
+    except database.CorruptDatabaseError:
+        return None
+    except database.DatabaseError as exc:
+        return f"{exc}: not damaged as far as SQLite can tell; nothing moved"
+    return (
+        f"{path} reads as a sound SQLite file (its quick_check is ok): nothing to move aside; "
+        "rename it yourself to start a fresh history"
+    )
 
 
 def _say(note: str | None) -> None:

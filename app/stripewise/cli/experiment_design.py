@@ -77,7 +77,9 @@ def fill_run_parser(run: argparse.ArgumentParser) -> None:
     run.add_argument("--name", help="the experiment's name (default: what it varies)")
     run.add_argument("--json", action="store_true", help="one JSON event per line")
     run.add_argument("--save", action="store_true", help="keep the experiment and its runs")
-    run.add_argument("--confirm-serial", metavar="SERIAL", help="to write to a block device")
+    run.add_argument(
+        "--confirm-serial", type=nonempty, metavar="SERIAL", help="to write to a block device"
+    )
     hosts = run.add_mutually_exclusive_group()
     hosts.add_argument(
         "--host",

@@ -3,8 +3,8 @@
 Names come from outside: a disk's model and serial are what its firmware says (a hostile USB
 device says what it likes), a run's name and host what an imported file says. Printed raw, an
 escape sequence among them moves the cursor, rewrites earlier lines or retitles the terminal.
-On a terminal each other C0 and C1 control is shown as `^[`-style text (as `cat -v` does);
-a pipe or a file gets the text as it is (JSON escapes them itself).
+On a terminal each other C0 control is shown as `^[`-style text (as `cat -v` does), DEL and each
+C1 control as JSON escapes it (`\\u009b`); a pipe or a file gets the text as it is.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ import sys
 from typing import Any, TextIO
 
 KEPT = "\t\n\r"  # \r: the progress line redraws itself
-_SHOWN = {
-    code: f"^{chr(code ^ 0x40)}" for code in (*range(0x20), 0x7F) if chr(code) not in KEPT
-} | {code: f"\\x{code:02x}" for code in range(0x80, 0xA0)}
+# C0 as `^[`; DEL and C1 as JSON writes them (`\u009b`), so JSON on a terminal stays JSON (its
+# strings never hold C0 raw: json escapes those itself)
+_SHOWN = {code: f"^{chr(code ^ 0x40)}" for code in range(0x20) if chr(code) not in KEPT} | {
+    code: f"\\u{code:04x}" for code in (0x7F, *range(0x80, 0xA0))
+}
 
 
 class PrintableText:

@@ -153,7 +153,8 @@ def check_cpu(entry: dict[str, Any], where: str, source: str, line: int) -> None
         if isinstance(value, bool) or not isinstance(value, int | float):
             continue  # no number: missing, not refused
         if not 0 <= value <= CPU_CEILING_PCT:
-            said = f"{where} {key}: {value:g} is out of range (0 to {CPU_CEILING_PCT:g})"
+            shown = f"{value:g}" if isinstance(value, float) or abs(value) < 10**15 else "too large"
+            said = f"{where} {key}: {shown} is out of range (0 to {CPU_CEILING_PCT:g})"
             raise ImportFormatError(source, line, said)
 
 

@@ -86,6 +86,7 @@ class ExperimentPassNote(QWidget):
 
     def _add_row(self, label: str, text: str) -> None:
         value = QLabel(text)
+        value.setTextFormat(Qt.TextFormat.PlainText)  # a path or a name, never markup
         value.setWordWrap(True)
         value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.rows.addRow(QLabel(label), value)

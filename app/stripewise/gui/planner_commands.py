@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -28,6 +29,7 @@ from stripewise.gui import help_dialogs as says
 from stripewise.model.device_match import Here, found_here, not_here_text
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
 from stripewise.model.topology import Inventory
+from stripewise.output_files import OutputFileError, write_output
 from stripewise.protocol.verbs import ArrayCreateArgs, ArrayMember
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.planner import PlannerService
@@ -179,8 +181,12 @@ def _save_script(parent: QWidget, script: str, name: str) -> None:
             "Shell scripts (*.sh)",
         )[0]
     )
-    if path:
-        Path(path).write_text(script, encoding="utf-8")
+    if not path:
+        return
+    try:
+        write_output(Path(path), script, mode=0o700)  # as `plan --script` writes it
+    except OutputFileError as exc:
+        QMessageBox.warning(parent, says.save_script(name), str(exc))
 
 
 def _create(

@@ -256,8 +256,10 @@ class HistoryStore:
             found = {int(r.id): r.deleted_at is not None for r in conn.execute(query)}
             if missing := [i for i in ids if i not in found]:
                 raise RunNotFoundError(missing[0], self._db.location)
-            conn.execute(update(runs).where(runs.c.id.in_(ids)).values(deleted_at=when))
-        return [i for i in ids if found[i] != (when is not None)]  # those it moved
+            moved = [i for i in ids if found[i] != (when is not None)]
+            if moved:  # a run already in the trash keeps the time it went there (its purge)
+                conn.execute(update(runs).where(runs.c.id.in_(moved)).values(deleted_at=when))
+        return moved
 
     def _update(self, run_id: int, **values: Any) -> None:
         with self._write() as conn:

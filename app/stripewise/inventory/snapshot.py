@@ -35,6 +35,8 @@ MAX_SIZE_BYTES = 2**60
 MAX_PORTS = 2**16  # a controller's ports, expanders' included
 # the kernel's names: letters, digits and `!` (sysfs's `/`), `.`, `_`, `-`, `:`, `+`, `@`
 _DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!._:+@-]{0,63}")
+# udev's link names: printable, no `/` (it escapes what else a serial holds as \x2f, \x20)
+_LINK_NAME = re.compile(r"[!-.0-~]{1,255}")
 
 
 class SnapshotError(ValueError):
@@ -232,11 +234,32 @@ class _Reader:
             raise SnapshotError(f"{self._path(key)}: {name[:40]!r} is not a device name")
         return name
 
+    def links(self, key: str, kind: str) -> tuple[str, ...]:
+        """udev's links to a disk (`disk/by-id/wwn-0x...`): a plan's commands name the disk by
+        one, so each must be a link of `kind` (by-id, by-path), nothing else under /dev."""
+        found = self.text_list(key)
+        for index, link in enumerate(found):
+            head, _slash, name = link.removeprefix("/dev/").rpartition("/")
+            if head != f"disk/{kind}" or name in ("", ".", "..") or not _LINK_NAME.fullmatch(name):
+                raise SnapshotError(
+                    f"{self._path(key)}[{index}]: {link[:60]!r} is not a {kind} link"
+                )
+        return found
+
+    def devnode(self, key: str) -> str | None:
+        node: str | None = self.get(key, str)
+        if node is None:
+            return None
+        parts = node.removeprefix("/dev/").split("/")
+        if not node.startswith("/dev/") or not all(_DEVICE_NAME.fullmatch(p) for p in parts):
+            raise SnapshotError(f"{self._path(key)}: {node[:60]!r} is not a node under /dev")
+        return node
+
     def size(self, key: str) -> int | None:
         """Bytes, at most an exbibyte: no disk or array comes near it."""
         size: int | None = self.get(key, int)
         if size is not None and not 0 <= size <= MAX_SIZE_BYTES:
-            raise SnapshotError(f"{self._path(key)}: {size:.4g} bytes is out of range")
+            raise SnapshotError(f"{self._path(key)}: {_number(size)} bytes is out of range")
         return size
 
     def text_list(self, key: str) -> tuple[str, ...]:
@@ -264,6 +287,13 @@ class _Reader:
             return default  # a transport this version does not know: shown as unknown
 
 
+def _number(value: int) -> str:
+    """A whole number of any length, shown short (a float of it may overflow)."""
+    digits = str(abs(value))
+    shown = digits if len(digits) <= 15 else f"{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+    return f"-{shown}" if value < 0 else shown
+
+
 def _read_link(reader: _Reader | None) -> Link | None:
     if reader is None:
         return None
@@ -279,12 +309,12 @@ def _read_disk(r: _Reader) -> Disk:
     return Disk(
         name=r.device_name("name"),
         kind=r.enum("kind", DiskKind, DiskKind.DISK),
-        devnode=r.get("devnode", str),
+        devnode=r.devnode("devnode"),
         major_minor=r.get("major_minor", str),
         wwn=r.get("wwn", str),
         serial=r.get("serial", str),
-        by_id=r.text_list("by_id"),
-        by_path=r.text_list("by_path"),
+        by_id=r.links("by_id", "by-id"),
+        by_path=r.links("by_path", "by-path"),
         vendor=r.get("vendor", str),
         model=r.get("model", str),
         size_bytes=size,
@@ -316,7 +346,7 @@ def _read_path(r: _Reader) -> DiskPath:
         controller=r.get("controller", str, optional=False),
         port=r.get("port", str, optional=False),
         hctl=r.get("hctl", str),
-        by_path=r.text_list("by_path"),
+        by_path=r.links("by_path", "by-path"),
     )
 
 
@@ -367,7 +397,7 @@ def _read_controller(r: _Reader) -> Controller:
         )
     port_count = r.get("port_count", int)
     if port_count is not None and not 0 <= port_count <= MAX_PORTS:
-        raise SnapshotError(f"{r.where}.port_count: {port_count:.4g} is out of range")
+        raise SnapshotError(f"{r.where}.port_count: {_number(port_count)} is out of range")
     return Controller(
         id=r.get("id", str, optional=False),
         kind=r.get("kind", str) or "unknown",
@@ -411,7 +441,7 @@ def from_json(data: object) -> Inventory:
     host = top.child("host")
     controllers = top.objects("controllers", _read_controller)
     ids = [controller.id for controller in controllers]
-    if twice := next((i for n, i in enumerate(ids) if i in ids[:n]), None):
+    if (twice := next((i for n, i in enumerate(ids) if i in ids[:n]), None)) is not None:
         raise SnapshotError(f"controllers: {twice!r} listed twice")
     return Inventory(
         host=HostIdentity(

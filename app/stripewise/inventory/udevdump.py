@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from stripewise.input_files import InputFileError, check_depth
+from stripewise.input_files import InputFileError, check_depth, lone_surrogate_in
 from stripewise.inventory.dump_cuts import Ends, cut_warnings
 from stripewise.json_stream import JsonStream, JsonValueError
 from stripewise.model.topology import HostIdentity
@@ -307,6 +307,8 @@ def _salvage(fragment: str) -> object | None:
             if end < 0:
                 return None
             continue
+        if lone_surrogate_in(fragment, value):  # not text: as a whole object holding one is
+            return None
         return value if isinstance(value, dict) else None
     return None
 

@@ -425,7 +425,13 @@ def _script_header(
         "# before it overwrites a disk that holds a filesystem or an old array.",
         "set -euo pipefail",
     ]
-    return lines
+    return [_one_line(line) for line in lines]
+
+
+def _one_line(line: str) -> str:
+    """A header line with no control character left: a serial or a name that holds a newline
+    (a snapshot's, or a device's firmware's) would end its comment and run as a command."""
+    return "".join("?" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c for c in line)
 
 
 def _script_guard(devices: list[str]) -> list[str]:

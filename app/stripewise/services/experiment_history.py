@@ -33,6 +33,7 @@ from stripewise.history.experiments import (
     restore_experiment,
 )
 from stripewise.model.experiment_result import Verdict
+from stripewise.output_files import OutputFileError, write_output
 from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.services.experiment_setup import Prepared
 from stripewise.services.history import HistoryService
@@ -92,9 +93,9 @@ def kept_setup(stored: StoredExperiment, tree: Tree | None = None) -> Prepared |
 
 def _write(path: Path, text: str) -> str:
     try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        return f"could not write {path}: {exc.strerror}"
+        write_output(path, text)
+    except OutputFileError as exc:
+        return f"could not write {path}: {str(exc).removeprefix(f'cannot write {path}: ')}"
     return f"written to {path}"
 
 

@@ -26,6 +26,7 @@ from stripewise.model.bench_targets import BenchTarget, targets_from
 from stripewise.model.health import DiskHealth, HealthVerdict, verdict
 from stripewise.model.plan import Plan
 from stripewise.model.topology import DiskKind, Inventory
+from stripewise.output_files import write_output
 from stripewise.protocol.health import MAX_HEALTH_DEVICES, DiskHealthArgs, DiskHealthReply
 from stripewise.services.bays import BayService
 from stripewise.services.helper_client import HelperClient
@@ -283,7 +284,7 @@ class HardwareService(QObject):
             return
         text = dumps(self.inventory)
         run_in_background(
-            lambda: path.write_text(text, encoding="utf-8"),
+            lambda: write_output(path, text),
             lambda _: self.notice.emit(f"snapshot saved to {path}"),
             lambda exc: self.failed.emit(f"cannot save snapshot {path}: {exc}"),
         )

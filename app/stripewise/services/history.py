@@ -26,6 +26,7 @@ from stripewise.model.compare import Comparison, Series
 from stripewise.model.run import RunSummary
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.run_filter import Term
+from stripewise.output_files import OutputFileError, write_output
 from stripewise.services.tasks import SerialWriter, run_in_background
 
 __all__ = [  # the listing's names too: the GUI asks this service, never the history itself
@@ -73,9 +74,9 @@ def move_aside(path: Path) -> Path:
 def _write(path: Path, text: str) -> str:
     """What happened, in words for the status bar."""
     try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        return f"could not write {path}: {exc.strerror}"
+        write_output(path, text)
+    except OutputFileError as exc:
+        return f"could not write {path}: {str(exc).removeprefix(f'cannot write {path}: ')}"
     return f"written to {path}"
 
 

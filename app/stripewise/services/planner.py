@@ -31,6 +31,7 @@ from stripewise.model.plan import (
 from stripewise.model.run import RunSummary
 from stripewise.model.topology import Inventory
 from stripewise.model.wording import count_noun
+from stripewise.output_files import write_output
 from stripewise.planner.checks import evaluate_plan
 from stripewise.services.history import HistoryService
 from stripewise.services.tasks import run_in_background
@@ -284,7 +285,7 @@ class PlannerService(QObject):
             self.notice.emit(f"plan saved to {path}")
 
         run_in_background(
-            lambda: path.write_text(text, encoding="utf-8"),
+            lambda: write_output(path, text),
             done,
             lambda exc: self.failed.emit(f"cannot save {path}: {exc}"),
         )
