@@ -168,7 +168,7 @@ class BenchPage(QWidget):
         session.phaseStarted.connect(self._on_phase_started)
         session.sampleArrived.connect(self._on_sample)
         session.phaseFinished.connect(self._on_phase_finished)
-        session.roundEnded.connect(self.form.steady.show_round)  # the live rounds line
+        self.pass_note.route_rounds(session.roundEnded, self.form.steady)  # live rounds line
         session.warningRaised.connect(self._on_warning)
         session.finished.connect(self._on_finished)
         session.saved.connect(self._on_saved)

@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
-from stripewise.model.bench import BenchSpec
+from stripewise.gui.steady_state_row import SteadyStateRow
+from stripewise.model.bench import BONNIE_NAMES, BenchSpec
 from stripewise.model.compare_context import spec_settings
 from stripewise.model.setting_labels import setting_label, setting_text
+from stripewise.model.steady_state import Window, round_words
+from stripewise.protocol.events import SteadyRound
 
 EXPERIMENT_RUNNING = (  # Start's tooltip meanwhile
     "An experiment is running on the Experiment page: it starts each of its passes here "
@@ -43,17 +46,23 @@ class ExperimentPassNote(QWidget):
         self.heading = QLabel()
         self.heading.setWordWrap(True)
         self.heading.setTextFormat(Qt.TextFormat.RichText)
+        self._form_row: SteadyStateRow | None = None
+        self.round_line = QLabel()  # a steady-state pass's live round, as the form's row says it
+        self.round_line.setWordWrap(True)
+        self.round_line.hide()
         self.rows = QFormLayout()
         self.rows.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.heading)
         layout.addLayout(self.rows)
+        layout.addWidget(self.round_line)
         self.hide()
 
     def wait(self) -> None:
         self.heading.setText(escape(WAITING, quote=False))
         self._clear_rows()
+        self.round_line.hide()
 
     def show_run(
         self, name: str, tags: Sequence[str], spec: BenchSpec, hosts: Sequence[str] = ()
@@ -63,6 +72,7 @@ class ExperimentPassNote(QWidget):
         said = ON_SHOW if EXPERIMENT_TAG in tags else NOT_A_PASS
         self.heading.setText(f"<b>{escape(name, quote=False)}</b><br>{escape(said, quote=False)}")
         self._clear_rows()
+        self.round_line.hide()
         if hosts:
             self._add_row("Hosts", ", ".join(hosts))
         for key, value in spec_settings(spec).items():
@@ -71,6 +81,20 @@ class ExperimentPassNote(QWidget):
             rounds = f"until steady, {spec.max_rounds} rounds at most"
             first = ", preconditioned" if spec.precondition else ""
             self._add_row("Steady state", rounds + first)
+
+    def route_rounds(self, rounds: SignalInstance, form_row: SteadyStateRow) -> None:
+        """A steady-state round's line goes to the form's row, or here while the form is put
+        away (the form keeps its own line as it was)."""
+        self._form_row = form_row
+        rounds.connect(self._on_round)
+
+    def _on_round(self, event: SteadyRound) -> None:
+        if self.isHidden() and self._form_row is not None:
+            self._form_row.show_round(event)
+            return
+        window = Window(event.figure, event.excursion_pct, event.slope_pct)
+        self.round_line.setText(f"{BONNIE_NAMES[event.phase]}: {round_words(event.round, window)}")
+        self.round_line.setVisible(True)
 
     def settings(self) -> dict[str, str]:
         """What the panel lists, by label: for the page's readers and its tests."""
