@@ -27,6 +27,17 @@ PLAN = Path(__file__).resolve().parents[2] / "docs" / "examples" / "x4500-raid6.
 NOT_UTF8 = "caf\udce9"  # b"caf\xe9": Latin-1 bytes, kept by Python as a lone surrogate
 
 
+def snapshot_with_model(tmp_path: Path, model: str) -> Path:
+    """A snapshot of a real dump, its first disk's model replaced."""
+    snapshot = tmp_path / "snapshot.json"
+    assert run_cli("inventory", "--from", str(DUMP), "--save", str(snapshot)).returncode == 0
+    machine = json.loads(snapshot.read_text())
+    disk = next(s["disk"] for c in machine["controllers"] for s in c["slots"] if s["disk"])
+    disk["model"] = model
+    snapshot.write_text(json.dumps(machine))
+    return snapshot
+
+
 def refused(done: object, *words: str) -> str:
     """The one line of a refusal; each of `words` in it."""
     assert getattr(done, "returncode") == 2, getattr(done, "stderr")  # noqa: B009
@@ -56,12 +67,7 @@ def test_an_unpaired_surrogate_in_a_json_file_is_refused_in_one_line(tmp_path: P
     broken.write_text(json.dumps(report))  # `\ud800` escaped, as JSON writes it
     db = f"sqlite:///{tmp_path / 'h.db'}"
     refused(run_cli("--db", db, "import", str(broken)), "surrogate", "nothing was imported")
-    snapshot = tmp_path / "snapshot.json"
-    assert run_cli("inventory", "--from", str(DUMP), "--save", str(snapshot)).returncode == 0
-    machine = json.loads(snapshot.read_text())
-    disk = next(s["disk"] for c in machine["controllers"] for s in c["slots"] if s["disk"])
-    disk["model"] = "\udc00x"
-    snapshot.write_text(json.dumps(machine))
+    snapshot = snapshot_with_model(tmp_path, "\udc00x")
     refused(run_cli("inventory", "--from", str(snapshot)), str(snapshot), "surrogate")
 
 
@@ -179,12 +185,7 @@ def test_doctor_fails_a_database_whose_folder_is_missing(tmp_path: Path) -> None
 def test_a_terminal_is_shown_no_control_characters_from_a_disk(tmp_path: Path) -> None:
     """A model string with an escape sequence (a hostile USB device's INQUIRY data) is shown
     as text on a terminal; a pipe gets it as it is."""
-    snapshot = tmp_path / "snapshot.json"
-    assert run_cli("inventory", "--from", str(DUMP), "--save", str(snapshot)).returncode == 0
-    machine = json.loads(snapshot.read_text())
-    disk = next(s["disk"] for c in machine["controllers"] for s in c["slots"] if s["disk"])
-    disk["model"] = "\x1b]0;owned\x07\x1b[2J\x9bX"
-    snapshot.write_text(json.dumps(machine))
+    snapshot = snapshot_with_model(tmp_path, "\x1b]0;owned\x07\x1b[2J\x9bX")
     leader, follower = pty.openpty()
     try:
         process = subprocess.Popen(
