@@ -185,7 +185,12 @@ def check_udev() -> Check:
 def check_database(url: str) -> Check:
     shown = database.display_url(url)
     sqlite_path = database.sqlite_path_of(url)
-    if sqlite_path is not None and not sqlite_path.parent.is_dir():  # only the default's is made
+    try:
+        folder_missing = sqlite_path is not None and not sqlite_path.parent.is_dir()
+        missing = sqlite_path is not None and not sqlite_path.exists()
+    except OSError as exc:  # a folder on the way this user may not search
+        return Check("database", Status.FAIL, f"{shown}: {exc.strerror or exc}", {"url": shown})
+    if sqlite_path is not None and folder_missing:  # only the default location's is made
         return Check(
             "database",
             Status.FAIL,
@@ -193,7 +198,7 @@ def check_database(url: str) -> Check:
             "another --db)",
             {"url": shown},
         )
-    if sqlite_path is not None and not sqlite_path.exists():
+    if missing:
         return Check(
             "database",
             Status.OK,
