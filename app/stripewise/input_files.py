@@ -99,9 +99,10 @@ def read_text(path: str | os.PathLike[str], *, what: str, max_bytes: int) -> str
         raise InputFileError(f"{os.fspath(path)}: not UTF-8 text (byte {exc.start})") from None
 
 
-def parse_json(text: str, origin: str) -> Any:
+def parse_json(text: str, origin: str, *, surrogates: bool = False) -> Any:
     """JSON nested at most MAX_DEPTH deep, without NaN or Infinity (not JSON, though Python
-    reads them); `origin` names the text in messages."""
+    reads them), nor (unless `surrogates`) an unpaired surrogate; `origin` names the text in
+    messages. The helper's requests keep theirs: each field's own check refuses it by name."""
     check_depth(text, origin)
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
@@ -111,7 +112,7 @@ def parse_json(text: str, origin: str) -> Any:
         raise InputFileError(f"{origin}: {exc}") from None
     except (ValueError, RecursionError) as exc:
         raise InputFileError(f"{origin}: {_unreadable(exc)}") from None
-    if lone_surrogate_in(text, value):
+    if not surrogates and lone_surrogate_in(text, value):
         raise InputFileError(f"{origin}: {LONE_SURROGATE}")
     return value
 

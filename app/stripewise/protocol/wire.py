@@ -46,7 +46,7 @@ def parse_request(line: bytes) -> Request:
     if len(line) > MAX_LINE_BYTES:
         raise ProtocolError("too_large", f"request longer than {MAX_LINE_BYTES} bytes")
     try:
-        message = parse_json(line.decode("utf-8"), "request")
+        message = parse_json(line.decode("utf-8"), "request", surrogates=True)
     except UnicodeDecodeError as exc:
         raise ProtocolError("bad_json", f"request is not UTF-8 JSON: {exc}") from None
     except InputFileError as exc:  # also nesting past MAX_DEPTH, NaN, 5000-digit numbers
