@@ -14,12 +14,12 @@ from html import escape
 from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
-from stripewise.gui.steady_state_row import SteadyStateRow
-from stripewise.model.bench import BONNIE_NAMES, BenchSpec
+from stripewise.gui.steady_state_row import SteadyStateRow, round_text
+from stripewise.model.bench import BenchSpec
 from stripewise.model.compare_context import spec_settings
 from stripewise.model.setting_labels import setting_label, setting_text
-from stripewise.model.steady_state import Window, round_words
 from stripewise.protocol.events import SteadyRound
+from stripewise.services.experiment_runner import EXPERIMENT_TAG
 
 EXPERIMENT_RUNNING = (  # Start's tooltip meanwhile
     "An experiment is running on the Experiment page: it starts each of its passes here "
@@ -34,7 +34,6 @@ NOT_A_PASS = (  # a run started elsewhere meanwhile (the Tuning page's A/B)
     "Not one of the experiment's passes; what it runs (your form comes back when the "
     "experiment ends):"
 )
-EXPERIMENT_TAG = "experiment"  # on each of an experiment's runs (services/experiment_runner.py)
 
 
 class ExperimentPassNote(QWidget):
@@ -92,8 +91,7 @@ class ExperimentPassNote(QWidget):
         if self.isHidden() and self._form_row is not None:
             self._form_row.show_round(event)
             return
-        window = Window(event.figure, event.excursion_pct, event.slope_pct)
-        self.round_line.setText(f"{BONNIE_NAMES[event.phase]}: {round_words(event.round, window)}")
+        self.round_line.setText(round_text(event))
         self.round_line.setVisible(True)
 
     def settings(self) -> dict[str, str]:

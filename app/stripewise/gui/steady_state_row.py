@@ -75,8 +75,7 @@ class SteadyStateRow(QWidget):
 
     def show_round(self, event: SteadyRound) -> None:
         """A round of the running phase ended: said under the row until the next one."""
-        window = Window(event.figure, event.excursion_pct, event.slope_pct)
-        self.rounds.setText(f"{BONNIE_NAMES[event.phase]}: {round_words(event.round, window)}")
+        self.rounds.setText(round_text(event))
         self.rounds.setVisible(True)
 
     def spec_fields(self) -> SteadyFields:
@@ -94,3 +93,9 @@ class SteadyStateRow(QWidget):
         self.precondition.setChecked(precondition)
         self.max_rounds.setValue(max_rounds)
         self.sync()
+
+
+def round_text(event: SteadyRound) -> str:
+    """A steady-state round as its live line says it: the phase, the round, the window."""
+    window = Window(event.figure, event.excursion_pct, event.slope_pct)
+    return f"{BONNIE_NAMES[event.phase]}: {round_words(event.round, window)}"

@@ -40,9 +40,12 @@ from stripewise.services.history import HistoryService
 from stripewise.services.tasks import run_in_background
 from stripewise.services.tuning import TuningService
 
-__all__ = ["ExperimentRequest", "ExperimentRunner", "Prepared"]
+__all__ = ["EXPERIMENT_TAG", "ExperimentRequest", "ExperimentRunner", "Prepared"]
 
 UNKNOWN_ETA = -1.0
+
+
+EXPERIMENT_TAG = "experiment"  # on each of an experiment's runs, with `experiment:<id>`
 
 
 class ExperimentRunner(QObject):
@@ -221,7 +224,7 @@ class ExperimentRunner(QObject):
         request = BenchRequest(
             point_args(self.setup, self._values),
             f"Experiment {self.setup.name}: {point_label}",
-            tags=("experiment", f"experiment:{self.experiment_id}"),
+            tags=(EXPERIMENT_TAG, f"{EXPERIMENT_TAG}:{self.experiment_id}"),
         )
         self._in_bench, self._asking = True, True
         self.session.start(request)  # refused at once when another run holds the session
@@ -238,7 +241,7 @@ class ExperimentRunner(QObject):
                 point_args(setup, values).spec,
                 name,
                 setup.group,
-                ("experiment", f"experiment:{self.experiment_id}"),
+                (EXPERIMENT_TAG, f"{EXPERIMENT_TAG}:{self.experiment_id}"),
                 setup.design.objective,
             )
         )
