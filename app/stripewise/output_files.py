@@ -3,7 +3,8 @@ or not at all, and never over a device.
 
 The text is encoded before anything is touched. A name not taken, or a regular file, is written
 to a temporary file in the same directory and renamed over the name, so a failure (text that
-cannot be encoded, a full disk) leaves what was there as it was; a symbolic link there is
+cannot be encoded, a full disk) leaves what was there as it was. The file replaced keeps its
+permissions, and its owner where that owner owns the directory too. A symbolic link there is
 replaced, never followed, so a link another user planted in /tmp cannot point the write at
 /etc/passwd. Written in place, opened through the name as given so the kernel's own checks
 apply (`fs.protected_symlinks`): a FIFO, a socket, a terminal, /dev/null, and what /dev/stdout or
@@ -65,7 +66,8 @@ def _write(path: Path, data: bytes, mode: int | None) -> None:
         if not os.access(path.parent, os.W_OK | os.X_OK):  # no file can be made beside it
             _write_in_place(path, data, descriptor=False)
         else:
-            _replace(path, data, mode if mode is not None else stat.S_IMODE(info.st_mode))
+            kept = mode if mode is not None else stat.S_IMODE(info.st_mode)
+            _replace(path, data, kept, owner=_owner_to_keep(path, info))
     elif stat.S_ISFIFO(info.st_mode) or (stat.S_ISCHR(info.st_mode) and _terminal_or_null(info)):
         _write_in_place(path, data, descriptor=False)  # never opened: other devices act on open
     else:
@@ -96,7 +98,19 @@ def _write_in_place(path: Path, data: bytes, *, descriptor: bool) -> None:
         os.close(fd)
 
 
-def _replace(path: Path, data: bytes, mode: int | None) -> None:
+def _owner_to_keep(path: Path, info: os.stat_result) -> tuple[int, int] | None:
+    """The replaced file's owner, for the new file, when that owner also owns the directory
+    (root's `--save ~/runs.json` stays the admin's): they could replace the file anyway. Never
+    in a directory of someone else's (/tmp), where keeping the planter's ownership would let
+    them edit root's script before it runs."""
+    if info.st_uid == os.geteuid():
+        return None
+    return (info.st_uid, info.st_gid) if os.stat(path.parent).st_uid == info.st_uid else None
+
+
+def _replace(
+    path: Path, data: bytes, mode: int | None, owner: tuple[int, int] | None = None
+) -> None:
     """A new file beside `path`, renamed over it: what was there stays whole until then."""
     for _attempt in range(8):
         temporary = path.with_name(f".sw-{secrets.token_hex(6)}.tmp")  # short: any name fits
@@ -110,8 +124,11 @@ def _replace(path: Path, data: bytes, mode: int | None) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            if owner is not None:
+                with contextlib.suppress(PermissionError):  # root may; others keep theirs
+                    os.fchown(handle.fileno(), *owner)
             if mode is not None:
-                os.fchmod(handle.fileno(), mode)
+                os.fchmod(handle.fileno(), mode)  # after fchown, which clears set-id bits
         os.replace(temporary, path)  # a link at `path` is replaced, not followed
     except BaseException:
         with contextlib.suppress(OSError):

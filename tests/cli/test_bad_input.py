@@ -118,6 +118,28 @@ def test_written_files_never_replace_or_write_a_device(tmp_path: Path) -> None:
         shutil.rmtree(sticky)
 
 
+def test_a_replaced_file_stays_its_owners_only_in_their_own_directory(tmp_path: Path) -> None:
+    """Root's export over an admin's file in the admin's folder stays the admin's; over a file
+    another user planted in a folder not theirs (/tmp), it is root's, so they cannot edit it."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, 65534, 65534)
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o1777)
+    for folder in (home, shared):
+        (folder / "runs.json").write_text("old")
+        os.chown(folder / "runs.json", 65534, 65534)
+        (folder / "runs.json").chmod(0o640)
+        write_output(folder / "runs.json", "new")
+        assert (folder / "runs.json").read_text() == "new"
+        assert stat.S_IMODE((folder / "runs.json").stat().st_mode) == 0o640
+    assert (home / "runs.json").stat().st_uid == 65534
+    assert (home / "runs.json").stat().st_gid == 65534
+    assert (shared / "runs.json").stat().st_uid == 0
+
+
 def test_text_that_cannot_be_written_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     kept = tmp_path / "report.json"
     kept.write_text("precious")
