@@ -173,6 +173,34 @@ def test_any_help_text_reads_back_as_written(tmp_path: Path) -> None:
     assert "--opt-4 VALUE" in shown
 
 
+def test_synopsis_and_help_say_what_help_says(tmp_path: Path) -> None:
+    """Escaped percent signs and defaults expanded as --help expands them; a positional taken
+    twice shown twice; a long flag before its old spelling; both words of a negatable flag."""
+    parser = argparse.ArgumentParser(prog="stripewise", description="Odd.")
+    commands = parser.add_subparsers(metavar="COMMAND")
+    sub = commands.add_parser("odd-one", help="Odd.")
+    sub.add_argument("--within", default=20, help="within %(default)s %% of the mean")
+    sub.add_argument("--repeat", "--repetitions", metavar="N", help="passes")
+    sub.add_argument("--log", action=argparse.BooleanOptionalAction, default=True, help="log")
+    sub.add_argument("--vary", action="append", required=True, metavar="NAME=V1,V2,...")
+    sub.add_argument("ids", nargs=2, metavar="ID", help="two runs")
+    page = tmp_path / "odd.1"
+    page.write_text(stripewise_page(read_parser(parser), "9.9", "2024-01-01"))
+    shown = rendered(page)
+    assert "Within 20 % of the mean." in shown and "%%" not in shown
+    assert (
+        "stripewise odd-one [--help] [--within WITHIN] [--repeat N] [--log | --no-log] "
+        "--vary NAME=V1,V2,... ... ID ID"
+    ) in shown
+
+
+def test_the_real_page_reads_as_the_parser_does(generated: Path) -> None:
+    shown = rendered(generated / "man" / "stripewise.1")
+    assert "%%" not in shown and "...." not in shown
+    assert "stripewise experiment compare [--help] [--db URL] [--json] ID ID" in shown
+    assert "[--repeat N]" in shown and "[--latency-log | --no-latency-log]" in shown
+
+
 def test_same_input_same_bytes_and_the_date_from_source_date_epoch(tmp_path: Path) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
     assert build(first).returncode == 0 and build(second).returncode == 0

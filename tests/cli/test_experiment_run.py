@@ -18,6 +18,7 @@ from typing import Any
 import psutil
 import pytest
 
+from stripewise.model.experiment import TUNABLES, WORKLOAD
 from tests.fixtures.loops import MiB, loop_device, mounted, needs_loop
 
 
@@ -178,6 +179,13 @@ def test_bad_input_is_one_line_exit_2_and_nothing_applied(vary: str, says: str) 
         assert {k: knob(loop.name, k) for k in before} == before
     assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stdout == ""
+
+
+def test_the_help_names_every_parameter_vary_takes() -> None:
+    """What --help lists is what --vary accepts (vm.dirty_* said once, as a pattern)."""
+    shown = " ".join(experiment("--help").stdout.split())
+    for name in (*WORKLOAD, *TUNABLES):
+        assert (name if not name.startswith("vm.dirty_") else "vm.dirty_*") in shown, name
 
 
 def test_over_hosts_only_workload_parameters_vary(tmp_path: Path) -> None:

@@ -43,6 +43,16 @@ class Argument:
     optional_value: bool = False  # a positional with nargs "?" or "*"
     excludes: tuple[str, ...] = ()  # flags of options in a mutually exclusive group with it
     is_help: bool = False  # -h/--help: every parser has it, so a man page says it once
+    count: int = 1  # values a positional takes every time (`compare ID ID`: 2)
+    negatable: bool = False  # --latency-log | --no-latency-log (BooleanOptionalAction)
+
+    @property
+    def synopsis_flag(self) -> str:
+        """The flag a synopsis shows: the first long one (the name an admin reads), both of a
+        negatable pair."""
+        if self.negatable:
+            return " | ".join(self.flags)
+        return next((flag for flag in self.flags if flag.startswith("--")), self.flags[0])
 
     @property
     def takes_value(self) -> bool:
@@ -94,7 +104,7 @@ def _read(parser: argparse.ArgumentParser, path: tuple[str, ...], help_text: str
                 seen.add(id(sub))
                 subcommands.append(_read(sub, (*path, name), helps.get(name, "")))
         elif action.help != argparse.SUPPRESS:
-            argument = _argument(action, excluded.get(action, ()))
+            argument = _argument(action, excluded.get(action, ()), parser.prog)
             (options if action.option_strings else positionals).append(argument)
     return Command(
         path=path,
@@ -120,7 +130,7 @@ def _exclusions(parser: argparse.ArgumentParser) -> dict[argparse.Action, tuple[
     return excluded
 
 
-def _argument(action: argparse.Action, excludes: tuple[str, ...]) -> Argument:
+def _argument(action: argparse.Action, excludes: tuple[str, ...], prog: str) -> Argument:
     choices = tuple(str(choice) for choice in action.choices) if action.choices else ()
     takes_value = action.nargs != 0
     many = action.nargs in ("+", "*", argparse.REMAINDER) or isinstance(
@@ -129,7 +139,7 @@ def _argument(action: argparse.Action, excludes: tuple[str, ...]) -> Argument:
     return Argument(
         flags=tuple(action.option_strings),
         metavar=_metavar(action),
-        help=action.help or "",
+        help=_expanded_help(action, prog),
         kind=_kind(action, choices) if takes_value else ValueKind.NONE,
         choices=choices,
         required=action.required,
@@ -137,7 +147,24 @@ def _argument(action: argparse.Action, excludes: tuple[str, ...]) -> Argument:
         optional_value=action.nargs in ("?", "*"),
         excludes=excludes,
         is_help=isinstance(action, argparse._HelpAction),
+        count=action.nargs if isinstance(action.nargs, int) and action.nargs > 1 else 1,
+        negatable=isinstance(action, argparse.BooleanOptionalAction),
     )
+
+
+def _expanded_help(action: argparse.Action, prog: str) -> str:
+    """The help as `--help` prints it: `%%` one `%`, `%(default)s` the default, as argparse's
+    HelpFormatter._expand_help does."""
+    if not action.help or "%" not in action.help:
+        return action.help or ""
+    params = {name: value for name, value in vars(action).items() if value is not argparse.SUPPRESS}
+    params["prog"] = prog
+    for name, value in list(params.items()):
+        if hasattr(value, "__name__"):
+            params[name] = value.__name__
+    if params.get("choices") is not None:
+        params["choices"] = ", ".join(str(choice) for choice in params["choices"])
+    return action.help % params
 
 
 def _metavar(action: argparse.Action) -> str:

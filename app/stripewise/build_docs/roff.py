@@ -93,13 +93,14 @@ def usage(command: Command) -> str:
     them ([optional], repeatable...)."""
     words = [bold(command.name)]
     for option in command.options:
-        flag = bold(option.flags[-1])
+        flag = " | ".join(bold(flag) for flag in option.synopsis_flag.split(" | "))
         shown = f"{flag} {value(option)}" if option.takes_value else flag
         words.append(shown if option.required else f"[{shown}]")
-        if option.repeatable:
-            words[-1] += "..."
+        if option.repeatable:  # after a value that ends in dots (NAME=V1,V2,...), a space
+            words[-1] += " ..." if option.metavar.endswith("...") and option.required else "..."
     for positional in command.positionals:
-        shown = value(positional) + ("..." if positional.repeatable else "")
+        shown = " ".join([value(positional)] * positional.count)
+        shown += "..." if positional.repeatable else ""
         words.append(f"[{shown}]" if positional.optional_value else shown)
     if command.subcommands:
         words.append(f"{italic(command.subcommand_metavar)} ...")

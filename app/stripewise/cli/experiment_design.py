@@ -38,8 +38,9 @@ def fill_run_parser(run: argparse.ArgumentParser) -> None:
         required=True,
         metavar="NAME=V1,V2,...",
         help="a parameter and its values (once or twice: a grid); a tunable of the target's "
-        "device (read_ahead_kb, scheduler, nr_requests, max_sectors_kb, stripe_cache_size), "
-        "of writeback (vm.dirty_*), or of the workload (block_size, queue_depth, streams); with "
+        "device (read_ahead_kb, scheduler, nr_requests, max_sectors_kb, rq_affinity, nomerges, "
+        "wbt_lat_usec; stripe_cache_size on md RAID 4/5/6), of writeback (vm.dirty_*), or of "
+        "the workload (block_size, queue_depth, streams); with "
         "--latency-target-us: queue_depth=LO..HI or streams=LO..HI",
     )
     run.add_argument("--phases", default="seq_read", help="comma-separated (default: seq_read)")
