@@ -120,18 +120,33 @@ def test_no_rate_over_less_than_a_period_after_a_late_tick() -> None:
         assert sample["engine_write_mb_s"] == pytest.approx(100.0, rel=0.06)
 
 
-def test_the_closing_sample_reaches_back_over_the_last_interval() -> None:
-    """A phase that ends 10 ms after a tick: its closing sample stands for those 10 ms, with
-    a rate taken over 110 ms, not 10 (where one 1 MB block more or less is 100 MB/s)."""
+def test_an_end_that_could_not_be_foreseen_closes_on_its_own_sliver() -> None:
+    """A phase that ends 10 ms after a tick, its plan no guide (it moves less than planned):
+    its closing sample stands for exactly those 10 ms and the one 1 MB block in them, so the
+    samples add up to the phase's 36 MB, to the byte rounding of 1 kB/s."""
     progress = Progress(10**12)
     blocks = [(0.02 * n + 0.001, lambda: progress.add(read_bytes=10**6)) for n in range(50)]
     samples = run(progress, FakeClock(0.71, blocks))
     closing = samples[-1]
     assert closing["t_s"] == pytest.approx(0.71) and closing["span_s"] == pytest.approx(0.01)
-    assert closing["engine_read_mb_s"] == pytest.approx(50.0, rel=0.1)
-    assert weighted_mean(samples, lambda s: s["engine_read_mb_s"]) == pytest.approx(
-        36 / 0.71, rel=0.02
-    )  # 36 blocks by 0.71 s
+    assert closing["engine_read_mb_s"] == pytest.approx(100.0)
+    added = sum(s["engine_read_mb_s"] * s["span_s"] for s in samples)
+    assert added == pytest.approx(36.0, abs=0.005)  # MB: 36 blocks by 0.71 s
+
+
+def test_a_tick_just_before_the_foreseen_end_is_left_to_the_closing_sample() -> None:
+    """The same blocks, 36 of them planned: at the tick at 0.7 s, 1 MB is left at 50 MB/s,
+    20 ms of work. That tick waits; the closing sample at 0.71 s takes its 110 ms (6 blocks),
+    so no rate stands on a sliver, and the samples still add up to the 36 MB."""
+    progress = Progress(36 * 10**6)
+    blocks = [(0.02 * n + 0.001, lambda: progress.add(read_bytes=10**6)) for n in range(36)]
+    samples = run(progress, FakeClock(0.71, blocks))
+    closing = samples[-1]
+    assert 0.7 not in [s["t_s"] for s in samples]
+    assert closing["t_s"] == pytest.approx(0.71) and closing["span_s"] == pytest.approx(0.11)
+    assert closing["engine_read_mb_s"] == pytest.approx(6 / 0.11, rel=1e-3)
+    added = sum(s["engine_read_mb_s"] * s["span_s"] for s in samples)
+    assert added == pytest.approx(36.0, abs=0.005)
 
 
 def test_an_engine_whose_reports_stop_says_zero_for_no_time() -> None:

@@ -147,10 +147,11 @@ class Sampler:
     its start() to its stop(), which emits a closing one. Between phases the thread waits
     (nothing is sampled while the run does what lies between them); close() ends it.
 
-    No rate is taken over less than `_SHORTEST` of a period: a tick that comes too soon after
-    the previous sample (a late tick before it) is skipped, and the closing sample reaches back
-    over the previous sample's interval when the phase ends just after it. Only a phase shorter
-    than a period gets a rate over less: all of it, in its one sample.
+    No rate is taken over less than `_SHORTEST` of a period where it can be helped: a tick
+    that comes too soon after the previous sample (a late tick before it) is skipped, and so
+    is one after which the phase, at its present rate, will end sooner than that: the closing
+    sample then takes its interval too. The engine rates always stand for exactly the time
+    their `span_s` says, so, weighted by it, they add up to the phase's bytes.
 
     Rates are taken on the engine's runtime, the clock its result is timed with. An engine that
     counts as it goes (the built-in one) runs from `Progress.begin()` to `end()`; one that never
@@ -343,7 +344,8 @@ class Sampler:
         self._phase_t0 = now
         self._stepped = progress.update_period_s if progress is not None else None
         self._base = _START  # where the next rate starts
-        self._base_before: _EngineAt | None = None  # where the last one started
+        self._left_to_closing = False  # the last tick left its interval to the closing sample
+        self._last_rates = _NO_RATES  # the last sample's engine rates
         self._seen: tuple[Counters, float] | None = None  # reports without a runtime
         self._window: collections.deque[tuple[float, int]] = collections.deque([(0.0, 0)])
         self._latency_base: Any = None  # the engine's latency counts at the last sample
@@ -407,26 +409,52 @@ class Sampler:
         fresh = engine is not None and engine.engine_s - self._base.engine_s >= self._shortest_s
         if waited < self._shortest_s or not (fresh or waited >= self._overdue_s()):
             return None
+        if (
+            engine
+            and fresh
+            and not self._left_to_closing
+            and self._ends_within(engine, self._shortest_s)
+        ):
+            self._left_to_closing = True  # else the closing rate would be a sliver's
+            return None
+        self._left_to_closing = False
         span_s = 0.0  # no report for too long: stalled as far as anyone knows, for no time
         rates = _NO_RATES
         if fresh and engine is not None:
             rates, span_s = _engine_rates(self._base, engine), engine.engine_s - self._base.engine_s
-            self._base_before, self._base = self._base, engine
+            self._base, self._last_rates = engine, rates
         return self._sample(now, self._last, rates, self._progress_and_eta(engine, fresh), span_s)
 
+    def _ends_within(self, engine: _EngineAt, seconds: float) -> bool:
+        """Whether the phase's planned bytes will all have moved within `seconds` of the
+        engine's clock, at the rate since the last sample."""
+        progress = self._phase
+        if progress is None or not progress.planned_bytes:
+            return False
+        moved = engine.counters.read_bytes + engine.counters.write_bytes
+        left = progress.planned_bytes - moved
+        if left <= 0:  # past its plan (a flush, a loop): its end is not foreseen
+            return False
+        base = self._base.counters.read_bytes + self._base.counters.write_bytes
+        span = engine.engine_s - self._base.engine_s
+        rate = (moved - base) / span if span > 0 else 0.0
+        return rate > 0 and left / rate < seconds
+
     def _closing(self) -> Sample:
-        """The phase's end. Its rates reach back over the previous sample's interval when the
-        phase ended less than `_SHORTEST` of a period after it, so no rate is taken over a
-        sliver; a phase shorter than that has its one sample over all of it."""
+        """The phase's end: the engine's rates over the time not yet sampled, exactly (the
+        last tick left its interval to this one when the end was near), or, when none is
+        left, the last sample's with `span_s` 0. Disk and CPU figures
+        reach back over the previous sample's interval when the phase ended less than
+        `_SHORTEST` of a period after it, so they are not taken over a sliver."""
         now = self._clock()
         engine = self._engine_now(now)
         rates, fresh, span_s = _NO_RATES, False, 0.0
         if engine is not None:  # else a stepped engine that never reported moving anything
-            since = self._base
-            span_s = max(0.0, engine.engine_s - since.engine_s)  # the time not yet sampled
-            if span_s < self._shortest_s and self._base_before:
-                since = self._base_before
-            rates, fresh = _engine_rates(since, engine), engine.engine_s > since.engine_s
+            span_s = max(0.0, engine.engine_s - self._base.engine_s)  # the time not yet sampled
+            fresh = span_s > 0
+            # nothing new since the last sample (a stepped engine's last report): its rates
+            # again, for the plot, with no weight
+            rates = _engine_rates(self._base, engine) if fresh else self._last_rates
         last = self._last
         if now - last.t < self._shortest_s and self._before is not None:
             last = self._before
