@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from stripewise.protocol.events import DiskLayer, DiskRates
+
 SECTOR_BYTES = 512
 _MS_WRAP = 2**32  # the kernel prints its millisecond counters from unsigned ints
 _MAX_PROC = 2**22
@@ -104,3 +106,16 @@ def interval(before: DiskCounters, after: DiskCounters, dt: float) -> IntervalFi
         round(waited_ms / completed, 3) if completed > 0 else None,
         round(_ms(before.queue_time_ms, after.queue_time_ms) / interval_ms, 2),
     )
+
+
+def rates(
+    before: DiskCounters, after: DiskCounters, dt: float, layer: DiskLayer | None
+) -> DiskRates:
+    """A sample's figures for one disk: the interval's, with the disk's place among the run's
+    layers when known."""
+    f = interval(before, after, dt)
+    role, under, depth = (layer.role, layer.under, layer.depth) if layer else (None, None, None)
+    return DiskRates(
+        f.read_mb_s, f.write_mb_s, f.read_iops, f.write_iops, f.busy_pct, role, under, depth,
+        f.await_ms, f.queue_size,
+    )  # fmt: skip

@@ -32,7 +32,7 @@ from stripewise.helper.engines.base import Counters, Progress
 from stripewise.helper.engines.latency_histogram import percentile_of, wire_buckets
 from stripewise.model.bench import Phase
 from stripewise.model.latency import IntervalLatency, LatencyBuckets
-from stripewise.protocol.events import DiskLayer, DiskRates, Sample
+from stripewise.protocol.events import DiskLayer, Sample
 
 _ETA_WINDOW_S = 2.0  # the "current" rate behind the ETA: long enough to be steady
 _SHORTEST = 0.9  # of a period: the shortest span a rate is taken over (clocks jitter by ms)
@@ -84,24 +84,6 @@ def _cpu_split(before: Any, after: Any) -> dict[str, float] | None:
         "idle": pct("idle"),
         "steal": pct("steal"),
     }
-
-
-def _disk_rates(
-    before: DiskCounters, after: DiskCounters, dt: float, layer: DiskLayer | None
-) -> DiskRates:
-    figures = diskstats.interval(before, after, dt)
-    return DiskRates(
-        figures.read_mb_s,
-        figures.write_mb_s,
-        figures.read_iops,
-        figures.write_iops,
-        figures.busy_pct,
-        layer.role if layer is not None else None,
-        layer.under if layer is not None else None,
-        layer.depth if layer is not None else None,
-        figures.await_ms,
-        figures.queue_size,
-    )
 
 
 @dataclass(frozen=True)
@@ -483,7 +465,7 @@ class Sampler:
             *rates,
             *progress,
             disks={
-                name: _disk_rates(since.disks[name], after, dt, self._layers.get(name))
+                name: diskstats.rates(since.disks[name], after, dt, self._layers.get(name))
                 for name, after in reading.disks.items()
                 if name in since.disks
             },
