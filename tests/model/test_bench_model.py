@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stripewise.model.bench import Phase, PhaseOutcome, summarize
 
 MB = 10**6
@@ -54,3 +56,23 @@ def test_every_figure_keeps_its_passes_for_a_verdict_failed_ones_left_out() -> N
     assert by_metric["cpu"].passes == (10.0, 20.0) and by_metric["cpu"].value == 15.0
     assert by_metric["latency_p99"].passes == (50.0, 70.0, 60.0)
     assert by_metric["throughput"].passes == (100.0, 300.0, 200.0)
+
+
+def test_efficiency_is_each_passs_own_and_single_figures_say_their_passes() -> None:
+    """Each repetition's KB/s per CPU %, then their median: the ratio of the median MB/s to the
+    median CPU would pair one pass's throughput with another's CPU (200 MB/s with 20 %)."""
+    figures = [(100, 30.0, 50.0), (200, 10.0, 70.0), (300, 20.0, 60.0)]
+    outcomes = [
+        PhaseOutcome(
+            Phase.SEQ_READ, 1, 1.0, read_bytes=mb * 10**6, lat_p99_us=p99, cpu_busy_pct=cpu
+        )
+        for mb, cpu, p99 in figures
+    ]
+    result = summarize(Phase.SEQ_READ, outcomes)
+    assert result.passes["kb_s_per_cpu_pct"] == pytest.approx((3_333.3, 20_000.0, 15_000.0), 1e-4)
+    assert result.kb_s_per_cpu_pct == 15_000.0  # not 200 x 1000 / 20 = 10,000
+    by_metric = {v.metric: v for v in result.values()}
+    for metric, low, high in (("cpu", 10.0, 30.0), ("latency_p99", 50.0, 70.0)):
+        assert (by_metric[metric].min_value, by_metric[metric].max_value) == (low, high)
+        assert by_metric[metric].repetitions == 3
+    assert by_metric["efficiency"].repetitions == 3

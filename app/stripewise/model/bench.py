@@ -270,7 +270,8 @@ class PhaseResult:
 
     def values(self) -> list[ResultValue]:
         """This phase in the history's vocabulary (`model.vocabulary.MEASURED`, shared with
-        imports): MB/s and IOPS with their spread over repetitions, then the single figures;
+        imports): MB/s and IOPS with their spread over repetitions, then the single figures
+        with their passes' (each repetition's latency, CPU and efficiency);
         a steady-state phase's rounds last, under its phase qualified by repetition
         (`model.rounds_kept`)."""
         phase = self.phase.value
@@ -279,19 +280,24 @@ class PhaseResult:
             for q, s in ((THROUGHPUT, self.mb_s), (IOPS, self.iops))
             if s is not None
         ]
-        values += [
-            ResultValue(
-                phase, q.metric, q.unit, figure, passes=self.passes.get(key, ()), flags=self.flags
+        singles = (
+            (LATENCY_P50, "lat_p50_us", self.lat_p50_us),
+            (LATENCY_P99, "lat_p99_us", self.lat_p99_us),
+            (CPU, "cpu_pct", self.cpu_pct),
+            (EFFICIENCY, "kb_s_per_cpu_pct", self.kb_s_per_cpu_pct),
+        )
+        for q, key, figure in singles:
+            passes = self.passes.get(key, ())
+            values.append(
+                ResultValue(phase, q.metric, q.unit, figure, *_spread(passes), passes, self.flags)
             )
-            for q, key, figure in (
-                (LATENCY_P50, "lat_p50_us", self.lat_p50_us),
-                (LATENCY_P99, "lat_p99_us", self.lat_p99_us),
-                (CPU, "cpu_pct", self.cpu_pct),
-                (EFFICIENCY, "kb_s_per_cpu_pct", self.kb_s_per_cpu_pct),
-            )
-        ]
         values += [value for kept in self.steady_rounds for value in round_values(phase, kept)]
         return values
+
+
+def _spread(passes: tuple[float, ...]) -> tuple[float | None, float | None, int]:
+    """A single figure's min, max and repetitions: those of its passes."""
+    return (min(passes), max(passes), len(passes)) if passes else (None, None, 1)
 
 
 class PhaseFigures(Protocol):
@@ -326,13 +332,15 @@ def summarize(phase: Phase, outcomes: Sequence[PhaseFigures]) -> PhaseResult:
     cpus = [o.cpu_pct for o in good if o.cpu_pct is not None]
     mb = spread_of([o.mb_s for o in good])
     cpu = statistics.median(cpus) if cpus else None
-    per_cpu = efficiency(mb.median if mb else None, cpu)  # KB/s per CPU %
-    each = [efficiency(o.mb_s, o.cpu_pct) for o in good]
+    # each pass's own KB/s per CPU %, then their median: a ratio of two medians would pair
+    # one pass's throughput with another's CPU
+    each = [e for o in good if (e := efficiency(o.mb_s, o.cpu_pct)) is not None]
+    per_cpu = statistics.median(each) if each else None
     passes = {
         "lat_p50_us": tuple(latencies50),
         "lat_p99_us": tuple(latencies99),
         "cpu_pct": tuple(cpus),
-        "kb_s_per_cpu_pct": tuple(e for e in each if e is not None),
+        "kb_s_per_cpu_pct": tuple(each),
     }
     return PhaseResult(
         phase=phase,
