@@ -11,9 +11,10 @@ import sys
 import numpy as np
 import pytest
 from bench.latency import run_samples
+from PySide6.QtCore import QPoint
 
 from stripewise.gui.bench_plots import LivePlots
-from stripewise.gui.latency_map import LatencyMap
+from stripewise.gui.latency_map import LatencyAxis, LatencyMap, latency_text
 from stripewise.protocol.events import Sample, event_from_json
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 
@@ -135,6 +136,13 @@ def test_the_history_detail_draws_a_saved_runs_maps(qtbot, tmp_path) -> None:  #
     pane.show()
     pane.show_detail(with_map)
     assert not pane.latency_map.isHidden()
+    # in the height the History page gives it, the map beside the figures, every row shown
+    pane.resize(1090, pane.wanted_height())
+    qtbot.waitUntil(lambda: pane.results.viewport().height() > 0)
+    results, chart = pane.results, pane.latency_map
+    assert results.mapTo(pane, results.rect().topRight()).x() < chart.mapTo(pane, QPoint(0, 0)).x()
+    assert results.verticalScrollBar().maximum() == 0, "the results table scrolls"
+    assert results.horizontalScrollBar().maximum() == 0, "its columns are cut"
     assert pane.latency_map.keys == [(None, "seq_write", 1), (None, "seq_read", 1)]
     shown = pane.latency_map.shown()
     assert shown is not None and shown.times == [
@@ -142,3 +150,34 @@ def test_the_history_detail_draws_a_saved_runs_maps(qtbot, tmp_path) -> None:  #
     ]
     pane.show_detail(without)
     assert pane.latency_map.isHidden() and pane.latency_map.keys == []
+
+
+def test_a_short_phase_reads_in_seconds_from_zero_and_latency_with_units(
+    heat_map: LatencyMap,
+) -> None:
+    """A 70 ms phase, one interval: its map starts at the run's start, not half a second
+    before it, in seconds (no "x0.001"); latency labels carry their unit, a few named."""
+    sample = recorded(1)[0]
+    heat_map.add_sample(Sample(**{**vars(sample), "t_s": 0.07}))
+    heat_map.refresh()
+    _shares, rect = heat_map.shown().image()  # type: ignore[union-attr]
+    assert (rect.left(), rect.right()) == pytest.approx((0.0, 0.07))
+    assert heat_map.plot.getPlotItem().getAxis("bottom").autoSIPrefix is False
+    assert [latency_text(us) for us in (0.5, 500, 2000, 1.5e6)] == [
+        "0.5 µs",
+        "500 µs",
+        "2 ms",
+        "1.5 s",
+    ]
+    axis = LatencyAxis("left")
+    axis.setLogMode(True)
+    for low_us, high_us, named in (
+        (300, 6000, ["500 µs", "1 ms", "2 ms", "5 ms"]),  # under two decades: 1, 2, 5
+        (10, 100_000, ["100 µs", "1 ms", "10 ms"]),  # decades alone
+    ):
+        low, high = np.log10(low_us), np.log10(high_us)
+        axis.setRange(low, high)
+        values = [v for _spacing, level in axis.tickValues(low, high, 150) for v in level]
+        shown = [text for text in axis.tickStrings(values, 1, 1) if text]
+        assert set(named) <= set(shown) and not any("·" in text for text in shown), shown
+        assert len(set(shown)) <= len(named) + 2, shown  # never every tick of the range

@@ -136,19 +136,24 @@ class RunDetailPane(QWidget):
         figures.setStretchFactor(0, 3)
         figures.setStretchFactor(1, 2)
         figures.setChildrenCollapsible(False)
-        layout.addWidget(figures, 1)
         self.steady_rounds = SteadyRoundsView()  # a steady-state run's rounds
         self.steady_rounds.hide()
         self.latency_map = LatencyMap()  # a run whose samples carry their latency
         self.latency_map.hide()
-        # side by side, so the figures above keep their height when a run has both
+        # beside the figures, not under them: the table keeps every row in the pane's height,
+        # and the charts get the width its fixed columns leave (two thirds of the window)
         self.charts = QSplitter()
         self.charts.addWidget(self.steady_rounds)
         self.charts.addWidget(self.latency_map)
         self.charts.setChildrenCollapsible(False)
-        self.charts.setMinimumHeight(220)
         self.charts.hide()
-        layout.addWidget(self.charts, 1)
+        body = QSplitter()
+        body.addWidget(figures)
+        body.addWidget(self.charts)
+        body.setStretchFactor(0, 0)
+        body.setStretchFactor(1, 1)
+        body.setChildrenCollapsible(False)
+        layout.addWidget(body, 1)
 
     def wanted_height(self) -> int:
         """Room for a full run's figures: FULL_RUN_ROWS rows under a title of _TITLE_LINES."""
@@ -177,6 +182,8 @@ class RunDetailPane(QWidget):
         ran = [v for v in detail.results if v.phase not in skipped]
         self.results.show_stored(ran)
         self.results.show()
+        # its columns whole beside the charts, which take the rest of the width
+        self.results.setMinimumWidth(self.results.sizeHint().width())
         self.other_figures.show_values(ran)
         self.steady_rounds.set_rounds(detail.rounds)
         self.steady_rounds.setVisible(bool(detail.rounds))

@@ -102,9 +102,10 @@ class PhaseMap:
         return shares[:, buckets], QRectF(start, low, end - start, high - low)
 
     def _time_span(self) -> tuple[float, float]:
-        """From the start of the first interval (one period before its end) to the last end."""
+        """From the start of the first interval (one period before its end, at most 0.5 s, the
+        slowest rate's, and never before the run began) to the last end."""
         step = float(np.median(np.diff(self.times))) if len(self.times) > 1 else 0.5
-        return self.times[0] - step, self.times[-1]
+        return max(0.0, self.times[0] - step), self.times[-1]
 
     def centres(self) -> npt.NDArray[np.float64]:
         """Each interval's middle, where its percentiles are drawn."""
@@ -112,6 +113,33 @@ class PhaseMap:
         ends = np.asarray(self.times, dtype=np.float64)
         middles: npt.NDArray[np.float64] = (np.concatenate(([start], ends[:-1])) + ends) / 2
         return middles
+
+
+class LatencyAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type stubs: its classes are Any
+    """Latency on a log axis, each label with its unit (500 µs, 2 ms, 1 s): under two decades
+    on show, 1, 2 and 5 times a power of ten are named; over that, the powers of ten alone.
+    pyqtgraph's own names every tick of a short range (4·10², 5·10², ... 9·10², crowded)."""
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        if not self.logMode:
+            return list(super().tickStrings(values, scale, spacing))
+        low, high = self.range
+        named = (1.0,) if high - low >= 2 else (1.0, 2.0, 5.0)
+        return [latency_text(10**value) if _mantissa(value) in named else "" for value in values]
+
+
+def _mantissa(log_value: float) -> float:
+    """The first significant figures of 10**log_value: 5.0 for 500."""
+    return round(10 ** (log_value - math.floor(log_value + 1e-9)), 2)
+
+
+def latency_text(us: float) -> str:
+    """A latency with its unit, as few digits as it takes: 0.5 µs, 500 µs, 2 ms, 1.5 s."""
+    if us >= 1e6:
+        return f"{us / 1e6:g} s"
+    if us >= 1e3:
+        return f"{us / 1e3:g} ms"
+    return f"{us:g} µs"
 
 
 def _lookup_table() -> npt.NDArray[np.uint8]:
@@ -134,7 +162,7 @@ class LatencyMap(QWidget):
         self.chooser.activated.connect(self._on_chosen)
         self.stall_label = QLabel()
         self.stall_label.setWordWrap(True)
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(axisItems={"left": LatencyAxis("left")})
         self.plot.setMinimumHeight(MAP_MIN_PX)
         item = self.plot.getPlotItem()
         item.setLogMode(x=False, y=True)
@@ -142,9 +170,10 @@ class LatencyMap(QWidget):
         item.setMouseEnabled(x=True, y=False)
         item.setDownsampling(auto=True, mode="peak")  # the lines: a min/max pair per pixel
         item.setClipToView(True)
-        item.setLabel("left", "latency (µs)")
+        item.setLabel("left", "latency")
         item.getAxis("left").setStyle(maxTextLevel=0)  # decades named; 2..9 between, unnamed
-        item.setLabel("bottom", "time (s)")
+        item.setLabel("bottom", "time since the run began (s)")
+        item.getAxis("bottom").enableAutoSIPrefix(False)  # seconds, never "(x0.001)"
         self.image = pg.ImageItem(axisOrder="col-major")
         self.image.setLookupTable(_lookup_table())
         item.addItem(self.image)
