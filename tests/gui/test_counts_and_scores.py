@@ -33,7 +33,11 @@ def test_an_empty_array_card_shows_no_spread_score(qtbot: Any) -> None:
     spread_out = report.array("md1")
     assert spread_out is not None
     card.show_report(spread_out, plan)
-    assert card.score.text() == f"spread {spread_out.spread.score} / 100"
+    # two of a RAID 5's members on one controller: the headline names the risk
+    assert card.score.text() == f"\u26a0 spread {spread_out.spread.score} / 100"
+    assert (
+        card.score.toolTip() == f"spread {spread_out.spread.score} / 100, single point of failure"
+    )
     assert card.score.value() == spread_out.spread.score
 
 

@@ -34,6 +34,7 @@ def test_raid6_piled_on_one_controller_scores_low() -> None:
     result = spread(plan.arrays[0], plan)
     assert result.score < 30
     assert result.per_controller == {"c0": 8}
+    assert result.headline() == f"spread {result.score} / 100, single point of failure"
     text = " ".join(result.explanation)
     assert "8 of 8 members on controller c0: one controller failure takes the array down" in text
     assert "tolerates 2 failed disks" in text
@@ -141,6 +142,12 @@ def test_one_controller_is_as_good_as_it_gets() -> None:
     plan = plan_of(pool, array(R.RAID5, ["d0", "d1", "d2"]))
     assert score(plan) == 100
     assert suggest_spread(plan.arrays[0], plan) == ()
+    # 100 is the best this hardware allows, not safety: the headline says what the text does
+    found = spread(plan.arrays[0], plan)
+    assert found.headline() == "spread 100 / 100, single point of failure"
+    assert any("one controller failure takes the array down" in line for line in found.explanation)
+    raid0 = plan_of(pool, array(R.RAID0, ["d0", "d1", "d2"]))
+    assert spread(raid0.arrays[0], raid0).headline() == "spread 100 / 100"  # no redundancy to lose
 
 
 def test_nested_sets_spread_per_set() -> None:

@@ -312,7 +312,8 @@ class ArrayCard(QFrame):
         self._show_members(plan, array.members)
         self.spares.show_spares(array.spares)
         self.score.setValue(report.spread.score if report.spread.scored else 0)
-        self.score.setFormat(report.spread.headline())  # "no members yet", not "100 / 100"
+        self.score.setFormat(report.spread.headline(short=True))  # "no members yet" too
+        self.score.setToolTip(report.spread.headline())
         self.spread_text.setText(" ".join(report.spread.explanation))
         self.spread_button.setEnabled(len(array.members) > 1)
         self.commands_button.setEnabled(report.ok and bool(array.members))

@@ -28,6 +28,7 @@ CONTROLLER_WEIGHT = 70.0
 BUS_WEIGHT = 30.0
 FAILURE_DOMAIN_PENALTY = 30.0  # one controller failure loses the array, and that was avoidable
 _EPSILON = 1e-9
+_NO_REDUNDANCY = (RaidLevel.RAID0, RaidLevel.JBOD)  # a failure anywhere loses them, by choice
 _TOLERANCE: dict[RaidLevel, int] = {
     RaidLevel.RAID0: 0,
     RaidLevel.JBOD: 0,
@@ -43,6 +44,9 @@ class Spread:
     per_bus: dict[str, int]
     explanation: tuple[str, ...]
     members: int  # members on the plan's disks: what the score was worked out over
+    # one controller's failure takes a redundant array down; with a single controller the
+    # score is still 100 ("as good as this hardware gets"), so the headline says it
+    single_point_of_failure: bool = False
 
     @property
     def scored(self) -> bool:
@@ -50,12 +54,17 @@ class Spread:
         number stays 100 for sorting, but "100 / 100" for an empty array says too much)."""
         return self.members >= 2
 
-    def headline(self) -> str:
-        """ "spread 85 / 100", or why there is no score yet."""
+    def headline(self, *, short: bool = False) -> str:
+        """ "spread 85 / 100", or why there is no score yet; a single point of failure said
+        in words, or `short` (a card's score bar) as a warning sign."""
         if self.members == 0:
             return "no members yet"
         if self.members == 1:
             return "one member: nothing to spread yet"
+        if self.single_point_of_failure:
+            if short:
+                return f"\u26a0 spread {self.score} / 100"
+            return f"spread {self.score} / 100, single point of failure"
         return f"spread {self.score} / 100"
 
 
@@ -225,6 +234,7 @@ def spread(
         per_bus=layout.per_bus,
         explanation=_explain(context.array, layout, ceilings or Ceilings.of(index)),
         members=sum(layout.per_controller.values()),
+        single_point_of_failure=bool(layout.exposed) and array.level not in _NO_REDUNDANCY,
     )
 
 
