@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, QSize, Qt, QThreadPool
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication, QCheckBox, QStyle, QStyleOptionButton
 
 from stripewise.gui import VIEW_NAMES
 from stripewise.gui.main_window import MainWindow
@@ -131,6 +132,33 @@ def test_forced_colour_scheme(qapp, preference: str, dark: bool) -> None:
     controller = ThemeController(qapp, preference)
     try:
         assert is_dark(qapp.palette()) is dark
+    finally:
+        controller.detach()
+        qapp.setPalette(original)
+
+
+def test_check_boxes_stand_out_in_the_dark_palette(qapp, qtbot) -> None:
+    """Fusion edges a check box a shade darker than the window: on the dark palette, the
+    base's own colour. The indicator's edge must differ from the list behind it."""
+    original = qapp.palette()
+    controller = ThemeController(qapp, "dark")
+    try:
+        box = QCheckBox()
+        box.setAutoFillBackground(True)
+        box.setBackgroundRole(QPalette.ColorRole.Base)  # as in the Tuning page's device list
+        qtbot.addWidget(box)
+        box.resize(40, 30)
+        option = QStyleOptionButton()
+        box.initStyleOption(option)
+        square = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+        image = box.grab().toImage()
+        base = qapp.palette().color(QPalette.ColorRole.Base)
+        left_edge = [
+            QColor(image.pixel(square.left(), y))
+            for y in range(square.top() + 3, square.bottom() - 2)
+        ]
+        brightest = max(c.lightness() for c in left_edge)
+        assert brightest - base.lightness() > 60, (brightest, base.lightness())
     finally:
         controller.detach()
         qapp.setPalette(original)

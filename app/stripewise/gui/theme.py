@@ -9,9 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette, QPen
+from PySide6.QtWidgets import (
+    QApplication,
+    QProxyStyle,
+    QStyle,
+    QStyleFactory,
+    QStyleOption,
+    QWidget,
+)
 
 if TYPE_CHECKING:
     import pyqtgraph as pg
@@ -62,6 +69,41 @@ def is_dark(palette: QPalette) -> bool:
     return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
+_INDICATORS = (
+    QStyle.PrimitiveElement.PE_IndicatorCheckBox,
+    QStyle.PrimitiveElement.PE_IndicatorItemViewItemCheck,
+    QStyle.PrimitiveElement.PE_IndicatorRadioButton,
+)
+
+
+class OutlinedIndicators(QProxyStyle):
+    """Fusion, its check boxes and radio buttons outlined so a dark palette shows them: Fusion
+    draws their edge a shade darker than the window, which on a dark one is the base's own
+    colour (the Tuning page's device boxes were invisible, 1:1 against the list)."""
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        if element not in _INDICATORS or not is_dark(option.palette):
+            return
+        rect = QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        edge = option.palette.color(QPalette.ColorRole.PlaceholderText)
+        painter.setPen(QPen(edge, 1.0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        if element is QStyle.PrimitiveElement.PE_IndicatorRadioButton:
+            painter.drawEllipse(rect)
+        else:
+            painter.drawRoundedRect(rect, 1.5, 1.5)
+        painter.restore()
+
+
 class ThemeController:
     """Applies `preference` ("system", "light" or "dark") now and whenever the system changes."""
 
@@ -74,7 +116,8 @@ class ThemeController:
         self._app = app
         self.preference = preference
         self._system_scheme = system_scheme
-        app.setStyle("Fusion")
+        self._style = OutlinedIndicators(QStyleFactory.create("Fusion"))  # kept: Qt does not own it
+        app.setStyle(self._style)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_system_change)
         self.apply()
 
