@@ -164,6 +164,14 @@ def test_a_design_lists_what_stops_it() -> None:
     assert odd_block.problems() == [
         "the point block_size=3000: block_size: a power of two from 512 B to 64 MiB"
     ]
+    blocks = design(("block_size", (4096, 65536)))
+    assert blocks.problems() == []  # judged by MB/s: which block size moves most
+    for metric in (Metric.IOPS, Metric.LAT_P99_US):  # per I/O: 64 KiB is other work than 4 KiB
+        judged_per_io = replace(blocks, objective=Objective(Phase.SEQ_READ, metric))
+        assert judged_per_io.problems() == [
+            f"metric: {metric.value} counts I/Os of different sizes in a block_size sweep: "
+            "judge it by mb_s, cpu_pct or kb_s_per_cpu_pct"
+        ]
     search_without_target = replace(good, parameters=(), search=(1, 64))
     assert "a latency target needs --vary queue_depth=LO..HI, and the other way" in (
         search_without_target.problems()
@@ -175,7 +183,13 @@ def test_a_points_spec_takes_its_workload_values() -> None:
     spec = apply_workload(SPEC, values)
     assert (spec.block_bytes, spec.random_block_bytes, spec.queue_depth) == (65536, 65536, 16)
     assert spec.streams == SPEC.streams and apply_workload(SPEC, (("streams", 4),)).streams == 4
-    assert [workload_of(SPEC, n) for n in ("block_size", "queue_depth", "streams")] == [2**20, 1, 1]
+    names = ("block_size", "queue_depth", "streams")
+    assert [workload_of(SPEC, n, Phase.SEQ_READ) for n in names] == [2**20, 1, 1]
+    # judged on a random phase, the starting block size is the one that phase ran with: the
+    # starting settings' point then runs the workload as it was (4 KiB random reads)
+    assert workload_of(SPEC, "block_size", Phase.RANDOM_READ) == SPEC.random_block_bytes == 4096
+    start = apply_workload(SPEC, (("block_size", 4096),))
+    assert start.block_bytes_for(Phase.RANDOM_READ) == SPEC.block_bytes_for(Phase.RANDOM_READ)
     assert (
         label((("block_size", 2**20), ("read_ahead_kb", 512))) == "block_size=1M, read_ahead_kb=512"
     )

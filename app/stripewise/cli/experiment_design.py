@@ -150,7 +150,7 @@ def prepare(args: argparse.Namespace, tree: Tree | None = None) -> Prepared:
     if problems := design.problems():
         raise CliError(problems[0])
     try:
-        baseline = tuple((p.name, starting_value(p, spec, devices, tree)) for p in parameters)
+        baseline = tuple((p.name, starting_value(p, design, tree)) for p in parameters)
     except ExperimentError as exc:
         raise CliError(str(exc)) from None
     return Prepared(design, start, baseline, search)

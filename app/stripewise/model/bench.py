@@ -47,6 +47,11 @@ class Phase(StrEnum):
         return self in (Phase.REWRITE, Phase.SEQ_READ, Phase.RANDOM_READ, Phase.MIXED)
 
     @property
+    def sequential(self) -> bool:
+        """Runs with the spec's block size; the others with its random block size."""
+        return self in (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ)
+
+    @property
     def runs_in_rounds(self) -> bool:
         """A write-only phase, which a steady-state run repeats in rounds (model.steady_state)."""
         return self in (Phase.SEQ_WRITE, Phase.RANDOM_WRITE)
@@ -127,6 +132,9 @@ class BenchSpec:
     @property
     def logs_latency(self) -> bool:
         return self.latency_log if self.latency_log is not None else self.sample_rate_hz <= 2
+
+    def block_bytes_for(self, phase: Phase) -> int:
+        return self.block_bytes if phase.sequential else self.random_block_bytes
 
     @property
     def buffer_bytes(self) -> int:

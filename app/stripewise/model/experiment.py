@@ -72,6 +72,10 @@ WORKLOAD = ("block_size", "queue_depth", "streams")
 UNORDERED = ("scheduler", "rq_affinity", "nomerges")
 
 
+# figures per I/O: an I/O of another size is other work (model/compare_caveats.PER_IO)
+PER_IO_METRICS = (Metric.IOPS, Metric.LAT_P50_US, Metric.LAT_P99_US)
+
+
 @dataclass(frozen=True)
 class Objective:
     phase: Phase
@@ -231,10 +235,12 @@ def apply_workload(spec: BenchSpec, values: Values) -> BenchSpec:
     return spec
 
 
-def workload_of(spec: BenchSpec, name: str) -> int:
-    """The spec's own value of a workload parameter: the baseline's."""
+def workload_of(spec: BenchSpec, name: str, judged: Phase) -> int:
+    """The spec's own value of a workload parameter: the baseline's. A block size is the one
+    the judged phase runs with (a random phase's is the random block size), so the starting
+    settings are the workload as it was."""
     if name == "block_size":
-        return spec.block_bytes
+        return spec.block_bytes_for(judged)
     return spec.queue_depth if name == "queue_depth" else spec.streams
 
 
@@ -269,6 +275,13 @@ class Design:
             found.append("latency target: a positive number of us")
         if (self.latency_target_us is None) != (self.search is None):
             found.append("a latency target needs --vary queue_depth=LO..HI, and the other way")
+        if "block_size" in names and self.objective.metric in PER_IO_METRICS:
+            # an I/O of 1 MiB and one of 4 KiB are not the same work (history compare calls
+            # such figures not comparable): a block size is judged by MB/s, CPU or efficiency
+            found.append(
+                f"metric: {self.objective.metric.value} counts I/Os of different sizes in a "
+                "block_size sweep: judge it by mb_s, cpu_pct or kb_s_per_cpu_pct"
+            )
         tuned = [p for p in self.parameters if p.kind is Kind.TUNABLE]
         if tuned and any(p.scope is not Scope.GLOBAL for p in tuned) and not self.devices:
             found.append("the target has no block device whose tunables could be varied")

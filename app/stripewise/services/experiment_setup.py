@@ -104,7 +104,7 @@ def prepare(request: ExperimentRequest, tree: Tree | None = None) -> Prepared:
     )
     if problems := design.problems():
         raise ExperimentError(problems[0])
-    baseline = tuple((p.name, starting_value(p, spec, devices, tree)) for p in parameters)
+    baseline = tuple((p.name, starting_value(p, design, tree)) for p in parameters)
     md_devices = tuple(d for d in devices if tree.md_level(d) is not None)
     name = request.name or (
         f"{search} under {request.latency_target_us:g} us p99"

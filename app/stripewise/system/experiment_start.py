@@ -3,8 +3,14 @@ parameter's value now (the baseline). One reading for the CLI and the Experiment
 
 from __future__ import annotations
 
-from stripewise.model.bench import BenchSpec
-from stripewise.model.experiment import ExperimentError, Kind, Parameter, Value, workload_of
+from stripewise.model.experiment import (
+    Design,
+    ExperimentError,
+    Kind,
+    Parameter,
+    Value,
+    workload_of,
+)
 from stripewise.model.tunables import Scope, TuningError, tunable
 from stripewise.system.block_tunables import Tree
 from stripewise.system.target_device import target_device
@@ -29,12 +35,11 @@ def tunable_device(parameters: tuple[Parameter, ...], target: str, tree: Tree) -
     return device
 
 
-def starting_value(
-    parameter: Parameter, spec: BenchSpec, devices: tuple[str, ...], tree: Tree
-) -> Value:
+def starting_value(parameter: Parameter, design: Design, tree: Tree) -> Value:
     """What the machine (or the benchmark) has now: the baseline's value."""
     if parameter.kind is Kind.WORKLOAD:
-        return workload_of(spec, parameter.name)
+        return workload_of(design.spec, parameter.name, design.objective.phase)
+    devices = design.devices
     knob = tunable(parameter.name)
     if knob.scope is Scope.GLOBAL:
         value = tree.value(knob.key, None)

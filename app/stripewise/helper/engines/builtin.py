@@ -50,7 +50,6 @@ from stripewise.model.bench import BenchSpec, Phase, PhaseOutcome
 
 MIXED_READ_SHARE = 0.7  # fio's randrw rwmixread=70
 MAX_THREADS = 256  # streams x queue depth beyond this only adds scheduler noise
-_SEQUENTIAL = (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ)
 
 
 def _gb(count: int) -> str:
@@ -61,7 +60,7 @@ def pattern_period_bytes(spec: BenchSpec, phase: Phase) -> int:
     """What the engine writes repeats every this many bytes: each buffer holds the same random
     block (`_jobs`), incompressible within one write, compressible across several (the
     compressed_writes guard in helper/guards.py asks)."""
-    return spec.block_bytes if phase in _SEQUENTIAL else spec.random_block_bytes
+    return spec.block_bytes_for(phase)
 
 
 def logical_block_bytes(fd: int) -> int:
@@ -79,7 +78,7 @@ def _plan(
 ) -> IoPlan:
     if phase is Phase.REWRITE:
         return RewritePlan(start, end, block, flip)
-    if phase in _SEQUENTIAL:
+    if phase.sequential:
         return SequentialPlan(PWRITE if phase is Phase.SEQ_WRITE else PREAD, start, end, block)
     share = {Phase.RANDOM_READ: 1.0, Phase.RANDOM_WRITE: 0.0}.get(phase, MIXED_READ_SHARE)
     return RandomPlan(start, end, block, ops, share, seed)
@@ -213,7 +212,7 @@ class BuiltinEngine:
         """What a phase moves when it runs to the end: the Progress total the sampler needs."""
         if phase is Phase.REWRITE:
             return 2 * spec.size_bytes
-        if phase in _SEQUENTIAL:
+        if phase.sequential:
             return spec.size_bytes
         return spec.size_bytes // spec.random_block_bytes * spec.random_block_bytes
 
@@ -319,7 +318,7 @@ class BuiltinEngine:
         """Disjoint regions, one per stream. Direct I/O: one worker per stream keeping up to
         queue-depth I/Os in flight through Linux AIO. Otherwise (buffered, or no AIO here)
         preadv/pwritev, random phases with a worker per stream and queue slot."""
-        sequential = phase in _SEQUENTIAL
+        sequential = phase.sequential
         block = spec.block_bytes if sequential else spec.random_block_bytes
         per_stream = usable // block // spec.streams * block
         lanes = 1 if sequential else max(1, min(spec.queue_depth, MAX_THREADS // spec.streams))
