@@ -290,6 +290,23 @@ def test_file_size_sweep_in_gib() -> None:
     assert sweep is not None and sweep.key == "spec.size" and sweep.values == (2, 4, 8)
 
 
+def test_an_experiments_block_size_is_one_parameter() -> None:
+    """An experiment's block_size sets the random phases' block size too: the two spec keys
+    moving together are one parameter; apart, two."""
+    sizes = (4096, 65536, 2**20)
+    together = [
+        run(i + 1, ctx=context(spec__block_size=size, spec__random_block_size=size))
+        for i, size in enumerate(sizes)
+    ]
+    sweep = compare_runs(together).sweep
+    assert sweep is not None and sweep.key == "spec.block_size" and sweep.values == (4, 64, 1024)
+    apart = [
+        run(i + 1, ctx=context(spec__block_size=size, spec__random_block_size=4096 * (i + 2)))
+        for i, size in enumerate(sizes)
+    ]
+    assert compare_runs(apart).sweep is None
+
+
 def test_no_sweep_when_two_parameters_differ_or_too_few_runs_or_mixed_disks() -> None:
     two = [chunk_run(1, 64, 1), chunk_run(2, 128, 1), chunk_run(3, 256, 1)]
     two[2] = replace(

@@ -72,9 +72,15 @@ def _consequences(differing: set[str], contexts: Sequence[Mapping[str, Any]]) ->
     """Differences that follow from another one: not a second parameter.
 
     The kernel sizes an md array's queue (read-ahead, max_sectors) from its geometry, mkfs
-    writes the geometry into xfs/ext4 mount options, and the file-size ratio follows the size
-    or the RAM."""
+    writes the geometry into xfs/ext4 mount options, the file-size ratio follows the size or
+    the RAM, and an experiment's block size is the random phases' too."""
     derived = {"workload.file_size_vs_ram"}
+    both = {"spec.block_size", "spec.random_block_size"}
+    if both <= differing and all(
+        context.get("spec.block_size") == context.get("spec.random_block_size")
+        for context in contexts
+    ):  # an experiment's block_size sets both: one parameter
+        derived.add("spec.random_block_size")
     if differing & set(_GEOMETRY):
         derived |= {key for key in differing if key.startswith("array.tuning.")}
         options = [_without_geometry(context.get("mount_options")) for context in contexts]
