@@ -70,6 +70,22 @@ def latency(*figures: float) -> ResultValue:
     )
 
 
+def test_latency_of_another_engine_is_unjudged_with_a_note() -> None:
+    """fio times an I/O from the return of its submission, the built-in engine from before
+    it: the same device reads higher under the built-in one, which is no slowdown."""
+    fio = (passes(1800, 1850, 1900), latency(60, 62, 64))
+    builtin = (passes(1820, 1870, 1830), latency(90, 95, 99))
+    comparison = compare_runs(
+        [run(1, fio, context(engine="fio")), run(2, builtin, context(engine="builtin"))]
+    )
+    figures = row(comparison, metric="latency_p50")
+    assert figures.verdicts == ("", UNKNOWN)
+    assert figures.caveats[1] == (
+        "engine differs (fio vs builtin): latency timed differently, not comparable"
+    )
+    assert row(comparison).caveats == ("", ""), "throughput is the same bytes either way"
+
+
 def test_another_block_size_leaves_iops_and_latency_unjudged_with_a_note() -> None:
     one = (passes(1800, 1850, 1900), iops(1716, 1764, 1812), latency(560, 570, 580))
     four = (passes(1820, 1870, 1830), iops(434, 446, 436), latency(1950, 1980, 2000))

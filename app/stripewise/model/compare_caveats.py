@@ -4,6 +4,8 @@ figure means, so its change says nothing about better or worse.
 - Block size: IOPS and per-I/O latency follow it. 4 MiB blocks make a quarter of 1 MiB's IOPS
   at the same MB/s, and each I/O takes longer; throughput, CPU and efficiency keep their
   meaning.
+- Engine, for latency: each times an I/O its own way (fio from the return of the submission,
+  the built-in engine from before it; bonnie++ keeps the slowest operation), docs/history.md.
 - File size against RAM: a buffered file under twice the RAM is read partly from the page
   cache (DOMAIN.md 4: 1.5 GB/s "reads" from 8 SATA disks at 1 GB, ~230 MB/s at 8 GB), so a
   reading phase of such a run and of one that reads the disks measure different things.
@@ -47,7 +49,9 @@ def not_comparable(
             continue
         reference = contexts[base]
         notes.append(
-            _block_note(phase, metric, reference, context) or _cache_note(phase, reference, context)
+            _block_note(phase, metric, reference, context)
+            or _engine_note(metric, reference, context)
+            or _cache_note(phase, reference, context)
         )
     return tuple(notes)
 
@@ -65,6 +69,15 @@ def _block_note(phase: str, metric: str, base: Mapping[str, Any], other: Mapping
         sizes = f"{size_text(before)} vs {size_text(after)}"
         return f"block size differs ({sizes}): {PER_IO[metric]} not comparable"
     return ""
+
+
+def _engine_note(metric: str, base: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+    if not metric.startswith("latency"):
+        return ""
+    before, after = (c.get("engine") or c.get("spec.engine") for c in (base, other))
+    if not before or not after or before == after:
+        return ""
+    return f"engine differs ({before} vs {after}): latency timed differently, not comparable"
 
 
 def _cache_note(phase: str, base: Mapping[str, Any], other: Mapping[str, Any]) -> str:
