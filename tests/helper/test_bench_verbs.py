@@ -40,23 +40,6 @@ def test_run_streams_events_and_removes_its_file(helper: Helper, tmp_path: Path)
     assert list(tmp_path.iterdir()) == [], "the test file must be removed"
 
 
-def test_the_page_cache_is_dropped_for_buffered_io_only(helper: Helper, tmp_path: Path) -> None:
-    """Buffered phases each start from an empty page cache; direct I/O never meets it, and
-    dropping the whole server's cache for it would only slow the server's other work."""
-
-    def drops() -> int:  # the kernel counts each write of vm.drop_caches
-        vmstat = dict(line.split() for line in Path("/proc/vmstat").read_text().splitlines())
-        return int(vmstat["drop_pagecache"])
-
-    for direct, dropped in ((True, 0), (False, 2)):
-        before = drops()
-        asked = spec(tmp_path, size="16M", phases=["seq_write", "seq_read"], direct=direct)
-        assert helper.ask("bench.start", asked)["ok"]
-        assert helper.until_result()["status"] == "complete"
-        helper.events.clear()
-        assert drops() - before == dropped, f"direct={direct}"
-
-
 def test_cancel_stops_within_a_second(helper: Helper, tmp_path: Path) -> None:
     assert helper.ask("bench.start", spec(tmp_path, size="4G", phases=["seq_write"], direct=False))[
         "ok"

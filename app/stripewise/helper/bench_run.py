@@ -213,9 +213,8 @@ class BenchRun:
     def _phase(self, phase: Phase, repetition: int, sampler: Sampler) -> PhaseOutcome:
         from stripewise.helper.sampling import SampledPhase
 
-        buffered = not self.spec.direct or self.engine.last_mode == "buffered"
-        if self.privileged and buffered:  # direct I/O never meets the page cache: emptying
-            self._drop_caches()  # the whole machine's would only slow its other work
+        if self.privileged and repetition + len(self.spec.phases) > 1:
+            self._drop_caches()
         planned = self.spec.size_bytes * (2 if phase is Phase.REWRITE else 1)
         progress = Progress(planned)
         self._emit(PhaseStarted(self.id, phase, BONNIE_NAMES[phase], repetition, planned))
