@@ -94,6 +94,7 @@ def test_show_prints_the_points_with_intervals_and_the_recommendation(
     point = next(line for line in out.splitlines() if "read_ahead_kb=4096" in line)
     assert "95 %" in point and "5 passes" in point
     assert "verdict: better; keep read_ahead_kb=512" in out
+    assert "saved as" not in out  # `show` saves nothing: its first line names it
     assert _run(url, "show", "1", "--json") == 0
     document = json.loads(capsys.readouterr().out)
     assert document["result"]["recommendation"]["values"] == {"read_ahead_kb": 512}

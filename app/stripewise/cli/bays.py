@@ -36,7 +36,9 @@ from stripewise.output_files import OutputFileError
 def fill_parser(bays: argparse.ArgumentParser) -> None:
     actions = bays.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser("show", help="each bay and the disk in it")
-    show.add_argument("--json", action="store_true", help="print {layout, bays: [...]} as JSON")
+    show.add_argument(
+        "--json", action="store_true", help="print {product, title, bays: [...]} as JSON"
+    )
     export = actions.add_parser("export", help="write this host's layout and mapping to FILE")
     export.add_argument("file", type=path_argument, metavar="FILE")
     imported = actions.add_parser("import", help="use a layout file (and its [ports], if any)")

@@ -195,7 +195,7 @@ def show_text(stored: StoredExperiment) -> str:
         )
         return "\n".join([*lines, "", f"No result: {why}."])
     # a failed point is named in the recommendation's reason already: no notes
-    return "\n".join(lines) + "\n" + result_text(stored.result, []).rstrip("\n")
+    return "\n".join(lines) + "\n" + result_text(stored.result, [], just_saved=False).rstrip("\n")
 
 
 def _local(moment: datetime | None) -> str:

@@ -13,7 +13,7 @@ _VERDICTS = {
 }
 
 
-def result_text(result: ExperimentResult, notes: list[str]) -> str:
+def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool = True) -> str:
     unit = result.unit
     rows = []
     width = max((len(p.label) for p in result.points), default=10)
@@ -41,6 +41,6 @@ def result_text(result: ExperimentResult, notes: list[str]) -> str:
         if result.restored
         else "NOT every value the experiment changed is back"
     )
-    if result.experiment is not None:
+    if result.experiment is not None and just_saved:  # `show` names it in its first line
         lines.append(f"saved as experiment {result.experiment}")
     return "\n".join(lines) + "\n"

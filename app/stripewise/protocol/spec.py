@@ -122,7 +122,7 @@ SPEC_SHAPE = Shape(
         "engine": Wire(refusal=_TYPES),
         "cpu_latency_us": Wire(omit=is_none, parse=_optional_whole("cpu_latency_us")),
         "steady_state": Wire(omit=is_false, refusal=_TYPES),
-        "precondition": Wire(omit=is_false, refusal=_TYPES),
+        "precondition": Wire(omit_with="steady_state", refusal=_TYPES),
         "max_rounds": Wire(omit_with="steady_state", parse=_number("max_rounds", int)),
         "latency_log": Wire(omit=is_none, refusal=_TYPES),
     },
