@@ -96,9 +96,11 @@ STRIPEWISE_EXIT_STATUS = (
     ("0", "Success."),
     (
         "1",
-        "A check failed (`doctor`, `hosts check`), a question was answered no "
-        "(`history delete`), a benchmark did not complete (it failed, was cancelled, or its "
-        "helper was lost mid-run), or the helper refused a tuning change.",
+        "A check failed (`doctor`, `hosts check`; `tune verify`: a value no longer as "
+        "written, or no applied tuning to check; `tune presets`: a preset file of yours is "
+        "broken, the rest listed), a question was answered no (`history delete`), a benchmark "
+        "did not complete (it failed, was cancelled, or its helper was lost mid-run), or the "
+        "helper refused a tuning change.",
     ),
     (
         "2",
