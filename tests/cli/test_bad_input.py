@@ -249,3 +249,22 @@ def test_a_serial_with_a_newline_stays_inside_the_scripts_comment(tmp_path: Path
     lines = script.read_text().splitlines()
     assert not [line for line in lines if "touch pwned" in line and not line.startswith("#")]
     assert any("serial KRVN?touch pwned" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (("--rate", "11"), "--rate: 1 to 10"),
+        (("--precondition",), "--precondition: only with --steady-state"),
+        (("--steady-state", "--max-rounds", "4"), "--max-rounds: 5 (one window) to 1000"),
+        (("--block-size", "3K"), "--block-size: a power of two"),
+    ],
+)
+def test_bench_refusals_name_the_option_not_the_field(
+    tmp_path: Path, options: tuple[str, ...], said: str
+) -> None:
+    """The helper's spec check names its wire fields (sample_rate_hz); the command says the
+    option the admin typed."""
+    line = refused(run_cli("bench", "--target", str(tmp_path), "--size", "16M", *options), said)
+    assert "_" not in line.partition("error: ")[2].split(":")[0], line
+    assert list(tmp_path.iterdir()) == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import stat
 import sys
@@ -194,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     try:  # parsed as the helper parses it, refused by name before any password prompt
         start = BenchStartArgs.from_json(start_args(args))
     except ProtocolError as exc:
-        print(f"stripewise: error: {exc}", file=sys.stderr)
+        print(f"stripewise: error: {as_options(str(exc))}", file=sys.stderr)
         return 2
     privileges = environment.probe_privileges()
     if not args.json and not privileges.available:
@@ -290,6 +291,36 @@ class _Stop:
 def default_engine() -> str:
     """The Benchmark form's default: fio when it is installed, else the built-in engine."""
     return "fio" if environment.find_tool("fio") is not None else "builtin"
+
+
+# the spec's wire fields (what the helper's refusal names) as the options that set them
+_OPTIONS = {
+    "target": "--target",
+    "size": "--size",
+    "block_size": "--block-size",
+    "phases": "--phases",
+    "streams": "--streams",
+    "repetitions": "--repeat",
+    "sample_rate_hz": "--rate",
+    "engine": "--engine",
+    "queue_depth": "--queue-depth",
+    "cpu_latency_us": "--cpu-latency-us",
+    "steady_state": "--steady-state",
+    "precondition": "--precondition",
+    "max_rounds": "--max-rounds",
+    "confirm_serial": "--confirm-serial",
+}
+
+
+def as_options(refusal: str) -> str:
+    """A spec refusal ("sample_rate_hz: 1 to 10; size: ...") in the command's words ("--rate:
+    1 to 10; --size: ..."): each field the options set named by its option where it labels a
+    reason, and anywhere when its name is an identifier (steady_state), not a word of prose."""
+    return re.sub(
+        r"\b(" + "|".join(_OPTIONS) + r")\b(:?)",
+        lambda found: _OPTIONS[found[1]] + found[2] if found[2] or "_" in found[1] else found[0],
+        refusal,
+    )
 
 
 def start_args(args: argparse.Namespace) -> dict[str, Any]:
