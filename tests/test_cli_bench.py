@@ -77,10 +77,10 @@ def test_table_and_saved_run(tmp_path: Path) -> None:
     [
         (["--size", "lots"], "size"),
         (["--phases", "seq_write,defrag"], "phases"),
-        (["--rate", "50"], "sample_rate_hz"),
+        (["--rate", "50"], "--rate: 1 to 10"),
         (["--cpu-latency-us", "-1"], "must be 0 or more"),
         (["--streams", "-1"], "must be 1 or more"),
-        (["--cpu-latency-us", "20000"], "cpu_latency_us: 0 to 10,000 us"),
+        (["--cpu-latency-us", "20000"], "--cpu-latency-us: 0 to 10,000 us"),
     ],
 )
 def test_invalid_input_exits_2(tmp_path: Path, args: list[str], words: str) -> None:

@@ -316,11 +316,10 @@ def as_options(refusal: str) -> str:
     """A spec refusal ("sample_rate_hz: 1 to 10; size: ...") in the command's words ("--rate:
     1 to 10; --size: ..."): each field the options set named by its option where it labels a
     reason, and anywhere when its name is an identifier (steady_state), not a word of prose."""
-    return re.sub(
-        r"\b(" + "|".join(_OPTIONS) + r")\b(:?)",
-        lambda found: _OPTIONS[found[1]] + found[2] if found[2] or "_" in found[1] else found[0],
-        refusal,
-    )
+    fields = "|".join(_OPTIONS)
+    labelled = re.sub(rf"(^|; )({fields}):", lambda f: f"{f[1]}{_OPTIONS[f[2]]}:", refusal)
+    named = "|".join(field for field in _OPTIONS if "_" in field)
+    return re.sub(rf"(?<![-\w])({named})\b", lambda f: _OPTIONS[f[1]], labelled)
 
 
 def start_args(args: argparse.Namespace) -> dict[str, Any]:
