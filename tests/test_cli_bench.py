@@ -106,7 +106,7 @@ def test_a_bad_spec_is_refused_before_any_helper_starts(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        "stripewise: error: size: not a size: 'lots' (use e.g. 8G, 512M, 4k)"
+        "stripewise: error: --size: not a size: 'lots' (use e.g. 8G, 512M, 4k)"
     ]
 
 
