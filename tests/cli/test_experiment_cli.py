@@ -93,6 +93,9 @@ def test_show_prints_the_points_with_intervals_and_the_recommendation(
     assert "Experiment #1: read-ahead, old HBA" in out
     point = next(line for line in out.splitlines() if "read_ahead_kb=4096" in line)
     assert "95 %" in point and "5 passes" in point
+    # "a to b": with a hyphen between them, a low end below zero read "-282.6-1,679.8"
+    low, to, high = point.split("95 %")[1].split("5 passes")[0].split()
+    assert to == "to" and float(low.replace(",", "")) < float(high.replace(",", ""))
     assert "verdict: better; keep read_ahead_kb=512" in out
     assert "saved as" not in out  # `show` saves nothing: its first line names it
     assert _run(url, "show", "1", "--json") == 0

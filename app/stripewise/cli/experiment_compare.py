@@ -17,6 +17,7 @@ from stripewise.history.experiment_compare import comparable as check_comparable
 from stripewise.history.experiments import StoredExperiment
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import Point
+from stripewise.model.units import interval_text
 from stripewise.protocol.experiment import result_to_json
 
 
@@ -68,7 +69,7 @@ def _mean(point: Point | None) -> str:
     if point.mean is None:
         return "-"
     ci = point.ci95
-    interval = f" ({ci[0]:,.1f}-{ci[1]:,.1f})" if ci else ""
+    interval = f" ({interval_text(*ci)})" if ci else ""
     return f"{point.mean:,.1f}{interval} n={len(point.passes)}"
 
 

@@ -30,6 +30,7 @@ from stripewise.cli.helper_client import start_helper
 from stripewise.model.experiment import Values, label
 from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
 from stripewise.model.experiment_result import ExperimentResult, Point
+from stripewise.model.units import interval_text
 from stripewise.protocol.experiment import design_to_json, point_to_json, result_to_json
 from stripewise.protocol.group import with_hosts
 
@@ -172,7 +173,7 @@ class _Output:
                        run_elapsed_s=visit.elapsed_s, **point_to_json(point))  # fmt: skip
             return
         ci = point.ci95
-        spread = f" ({ci[0]:,.1f}-{ci[1]:,.1f}, 95 %)" if ci else ""
+        spread = f" ({interval_text(*ci)}, 95 %)" if ci else ""
         say(f"{figure:,.1f}; mean {point.mean:,.1f}{spread} over {len(point.passes)}\n", sys.stdout)
 
     def result(self, result: ExperimentResult, notes: list[str]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import ExperimentResult, Verdict
+from stripewise.model.units import interval_text
 
 _VERDICTS = {
     Verdict.BETTER: "better",
@@ -20,7 +21,7 @@ def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool 
     for point in result.points:
         ci = point.ci95
         mean = "-" if point.mean is None else f"{point.mean:,.1f}"
-        spread = f"{ci[0]:,.1f}-{ci[1]:,.1f}" if ci else "-"
+        spread = interval_text(*ci) if ci else "-"
         p99 = "" if point.p99_mean is None else f"   p99 {point.p99_mean:,.0f} us"
         start = "  (starting settings)" if point.baseline else ""
         rows.append(

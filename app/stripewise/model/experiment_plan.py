@@ -34,6 +34,7 @@ from stripewise.model.experiment_result import (
     interval,
     recommend,
 )
+from stripewise.model.units import interval_text
 from stripewise.model.verdict import MIN_PASSES
 
 
@@ -261,7 +262,7 @@ class LatencySearch:
         else:
             p99 = answer.p99_ci95
             shown = f"p99 {answer.p99_mean:,.0f} us" + (
-                f" ({p99[0]:,.0f}-{p99[1]:,.0f} us, 95 %)" if p99 else ""
+                f" ({interval_text(*p99, 0)} us, 95 %)" if p99 else ""
             )
             bound = "the top of the search" if self.fits == self.hi else f"{self.misses} does not"
             recommendation = Recommendation(

@@ -33,3 +33,9 @@ def duration_text(seconds: float | None) -> str:
     if whole >= 3600:
         return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
     return f"{whole // 60} min {whole % 60:02d} s" if whole >= 60 else f"{whole} s"
+
+
+def interval_text(low: float, high: float, decimals: int = 1) -> str:
+    """A confidence interval's ends, "12.5 to 40.1": with a hyphen between them, one below
+    zero would read "-282.6-1,679.8"."""
+    return f"{low:,.{decimals}f} to {high:,.{decimals}f}"
