@@ -75,9 +75,9 @@ def test_a_failing_disk_in_the_table_and_the_json() -> None:
     virtio = read("virtio_unknown_type.json", "vda")
     text = health_text((failing, healthy, virtio))
     assert text.splitlines() == [
-        "DISK     HEALTH   SELF-TEST  °C  HOURS   MODEL",
-        "sdc      failing  FAILED     25  65,592  Hitachi HDS721050DLE630",
-        "nvme0n1  ok       passed     30  10,407  SAMSUNG MZVL21T0HCLR-00B00",
+        "DISK     HEALTH   SMART   °C  HOURS   MODEL",  # SMART: the drive's overall assessment
+        "sdc      failing  FAILED  25  65,592  Hitachi HDS721050DLE630",
+        "nvme0n1  ok       passed  30  10,407  SAMSUNG MZVL21T0HCLR-00B00",
         "  sdc: the drive's own SMART assessment says FAILING",
         "  sdc: a pre-failure attribute is at or below its threshold now",
         "  sdc: 8 pending sectors",

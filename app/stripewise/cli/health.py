@@ -109,7 +109,9 @@ def health_text(disks: tuple[DiskHealth, ...]) -> str:
     read = [d for d in disks if d.available]
     lines: list[str] = []
     if read:
-        rows = [("DISK", "HEALTH", "SELF-TEST", *(h for _, h in _SHOWN), "MODEL")]
+        rows = [
+            ("DISK", "HEALTH", "SMART", *(h for _, h in _SHOWN), "MODEL")
+        ]  # SMART: its own verdict
         for health in read:
             values = [getattr(health, name) for name, _ in _SHOWN]
             rows.append(
