@@ -81,9 +81,18 @@ def test_a_healthy_sata_ssd() -> None:
         "power_on_hours": 84620,
         "reallocated_sectors": 0,
         "udma_crc_errors": 0,  # its attribute 199 is named CRC_Error_Count
+        "percentage_used": 10,  # 177 Wear_Leveling_Count: normalised 90 of 100 left
     }
     assert health.pending_sectors is None  # this SSD does not report 197
     assert verdict(health).level == "ok" and verdict(health).reasons == ()
+    # its 202 is Exception_Mode_Status, not a wear figure: read by name, never by id
+    worn = recorded("sata_ssd_samsung_healthy.json")
+    for row in worn["ata_smart_attributes"]["table"]:
+        if row["name"] == "Wear_Leveling_Count":
+            row["value"] = 6
+    assert verdict(parse_smartctl("sdb", worn)).reasons == (
+        "worn: 94 % of its rated endurance used",
+    )
 
 
 def test_a_sas_disk() -> None:

@@ -74,7 +74,7 @@ class DiskHealth:
     critical_warning: int | None = None  # NVMe, a bit mask
     media_errors: int | None = None  # NVMe media and data integrity errors
     error_log_entries: int | None = None  # NVMe error information log entries
-    percentage_used: int | None = None  # NVMe, of rated endurance (may pass 100)
+    percentage_used: int | None = None  # of rated endurance: NVMe's (may pass 100), an SSD's
     available_spare_pct: int | None = None  # NVMe
     available_spare_threshold_pct: int | None = None  # NVMe
     grown_defects: int | None = None  # SAS grown defect list
@@ -184,7 +184,7 @@ def parse_smartctl(device: str, document: object, exit_status: int | None = None
         critical_warning=_int(nvme.get("critical_warning")),
         media_errors=_int(nvme.get("media_errors")),
         error_log_entries=_int(nvme.get("num_err_log_entries")),
-        percentage_used=_int(nvme.get("percentage_used")),
+        percentage_used=_first(nvme.get("percentage_used"), _ata_wear_used(doc)),
         available_spare_pct=_int(nvme.get("available_spare")),
         available_spare_threshold_pct=_int(nvme.get("available_spare_threshold")),
         grown_defects=_int(doc.get("scsi_grown_defect_list")),
@@ -296,6 +296,29 @@ def _has_smart(doc: Mapping[str, Any]) -> bool:
             "scsi_grown_defect_list", "scsi_error_counter_log",
         )
     )  # fmt: skip
+
+
+# SATA SSDs' endurance left, as the attribute's normalised value (100 new, counting down);
+# by name, as vendors reuse the ids (Samsung's 202 is Exception_Mode_Status, Crucial's is this)
+_WEAR_ATTRIBUTES = (
+    "Wear_Leveling_Count",  # Samsung, 177
+    "Media_Wearout_Indicator",  # Intel, 233
+    "SSD_Life_Left",  # SandForce, Kingston, 231
+    "Percent_Lifetime_Remain",  # Crucial, Micron, 202
+)
+
+
+def _ata_wear_used(doc: Mapping[str, Any]) -> int | None:
+    """A SATA SSD's rated endurance used, in percent: 100 less its wear attribute's
+    normalised value; None on a drive without one (a disk, an unknown SSD)."""
+    table = _map(doc, "ata_smart_attributes").get("table")
+    rows = [row for row in (table if isinstance(table, list) else []) if isinstance(row, Mapping)]
+    for name in _WEAR_ATTRIBUTES:
+        for row in rows:
+            left = _int(row.get("value"))
+            if row.get("name") == name and left is not None and 0 <= left <= 100:
+                return 100 - left
+    return None
 
 
 def _ata_raw(doc: Mapping[str, Any]) -> dict[int, int]:
