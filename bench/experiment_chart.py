@@ -40,7 +40,7 @@ def redraw_ms(rounds: int = 50, grid: bool = False) -> list[float]:
         sizes = [16 * (n + 1) for n in range(POINTS)]  # read_ahead_kb 16..800 on a log axis
         parameters = [("read_ahead_kb", sizes)]
         grid_values = [(("read_ahead_kb", size),) for size in sizes]
-    chart.set_design(parameters, "seq_read mb_s", "MB/s")
+    chart.set_design(parameters, "seq_read MB/s")
     points = []
     for index, values in enumerate(grid_values):
         level = 400.0 + 3.0 * index

@@ -128,6 +128,11 @@ def test_opening_one_draws_its_chart_points_and_card_with_apply(
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert detail.apply.box_up is None  # declined: nothing written
     assert detail.title.text().startswith("#1 read-ahead, old HBA: /dev/loop7 on thumper")
+    # what is judged, in the Benchmark page's words with its unit, never its key (mb_s)
+    assert "; seq_read MB/s; " in detail.title.text()
+    assert detail.chart.line.getPlotItem().getAxis("left").labelText == "seq_read MB/s"
+    mean = detail.points.horizontalHeaderItem(2)
+    assert mean is not None and mean.text() == "Mean MB/s"
 
     open_one(kept, 2, qtbot)  # the grid: heat maps of the metric and of p99
     assert detail.chart.currentWidget() is detail.chart.grid

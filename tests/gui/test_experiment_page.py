@@ -363,7 +363,7 @@ def test_the_chart_draws_a_scheduler_sweep_by_name_and_a_point_without_an_interv
 
     chart = ExperimentChart()
     qtbot.addWidget(chart)
-    chart.set_design([("scheduler", ["mq-deadline", "none", "kyber"])], "seq_read mb_s", "MB/s")
+    chart.set_design([("scheduler", ["mq-deadline", "none", "kyber"])], "seq_read MB/s")
     chart.update_point(Point((("scheduler", "mq-deadline"),), (500.0, 510.0, 505.0), baseline=True))
     chart.update_point(Point((("scheduler", "kyber"),), (480.0,)))  # one pass: no bar yet
     ticks = chart.line.getPlotItem().getAxis("bottom")._tickLevels[0]

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QStackedWidget, QWidget
 
 from stripewise.gui.plot_export import without_export
 from stripewise.gui.theme import style_axes
-from stripewise.model.experiment import UNORDERED, Value, Values, shown_value
+from stripewise.model.experiment import UNORDERED, Metric, Objective, Value, Values, shown_value
 from stripewise.model.experiment_result import Point
 
 POINT_COLOUR = "#0072b2"  # Okabe-Ito blue, as a comparison's first run
@@ -43,6 +43,22 @@ LOG_PARAMETERS = frozenset(
 CELL_DARK = "#202020"  # figures on the light end of viridis
 MAX_CELL_LABELS = 100  # a grid this small gets its figures written in its cells
 MAX_TICK_LABELS = 12  # more labels under the axis run together (and cost a frame to paint)
+
+
+# a figure with its unit, as a chart's axis and the points table's heading say it
+METRIC_FIGURES = {
+    Metric.MB_S: "MB/s",
+    Metric.IOPS: "IOPS",
+    Metric.LAT_P50_US: "p50 latency (\u00b5s)",
+    Metric.LAT_P99_US: "p99 latency (\u00b5s)",
+    Metric.CPU_PCT: "CPU %",
+    Metric.KB_S_PER_CPU_PCT: "KB/s per CPU %",
+}
+
+
+def objective_text(objective: Objective) -> str:
+    """What an experiment judges, in the Benchmark page's words: "seq_read MB/s"."""
+    return f"{objective.phase.value} {METRIC_FIGURES[objective.metric]}"
 
 
 @dataclass(frozen=True)
@@ -128,8 +144,7 @@ class ExperimentChart(QStackedWidget):
     def set_design(
         self,
         parameters: Sequence[tuple[str, Sequence[Value]]],
-        metric: str,
-        unit: str,
+        figure: str,
         baseline: bool = True,
     ) -> None:
         """A new experiment: its parameters with their values (a search's: its bounds, and
@@ -141,7 +156,7 @@ class ExperimentChart(QStackedWidget):
             legend.removeItem(self._base)
             if baseline:
                 legend.addItem(self._base, "starting settings")
-        self._metric = f"{metric} ({unit})"
+        self._metric = figure  # what is judged, with its unit: "seq_read MB/s"
         self._points = {}
         if len(self.parameters) == 2:
             self._build_grid()
@@ -173,7 +188,7 @@ class ExperimentChart(QStackedWidget):
         self.grid.clear()
         self._heat, self._labels = [], []
         (first, first_values), (second, second_values) = self.parameters
-        for index, title in enumerate((self._metric, "p99 latency (us)")):
+        for index, title in enumerate((self._metric, "p99 latency (\u00b5s)")):
             plot = self.grid.addPlot(row=index, col=0, title=title)  # stacked: fits 1024 px
             image = pg.ImageItem()
             image.setColorMap(pg.colormap.get("viridis"))

@@ -11,7 +11,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from stripewise.gui.experiment_card import ApplyRecommendation, RecommendationCard
-from stripewise.gui.experiment_chart import ExperimentChart
+from stripewise.gui.experiment_chart import METRIC_FIGURES, ExperimentChart, objective_text
 from stripewise.gui.experiment_points import PointsTable
 from stripewise.model.experiment import Design, Value, Values
 from stripewise.services.experiment_history import KeptExperiment
@@ -124,7 +124,7 @@ class KeptDetail(QWidget):
         metric = design.objective
         self.title.setText(
             f"#{summary.id} {summary.name}: {summary.target} on {summary.host}, {when}; "
-            f"{metric.phase.value} {metric.metric.value}; {summary.status.value}, "
+            f"{objective_text(metric)}; {summary.status.value}, "
             f"{summary.runs} runs"
         )
         self.split.show()
@@ -133,11 +133,9 @@ class KeptDetail(QWidget):
         starting = next((p.values for p in points if p.baseline), ())
         searched = searched_name(design, [p.values for p in points])
         parameters = chart_parameters(design, starting, searched)
-        self.chart.set_design(
-            parameters, f"{metric.phase.value} {metric.metric.value}", metric.metric.unit,
-            baseline=searched is None,
-        )  # fmt: skip
+        self.chart.set_design(parameters, objective_text(metric), baseline=searched is None)
         self.points.set_names([name for name, _values in parameters])
+        self.points.set_figure(METRIC_FIGURES[metric.metric])
         self.points.set_points(points)
         if result is None:
             self.chart.clear_points()

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.bench_form import BenchForm
 from stripewise.gui.experiment_card import ApplyRecommendation, RecommendationCard
-from stripewise.gui.experiment_chart import ExperimentChart
+from stripewise.gui.experiment_chart import METRIC_FIGURES, ExperimentChart, objective_text
 from stripewise.gui.experiment_form import ExperimentDesignForm
 from stripewise.gui.experiment_kept import KeptExperiments
 from stripewise.gui.experiment_kept_detail import chart_parameters
@@ -299,12 +299,10 @@ class ExperimentPage(QWidget):
         self.setup = setup
         design = setup.design
         objective = design.objective
-        metric = f"{objective.phase.value} {objective.metric.value}"
         parameters = chart_parameters(design, setup.baseline, setup.search)
-        self.chart.set_design(
-            parameters, metric, objective.metric.unit, baseline=setup.search is None
-        )
+        self.chart.set_design(parameters, objective_text(objective), baseline=setup.search is None)
         self.points.set_names([name for name, _values in parameters])
+        self.points.set_figure(METRIC_FIGURES[objective.metric])
 
     def _on_progress(self, text: str, done: int, at_least: int, at_most: int, eta: float) -> None:
         self.status.setText(text)

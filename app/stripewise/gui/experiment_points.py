@@ -13,7 +13,7 @@ from stripewise.model.experiment import Values, shown_value
 from stripewise.model.experiment_result import Point
 
 START = "  (start)"
-COLUMNS = ("Point", "Passes", "Mean", "95 % interval", "p99 \u00b5s", "Runs")
+COLUMNS = ("Point", "Passes", "Mean", "95 % interval", "p99 latency (\u00b5s)", "Runs")
 
 
 def _number(value: float | None) -> str:
@@ -45,6 +45,10 @@ class PointsTable(QTableWidget):
         """The varied parameters, in the design's order: the first column's heading."""
         heading = ",\n".join(names) or COLUMNS[0]  # a grid's two names on two lines
         self.setHorizontalHeaderItem(0, QTableWidgetItem(heading))
+
+    def set_figure(self, figure: str) -> None:
+        """What the means are of, with its unit: the Mean column's heading ("Mean MB/s")."""
+        self.setHorizontalHeaderItem(COLUMNS.index("Mean"), QTableWidgetItem(f"Mean {figure}"))
 
     def set_points(self, points: Sequence[Point]) -> None:
         self.setRowCount(0)
