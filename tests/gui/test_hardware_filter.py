@@ -74,6 +74,9 @@ def test_the_filter_scrolls_to_its_match_and_enter_selects_it(
     qtbot.keyClick(page.search, Qt.Key.Key_Return)
     assert sdk.selected and page.details.slot == sdk.slot
     assert "sdk in port 4" in page.details.browser.toPlainText()
+    # a file's map: no Read Health button to point at, so the details say where health comes from
+    assert not page.read_health.isVisibleTo(page)
+    assert "this map is a file's" in page.details.browser.toPlainText()
     assert in_view(page, sdk) and page.search.hasFocus()  # go on typing, or Enter again
 
     # several matches: Enter walks them in map order, and comes round again

@@ -76,8 +76,14 @@ _HEALTH_ROWS = (  # DiskHealth's attribute -> (its row's name, its unit)
 )
 
 
-def health_html(health: DiskHealth | None) -> str:
-    """The disk's SMART section: its verdict with the reasons, then every figure it reports."""
+def health_html(health: DiskHealth | None, *, live: bool = True) -> str:
+    """The disk's SMART section: its verdict with the reasons, then every figure it reports;
+    `live` False for a map read from a file, whose disks cannot be asked."""
+    if health is None and not live:
+        return (
+            "<h4>Health</h4><p><i>not read: this map is a file's; health is read from the "
+            "disks themselves (This Machine, then Read Health)</i></p>"
+        )
     if health is None:
         return "<h4>Health</h4><p><i>not read (Read Health asks the helper)</i></p>"
     if not health.available:
@@ -103,6 +109,7 @@ def disk_html(
     slot: Slot,
     path_to: Disk | None = None,
     health: DiskHealth | None = None,
+    live: bool = True,
 ) -> str:
     """`path_to`: for a slot that is a further path to a multipathed disk, that disk;
     `health`: the disk's SMART health, once read."""
@@ -176,7 +183,7 @@ def disk_html(
         + "<h4>Use</h4>"
         + _rows(usage)
         + (f"<ul style='margin-left:-20px'>{parts}</ul>" if parts else "")
-        + health_html(health)
+        + health_html(health, live=live)
     )
 
 
@@ -233,9 +240,10 @@ class DetailsPanel(QWidget):
         locate_reason: str,
         path_to: Disk | None = None,
         health: DiskHealth | None = None,
+        live: bool = True,
     ) -> None:
         self.slot = slot
-        self.browser.setHtml(disk_html(controller, slot, path_to, health))
+        self.browser.setHtml(disk_html(controller, slot, path_to, health, live))
         self.rename.setEnabled(can_label)
         self._set_locate(slot, locate_reason)
 

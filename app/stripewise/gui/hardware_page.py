@@ -306,6 +306,7 @@ class HardwarePage(QWidget):
             locate_reason=self.helper.unavailable_reason,
             path_to=path_to,
             health=health.get(disk.name) if disk is not None else None,
+            live=self.hardware.origin.live,
         )
 
     def _show_bays(self, bays: bool) -> None:
