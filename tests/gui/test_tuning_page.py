@@ -99,6 +99,10 @@ def test_descriptions_are_unwrapped_but_quoted_lines_kept() -> None:
 
 
 @needs_loop
+def rows_of(page: Any) -> range:
+    return range(page.preview.rowCount())
+
+
 def test_a_preset_previews_current_to_new_on_a_real_loop_device(
     make_window: WindowFactory, qtbot: Any
 ) -> None:
@@ -113,6 +117,11 @@ def test_a_preset_previews_current_to_new_on_a_real_loop_device(
         }
         assert rows[(loop.name, "read_ahead_kb")] == ("192", "4096")
         assert ("all (global)", "vm.dirty_ratio") in rows
+        units = {
+            page.preview.item(r, 1).text(): page.preview.item(r, 4).text() for r in rows_of(page)
+        }
+        assert units["read_ahead_kb"] == "KiB" and units["vm.dirty_ratio"] == "%"
+        assert units["scheduler"] == ""  # a name has no unit (it said "name")
         assert page.apply_button.isEnabled()
         assert "streaming" in page.description.toPlainText().lower()
 

@@ -166,7 +166,7 @@ def test_a_scheduler_list_takes_the_first_one_offered() -> None:
     state = DeviceState("sdx", {"scheduler": "bfq"}, offers)
     change = resolve(loaded, {"sdx": state})[0]
     assert (change.current, change.setting.value) == ("bfq", "kyber")
-    assert "first offered of mq-deadline, kyber, none" in change.note
+    assert "the first of mq-deadline, kyber, none that " in change.note
     only_bfq = DeviceState("sdy", {"scheduler": "bfq"}, DeviceLimits(schedulers=("bfq",)))
     skipped = resolve(loaded, {"sdy": only_bfq})[0]
     assert isinstance(skipped, SkippedChange) and not skipped.changes_anything
@@ -184,7 +184,7 @@ def test_the_scheduler_is_picked_from_the_loop_devices_own_list(loop: Loop) -> N
     loaded = preset(f"[device]\nscheduler = {wanted!r}\n".replace("'", '"'))
     (change,) = resolve(loaded, {loop.name: state})
     assert change.setting.value == expected
-    assert change.note.startswith("first offered of bfq, kyber, mq-deadline")
+    assert change.note.startswith("the first of bfq, kyber, mq-deadline")
 
 
 @needs_loop

@@ -145,7 +145,9 @@ def test_preview_shows_current_to_new_and_writes_nothing(loop: Loop) -> None:
     rows = {line.split("  ")[0]: line for line in lines if line.startswith(f"{loop.name}: ")}
     assert rows[f"{loop.name}: read_ahead_kb"].split()[2:6] == ["512", "->", "4096", "KiB"]
     assert rows[f"{loop.name}: scheduler"].split()[2:5] == ["none", "->", "mq-deadline"]
-    assert "first offered of mq-deadline, none" in rows[f"{loop.name}: scheduler"]
+    assert (
+        f"the first of mq-deadline, none that {loop.name} offers" in rows[f"{loop.name}: scheduler"]
+    )
     assert "written after the scheduler switch" in rows[f"{loop.name}: nr_requests"]
     ratio = next(line for line in lines if line.startswith("vm.dirty_ratio"))
     if vm("dirty_ratio") != 40:

@@ -97,7 +97,7 @@ class PreviewTable(QTableWidget):
                 knob.key,
                 _shown(change.current),
                 _shown(change.setting.value) if change.changes_anything else "unchanged",
-                knob.unit,
+                knob.shown_unit,
                 note,
             )
             for column, text in enumerate(cells):
@@ -106,7 +106,8 @@ class PreviewTable(QTableWidget):
                     item.setToolTip(text)
                 if column == NEW and not isinstance(change, SkippedChange):
                     item.setData(_VALUE, _shown(change.setting.value))
-                    item.setToolTip(f"Double-click to type another value ({knob.unit})")
+                    unit = f" ({knob.shown_unit})" if knob.shown_unit else ""
+                    item.setToolTip(f"Double-click to type another value{unit}")
                 else:
                     item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 self.setItem(row, column, item)

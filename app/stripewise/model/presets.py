@@ -353,7 +353,7 @@ def _scheduler_change(names: tuple[str, ...], device: str, state: DeviceState) -
             f"skipped: {device} offers none of {', '.join(names)} "
             f"(it offers: {', '.join(offered) or 'nothing'})",
         )
-    note = f"first offered of {', '.join(names)}" if len(names) > 1 else ""
+    note = f"the first of {', '.join(names)} that {device} offers" if len(names) > 1 else ""
     validate("scheduler", pick, state.limits)
     return Change(Setting("scheduler", pick, device), current, note)
 

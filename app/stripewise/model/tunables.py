@@ -49,6 +49,12 @@ class Tunable:
     def file_name(self) -> str:
         return self.key.removeprefix("vm.")
 
+    @property
+    def shown_unit(self) -> str:
+        """The unit a value is written with; none for a name or a mode (scheduler, nomerges),
+        whose `unit` says what kind of value it is."""
+        return "" if self.unit in ("name", "mode") else self.unit
+
 
 TUNABLES: dict[str, Tunable] = {
     t.key: t
