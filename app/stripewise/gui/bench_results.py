@@ -46,8 +46,10 @@ COLUMNS = (
     "KB/s per\nCPU %",
 )
 LATENCY_HEADERS = {
-    COLUMNS.index("p50\nlatency"): "median completion latency, in µs",
-    COLUMNS.index("p99\nlatency"): "99th percentile completion latency, in µs",
+    COLUMNS.index("p50\nlatency"): "median completion latency, each figure with its unit (µs, ms)",
+    COLUMNS.index(
+        "p99\nlatency"
+    ): "99th percentile completion latency, each figure with its unit (µs, ms)",
 }
 ROW_PADDING_PX = 4  # above and below a row's text: rows as compact as a report's lines
 SPREAD_WARNING = 0.10  # (max - min) / median over repetitions above this is called out
