@@ -10,7 +10,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QApplication
 
-from stripewise.gui.compare_plots import draw_series
+from stripewise.gui.compare_plots import draw_latency, draw_series
+from stripewise.model.latency import IntervalLatency, LatencyInterval
 
 
 def test_a_2_hour_run_is_drawn_decimated_with_its_spike(qtbot: Any) -> None:
@@ -32,3 +33,18 @@ def test_a_2_hour_run_is_drawn_decimated_with_its_spike(qtbot: Any) -> None:
     assert drawn_y.max() == 6_000.0
     original_x, _y = curve.getOriginalDataset()
     assert len(original_x) == 72_000  # every sample kept: only the drawing is decimated
+
+
+def test_a_phase_of_one_latency_interval_is_a_dot_over_its_first_second(qtbot: Any) -> None:
+    """A short phase logs one interval: a line of one point draws nothing, so it is a dot, as
+    its throughput is, over a second from the phase's start (not -0.5..0.5)."""
+    plot = pg.PlotWidget()
+    plot.setLogMode(x=False, y=True)
+    qtbot.addWidget(plot)
+    one = LatencyInterval(None, "seq_write", 1, 0.07, IntervalLatency(900.0, 2500.0, 4000.0), None)
+    runs = [SimpleNamespace(latency=(one,))]
+    assert draw_latency(plot, SimpleNamespace(runs=runs), "seq_write", str)
+    (dot,) = plot.getPlotItem().listDataItems()
+    assert dot.opts["symbol"] == "o" and list(dot.getOriginalDataset()[1]) == [2500.0]
+    low, high = plot.getPlotItem().viewRange()[0]
+    assert low > -0.1 and high >= 1.0

@@ -75,14 +75,27 @@ def draw_latency(
     log scale, in its colour; -> whether any run has one."""
     plot.clear()
     decimated(plot)
-    drawn = False
+    drawn, longest = False, 0.0
     for index, detail in enumerate(c.runs):
         xs, ys = p99_over_time(detail.latency).get(phase, ((), ()))
         if xs:
             colour = run_colour(index)
-            pen = pg.mkPen(colour, width=1)
-            plot.plot(list(xs), list(ys), pen=pen, name=label(index), autoDownsampleFactor=1.0)
-            drawn = True
+            plot.plot(
+                list(xs),
+                list(ys),
+                pen=pg.mkPen(colour, width=1),
+                name=label(index),
+                symbol="o" if len(xs) < 3 else None,  # one interval: a dot, as for throughput
+                symbolBrush=colour,
+                symbolPen=colour,
+                symbolSize=7,
+                autoDownsampleFactor=1.0,
+            )
+            drawn, longest = True, max(longest, xs[-1])
+    if drawn and longest > 0:
+        plot.enableAutoRange(axis="x")
+    elif drawn:  # single intervals at 0 s: a second from the phase's start, as throughput's
+        plot.setXRange(0.0, 1.0, padding=0.02)
     return drawn
 
 

@@ -43,6 +43,7 @@ from stripewise.gui.compare_plots import (
     run_colour,
 )
 from stripewise.gui.help_dialogs import SAVE_COMPARISON
+from stripewise.gui.latency_map import LatencyAxis
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
 from stripewise.model.bench import BenchSpec
@@ -135,9 +136,11 @@ class CompareWindow(QDialog):
         row.addWidget(self.phase_box, 1)
         series_layout.addLayout(row)
         series_layout.addWidget(self.series_plot, 1)
-        self.latency_plot = pg.PlotWidget()  # runs that logged latency: their p99, log scale
+        # runs that logged latency: their p99 per interval, on a log scale
+        self.latency_plot = pg.PlotWidget(axisItems={"left": LatencyAxis("left")})
         self.latency_plot.setLogMode(x=False, y=True)
-        self.latency_plot.setLabel("left", "interval p99 (µs)")
+        self.latency_plot.getAxis("left").setStyle(maxTextLevel=0)
+        self.latency_plot.setLabel("left", "interval p99")
         self.latency_plot.addLegend(offset=(-10, 10))
         self.latency_plot.hide()
         series_layout.addWidget(self.latency_plot, 1)
@@ -432,14 +435,15 @@ class CompareWindow(QDialog):
         dark = is_dark(self.palette())
         base = self.palette().color(QPalette.ColorRole.Base)
         text = self.palette().color(QPalette.ColorRole.Text)
-        for plot in (self.series_plot, self.sweep_plot):
+        for plot in (self.series_plot, self.sweep_plot, self.latency_plot):
             without_export(plot)
             plot.setBackground(base)
             for axis in ("left", "bottom"):
                 plot.getAxis(axis).setTextPen(text)
                 plot.getAxis(axis).setPen(text)
         if dark:
-            self.series_plot.getPlotItem().legend.setLabelTextColor(text)
+            for plot in (self.series_plot, self.latency_plot):
+                plot.getPlotItem().legend.setLabelTextColor(text)
 
     # --- saving ----------------------------------------------------------------------------
     def _saver(self, key: str) -> Callable[[], None]:
