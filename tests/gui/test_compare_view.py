@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTableWidget, QVBoxLayout, QWidget
 
 from stripewise.gui.bench_form import size_text
 from stripewise.gui.bench_page import BenchPage
+from stripewise.gui.compare_cells import fit_width
 from stripewise.gui.compare_view import CompareWindow
 from stripewise.gui.history_page import HistoryPage
 from stripewise.history.database import open_database
@@ -343,3 +345,24 @@ def test_only_read_ahead_differing_is_plotted_against_it(
     finally:
         compare.close()
         two.close()
+
+
+def test_the_window_widens_to_show_every_column_within_the_screen(qtbot: Any) -> None:
+    """The last run's verdicts were off to the right of a 1000 px window, behind a scroll."""
+    window = QWidget()
+    table = QTableWidget(1, 3)
+    QVBoxLayout(window).addWidget(table)
+    qtbot.addWidget(window)
+    window.resize(400, 300)
+    for column, width in enumerate((150, 250, 350)):
+        table.setColumnWidth(column, width)
+    screen = window.screen().availableGeometry().width()
+    fit_width(window, table)
+    assert window.width() == min(
+        screen * 95 // 100,
+        750 + 60 + 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width(),
+    )
+    assert window.width() > 400
+    table.setColumnWidth(2, 10)
+    fit_width(window, table)
+    assert window.width() > 400, "never narrowed"

@@ -3,6 +3,8 @@ the change with its interval, and the verdict in words (`model.verdict`)."""
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QTableWidget, QWidget
+
 from stripewise.model.compare import MetricRow
 from stripewise.model.verdict import CONFIDENCE
 from stripewise.model.wording import count_noun
@@ -77,3 +79,14 @@ def _passes_text(row: MetricRow, index: int) -> str:
     if spread is None:
         return count_noun(count, "pass")
     return f"mean of {count_noun(count, 'pass')}, {number(spread.low)} .. {number(spread.high)}"
+
+
+def fit_width(window: QWidget, table: QTableWidget, margin: int = 60) -> None:
+    """Widen the window so the table shows every column, within the screen: verdicts in the
+    last column read by scrolling sideways are missed. Never narrower than it is."""
+    wanted = sum(table.columnWidth(c) for c in range(table.columnCount())) + margin
+    wanted += 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
+    screen = window.screen()
+    room = screen.availableGeometry().width() * 95 // 100 if screen is not None else wanted
+    if min(wanted, room) > window.width():
+        window.resize(min(wanted, room), window.height())

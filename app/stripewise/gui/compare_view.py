@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui import file_places
-from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name
+from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, fit_width
 from stripewise.gui.compare_plots import (
     draw_latency,
     draw_series,
@@ -245,6 +245,7 @@ class CompareWindow(QDialog):
         self.baseline_box.setCurrentIndex(c.baseline_index)
         self.baseline_box.blockSignals(False)
         self._fill_results()
+        fit_width(self, self.results)
         self._fill_more_passes()
         self._fill_context()
         phases = phase_order(
