@@ -83,7 +83,7 @@ class BayPanel(QWidget):
         )
         self.walk_button.clicked.connect(self._walk_clicked)
         self.export = QPushButton("E&xport…")
-        self.export.setToolTip("The layout and this host's mapping, as a file (docs/bays.md)")
+        self.export.setToolTip("The layout and this host's mapping, as a file (F1: the manual)")
         self.export.clicked.connect(self._export)
         self.import_ = QPushButton("&Import…")
         self.import_.setToolTip("Use a layout file, shipped with a chassis or exported elsewhere")
@@ -150,7 +150,7 @@ class BayPanel(QWidget):
             product = state.product if state else None
             self.caption.setText(
                 f"No chassis layout for {('“' + product + '”') if product else 'this machine'}"
-                " yet: Edit Layout draws one (docs/bays.md)."
+                " yet: Edit Layout draws one (F1 says how)."
             )
         else:
             mapped = sum(1 for p in placed if p.port)
