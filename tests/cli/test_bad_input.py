@@ -268,3 +268,13 @@ def test_bench_refusals_name_the_option_not_the_field(
     line = refused(run_cli("bench", "--target", str(tmp_path), "--size", "16M", *options), said)
     assert "_" not in line.partition("error: ")[2].split(":")[0], line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_group_and_experiment_refusals_name_the_option_too(tmp_path: Path) -> None:
+    for command in (
+        ("bench", "--host", "127.0.0.1:1"),
+        ("experiment", "run", "--vary", "queue_depth=1,2"),
+    ):
+        done = run_cli(*command, "--target", str(tmp_path), "--size", "16M", "--rate", "11")
+        refused(done, "--rate: 1 to 10")
+    assert list(tmp_path.iterdir()) == []

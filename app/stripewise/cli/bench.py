@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import signal
 import stat
 import sys
@@ -33,6 +32,7 @@ from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import (
     Parser,
     add_db_option,
+    as_options,
     finite,
     nonempty,
     positive_int,
@@ -291,35 +291,6 @@ class _Stop:
 def default_engine() -> str:
     """The Benchmark form's default: fio when it is installed, else the built-in engine."""
     return "fio" if environment.find_tool("fio") is not None else "builtin"
-
-
-# the spec's wire fields (what the helper's refusal names) as the options that set them
-_OPTIONS = {
-    "target": "--target",
-    "size": "--size",
-    "block_size": "--block-size",
-    "phases": "--phases",
-    "streams": "--streams",
-    "repetitions": "--repeat",
-    "sample_rate_hz": "--rate",
-    "engine": "--engine",
-    "queue_depth": "--queue-depth",
-    "cpu_latency_us": "--cpu-latency-us",
-    "steady_state": "--steady-state",
-    "precondition": "--precondition",
-    "max_rounds": "--max-rounds",
-    "confirm_serial": "--confirm-serial",
-}
-
-
-def as_options(refusal: str) -> str:
-    """A spec refusal ("sample_rate_hz: 1 to 10; size: ...") in the command's words ("--rate:
-    1 to 10; --size: ..."): each field the options set named by its option where it labels a
-    reason, and anywhere when its name is an identifier (steady_state), not a word of prose."""
-    fields = "|".join(_OPTIONS)
-    labelled = re.sub(rf"(^|; )({fields}):", lambda f: f"{f[1]}{_OPTIONS[f[2]]}:", refusal)
-    named = "|".join(field for field in _OPTIONS if "_" in field)
-    return re.sub(rf"(?<![-\w])({named})\b", lambda f: _OPTIONS[f[1]], labelled)
 
 
 def start_args(args: argparse.Namespace) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from stripewise.cli.errors import (
     CliError,
     database_url,
 )
+from stripewise.cli.options import as_options
 from stripewise.model.host_address import HostAddress, HostAddressError, parse_host
 from stripewise.protocol.events import Sample
 from stripewise.protocol.group import GroupOutcome
@@ -45,7 +46,7 @@ def run_group(args: argparse.Namespace, start: dict[str, Any]) -> int:
     try:
         spec = BenchStartArgs.from_json(start).spec
     except ProtocolError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(as_options(str(exc))) from None
     hosts = hosts_of(args)
     samples: list[Sample] = []
 

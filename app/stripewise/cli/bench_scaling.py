@@ -23,7 +23,7 @@ from stripewise import environment
 from stripewise.cli.bench_output import say
 from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
 from stripewise.cli.helper_client import HelperClient, start_helper
-from stripewise.cli.options import add_db_option, finite, positive_int
+from stripewise.cli.options import add_db_option, as_options, finite, positive_int
 from stripewise.model.scaling import ScalingAnalysis
 from stripewise.model.scaling_set import (
     DiskSet,
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             }
         )
     except (ProtocolError, CliError) as exc:
-        print(f"stripewise: error: {exc}", file=sys.stderr)
+        print(f"stripewise: error: {as_options(str(exc))}", file=sys.stderr)
         return 2
     privileges = environment.probe_privileges()
     if not args.json and not privileges.available:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from stripewise.cli.bench import default_engine, start_args
 from stripewise.cli.errors import CliError
-from stripewise.cli.options import add_db_option, finite, nonempty, positive_int
+from stripewise.cli.options import add_db_option, as_options, finite, nonempty, positive_int
 from stripewise.model.experiment import (
     Design,
     ExperimentError,
@@ -112,7 +112,7 @@ def prepare(args: argparse.Namespace, tree: Tree | None = None) -> Prepared:
     try:
         start = BenchStartArgs.from_json(options)
     except ProtocolError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(as_options(str(exc))) from None
     spec = start.spec
     try:
         search, bounds = None, None

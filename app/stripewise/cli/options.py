@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 from typing import NoReturn
 
@@ -78,3 +79,32 @@ def nonempty(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("empty")
     return text
+
+
+# the spec's wire fields (what the helper's refusal names) as the options that set them
+_OPTIONS = {
+    "target": "--target",
+    "size": "--size",
+    "block_size": "--block-size",
+    "phases": "--phases",
+    "streams": "--streams",
+    "repetitions": "--repeat",
+    "sample_rate_hz": "--rate",
+    "engine": "--engine",
+    "queue_depth": "--queue-depth",
+    "cpu_latency_us": "--cpu-latency-us",
+    "steady_state": "--steady-state",
+    "precondition": "--precondition",
+    "max_rounds": "--max-rounds",
+    "confirm_serial": "--confirm-serial",
+}
+
+
+def as_options(refusal: str) -> str:
+    """A spec refusal ("sample_rate_hz: 1 to 10; size: ...") in the command's words ("--rate:
+    1 to 10; --size: ..."): each field the options set named by its option where it labels a
+    reason, and anywhere when its name is an identifier (steady_state), not a word of prose."""
+    fields = "|".join(_OPTIONS)
+    labelled = re.sub(rf"(^|; )({fields}):", lambda f: f"{f[1]}{_OPTIONS[f[2]]}:", refusal)
+    named = "|".join(field for field in _OPTIONS if "_" in field)
+    return re.sub(rf"(?<![-\w])({named})\b", lambda f: _OPTIONS[f[1]], labelled)
