@@ -163,7 +163,7 @@ def test_bad_input_exits_2_reading_nothing(kind: str) -> None:
     [
         (["--disks", "sdb", "--size", "lots"], "size"),
         (["--disks", "sdb,sdb"], "each disk once"),
-        (["--disks", "sdb", "--block-size", "3000"], "block_size"),
+        (["--disks", "sdb", "--block-size", "3000"], "--block-size: a power of two"),
         (["--controller", "0000:99:99.9"], "no controller"),
         ([], "--disks"),
     ],
