@@ -85,3 +85,18 @@ def test_a_cancelled_phase_reads_cancelled_and_a_failed_one_failed(qtbot: Any) -
     table.add_phase_result(stopped(Phase.RANDOM_READ, "fio exited with status 1"))
     assert table.cell_text("random_read", 1) == "failed"
     assert "fio exited" in table.cell_tooltip("random_read", 1)
+
+
+def test_passes_that_differ_are_named_as_their_rows_read(qtbot: Any) -> None:
+    table = ResultsTable()
+    qtbot.addWidget(table)
+    table.show_stored(
+        [
+            ResultValue("seq_read", "throughput", "MB/s", 100.0, 80.0, 130.0, 3, (80, 100, 130)),
+            ResultValue("seq_write", "throughput", "MB/s", 100.0, 99.0, 101.0, 3, (99, 100, 101)),
+        ]
+    )
+    assert table.spread_warnings() == [
+        "Passes differ by more than 10 % (max \u2212 min, over the median): Sequential Input "
+        "Block 50 %; a comparison judges runs of 3 passes or more"
+    ]

@@ -33,6 +33,8 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ),
 )
 FULL_NAMES = {"random_read": "Random seeks (reads)", "mixed": "Mixed 70/30 read/write"}
+# a phase as its row reads, heading and all: "Sequential Input Block"
+_ROW_NAMES = {phase: f"{group} {label}" for group, rows in GROUPS for phase, label in rows}
 # two-line headers: the columns are as narrow as their figures, so the table fits the page's
 # right half at 1024x768
 COLUMNS = (
@@ -241,11 +243,12 @@ class ResultsTable(QTableWidget):
                 continue
             median, low, high, n = spread
             if n > 1 and median > 0 and (high - low) / median > SPREAD_WARNING:
-                found.append(f"{phase} {100 * (high - low) / median:.0f} %")
+                found.append(f"{_ROW_NAMES.get(phase, phase)} {100 * (high - low) / median:.0f} %")
         if not found:
             return []
         return [
-            "High spread between passes (max - min of the median): "
+            f"Passes differ by more than {SPREAD_WARNING * 100:g} % "
+            "(max \u2212 min, over the median): "
             + ", ".join(found)
             + "; a comparison judges runs of 3 passes or more"
         ]
