@@ -102,8 +102,9 @@ class PhaseMap:
         return shares[:, buckets], QRectF(start, low, end - start, high - low)
 
     def _time_span(self) -> tuple[float, float]:
-        """From the start of the first interval (one period before its end, at most 0.5 s, the
-        slowest rate's, and never before the run began) to the last end."""
+        """From the start of the first interval to the last end. The first starts one period
+        before its end: the intervals' median spacing, or 0.5 s (the slowest rate's) for one
+        alone; never before the run began."""
         step = float(np.median(np.diff(self.times))) if len(self.times) > 1 else 0.5
         return max(0.0, self.times[0] - step), self.times[-1]
 

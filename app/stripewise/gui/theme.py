@@ -116,8 +116,7 @@ class ThemeController:
         self._app = app
         self.preference = preference
         self._system_scheme = system_scheme
-        self._style = OutlinedIndicators(QStyleFactory.create("Fusion"))  # kept: Qt does not own it
-        app.setStyle(self._style)
+        app.setStyle(OutlinedIndicators(QStyleFactory.create("Fusion")))  # the app owns it
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_system_change)
         self.apply()
 

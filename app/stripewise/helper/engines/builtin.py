@@ -319,7 +319,7 @@ class BuiltinEngine:
         queue-depth I/Os in flight through Linux AIO. Otherwise (buffered, or no AIO here)
         preadv/pwritev, random phases with a worker per stream and queue slot."""
         sequential = phase.sequential
-        block = spec.block_bytes if sequential else spec.random_block_bytes
+        block = spec.block_bytes_for(phase)
         per_stream = usable // block // spec.streams * block
         lanes = 1 if sequential else max(1, min(spec.queue_depth, MAX_THREADS // spec.streams))
         pattern = random.Random(7).randbytes(block)  # the same block in every buffer
