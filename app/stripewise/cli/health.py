@@ -109,9 +109,8 @@ def health_text(disks: tuple[DiskHealth, ...]) -> str:
     read = [d for d in disks if d.available]
     lines: list[str] = []
     if read:
-        rows = [
-            ("DISK", "HEALTH", "SMART", *(h for _, h in _SHOWN), "MODEL")
-        ]  # SMART: its own verdict
+        # HEALTH: our verdict; SMART: the drive's own overall assessment (passed or FAILED)
+        rows = [("DISK", "HEALTH", "SMART", *(h for _, h in _SHOWN), "MODEL")]
         for health in read:
             values = [getattr(health, name) for name, _ in _SHOWN]
             rows.append(

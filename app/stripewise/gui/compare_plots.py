@@ -4,7 +4,7 @@ and a figure against the one parameter the runs differ in (`model.compare_sweep`
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -42,15 +42,36 @@ def draw_series(
     label: Callable[[int], str],
 ) -> None:
     """One line per run, from its first sample of the phase."""
+    lines = [series.get(detail.summary.id, {}).get(phase, ((), ())) for detail in c.runs]
+    _draw_runs(plot, lines, label)
+
+
+def draw_latency(
+    plot: pg.PlotWidget, c: Comparison, phase: str, label: Callable[[int], str]
+) -> bool:
+    """Each run's interval p99 in the phase against seconds since its first interval, on a
+    log scale, in its colour; -> whether any run has one."""
+    plot.clear()
+    lines = [p99_over_time(detail.latency).get(phase, ((), ())) for detail in c.runs]
+    _draw_runs(plot, lines, label)
+    return any(xs for xs, _ys in lines)
+
+
+def _draw_runs(
+    plot: pg.PlotWidget,
+    lines: Sequence[tuple[Sequence[float], Sequence[float]]],
+    label: Callable[[int], str],
+) -> None:
+    """Each run's line in its colour, from the phase's start. A phase shorter than two
+    sampling periods has one point: a dot, not a line, over the phase's first second (not
+    -0.5..0.5 around it)."""
     decimated(plot)
     longest = 0.0
-    for index, detail in enumerate(c.runs):
-        xs, ys = series.get(detail.summary.id, {}).get(phase, ((), ()))
+    for index, (xs, ys) in enumerate(lines):
         if not xs:
             continue
         longest = max(longest, xs[-1])
         colour = run_colour(index)
-        # a phase shorter than two sampling periods has one sample: a dot, not a line
         plot.plot(
             list(xs),
             list(ys),
@@ -64,39 +85,8 @@ def draw_series(
         )
     if longest > 0:
         plot.enableAutoRange(axis="x")
-    else:  # single samples at 0 s: a second from the phase's start, not -0.5..0.5
+    else:
         plot.setXRange(0.0, 1.0, padding=0.02)
-
-
-def draw_latency(
-    plot: pg.PlotWidget, c: Comparison, phase: str, label: Callable[[int], str]
-) -> bool:
-    """Each run's interval p99 in the phase against seconds since its first interval, on a
-    log scale, in its colour; -> whether any run has one."""
-    plot.clear()
-    decimated(plot)
-    drawn, longest = False, 0.0
-    for index, detail in enumerate(c.runs):
-        xs, ys = p99_over_time(detail.latency).get(phase, ((), ()))
-        if xs:
-            colour = run_colour(index)
-            plot.plot(
-                list(xs),
-                list(ys),
-                pen=pg.mkPen(colour, width=1),
-                name=label(index),
-                symbol="o" if len(xs) < 3 else None,  # one interval: a dot, as for throughput
-                symbolBrush=colour,
-                symbolPen=colour,
-                symbolSize=7,
-                autoDownsampleFactor=1.0,
-            )
-            drawn, longest = True, max(longest, xs[-1])
-    if drawn and longest > 0:
-        plot.enableAutoRange(axis="x")
-    elif drawn:  # single intervals at 0 s: a second from the phase's start, as throughput's
-        plot.setXRange(0.0, 1.0, padding=0.02)
-    return drawn
 
 
 def decimated(plot: pg.PlotWidget) -> None:
