@@ -180,6 +180,39 @@ def test_series_context_and_sweep(compared: CompareWindow, tmp_path: Path) -> No
     assert (tmp_path / "sweep.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_throughput_follows_the_app_s_mib_toggle(
+    compared: CompareWindow, qtbot: Any, tmp_path: Path
+) -> None:
+    """The History page's MiB/s toggle reaches an open comparison: throughput's values, its
+    spread, its curves and the sweep in MiB/s (2^20 B/s); changes stay percentages and other
+    units stay; a comparison opened with the toggle on opens in MiB/s."""
+    compared.tabs.setCurrentIndex(compared.series_index)
+    compared.phase_box.setCurrentText("seq_read")
+    history = compared.parent().page_widgets["history"]
+    history.mib_toggle.setChecked(True)
+    mib = 1e6 / 2**20
+    assert cell(compared, "Throughput (MiB/s)", 2).text() == f"{400 * mib:.1f}" == "381.5"
+    beyond = cell(compared, "Throughput (MiB/s)", 4)
+    assert re.fullmatch(r"495\.9  \(\+30\.0 % ± \d+\.\d % \(95 %\)\)", beyond.text())
+    assert "3 passes, 486.4 .. 505.4 MiB/s" in beyond.toolTip()
+    assert cell(compared, "Completion latency p99 (µs)", 2).text() == "900.0 median"
+    _xs, ys = compared.series_plot.getPlotItem().listDataItems()[0].getData()
+    assert ys[0] == pytest.approx(400 * mib)
+    assert compared.series_plot.getAxis("left").labelUnits == "MiB/s"
+    assert compared.sweep_table.horizontalHeaderItem(1).text() == (
+        "seq_read\nThroughput (MiB/s)\nmean"
+    )
+    assert compared.sweep_table.item(0, 1).text() == "381.5"
+    assert compared.sweep_box.currentText() == "seq_read: Throughput (MiB/s)"
+    again = compared.parent().compare_runs(compared.run_ids)
+    qtbot.waitUntil(lambda: again.comparison is not None, timeout=10_000)
+    assert cell(again, "Throughput (MiB/s)", 2).text() == "381.5"
+    again.close()
+    history.mib_toggle.setChecked(False)
+    assert cell(compared, "Throughput (MB/s)", 2).text() == "400.0"
+    assert compared.series_plot.getAxis("left").labelUnits == "MB/s"
+
+
 def test_exports_are_written_off_the_gui_thread(
     compared: CompareWindow, tmp_path: Path, qtbot: Any
 ) -> None:

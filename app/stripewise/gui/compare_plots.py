@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
-from stripewise.gui.compare_cells import figure_name, number
+from stripewise.gui.compare_cells import figure_name, number, shown_unit
 from stripewise.model.compare import Comparison, MetricRow
 from stripewise.model.compare_sweep import Sweep
 from stripewise.model.latency import p99_over_time
@@ -40,10 +40,12 @@ def draw_series(
     series: CompareSeries,
     phase: str,
     label: Callable[[int], str],
+    scale: float = 1.0,
 ) -> None:
-    """One line per run, from its first sample of the phase."""
+    """One line per run, from its first sample of the phase; MB/s times `scale`."""
     lines = [series.get(detail.summary.id, {}).get(phase, ((), ())) for detail in c.runs]
-    _draw_runs(plot, lines, label)
+    scaled = [(xs, [y * scale for y in ys]) for xs, ys in lines]
+    _draw_runs(plot, scaled, label)
 
 
 def draw_latency(
@@ -97,10 +99,11 @@ def decimated(plot: pg.PlotWidget) -> None:
     plot.setDownsampling(auto=True, mode="peak")
 
 
-def draw_sweep(plot: pg.PlotWidget, sweep: Sweep, row: MetricRow) -> None:
+def draw_sweep(plot: pg.PlotWidget, sweep: Sweep, row: MetricRow, mib: bool = False) -> None:
     """The row's figure of each run against the parameter, with each run's own spread."""
+    scale = shown_unit(row.unit, mib)[0]
     points = sorted(
-        (x, y, spread)
+        (x, y * scale, None if spread is None else (spread.low * scale, spread.high * scale))
         for x, y, spread in zip(sweep.values, row.shown_values, row.spreads, strict=True)
         if y is not None
     )
@@ -128,18 +131,18 @@ def draw_sweep(plot: pg.PlotWidget, sweep: Sweep, row: MetricRow) -> None:
             pg.ErrorBarItem(
                 x=np.array(positions),
                 y=np.array([y for _x, y, _s in spread]),
-                top=np.array([s.high - y for _x, y, s in spread]),
-                bottom=np.array([y - s.low for _x, y, s in spread]),
+                top=np.array([high - y for _x, y, (_low, high) in spread]),
+                bottom=np.array([y - low for _x, y, (low, _high) in spread]),
                 beam=0.02 if log_x else 0.0,
                 pen=pg.mkPen(colour, width=1),
             )
         )
     unit = f" ({sweep.unit})" if sweep.unit else ""
     plot.setLabel("bottom", f"{sweep.label}{unit}")
-    plot.setLabel("left", f"{figure_name(row.metric, row.unit)}, mean of passes")
+    plot.setLabel("left", f"{figure_name(row.metric, row.unit, mib)}, mean of passes")
 
 
-def fill_sweep_table(table: QTableWidget, c: Comparison) -> None:
+def fill_sweep_table(table: QTableWidget, c: Comparison, mib: bool = False) -> None:
     """Like the field notes' chunk-size table: one row per parameter value."""
     table.clear()
     sweep = c.sweep
@@ -150,13 +153,13 @@ def fill_sweep_table(table: QTableWidget, c: Comparison) -> None:
     order = sorted(range(len(c.runs)), key=lambda i: sweep.values[i])
     table.setColumnCount(1 + len(rows))
     table.setHorizontalHeaderLabels(
-        [sweep.label] + [f"{r.phase}\n{figure_name(r.metric, r.unit)}\nmean" for r in rows]
+        [sweep.label] + [f"{r.phase}\n{figure_name(r.metric, r.unit, mib)}\nmean" for r in rows]
     )
     table.setRowCount(len(order))
     for line, i in enumerate(order):
         table.setItem(line, 0, QTableWidgetItem(f"{sweep.values[i]:g}"))
         for column, row in enumerate(rows, start=1):
-            item = QTableWidgetItem(number(row.shown_values[i]))
+            item = QTableWidgetItem(number(row.shown_values[i], shown_unit(row.unit, mib)[0]))
             item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             table.setItem(line, column, item)
     table.resizeColumnsToContents()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPalette
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
@@ -34,7 +33,13 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui import file_places
-from stripewise.gui.compare_cells import cell_text, cell_tip, figure_name, fit_width
+from stripewise.gui.compare_cells import (
+    figure_name,
+    fill_results,
+    fit_width,
+    legend_text,
+    shown_unit,
+)
 from stripewise.gui.compare_plots import (
     draw_latency,
     draw_series,
@@ -47,21 +52,12 @@ from stripewise.gui.latency_map import LatencyAxis
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.theme import is_dark
 from stripewise.model.bench import BenchSpec
-from stripewise.model.compare import (
-    UNKNOWN,
-    Comparison,
-    compare_runs,
-    count_tested,
-    phase_order,
-    short_of_passes,
-)
+from stripewise.model.compare import Comparison, compare_runs, phase_order, short_of_passes
 from stripewise.model.phase_series import series_note
 from stripewise.model.setting_labels import setting_label, setting_text
-from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
+from stripewise.model.verdict import MIN_PASSES
 from stripewise.model.wording import count_noun
 from stripewise.services.history import CompareSeries, HistoryService
-
-_VERDICT_COLOURS = {"better": QColor(46, 160, 67), "worse": QColor(218, 54, 51)}
 
 
 class CompareWindow(QDialog):
@@ -77,6 +73,7 @@ class CompareWindow(QDialog):
         run_ids: list[int],
         parent: QWidget | None = None,
         baseline_id: int | None = None,
+        binary_units: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -84,6 +81,7 @@ class CompareWindow(QDialog):
         self.resize(1000, 700)
         self.history = history
         self.run_ids = list(run_ids)
+        self.binary_units = binary_units  # throughput in MiB/s: the app's toggle
         self.comparison: Comparison | None = None
         self.series: CompareSeries = {}
         self._stale_plots: set[str] = set()  # drawn when their tab is first shown
@@ -125,7 +123,7 @@ class CompareWindow(QDialog):
         self.series_plot = pg.PlotWidget()
         # with its unit, pyqtgraph writes "(ms)" for a short phase, not a bare "(x0.001)"
         self.series_plot.setLabel("bottom", "time since the phase's first sample", units="s")
-        self.series_plot.setLabel("left", "engine throughput", units="MB/s")
+        self.series_plot.setLabel("left", "engine throughput", units=self._throughput_unit())
         self.series_plot.getAxis("left").enableAutoSIPrefix(False)  # never "kMB/s"
         self.series_plot.addLegend(offset=(-10, 10))
         self.series_plot.showGrid(x=True, y=True, alpha=0.25)
@@ -219,6 +217,18 @@ class CompareWindow(QDialog):
             return None
         return self.comparison.runs[self.comparison.baseline_index].summary.id
 
+    def set_binary_units(self, mib: bool) -> None:
+        """Throughput in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s), as the app's toggle."""
+        if mib == self.binary_units:
+            return
+        self.binary_units = mib
+        self.series_plot.setLabel("left", "engine throughput", units=self._throughput_unit())
+        if self.comparison is not None:
+            self._show()
+
+    def _throughput_unit(self) -> str:
+        return shown_unit("MB/s", self.binary_units)[1]
+
     def run_label(self, index: int) -> str:
         assert self.comparison is not None
         run = self.comparison.runs[index].summary
@@ -268,54 +278,8 @@ class CompareWindow(QDialog):
     def _fill_results(self) -> None:
         c = self.comparison
         assert c is not None
-        # the statistic the verdict tests, said where the values are read
-        # a name's details in brackets on a line of their own: narrower columns
-        runs = [
-            f"{self.run_label(i).replace(' (', chr(10) + '(', 1)}\nmean of passes"
-            for i in range(len(c.runs))
-        ]
-        headers = ["Phase", "Figure", *runs]
-        self.results.clear()
-        self.results.setColumnCount(len(headers))
-        self.results.setHorizontalHeaderLabels(headers)
-        self.results.setRowCount(len(c.rows))
-        text = self.palette().color(QPalette.ColorRole.Text)
-        noise = QColor(text.red(), text.green(), text.blue(), 140)  # muted, still readable
-        for r, row in enumerate(c.rows):
-            self.results.setItem(r, 0, QTableWidgetItem(row.phase))
-            self.results.setItem(r, 1, QTableWidgetItem(figure_name(row.metric, row.unit)))
-            for i in range(len(c.runs)):
-                item = QTableWidgetItem(cell_text(row, i, c.baseline_index))
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                verdict = row.verdicts[i]
-                item.setToolTip(cell_tip(row, i, c.baseline_index))
-                colour = _VERDICT_COLOURS.get(verdict)
-                if colour is not None:
-                    item.setForeground(QBrush(colour))
-                    font = item.font()
-                    font.setBold(True)
-                    item.setFont(font)
-                elif verdict in ("noise", UNKNOWN):
-                    item.setForeground(QBrush(noise))
-                self.results.setItem(r, 2 + i, item)
-            if any(row.caveats):  # the note of what is not compared: a second line
-                self.results.resizeRowToContents(r)
-        tests = count_tested(c)
-        confidence = f"{CONFIDENCE * 100:g} %"
-        tested = (
-            f"the {count_noun(tests, 'figure')} tested"
-            if tests
-            else "the figures tested (none here)"
-        )
-        self.legend.setText(
-            "Values are the mean of each run's passes (median: passes not recorded). Changes "
-            f"are of those means, ± their {confidence} interval (Welch's t). Coloured only "
-            f"when beyond noise at {confidence} after Holm's correction for {tested}; "
-            f"\u2248 noise; ? can't tell (a verdict needs {count_noun(MIN_PASSES, 'pass')} of "
-            "each run); not comparable: the runs differ in a parameter that changes what the "
-            "figure means (block size for IOPS and latency, file size against RAM for buffered "
-            "reads)."
-        )
+        fill_results(self.results, c, self.run_label, self.binary_units)
+        self.legend.setText(legend_text(c))
 
     def _fill_more_passes(self) -> None:
         """One button per measured run whose passes were too few for a verdict."""
@@ -395,7 +359,8 @@ class CompareWindow(QDialog):
         if c is None:
             return
         phase = self.phase_box.currentText()
-        draw_series(self.series_plot, c, self.series, phase, self.run_label)
+        scale = shown_unit("MB/s", self.binary_units)[0]
+        draw_series(self.series_plot, c, self.series, phase, self.run_label, scale)
         self.latency_plot.setVisible(draw_latency(self.latency_plot, c, phase, self.run_label))
         note = series_note(c.runs, self.series, phase)
         self.series_note.setText(
@@ -410,13 +375,17 @@ class CompareWindow(QDialog):
         why_not = f"No parameter to plot against: {c.no_sweep}." if c.no_sweep else ""
         self.tabs.setTabToolTip(self.sweep_index, why_not)
         self.tabs.setTabText(self.sweep_index, "Against the parameter")
+        shown = self.sweep_box.currentIndex()  # kept when the same runs are shown again
         self.sweep_box.blockSignals(True)
         self.sweep_box.clear()
         if c.sweep is not None:
             self.tabs.setTabText(self.sweep_index, f"Against {c.sweep.label}")
             for r, row in enumerate(c.rows):
                 if any(v is not None for v in row.values):
-                    self.sweep_box.addItem(f"{row.phase}: {figure_name(row.metric, row.unit)}", r)
+                    name = figure_name(row.metric, row.unit, self.binary_units)
+                    self.sweep_box.addItem(f"{row.phase}: {name}", r)
+        if 0 <= shown < self.sweep_box.count():
+            self.sweep_box.setCurrentIndex(shown)
         self.sweep_box.blockSignals(False)
         self._fill_sweep_table()
 
@@ -425,12 +394,13 @@ class CompareWindow(QDialog):
         self.sweep_plot.clear()
         if c is None or c.sweep is None or self.sweep_box.count() == 0:
             return
-        draw_sweep(self.sweep_plot, c.sweep, c.rows[int(self.sweep_box.currentData())])
+        row = c.rows[int(self.sweep_box.currentData())]
+        draw_sweep(self.sweep_plot, c.sweep, row, self.binary_units)
 
     def _fill_sweep_table(self) -> None:
         c = self.comparison
         assert c is not None
-        fill_sweep_table(self.sweep_table, c)
+        fill_sweep_table(self.sweep_table, c, self.binary_units)
 
     def _style_plots(self) -> None:
         dark = is_dark(self.palette())

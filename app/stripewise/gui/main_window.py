@@ -227,8 +227,15 @@ class MainWindow(QMainWindow):
     def compare_runs(self, run_ids: list[int]) -> CompareWindow:
         """A comparison window beside the main one (not modal: several may stay open)."""
         from stripewise.gui.compare_view import CompareWindow
+        from stripewise.gui.history_page import HistoryPage
 
-        window = CompareWindow(self.history, run_ids, self)
+        # the History page holds the app's MiB/s toggle (the Benchmark page's follows it)
+        self._build_page("history")
+        history = self.page_widgets["history"]
+        assert isinstance(history, HistoryPage)
+        mib = history.mib_toggle.isChecked()
+        window = CompareWindow(self.history, run_ids, self, binary_units=mib)
+        history.binaryUnitsChanged.connect(window.set_binary_units)
         window.saved.connect(lambda text: self.statusBar().showMessage(text, STATUS_MS))
         window.rerunRequested.connect(self.bench_again)
         window.show()
