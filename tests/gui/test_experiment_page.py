@@ -364,11 +364,14 @@ def test_the_chart_draws_a_scheduler_sweep_by_name_and_a_point_without_an_interv
     chart = ExperimentChart()
     qtbot.addWidget(chart)
     chart.set_design([("scheduler", ["mq-deadline", "none", "kyber"])], "seq_read MB/s")
+    left = chart.line.getPlotItem().getAxis("left")
+    assert not left.style["showValues"], "no figures beside an empty axis"
     chart.update_point(Point((("scheduler", "mq-deadline"),), (500.0, 510.0, 505.0), baseline=True))
     chart.update_point(Point((("scheduler", "kyber"),), (480.0,)))  # one pass: no bar yet
     ticks = chart.line.getPlotItem().getAxis("bottom")._tickLevels[0]
     assert [label for _x, label in ticks] == ["mq-deadline", "none", "kyber"]
     assert chart.point_count() == 2
+    assert left.style["showValues"] and left.labelText == "seq_read MB/s"
     xs, ys = chart._curve.getData()
     assert list(xs) == [2.0] and list(ys) == [480.0]
 
@@ -396,3 +399,36 @@ def test_another_start_refused_while_a_pass_runs_leaves_the_experiment_going(
         "queue_depth=4": 3,
     }
     assert not result.extra.get("failed")
+
+
+def test_before_a_first_experiment_the_chart_shows_the_design_as_typed(
+    make_window: WindowFactory, tmp_path: Path
+) -> None:
+    """Not pyqtgraph's bare 0..1 square: the values to be tried under the parameter, the
+    figure judged beside its axis and no figures on it yet; a value that does not read
+    leaves the last good preview; a search shows its bounds."""
+    _window, page = on_directory(make_window, tmp_path)
+    axes = page.chart.line.getPlotItem()
+
+    def shown() -> tuple[list[str], str, str, bool]:
+        ticks = axes.getAxis("bottom")._tickLevels[0]
+        left = axes.getAxis("left")
+        return (
+            [label for _x, label in ticks],
+            axes.getAxis("bottom").labelText,
+            left.labelText,
+            left.style["showValues"],
+        )
+
+    assert shown() == (["128", "512", "4096"], "read_ahead_kb (log scale)", "seq_read MB/s", False)
+    page.design.first.values.setText("64,128")
+    page.design.metric_box.setCurrentIndex(page.design.metric_box.findData("seq_read:iops"))
+    assert shown()[:3] == (["64", "128"], "read_ahead_kb (log scale)", "seq_read IOPS")
+    page.design.first.values.setText("64,x,")
+    assert shown()[0] == ["64", "128"]
+    page.design.first.name.setCurrentText("queue_depth")
+    page.design.latency.setChecked(True)
+    page.design.search.setText("2..32")
+    assert shown()[:3] == (["2", "32"], "queue_depth (log scale)", "seq_read IOPS")
+    assert "mean, 95 % interval" in [entry.text for _s, entry in axes.legend.items]
+    assert "starting settings" not in [entry.text for _s, entry in axes.legend.items]

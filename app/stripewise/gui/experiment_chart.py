@@ -137,6 +137,10 @@ class ExperimentChart(QStackedWidget):
         self._x_span: tuple[float, float] | None = None  # the x range set, from the values
         self._points: dict[Values, Drawn] = {}
         self._metric = ""
+        # no figures beside an axis with nothing on it (pyqtgraph's 0..1 means nothing)
+        self._y_values_shown = False
+        plot.getAxis("left").setStyle(showValues=False)
+        plot.getAxis("left").enableAutoSIPrefix(False)  # never "MB/s (x0.001)" or "(x1000)"
         self.redraws = 0  # for tests and the bench: how many times the data was set
         self.restyle()  # the page's colours before any experiment (pyqtgraph's are black)
 
@@ -236,6 +240,9 @@ class ExperimentChart(QStackedWidget):
             (p for p in self._points.values() if p.mean is not None),
             key=lambda p: self._x(p.values[0][1]),
         )
+        if bool(measured) != self._y_values_shown:
+            self._y_values_shown = bool(measured)
+            self.line.getPlotItem().getAxis("left").setStyle(showValues=bool(measured))
         others = [p for p in measured if not p.baseline]
         base = [p for p in measured if p.baseline]
         xs = np.array([self._x(p.values[0][1]) for p in others])

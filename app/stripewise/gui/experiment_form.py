@@ -24,7 +24,15 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.model.bench import Phase
-from stripewise.model.experiment import WORKLOAD, Metric
+from stripewise.model.experiment import (
+    WORKLOAD,
+    ExperimentError,
+    Metric,
+    Objective,
+    Value,
+    parse_range,
+    parse_vary,
+)
 from stripewise.model.tunables import TUNABLES
 from stripewise.protocol.verbs import BenchStartArgs
 from stripewise.services.experiment_setup import ExperimentRequest
@@ -172,9 +180,11 @@ class ExperimentDesignForm(QGroupBox):
         for signal in (
             self.first.name.currentTextChanged,
             self.second.name.currentTextChanged,
-            self.first.values.textEdited,
-            self.second.values.textEdited,
+            self.first.values.textChanged,
+            self.second.values.textChanged,
             self.metric_box.currentIndexChanged,
+            self.latency.toggled,
+            self.search.textChanged,
         ):
             signal.connect(self.edited)
         self.set_phases([Phase.SEQ_READ])
@@ -237,6 +247,21 @@ class ExperimentDesignForm(QGroupBox):
         if self.second.chosen is not None:
             texts.append(f"{self.second.chosen}={self.second.values.text().strip()}")
         return tuple(texts)
+
+    def preview(self) -> tuple[list[tuple[str, tuple[Value, ...]]], Objective] | None:
+        """The parameters with the values to be tried (a search: its bounds) and the figure
+        judged, as typed; None while a field does not read (Start says why)."""
+        parameters: list[tuple[str, tuple[Value, ...]]]
+        try:
+            if self.latency.isChecked():
+                name = self.first.chosen or ""
+                parameters = [(name, parse_range(self.vary()[0]))]
+            else:
+                parameters = [(p.name, p.values) for p in map(parse_vary, self.vary())]
+            objective = Objective.parse(str(self.metric_box.currentData() or ""), self._phases)
+        except ExperimentError:
+            return None
+        return parameters, objective
 
     def request(self, start: BenchStartArgs) -> ExperimentRequest:
         metric = self.metric_box.currentData()

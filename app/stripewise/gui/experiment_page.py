@@ -88,6 +88,8 @@ class ExperimentPage(QWidget):
         for phase, box in self.form.phase_boxes.items():
             box.setChecked(phase is Phase.SEQ_READ)
         self.design = ExperimentDesignForm()
+        self.chart = ExperimentChart()
+        self.design.edited.connect(self._preview)
         for box in self.form.phase_boxes.values():
             box.toggled.connect(self._phases_changed)
         self._phases_changed()
@@ -106,7 +108,6 @@ class ExperimentPage(QWidget):
         self.progress.setValue(0)
         self.progress.setTextVisible(False)
         self.eta = QLabel()
-        self.chart = ExperimentChart()
         self.points = PointsTable()
         self.card = RecommendationCard()
         self.apply = ApplyRecommendation(tuning, self)
@@ -203,6 +204,18 @@ class ExperimentPage(QWidget):
 
     def _phases_changed(self, *_args: object) -> None:
         self.design.set_phases(self.form.phases() or [Phase.SEQ_READ])
+        self._preview()
+
+    def _preview(self) -> None:
+        """Before a first experiment, the chart as the design stands: the values to be tried
+        under the parameter's name, the figure judged beside its axis. An experiment's own
+        points stay until the next Start."""
+        if self.result is not None or self.runner.running or self.chart.point_count():
+            return
+        preview = self.design.preview()
+        if preview is not None:
+            parameters, objective = preview
+            self.chart.set_design(parameters, objective_text(objective), baseline=False)
 
     def _apply_preset(self, name: str) -> None:
         """The preset's values sized for the target (its free space read off the GUI thread);
