@@ -137,6 +137,10 @@ def test_import_from_the_gui_lists_the_runs_and_refuses_the_same_file_twice(
     assert len(imported[0]) == page.proxy.rowCount()
     assert "(imported)" in cell(page, 0, "Engine")
     assert cell(page, 0, "Results") == "write 592 MB/s, rand read 12,806 IOPS, rewrite 442 MB/s"
+    # bonnie++'s CSV says nothing of the array or the tuning: unknown, not "none"
+    assert (cell(page, 0, "Array"), cell(page, 0, "Tuning")) == ("not recorded", "not recorded")
+    tuning = page.proxy.index(0, COLUMNS.index("Tuning"))
+    assert "does not say what was in force" in tuning.data(Qt.ItemDataRole.ToolTipRole)
     page.scope.setCurrentIndex(page.scope.findData("imported"))
     qtbot.waitUntil(lambda: page.proxy.rowCount() == len(imported[0]), timeout=5_000)
 

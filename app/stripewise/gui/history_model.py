@@ -39,6 +39,9 @@ UNSORTABLE_PARTIAL = (
     "whole list is read first (ID, Started, Name, Host, Target, Engine and Status sort at once)"
 )
 _AnyIndex = QModelIndex | QPersistentModelIndex
+# an imported run's Array and Tuning when its file did not say: unknown, not "none"
+NOT_RECORDED = "not recorded"
+_FACTS = (COLUMNS.index("Array"), COLUMNS.index("Tuning"))
 
 
 def _cells(run: RunSummary, mib: bool) -> tuple[str, ...]:
@@ -52,8 +55,8 @@ def _cells(run: RunSummary, mib: bool) -> tuple[str, ...]:
         run.started_at.astimezone().strftime("%Y-%m-%d %H:%M"),
         name,
         figures_in_units(run.headline.figures, mib=mib),  # one unit, the toggle's
-        run.headline.array,
-        run.headline.tuning,
+        run.headline.array or (NOT_RECORDED if run.source == "imported" else ""),
+        run.headline.tuning or (NOT_RECORDED if run.source == "imported" else ""),
         run.target,
         run.host,
         engine,
@@ -156,6 +159,8 @@ class RunTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if COLUMNS[column] == "Notes":
                 return run.notes or None
+            if column in _FACTS and self._cells[index.row()][column] == NOT_RECORDED:
+                return "Imported from a file that does not say what was in force"
             return self._cells[index.row()][column] or None
         if role == SORT_ROLE:
             if column == 0:
@@ -172,7 +177,10 @@ class RunTableModel(QAbstractTableModel):
             font = QFont()
             font.setBold(True)
             return font
-        if role == Qt.ItemDataRole.ForegroundRole and run.status is not RunStatus.COMPLETE:
+        muted = column in _FACTS and self._cells[index.row()][column] == NOT_RECORDED
+        if role == Qt.ItemDataRole.ForegroundRole and (
+            muted or run.status is not RunStatus.COMPLETE
+        ):
             return QApplication.palette().color(
                 QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text
             )
