@@ -181,6 +181,43 @@ def test_bad_input_is_one_line_exit_2_and_nothing_applied(vary: str, says: str) 
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("target", "options", "says"),
+    [
+        ("file", (), "is neither a directory nor a block device"),
+        ("loop", ("--size", "1G"), "less than the"),
+        ("loop", ("--size", "16M", "--phases", "seq_write"), "writing destroys everything"),
+    ],
+)
+@needs_loop
+def test_options_the_benchmark_refuses_are_one_line_exit_2_and_nothing_kept(
+    tmp_path: Path, target: str, options: tuple[str, ...], says: str
+) -> None:
+    """As `bench` refuses them: the first benchmark, the starting settings, is refused before
+    any I/O, so no point could run; the experiment is neither judged nor kept."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    with loop_device(64 * MiB) as loop:
+        path = str(tmp_path / "file.img") if target == "file" else loop.device
+        Path(tmp_path / "file.img").write_bytes(b"\0" * 4096)
+        before = knob(loop.name, "read_ahead_kb")
+        done = experiment(
+            "--db", url, "--target", path, "--vary", f"read_ahead_kb=128,{int(before) * 2}",
+            "--save", "--json", *options,
+        )  # fmt: skip
+        assert knob(loop.name, "read_ahead_kb") == before
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("stripewise: error: the benchmark did not start: ") and says in line
+    assert line.endswith("; nothing was applied")
+    assert [e["event"] for e in events(done)] == [
+        "experiment_started",
+        "point_started",
+        "point_failed",
+    ]
+    kept = sqlite3.connect(tmp_path / "history.db").execute("SELECT count(*) FROM experiments")
+    assert kept.fetchone() == (0,)
+
+
 def test_the_help_names_every_parameter_vary_takes() -> None:
     """What --help lists is what --vary accepts (vm.dirty_* said once, as a pattern)."""
     shown = " ".join(experiment("--help").stdout.split())

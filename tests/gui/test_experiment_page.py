@@ -432,3 +432,30 @@ def test_before_a_first_experiment_the_chart_shows_the_design_as_typed(
     assert shown()[:3] == (["2", "32"], "queue_depth (log scale)", "seq_read IOPS")
     assert "mean, 95 % interval" in [entry.text for _s, entry in axes.legend.items]
     assert "starting settings" not in [entry.text for _s, entry in axes.legend.items]
+
+
+@needs_loop
+def test_a_benchmark_the_helper_refuses_stops_at_once_and_keeps_nothing(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    """A file size past the device's end: the starting settings' benchmark is refused before
+    any I/O, so no point could run. Said as the CLI says it, nothing applied or kept."""
+    with loop_at(256) as (loop, knob):
+        page = on_loop(make_window, qtbot, loop)
+        design(page, "read_ahead_kb", "128,1024", direct=False)
+        page.form.file_size.setText("1G")
+        with qtbot.waitSignal(page.runner.failed, timeout=60_000) as failed:
+            page.start_button.click()
+        assert knob.read_text().strip() == "256"
+    message = failed.args[0]
+    assert message.startswith("the benchmark did not start: ") and "less than the" in message
+    assert message.endswith("; nothing was applied")
+    assert page.card.title.text() == f"Stopped: {message}"
+    assert page.start_button.isEnabled() and not page.runner.running
+    db = open_database(db_url)
+    try:
+        from stripewise.history.experiments import list_experiments
+
+        assert list_experiments(db) == [] and list_experiments(db, trash=True) == []
+    finally:
+        db.close()

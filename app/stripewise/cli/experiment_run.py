@@ -54,15 +54,22 @@ def run(args: argparse.Namespace) -> int:
     visitor, close = _visitor(args, prepared, url, experiment_id, name)
     previous = {number: signal.signal(number, visitor.handle_signal) for number in CANCEL_SIGNALS}
     out = _Output(args.json)
+    refused = ""
     try:
         out.event("experiment_started", experiment=experiment_id, seed=seed, name=name,
                   design=design_to_json(design), baseline=dict(prepared.baseline))  # fmt: skip
         outcome = _loop(plan, visitor, out)
+    except NotStarted as exc:
+        outcome, refused = "refused", str(exc)
     finally:
         restored = visitor.put_back()
         close(5.0 if visitor.signal is not None else 30.0)
         for number, handler in previous.items():
             signal.signal(number, handler)
+    if refused and restored:
+        if url is not None and experiment_id is not None:
+            _discard(url, experiment_id)
+        raise CliError(f"the benchmark did not start: {refused}; nothing was applied")
     result = plan.result(restored=restored, experiment=experiment_id)
     if isinstance(visitor, GroupVisitor):  # each host's own figure beside the total
         result = with_hosts(result, visitor.per_host)
@@ -113,6 +120,9 @@ def _loop(plan: Plan, visitor: PointVisitor, out: _Output) -> str:
         outcome = visitor.visit(values)
         if visitor.signal is not None:
             return "cancelled"
+        if outcome.refused and done == 0:  # the spec as given cannot run: no point can
+            out.event("point_failed", values=dict(values), message=outcome.error)
+            raise NotStarted(outcome.error or "refused")
         if visitor.lost:
             return "aborted"
         if outcome.error is not None:
@@ -124,6 +134,12 @@ def _loop(plan: Plan, visitor: PointVisitor, out: _Output) -> str:
         point = next(p for p in plan.points if p.values == values)
         out.point(point, outcome)
     return "complete"
+
+
+class NotStarted(Exception):
+    """The first benchmark was refused before any I/O (a target that is neither a directory
+    nor a device, a size past its end, a write without --confirm-serial...): a problem with
+    the options, said as one line with exit 2, as `bench` says it."""
 
 
 def _what(prepared: Prepared) -> str:
@@ -138,6 +154,13 @@ def _create(url: str, name: str, prepared: Prepared) -> int:
 
     with open_history(url) as db:
         return create_experiment(db, name, prepared.design)
+
+
+def _discard(url: str, experiment_id: int) -> None:
+    from stripewise.history.experiments import discard_experiment
+
+    with open_history(url) as db:
+        discard_experiment(db, experiment_id)
 
 
 def _finish(url: str, experiment_id: int, result: ExperimentResult, status: str) -> None:

@@ -29,6 +29,7 @@ class VisitOutcome:
     p99_us: float | None = None
     run_id: int | None = None
     error: str | None = None  # the point failed: why
+    refused: bool = False  # the helper refused to start its benchmark: nothing ran
     elapsed_s: float | None = None  # the run's own time, as its engine measured it
 
 
@@ -144,7 +145,7 @@ class Visitor:
             self.lost = True
             return VisitOutcome(error=self.client.stopped_reason())
         if reply.result is None:
-            return VisitOutcome(error=reply.message)
+            return VisitOutcome(error=reply.message, refused=reply.code == "refused")
         begun = reply.result
         recording = None
         if self.url is not None:

@@ -359,6 +359,7 @@ class ExperimentPage(QWidget):
         self.eta.clear()
         self.card.show_waiting(f"Stopped: {message}")
         self._tell(f"Experiment stopped: {message}")
+        self.kept.reload()  # filed as failed, or not kept at all
 
     def _tell(self, text: str) -> None:
         self.status.setText(text)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Text, cast, insert, select, update
+from sqlalchemy import Connection, Text, cast, delete, insert, select, update
 from sqlalchemy import exc as sa_exc
 
 from stripewise.history.connection import Database, driver_errors
@@ -158,6 +158,17 @@ def finish_experiment(
         if not found.parameters and searched:
             values["parameters"] = parameters_text(searched)
         conn.execute(update(experiments).where(experiments.c.id == experiment_id).values(values))
+
+
+def discard_experiment(db: Database, experiment_id: int) -> bool:
+    """Deletes for good an experiment that never ran a pass (its first benchmark was refused
+    before any I/O): nothing of it is worth keeping. -> False, and nothing done, when a run
+    is tagged with it."""
+    with _write(db) as conn:
+        if _tagged_runs(conn, experiment_id).get(experiment_id):
+            return False
+        conn.execute(delete(experiments).where(experiments.c.id == experiment_id))
+    return True
 
 
 def delete_experiment(db: Database, experiment_id: int) -> list[int]:

@@ -297,10 +297,35 @@ class ExperimentRunner(QObject):
         refused because this pass holds the session."""
         if self._in_bench and (self._asking or not self.session.busy):
             self._in_bench = False
-            if self._journal is not None:
+            assert self.plan is not None
+            if self.plan.visits == 0 and self._journal is None:
+                self._not_started(message)
+            elif self._journal is not None:
                 self._revert_then(lambda: self._fail_point(f"did not start: {message}"))
             else:
                 self._fail_point(f"did not start: {message}")
+
+    def _not_started(self, message: str) -> None:
+        """The first benchmark, the starting settings as the form has them, refused before
+        any I/O (a size past the device's end, a write not confirmed...): no point can run.
+        Said as the CLI says it; the experiment, with no pass, is not kept."""
+        self._stop()
+        said = f"the benchmark did not start: {message}; nothing was applied"
+
+        def announce(_done: object = None) -> None:
+            if self._alive():
+                self.failed.emit(said)
+
+        experiment_id = self.experiment_id
+        if experiment_id is None:
+            announce()
+            return
+        from stripewise.history.experiments import discard_experiment
+
+        database = self.history.database
+        self.history.writer.submit(
+            lambda: discard_experiment(database, experiment_id), announce, announce
+        )
 
     def _maybe_record(self) -> None:
         """Once the run ended, is saved, and nothing is applied: its pass, then the next."""
