@@ -165,6 +165,7 @@ def test_a_point_whose_runs_fail_is_named_and_the_rest_go_on() -> None:
         ("scheduler=none,cfq", "'cfq' is not offered"),
         ("stripe_cache_size=256,512", "only on md RAID"),
         ("read_ahead_kb=128,128", "listed twice"),
+        ("read_ahead_kb=128,512", "acts only on reads through the page cache"),  # --direct
     ],
 )
 @needs_loop
@@ -202,7 +203,7 @@ def test_options_the_benchmark_refuses_are_one_line_exit_2_and_nothing_kept(
         before = knob(loop.name, "read_ahead_kb")
         done = experiment(
             "--db", url, "--target", path, "--vary", f"read_ahead_kb=128,{int(before) * 2}",
-            "--save", "--json", *options,
+            "--buffered", "--save", "--json", *options,
         )  # fmt: skip
         assert knob(loop.name, "read_ahead_kb") == before
     assert done.returncode == 2, done.stderr

@@ -148,6 +148,12 @@ def test_the_metric_is_a_phase_run_and_a_known_figure() -> None:
 def test_a_design_lists_what_stops_it() -> None:
     good = design(("read_ahead_kb", (128, 512)))
     assert good.problems() == []
+    direct = replace(good, spec=replace(good.spec, direct=True))  # past the page cache
+    assert direct.problems() == [
+        "read_ahead_kb acts only on reads through the page cache: with direct I/O every value "
+        "reads the same; run it buffered (--buffered, or Direct I/O unchecked)"
+    ]
+    assert replace(design(("nr_requests", (64, 128))), spec=direct.spec).problems() == []
     three = design(("read_ahead_kb", (128,)), ("nr_requests", (64,)), ("block_size", (4096,)))
     assert three.problems() == ["vary one or two parameters, not 3"]
     twice = design(("read_ahead_kb", (128,)), ("read_ahead_kb", (512,)))

@@ -85,6 +85,8 @@ class ExperimentPage(QWidget):
 
         self.form = BenchForm()
         self.form.repetitions.setValue(1)
+        # the suggested sweep is of read-ahead, which acts on reads through the page cache only
+        self.form.direct.setChecked(False)
         for phase, box in self.form.phase_boxes.items():
             box.setChecked(phase is Phase.SEQ_READ)
         self.design = ExperimentDesignForm()

@@ -282,6 +282,12 @@ class Design:
                 f"metric: {self.objective.metric.value} counts I/Os of different sizes in a "
                 "block_size sweep: judge it by mb_s, cpu_pct or kb_s_per_cpu_pct"
             )
+        if "read_ahead_kb" in names and self.spec.direct:
+            # read-ahead fills the page cache ahead of buffered reads; O_DIRECT skips that cache
+            found.append(
+                "read_ahead_kb acts only on reads through the page cache: with direct I/O every "
+                "value reads the same; run it buffered (--buffered, or Direct I/O unchecked)"
+            )
         tuned = [p for p in self.parameters if p.kind is Kind.TUNABLE]
         if tuned and any(p.scope is not Scope.GLOBAL for p in tuned) and not self.devices:
             found.append("the target has no block device whose tunables could be varied")
