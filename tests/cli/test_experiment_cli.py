@@ -164,7 +164,12 @@ def test_delete_and_restore_take_the_runs_along(
     assert (trashed["id"], trashed["runs"]) == (1, 6)
     with open_database(url) as db:
         assert len(HistoryStore(db).list_runs()) == before - 6
+    assert _run(url, "delete", "1") == 0  # twice: said, nothing moved
+    assert capsys.readouterr().out == "experiment 1 already in the trash\n"
     assert _run(url, "restore", "1") == 0
     with open_database(url) as db:
         assert len(HistoryStore(db).list_runs()) == before
+    capsys.readouterr()
+    assert _run(url, "restore", "1") == 0
+    assert capsys.readouterr().out == "experiment 1 not in the trash: left as is\n"
     assert _run(url, "delete", "7") == 2

@@ -239,7 +239,8 @@ def test_a_symlink_to_a_device_plans_the_device_itself(tmp_path: Path, loop: Loo
 
 @needs_loop
 def test_a_device_smaller_than_the_test_is_refused(loop: Loop) -> None:
-    with refused_untouched(loop.device, "less than the"):
+    # in the units --size is read in (32M is 32 MiB), not "0.02 GB, less than the 0.03 GB"
+    with refused_untouched(loop.device, "holds 16.0 MiB, less than the 32.0 MiB asked"):
         check(loop.device, size=32 * MiB, phases=READS)
 
 

@@ -242,8 +242,11 @@ def _compare(args: argparse.Namespace, db: Database) -> int:
 
 
 def _delete(args: argparse.Namespace, db: Database) -> int:
-    from stripewise.history.experiments import delete_experiment
+    from stripewise.history.experiments import delete_experiment, get_experiment
 
+    if get_experiment(db, args.experiment_id).summary.deleted_at is not None:
+        print(f"experiment {args.experiment_id} already in the trash")
+        return 0
     moved = delete_experiment(db, args.experiment_id)
     print(
         f"moved experiment {args.experiment_id} and its {noun_for(len(moved), 'run')} "
@@ -254,8 +257,11 @@ def _delete(args: argparse.Namespace, db: Database) -> int:
 
 
 def _restore(args: argparse.Namespace, db: Database) -> int:
-    from stripewise.history.experiments import restore_experiment
+    from stripewise.history.experiments import get_experiment, restore_experiment
 
+    if get_experiment(db, args.experiment_id).summary.deleted_at is None:
+        print(f"experiment {args.experiment_id} not in the trash: left as is")
+        return 0
     moved = restore_experiment(db, args.experiment_id)
     print(f"restored experiment {args.experiment_id} and its {noun_for(len(moved), 'run')}")
     return 0

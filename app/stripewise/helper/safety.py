@@ -33,6 +33,7 @@ from stripewise.helper.resolve import (
 )
 from stripewise.helper.target import Target
 from stripewise.model.bench import BenchSpec
+from stripewise.model.units import binary_size
 
 FREE_MARGIN = 0.01  # keep 1 % of the free space free
 _HEAD_BYTES = 128 * 1024
@@ -66,8 +67,9 @@ class TargetRefused(ValueError):
     """The target may not be used; the message says why and what to do instead."""
 
 
-def _gb(count: int) -> str:
-    return f"{count / 1e9:.2f} GB"
+def _size(count: int) -> str:
+    """In binary units, as --size reads them (1G is 1 GiB): "128.0 MiB", "1.0 GiB"."""
+    return binary_size(count)
 
 
 def check_target(
@@ -150,8 +152,8 @@ def _check_directory(spec: BenchSpec, fd: int, shown: str, caller: Caller | None
     free = fs.f_bavail * fs.f_frsize
     if spec.size_bytes > free * (1 - FREE_MARGIN):
         raise TargetRefused(
-            f"{_gb(spec.size_bytes)} test file does not fit in {shown}: "
-            f"{_gb(free)} free, and 1 % of it stays free"
+            f"{_size(spec.size_bytes)} test file does not fit in {shown}: "
+            f"{_size(free)} free, and 1 % of it stays free"
         )
     notes = []
     fs_type = _fs_type(shown)
@@ -278,7 +280,7 @@ def _check_device(
         size = os.lseek(fd, 0, os.SEEK_END)
         if spec.size_bytes > size:
             raise TargetRefused(
-                f"{real} holds {_gb(size)}, less than the {_gb(spec.size_bytes)} asked"
+                f"{real} holds {_size(size)}, less than the {_size(spec.size_bytes)} asked"
             )
         notes = _confirm_writing(fd, real, name, size, confirm_serial, overwrite) if writes else []
     except BaseException:

@@ -48,6 +48,7 @@ __all__ = [
     "StoredExperiment",
     "create_experiment",
     "delete_experiment",
+    "discard_experiment",
     "experiment_tag",
     "finish_experiment",
     "get_experiment",
