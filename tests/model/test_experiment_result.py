@@ -85,12 +85,14 @@ def test_drift_beyond_noise_larger_than_every_effect_cannot_tell() -> None:
     assert drifted.verdict is Verdict.CANT_TELL and drifted.values == START
     assert "drifted -12.0 %" in drifted.reason and "more than any effect found" in drifted.reason
     assert drifted.change_pct == pytest.approx(8.0), "the best's change is still shown"
+    assert drifted.change_of == ra(512), "said whose it is: not the starting values kept"
 
 
 def test_drift_within_noise_or_smaller_than_the_effect_does_not_stop_the_answer() -> None:
     found = points(100.0, v512=108.0, v4096=101.0)
     within_noise = recommend(found, minimised=False, target_pct=5.0, found_drift=Drift(-12.0, 15.0))
     assert within_noise.verdict is Verdict.BETTER and within_noise.values == ra(512)
+    assert within_noise.change_of == within_noise.values
     assert "drift -12.0 %" in within_noise.reason
     smaller = recommend(found, minimised=False, target_pct=5.0, found_drift=Drift(-5.0, 1.0))
     assert smaller.verdict is Verdict.BETTER and smaller.values == ra(512)

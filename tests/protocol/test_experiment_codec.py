@@ -103,7 +103,11 @@ def test_the_event_has_the_documented_keys() -> None:
     assert doc["baseline"]["values"] == {"read_ahead_kb": 128}
     assert doc["recommendation"]["values"] == {"read_ahead_kb": 1024}
     assert doc["recommendation"]["verdict"] == "better"
-    assert {"values", "change_pct", "ci95_pct", "verdict", "reason"} == doc["recommendation"].keys()
+    # documented, and `change_of` (added since): whose change change_pct is
+    assert {"values", "change_pct", "ci95_pct", "verdict", "reason"} | {"change_of"} == doc[
+        "recommendation"
+    ].keys()
+    assert doc["recommendation"]["change_of"] == {"read_ahead_kb": 1024}
     assert doc["failed"] == {"read_ahead_kb=4096": "fio: No space left on device"}
 
 
@@ -155,6 +159,7 @@ def test_a_result_with_only_the_documented_keys_loads() -> None:
         (11.0, 19.0),
     )
     assert rec.reason.startswith("read_ahead_kb=512")
+    assert rec.change_of is None, "written before change_of was: not made up"
     assert result.extra == {}
     outside = copy.deepcopy(HAND_WRITTEN)
     outside["points"] = outside["points"][1:]

@@ -47,6 +47,8 @@ def change_text(result: ExperimentResult) -> str:
     if rec.change_pct is None:
         return ""
     what = "this" if rec.verdict is Verdict.BETTER else "the best value"
+    if rec.verdict is not Verdict.BETTER and rec.change_of is not None:
+        what = f"the best value, {label(rec.change_of)},"
     interval = ""
     if rec.ci95_pct is not None:
         low, high = rec.ci95_pct

@@ -168,6 +168,8 @@ def _card(result: ExperimentResult) -> str:
             f" (95 %: {rec.ci95_pct[0]:+.1f} to {rec.ci95_pct[1]:+.1f} %)" if rec.ci95_pct else ""
         )
         whose = "" if rec.verdict is Verdict.BETTER else "the best point: "
+        if rec.verdict is not Verdict.BETTER and rec.change_of is not None:
+            whose = f"the best point, {escape(label(rec.change_of))}: "
         change = f"<p>{whose}{rec.change_pct:+.1f} %{interval} against the starting settings</p>"
     passes = sum(len(p.passes) for p in result.points)
     drift = "not measured" if result.drift_pct is None else f"{result.drift_pct:+.1f} %"

@@ -87,6 +87,9 @@ class Recommendation:
     reason: str
     change_pct: float | None = None  # of `values` (better) or of the best point, vs the start
     ci95_pct: tuple[float, float] | None = None
+    # the point `change_pct` is of: `values` when better, the best point otherwise (a "can't
+    # tell" keeps the starting values, and its change is not theirs)
+    change_of: Values | None = None
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,7 @@ def recommend(
             f"the starting settings drifted {found_drift.pct:+.1f} % between the first and last "
             f"measurement, beyond noise and more than any effect found "
             f"(at most {max(effects, default=0.0):.1f} %)",
-            *_change(best_change),
+            *_change(best_change, best),
         )
     candidates = [p for p in tied if p.values in beats]
     evidence = _evidence_words(measured, drift_pct)
@@ -201,6 +204,7 @@ def recommend(
             + evidence,
             ev.change_pct,
             (ev.low_pct, ev.high_pct),
+            pick.values,
         )
     narrow = all(p.narrow(target_pct) for p in measured)
     if base in tied and narrow:
@@ -209,7 +213,7 @@ def recommend(
             Verdict.NO_BETTER,
             f"no value beats what you have: the best, {best.label}, cannot be told apart "
             f"from the starting settings ({base.label}); " + evidence,
-            *_change(best_change),
+            *_change(best_change, best),
         )
     why = (
         f"the best, {best.label}, differs from the starting settings, but not beyond noise "
@@ -218,7 +222,7 @@ def recommend(
         else f"not every interval came within \u00b1 {target_pct:g} %"
     )
     return Recommendation(
-        base.values, Verdict.CANT_TELL, f"{why}; {evidence}", *_change(best_change)
+        base.values, Verdict.CANT_TELL, f"{why}; {evidence}", *_change(best_change, best)
     )
 
 
@@ -241,10 +245,12 @@ def _against(reference: Point, others: Sequence[Point]) -> dict[Point, Evidence]
     return dict(zip(found, adjusted, strict=True))
 
 
-def _change(ev: Evidence | None) -> tuple[float | None, tuple[float, float] | None]:
+def _change(
+    ev: Evidence | None, point: Point
+) -> tuple[float | None, tuple[float, float] | None, Values | None]:
     if ev is None:
-        return None, None
-    return ev.change_pct, (ev.low_pct, ev.high_pct)
+        return None, None, None
+    return ev.change_pct, (ev.low_pct, ev.high_pct), point.values
 
 
 def _evidence_words(measured: Sequence[Point], drift_pct: float | None) -> str:

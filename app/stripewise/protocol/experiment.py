@@ -99,7 +99,9 @@ def result_to_json(result: ExperimentResult) -> dict[str, Any]:
             "ci95_pct": None if rec.ci95_pct is None else list(rec.ci95_pct),
             "verdict": rec.verdict.value,
             "reason": rec.reason,
-        },
+        }
+        # only when known: a result saved before it was written round-trips as it was
+        | ({} if rec.change_of is None else {"change_of": dict(rec.change_of)}),
         "restored": result.restored,
         "half_width_pct": result.half_width_pct,
         "max_passes": result.max_passes,
@@ -137,6 +139,7 @@ def result_from_json(data: object) -> ExperimentResult:
     interval = rec.get("ci95_pct")
     low_high = None if interval is None else _list(interval, "recommendation.ci95_pct")
     change = rec.get("change_pct")
+    change_of = rec.get("change_of")  # absent from results saved before it was written
     drift_pct = doc.get("drift_pct")
     drift_width = doc.get("drift_half_width_pct")
     try:
@@ -163,6 +166,7 @@ def result_from_json(data: object) -> ExperimentResult:
             ci95_pct=None
             if low_high is None
             else (_number(low_high[0], "ci95_pct[0]"), _number(low_high[1], "ci95_pct[1]")),
+            change_of=None if change_of is None else _values(change_of, "recommendation.change_of"),
         ),
         restored=bool(doc.get("restored", True)),
         experiment=_optional_int(doc.get("experiment"), "experiment"),
