@@ -149,6 +149,29 @@ def test_a_tick_just_before_the_foreseen_end_is_left_to_the_closing_sample() -> 
     assert added == pytest.approx(36.0, abs=0.005)
 
 
+def test_a_short_first_report_when_overdue_is_its_rate_not_a_stall() -> None:
+    """At 2 Hz, fio's first report with bytes in it comes 0.98 s into the phase with 0.3 s of
+    its runtime: less than 0.9 of a period, yet the sampler is overdue (1 s without a sample).
+    That sample is the report's 400 MB/s over its 0.3 s, not 0 MB/s over no time while
+    120 MB moved; the samples still add up to the bytes moved."""
+    progress = Progress(10**12)
+    progress.update_period_s = 0.5
+
+    def report(runtime_s: float) -> Callable[[], None]:
+        moved = round(400e6 * runtime_s)
+        return lambda: progress.set_totals(Counters(read_bytes=moved, read_ops=1), runtime_s)
+
+    events = [(0.85, lambda: progress.set_totals(Counters(), 0.101)), (0.98, report(0.3))]
+    events += [(0.98 + 0.5 * n, report(0.3 + 0.5 * n)) for n in range(1, 4)]
+    samples = run(progress, FakeClock(2.6, events), rate_hz=2.0)
+    first = samples[0]
+    assert first["t_s"] == pytest.approx(1.0)
+    assert first["engine_read_mb_s"] == pytest.approx(400.0) and first["span_s"] == 0.3
+    assert all(s["engine_read_mb_s"] == pytest.approx(400.0) for s in samples if s["span_s"])
+    added = sum(s["engine_read_mb_s"] * s["span_s"] for s in samples)
+    assert added == pytest.approx(400.0 * 1.8)  # MB: the last report's runtime, 1.8 s
+
+
 def test_an_engine_whose_reports_stop_says_zero_for_no_time() -> None:
     progress = Progress(10**12)
     progress.update_period_s = PERIOD

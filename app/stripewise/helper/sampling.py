@@ -141,7 +141,8 @@ class Sampler:
     totals in steps (`Progress.update_period_s`, fio) gives its runtime with each, and a sample
     is emitted soon after a report came in, its rates from one report to another: fio's
     start-up and the delay of its output count for nothing, as in its result. Without a report
-    for `_overdue_s` (a stalled engine), a sample says 0 so the view does not freeze.
+    for `_overdue_s` (a stalled engine), a sample says 0 so the view does not freeze; a report
+    that did come, over less than `_SHORTEST` of a period, is taken over its own span then.
     """
 
     def __init__(
@@ -402,7 +403,9 @@ class Sampler:
         self._left_to_closing = False
         span_s = 0.0  # no report for too long: stalled as far as anyone knows, for no time
         rates = _NO_RATES
-        if fresh and engine is not None:
+        # overdue, yet a report came in over less than `_SHORTEST` of a period (fio's first,
+        # soon after its start): its rate over its own span, not a stall that did not happen
+        if engine is not None and engine.engine_s > self._base.engine_s:
             rates, span_s = _engine_rates(self._base, engine), engine.engine_s - self._base.engine_s
             self._base, self._last_rates = engine, rates
         return self._sample(now, self._last, rates, self._progress_and_eta(engine, fresh), span_s)
