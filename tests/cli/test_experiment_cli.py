@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -133,6 +134,24 @@ def test_compare_two_experiments_of_the_same_parameter(
     document = json.loads(capsys.readouterr().out)
     assert [v["verdict"] for v in document["values"]] == ["noise", "better", "better"]
     assert document["values"][1]["first"]["passes"] == 5
+    assert document["workload_differences"] == [] and "The benchmarks differ" not in out
+
+
+def test_compare_says_what_the_benchmarks_did_differently(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same sweep with another block size and through the page cache: compared, and said,
+    as a change may be the workload's rather than the hardware's."""
+    design = read_ahead_design()
+    other = replace(design, spec=replace(design.spec, block_bytes=4096, direct=False))
+    with open_database(url) as db:
+        four = _kept(db, "read-ahead, 4K buffered", other, read_ahead_means(1.5), START, 3)
+    assert _run(url, "compare", "1", str(four)) == 0
+    said = "The benchmarks differ: Block size 1 MiB vs 4 KiB; Direct I/O yes vs no."
+    assert said in capsys.readouterr().out.splitlines()[2]
+    assert _run(url, "compare", "1", str(four), "--json") == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["workload_differences"] == ["Block size 1 MiB vs 4 KiB", "Direct I/O yes vs no"]
 
 
 def test_compare_refuses_other_parameters_and_bad_ids(

@@ -215,6 +215,7 @@ def test_two_read_ahead_sweeps_compared_and_a_grid_refused(
     assert change.startswith("+0.0 %") and verdict == "within the noise"
     said = dialog.recommendations.text()
     assert "#1 recommends (better)" in said and "#3 recommends (better)" in said
+    assert dialog.differences.isHidden(), "the same benchmark: nothing to say"
     dialog.close()
 
     kept.select(1, 2)
@@ -315,3 +316,25 @@ def test_a_latency_search_opens_on_its_parameter_and_a_running_one_cannot_be_del
     assert detail.points.rowCount() == 0
     assert not kept.delete_button.isEnabled()  # its runs are still being written
     assert "Still running" in kept.delete_button.toolTip()
+
+
+def test_a_comparison_says_what_the_benchmarks_did_differently(
+    make_window: WindowFactory, kept_url: str, qtbot: Any
+) -> None:
+    design = read_ahead_design()
+    other = replace(design, spec=replace(design.spec, block_bytes=4096, direct=False))
+    with open_database(kept_url) as db:
+        four = _kept(db, "read-ahead, 4K buffered", other, read_ahead_means(1.5), START, 3)
+    page = experiment_page(make_window(url=kept_url, view="experiment"))
+    page.tabs.setCurrentWidget(page.kept)
+    kept = page.kept
+    qtbot.waitUntil(lambda: len(kept.summaries) == 4, timeout=10_000)
+    kept.select(four, 1)
+    qtbot.mouseClick(kept.compare_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(kept.dialogs) and kept.dialogs[-1].isVisible(), timeout=10_000)
+    dialog = kept.dialogs[-1]
+    assert isinstance(dialog, KeptComparisonDialog) and dialog.differences.isVisible()
+    assert dialog.differences.text().startswith(
+        "The benchmarks differ: Block size 1 MiB vs 4 KiB; Direct I/O yes vs no."
+    )
+    dialog.close()

@@ -12,6 +12,8 @@ from stripewise.history.experiment_compare import (
     NotComparableError,
     change_text,
     compare_results,
+    differences_text,
+    workload_differences,
 )
 from stripewise.history.experiment_compare import comparable as check_comparable
 from stripewise.history.experiments import StoredExperiment
@@ -41,6 +43,7 @@ def compare_text(first: StoredExperiment, second: StoredExperiment) -> str:
         f"and #{b.id} {b.name} ({b.host}, {_day(second)})",
         f"{result.objective.label} ({result.unit}); the change is #{b.id} against #{a.id}, "
         f"Welch's 95 % interval, Holm's correction over {tested} values",
+        *filter(None, [differences_text(first, second)]),
         "",
         format_table(
             ["Values", f"#{a.id} mean (95 %)", f"#{b.id} mean (95 %)", "Change"],
@@ -83,6 +86,7 @@ def compare_json(first: StoredExperiment, second: StoredExperiment) -> dict[str,
     minimised = first.result.objective.metric.minimised
     return {
         "experiments": [first.summary.id, second.summary.id],
+        "workload_differences": workload_differences(first, second),
         "metric": result_to_json(first.result)["metric"],
         "values": [
             {

@@ -78,6 +78,9 @@ class KeptComparisonDialog(QDialog):
             f"{result.objective.label} ({result.unit}); the change is #{b} against #{a}, "
             f"Welch's 95 % interval, Holm's correction over {tested} values."
         )
+        self.differences = QLabel(comparison.differences)
+        self.differences.setWordWrap(True)
+        self.differences.setVisible(bool(self.differences.text()))
         heading.setWordWrap(True)
         heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -120,6 +123,7 @@ class KeptComparisonDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
+        layout.addWidget(self.differences)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.recommendations)
         layout.addWidget(buttons)

@@ -4,7 +4,10 @@ change), value by value: shared by `stripewise experiment compare` and the Exper
 Each value both measured gets B's change against A with Welch's interval over the two points'
 passes (model.verdict, as `history compare` judges runs), Holm's correction over the values
 compared; then both recommendations. Experiments of other parameters, or judged by another
-metric, are refused by name: their figures do not answer the same question.
+metric, are refused by name: their figures do not answer the same question. Benchmarks that
+differ in their workload (block size, direct I/O, size...) are compared, and the differences
+said beside the changes (`workload_differences`): a change may then be theirs, not the
+hardware's.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from dataclasses import dataclass
 from stripewise.history.experiments import StoredExperiment
 from stripewise.model.experiment import Values
 from stripewise.model.experiment_result import ExperimentResult, Point, values_key
+from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import Evidence, cant_tell, holm, welch
+from stripewise.protocol.spec import spec_to_json
 
 __all__ = [
     "ComparedValue",
@@ -22,7 +27,16 @@ __all__ = [
     "change_text",
     "comparable",
     "compare_results",
+    "differences_text",
+    "workload_differences",
 ]
+
+# what a benchmark does, as the spec's wire names: the target may differ (the same sweep on
+# new hardware); how often it is sampled does not change a figure
+_WORKLOAD = (
+    "engine", "phases", "size", "block_size", "random_block_size", "direct", "queue_depth",
+    "streams", "steady_state", "precondition", "cpu_latency_us",
+)  # fmt: skip
 
 
 class NotComparableError(ValueError):
@@ -69,6 +83,31 @@ def comparable(first: StoredExperiment, second: StoredExperiment) -> None:
             f"experiments {a.id} and {b.id} optimise different metrics "
             f"({a_objective.label} against {b_objective.label})"
         )
+
+
+def workload_differences(first: StoredExperiment, second: StoredExperiment) -> list[str]:
+    """What the two benchmarks did differently, besides the values varied: "Block size 1 MiB
+    vs 4 KiB", "Direct I/O yes vs no"."""
+    varied = {p.name for p in (*first.design.parameters, *second.design.parameters)}
+    varied |= {"random_block_size"} if "block_size" in varied else set()
+    a, b = spec_to_json(first.design.spec), spec_to_json(second.design.spec)
+    return [
+        f"{setting_label(f'spec.{key}')} {setting_text(f'spec.{key}', a.get(key))} vs "
+        f"{setting_text(f'spec.{key}', b.get(key))}"
+        for key in _WORKLOAD
+        if key not in varied and a.get(key) != b.get(key)
+    ]
+
+
+def differences_text(first: StoredExperiment, second: StoredExperiment) -> str:
+    """One sentence for the CLI and the GUI alike; empty when the benchmarks are the same."""
+    differ = workload_differences(first, second)
+    if not differ:
+        return ""
+    return (
+        f"The benchmarks differ: {'; '.join(differ)}. A change may be theirs, not the "
+        "hardware's or the settings'."
+    )
 
 
 def compare_results(first: ExperimentResult, second: ExperimentResult) -> list[ComparedValue]:

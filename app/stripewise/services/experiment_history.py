@@ -22,6 +22,7 @@ from stripewise.history.experiment_compare import (
     change_text,
     comparable,
     compare_results,
+    differences_text,
 )
 from stripewise.history.experiment_export import export_experiment
 from stripewise.history.experiments import (
@@ -67,6 +68,11 @@ class KeptComparison:
     def minimised(self) -> bool:
         assert self.first.result is not None  # compared: both have a result
         return self.first.result.objective.metric.minimised
+
+    @property
+    def differences(self) -> str:
+        """What the two benchmarks did differently, in a sentence; empty when nothing."""
+        return differences_text(self.first, self.second)
 
 
 def kept_setup(stored: StoredExperiment, tree: Tree | None = None) -> Prepared | None:
