@@ -149,6 +149,15 @@ def test_a_read_ahead_sweep_on_a_loop_device_puts_the_value_back(
         assert page.card.verdict is result.recommendation.verdict
         offered = result.recommendation.verdict is Verdict.BETTER
         assert page.card.apply_button.isVisibleTo(page) == offered
+        # 8 MiB buffered, far under twice the RAM: every point carries the caution, said
+        assert all("small_buffered_file" in p.guards for p in result.points)
+        assert "caution, guards tripped: buffered file under 2 x RAM" in (
+            result.recommendation.reason
+        )
+        first = page.points.item(0, 0)
+        assert first.text().endswith(" \u26a0") and "buffered file under 2 x RAM" in (
+            first.toolTip()
+        )
 
 
 @needs_loop

@@ -5,6 +5,7 @@ recommendation, by hand-made passes and against a simulated machine with known e
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 
 import pytest
 
@@ -16,6 +17,7 @@ from stripewise.model.experiment_result import (
     Verdict,
     drift,
     recommend,
+    with_guards,
 )
 from tests.fixtures.simulated_experiments import Machine, design, effects, sweep
 
@@ -275,3 +277,30 @@ def test_an_effect_that_holds_alone_but_not_after_holm_is_not_called_better() ->
     assert answer.change_pct == pytest.approx(5.0)
     assert answer.ci95_pct is not None and answer.ci95_pct[0] > 0.0, "it held alone"
     assert "cannot be told apart from the starting settings" in answer.reason
+
+
+# --- guards -------------------------------------------------------------------------------------
+def test_guards_a_pass_tripped_stay_on_its_point_and_shape_the_answer() -> None:
+    """Reads served from cache judge nothing: "can't tell", the starting values kept, the
+    best's change still shown; a caution (CPU-bound) is said after a "better"."""
+    point = Point(ra(512)).with_pass(110.0, 900.0, 7, ("cpu_bound",))
+    point = point.with_pass(112.0, None, None, ("cpu_bound", "cached_reads"))
+    assert point.guards == ("cpu_bound", "cached_reads") and point.runs == (7,)
+    assert point.passes == (110.0, 112.0) and point.p99_us == (900.0,)
+    found = points(100.0, v512=115.0)
+    better = recommend(found, minimised=False, target_pct=5.0, found_drift=None)
+    assert better.verdict is Verdict.BETTER and with_guards(better, found) == better
+    cautious = [found[0], replace(found[1], guards=("cpu_bound",))]
+    said = with_guards(better, cautious)
+    assert said.verdict is Verdict.BETTER and said.values == ra(512)
+    assert (
+        said.reason == f"{better.reason}; caution, guards tripped: CPU-bound at read_ahead_kb=512"
+    )
+    cached = [replace(found[0], guards=("cached_reads",)), *cautious[1:]]
+    judged = with_guards(better, cached)
+    assert (judged.verdict, judged.values) == (Verdict.CANT_TELL, START)
+    assert judged.reason.startswith(
+        "can't tell: the figures are not the storage's alone (reads served from cache at "
+        "read_ahead_kb=128; CPU-bound at read_ahead_kb=512): the disks read less than half"
+    )
+    assert (judged.change_pct, judged.change_of) == (better.change_pct, ra(512))

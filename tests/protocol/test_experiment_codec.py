@@ -67,6 +67,12 @@ def test_a_sweeps_result_survives_json_unchanged() -> None:
     result = replace(swept(), experiment=7, restored=False)
     assert result.recommendation.verdict is Verdict.BETTER and result.drift is not None
     assert result_from_json(through_json(result_to_json(result))) == result
+    guarded = replace(result.points[0], guards=("small_buffered_file", "cpu_bound"))
+    result = replace(result, points=(guarded, *result.points[1:]))
+    doc = through_json(result_to_json(result))
+    assert doc["points"][0]["guards"] == ["small_buffered_file", "cpu_bound"]
+    assert "guards" not in doc["points"][1], "none tripped: the key as before it was written"
+    assert result_from_json(doc) == result
 
 
 def test_a_grids_result_with_names_and_sizes_survives_json_unchanged() -> None:

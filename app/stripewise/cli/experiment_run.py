@@ -31,6 +31,7 @@ from stripewise.model.experiment import Values, label
 from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
 from stripewise.model.experiment_result import ExperimentResult, Point
 from stripewise.model.units import interval_text
+from stripewise.model.wording import count_noun
 from stripewise.protocol.experiment import design_to_json, point_to_json, result_to_json
 from stripewise.protocol.group import with_hosts
 
@@ -130,7 +131,7 @@ def _loop(plan: Plan, visitor: PointVisitor, out: _Output) -> str:
             out.event("point_failed", values=dict(values), message=outcome.error)
             continue
         assert outcome.figure is not None
-        plan.record(values, outcome.figure, outcome.p99_us, outcome.run_id)
+        plan.record(values, outcome.figure, outcome.p99_us, outcome.run_id, outcome.guards)
         point = next(p for p in plan.points if p.values == values)
         out.point(point, outcome)
     return "complete"
@@ -195,9 +196,13 @@ class _Output:
             self.event("point_result", figure=figure, run=visit.run_id,
                        run_elapsed_s=visit.elapsed_s, **point_to_json(point))  # fmt: skip
             return
+        from stripewise.cli.experiment_text import guards_text
+
         ci = point.ci95
         spread = f" ({interval_text(*ci)}, 95 %)" if ci else ""
-        say(f"{figure:,.1f}; mean {point.mean:,.1f}{spread} over {len(point.passes)}\n", sys.stdout)
+        passes = count_noun(len(point.passes), "pass")
+        guarded = guards_text(visit.guards)
+        say(f"{figure:,.1f}; mean {point.mean:,.1f}{spread} over {passes}{guarded}\n", sys.stdout)
 
     def result(self, result: ExperimentResult, notes: list[str]) -> None:
         if self.as_json:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import ExperimentResult, Verdict
+from stripewise.model.guards import guard
 from stripewise.model.units import interval_text
+from stripewise.model.wording import count_noun
 
 _VERDICTS = {
     Verdict.BETTER: "better",
@@ -26,7 +28,7 @@ def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool 
         start = "  (starting settings)" if point.baseline else ""
         rows.append(
             f"  {point.label:<{width}}  {mean:>10} {unit}  95 % {spread:>21}  "
-            f"{len(point.passes)} passes{p99}{start}"
+            f"{count_noun(len(point.passes), 'pass')}{p99}{start}{guards_text(point.guards)}"
         )
     lines = [f"\n{result.objective.label} ({unit}), every point's mean and 95 % interval:", *rows]
     if result.drift is not None:
@@ -45,3 +47,8 @@ def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool 
     if result.experiment is not None and just_saved:  # `show` names it in its first line
         lines.append(f"saved as experiment {result.experiment}")
     return "\n".join(lines) + "\n"
+
+
+def guards_text(names: tuple[str, ...]) -> str:
+    """`  ! reads served from cache, CPU-bound`: the guards a point's runs tripped."""
+    return f"  ! {', '.join(guard(n).title for n in names)}" if names else ""

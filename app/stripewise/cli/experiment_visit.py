@@ -11,7 +11,14 @@ from typing import Any, Protocol
 from stripewise.cli.bench_save import Recording
 from stripewise.cli.experiment_design import Prepared
 from stripewise.cli.helper_client import HelperClient
-from stripewise.model.experiment import WORKLOAD, Values, apply_workload, label, measured
+from stripewise.model.experiment import (
+    WORKLOAD,
+    Values,
+    apply_workload,
+    guards_of,
+    label,
+    measured,
+)
 from stripewise.model.run import RunStatus
 from stripewise.model.tunables import Scope, tunable
 from stripewise.protocol.client import Reply
@@ -31,6 +38,7 @@ class VisitOutcome:
     error: str | None = None  # the point failed: why
     refused: bool = False  # the helper refused to start its benchmark: nothing ran
     elapsed_s: float | None = None  # the run's own time, as its engine measured it
+    guards: tuple[str, ...] = ()  # the guards the judged phase tripped (model.guards)
 
 
 class PointVisitor(Protocol):
@@ -169,7 +177,8 @@ class Visitor:
             figure, p99 = measured(result.results, self.prepared.design.objective)
         except ValueError as exc:
             return VisitOutcome(run_id=run_id, error=str(exc))
-        return VisitOutcome(figure, p99, run_id, elapsed_s=result.elapsed_s)
+        guards = guards_of(result.results, self.prepared.design.objective)
+        return VisitOutcome(figure, p99, run_id, elapsed_s=result.elapsed_s, guards=guards)
 
     def _follow(self, recording: Recording | None) -> RunResult | None:
         """This run's events until its result; None when the helper's output ended."""

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from stripewise.model.experiment import Values, shown_value
 from stripewise.model.experiment_result import Point
+from stripewise.model.guards import describe
 
 START = "  (start)"
 COLUMNS = ("Point", "Passes", "Mean", "95 % interval", "p99 latency (\u00b5s)", "Runs")
@@ -65,8 +66,9 @@ class PointsTable(QTableWidget):
         ci = point.ci95
         p99 = point.p99_mean
         values = ", ".join(shown_value(name, value) for name, value in point.values)
+        guarded = " \u26a0" if point.guards else ""  # ⚠: a guard tripped, said in the tooltip
         cells = (
-            values + (START if point.baseline else ""),
+            values + (START if point.baseline else "") + guarded,
             str(len(point.passes)),
             _number(point.mean),
             "" if ci is None else f"{_number(ci[0])} \u2013 {_number(ci[1])}",
@@ -75,7 +77,10 @@ class PointsTable(QTableWidget):
         )
         for column, text in enumerate(cells):
             item = QTableWidgetItem(text)
-            item.setToolTip(text if column else point.label + (START if point.baseline else ""))
+            tip = text if column else point.label + (START if point.baseline else "")
+            if point.guards and not column:
+                tip += "\n" + "\n".join(describe(point.guards))
+            item.setToolTip(tip)
             item.setData(Qt.ItemDataRole.UserRole, point.label)
             if column:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

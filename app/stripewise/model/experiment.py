@@ -328,6 +328,12 @@ def aggressiveness(name: str, value: Value, baseline: Value | None) -> tuple[int
     return (0, float(value))
 
 
+def guards_of(results: Sequence[PhaseResult], objective: Objective) -> tuple[str, ...]:
+    """The guards the judged phase's figures tripped in one run (model.guards names)."""
+    phase = next((r for r in results if r.phase is objective.phase), None)
+    return () if phase is None else tuple(phase.flags)
+
+
 def measured(results: Sequence[PhaseResult], objective: Objective) -> tuple[float, float | None]:
     """A point's pass: the objective's figure in one run's results (the mean over its passes,
     one with an experiment's runs) and that phase's p99 latency (us) when measured. ValueError

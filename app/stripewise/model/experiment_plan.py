@@ -21,6 +21,7 @@ is clearly on one side of the target, or reaches the cap.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -33,6 +34,7 @@ from stripewise.model.experiment_result import (
     drift,
     interval,
     recommend,
+    with_guards,
 )
 from stripewise.model.units import interval_text
 from stripewise.model.verdict import MIN_PASSES
@@ -45,7 +47,12 @@ class Plan(Protocol):
 
     def next_visit(self) -> Values | None: ...
     def record(
-        self, values: Values, figure: float, p99_us: float | None, run: int | None
+        self,
+        values: Values,
+        figure: float,
+        p99_us: float | None,
+        run: int | None,
+        guards: Sequence[str] = (),
     ) -> None: ...
     def fail(self, values: Values, message: str) -> None: ...
     def planned_visits(self) -> tuple[int, int]: ...
@@ -107,15 +114,16 @@ class SweepPlan:
             return True
         return False
 
-    def record(self, values: Values, figure: float, p99_us: float | None, run: int | None) -> None:
+    def record(
+        self,
+        values: Values,
+        figure: float,
+        p99_us: float | None,
+        run: int | None,
+        guards: Sequence[str] = (),
+    ) -> None:
         point = self._point(values)
-        index = self.points.index(point)
-        self.points[index] = replace(
-            point,
-            passes=(*point.passes, figure),
-            runs=point.runs if run is None else (*point.runs, run),
-            p99_us=point.p99_us if p99_us is None else (*point.p99_us, p99_us),
-        )
+        self.points[self.points.index(point)] = point.with_pass(figure, p99_us, run, guards)
         self.visits += 1
 
     def fail(self, values: Values, message: str) -> None:
@@ -143,6 +151,7 @@ class SweepPlan:
             recommendation = recommend(
                 self._live(), objective.metric.minimised, self.design.half_width_pct, found_drift
             )
+            recommendation = with_guards(recommendation, self._live())
         if self.failed:
             failed = "; ".join(f"{label(v)} failed: {m}" for v, m in self.failed.items())
             recommendation = replace(recommendation, reason=f"{recommendation.reason}; {failed}")
@@ -184,16 +193,17 @@ class LatencySearch:
     def next_visit(self) -> Values | None:
         return None if self._probe is None else self._values(self._probe)
 
-    def record(self, values: Values, figure: float, p99_us: float | None, run: int | None) -> None:
+    def record(
+        self,
+        values: Values,
+        figure: float,
+        p99_us: float | None,
+        run: int | None,
+        guards: Sequence[str] = (),
+    ) -> None:
         depth = int(values[0][1])
         found = next((p for p in self.points if p.values == values), None)
-        point = found or Point(values)
-        updated = replace(
-            point,
-            passes=(*point.passes, figure),
-            runs=point.runs if run is None else (*point.runs, run),
-            p99_us=point.p99_us if p99_us is None else (*point.p99_us, p99_us),
-        )
+        updated = (found or Point(values)).with_pass(figure, p99_us, run, guards)
         if found is None:
             self.points.append(updated)
         else:
@@ -272,6 +282,7 @@ class LatencySearch:
                 f"{target}: {answer.mean:,.0f} {objective.metric.unit}, {shown}; {bound}; "
                 f"{len(self.points)} probes, {self.visits} passes",
             )
+        recommendation = with_guards(recommendation, self.points)
         ci = None if answer is None else answer.ci95
         p99_ci = None if answer is None else answer.p99_ci95
         extra = {

@@ -6,7 +6,9 @@ The recommendation is the least aggressive value that cannot be told apart from 
 95 % after Holm's correction over the points, provided it beats the starting settings after
 Holm's correction over the points too; else "no value beats what you have" when every interval
 is narrow and the starting settings cannot be told from the best; else "can't tell". A drift of
-the starting settings larger than the largest effect found makes it "can't tell" as well.
+the starting settings larger than the largest effect found makes it "can't tell" as well, as
+does a guard saying a point's figures are not the storage's (reads served from cache); a guard
+that only cautions (CPU-bound, a buffered file under twice the RAM) is said with the answer.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from stripewise.model.experiment import Objective, Value, Values, aggressiveness, label
+from stripewise.model.guards import Severity, guard
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES, Evidence, holm, t_quantile, welch
 
 
@@ -37,6 +40,19 @@ class Point:
     runs: tuple[int, ...] = ()  # history ids of its runs, when saved
     p99_us: tuple[float, ...] = ()  # the objective phase's p99 latency of each pass, when known
     baseline: bool = False  # the starting settings
+    guards: tuple[str, ...] = ()  # the guards (model.guards) its passes tripped, each once
+
+    def with_pass(
+        self, figure: float, p99_us: float | None, run: int | None, guards: Sequence[str] = ()
+    ) -> Point:
+        """This point with one more pass: its figure, p99, run and the guards it tripped."""
+        return replace(
+            self,
+            passes=(*self.passes, figure),
+            runs=self.runs if run is None else (*self.runs, run),
+            p99_us=self.p99_us if p99_us is None else (*self.p99_us, p99_us),
+            guards=tuple(dict.fromkeys((*self.guards, *guards))),
+        )
 
     @property
     def label(self) -> str:
@@ -223,6 +239,30 @@ def recommend(
     )
     return Recommendation(
         base.values, Verdict.CANT_TELL, f"{why}; {evidence}", *_change(best_change, best)
+    )
+
+
+def with_guards(rec: Recommendation, points: Sequence[Point]) -> Recommendation:
+    """The answer as the guards leave it: figures a guard says are not the storage's (reads
+    served from cache) judge nothing, so "can't tell", keeping the starting values; a guard
+    that cautions is said after the reason."""
+    tripped: dict[str, list[str]] = {}
+    for point in points:
+        for name in point.guards:
+            tripped.setdefault(name, []).append(point.label)
+    if not tripped:
+        return rec
+    said = "; ".join(f"{guard(n).title} at {', '.join(at)}" for n, at in tripped.items())
+    invalid = [guard(n) for n in tripped if guard(n).severity is Severity.INVALID]
+    if not invalid:
+        return replace(rec, reason=f"{rec.reason}; caution, guards tripped: {said}")
+    start = next((p.values for p in points if p.baseline), rec.values)
+    return replace(
+        rec,
+        values=start,
+        verdict=Verdict.CANT_TELL,
+        reason=f"can't tell: the figures are not the storage's alone ({said}): "
+        f"{invalid[0].meaning}",
     )
 
 

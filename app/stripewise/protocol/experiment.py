@@ -122,7 +122,7 @@ def point_to_json(point: Point) -> dict[str, Any]:
         "p99_ci95": None if p99 is None else list(p99),
         "p99_pass_values": list(point.p99_us),
         "baseline": point.baseline,
-    }
+    } | ({"guards": list(point.guards)} if point.guards else {})  # as saved before they were
 
 
 _RESULT_KEYS = {
@@ -200,6 +200,9 @@ def _point(data: object) -> Point:
             _number(x, "p99_pass_values[]") for x in _list(doc.get("p99_pass_values", []), "p99")
         ),
         baseline=bool(doc.get("baseline", False)),
+        guards=tuple(
+            _text(x, "points[].guards[]") for x in _list(doc.get("guards", []), "points[].guards")
+        ),
     )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
-from stripewise.model.experiment import ExperimentError, Kind, Values, label
+from stripewise.model.experiment import ExperimentError, Kind, Values, guards_of, label
 from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
 from stripewise.model.experiment_result import ExperimentResult
 from stripewise.model.run import RunStatus
@@ -345,12 +345,20 @@ class ExperimentRunner(QObject):
         if figure is None:
             self._fail_point(f"the run measured no {self.plan.design.objective.label}")
             return
-        self._record(values, figure, p99, self._run_id)
+        guards = guards_of(result.results, self.plan.design.objective)
+        self._record(values, figure, p99, self._run_id, guards)
 
-    def _record(self, values: Values, figure: float, p99: float | None, run: int | None) -> None:
+    def _record(
+        self,
+        values: Values,
+        figure: float,
+        p99: float | None,
+        run: int | None,
+        guards: tuple[str, ...] = (),
+    ) -> None:
         """A pass's figure on its point, then the next visit."""
         assert self.plan is not None
-        self.plan.record(values, figure, p99, run)
+        self.plan.record(values, figure, p99, run, guards)
         self._visit_s.append(time.monotonic() - self._visit_began)
         found = next((p for p in self.plan.points if p.values == values), None)
         if found is not None:
