@@ -70,7 +70,13 @@ def test_history_show_text(seeded_db_url: str, capsys) -> None:
     assert main(["--db", seeded_db_url, "history", "show", "1"]) == 0
     out = capsys.readouterr().out
     assert "samples   20" in out
-    assert "211.0" in out and "MB/s" in out
+    assert "211.0" in out and "MB/s" in out and "trash" not in out
+    assert main(["--db", seeded_db_url, "history", "delete", "1", "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["--db", seeded_db_url, "history", "show", "1"]) == 0  # shown all the same
+    out = capsys.readouterr().out
+    assert out.startswith("In the trash: `stripewise history restore 1` brings it back.\n")
+    assert "samples   20" in out
 
 
 def test_history_show_unknown_run_is_an_error(seeded_db_url: str, capsys) -> None:

@@ -63,6 +63,10 @@ def test_vary_reads_tunables_sizes_and_names() -> None:
         ("block_size=4k,4096", "block_size: a value is listed twice"),
         ("queue_depth=1,two", "queue_depth: 'two' is not a number"),
         ("block_size=4k,huge", "block_size: 'huge' is not a number"),
+        (
+            "queue_depth=1..8",
+            "queue_depth: '1..8' is not a number (LO..HI searches with --latency-target-us)",
+        ),
         ("nr_requests=" + ",".join(str(4 + n) for n in range(33)), "at most 32 values, not 33"),
     ],
 )
@@ -98,6 +102,11 @@ def test_values_out_of_range_or_not_offered_by_the_device_are_refused() -> None:
         ("scheduler=none,bfq", "scheduler: 'bfq' is not offered by the device (none, mq-deadline)"),
         ("max_sectors_kb=256,1024", "max_sectors_kb: 1024 is out of range (4 to 512 KiB)"),
         ("nr_requests=2,64", "nr_requests: 2 is out of range (4 to 2048 requests)"),
+        # read 4 back: a point named 6 would measure 4
+        (
+            "read_ahead_kb=6,128",
+            "read_ahead_kb: 6 is not a whole number of 4 KiB pages (the kernel would keep 4)",
+        ),
     )
     for text, named in refusals:
         with pytest.raises(ExperimentError) as refused:

@@ -66,7 +66,13 @@ def fill_run_parser(run: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="passes are added until each point's 95 %% interval is within +/- PCT (default 5)",
     )
-    run.add_argument("--max-passes", type=positive_int, default=9, metavar="N")
+    run.add_argument(
+        "--max-passes",
+        type=positive_int,
+        default=9,
+        metavar="N",
+        help="the most passes a point gets, however noisy: 3 to 50 (default 9)",
+    )
     run.add_argument(
         "--latency-target-us",
         type=finite,

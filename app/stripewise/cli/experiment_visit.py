@@ -122,11 +122,12 @@ class Visitor:
             return f"could not apply {label(values)}: {why}"
         self._journal = reply.result.journal
         for applied in reply.result.settings:
-            if not applied.matches:  # the kernel rounds (read_ahead_kb to whole pages)
-                self.notes.append(
-                    f"{applied.device or 'vm'}: {applied.key} {applied.written} reads back as "
-                    f"{applied.after}"
-                )
+            note = (
+                f"{applied.device or 'vm'}: {applied.key} {applied.written} reads back as "
+                f"{applied.after}"
+            )
+            if not applied.matches and note not in self.notes:  # once, however many visits
+                self.notes.append(note)
         return None
 
     def put_back(self) -> bool:

@@ -176,6 +176,8 @@ def _show(args: argparse.Namespace, store: HistoryStore) -> int:
     else:
         from stripewise.history.stand_outs import with_stand_outs  # reads flagged runs' samples
 
+        if store.in_trash(args.run_id):  # shown all the same: it may be what is looked for
+            print(f"In the trash: `stripewise history restore {args.run_id}` brings it back.\n")
         print(format_detail(with_stand_outs(store, detail)))
     return 0
 

@@ -240,6 +240,11 @@ class HistoryStore:
     def restore_runs(self, run_ids: Sequence[int]) -> list[int]:
         return self._set_deleted(run_ids, None)
 
+    def in_trash(self, run_id: int) -> bool:
+        with self._read() as conn:
+            found = conn.execute(select(runs.c.deleted_at).where(runs.c.id == run_id)).first()
+        return found is not None and found.deleted_at is not None
+
     def purge_trash(self, older_than: timedelta) -> int:
         """Deletes for good what has been in the trash longer than `older_than`."""
         cutoff = utc_now() - older_than

@@ -19,7 +19,15 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from stripewise.model.bench import BenchSpec, Phase, PhaseResult, SpecError, parse_size
-from stripewise.model.tunables import TUNABLES, DeviceLimits, Scope, TuningError, tunable, validate
+from stripewise.model.tunables import (
+    PAGE_BYTES,
+    TUNABLES,
+    DeviceLimits,
+    Scope,
+    TuningError,
+    tunable,
+    validate,
+)
 
 Value = int | str  # a tunable's value (a number, or a scheduler's name) or a workload figure
 Values = tuple[tuple[str, Value], ...]  # (parameter, value) in the design's order of parameters
@@ -178,7 +186,9 @@ def _workload_value(name: str, word: str) -> int:
     try:
         number = parse_size(word) if name == "block_size" else int(word)
     except (SpecError, ValueError):
-        raise ExperimentError(f"--vary {name}: {word!r} is not a number") from None
+        # LO..HI is a latency target's search, not a list of values
+        search = " (LO..HI searches with --latency-target-us)" if ".." in word else ""
+        raise ExperimentError(f"--vary {name}: {word!r} is not a number{search}") from None
     return number
 
 
@@ -195,6 +205,14 @@ def check_values(parameter: Parameter, limits: Mapping[str, DeviceLimits]) -> Pa
                 written = validate(parameter.name, value, device_limits)
         except TuningError as exc:
             raise ExperimentError(f"--vary {exc}") from None
+        page_kib = PAGE_BYTES // 1024
+        if parameter.name == "read_ahead_kb" and isinstance(written, int) and written % page_kib:
+            # the kernel keeps whole pages: the point would measure another value than its name
+            kept = written - written % page_kib
+            raise ExperimentError(
+                f"--vary read_ahead_kb: {written} is not a whole number of {page_kib} KiB "
+                f"pages (the kernel would keep {kept})"
+            )
         checked.append(written)
     return replace(parameter, values=tuple(checked))
 
