@@ -34,8 +34,10 @@ seen, errors = [], []
 def read():
     return open(path).read().strip()
 
+lit = []
+
 def step(on, then):
-    locator.light(inventory, bay4, on, errors.append)
+    locator.light(inventory, bay4, on, errors.append, lambda: lit.append(on))
     def poll(tries=[0]):
         tries[0] += 1
         if read() == ("1" if on else "0") or tries[0] > 100:
@@ -46,9 +48,15 @@ def step(on, then):
     QTimer.singleShot(50, poll)
 
 def done():
-    print(json.dumps({"before": before, "seen": seen, "errors": errors,
+    # the same bay on a map that is a file: no helper asked, the LED left as it is
+    elsewhere = HelperLocator(helper, lambda: False)
+    refused = []
+    elsewhere.light(inventory, bay4, True, refused.append, lambda: refused.append("lit"))
+    print(json.dumps({"before": before, "seen": seen, "errors": errors, "lit": lit,
                       "bay4": locator.reason(inventory, bay4),
-                      "direct": locator.reason(inventory, direct)}))
+                      "direct": locator.reason(inventory, direct),
+                      "elsewhere": elsewhere.reason(inventory, bay4), "refused": refused,
+                      "after": read()}))
     app.quit()
 
 before = read()
@@ -69,3 +77,7 @@ def test_the_walk_lights_an_ses_bay_through_the_real_helper(tmp_path: Path) -> N
     assert found["errors"] == [] and found["bay4"] is None
     assert (found["before"], found["seen"]) == ("0", ["1", "0"])  # lit, then dark again
     assert found["direct"] == "sdi sits in no enclosure bay with a locate LED"
+    assert found["lit"] == [True, False], "said switched once the helper had switched it"
+    elsewhere = "this map is not this machine's: its bay LEDs are not here"
+    assert found["elsewhere"] == elsewhere and found["refused"] == [elsewhere]
+    assert found["after"] == "0"

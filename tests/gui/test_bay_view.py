@@ -39,9 +39,15 @@ class FakeLed:
         return None
 
     def light(
-        self, inventory: Inventory, disk: Disk, on: bool, failed: Callable[[str], None]
+        self,
+        inventory: Inventory,
+        disk: Disk,
+        on: bool,
+        failed: Callable[[str], None],
+        done: Callable[[], None] = lambda: None,
     ) -> None:
         self.switched.append((disk.name, on))
+        done()
 
 
 @pytest.fixture
@@ -93,6 +99,13 @@ def test_the_x4500_drawn_walked_and_dragged(
     assert page.bay_panel.walk_button.isEnabled() and len(page.bay_panel.view.placed) == 48
     assert page.bay_panel.unplaced.count() == 48
 
+    # a file's map: the helper is not asked to light a bay of this machine; the walk says so
+    page.bay_panel.start_walk()
+    assert "this map is not this machine's: its bay LEDs are not here" in (
+        page.bay_panel.walk_text.text()
+    )
+    page.bay_panel.stop_walk()
+
     # the walk: each port's LED in turn, through the six controllers; click the bay it lit
     led = FakeLed()
     page.bay_panel.locator = led
@@ -102,7 +115,7 @@ def test_the_x4500_drawn_walked_and_dragged(
     while page.bay_panel.walk is not None:
         disk = page.bay_panel.walk.current
         assert disk is not None and led.switched[-1] == (disk.name, True)
-        assert disk.name in page.bay_panel.walk_text.text()
+        assert f"the LED of {disk.name}'s bay is lit" in page.bay_panel.walk_text.text()
         controller = next(c for c in inventory.controllers if disk in c.disks)
         port = next(s.index for s in controller.slots if s.disk == disk)
         if lit == 5:

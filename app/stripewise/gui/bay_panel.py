@@ -29,7 +29,7 @@ from stripewise.gui.bay_view import PORT_MIME, BayView
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.model.bay_map import BayWalk, port_of, unmapped_disks
 from stripewise.model.health import HealthVerdict
-from stripewise.model.topology import Inventory
+from stripewise.model.topology import Disk, Inventory
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
 from stripewise.services.bays import BayService, BayState, Locator
@@ -245,11 +245,21 @@ class BayPanel(QWidget):
         if reason:
             self.walk_text.setText(f"{place}: {reason}. Click its bay if you know it, or Skip.")
             return
-        self.locator.light(inventory, disk, True, self._light_failed)
-        self.walk_text.setText(f"{place}: the LED of {disk.name}'s bay is lit: click that bay.")
+        self.walk_text.setText(f"{place}: lighting the LED of {disk.name}'s bay...")
+        # said lit once the helper has switched it, for this disk only (a click may move on)
+        self.locator.light(
+            inventory,
+            disk,
+            True,
+            lambda why: self._light_said(disk, f"{place}: {disk.name}'s LED did not light "
+                                         f"({why}). Click its bay if you know it, or Skip."),
+            lambda: self._light_said(disk, f"{place}: the LED of {disk.name}'s bay is lit: "
+                                     "click that bay."),
+        )  # fmt: skip
 
-    def _light_failed(self, message: str) -> None:
-        self.walk_text.setText(f"{self.walk_text.text()} (LED: {message})")
+    def _light_said(self, disk: Disk, text: str) -> None:
+        if self.walk is not None and self.walk.current == disk:
+            self.walk_text.setText(text)
 
     def _darken_current(self) -> None:
         walk, inventory = self.walk, self.inventory

@@ -34,7 +34,7 @@ from stripewise.model.topology import Controller, Disk, Inventory, Slot
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
 from stripewise.protocol.verbs import LocateArgs
-from stripewise.services.bays import HelperLocator
+from stripewise.services.bays import NOT_THIS_MACHINE, HelperLocator
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.history import HistoryService
@@ -149,7 +149,8 @@ class HardwarePage(QWidget):
         self.details = DetailsPanel(controller_actions=(self.measure,))
         self.details.renameRequested.connect(self._rename)
         self.details.locateRequested.connect(self._locate)
-        self.bay_panel = BayPanel(hardware.bays, HelperLocator(helper))
+        locator = HelperLocator(helper, lambda: hardware.origin.live)  # no LED of a file's
+        self.bay_panel = BayPanel(hardware.bays, locator)
         self.bay_panel.statusMessage.connect(self.statusMessage.emit)
         self.bay_panel.hide()
         self.views = QWidget()  # the controllers and ports, or the bays (a hidden one is
@@ -303,7 +304,8 @@ class HardwarePage(QWidget):
             controller,
             slot,
             can_label=self.inventory is not None,
-            locate_reason=self.helper.unavailable_reason,
+            locate_reason=self.helper.unavailable_reason
+            or ("" if self.hardware.origin.live else NOT_THIS_MACHINE),
             path_to=path_to,
             health=health.get(disk.name) if disk is not None else None,
             live=self.hardware.origin.live,
@@ -372,6 +374,9 @@ class HardwarePage(QWidget):
     def _locate(self, slot: Slot, on: bool) -> None:
         bay = slot.enclosure
         if bay is None:
+            return
+        if not self.hardware.origin.live:  # its enclosures are another machine's
+            self._locate_failed(bay.name, NOT_THIS_MACHINE)
             return
         self.helper.request(
             LocateArgs(bay.enclosure, bay.name, on),

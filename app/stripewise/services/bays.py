@@ -68,8 +68,18 @@ class Locator(Protocol):
         """Why this disk's LED cannot be lit, or None when it can."""
 
     def light(
-        self, inventory: Inventory, disk: Disk, on: bool, failed: Callable[[str], None]
-    ) -> None: ...
+        self,
+        inventory: Inventory,
+        disk: Disk,
+        on: bool,
+        failed: Callable[[str], None],
+        done: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Switch the LED; `done` once it is (the helper said so), else `failed(why)`."""
+
+
+# the map on show is a recording or a snapshot: its bays' LEDs are in another machine
+NOT_THIS_MACHINE = "this map is not this machine's: its bay LEDs are not here"
 
 
 def slot_of(inventory: Inventory, disk: Disk) -> Slot | None:
@@ -79,24 +89,37 @@ def slot_of(inventory: Inventory, disk: Disk) -> Slot | None:
 class HelperLocator:
     """The locate LED of a disk's SES bay, through the helper's `enclosure.locate`."""
 
-    def __init__(self, helper: HelperClient) -> None:
+    def __init__(self, helper: HelperClient, live: Callable[[], bool] = lambda: True) -> None:
+        """`live`: whether the map on show is this machine's, read at each use (a recording
+        or a snapshot names enclosures of another machine: the helper must not be asked)."""
         self.helper = helper
+        self.live = live
 
     def reason(self, inventory: Inventory, disk: Disk) -> str | None:
+        if not self.live():
+            return NOT_THIS_MACHINE
         slot = slot_of(inventory, disk)
         if slot is None or slot.enclosure is None or slot.enclosure.locate_path is None:
             return f"{disk.name} sits in no enclosure bay with a locate LED"
         return self.helper.unavailable_reason or None
 
     def light(
-        self, inventory: Inventory, disk: Disk, on: bool, failed: Callable[[str], None]
+        self,
+        inventory: Inventory,
+        disk: Disk,
+        on: bool,
+        failed: Callable[[str], None],
+        done: Callable[[], None] = lambda: None,
     ) -> None:
+        if not self.live():
+            failed(NOT_THIS_MACHINE)
+            return
         slot = slot_of(inventory, disk)
         if slot is None or slot.enclosure is None:
             failed(f"{disk.name} sits in no enclosure bay")
             return
         bay = slot.enclosure
-        self.helper.request(LocateArgs(bay.enclosure, bay.name, on), lambda _r: None, failed)
+        self.helper.request(LocateArgs(bay.enclosure, bay.name, on), lambda _r: done(), failed)
 
 
 class BayService(QObject):
