@@ -41,6 +41,17 @@ def test_raid6_piled_on_one_controller_scores_low() -> None:
     assert "1,064 MB/s" in text
 
 
+def test_the_spread_s_ceiling_is_the_tightest_link_as_the_prediction_reads_it() -> None:
+    """2 members on each of 6 controllers, 2 controllers on each PCI-X bus: a controller's
+    1,064 MB/s leaves 532 each, the bus's 266; the array reads at most 12 x 266, as the
+    prediction's bus term has it (model/predict.py), not 12 x 532."""
+    members = [f"c{c}d{j}" for c in range(6) for j in range(2)]
+    plan = x4500(array(R.RAID6, members), buses=3)
+    text = " ".join(spread(plan.arrays[0], plan).explanation)
+    assert "4 of 12 members share bus pcix0's 1,064 MB/s link, 266 MB/s each at most" in text
+    assert "reads at most 12 x 266 = 3,192 MB/s" in text and "6,384" not in text
+
+
 @pytest.mark.parametrize("buses", [6, 3])
 def test_suggest_spread_fixes_it(buses: int) -> None:
     plan = x4500(array(R.RAID6, ON_C0), buses=buses)

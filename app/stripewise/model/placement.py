@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from stripewise.model.arrays import PlanIndex, normalized, sizes_match
-from stripewise.model.ceilings import Basis, Ceilings
+from stripewise.model.ceilings import Basis, Ceilings, LinkCeiling
 from stripewise.model.plan import Plan, PlanDisk, PlannedArray, RaidLevel
 from stripewise.model.wording import count_noun
 
@@ -275,17 +275,21 @@ def _explain(array: PlannedArray, layout: _Layout, ceilings: Ceilings) -> tuple[
                 "mdadm pairs members in the order given (1st with 2nd, 3rd with 4th, "
                 "...): reorder them or swap in disks from other controllers."
             )
-    busiest, count = max(used.items(), key=lambda kv: kv[1])
-    link = ceilings.controller(busiest)
-    cap = link.mb_s
-    if cap and count > 1:
+    tightest = _tightest_link(layout, ceilings)
+    if tightest is not None:
+        where, link, count = tightest
+        cap = link.mb_s or 0.0
         whose = f" ({link.text})" if link.basis is Basis.MEASURED else ""
+        shared = (
+            f"{count} of {count_noun(n, 'member')} share {where}'s {cap:,.0f} MB/s link{whose}, "
+            f"{cap / count:,.0f} MB/s each at most"
+            if count > 1
+            else f"1 of {count_noun(n, 'member')} has {where}'s {cap:,.0f} MB/s link{whose} "
+            "to itself"
+        )
         lines.append(
-            f"{count} of {count_noun(n, 'member')} share controller {busiest}'s "
-            f"{cap:,.0f} MB/s link{whose}, "
-            f"{cap / count:,.0f} MB/s each at most; striping gives every member the same "
-            f"share, so the array reads at most {n} x {cap / count:,.0f} = "
-            f"{cap * n / count:,.0f} MB/s."
+            f"{shared}; striping gives every member the same share, so the array reads at most "
+            f"{n} x {cap / count:,.0f} = {cap * n / count:,.0f} MB/s."
         )
     if layout.bus_balance < 1.0 and len(layout.per_bus) > 0:
         split = ", ".join(f"{k} on bus {b}" for b, k in layout.per_bus.items())
@@ -295,6 +299,24 @@ def _explain(array: PlannedArray, layout: _Layout, ceilings: Ceilings) -> tuple[
     else:
         lines.append("A more even spread is possible with the free disks (Spread…).")
     return tuple(lines)
+
+
+def _tightest_link(layout: _Layout, ceilings: Ceilings) -> tuple[str, LinkCeiling, int] | None:
+    """The link that leaves each of its members the least (its ceiling over the members on
+    it), among the controllers and the buses they share, as the prediction reads them; None
+    when no link has a ceiling or none is shared (each member alone on its links)."""
+    found: list[tuple[str, LinkCeiling, int]] = []
+    for controller, count in layout.per_controller.items():
+        link = ceilings.controller(controller)
+        if link.mb_s:
+            found.append((f"controller {controller}", link, count))
+    for bus, count in layout.per_bus.items():
+        shared = ceilings.bus(bus)
+        if shared is not None and shared.mb_s:
+            found.append((f"bus {bus}", shared, count))
+    if not found or all(count == 1 for _where, _link, count in found):
+        return None
+    return min(found, key=lambda f: (f[1].mb_s or 0.0) / f[2])
 
 
 def _tolerance_words(array: PlannedArray, n: int) -> str:
