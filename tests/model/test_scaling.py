@@ -105,6 +105,22 @@ def test_a_best_step_that_varies_widely_places_no_ceiling() -> None:
     assert "vary too much" in analysis.sentence("these disks")
 
 
+def test_a_step_too_noisy_to_tell_apart_does_not_reach_the_ceiling() -> None:
+    """1 disk at 7,984 MB/s with passes from 3,166 to 12,785 cannot be told from 4 disks'
+    11,410, only because it varies so: the ceiling is reached with 2 disks, measured
+    narrowly, not "11,410 MB/s with 1 disk" (the review's loop devices)."""
+    plan = plan_scaling(DISKS[:4], 3)
+    steady = [8000.0, 8010.0, 7990.0]
+    figures = {0: [3166.0, 8000.0, 12785.0], 1: steady, 2: steady, 3: steady}
+    figures |= {4: [11400.0, 11420.0, 11390.0], 5: [11410.0, 11400.0, 11420.0]}
+    analysis = analyse(plan, figures)
+    assert analysis.ceiling is not None and analysis.ceiling.disks == 2
+    assert (
+        analysis.sentence("loops") == "loops tops out at 11,410 MB/s with 2 disks; 4 disks "
+        "would need 32,000"
+    )
+
+
 def test_a_slow_disk_beyond_its_peers_noise_is_named() -> None:
     plan = plan_scaling(DISKS[:4], 3)
     steady = [100.0, 101.0, 99.0]
