@@ -68,6 +68,9 @@ def test_a_real_steady_state_run_reads_back_with_its_rounds(tmp_path: Path) -> N
         verdict = f"steady after {ROUNDS} rounds" if kept.steady else f"not steady in {ROUNDS}"
         assert f"Steady state, seq_write repetition {kept.repetition}: {verdict}" in text
     assert text.count("  window: rounds 1-5, mean ") == 2
+    # seq_write's figure is its window's mean, not a median: the column says Value, and why
+    assert " Median " not in text and " Value " in text
+    assert "Value: the median of the repetitions; for seq_write: the mean of the steady " in text
     round_rows = [line.split() for line in text.splitlines() if line.endswith(" window")]
     assert [row[0] for row in round_rows] == ["1", "2", "3", "4", "5"] * 2
     shown = [float(row[1].replace(",", "")) for row in round_rows]

@@ -113,6 +113,12 @@ def test_a_shared_ceiling_is_found_and_the_slow_member_named(tmp_path: Path) -> 
         result["steps"][1]["mb_s"]["mean"], abs=0.1
     )
     assert len(values[(f"alone_{slow}", "mb_s")]["passes"]) == 3
+    said = subprocess.run(
+        [sys.executable, "-m", "stripewise", "--db", db, "history", "show", "1"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert " Median " not in said  # each step's figure is the mean of its passes
+    assert "Value: the mean of each step's passes (scaling_N: N disks at once)." in said
 
 
 @needs_loop

@@ -242,13 +242,16 @@ def format_detail(detail: RunDetail) -> str:
     lines.append("")
     if detail.results:
         rows = [_result_row(result) for result in detail.results]
-        header = ["Phase", "Metric", "Median", "Unit", "Min .. max", "Reps"]
+        means = _means_note(detail)
+        header = ["Phase", "Metric", "Value" if means else "Median", "Unit", "Min .. max", "Reps"]
         flagged = list(dict.fromkeys(f for result in detail.results for f in result.flags))
         if flagged:  # the guards a figure tripped (model/guards.py), named, then explained
             header.append("Guards")
             for row, result in zip(rows, detail.results, strict=True):
                 row.append(",".join(result.flags))
         lines.append(format_table(header, rows))
+        if means:
+            lines.append(means)
         if flagged:
             from stripewise.model.guards import guard  # lazy: kept out of `history list`
 
@@ -260,6 +263,18 @@ def format_detail(detail: RunDetail) -> str:
     for found in detail.rounds:
         lines += ["", *rounds_lines(found)]
     return "\n".join(lines)
+
+
+def _means_note(detail: RunDetail) -> str:
+    """What the Value column holds where it is no median of repetitions; empty when all are."""
+    scaling = any(r.phase.startswith(("scaling_", "alone_")) for r in detail.results)
+    steady = sorted({found.phase for found in detail.rounds})
+    said = ["the median of the repetitions"] if not scaling else []
+    if scaling:
+        said.append("the mean of each step's passes (scaling_N: N disks at once)")
+    if steady:
+        said.append(f"for {', '.join(steady)}: the mean of the steady window's rounds")
+    return f"Value: {'; '.join(said)}." if scaling or steady else ""
 
 
 def rounds_lines(found: PhaseRounds) -> list[str]:
