@@ -9,6 +9,8 @@ from dataclasses import replace
 from datetime import timedelta
 from html import unescape
 
+from PySide6.QtWidgets import QLabel
+
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.history.database import open_database
 from stripewise.history.run_pages import PAGE_SIZE
@@ -38,6 +40,7 @@ def test_the_card_shows_a_measured_ceiling_with_its_run(
     figures = unescape(card(page, "md0").figures.text())
     assert "Ceilings" in figures
     assert "catalog: MV88SX6081 8-port SATA II PCI-X Controller ~ 1,064 MB/s" in figures
+    assert "1,064 MB/s ceiling (catalog)" in pool_title(page, controller)
 
     with open_database(db_url) as db:
         run = save_scaling_run(
@@ -58,6 +61,15 @@ def test_the_card_shows_a_measured_ceiling_with_its_run(
     assert "limited by controller" in figures
     hint = card(page, "md0").spread_text.text()
     assert f"share controller {controller}'s 120 MB/s link (measured 2026-11-20, run {run}" in hint
+    # the disk list beside the cards cites the same ceiling, not the catalog's
+    assert f"120 MB/s ceiling (measured, run {run})" in pool_title(page, controller)
+
+
+def pool_title(shown: PlannerPage, controller: str) -> str:
+    """The disk list's heading of that controller, as text (the newest: one shown before may
+    wait for its deletion)."""
+    titles = [unescape(label.text()) for label in shown.pool.findChildren(QLabel)]
+    return [t for t in titles if f"{controller} · " in t][-1]
 
 
 def test_trashing_an_old_scaling_test_beyond_the_listed_page_reads_the_ceilings_again(

@@ -161,7 +161,7 @@ class PlannerPage(QWidget):
 
     # --- showing -------------------------------------------------------------------------------
     def show_plan(self, plan: Plan, report: PlanReport) -> None:
-        self.pool.set_plan(plan)
+        self.pool.set_plan(plan, self.planner.ceilings)
         reports = {r.array.name: r for r in report.arrays}
         for name in list(self.cards):
             if name not in reports:

@@ -10,6 +10,8 @@ from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.planner_chips import DiskChip, accept_disks, start_drag, take_disks
+from stripewise.model.arrays import PlanIndex
+from stripewise.model.ceilings import Ceilings, MeasuredCeiling
 from stripewise.model.plan import Plan, PlanDisk
 from stripewise.model.wording import count_noun
 from stripewise.planner.sizes import unknown_sizes
@@ -17,9 +19,10 @@ from stripewise.planner.sizes import unknown_sizes
 OVER_FULL = "#d64541"  # the colour problems_html gives errors
 
 
-def _controller_title(plan: Plan, controller_id: str) -> str:
+def _controller_title(plan: Plan, controller_id: str, ceilings: Ceilings) -> str:
     """Its distinct name in bold, then id, ports used, ceiling and bus (the ports in red when
-    it carries more disks than it has)."""
+    it carries more disks than it has); the ceiling the prediction uses, measured or from
+    the catalog, saying which."""
     controller = plan.controller(controller_id)
     if controller is None:
         return f"<b>{escape(controller_id)}</b>"
@@ -33,8 +36,10 @@ def _controller_title(plan: Plan, controller_id: str) -> str:
             facts.append(f"<span style='color:{OVER_FULL}'>{over}</span>")
         else:
             facts.append(f"{disks:,} of {count_noun(controller.ports, 'port')} used")
-    if controller.bus_mb_s:
-        facts.append(f"{controller.bus_mb_s:,.0f} MB/s ceiling")
+    link = ceilings.controller(controller_id)
+    if link.mb_s:
+        basis = f"measured, run {link.measured.run_id}" if link.measured else "catalog"
+        facts.append(f"{link.mb_s:,.0f} MB/s ceiling ({basis})")
     if controller.bus:
         facts.append(f"bus {escape(controller.bus)}")
     if controller.hypothetical:
@@ -59,7 +64,8 @@ class DiskPool(QWidget):
         self._anchor: DiskChip | None = None
         self.sizes_note: QLabel | None = None  # shown while disks of unknown size are listed
 
-    def set_plan(self, plan: Plan) -> None:
+    def set_plan(self, plan: Plan, measured: tuple[MeasuredCeiling, ...] = ()) -> None:
+        """The plan's disks by controller; `measured`: the ceilings measured on its host."""
         selected = {c.disk.id for c in self.chips if c.selected}
         while (item := self._layout.takeAt(0)) is not None:
             if (widget := item.widget()) is not None:
@@ -81,12 +87,13 @@ class DiskPool(QWidget):
         order = [c.id for c in plan.controllers] + [
             c for c in by_controller if plan.controller(c) is None
         ]
+        ceilings = Ceilings.of(PlanIndex.of(plan), measured)
         for controller_id in order:
             box = QFrame()
             box.setFrameShape(QFrame.Shape.StyledPanel)
             layout = QVBoxLayout(box)
             layout.setContentsMargins(8, 6, 8, 8)
-            title = QLabel(_controller_title(plan, controller_id))
+            title = QLabel(_controller_title(plan, controller_id, ceilings))
             title.setTextFormat(Qt.TextFormat.RichText)
             title.setWordWrap(True)
             layout.addWidget(title)
