@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stripewise.model.arrays import sizes_match
+from stripewise.model.evaluate import evaluate
 from stripewise.model.placement import (
     Swap,
     apply_swaps,
@@ -50,6 +51,20 @@ def test_the_spread_s_ceiling_is_the_tightest_link_as_the_prediction_reads_it() 
     text = " ".join(spread(plan.arrays[0], plan).explanation)
     assert "4 of 12 members share bus pcix0's 1,064 MB/s link, 266 MB/s each at most" in text
     assert "reads at most 12 x 266 = 3,192 MB/s" in text and "6,384" not in text
+
+
+def test_a_single_point_of_failure_is_a_warning_scripts_read() -> None:
+    """Not only words in the spread's explanation: the array's warnings (plan --json's
+    `warnings`) say it; RAID 0, which no spread saves, gets none."""
+    plan = x4500(array(R.RAID6, ON_C0))
+    [warning] = [p for p in evaluate(plan).arrays[0].problems if not p.error]
+    assert warning.code == "single_point_of_failure" and warning.disks == tuple(ON_C0)
+    assert warning.message == (
+        "md0: single point of failure: 8 of 8 members on controller c0: one controller failure "
+        "takes the array down (it tolerates 2 failed disks)."
+    )
+    striped = x4500(array(R.RAID0, ON_C0))
+    assert not [p for p in evaluate(striped).arrays[0].problems if not p.error]
 
 
 @pytest.mark.parametrize("buses", [6, 3])

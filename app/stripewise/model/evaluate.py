@@ -97,14 +97,34 @@ def _evaluate_array(
     mine = tuple(
         p for p in shared if own.intersection(p.disks) or p == duplicate_name(array.name, twins)
     )
+    placed = spread(array, plan, index, ceilings)
     return ArrayReport(
         array=array,
         geometry=shape,
         fs=fs_geometry(array, shape),
         prediction=predict(array, plan, shape, index, ceilings),
-        spread=spread(array, plan, index, ceilings),
-        problems=check_array(array, plan, index) + mine,
+        spread=placed,
+        problems=check_array(array, plan, index) + mine + _exposed(array, placed),
         cost=_price_sum(index, (*array.members, *array.spares)),
+    )
+
+
+def _exposed(array: PlannedArray, placed: Spread) -> tuple[Problem, ...]:
+    """A redundant array that one controller's failure takes down: a warning a script reads
+    (`warnings`), not only words in the spread's explanation."""
+    if not placed.single_point_of_failure:
+        return ()
+    said = next(
+        (line for line in placed.explanation if "takes the array down" in line),
+        "one controller failure takes the array down.",
+    )
+    return (
+        Problem(
+            "single_point_of_failure",
+            f"{array.name}: single point of failure: {said}",
+            error=False,
+            disks=tuple(array.members),
+        ),
     )
 
 
