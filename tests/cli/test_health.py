@@ -81,7 +81,7 @@ def test_a_failing_disk_in_the_table_and_the_json() -> None:
         "  sdc: the drive's own SMART assessment says FAILING",
         "  sdc: a pre-failure attribute is at or below its threshold now",
         "  sdc: 8 pending sectors",
-        "  sdc: 1975 reallocated sectors",
+        "  sdc: 1,975 reallocated sectors",
         "  sdc: the drive's self-test log holds errors",
         "vda: no SMART (virtio disk)",
     ]

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 
 from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.hardware_tile import SlotTile
+from stripewise.gui.planner_chips import DiskChip
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.inventory import load_inventory
 from stripewise.inventory.snapshot import dumps
@@ -108,6 +109,13 @@ def test_the_planner_warns_of_a_failing_or_worn_member(make_window, x4500_file: 
     assert found["worn_disk"].disks == ("sdj",) and not found["worn_disk"].error
     assert "7 NVMe media or data integrity errors" in found["worn_disk"].message
     assert not report.ok  # a failing member blocks the array's commands
+    # the members stand out where they are dragged, on the card as in the disk list
+    chips = planner.findChildren(DiskChip)
+    badges = {(c.disk.id, c.array, c.badge[0] if c.badge else None) for c in chips}
+    assert {("sdi", name, "FAILING"), ("sdj", name, "WARN"), ("sdk", name, None)} <= badges
+    failing = next(c for c in chips if c.disk.id == "sdi" and c.array == name)
+    assert "8 pending sectors; 1,975 reallocated sectors" in failing.toolTip()
+    assert failing.accessibleName().endswith(", health failing")
 
 
 @pytest.mark.skipif(shutil.which("smartctl") is None, reason="needs smartmontools")

@@ -37,7 +37,7 @@ def test_a_runs_disks_keep_their_health() -> None:
             "the drive's own SMART assessment says FAILING",
             "a pre-failure attribute is at or below its threshold now",
             "8 pending sectors",
-            "1975 reallocated sectors",
+            "1,975 reallocated sectors",
             "the drive's self-test log holds errors",
         ],
         "attributes": {

@@ -58,7 +58,7 @@ def test_a_sata_hdd_with_pending_and_reallocated_sectors_is_failing() -> None:
         "the drive's own SMART assessment says FAILING",
         "a pre-failure attribute is at or below its threshold now",
         "8 pending sectors",
-        "1975 reallocated sectors",
+        "1,975 reallocated sectors",
         "the drive's self-test log holds errors",
     )
 
@@ -69,7 +69,7 @@ def test_pending_sectors_alone_make_a_disk_failing() -> None:
     assert verdict(health).reasons[0] == "8 pending sectors"
     healed = replace(health, pending_sectors=0)
     assert verdict(healed).level == "warn"  # the reallocated sectors remain
-    assert verdict(healed).reasons == ("1975 reallocated sectors",)
+    assert verdict(healed).reasons == ("1,975 reallocated sectors",)
 
 
 def test_a_healthy_sata_ssd() -> None:

@@ -1,4 +1,6 @@
-"""Disk chips for the planner: selectable, draggable between the pool and array cards."""
+"""Disk chips for the planner: selectable, draggable between the pool and array cards. A disk
+of this machine whose SMART health fails or warns carries the Hardware page's badge (FAILING,
+WARN) in its bottom right corner, its reasons in the tooltip (docs/health.md)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QWidget
 
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
+from stripewise.gui.hardware_tile import HEALTH_BADGES
+from stripewise.model.health import HealthVerdict
 from stripewise.model.plan import PlanDisk
 from stripewise.planner.from_inventory import BAY_PREFIX
 from stripewise.planner.sizes import size_text
@@ -81,15 +85,34 @@ class DiskChip(QWidget):
         self.selected = False
         self.highlighted = False  # would improve the spread of the array being dragged onto
         self._press: QPoint | None = None
+        self.health: HealthVerdict | None = None  # this machine's disk's SMART verdict
         self.setFixedSize(CHIP_SIZE)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setAccessibleName(f"{disk.id} {size_text(disk)}")
-        where = f" in {array}" if array else ""
+        self._describe()
+
+    def set_health(self, health: HealthVerdict | None) -> None:
+        if health != self.health:
+            self.health = health
+            self._describe()
+            self.update()
+
+    @property
+    def badge(self) -> tuple[str, QColor] | None:
+        """The health badge as drawn (FAILING, WARN), None when the disk shows none."""
+        return None if self.health is None else HEALTH_BADGES.get(self.health.level)
+
+    def _describe(self) -> None:
+        disk, badge = self.disk, self.badge
+        health = f", health {badge[0].lower()}" if badge else ""
+        self.setAccessibleName(f"{disk.id} {size_text(disk)}{health}")
+        where = f" in {self.array}" if self.array else ""
+        reasons = self.health.reasons if badge and self.health else ()
         self.setToolTip(
             f"{disk.id}{where}: {disk.model or 'model unknown'}, {size_text(disk)}"
             + (f", {disk.seq_read_mb_s:g} MB/s read (outer)" if disk.seq_read_mb_s else "")
             + (f"\n{disk.slot}" if disk.slot else "")
             + ("" if disk.usable else f"\nnot free: {disk.state.replace('_', ' ')}")
+            + (f"\nhealth {badge[0].lower()}: {'; '.join(reasons)}" if badge else "")
         )
 
     @property
@@ -125,9 +148,10 @@ class DiskChip(QWidget):
         if self.disk.hypothetical:
             detail += " · to buy"
         self._text(painter, QRect(11, 20, self.width() - 15, 14), detail, small=True)
+        badge = self._paint_badge(painter)
         self._text(
             painter,
-            QRect(11, 34, self.width() - 15, 14),
+            QRect(11, 34, self.width() - 15 - badge, 14),
             self.disk.model or "model unknown",
             small=True,
         )
@@ -139,6 +163,25 @@ class DiskChip(QWidget):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(box, 5, 5)
         painter.end()
+
+    def _paint_badge(self, painter: QPainter) -> int:
+        """The health badge in the bottom right corner; -> the width it takes from the line."""
+        badge = self.badge
+        if badge is None:
+            return 0
+        word, colour = badge
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 0.72)
+        painter.setFont(font)
+        width = painter.fontMetrics().horizontalAdvance(word) + 8
+        rect = QRectF(self.width() - width - 5, 35, width, 13)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawRoundedRect(rect, 3, 3)
+        painter.setPen(QColor("white"))
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), word)
+        return width + 4
 
     def _text(
         self, painter: QPainter, rect: QRect, text: str, *, bold: bool = False, small: bool = False

@@ -29,6 +29,7 @@ from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.pages import page_title
 from stripewise.gui.planner_card import LEVEL_NAMES, ArrayCard, MeasuredRun
+from stripewise.gui.planner_chips import DiskChip
 from stripewise.gui.planner_dialogs import CompareDialog, SpreadDialog
 from stripewise.gui.planner_elsewhere import ElsewhereNote, map_title
 from stripewise.gui.planner_pool import DiskPool
@@ -173,6 +174,9 @@ class PlannerPage(QWidget):
             card.show_report(reports[array.name], plan)
             card.show_measured(self.planner.measured.get(array.name), reports[array.name])
         self.summary.setText(self._summary(plan, report))
+        health = self.planner.plan_health()
+        for chip in self.findChildren(DiskChip):  # in the list and on the cards alike
+            chip.set_health(health.get(chip.disk.id))
         self.save_plan.setEnabled(bool(plan.disks))
         self._show_elsewhere()
 

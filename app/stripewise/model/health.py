@@ -243,7 +243,7 @@ _CRITICAL_FAILING = {
 
 def _count(into: list[str], value: int | None, noun: str, plural: str) -> None:
     if value:
-        into.append(f"{value} {noun}{plural if value != 1 else ''}")
+        into.append(f"{value:,} {noun}{plural if value != 1 else ''}")  # 1,975 as the table says
 
 
 # --- lenient readers --------------------------------------------------------------------------

@@ -87,6 +87,11 @@ class PlannerService(QObject):
         self.health = (host_key, dict(verdicts))
         self._commit(self.plan)
 
+    def plan_health(self) -> dict[str, HealthVerdict]:
+        """The plan's disks' SMART verdicts by kernel name: this machine's, for a plan of its
+        disks; none for another machine's or a purchase."""
+        return self._health_of(self.plan) or {}
+
     def _health_of(self, plan: Plan) -> dict[str, HealthVerdict] | None:
         host, verdicts = self.health
         return verdicts if plan.host is not None and plan.host == host else None
