@@ -72,6 +72,11 @@ def test_a_failing_disk_carries_a_badge_and_its_details_say_why(
     assert "Health" in details and "failing" in details and "FAILED" in details
     assert "Pending sectors\n8\n" in details and "Reallocated sectors\n1,975\n" in details
     assert "8 pending sectors" in details
+    # said first, under the disk's name: not below its partitions, past the fold
+    assert details.index("Health") < details.index("Geometry and tuning")
+    qtbot.mouseClick(tile(page, "sdk"), Qt.MouseButton.LeftButton)
+    healthy = page.details.browser.toPlainText()
+    assert healthy.index("Health") > healthy.index("Geometry and tuning")  # kept to the end
     qtbot.mouseClick(tile(page, "sdl"), Qt.MouseButton.LeftButton)
     # smartctl's own words for a disk it could not read (recorded on a virtio disk)
     assert "Health\n/dev/vda: Unable to detect device type" in page.details.browser.toPlainText()

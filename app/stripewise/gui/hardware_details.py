@@ -175,15 +175,19 @@ def disk_html(
         + "</li>"
         for p in disk.partitions
     )
+    said = health_html(health, live=live)
+    # a failing or warned disk says so first, above the fold, not under its partitions
+    first = health is not None and verdict(health).concerning
     return (
         f"<h3>{escape(title)}</h3>"
+        + (said if first else "")
         + _rows(where + [r for r in identity if r[0] != "Why" or r[1]])
         + "<h4>Geometry and tuning</h4>"
         + _rows(geometry)
         + "<h4>Use</h4>"
         + _rows(usage)
         + (f"<ul style='margin-left:-20px'>{parts}</ul>" if parts else "")
-        + health_html(health, live=live)
+        + ("" if first else said)
     )
 
 
