@@ -68,6 +68,21 @@ def test_a_measured_controller_ceiling_replaces_the_catalog_figure_and_is_cited(
     assert "controller 0000:02:00.0: catalog: PCI-X card ~ 1,064 MB/s" in said
 
 
+def test_a_measured_ceiling_s_low_end_is_its_own_interval_not_a_derating() -> None:
+    """The scaling test read the real link: its low end is the interval's (500 of 640 MB/s
+    here, so 500 x 8 / 4 = 1,000), not 70 % of a nominal figure (896); one pass, no
+    interval: the figure stands at both ends."""
+    wide = replace(measured(), ci95=(500.0, 780.0))
+    found = evaluate(plan(), [wide]).arrays[0].prediction
+    assert found is not None and found.read_mb_s.low == pytest.approx(1000.0)
+    assert found.read_mb_s.high == pytest.approx(1280.0)
+    single = replace(measured(), ci95=None)
+    both = [single, replace(single, link="0000:02:00.0")]
+    once = evaluate(plan(), both).arrays[0].prediction
+    assert once is not None and once.read_mb_s.low == pytest.approx(1200.0)  # inner tracks
+    assert "a measured link at its interval's low end" in " ".join(once.explanation)
+
+
 def test_another_hosts_measurement_is_not_used() -> None:
     other = measured(host="machine:ffff")
     prediction = evaluate(plan(), [other]).arrays[0].prediction

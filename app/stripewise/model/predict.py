@@ -146,7 +146,8 @@ def predict(
             "assumed the same both ways."
         )
     notes.append(
-        f"Low end: inner tracks and links at {LINK_EFFICIENCY_LOW:.0%} of nominal; "
+        f"Low end: inner tracks and links at {LINK_EFFICIENCY_LOW:.0%} of nominal (a measured "
+        "link at its interval's low end); "
         "high end: outer tracks at full link speed. Single stream, no CPU limit."
     )
     basis = ceilings.basis(m.controller for m in reads)
@@ -239,7 +240,8 @@ def _striped(
             f"{count} of {count_noun(n, 'member')} on {where} {shared}{short}{extra}; "
             f"{verb.lower()} at most {_mb(high)}."
         )
-        terms.append(_Term(kind, high, high * LINK_EFFICIENCY_LOW, text))
+        link = ceilings.controller(key) if kind == "controller" else ceilings.bus(key)
+        terms.append(_Term(kind, high, high * _low_share(link), text))
     limit = min(terms, key=lambda t: (t.high, BOTTLENECKS.index(t.name)))
     result = Range(float(min(t.low for t in terms)), float(limit.high))
     lines = [terms[0].text]
@@ -268,6 +270,18 @@ def _links(members: list[_Member], ceilings: Ceilings) -> list[tuple[str, str, i
     return links
 
 
+def _low_share(link: LinkCeiling | None) -> float:
+    """The share of its ceiling a link carries at the low end: a nominal figure's
+    LINK_EFFICIENCY_LOW; a measured one's own interval, its low end over its mean (the test
+    read it through the real link: no derating again)."""
+    measured = link.measured if link is not None else None
+    if measured is None:
+        return LINK_EFFICIENCY_LOW
+    if measured.ci95 is None or measured.mb_s <= 0:
+        return 1.0
+    return min(1.0, max(0.0, measured.ci95[0] / measured.mb_s))
+
+
 def _one_at_a_time(verb: str, members: list[_Member], ceilings: Ceilings) -> _Side:
     """One member active at a time (RAID 1 single-stream reads, JBOD): it has its controller
     and bus to itself, and the range spans the slowest to the fastest member."""
@@ -275,12 +289,12 @@ def _one_at_a_time(verb: str, members: list[_Member], ceilings: Ceilings) -> _Si
     low = float("inf")
     for m in members:
         terms = [("disks", m.outer_mb_s, m.inner_mb_s)]
-        cap = ceilings.controller_mb_s(m.controller)
-        if cap:
-            terms.append(("controller", cap, cap * LINK_EFFICIENCY_LOW))
-        bus_cap = ceilings.bus_mb_s(m.bus)
-        if bus_cap:
-            terms.append(("bus", bus_cap, bus_cap * LINK_EFFICIENCY_LOW))
+        controller = ceilings.controller(m.controller)
+        if cap := controller.mb_s:
+            terms.append(("controller", cap, cap * _low_share(controller)))
+        bus = ceilings.bus(m.bus)
+        if bus is not None and (bus_cap := bus.mb_s):
+            terms.append(("bus", bus_cap, bus_cap * _low_share(bus)))
         name, high, _ = min(terms, key=lambda t: (t[1], BOTTLENECKS.index(t[0])))
         low = min(low, min(t[2] for t in terms))
         if high > best[0]:
