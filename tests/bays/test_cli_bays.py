@@ -66,6 +66,11 @@ def test_import_then_inventory_json_and_show_and_export(x4500: Inventory, tmp_pa
     assert code == 0, err
     again = parse_layout(exported.read_text(encoding="utf-8"), "out.toml")
     assert dict(again.ports) == walk_x4500(x4500)
+    # a folder that is not there is a typo: said, not made (as root), as inventory --save does
+    typo = tmp_path / "no-such-folder" / "out.toml"
+    code, _out, err = stripewise(tmp_path, "bays", "export", str(typo))
+    assert code == 2 and not typo.parent.exists()
+    assert err == f"stripewise: error: cannot write {typo}: No such file or directory\n"
 
 
 @needs_umockdev

@@ -24,13 +24,12 @@ from stripewise.inventory.chassis_files import (
     read_product,
     save_layout,
     save_mapping,
-    write_atomically,
 )
 from stripewise.model.bay_map import bay_json, place, with_enclosures
 from stripewise.model.chassis import ChassisError, ChassisLayout, dump_layout
 from stripewise.model.topology import Disk, Inventory
 from stripewise.model.units import human_size
-from stripewise.output_files import OutputFileError
+from stripewise.output_files import OutputFileError, write_output
 
 
 def fill_parser(bays: argparse.ArgumentParser) -> None:
@@ -72,11 +71,10 @@ def run(args: argparse.Namespace) -> int:
     ports = with_enclosures(found.layout, found.ports, inventory)
     if args.action == "export":
         try:
-            write_atomically(args.file, dump_layout(found.layout, ports))
+            # a folder the admin named that is not there is a typo: not made (as root)
+            write_output(args.file, dump_layout(found.layout, ports))
         except OutputFileError as exc:
             raise CliError(str(exc)) from None
-        except OSError as exc:  # its directory not made
-            raise CliError(f"cannot write {args.file}: {exc.strerror}") from None
         print(
             f"{found.layout.name}: {len(ports)} of {len(found.layout.bays)} bays mapped, "
             f"written to {args.file}",

@@ -23,7 +23,6 @@ from stripewise.inventory.chassis_files import (
     read_product,
     save_layout,
     save_mapping,
-    write_atomically,
 )
 from stripewise.model.bay_map import (
     PlacedBay,
@@ -36,6 +35,7 @@ from stripewise.model.bay_map import (
 )
 from stripewise.model.chassis import Bay, ChassisLayout, dump_layout
 from stripewise.model.topology import Disk, Inventory, Slot
+from stripewise.output_files import write_output
 from stripewise.protocol.verbs import LocateArgs
 from stripewise.services.helper_client import HelperClient
 from stripewise.services.tasks import run_in_background
@@ -238,7 +238,7 @@ class BayService(QObject):
         if state is None or state.layout is None:
             return
         text = dump_layout(state.layout, state.ports)
-        self._write(lambda: write_atomically(path, text), f"bays exported to {path}")
+        self._write(lambda: write_output(path, text), f"bays exported to {path}")
 
     def import_from(self, path: Path) -> None:
         """A layout file (docs/bays.md) as this host's; its [ports], if any, as its mapping."""
