@@ -4,6 +4,8 @@ X4500's umockdev testbed with the layout and mapping in a private config folder.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -71,6 +73,27 @@ def test_import_then_inventory_json_and_show_and_export(x4500: Inventory, tmp_pa
     code, _out, err = stripewise(tmp_path, "bays", "export", str(typo))
     assert code == 2 and not typo.parent.exists()
     assert err == f"stripewise: error: cannot write {typo}: No such file or directory\n"
+
+
+def test_a_layout_imported_for_a_recording_is_the_one_shown_for_it(tmp_path: Path) -> None:
+    """A recording names no product (no DMI): the layout imported with --from is kept for
+    its host, so `bays show --from` the same file finds it, not "run bays import"."""
+    recording = tmp_path / "x4500.umockdev"
+    recording.write_text(sun_x4500().umockdev())
+    layout = tmp_path / "x4500.toml"
+    layout.write_text(dump_layout(layouts()["Sun Fire X4500"][0], {}))
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+    def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "stripewise", "bays", *argv, "--from", str(recording)]
+        return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+
+    imported = cli("import", str(layout))
+    assert imported.returncode == 0, imported.stderr
+    assert "kept for this host (its product is not known: a file)" in imported.stderr
+    shown = cli("show")
+    assert shown.returncode == 0, shown.stderr
+    assert "0 of 48 bays mapped" in shown.stdout
 
 
 @needs_umockdev

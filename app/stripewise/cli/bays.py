@@ -110,13 +110,17 @@ def _import(path: Path, inventory: Inventory, product: str | None) -> int:
         raise CliError(str(exc)) from None
     try:
         saved = save_layout(layout)
-        if layout.ports:
+        # a recording names no product (no DMI): the layout is kept for its host, or `show`
+        # of the same file would find none
+        if layout.ports or product is None:
             save_mapping(inventory.host.key, replace(layout, ports={}), dict(layout.ports))
     except OSError as exc:
         raise CliError(f"cannot save the layout: {exc}") from None
     print(f"{layout.name}: saved as {saved}", file=sys.stderr)
     if layout.ports:
         print(f"{len(layout.ports)} mapped bays kept for this host", file=sys.stderr)
+    elif product is None:
+        print("kept for this host (its product is not known: a file)", file=sys.stderr)
     if product and product != layout.product:
         print(
             f'note: this machine is "{product}", the layout is for "{layout.product}"',
