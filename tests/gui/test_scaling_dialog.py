@@ -141,6 +141,8 @@ def test_a_real_test_from_the_page_is_filed_as_the_cli_files_it(
         assert "nothing is written" in dialog.note.text()
         assert not dialog.start.isEnabled()  # 1G is more than a 32 MiB disk holds
         assert " holds 32.0 MiB, less than the 1.0 GiB to read" in dialog.problem.text()
+        listed = [dialog.disks.item(r).text() for r in range(dialog.disks.count())]
+        assert f"{names[0]}  (33.6 MB = 32.0 MiB" in "\n".join(listed)  # the problem's unit too
         dialog.pass_size.setText("8M")
         assert dialog.start.isEnabled() and dialog.problem.text() == ""
         before = scaling_runs(db_url)

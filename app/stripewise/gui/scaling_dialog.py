@@ -90,7 +90,12 @@ class ScalingDialog(QDialog):
         for name in chosen.disks:
             identity = chosen.identities.get(name)
             size = identity.size_bytes if identity else None
-            facts = [human_size(size)] if size is not None else ["size unknown"]
+            # as sold, and as the per-pass size reads (1G is 1 GiB): "67.1 MB = 64.0 MiB"
+            facts = (
+                [f"{human_size(size)} = {binary_size(size)}"]
+                if size is not None
+                else ["size unknown"]
+            )
             if identity and identity.model:
                 facts.append(identity.model)
             if identity and identity.slot:
