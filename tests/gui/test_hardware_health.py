@@ -64,6 +64,7 @@ def test_a_failing_disk_carries_a_badge_and_its_details_say_why(
     assert badges == {"sdi": "FAILING", "sdj": "WARN"}  # healthy and unread: no badge
     sdi = tile(page, "sdi")
     assert "8 pending sectors" in sdi.toolTip() and "health failing" in sdi.accessibleName()
+    assert sdi.toolTip().startswith("sdi in port 0\n")  # not "port 0 (port 0)"
     assert sdi.shown_texts()[0] == sdi.slot.title  # the port still reads beside the badge
     sdi.grab()  # it paints with its badge
 

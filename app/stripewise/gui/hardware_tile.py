@@ -145,11 +145,13 @@ class SlotTile(QWidget):
         self.setToolTip(self._tooltip())
 
     def _tooltip(self) -> str:
-        disk = self.slot.disk
+        disk, slot = self.slot.disk, self.slot
+        # the port in brackets only when a label or bay names the slot otherwise
+        where = slot.title if slot.title == slot.port else f"{slot.title} ({slot.port})"
         if disk is None:
-            return f"{self.slot.title} ({self.slot.port}): {self.slot.note or 'empty'}"
+            return f"{where}: {slot.note or 'empty'}"
         lines = [
-            f"{disk.name} in {self.slot.title} ({self.slot.port})",
+            f"{disk.name} in {where}",
             f"{disk.model or 'model unknown'}, {human_size(disk.size_bytes)}",
             f"serial {disk.serial or 'unknown'}",
         ]
