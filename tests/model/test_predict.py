@@ -230,3 +230,9 @@ def test_prediction_properties(level, speeds, placement, caps, shared) -> None:
     assert p.bottleneck in {p.read_bottleneck, p.write_bottleneck}
     assert {p.read_bottleneck, p.write_bottleneck} <= {"disks", "parity", "controller", "bus"}
     assert p.read_bottleneck != "parity"
+
+
+def test_a_range_whose_ends_round_alike_says_one_figure() -> None:
+    assert str(Range(1_100.2, 1_100.4)) == "1,100 MB/s"  # not "1,100-1,100 MB/s"
+    assert str(Range(1_200, 2_000)) == "1,200-2,000 MB/s"
+    assert Range(60, 100).span(" – ") == "60 – 100"

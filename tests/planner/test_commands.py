@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from stripewise.model.evaluate import evaluate
-from stripewise.model.plan import Filesystem, Plan, PlannedArray, RaidLevel
+from stripewise.model.plan import Filesystem, Plan, PlannedArray, Problem, RaidLevel
 from stripewise.planner.commands import (
     Command,
     PlanNotReady,
@@ -258,6 +258,8 @@ def test_arrays_with_errors_get_no_commands() -> None:
     assert "'data' cannot be built yet" in str(caught.value)
     assert "at least 4 members" in str(caught.value)
     assert caught.value.problems and all(p.error for p in caught.value.problems)
+    two = PlanNotReady("data", (Problem("a", "sdb is failing."), Problem("b", "sdc is in md1.")))
+    assert str(two) == "array 'data' cannot be built yet: sdb is failing; sdc is in md1"
 
 
 def test_real_disk_that_is_not_free_blocks_commands() -> None:

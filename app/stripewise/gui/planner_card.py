@@ -107,15 +107,14 @@ def figures_html(report: ArrayReport, plan: Plan) -> str:
         rows.append(
             (
                 "Read",
-                f"{read.low:,.0f} – {read.high:,.0f} MB/s "
+                f"{read.span(' – ')} MB/s "
                 f"(inner to outer tracks; limited by {prediction.read_bottleneck})",
             )
         )
         rows.append(
             (
                 "Write",
-                f"{write.low:,.0f} – {write.high:,.0f} MB/s "
-                f"(limited by {prediction.write_bottleneck})",
+                f"{write.span(' – ')} MB/s (limited by {prediction.write_bottleneck})",
             )
         )
         rows.append(("Ceilings", _basis_words(prediction.basis)))

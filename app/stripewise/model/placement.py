@@ -297,7 +297,8 @@ def _explain(array: PlannedArray, layout: _Layout, ceilings: Ceilings) -> tuple[
     if layout.score >= 100.0 - _EPSILON:
         lines.append("As evenly spread as the suitable disks allow.")
     else:
-        lines.append("A more even spread is possible with the free disks (Spread…).")
+        # the GUI's Spread… button sits beside these words; the terminal has no such button
+        lines.append("A more even spread is possible with the free disks.")
     return tuple(lines)
 
 

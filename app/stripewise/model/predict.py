@@ -44,8 +44,13 @@ class Range:
     def overlaps(self, low: float, high: float) -> bool:
         return self.low <= high and low <= self.high
 
+    def span(self, dash: str = "-") -> str:
+        """`1,200-2,000`, or one figure when both ends round alike (no "1,100-1,100")."""
+        low, high = f"{self.low:,.0f}", f"{self.high:,.0f}"
+        return high if low == high else f"{low}{dash}{high}"
+
     def __str__(self) -> str:
-        return f"{self.low:,.0f}-{self.high:,.0f} MB/s"
+        return f"{self.span()} MB/s"
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ class PlanNotReady(ValueError):
     """The array has errors: no commands until they are fixed."""
 
     def __init__(self, array: str, problems: tuple[Problem, ...]) -> None:
-        listed = "; ".join(p.message for p in problems)
+        listed = "; ".join(p.message.rstrip(".") for p in problems)  # not ".;" between
         super().__init__(f"array {array!r} cannot be built yet: {listed}")
         self.array = array
         self.problems = problems

@@ -279,8 +279,7 @@ def _array_lines(report: ArrayReport, unknown_sizes: tuple[str, ...]) -> list[st
     p = report.prediction
     if p is not None:
         lines.append(
-            f"  predicted: read {p.read_mb_s.low:,.0f}-{p.read_mb_s.high:,.0f} MB/s, write "
-            f"{p.write_mb_s.low:,.0f}-{p.write_mb_s.high:,.0f} MB/s (limited by {p.bottleneck})"
+            f"  predicted: read {p.read_mb_s}, write {p.write_mb_s} (limited by {p.bottleneck})"
         )
         lines.append(f"  {p.basis.text}")
     spread = report.spread
