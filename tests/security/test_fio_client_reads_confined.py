@@ -271,7 +271,7 @@ def test_a_fio_installed_in_the_home_runs_confined_and_reads_no_more_of_it(
     assert refused in _eventually(server.log, refused)
 
 
-def _eventually(log: Path, text: str, timeout_s: float = 10.0) -> str:
+def _eventually(log: Path, text: str, timeout_s: float = 30.0) -> str:
     """The server's log once it says `text` (or as it is after `timeout_s`)."""
     deadline = time.monotonic() + timeout_s
     while text not in (said := log.read_text(errors="replace")) and time.monotonic() < deadline:
