@@ -142,3 +142,14 @@ def test_f5_reads_the_page_on_show_again(qtbot, make_window, view: str) -> None:
     qtbot.keyClick(window.page_widgets[view], Qt.Key.Key_F5)
     qtbot.waitUntil(lambda: view in read, timeout=5_000)
     assert read[0] == view
+
+
+def test_disks_behind_an_expander_are_no_port_of_the_hba(tmp_path: Path) -> None:
+    """The SAS server: 8 disks in the expander's enclosure, 1 on the HBA's own phy 4. Its
+    header counts the HBA's ports, not "9 of 8 ports used"."""
+    from stripewise.gui.controller_box import controller_header
+
+    path = snapshot(tmp_path, "sas", sas_enclosure().umockdev())
+    (hba,) = load_inventory(path).controllers
+    facts = controller_header(hba).splitlines()[1]
+    assert "1 of 8 ports used, 8 disks behind an expander" in facts and "9 of 8" not in facts

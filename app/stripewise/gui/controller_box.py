@@ -282,8 +282,15 @@ def controller_header(controller: Controller) -> str:
     if controller.driver:
         facts.append(controller.driver)
     if controller.port_count is not None:
-        used = len(controller.disks)
-        facts.append(f"{used} of {count_noun(controller.port_count, 'port')} used")
+        # the HBA's own ports: a disk on one, or a cable to an expander; the disks behind an
+        # expander are no port of the HBA's (9 of 8 ports used, else)
+        behind = sum(1 for s in controller.slots if s.disk and "expander" in s.port)
+        cabled = sum(1 for s in controller.slots if s.note and s.note.startswith("cable to"))
+        used = len(controller.disks) - behind + cabled
+        fact = f"{used} of {count_noun(controller.port_count, 'port')} used"
+        if behind:
+            fact += f", {count_noun(behind, 'disk')} behind an expander"
+        facts.append(fact)
     elif controller.slots and is_empty(controller):  # with no slots, the box body says so
         facts.append("no disks attached")
     facts.append(link_text(controller))
