@@ -192,3 +192,26 @@ def test_delete_and_restore_take_the_runs_along(
     assert _run(url, "restore", "1") == 0
     assert capsys.readouterr().out == "experiment 1 not in the trash: left as is\n"
     assert _run(url, "delete", "7") == 2
+
+
+def test_a_sub_microsecond_p99_is_not_printed_as_zero() -> None:
+    """Buffered reads the page cache answers: 0.11 us, beside a disk's 82 us."""
+    from stripewise.cli.experiment_text import result_text
+    from stripewise.model.experiment_result import (
+        ExperimentResult,
+        Point,
+        Recommendation,
+        Verdict,
+    )
+
+    points = (
+        Point(START, (900.0, 910.0, 905.0), p99_us=(0.106, 0.11, 0.108), baseline=True),
+        Point((("read_ahead_kb", 512),), (300.0, 310.0, 305.0), p99_us=(82.0, 81.0, 83.0)),
+    )
+    design = read_ahead_design()
+    result = ExperimentResult(
+        design.objective, "MB/s", points, None, Recommendation(START, Verdict.CANT_TELL, "x")
+    )
+    rows = result_text(result, []).splitlines()
+    assert any(row.endswith("p99 0.11 us  (starting settings)") for row in rows), rows
+    assert any(row.endswith("p99 82 us") for row in rows), rows
