@@ -78,6 +78,14 @@ def test_a_workload_sweep_streams_points_and_ends_with_the_result(tmp_path: Path
         tags = dict(conn.execute("SELECT id, tags FROM runs").fetchall())
     assert set(runs) <= set(tags)
     assert all(f"experiment:{result['experiment']}" in json.loads(tags[r]) for r in runs)
+    # named as the Experiment page names them, its name what it varies (--name's help)
+    assert stream[0]["name"] == "queue_depth"
+    with sqlite3.connect(db) as conn:
+        names = {name for (name,) in conn.execute("SELECT name FROM runs")}
+    assert names == {
+        "Experiment queue_depth: queue_depth=1",
+        "Experiment queue_depth: queue_depth=8",
+    }
 
 
 @needs_loop

@@ -49,10 +49,11 @@ def run(args: argparse.Namespace) -> int:
         if prepared.search is not None
         else SweepPlan(design, prepared.baseline, random.Random(seed))
     )
-    name = args.name or f"Experiment: {_what(prepared)}"
+    name = args.name or _what(prepared)  # as the Experiment page names it
     url = database_url(args) if args.save else None
     experiment_id = _create(url, name, prepared) if url is not None else None
-    visitor, close = _visitor(args, prepared, url, experiment_id, name)
+    # its runs as the page's are: "Experiment block_size: block_size=1M"
+    visitor, close = _visitor(args, prepared, url, experiment_id, f"Experiment {name}")
     previous = {number: signal.signal(number, visitor.handle_signal) for number in CANCEL_SIGNALS}
     out = _Output(args.json)
     refused = ""
