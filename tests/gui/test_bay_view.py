@@ -78,6 +78,7 @@ def test_the_x4500_drawn_walked_and_dragged(
     assert page.show_bays.text() == "&Ports"
     assert "No chassis layout" in page.bay_panel.caption.text()
     assert not page.bay_panel.walk_button.isEnabled()
+    assert not page.bay_panel.key.isVisible(), "no bays drawn: no key to them"
 
     # drawn in the editor, starting from the shipped X4500 layout
     templates = [layout for layout, _ in layouts().values()]
@@ -97,6 +98,7 @@ def test_the_x4500_drawn_walked_and_dragged(
     dialog.close()
     bays.set_layout(layout)
     assert page.bay_panel.walk_button.isEnabled() and len(page.bay_panel.view.placed) == 48
+    assert page.bay_panel.key.isVisible()
     assert page.bay_panel.unplaced.count() == 48
 
     # a file's map: the helper is not asked to light a bay of this machine; the walk says so

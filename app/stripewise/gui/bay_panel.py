@@ -113,12 +113,12 @@ class BayPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.view)
         layout.addWidget(scroll, 1)
-        key = QLabel(
+        self.key = QLabel(
             "Coloured as the map: a bay marked ? is not mapped yet; a dashed one is mapped "
             "with no disk in it now. Hover a bay for its disk and port."
         )
-        key.setWordWrap(True)
-        layout.addWidget(key)
+        self.key.setWordWrap(True)
+        layout.addWidget(self.key)
         self.unplaced_title = QLabel("Not in a bay yet (drag a disk onto its bay):")
         layout.addWidget(self.unplaced_title)
         self.unplaced = UnplacedList()
@@ -146,6 +146,7 @@ class BayPanel(QWidget):
             button.setEnabled(layout is not None)
         self.edit.setEnabled(ready)
         self.import_.setEnabled(ready)
+        self.key.setVisible(layout is not None)  # no bays drawn: nothing for it to explain
         if layout is None:
             product = state.product if state else None
             self.caption.setText(
