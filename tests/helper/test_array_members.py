@@ -7,6 +7,7 @@ samples, flags and named member come back from the history."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 import shutil
@@ -61,25 +62,26 @@ def bench_saved(target: str, db: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+def middle(events: list[dict[str, Any]], phase: str) -> list[tuple[float, dict[str, Any]]]:
+    """The phase's samples but its first and last, each with the seconds since the one before:
+    the interval its kernel rates are over. (The first's began with the phase, which no event
+    dates; the last may reach back over the one before when the phase ended just after it.)"""
+    samples = [e for e in events if e["event"] == "sample" and e["phase"] == phase]
+    return [(s["t_s"] - b["t_s"], s) for b, s in itertools.pairwise(samples[:-1])]
+
+
 def engine_mb(events: list[dict[str, Any]], phase: str, key: str) -> float:
-    """MB the engine moved in the phase: its samples' rates times the time each stands for."""
-    return sum(
-        e[key] * e["span_s"] for e in events if e["event"] == "sample" and e["phase"] == phase
-    )
+    """MB the engine moved over those samples: each rate times the time it stands for."""
+    return sum(s[key] * s["span_s"] for _interval, s in middle(events, phase))
 
 
 def members_mb(events: list[dict[str, Any]], phase: str, members: list[str], key: str) -> float:
-    """MB the members moved in the phase: each sample's kernel rates are over the time since
-    the sample before it; not a sum of rates, which weighs a short interval's as much as a
-    long one's."""
-    total, before = 0.0, None
-    for event in (e for e in events if e["event"] == "sample" and e["phase"] == phase):
-        # the phase's first sample: its rates are over the time since the phase began, which
-        # its span says (t_s also counts the set-up before it)
-        interval = event["span_s"] if before is None else event["t_s"] - before
-        total += interval * sum(event["disks"][m][key] for m in members if m in event["disks"])
-        before = event["t_s"]
-    return total
+    """MB the members moved over the same samples: not a sum of rates, which weighs a short
+    interval's as much as a long one's."""
+    return sum(
+        interval * sum(s["disks"][m][key] for m in members if m in s["disks"])
+        for interval, s in middle(events, phase)
+    )
 
 
 @needs_loop
