@@ -27,7 +27,7 @@ from stripewise.cli.experiment_design import Prepared, fill_run_parser, prepare
 from stripewise.cli.experiment_hosts import GroupVisitor, check_group_design
 from stripewise.cli.experiment_visit import PointVisitor, Visitor, VisitOutcome
 from stripewise.cli.helper_client import start_helper
-from stripewise.model.experiment import Values, label
+from stripewise.model.experiment import Values, label, not_started
 from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
 from stripewise.model.experiment_result import ExperimentResult, Point
 from stripewise.model.units import interval_text
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if refused and restored:
         if url is not None and experiment_id is not None:
             _discard(url, experiment_id)
-        raise CliError(f"the benchmark did not start: {refused}; nothing was applied")
+        raise CliError(not_started(refused))
     result = plan.result(restored=restored, experiment=experiment_id)
     if isinstance(visitor, GroupVisitor):  # each host's own figure beside the total
         result = with_hosts(result, visitor.per_host)

@@ -38,6 +38,17 @@ HEALTH_BADGES: dict[str, tuple[str, QColor]] = {  # a verdict's badge: its word 
 }
 
 
+def draw_badge(painter: QPainter, rect: QRectF, word: str, colour: QColor, font: QFont) -> None:
+    """A health badge: its word in white on its colour, in a rounded box (the map's tiles and
+    the planner's chips alike)."""
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(colour)
+    painter.drawRoundedRect(rect, 4, 4)
+    painter.setFont(font)
+    painter.setPen(QColor("white"))
+    painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), word)
+
+
 _REMEASURE = frozenset({QEvent.Type.FontChange, QEvent.Type.StyleChange})
 _DIM = QPalette.ColorRole.PlaceholderText  # small and secondary lines
 # a line as painted: where, its text elided to fit, bold, small, right-aligned, dimmed
@@ -250,12 +261,7 @@ class SlotTile(QWidget):
         colour = HEALTH_BADGES[self.health.level][1]
         width = self._badge_width()
         rect = QRectF(self.width() - TEXT_RIGHT - width, 4, width, BADGE_HEIGHT)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(colour)
-        painter.drawRoundedRect(rect, 4, 4)
-        painter.setFont(self._badge_font())
-        painter.setPen(QColor("white"))
-        painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), word)
+        draw_badge(painter, rect, word, colour, self._badge_font())
 
     def shown_texts(self) -> list[str]:
         """A disk's lines as the tile draws them: elided ("HITAC…") when out of room."""

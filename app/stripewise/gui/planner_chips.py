@@ -22,7 +22,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QWidget
 
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
-from stripewise.gui.hardware_tile import HEALTH_BADGES
+from stripewise.gui.hardware_tile import HEALTH_BADGES, draw_badge
 from stripewise.model.health import HealthVerdict
 from stripewise.model.plan import PlanDisk
 from stripewise.planner.from_inventory import BAY_PREFIX
@@ -175,12 +175,7 @@ class DiskChip(QWidget):
         font.setPointSizeF(font.pointSizeF() * 0.72)
         painter.setFont(font)
         width = painter.fontMetrics().horizontalAdvance(word) + 8
-        rect = QRectF(self.width() - width - 5, 35, width, 13)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(colour)
-        painter.drawRoundedRect(rect, 3, 3)
-        painter.setPen(QColor("white"))
-        painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), word)
+        draw_badge(painter, QRectF(self.width() - width - 5, 35, width, 13), word, colour, font)
         return width + 4
 
     def _text(

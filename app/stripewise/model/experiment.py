@@ -346,6 +346,12 @@ def aggressiveness(name: str, value: Value, baseline: Value | None) -> tuple[int
     return (0, float(value))
 
 
+def not_started(why: str) -> str:
+    """What an experiment says when its first benchmark is refused before any I/O: the CLI's
+    one line (exit 2) and the Experiment page's, alike."""
+    return f"the benchmark did not start: {why}; nothing was applied"
+
+
 def guards_of(results: Sequence[PhaseResult], objective: Objective) -> tuple[str, ...]:
     """The guards the judged phase's figures tripped in one run (model.guards names)."""
     phase = next((r for r in results if r.phase is objective.phase), None)

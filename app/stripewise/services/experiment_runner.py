@@ -17,7 +17,7 @@ from collections.abc import Callable
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
-from stripewise.model.experiment import ExperimentError, Kind, Values, guards_of, label
+from stripewise.model.experiment import ExperimentError, Kind, Values, guards_of, label, not_started
 from stripewise.model.experiment_plan import LatencySearch, Plan, SweepPlan
 from stripewise.model.experiment_result import ExperimentResult
 from stripewise.model.run import RunStatus
@@ -310,7 +310,7 @@ class ExperimentRunner(QObject):
         any I/O (a size past the device's end, a write not confirmed...): no point can run.
         Said as the CLI says it; the experiment, with no pass, is not kept."""
         self._stop()
-        said = f"the benchmark did not start: {message}; nothing was applied"
+        said = not_started(message)
 
         def announce(_done: object = None) -> None:
             if self._alive():
