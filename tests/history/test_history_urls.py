@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import make_url
 
+from stripewise.history.connection import display_url
 from stripewise.history.database import (
     HEAD_REVISION,
     DatabaseError,
@@ -15,6 +16,7 @@ from stripewise.history.database import (
     path_to_url,
     resolve_database_url,
 )
+from stripewise.history.location import spool_file
 
 
 def test_cli_url_wins_over_environment(tmp_path: Path) -> None:
@@ -56,3 +58,28 @@ def test_open_database_accepts_a_plain_path(tmp_path: Path) -> None:
     with open_database(str(tmp_path / "plain.db")) as db:
         assert db.sqlite_path == tmp_path / "plain.db"
         assert db.schema_revision == HEAD_REVISION
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+psycopg:///team?host=/run/pg&password=s3cretPW&user=bench",
+        "postgresql+psycopg://bench@/team?sslpassword=s3cretPW&host=/run/pg",
+        "postgresql+psycopg://bench:s3cretPW@/team?host=/run/pg",
+        "not a url://bench:s3cretPW@x?password=s3cretPW",
+    ],
+)
+def test_messages_never_show_a_password(url: str) -> None:
+    """libpq takes a password in the user part or as a query parameter: neither is shown."""
+    shown = display_url(url)
+    assert "s3cretPW" not in shown
+    assert "***" in shown
+
+
+def test_a_password_does_not_name_the_spool(tmp_path: Path) -> None:
+    """The spool is the database's: a new password (wherever it is given) keeps it."""
+    base = "postgresql+psycopg:///team?host=/run/pg&user=bench"
+    spool = spool_file(base, tmp_path)
+    assert spool_file(base + "&password=old", tmp_path) == spool
+    assert spool_file(base.replace("team?", "team?password=new&"), tmp_path) == spool
+    assert spool_file(base.replace("bench", "other"), tmp_path) != spool

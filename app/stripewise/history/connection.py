@@ -80,14 +80,21 @@ class Database:
         return f"Database({self.display_url!r}, revision={self.schema_revision!r})"
 
 
+# libpq also takes secrets as query parameters: `?password=...`, `&sslpassword=...`
+_SECRET_PARAMETER = re.compile(r"([?&](?:ssl)?password=)[^&#]*", re.IGNORECASE)
+
+
 def display_url(url: URL | str) -> str:
-    """The URL for messages: password replaced by `***`, even if the URL does not parse."""
+    """The URL for messages: each password replaced by `***` (in the user part and in the
+    query), even if the URL does not parse."""
     if isinstance(url, URL):
-        return url.render_as_string(hide_password=True)
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (sa_exc.ArgumentError, ValueError):
-        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+        shown = url.render_as_string(hide_password=True)
+    else:
+        try:
+            shown = make_url(url).render_as_string(hide_password=True)
+        except (sa_exc.ArgumentError, ValueError):
+            shown = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+    return _SECRET_PARAMETER.sub(r"\1***", shown)
 
 
 @contextmanager

@@ -240,8 +240,11 @@ def _connect_check(engine: Engine, location: str) -> None:
 
 def _driver_message(exc: sa_exc.DBAPIError, url: URL) -> str:
     message = str(exc.orig) if exc.orig is not None else str(exc)
-    if url.password:
-        message = message.replace(str(url.password), "***")
+    secrets = [url.password, url.query.get("password"), url.query.get("sslpassword")]
+    for secret in secrets:
+        for text in secret if isinstance(secret, tuple) else (secret,):
+            if text:
+                message = message.replace(str(text), "***")
     return one_line(message)
 
 

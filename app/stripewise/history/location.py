@@ -64,11 +64,14 @@ def plain_sqlite_path(url: str) -> Path | None:
     return Path(path).absolute()
 
 
+_SECRETS = frozenset({"password", "sslpassword"})  # query parameters that name no database
+
+
 def spool_file(url: str, folder: Path | None = None) -> Path:
     """Where runs a database refused wait to be synced to it (see `history.spool`): one file
     per database in the user's state folder, named by a hash of what identifies the database
     in its URL. Read without SQLAlchemy, and the same however the URL is quoted or rendered;
-    the password is left out."""
+    passwords (in the user part or the query) are left out: a new password keeps the spool."""
     if folder is None:
         from platformdirs import user_state_dir
 
@@ -84,7 +87,7 @@ def spool_file(url: str, folder: Path | None = None) -> Path:
         parts.hostname or "",
         port,
         unquote(parts.path),
-        sorted(parse_qsl(parts.query)),
+        sorted(item for item in parse_qsl(parts.query) if item[0].lower() not in _SECRETS),
     ]
     digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
     return folder / f"history-{digest}.db"
