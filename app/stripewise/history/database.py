@@ -242,9 +242,9 @@ def _driver_message(exc: sa_exc.DBAPIError, url: URL) -> str:
     message = str(exc.orig) if exc.orig is not None else str(exc)
     secrets = [url.password, url.query.get("password"), url.query.get("sslpassword")]
     for secret in secrets:
-        for text in secret if isinstance(secret, tuple) else (secret,):
-            if text:
-                message = message.replace(str(text), "***")
+        for value in secret if isinstance(secret, tuple) else (secret,):
+            if value:
+                message = message.replace(str(value), "***")
     return one_line(message)
 
 
