@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 from stripewise.cli.bench_output import emit_group, emit_outcome, say
-from stripewise.cli.bench_save import save_group_run
+from stripewise.cli.bench_save import save_group_run, say_filed
 from stripewise.cli.errors import (
     CANCEL_SIGNALS,
     EXIT_FAILED,
@@ -64,8 +64,12 @@ def run_group(args: argparse.Namespace, start: dict[str, Any]) -> int:
     outcome = _run(runner, GroupRunError)
     emit_outcome(outcome, as_json=args.json)
     if args.save:
-        saved = save_group_run(database_url(args), outcome, samples)
-        say(f"saved as run {saved}\n", sys.stderr)
+        filed = save_group_run(database_url(args), outcome, samples)
+        if filed.run_id is not None:
+            say(f"saved as run {filed.run_id}\n", sys.stderr)
+        say_filed(filed)
+        if filed.lost is not None:
+            return EXIT_FAILED  # the results were printed, but nothing kept them
     if outcome.status == "complete":
         return EXIT_PARTIAL if outcome.partial else EXIT_OK
     return EXIT_FAILED

@@ -156,17 +156,9 @@ def say_filed(filed: Filed) -> None:
         print(f"stripewise: error: {filed.lost}", file=sys.stderr)
 
 
-def save_group_run(url: str, outcome: GroupOutcome, samples: Sequence[Sample]) -> int:
-    """A group run (`--host`/`--group`): the totals as one run, each host's run under it."""
-    from stripewise.history.database import open_database
-    from stripewise.history.errors import DatabaseError
-    from stripewise.history.group_runs import store_group_run
+def save_group_run(url: str, outcome: GroupOutcome, samples: Sequence[Sample]) -> Filed:
+    """A group run (`--host`/`--group`): the totals as one run, each host's run under it; kept
+    on this computer when the database refuses it (history.group_filing)."""
+    from stripewise.history.group_filing import file_group_run
 
-    try:
-        db = open_database(url)
-        try:
-            return store_group_run(db, outcome, samples=samples)
-        finally:
-            db.close()
-    except DatabaseError as exc:  # the run's figures were printed; say it was not kept
-        raise CliError(f"the group run was not saved: {exc}") from None
+    return file_group_run(url, outcome, samples=samples)

@@ -15,7 +15,10 @@ maps and comparisons read them as a one-machine run's (history/latency_rows.py).
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from stripewise.history.connection import Database
@@ -39,10 +42,13 @@ def store_group_run(
     samples: Sequence[Sample] = (),
     host_info: HostInfo | None = None,
     tags: Sequence[str] = (),
+    key: str | None = None,
 ) -> int:
     """The group run and its hosts' runs; returns the parent run's id. `samples`: every
     sample the driver emitted (each host's and the `total` ones), sorted here by host; `tags`
-    the parent's (an experiment's pass: `experiment`, `experiment:ID`)."""
+    the parent's (an experiment's pass: `experiment`, `experiment:ID`). With `key` (a group
+    run the spool kept) it may be written again over a half-written one: each run is found
+    by its key, a sample already there is skipped, the results are replaced."""
     store = HistoryStore(db)
     host_id = store.ensure_host(host_info or HostInfo.current())
     started = datetime.fromisoformat(outcome.started_at)
@@ -61,12 +67,13 @@ def store_group_run(
         context=group_context(outcome),
         started_at=started,
         tags=tuple(tags),
+        key=key,
     )
     by_host: dict[str, list[Sample]] = {}
     for sample in samples:
         by_host.setdefault(sample.host or TOTAL_HOST, []).append(sample)
     store.add_samples(parent, _rows(by_host.get(TOTAL_HOST, [])))
-    store.add_results(parent, [v for result in outcome.total for v in result.values()])
+    store.replace_results(parent, [v for result in outcome.total for v in result.values()])
     for host in outcome.hosts:
         child = store.create_run(
             host_id,
@@ -79,13 +86,65 @@ def store_group_run(
             started_at=started,
             parent_run_id=parent,
             host_label=host.host,
+            key=key and host_run_key(key, host.host),
         )
         store.add_samples(child, _rows(by_host.get(host.host, [])))
         if host.result is not None:
-            store.add_results(child, host.result.values())
+            store.replace_results(child, host.result.values())
         store.finish_run(child, host_run_status(host), finished_at=finished)
     store.finish_run(parent, RunStatus(outcome.status), finished_at=finished)
     return parent
+
+
+@dataclass(frozen=True)
+class SpooledGroup:
+    """A group run the database refused, as the spool keeps it until it can be stored."""
+
+    key: str
+    host: HostInfo  # the machine that drove it
+    outcome: GroupOutcome
+    samples: tuple[Sample, ...]
+    name: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def store(self, db: Database) -> int:
+        return store_group_run(
+            db,
+            self.outcome,
+            name=self.name,
+            samples=self.samples,
+            host_info=self.host,
+            tags=self.tags,
+            key=self.key,
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "host": vars(self.host),
+                "outcome": self.outcome.to_json(),
+                "samples": [sample.to_json() for sample in self.samples],
+                "name": self.name,
+                "tags": list(self.tags),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, key: str, text: str) -> SpooledGroup:
+        fields = json.loads(text)
+        return cls(
+            key,
+            HostInfo(**fields["host"]),
+            GroupOutcome.from_json(fields["outcome"]),
+            tuple(Sample.from_json(sample) for sample in fields["samples"]),
+            fields["name"],
+            tuple(fields["tags"]),
+        )
+
+
+def host_run_key(group_key: str, host: str) -> str:
+    """A host run's key, from its group run's: the same each time the group is written."""
+    return str(uuid.uuid5(uuid.UUID(group_key), host))
 
 
 def default_name(outcome: GroupOutcome) -> str:

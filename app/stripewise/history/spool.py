@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from stripewise.history.connection import Database
 from stripewise.history.disk_room import ensure_ballast, is_full, release_ballast
 from stripewise.history.errors import DatabaseError, one_line
+from stripewise.history.group_runs import SpooledGroup
 from stripewise.history.json_values import json_safe
 from stripewise.history.keyed_runs import KeyedRun, file_end
 from stripewise.history.location import spool_file
@@ -42,6 +43,8 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS samples (
     key TEXT NOT NULL, seq INTEGER NOT NULL, t_s REAL NOT NULL, phase TEXT NOT NULL,
     repetition INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, seq));
+CREATE TABLE IF NOT EXISTS group_runs (
+    key TEXT PRIMARY KEY, body TEXT NOT NULL, samples INTEGER NOT NULL, added REAL NOT NULL);
 """
 
 
@@ -97,9 +100,7 @@ class Spool:
         if not self.path.exists():
             return 0, 0
         with self._open() as conn:
-            (run_count,) = conn.execute("SELECT count(*) FROM runs").fetchone()
-            (sample_count,) = conn.execute("SELECT count(*) FROM samples").fetchone()
-        return int(run_count), int(sample_count)
+            return _counts(conn)
 
     def make_room(self) -> bool:
         """The ballast, made now if missing: False when the disk has no room for it."""
@@ -160,6 +161,17 @@ class Spool:
 
         self._write(keep, essential=True)
 
+    def keep_group(self, group: SpooledGroup) -> None:
+        """A group run whole, ended (its driver files it once, at its end)."""
+
+        def keep(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR IGNORE INTO group_runs VALUES (?, ?, ?, ?)",
+                (group.key, group.to_json(), len(group.samples), time.time()),
+            )
+
+        self._write(keep, essential=True)
+
     def forget(self, key: str) -> None:
         """A run the server now holds whole: drop the local copy."""
 
@@ -198,9 +210,20 @@ class Spool:
                     conn.execute("DELETE FROM runs WHERE key = ?", (key,))
                 conn.commit()
                 conn.execute("BEGIN IMMEDIATE")
-            (run_count,) = conn.execute("SELECT count(*) FROM runs").fetchone()
-            (sample_count,) = conn.execute("SELECT count(*) FROM samples").fetchone()
-        return SyncOutcome(synced, moved, int(run_count), int(sample_count), error)
+            groups = [] if error else conn.execute(GROUPS_WAITING).fetchall()
+            for key, body in groups:
+                group = SpooledGroup.from_json(key, body)
+                try:
+                    synced[key] = group.store(db)
+                except DatabaseError as exc:
+                    error = str(exc)
+                    break
+                moved += len(group.samples)
+                conn.execute("DELETE FROM group_runs WHERE key = ?", (key,))
+                conn.commit()
+                conn.execute("BEGIN IMMEDIATE")
+            run_count, sample_count = _counts(conn)
+        return SyncOutcome(synced, moved, run_count, sample_count, error)
 
     def _write(self, work: Callable[[sqlite3.Connection], None], *, essential: bool) -> None:
         """One committed transaction; an essential record that finds the disk full gets the
@@ -258,6 +281,19 @@ def sync_run(db: Database, store: HistoryStore, spooled: SpooledRun) -> tuple[in
     ended = datetime.fromisoformat(spooled.finished_at) if spooled.finished_at else None
     file_end(db, run_id, RunStatus(spooled.status), ended)
     return run_id, sent, True
+
+
+GROUPS_WAITING = "SELECT key, body FROM group_runs ORDER BY added"
+
+
+def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(runs, samples) waiting: a group run counts once, with all its hosts' samples."""
+    (runs,) = conn.execute("SELECT count(*) FROM runs").fetchone()
+    (samples,) = conn.execute("SELECT count(*) FROM samples").fetchone()
+    groups, group_samples = conn.execute(
+        "SELECT count(*), coalesce(sum(samples), 0) FROM group_runs"
+    ).fetchone()
+    return int(runs) + int(groups), int(samples) + int(group_samples)
 
 
 def _result(fields: dict[str, Any]) -> ResultValue:

@@ -18,8 +18,18 @@ from stripewise.history.recorder_id import recorder_alive
 from stripewise.model.run_context import RunContext
 
 
+def _has_group_runs(conn: sqlite3.Connection) -> bool:
+    """A spool written before group runs were kept has no table for them."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'group_runs'"
+    ).fetchone():
+        return False
+    return conn.execute("SELECT 1 FROM group_runs LIMIT 1").fetchone() is not None
+
+
 def spool_waiting(url: str, folder: Path | None = None) -> bool:
-    """True when a run in the spool has ended, holds samples or results, or lost its recorder;
+    """True when a run in the spool has ended, holds samples or results, or lost its recorder,
+    or a group run waits;
     also when the spool cannot be read (the full path then says why)."""
     path = spool_file(url, folder)
     if not path.exists():
@@ -27,6 +37,8 @@ def spool_waiting(url: str, folder: Path | None = None) -> bool:
     try:
         with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)) as conn:
             if conn.execute("SELECT 1 FROM samples LIMIT 1").fetchone():
+                return True
+            if _has_group_runs(conn):  # a group run is kept whole, at its end
                 return True
             rows = conn.execute("SELECT header, status, results FROM runs").fetchall()
         for header, status, results in rows:

@@ -31,7 +31,7 @@ from stripewise.history.run_pages import (
     page_statement,
     with_host_ids,
 )
-from stripewise.history.run_row import RunRow, ensure_host, read_spec, write_run
+from stripewise.history.run_row import RunRow, ensure_host, new_run_key, read_spec, write_run
 from stripewise.model.bench import BenchSpec
 from stripewise.model.phase_series import ENGINE_KEYS
 from stripewise.model.rounds_kept import split_rounds
@@ -100,10 +100,13 @@ class HistoryStore:
         notes: str = "",
         parent_run_id: int | None = None,
         host_label: str | None = None,
+        key: str | None = None,
     ) -> int:
         """A new run of a host already in the history (`ensure_host`), through `write_run`.
-        `parent_run_id`/`host_label`: a group run's host run (history.group_runs)."""
+        `parent_run_id`/`host_label`: a group run's host run (history.group_runs). `key`: the
+        run's, when it is known already (a spooled run): the run under it if there is one."""
         row = RunRow(
+            key=key or new_run_key(),
             name=name,
             target=target,
             engine=engine,

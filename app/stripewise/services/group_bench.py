@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
@@ -23,6 +23,10 @@ from stripewise.model.host_address import HostAddress
 from stripewise.protocol.events import Sample
 from stripewise.services.group_series import TOTAL, GroupSeries
 from stripewise.services.history import HistoryService
+
+if TYPE_CHECKING:
+    from stripewise.history.live_run import Filed
+    from stripewise.protocol.group import GroupOutcome
 
 __all__ = ["BATCH_MS", "TOTAL", "GroupBenchService", "GroupRequest"]
 
@@ -66,7 +70,9 @@ class GroupBenchService(QObject):
         self.samples: list[Sample] = []  # the run's, for the history
         self.series = GroupSeries()  # the run's lines, merged on the driver's thread
         self.saved_run_id: int | None = None
-        self._ending: tuple[object, Exception | None] | None = None  # set by the run's thread
+        self._ending: tuple[GroupOutcome | None, Exception | None] | None = (
+            None  # set by the run's thread
+        )
         self._flush = QTimer(self)
         self._flush.setInterval(BATCH_MS)
         self._flush.timeout.connect(self._hand_on)
@@ -151,7 +157,7 @@ class GroupBenchService(QObject):
         self.samples.extend(e for e in events if isinstance(e, Sample))
         self.eventsArrived.emit(events)
 
-    def _on_ended(self, outcome: object, error: Exception | None) -> None:
+    def _on_ended(self, outcome: GroupOutcome | None, error: Exception | None) -> None:
         if self._thread is None:
             return  # handled already, by shutdown()
         self._thread.join()
@@ -164,24 +170,25 @@ class GroupBenchService(QObject):
         self.finished.emit(outcome)
         self._store(outcome)
 
-    def _store(self, outcome: object) -> None:
+    def _store(self, outcome: GroupOutcome) -> None:
         assert self._request is not None
         db, name, samples = self._history.database, self._request.name, list(self.samples)
         tags = self._request.tags
 
-        def store_group_run(*args: Any, **kwargs: Any) -> int:
-            from stripewise.history.group_runs import store_group_run
+        def file_group_run() -> Filed:
+            from stripewise.history.group_filing import file_group_run
 
-            return store_group_run(*args, **kwargs)
+            return file_group_run(db.url, outcome, db=db, name=name, samples=samples, tags=tags)
 
-        def saved(run_id: int) -> None:
-            self.saved_run_id = run_id
-            self.saved.emit(run_id)
+        def filed(where: Filed) -> None:
+            if where.run_id is not None:
+                self.saved_run_id = where.run_id
+                self.saved.emit(where.run_id)
+            else:  # kept on this computer until the database takes it, or lost: one line
+                self.saveFailed.emit(where.waiting or f"not saved: {where.lost}")
 
         self._history.writer.submit(
-            lambda: store_group_run(db, outcome, name=name, samples=samples, tags=tags),
-            saved,
-            lambda exc: self.saveFailed.emit(f"not saved: {exc}"),
+            file_group_run, filed, lambda exc: self.saveFailed.emit(f"not saved: {exc}")
         )
 
     def shutdown(self, timeout_s: float = 15.0) -> None:
