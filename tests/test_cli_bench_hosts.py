@@ -163,6 +163,33 @@ def test_ctrl_c_cancels_every_host_and_the_run_is_saved_cancelled(
     assert not any(_children(s.process.pid) for s in servers), "a server still runs a job"
 
 
+def test_a_host_that_dies_mid_run_is_named_with_fios_word_and_the_file_it_left(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    """fio says a server went away in its output file, not on stdout: the error carries it,
+    and names the test file as the server created it."""
+    servers = fio_servers(2)
+    hosts = [arg for s in servers for arg in ("--host", s.label)]
+    paced = os.environ | {JOB_OPTIONS_ENV: "rate=16m"}  # 64 MiB: 4 s a phase
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stripewise", "bench", *hosts, *spec_args(tmp_path, "64M"),
+         "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=paced,
+    )  # fmt: skip
+    assert process.stdout is not None
+    for line in process.stdout:  # the first live sample: both hosts are writing
+        if json.loads(line)["event"] == "sample":
+            break
+    servers[1].kill()
+    rest, err = process.communicate(timeout=90)
+    assert process.returncode == 3, err
+    (error,) = [e for e in lines(rest) if e["event"] == "error"]
+    assert error["host"] == servers[1].label
+    assert "disconnected" in error["message"], error["message"]
+    left = error["message"].rpartition("; ")[2].removesuffix(" may be left on it")
+    assert Path(left).parent == tmp_path and Path(left).is_file(), (left, list(tmp_path.iterdir()))
+
+
 def _children(pid: int) -> list[str]:
     try:
         return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()

@@ -26,7 +26,13 @@ from pathlib import Path
 
 from stripewise.child_death import dies_with_parent
 from stripewise.fio import confine, latency
-from stripewise.fio.client_output import JobFigures, LiveRates, parse_eta, parse_terse
+from stripewise.fio.client_output import (
+    TERSE_VERSION,
+    JobFigures,
+    LiveRates,
+    parse_eta,
+    parse_terse,
+)
 from stripewise.fio.jobs import Section
 from stripewise.fio.latency import JobLatency
 from stripewise.fio.layout import block_of
@@ -37,6 +43,7 @@ STOP_GRACE_S = 10.0  # after SIGINT: the server stops its jobs and the client pr
 DEATH = signal.SIGINT  # what a client gets when the thread that started it ends
 _CHUNK = 4096
 _MAX_LINE = 64 * 1024  # bytes kept of a line still being read
+_OUTPUT_TAIL = 16 * 1024  # bytes of the output file read for fio's last message
 
 
 def client_address(endpoint: HostAddress) -> str:
@@ -175,8 +182,11 @@ class HostClient:
         return rates if time.monotonic() - read_at <= stale_after else None
 
     def last_words(self) -> str:
-        """fio's last line that says something (e.g. `client: host=... disconnected`)."""
-        return next((line for line in reversed(self.said) if line), "")
+        """fio's last line that says something (e.g. `client: host=... disconnected`): in the
+        output file, where fio writes what it says of its servers, else on its stdout."""
+        return _last_message(self.output) or next(
+            (line for line in reversed(self.said) if line), ""
+        )
 
     def _read(self) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -208,6 +218,21 @@ def _unconfined_reason() -> str | None:
     except OSError:
         pass
     return None
+
+
+def _last_message(output: Path) -> str:
+    """The output file's last line that is not a terse result line, from its tail."""
+    try:
+        with output.open("rb") as file:
+            file.seek(max(0, file.seek(0, os.SEEK_END) - _OUTPUT_TAIL))
+            tail = file.read(_OUTPUT_TAIL).decode(errors="replace")
+    except OSError:
+        return ""
+    for line in reversed(tail.splitlines()):
+        line = line.strip()
+        if line and not line.startswith(f"{TERSE_VERSION};"):
+            return line[:300]
+    return ""
 
 
 def _read_some(fd: int) -> bytes:

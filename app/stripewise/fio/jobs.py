@@ -175,6 +175,7 @@ def group_job_file(spec: BenchSpec, token: str, overrides: Mapping[str, str] | N
         "[global]",
         f"directory={directory}",
         f"filename=stripewise-group-{token}",
+        "unique_filename=0",  # a server names it as written, not after the client's address
         *_common_options(spec, engine),
         *(f"{key}={value}" for key, value in sorted(extra.items())),
     ]
