@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from stripewise.importers import ImportFormatError, parse, parse_raw
+from stripewise.model.run import RunStatus
 from tests.importers.fixtures import figures, result, runs_of, text
 
 
@@ -177,3 +178,19 @@ def test_fio_2_json_without_job_options_keeps_what_each_job_did() -> None:
     doc["jobs"][0]["job options"] = {"rw": "write"}
     (known,) = parse(json.dumps(doc), "new.json")
     assert {r.phase for r in known.results} == {"seq_write", "scan read"}
+
+
+def test_a_job_fio_says_failed_files_the_run_failed_with_a_warning() -> None:
+    """`"error": 28`: the job ran out of room a quarter of the way; its figures are of a job
+    cut short, so the run is not filed complete beside measured ones, and the import says
+    why."""
+    doc = json.loads(FIO_2)
+    doc["jobs"][0]["error"] = 28
+    (run,) = parse(json.dumps(doc), "full.json")
+    assert run.status is RunStatus.FAILED
+    assert run.context["errors"] == {"seqwrite": 28}
+    (error,) = [w for w in run.warnings if "ended with" in w]
+    assert error.startswith("full.json line 1: job seqwrite ended with error 28 (No space left")
+    (clean,) = parse(FIO_2, "fine.json")
+    assert clean.status is RunStatus.COMPLETE
+    assert not [w for w in clean.warnings if "ended with" in w]

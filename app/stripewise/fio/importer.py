@@ -11,6 +11,7 @@ its line, as long as another one can; figures no run can have still refuse the w
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -35,6 +36,7 @@ from stripewise.model.imported_run import (
     clip,
     text_lines,
 )
+from stripewise.model.run import RunStatus
 
 ENGINE = "fio"
 _LIFTED = ("rw", "bs", "iodepth", "numjobs", "size", "ioengine", "direct", "runtime")
@@ -196,6 +198,8 @@ def _run(
         warnings = (_rw_warning(unknown, source, line),)
     if unread:
         warnings += (unread.warning(source, line),)
+    failed = context.get("errors", {})
+    warnings += tuple(_error_warning(job, code, source, line) for job, code in failed.items())
     return ImportedRun(
         name=clip(f"fio {', '.join(jobs)}", NAME_MAX),
         host=host,
@@ -207,6 +211,19 @@ def _run(
         context=context,
         results=results,
         warnings=warnings,
+        status=RunStatus.FAILED if failed else RunStatus.COMPLETE,
+    )
+
+
+def _error_warning(job: str, code: object, source: str, line: int) -> str:
+    """A job fio says ended with an error: it stopped early, so its figures are not the
+    workload's; the run is filed `failed`, its figures kept as fio wrote them."""
+    reason = f"error {code}"
+    if isinstance(code, int) and 0 < code < 4096:
+        reason += f" ({os.strerror(code)})"
+    return (
+        f"{source} line {line}: job {clip(job, NAME_MAX)} ended with {reason}: it stopped "
+        "early, so its figures are not the whole workload's; the run is filed failed"
     )
 
 

@@ -33,7 +33,6 @@ from stripewise.history.run_row import RUN_COLUMNS, RunColumns, RunRow, row_valu
 from stripewise.importers import ImportedRun, ParsedFile
 from stripewise.importers.common import SharedNames, decode
 from stripewise.input_files import read_bytes
-from stripewise.model.run import RunStatus
 from stripewise.model.run_context import ImportRecord, RunContext
 
 # Results files are text of a few kB to a few MB; anything far larger is not one.
@@ -265,7 +264,7 @@ class _BatchWriter:
             options=dict(run.spec),
             context=_NO_CONTEXT,
             source="imported",
-            status=RunStatus.COMPLETE,
+            status=run.status,
         )
         values = row_values(host_id, row)
         values["context"] = prepared.context

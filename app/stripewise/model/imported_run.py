@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from stripewise.model.run import ResultValue
+from stripewise.model.run import ResultValue, RunStatus
 
 # Columns of the history tables the names end up in (String(64) / String(255)).
 PHASE_MAX = 64
@@ -49,6 +49,8 @@ class ImportedRun:
     # What the parser skipped in the file ("r.txt line 7: ..."), one line each, the same on
     # every run of the file: read them once with `file_warnings`.
     warnings: tuple[str, ...] = ()
+    # `failed`: the tool says a job ended with an error (its figures are of a job cut short)
+    status: RunStatus = RunStatus.COMPLETE
 
 
 def text_lines(text: str) -> list[str]:
