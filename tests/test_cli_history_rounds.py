@@ -71,6 +71,7 @@ def test_a_real_steady_state_run_reads_back_with_its_rounds(tmp_path: Path) -> N
     # seq_write's figure is its window's mean, not a median: the column says Value, and why
     assert " Median " not in text and " Value " in text
     assert "Value: the median of the repetitions; for seq_write: the mean of the steady " in text
+    assert "CPU weighted by each round's time), latency the last round's." in " ".join(text.split())
     round_rows = [line.split() for line in text.splitlines() if line.endswith(" window")]
     assert [row[0] for row in round_rows] == ["1", "2", "3", "4", "5"] * 2
     shown = [float(row[1].replace(",", "")) for row in round_rows]

@@ -24,6 +24,7 @@ def rounds_of(
         return PhaseOutcome(
             phase, 1, 100 / rate, write_bytes=100 * MB, write_ops=100 * MB // block, error=error,
             lat_p50_us=float(number), flags=("cpu_bound",) if number == 2 else (),
+            cpu_busy_pct=10.0 * number,
         )  # fmt: skip
 
     return run_in_rounds("r", phase, 1, max_rounds, run_round, said.append), said
@@ -42,6 +43,11 @@ def test_it_stops_at_the_first_steady_window_and_reports_its_mean() -> None:
         sum(100 / r for r in [900, 400, 100, 102, 98, 101, 99])
     )
     assert outcome.lat_p50_us == 7.0 and outcome.flags == ()  # the last round's
+    # CPU the window's (rounds 3 to 7), each round weighted by its time, as its MB/s is
+    window = [(100 / r, 10.0 * n) for n, r in zip(range(3, 8), [100, 102, 98, 101, 99], strict=True)]
+    assert outcome.cpu_busy_pct == pytest.approx(
+        sum(s * c for s, c in window) / sum(s for s, _c in window)
+    )
 
 
 def test_a_rate_that_never_settles_is_flagged_at_the_cap() -> None:

@@ -273,7 +273,10 @@ def _means_note(detail: RunDetail) -> str:
     if scaling:
         said.append("the mean of each step's passes (scaling_N: N disks at once)")
     if steady:
-        said.append(f"for {', '.join(steady)}: the mean of the steady window's rounds")
+        said.append(
+            f"for {', '.join(steady)}: the mean of the steady window's rounds (MB/s, IOPS;"
+            " CPU weighted by each round's time), latency the last round's"
+        )
     return f"Value: {'; '.join(said)}." if scaling or steady else ""
 
 

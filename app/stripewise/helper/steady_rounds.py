@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from stripewise.model.bench import Phase, PhaseOutcome
 from stripewise.model.guards import NOT_STEADY
-from stripewise.model.steady_state import SteadyRounds, reported_pct
+from stripewise.model.steady_state import WINDOW, SteadyRounds, reported_pct
 from stripewise.protocol.events import SteadyRound
 
 RunRound = Callable[[int], PhaseOutcome]  # round number (from 1) -> that round's outcome
@@ -63,7 +63,9 @@ def combined(
     iops: Sequence[float],
 ) -> PhaseOutcome:
     """The rounds as one outcome: what they moved and took in all, the last round's latency
-    and error, and the rounds themselves (its MB/s and IOPS are the window's means)."""
+    and error, the window's CPU (its rounds' busy time over their time, so the efficiency
+    divides the window's MB/s by the same rounds' CPU), and the rounds themselves (its MB/s
+    and IOPS are the window's means)."""
     last = done[-1]
     rounds = (
         SteadyRounds(tuple(mb_s), tuple(iops), by_iops=phase is Phase.RANDOM_WRITE)
@@ -81,8 +83,17 @@ def combined(
         write_ops=sum(o.write_ops for o in done),
         lat_p50_us=last.lat_p50_us,
         lat_p99_us=last.lat_p99_us,
-        cpu_busy_pct=last.cpu_busy_pct,
+        cpu_busy_pct=window_cpu(done[-WINDOW:]),
         error=last.error,
         flags=tuple(dict.fromkeys((*last.flags, *((NOT_STEADY,) if never_steady else ())))),
         steady=rounds,
     )
+
+
+def window_cpu(window: Sequence[PhaseOutcome]) -> float | None:
+    """The window's rounds' CPU busy %, each weighted by its time: None when none has one."""
+    measured = [(o.cpu_busy_pct, o.elapsed_s) for o in window if o.cpu_busy_pct is not None]
+    seconds = sum(elapsed for _cpu, elapsed in measured)
+    if not measured or seconds <= 0:
+        return None
+    return sum(cpu * elapsed for cpu, elapsed in measured) / seconds
