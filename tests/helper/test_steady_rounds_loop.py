@@ -44,7 +44,8 @@ def test_it_stops_at_the_first_steady_window_and_reports_its_mean() -> None:
     )
     assert outcome.lat_p50_us == 7.0 and outcome.flags == ()  # the last round's
     # CPU the window's (rounds 3 to 7), each round weighted by its time, as its MB/s is
-    window = [(100 / r, 10.0 * n) for n, r in zip(range(3, 8), [100, 102, 98, 101, 99], strict=True)]
+    rates = [100, 102, 98, 101, 99]
+    window = [(100 / r, 10.0 * n) for n, r in zip(range(3, 8), rates, strict=True)]
     assert outcome.cpu_busy_pct == pytest.approx(
         sum(s * c for s, c in window) / sum(s for s, _c in window)
     )
