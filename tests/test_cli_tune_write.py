@@ -132,6 +132,22 @@ def test_invalid_input_exits_2_with_nothing_written(
     assert not (state / "tuning-journal.json").exists()
 
 
+def test_a_loop_device_whose_file_was_detached_is_refused(
+    state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Previewed, then `losetup -d`: the node stays, with no medium. Its knobs would be
+    journaled for whatever file is attached next, so nothing is written."""
+    with restored_loop() as gone:
+        pass
+    if Path(f"/sys/block/{gone.name}/size").read_text().strip() != "0":
+        pytest.skip(f"{gone.name} was taken again by another test")
+    assert tune(state, "set", "read_ahead_kb=4096", "--device", gone.device) == 2
+    err = capsys.readouterr().err
+    assert f"/dev/{gone.name} has no medium (0 bytes): nothing to tune" in err
+    assert err.count("\n") == 1
+    assert not (state / "tuning-journal.json").exists()
+
+
 def test_without_a_way_to_root_it_exits_1_and_writes_nothing(
     loop: Loop,
     state: Path,

@@ -110,11 +110,15 @@ def require_root(session: HelperState, request: Request, what: str) -> None:
 
 def _existing_device(machine: Machine, name: str, request: Request) -> str:
     """A kernel name (checked as the arguments were parsed) that exists under
-    <root>/sys/block: a partition is refused, naming its disk."""
+    <root>/sys/block and holds a medium: a partition is refused, naming its disk, and so is a
+    device of 0 sectors (a loop device with no file, a drive with no disc), whose knobs would
+    be journaled for whatever is attached next."""
     if not machine.tree.exists(name):
         if machine.tree.parent_disk(name) is not None:
             raise _bad_args(f"{name} is a partition: tune its whole disk", request)
         raise ProtocolError("not_found", f"/dev/{name} does not exist", request.id)
+    if machine.tree.attribute(name, "size") == "0":
+        raise _bad_args(f"/dev/{name} has no medium (0 bytes): nothing to tune", request)
     return name
 
 
