@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -185,6 +186,16 @@ def test_an_apply_killed_midway_is_told_by_show_and_put_back_by_the_next_command
         was, now = killed.schedulers[stalled], killed.found[stalled]["scheduler"]
         assert f"{stalled}: scheduler {was} -> {now}" in out
         assert len(out.splitlines()) == 1 and "was interrupted half-way" in err
+        # show named each value left in force once (a scheduler switch's nr_requests too,
+        # which the kernel resets; the helper writes the scheduler, and it comes back along)
+        left = re.search(r"left (\d+) values? in force: (.*?); the next", shown)
+        assert left is not None, shown
+        items = left[2].split(", ")
+        assert len(items) == len(set(items)) == int(left[1])
+        written = out.partition("): ")[2].strip().split(", ")
+        assert {" ".join(w.split()[:2]) for w in written} <= {
+            " ".join(i.split()[:2]) for i in items
+        }
         for loop in killed.loops:
             assert device_values(loop) == killed.found[loop.name]
 

@@ -44,18 +44,20 @@ def _notes(entry: JournalEntry, tree: Tree) -> list[str]:
         return [f"note: {line}" for line in restored_lines(put)] if put else []
     if entry.state != PENDING or helper_alive(entry):
         return []
-    left = []
+    left: dict[tuple[str | None, str], str] = {}  # a knob once, though two changes restore it
     for change in entry.changes:
         for target in change.restore:  # with what the kernel reset along (nr_requests)
             now = tree.value(target.key, change.device)
-            if now != target.value:
-                left.append(_change(target.key, change.device, target.value, now))
+            if now != target.value and (change.device, target.key) not in left:
+                left[change.device, target.key] = _change(
+                    target.key, change.device, target.value, now
+                )
     if not left:
         return [f"note: journal {journal}: an apply was interrupted before it changed anything"]
     return [
         f"note: journal {journal}: an apply was interrupted half-way and left "
-        f"{count_noun(len(left), 'value')} in force: {', '.join(left)}; the next helper that "
-        "runs as root puts them back (`stripewise tune verify` starts one)"
+        f"{count_noun(len(left), 'value')} in force: {', '.join(left.values())}; the next "
+        "helper that runs as root puts them back (`stripewise tune verify` starts one)"
     ]
 
 
