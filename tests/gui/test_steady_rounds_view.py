@@ -69,8 +69,13 @@ def test_the_detail_shows_each_repetitions_rounds_with_its_window_and_verdict(
     assert view.chooser.itemText(1) == "seq write, pass 2"
     assert view.verdict.text() == (
         "<b>Steady after 7 rounds</b>; the figure is the mean of rounds 3-7, 100.0 MB/s "
-        "(excursion 4.0 %, slope 1.2 %) (dashed: the mean ± 20 %)."
+        "(excursion 4.0 %, slope 1.2 %) (dashed: the window's lowest and highest; steady "
+        "needs them within 20 % of the mean)."
     )
+    # the range the rule judges, not a band around the mean: (102 - 98) / 100 = 4 %
+    assert [list(line.getOriginalDataset()[1]) for line in view.band_lines] == [
+        [98.0, 98.0], [102.0, 102.0],
+    ]  # fmt: skip
     assert list(view.before_bars.opts["x"]) == [1, 2] and list(view.before_bars.opts["height"]) == [
         900,
         400,

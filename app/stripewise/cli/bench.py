@@ -123,8 +123,8 @@ def fill_parser(bench: argparse.ArgumentParser) -> None:
         "--steady-state",
         action="store_true",
         help="write phases (seq_write, random_write) run in rounds of --size until the rate "
-        "is steady by the SNIA PTS rule (5 rounds within 20 %% of their mean, their trend "
-        "within 10 %%) or --max-rounds have run; the figure is the steady window's",
+        "is steady by the SNIA PTS rule (5 rounds whose range is within 20 %% of their mean, "
+        "their trend within 10 %%) or --max-rounds have run; the figure is the steady window's",
     )
     bench.add_argument(
         "--precondition",

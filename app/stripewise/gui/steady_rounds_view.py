@@ -1,6 +1,7 @@
 """A steady-state run's rounds in the History detail (issue 33): one bar per round of a phase's
-repetition, the window's bars coloured and the rest grey, the window's mean and its +/-20 %
-band drawn across the window, and the verdict above in words ("steady after 7 rounds" /
+repetition, the window's bars coloured and the rest grey, the window's mean and its lowest and
+highest round drawn across the window (PTS: that range at most 20 % of the mean), and the
+verdict above in words ("steady after 7 rounds" /
 "not steady in 25 rounds, excursion 34 %"). A chooser picks the phase and repetition when the
 run kept several; the plot's tooltip lists every round's figure, for reading them exactly."""
 
@@ -133,14 +134,15 @@ class SteadyRoundsView(QWidget):
         span = [start - _BAR_WIDTH / 2, len(kept.rounds) + _BAR_WIDTH / 2]
         mean = kept.window.mean
         self.mean_line.setData(span, [mean, mean])
-        for line, side in zip(self.band_lines, (-1, 1), strict=True):
-            level = mean * (1 + side * MAX_EXCURSION_PCT / 100)
+        window = kept.rounds[start - 1 :]
+        for line, level in zip(self.band_lines, (min(window), max(window)), strict=True):
             line.setData(span, [level, level])
         self.plot.getPlotItem().setLabel("left", found.unit)
         self.plot.getPlotItem().setXRange(0.4, len(kept.rounds) + 0.6, padding=0)
         self.verdict.setText(
             f"<b>{kept.verdict().capitalize()}</b>; the figure is the mean of {window_words(found)}"
-            f" (dashed: the mean ± {MAX_EXCURSION_PCT:.0f} %)."
+            f" (dashed: the window's lowest and highest; steady needs them within"
+            f" {MAX_EXCURSION_PCT:.0f} % of the mean)."
         )
         self.plot.setToolTip(rounds_text(found))
 

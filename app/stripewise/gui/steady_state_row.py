@@ -35,9 +35,9 @@ class SteadyStateRow(QWidget):
         self.steady = QCheckBox("Until steady")
         self.steady.setToolTip(
             "Sequential and random writes run in rounds of the file size until the last "
-            f"{WINDOW} rounds are steady (SNIA PTS: within 20 % of their mean, their trend "
-            "within 10 %); the figure is theirs, not the first minute's burst into a cache. "
-            "A run that never settles is flagged."
+            f"{WINDOW} rounds are steady (SNIA PTS: their range within 20 % of their mean, "
+            "their trend within 10 %); the figure is theirs, not the first minute's burst into a "
+            "cache. A run that never settles is flagged."
         )
         self.precondition = QCheckBox("precondition")
         self.precondition.setToolTip("Write the whole target sequentially once first")
