@@ -55,3 +55,25 @@ def test_an_answering_display_is_ok(xvfb: XServer, tmp_path: Path) -> None:
     assert qt["status"] == "ok"
     assert qt["detail"]["platform"] == "xcb"  # type: ignore[index]
     assert f"X display {xvfb.display} answers" in qt["detail"]["display"]["found"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("platform", "words"),
+    [
+        ("xcb", "QT_QPA_PLATFORM=xcb but DISPLAY is unset"),
+        ("vnc", "QT_QPA_PLATFORM=vnc: Qt's own VNC server has no password"),
+        ("linuxfb", "QT_QPA_PLATFORM=linuxfb but no /dev/fb0 or /dev/dri/card0"),
+    ],
+)
+def test_a_qt_platform_that_cannot_or_must_not_open_is_a_warning(
+    tmp_path: Path, platform: str, words: str
+) -> None:
+    """The user's QT_QPA_PLATFORM stops the window, not the commands: warn (exit 0) with the
+    ways that work; never `ok` for Qt's password-less VNC server or a console it lacks."""
+    hidden = ("DISPLAY", "WAYLAND_DISPLAY")
+    env = {k: v for k, v in os.environ.items() if k not in hidden} | {"QT_QPA_PLATFORM": platform}
+    done = _doctor(env, tmp_path / "h.db")
+    assert done.returncode == 0, done.stdout + done.stderr
+    qt = _qt(done)
+    assert qt["status"] == "warn", qt
+    assert words in str(qt["summary"]) and "stripewise --remote" in str(qt["summary"])

@@ -4,10 +4,13 @@ screenshot, and otherwise a refusal that says what was found and the two ways th
 
 from __future__ import annotations
 
+import pytest
+
 from stripewise.model.display_choice import Device, Surroundings, choose_platform
 
 NOTHING = Surroundings()
 CONSOLE = Surroundings(virtual_console="/dev/tty2")
+ANSWERING_X = Surroundings(x_answers=True)
 
 
 def test_an_answering_x_display_is_used() -> None:
@@ -85,22 +88,43 @@ def test_a_screenshot_is_drawn_offscreen_without_a_display() -> None:
     )
 
 
-def test_the_users_qt_platform_is_kept_unless_it_needs_a_missing_display() -> None:
+def test_the_users_qt_platform_is_kept_unless_what_it_needs_is_missing() -> None:
     kept = choose_platform({"QT_QPA_PLATFORM": "offscreen:configfile=x.json"}, NOTHING)
     assert (kept.platform, kept.kind, kept.environment) == (
         "offscreen:configfile=x.json",
         "requested",
         {},
     )
-    vnc = choose_platform({"QT_QPA_PLATFORM": "vnc"}, NOTHING)
-    assert vnc.platform == "vnc"
     forced = choose_platform({"QT_QPA_PLATFORM": "xcb"}, NOTHING)
     assert not forced.can_open and forced.kind == "requested"
-    assert "QT_QPA_PLATFORM=xcb but DISPLAY and WAYLAND_DISPLAY are unset" in forced.refusal()
+    assert "QT_QPA_PLATFORM=xcb but DISPLAY is unset" in forced.refusal()
+    # X answering does not let a Wayland platform through (Qt would abort on it)
+    x_only = Surroundings(x_answers=True)
+    wayland = choose_platform({"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":1"}, x_only)
+    assert not wayland.can_open
+    assert "QT_QPA_PLATFORM=wayland but WAYLAND_DISPLAY is unset" in wayland.refusal()
+    # the console platforms need their devices, as the automatic choice does
+    for platform in ("linuxfb", "eglfs"):
+        bare = choose_platform({"QT_QPA_PLATFORM": platform}, CONSOLE)
+        assert not bare.can_open and "/dev/dri/card0 this user can open" in bare.refusal()
+    framebuffer = Surroundings(framebuffer=Device.USABLE)
+    assert choose_platform({"QT_QPA_PLATFORM": "linuxfb"}, framebuffer).platform == "linuxfb"
+    assert not choose_platform({"QT_QPA_PLATFORM": "eglfs"}, framebuffer).can_open
     with_display = choose_platform(
         {"QT_QPA_PLATFORM": "xcb", "DISPLAY": ":1"}, Surroundings(x_answers=True)
     )
     assert with_display.platform == "xcb" and with_display.environment == {}
+
+
+@pytest.mark.parametrize("platform", ["vnc", "vnc:size=800x600", "webgl:port=8080"])
+def test_a_platform_that_serves_the_window_to_the_network_is_refused(platform: str) -> None:
+    """Qt's vnc plugin listens on every address with no password: the window, often
+    root's, would be anyone's. One line, pointing to --remote."""
+    choice = choose_platform({"QT_QPA_PLATFORM": platform, "DISPLAY": ":0"}, ANSWERING_X)
+    assert not choice.can_open and choice.kind == "requested"
+    line = choice.refusal()
+    assert "has no password and listens on every address" in line
+    assert "stripewise --remote" in line and "\n" not in line
 
 
 def test_a_display_that_refuses_this_user_says_so() -> None:

@@ -18,6 +18,10 @@ WAYS_THAT_WORK = (
 )
 # Qt's platforms that need a display server: forcing one of them without a display aborts Qt.
 DISPLAY_PLATFORMS = frozenset({"xcb", "wayland", "wayland-egl", "wayland-brcm"})
+# Qt's platforms that serve the window over the network with no password, on every address
+# (`vnc` prints "QVncServer created on port 5900"): anyone who reaches the port drives a
+# window that can start root's benchmarks. `--remote` is the way, behind a password.
+NETWORK_PLATFORMS = frozenset({"vnc", "webgl"})
 
 
 class Device(StrEnum):
@@ -64,21 +68,15 @@ def choose_platform(
     """X11 or Wayland when one answers; full screen on a virtual console with a framebuffer or
     a DRM device; offscreen for a screenshot; otherwise none, with what was found.
 
-    A QT_QPA_PLATFORM the user set is kept, unless it names a display platform and no display
-    answers (Qt would abort on it)."""
+    A QT_QPA_PLATFORM the user set is kept, unless what it needs is not here (Qt would abort
+    on it) or it would serve the window to the network without a password."""
     display = environ.get("DISPLAY", "")
     wayland = environ.get("WAYLAND_DISPLAY", "")
     requested = environ.get("QT_QPA_PLATFORM", "")
     requested_name = requested.split(":", 1)[0]
     answering = _answering(display, wayland, found)
     if requested:
-        if requested_name not in DISPLAY_PLATFORMS or answering:
-            return PlatformChoice(requested, f"QT_QPA_PLATFORM={requested}", kind="requested")
-        return PlatformChoice(
-            None,
-            f"QT_QPA_PLATFORM={requested} but {_displays_seen(display, wayland, found)}",
-            kind="requested",
-        )
+        return _requested(requested, requested_name, display, wayland, found)
     if answering:
         x_ok = bool(display) and found.x_answers
         wayland_ok = bool(wayland) and found.wayland_answers
@@ -111,6 +109,41 @@ def choose_platform(
             "user (the video group, or root, may open them)",
         )
     return PlatformChoice(None, f"{seen}; on {console}, which has no /dev/fb0 or /dev/dri/card0")
+
+
+def _requested(
+    requested: str, name: str, display: str, wayland: str, found: Surroundings
+) -> PlatformChoice:
+    """The user's QT_QPA_PLATFORM, kept when what it needs answers: X for xcb, Wayland for
+    wayland*, a framebuffer or DRM device for linuxfb, a DRM device for eglfs."""
+    said = f"QT_QPA_PLATFORM={requested}"
+    if name in NETWORK_PLATFORMS:
+        why = "Qt's own VNC server" if name == "vnc" else "Qt's WebGL streaming"
+        return PlatformChoice(
+            None, f"{said}: {why} has no password and listens on every address", kind="requested"
+        )
+    if name == "xcb":
+        missing = None if display and found.x_answers else _x_seen(display, found)
+    elif name.startswith("wayland"):
+        missing = None if wayland and found.wayland_answers else _wayland_seen(wayland)
+    elif name == "linuxfb":
+        usable = Device.USABLE in (found.framebuffer, found.drm)
+        missing = None if usable else "no /dev/fb0 or /dev/dri/card0 this user can open"
+    elif name == "eglfs":
+        missing = None if found.drm is Device.USABLE else "no /dev/dri/card0 this user can open"
+    else:
+        missing = None  # offscreen, minimal: nothing to answer
+    if missing is None:
+        return PlatformChoice(requested, said, kind="requested")
+    return PlatformChoice(None, f"{said} but {missing}", kind="requested")
+
+
+def _x_seen(display: str, found: Surroundings) -> str:
+    return _displays_seen(display, "", found) if display else "DISPLAY is unset"
+
+
+def _wayland_seen(wayland: str) -> str:
+    return f"WAYLAND_DISPLAY={wayland} does not answer" if wayland else "WAYLAND_DISPLAY is unset"
 
 
 def _console(found: str, extra: dict[str, str]) -> PlatformChoice:
