@@ -5,6 +5,7 @@ process that started it dies."""
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import signal
@@ -256,3 +257,19 @@ def test_the_next_session_fills_the_screen_again(tmp_path: Path) -> None:
             process.send_signal(signal.SIGHUP)
             assert process.wait(timeout=WAIT_S) == 0
     assert (tmp_path / "stripewise" / "stripewise.ini").exists()  # the first one saved it
+
+
+def test_the_tunnel_names_the_user_who_logged_in_under_sudo(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`sudo stripewise --remote`: root's password login is refused by a stock sshd, so the
+    tunnel the admin copies names SUDO_USER."""
+    from stripewise.cli.remote import how_to_connect
+    from stripewise.system.vnc_server import VncServer
+
+    server = VncServer(5901, "pw", tmp_path, subprocess.Popen(["true"]), -1, ":1")
+    server.process.wait()
+    monkeypatch.setenv("SUDO_USER", "admin")
+    assert " admin@" in how_to_connect(server).splitlines()[1]
+    monkeypatch.delenv("SUDO_USER")
+    assert f" {getpass.getuser()}@" in how_to_connect(server).splitlines()[1]

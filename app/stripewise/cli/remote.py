@@ -56,8 +56,11 @@ def run_remote(args: argparse.Namespace) -> int:
 
 
 def how_to_connect(server: VncServer) -> str:
-    """The lines the admin needs on the desktop: the tunnel, the viewer and the password."""
-    user, host = getpass.getuser(), socket.gethostname()
+    """The lines the admin needs on the desktop: the tunnel, the viewer and the password. The
+    tunnel's user is the one who logged in: under `sudo`, SUDO_USER (sshd refuses root's
+    password on a stock Debian)."""
+    user = os.environ.get("SUDO_USER") or getpass.getuser()
+    host = socket.gethostname()
     return "\n".join(
         [
             f"stripewise: the window is on a private VNC server on 127.0.0.1:{server.port} "
