@@ -25,7 +25,15 @@ def test_the_page_says_what_the_helper_put_back(
     with killed_apply(state) as killed:
         _window, page = tuning_ready(make_window, qtbot, killed.first)
         assert not page.restored_note.isVisible()
-        refused = click_and_wait(qtbot, page, page.verify_button)
+        page.preset_box.setCurrentIndex(page.preset_box.findData("kernel-defaults"))
+        with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+            page.select_devices([killed.first.name])
+        first = killed.first.name
+        assert _current(page, first) == killed.schedulers[first]  # what the kill left
+        with qtbot.waitSignal(page.service.previewReady, timeout=20_000):
+            refused = click_and_wait(qtbot, page, page.verify_button)
+        # the preview is read again: Apply would otherwise journal the half-applied values
+        assert _current(page, first) == killed.found[first]["scheduler"]
         assert isinstance(refused, str) and "was interrupted half-way" in refused
         for loop in killed.loops:
             assert device_values(loop) == killed.found[loop.name]
@@ -40,3 +48,10 @@ def test_the_page_says_what_the_helper_put_back(
             page.window().grab().save(shot)
         click_and_wait(qtbot, page, page.verify_button)  # said once: the note stays as it is
         assert page.restored_note.text() == note
+
+
+def _current(page: Any, device: str) -> object:
+    (change,) = [
+        c for c in page.changes if c.setting.device == device and c.setting.key == "scheduler"
+    ]
+    return change.current

@@ -473,9 +473,11 @@ class TuningPage(QWidget):
 
     def _tell_restored(self, items: tuple[PutBack, ...]) -> None:
         """The helper put back what an apply killed half-way had left (as it started, or
-        before an apply): said once, and kept above the summary."""
+        before an apply): said once, and kept above the summary; the preview is read again,
+        as the values in force are no longer those it showed."""
         if (last := self.restored_note.tell(items)) is not None:
             self.statusMessage.emit(f"Tuning: {last}")
+            self._selection_changed()
 
     def _refused(self, message: str) -> None:
         self.last_result = message
