@@ -129,7 +129,7 @@ def validated_settings(
     existence, its value against the device's own limits, and the pair rules."""
     limits: dict[str, DeviceLimits] = {}
     settings: list[Setting] = []
-    for index, item in enumerate(parsed):
+    for item in parsed:
         try:
             name = None if item.device is None else _existing_device(machine, item.device, request)
             if name is not None and name not in limits:
@@ -141,8 +141,9 @@ def validated_settings(
             ):
                 raise TuningError(f"{name} has no stripe cache (md RAID 4/5/6 only)")
             settings.append(Setting(knob.key, validate(knob.key, item.value, device_limits), name))
-        except TuningError as exc:
-            raise _bad_args(f"settings[{index}]: {exc}", request) from None
+        except TuningError as exc:  # named as the admin typed it: the device, then the knob
+            where = f"{item.device}: " if item.device else ""
+            raise _bad_args(f"{where}{exc}", request) from None
     try:
         check_together(settings)
     except TuningError as exc:
