@@ -234,9 +234,10 @@ def test_doctor_without_any_display_says_why(db_url: str) -> None:
         env=env,
         check=False,
     )
-    assert done.returncode == 1
+    # README: warn with the way to proceed, exit 0 as long as the commands can run
+    assert done.returncode == 0
     qt = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "qt")
-    assert qt["status"] == "fail" and "DISPLAY" in qt["summary"]
+    assert qt["status"] == "warn" and "DISPLAY is unset" in qt["summary"]
 
 
 def test_install_desktop_entry(tmp_path: Path, capsys) -> None:
