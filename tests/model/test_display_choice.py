@@ -109,6 +109,8 @@ def test_the_users_qt_platform_is_kept_unless_what_it_needs_is_missing() -> None
         assert not bare.can_open and "/dev/dri/card0 this user can open" in bare.refusal()
     framebuffer = Surroundings(framebuffer=Device.USABLE)
     assert choose_platform({"QT_QPA_PLATFORM": "linuxfb"}, framebuffer).platform == "linuxfb"
+    drm_only = choose_platform({"QT_QPA_PLATFORM": "linuxfb"}, Surroundings(drm=Device.USABLE))
+    assert drm_only.platform == "linuxfb" and drm_only.environment == {"QT_QPA_FB_DRM": "1"}
     assert not choose_platform({"QT_QPA_PLATFORM": "eglfs"}, framebuffer).can_open
     with_display = choose_platform(
         {"QT_QPA_PLATFORM": "xcb", "DISPLAY": ":1"}, Surroundings(x_answers=True)

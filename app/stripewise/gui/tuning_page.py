@@ -464,20 +464,21 @@ class TuningPage(QWidget):
     def _done(self, what: str, result: TuningReply) -> None:
         self.last_result = result
         if isinstance(result, ApplyReply | VerifyReply | RevertReply):
-            self._tell_restored(result.restored_at_start)
+            self._tell_restored(result.restored_at_start, read_again=False)  # read just below
         text = summary_of(what, result)
         self.statusMessage.emit(f"Tuning: {text}")
         self._selection_changed()  # re-read: the preview shows what is now in force
         self._last_action = text
         self.summary.setText(text)
 
-    def _tell_restored(self, items: tuple[PutBack, ...]) -> None:
+    def _tell_restored(self, items: tuple[PutBack, ...], *, read_again: bool = True) -> None:
         """The helper put back what an apply killed half-way had left (as it started, or
         before an apply): said once, and kept above the summary; the preview is read again,
         as the values in force are no longer those it showed."""
         if (last := self.restored_note.tell(items)) is not None:
             self.statusMessage.emit(f"Tuning: {last}")
-            self._selection_changed()
+            if read_again:
+                self._selection_changed()
 
     def _refused(self, message: str) -> None:
         self.last_result = message

@@ -16,8 +16,6 @@ WAYS_THAT_WORK = (
     "from a desktop, `ssh -X` here and run stripewise, "
     "or run `stripewise --remote` (a VNC session behind a password, through `ssh -L`)"
 )
-# Qt's platforms that need a display server: forcing one of them without a display aborts Qt.
-DISPLAY_PLATFORMS = frozenset({"xcb", "wayland", "wayland-egl", "wayland-brcm"})
 # Qt's platforms that serve the window over the network with no password, on every address
 # (`vnc` prints "QVncServer created on port 5900"): anyone who reaches the port drives a
 # window that can start root's benchmarks. `--remote` is the way, behind a password.
@@ -127,7 +125,10 @@ def _requested(
     elif name.startswith("wayland"):
         missing = None if wayland and found.wayland_answers else _wayland_seen(wayland)
     elif name == "linuxfb":
-        usable = Device.USABLE in (found.framebuffer, found.drm)
+        if found.framebuffer is not Device.USABLE and found.drm is Device.USABLE:
+            # no fbdev: linuxfb draws into DRM dumb buffers, as the automatic choice has it
+            return PlatformChoice(requested, said, {"QT_QPA_FB_DRM": "1"}, kind="requested")
+        usable = found.framebuffer is Device.USABLE
         missing = None if usable else "no /dev/fb0 or /dev/dri/card0 this user can open"
     elif name == "eglfs":
         missing = None if found.drm is Device.USABLE else "no /dev/dri/card0 this user can open"
