@@ -51,7 +51,7 @@ def _nodes_in(source: str) -> list[tuple[ast.AST, int]]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             try:
                 inner = ast.parse(node.value, mode="eval")
-            except SyntaxError:
+            except (SyntaxError, ValueError):  # Debian's 3.11.2 says ValueError for "\0"
                 continue
             found += [(part, line) for part in ast.walk(inner)]
     return found

@@ -199,12 +199,25 @@ def test_pkexec_with_our_policy_gives_a_root_helper() -> None:
 
 
 @needs_polkit
-def test_pkexec_refused_the_bench_goes_on_without_privileges(tmp_path: Path) -> None:
-    """No rule and no authentication agent: pkexec refuses; the CLI says so and carries on."""
-    target = tmp_path / "target"
-    target.mkdir()
-    tmp_path.chmod(0o755)
-    target.chmod(0o777)
+def test_pkexec_refused_the_bench_goes_on_without_privileges() -> None:
+    """No rule and no authentication agent: pkexec refuses; the CLI says so and carries on.
+    The target and `nobody`'s home are in /tmp itself: `nobody` cannot pass root's 0700 pytest
+    folder, where the tests' XDG folders are."""
+    target, home = (
+        Path(tempfile.mkdtemp(prefix=f"stripewise-nobody-{part}-", dir="/tmp"))
+        for part in ("target", "home")
+    )
+    try:
+        for folder in (target, home):
+            folder.chmod(0o777)
+        _nobody_benches_into(target, home)
+    finally:
+        for folder in (target, home):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _nobody_benches_into(target: Path, home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")} | {"HOME": str(home)}
     with polkit(rule_for_nobody=False):
         done = subprocess.run(
             [
@@ -225,7 +238,7 @@ def test_pkexec_refused_the_bench_goes_on_without_privileges(tmp_path: Path) -> 
             text=True,
             timeout=120,
             cwd="/",
-            env={**os.environ, "HOME": "/nonexistent"},
+            env=env,
             check=False,
         )
     assert "Traceback" not in done.stderr

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import re
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from stripewise.cli.errors import EXIT_USAGE
 from stripewise.model.numbers import ascii_float, ascii_int
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 MAX_WHOLE = 2**63 - 1  # SQLite's and PostgreSQL's largest integer
 
 
 class Parser(argparse.ArgumentParser):
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """Help and usage into a reader that is gone are dropped, as Python 3.11.4's argparse
+        does (Debian 12's 3.11.2 raised, so `stripewise --help` into a closed pipe exited 141
+        there and 0 elsewhere)."""
+        with contextlib.suppress(OSError):
+            super()._print_message(message, file)
+
     def error(self, message: str) -> NoReturn:
         """One line instead of argparse's usage block: scripts read the message."""
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
