@@ -214,6 +214,27 @@ def test_the_death_of_its_parent_stops_the_server(tmp_path: Path) -> None:
     _gone(session, xvnc)
 
 
+def test_a_killed_stripewise_still_takes_the_server_and_its_folder(remote: Session) -> None:
+    """SIGKILL leaves no handler to run: Xvnc goes by its parent-death signal, the folder
+    with the password file and the cookie by the reaper started beside it."""
+    xvnc = _remember(remote)
+    folder = Path(xvnc.cmdline()[xvnc.cmdline().index("-rfbauth") + 1]).parent
+    assert folder.is_dir()
+    remote.process.kill()
+    remote.process.wait(timeout=WAIT_S)
+    xvnc.wait(timeout=WAIT_S)
+
+    def reaper_left() -> bool:
+        return any(str(folder) in (p.info["cmdline"] or [])
+                   for p in psutil.process_iter(["cmdline"]))  # fmt: skip
+
+    deadline = time.monotonic() + WAIT_S
+    while (folder.exists() or reaper_left()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not folder.exists()
+    assert not reaper_left()  # it has ended too
+
+
 def test_without_xvnc_it_says_what_to_install(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "stripewise", *_remote_argv(tmp_path)[1:]],

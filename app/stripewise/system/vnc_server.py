@@ -17,6 +17,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -48,6 +49,9 @@ class VncServer:
     process: subprocess.Popen[bytes]
     _display_pipe: int  # where Xvnc writes its display number once it serves
     display: str = ""  # ":3", once ready
+    # removes `folder` once our end of its pipe closes, however we end (system/folder_reaper)
+    _reaper: subprocess.Popen[bytes] | None = None
+    _reaper_pipe: int = -1
 
     @property
     def xauthority(self) -> Path:
@@ -76,6 +80,12 @@ class VncServer:
                 self.process.wait()
         self._close_pipe()
         shutil.rmtree(self.folder, ignore_errors=True)
+        if self._reaper_pipe >= 0:
+            os.close(self._reaper_pipe)  # the reaper finds the folder gone and ends
+            self._reaper_pipe = -1
+        if self._reaper is not None:
+            self._reaper.wait()
+            self._reaper = None
 
     def _close_pipe(self) -> None:
         if self._display_pipe >= 0:
@@ -151,7 +161,13 @@ def launch_vnc_server(size: tuple[int, int], desktop_name: str = "Stripewise") -
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return VncServer(port, password, folder, process, read_end)
+    server = VncServer(port, password, folder, process, read_end)
+    try:
+        server._reaper, server._reaper_pipe = _spawn_reaper(folder, process.pid)
+    except BaseException:
+        server.stop()
+        raise
+    return server
 
 
 def _spawn_xvnc(
@@ -180,6 +196,27 @@ def _spawn_xvnc(
             start_new_session=True,  # the terminal's signals are ours; we stop it ourselves
             preexec_fn=dies_with_parent(signal.SIGTERM),
         )
+
+
+def _spawn_reaper(folder: Path, xvnc_pid: int) -> tuple[subprocess.Popen[bytes], int]:
+    """A process that removes `folder` once we have ended, by SIGKILL too, and Xvnc after us
+    (system/folder_reaper.py), and the pipe end it waits on, ours to close."""
+    read_end, write_end = os.pipe()  # neither inherited by any other child: close-on-exec
+    try:
+        reaper = subprocess.Popen(
+            [sys.executable, "-I", "-m", "stripewise.system.folder_reaper", str(folder),
+             str(xvnc_pid)],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # the ssh session's hang-up is not for it
+        )  # fmt: skip
+    except OSError as exc:
+        os.close(write_end)
+        raise VncUnavailable(f"could not start the folder's reaper: {exc.strerror}") from None
+    finally:
+        os.close(read_end)
+    return reaper, write_end
 
 
 def _obfuscated(vncpasswd: str, password: str) -> bytes:
