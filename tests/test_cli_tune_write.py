@@ -100,6 +100,29 @@ def test_apply_a_preset_and_revert_it(
     assert vm_now() == before_vm and device_values(loop) == before_device
 
 
+def test_a_pair_says_which_half_it_wrote(
+    state: Path, vm_values: dict[str, int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kernel keeps one of dirty_ratio and dirty_bytes: writing one zeroes the other, and
+    reverting writes back the half that was in force, which the line names."""
+    restore_vm({**vm_values, "dirty_ratio": 20, "dirty_bytes": 0})
+    assert tune(state, "set", "vm.dirty_ratio=30") == 0
+    assert capsys.readouterr().out.splitlines()[0] == "vm.dirty_ratio: 20 -> 30 %"  # 0 -> 0 unsaid
+    assert tune(state, "revert") == 0
+    assert capsys.readouterr().out.splitlines()[0] == "vm.dirty_ratio: 30 -> 20 %"
+
+    assert tune(state, "set", "vm.dirty_bytes=536870912") == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "vm.dirty_bytes: 0 -> 536870912 bytes (512 MiB); vm.dirty_ratio 20 -> 0"
+    )
+    assert tune(state, "revert") == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "vm.dirty_bytes: 536870912 -> 0 bytes (vm.dirty_ratio 20 % written back, the half in "
+        "force before)"
+    )
+    assert (vm_now()["dirty_ratio"], vm_now()["dirty_bytes"]) == (20, 0)
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [

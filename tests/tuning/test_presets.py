@@ -495,3 +495,12 @@ def test_typed_values_are_checked_like_a_presets() -> None:
     ):
         with pytest.raises(TuningError, match=message):
             edited(row[key], text, state, GLOBALS)
+
+
+def test_a_typed_0_for_the_bytes_half_in_force_is_refused() -> None:
+    """The kernel refuses vm.dirty_bytes=0: going back to the ratio is writing the ratio."""
+    in_bytes = {**GLOBALS, "vm.dirty_ratio": 0, "vm.dirty_bytes": 536870912}
+    row = {c.setting.key: c for c in as_now({}, in_bytes)}
+    with pytest.raises(TuningError, match=r"kernel refuses 0; set vm\.dirty_ratio"):
+        edited(row["vm.dirty_bytes"], "0", None, in_bytes)
+    assert edited(row["vm.dirty_bytes"], "1073741824", None, in_bytes).changes_anything

@@ -229,7 +229,8 @@ def _show_apply(result: ApplyReply) -> int:
         if not item.matches:
             line += f" (the kernel stored {item.after})"
         for effect in item.side_effects:
-            line += f"; {effect.key} {effect.before} -> {effect.after}"
+            if effect.before != effect.after:  # a pair's half already 0 is no news
+                line += f"; {effect.key} {effect.before} -> {effect.after}"
         print(line)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -240,7 +241,11 @@ def _show_apply(result: ApplyReply) -> int:
 def _show_revert(result: RevertReply) -> int:
     for item in result.restored:
         where = _where(item.key, item.device)
-        print(f"{where}: {item.was} -> {_with_unit(item.key, item.now)}")
+        line = f"{where}: {item.was} -> {_with_unit(item.key, item.now)}"
+        if item.restored.key != item.key:  # the kernel keeps one of a pair: the other went back
+            written = _with_unit(item.restored.key, item.restored.value)
+            line += f" ({item.restored.key} {written} written back, the half in force before)"
+        print(line)
     for skipped in result.skipped:
         print(f"{_where(skipped.key, skipped.device)}: skipped, {skipped.reason}")
     print(f"journal {result.journal} reverted")

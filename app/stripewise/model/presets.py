@@ -478,6 +478,8 @@ def edited(
     except ValueError:
         raise TuningError(f"{key}: expected a whole number of {knob.unit}, not {text!r}") from None
     wanted = Wanted(knob.key, number)
+    if knob.pair and knob.unit == "bytes" and number == 0 and global_values.get(key) != 0:
+        raise TuningError(f"{key}: the kernel refuses 0; set {knob.pair} to use the ratio again")
     if knob.scope is Scope.GLOBAL:
         return _with_note(_global_change(wanted, global_values), "edited")
     assert state is not None
