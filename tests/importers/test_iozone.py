@@ -77,6 +77,28 @@ def test_ops_mode_unit() -> None:
     assert {r.unit for r in first.results} == {"ops/s"}
 
 
+@pytest.mark.parametrize(
+    ("options", "unit"),
+    [
+        ("-O -a", "ops/s"),
+        ("-eIaO", "ops/s"),  # flags in one word, as getopt takes them
+        ("-a -f -Ofile", "KiB/s"),  # -f's argument, not the flag
+        ("-a -b/tmp/O.xls", "KiB/s"),
+        ("-a", "KiB/s"),
+    ],
+)
+def test_ops_mode_read_from_the_command_line(options: str, unit: str) -> None:
+    """A file without iozone's "Output is in" line: -O on the command line still says ops/s."""
+    cut = (
+        text("iozone_auto_selected.txt")
+        .replace("\tOutput is in kBytes/sec\n", "")
+        .replace("./iozone -e -I -a ", f"./iozone {options} ")
+    )
+    assert "Output is in" not in cut
+    first, _ = parse_raw(cut, "cut.txt")
+    assert {r.unit for r in first.results} == {unit}
+
+
 def test_throughput_summaries() -> None:
     (run,) = runs_of("iozone_throughput.txt")
     assert [p for p in dict.fromkeys(r.phase for r in run.results)] == [

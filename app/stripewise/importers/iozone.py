@@ -36,7 +36,12 @@ def parse(text: str, source: str) -> list[ImportedRun]:
     warnings: list[str] = []
     for start, end in _invocations(lines):
         preamble = _preamble(lines[start:end])
-        ops = "operations" in str(preamble.get("output_unit", "")).lower()
+        if "output_unit" in preamble:
+            ops = "operations" in str(preamble["output_unit"]).lower()
+        else:  # the line cut off: the command line says it as well
+            ops = _ops_option(str(preamble.get("command_line", "")))
+            if ops:
+                preamble["output_unit"] = "operations per second (-O on the command line)"
         tables = auto_runs(lines, start, end, source, ops=ops, warnings=warnings)
         if not tables:  # a report alone: what -R printed, without the table
             tables = report_runs(lines, start, end, source, ops=ops, warnings=warnings)
@@ -54,6 +59,29 @@ def parse(text: str, source: str) -> list[ImportedRun]:
             source, 1, "no iozone -a table or -t throughput summary found, nor an -R report"
         )
     return [replace(run, warnings=tuple(warnings)) for run in runs]
+
+
+# iozone 3.4xx's getopt string: a letter before ":" takes an argument (the rest of its word,
+# or the next word); "-+X" options are all "+:"
+_TAKES_ARGUMENT = set("JjkVrtsfFdluUSLH+PibXYgnyq")
+
+
+def _ops_option(command: str) -> bool:
+    """Whether an iozone command line has -O (results in operations per second), alone or in
+    a cluster of flags (getopt: `-aO`); never a letter inside an option's argument."""
+    words = command.split()[1:]
+    skip_next = False
+    for word in words:
+        if skip_next or not word.startswith("-") or word == "-":
+            skip_next = False
+            continue
+        for index, letter in enumerate(word[1:], start=1):
+            if letter == "O":
+                return True
+            if letter in _TAKES_ARGUMENT:
+                skip_next = index == len(word) - 1  # its argument is the next word
+                break
+    return False
 
 
 def _unit_warning(source: str, line: int) -> str:
