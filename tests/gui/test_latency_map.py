@@ -55,8 +55,29 @@ def test_stalls_are_marked_at_their_time_with_their_p99(heat_map: LatencyMap) ->
     x, y = heat_map.lines["p99"].getOriginalDataset()
     assert len(x) == 400 and list(y) == [s.latency_us.p99 for s in samples if s.latency_us]
     image = heat_map.image.image
-    assert image is not None and image.shape[0] == 400
+    assert image is not None  # a column per interval's 0.5 s (the first ends at 0: merged)
+    assert heat_map.image.width() == 399 and phase.image()[1].width() == pytest.approx(199.5)
     assert image.max() == 255 or image.max() > 200  # the fullest bucket of some interval
+
+
+def test_a_gap_in_the_intervals_stays_an_empty_stretch_of_time(heat_map: LatencyMap) -> None:
+    """Columns are placed by time: intervals after a gap are drawn at their time, under their
+    percentile lines, not slid left into the gap."""
+    samples = [s for s in recorded(400) if not 50 < s.t_s <= 100]  # 50 s without intervals
+    for sample in samples:
+        heat_map.add_sample(sample)
+    heat_map.refresh()
+    phase = heat_map.shown()
+    assert phase is not None
+    shares, rect = phase.image()
+    width = rect.width() / len(shares)
+    assert width == pytest.approx(0.5)
+    ends = rect.left() + width * (np.arange(len(shares)) + 1)
+    in_gap = (ends > 50.25) & (ends <= 100)
+    assert in_gap.sum() == 100 and not shares[in_gap].any()
+    for sample in samples[1:]:  # each interval's own column holds its histogram
+        column = round((sample.t_s - rect.left()) / width) - 1
+        assert shares[column].any(), sample.t_s
 
 
 def test_one_map_per_host_and_the_total_has_none(heat_map: LatencyMap) -> None:
