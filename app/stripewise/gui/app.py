@@ -26,6 +26,7 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from stripewise import APP_ID, APP_NAME
+from stripewise.gui.focus_return import FocusReturn
 from stripewise.gui.main_window import EARLY_VIEWS, PLAIN_VIEWS, MainWindow, WindowServices
 from stripewise.gui.theme import ThemeController
 from stripewise.resources import resource
@@ -78,6 +79,7 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     app.setOrganizationName("stripewise")
     app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
+    FocusReturn(app)
     return app
 
 

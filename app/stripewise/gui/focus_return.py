@@ -1,0 +1,50 @@
+"""The keyboard back to the window underneath when one of ours closes, on a display without a
+window manager.
+
+A window manager activates the next window when a dialog or the manual closes. `--remote`'s
+Xvnc and a bare X server have none: no window is active afterwards, and every key goes nowhere
+until the admin clicks (through a VNC viewer, easily missed). Here, when the window that had
+the keyboard was closed or hidden and a moment later no window has it, its transient parent
+(the window it belonged to) is activated, or else the newest visible window. A focus lost to
+another program leaves the window that had it visible, and is left alone.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtGui import QGuiApplication, QWindow
+from shiboken6 import isValid
+
+SETTLE_MS = 50  # a window manager's own activation arrives within this
+_WATCHED = "stripewiseFocusReturn"  # a property: the window is watched already
+
+
+class FocusReturn(QObject):
+    """Watches each window that gets the keyboard; Qt drops the focus without a signal when
+    the window holding it hides, so the window's own `visibleChanged` is what tells."""
+
+    def __init__(self, app: QGuiApplication) -> None:
+        super().__init__(app)
+        self._app = app
+        app.focusWindowChanged.connect(self._watch)
+
+    def _watch(self, window: QWindow | None) -> None:
+        if window is None or window.property(_WATCHED):
+            return
+        window.setProperty(_WATCHED, True)
+        window.visibleChanged.connect(lambda visible: self._on_visible(window, visible))
+
+    def _on_visible(self, window: QWindow, visible: bool) -> None:
+        if visible or not isValid(window) or self._app.focusWindow() not in (None, window):
+            return  # shown, being deleted, or hidden without the keyboard
+        owner = window.transientParent()  # asked now: `window` may be deleted by then
+        QTimer.singleShot(SETTLE_MS, lambda: self._give_back(owner))
+
+    def _give_back(self, owner: QWindow | None) -> None:
+        if self._app.focusWindow() is not None:
+            return  # a window manager, or the admin, chose already
+        if owner is None or not isValid(owner) or not owner.isVisible():
+            shown = [w for w in self._app.topLevelWindows() if w.isVisible()]
+            owner = shown[-1] if shown else None
+        if owner is not None:
+            owner.requestActivate()
