@@ -11,7 +11,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
 from stripewise.gui.bench_plot_data import describe_layers
-from stripewise.gui.bench_plots import MIB_PER_MB, SERIES, LivePlots
+from stripewise.gui.bench_plots import MIB_PER_MB, SERIES, LivePlots, columns_that_fit
 from stripewise.gui.theme import dark_palette
 from stripewise.protocol.events import DiskLayer, Sample, event_from_json
 
@@ -331,3 +331,29 @@ def test_layers_in_words() -> None:
     members = tuple(DiskLayer(n, "member", "md0", 1) for n in ("sdb", "sdc"))
     assert describe_layers(members) == "md0 on sdb, sdc"  # the array is not sampled itself
     assert describe_layers(()) == ""
+
+
+@pytest.mark.parametrize("width", [240, 380, 600, 1000])
+def test_every_legend_entry_is_inside_the_plots_at_any_width(
+    plots: LivePlots,
+    qtbot,
+    width: int,  # type: ignore[no-untyped-def]
+) -> None:
+    """An 800x600 screen leaves the plots some 240 px: entries go on more rows, never off the
+    right edge (it cut "engine write" and "CPU iowait")."""
+    plots.resize(width, 450)
+    qtbot.wait(50)
+    for legend in (plots._throughput_legend, plots._cpu_legend):
+        for _sample, label in legend.items:
+            right = label.mapRectToScene(label.boundingRect()).right()
+            assert right <= plots._view.width(), (width, label.text, right)
+    if width >= 1000:  # room for one row each
+        assert plots._throughput_legend.columnCount == 4
+        assert plots._cpu_legend.columnCount == 3
+
+
+def test_columns_that_fit() -> None:
+    assert columns_that_fit([100, 100, 100, 100], 1000, 8) == 4
+    assert columns_that_fit([100, 100, 100, 100], 300, 8) == 2  # 3 would need 324
+    assert columns_that_fit([100, 40, 100, 40], 160, 8) == 2  # column widths 100 + 40
+    assert columns_that_fit([300], 100, 8) == 1

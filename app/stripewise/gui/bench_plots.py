@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QColor, QPalette, QResizeEvent
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from stripewise.gui.bench_plot_backdrop import Backdrop, style_backdrops
@@ -70,6 +70,16 @@ _MIN_SPAN_S = 10.0
 _Y_MARGIN = 1.05
 
 
+def columns_that_fit(widths: list[float], room: float, gap: float) -> int:
+    """The most columns a legend's entries (laid out row by row, as pyqtgraph's LegendItem
+    does) take without its widest row of columns exceeding `room`; 1 at the least."""
+    for columns in range(len(widths), 1, -1):
+        column_widths = [max(widths[start::columns]) for start in range(columns)]
+        if sum(column_widths) + gap * columns <= room:
+            return columns
+    return 1
+
+
 class LivePlots(QWidget):
     """Three stacked plots sharing a linked time axis, fed with the helper's `sample` events."""
 
@@ -87,6 +97,7 @@ class LivePlots(QWidget):
         self._follow = True  # the time axis follows the run until the user zooms or pans
         self._disk_layer = ""  # what the disk lines' legend names
         self._view = pg.GraphicsLayoutWidget()
+        self._view.installEventFilter(self)
         without_export(self._view)  # Save Plot... on the page writes PNG or SVG
         self._view.ci.layout.setContentsMargins(2, 2, 10, 2)
         self._view.ci.layout.setVerticalSpacing(0)
@@ -311,23 +322,27 @@ class LivePlots(QWidget):
         self._throughput_legend.updateSize()
         self._fit_legend()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fit_legend()
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The legends fit the plots' own width, known once their view has been resized (this
+        widget's resize comes before its layout passes it on)."""
+        if watched is self._view and event.type() == QEvent.Type.Resize:
+            self._fit_legend()
+        return False
 
     def _fit_legend(self) -> None:
-        """The throughput legend on one row when it fits, else on two: on one row at 1024 px
-        the last entry was cut ("disk write (")."""
-        legend = self._throughput_legend
-        entries = sum(
-            sample.boundingRect().width() + label.item.boundingRect().width() + _LEGEND_GAP
-            for sample, label in legend.items
-        )
+        """Each legend in as many columns as fit the plots' width: all on one row when there
+        is room, fewer beside a narrow plot (an 800x600 screen over VNC cut "engine write"
+        and "CPU iowait" off)."""
         left, _top, right, _bottom = self._view.ci.layout.getContentsMargins()
         room = self._view.width() - left - right
-        columns = len(legend.items) if entries <= room else 2
-        if columns != legend.columnCount:
-            legend.setColumnCount(columns)
+        for legend in (self._throughput_legend, self._cpu_legend):
+            widths = [
+                sample.boundingRect().width() + label.item.boundingRect().width()
+                for sample, label in legend.items
+            ]
+            columns = columns_that_fit(widths, room, _LEGEND_GAP)
+            if columns != legend.columnCount:
+                legend.setColumnCount(columns)
 
     def legend_labels(self) -> list[str]:
         """The throughput legend's entries as shown."""
