@@ -162,16 +162,16 @@ def _middles_us(buckets: int) -> npt.NDArray[np.float64]:
 
 def percentiles(counts: npt.ArrayLike) -> list[IntervalLatency | None]:
     """p50, p99, p99.9 in microseconds of each row of grid counts (the middle of the bucket
-    the rank falls in, the rank as the helper's: round(share x (n - 1))); None for a row
-    without I/O."""
+    the rank falls in, the rank fio's and the helper's: the first bucket where the I/Os
+    counted reach share x n); None for a row without I/O."""
     rows = np.atleast_2d(np.asarray(counts, dtype=np.int64))
     totals = rows.sum(axis=1)
     running = np.cumsum(rows, axis=1)
     middles = _middles_us(rows.shape[1])
     figures = []
     for share in PERCENTILES.values():
-        ranks = np.minimum(totals - 1, np.round(share * (totals - 1)))
-        figures.append(middles[(running > ranks[:, None]).argmax(axis=1)].round(3))
+        ranks = np.maximum(1, np.ceil(share * totals - 1e-9))  # fio_rank, row by row
+        figures.append(middles[(running >= ranks[:, None]).argmax(axis=1)].round(3))
     return [
         IntervalLatency(float(p50), float(p99), float(p999)) if total else None
         for total, p50, p99, p999 in zip(totals, *figures, strict=True)

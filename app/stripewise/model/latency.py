@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,14 @@ GRID_BUCKETS = 176  # the grid's buckets up to 2^48 ns, where the fine histogram
 PERCENTILES = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
 _PERCENTILE_SERIES = tuple(f"latency_us.{key}" for key in PERCENTILES)
 _HISTOGRAM_SERIES = "histogram."
+
+
+def fio_rank(share: float, total: int) -> int:
+    """The 1-based rank of the I/O at `share` of `total`, as fio counts it: the smallest count
+    at or above share x total (at least the first I/O). A hair under the product is allowed,
+    so that 0.99 x 100 (99.00000000000001 in binary) is the 99th I/O, as fio's float
+    comparison finds it."""
+    return max(1, math.ceil(share * total - 1e-9))
 
 
 def lower_bound(bucket: int) -> int:

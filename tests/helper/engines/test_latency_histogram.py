@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
+import bisect
 import itertools
 
 import numpy as np
 import pytest
 
+from stripewise.fio.client_latency import percentiles
 from stripewise.helper.engines.latency_histogram import BUCKETS, LatencyHistogram, bucket_of
-from stripewise.model.latency import lower_bound
+from stripewise.model.latency import GRID_BUCKETS, fio_rank, grid_edge_us, lower_bound
 
 
 def exact_percentile_us(values: list[int], share: float) -> float:
+    """fio's figure over the exact values: the first whose count reaches share x n."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] / 1000.0
+    return ordered[fio_rank(share, len(ordered)) - 1] / 1000.0
+
+
+@pytest.mark.parametrize(
+    ("count", "share", "rank"),
+    [(4, 0.5, 2), (3, 0.5, 2), (100, 0.99, 99), (1000, 0.999, 999), (10, 0.99, 10),
+     (1, 0.5, 1), (5, 0.0, 1), (7, 1.0, 7), (200, 0.99, 198)],
+)  # fmt: skip
+def test_the_rank_is_fios(count: int, share: float, rank: int) -> None:
+    """stat.c's calc_clat_percentiles: the first I/O at which the count reaches share x n; the
+    interval figures (the helper's, the group runs') and fio's own phase figures agree."""
+    assert fio_rank(share, count) == rank
+    values = [1_000_000 * (k + 1) for k in range(count)]  # 1 ms apart: a bucket each
+    histogram = LatencyHistogram()
+    histogram.values.extend(values)
+    assert histogram.percentile_us(share) == pytest.approx(values[rank - 1] / 1000, rel=1 / 128)
+    grid = np.zeros(GRID_BUCKETS, dtype=np.int64)
+    edges = [grid_edge_us(index) for index in range(GRID_BUCKETS + 1)]
+    np.add.at(grid, [bisect.bisect_right(edges, v / 1000) - 1 for v in values], 1)
+    (figures,) = percentiles(grid)
+    assert figures is not None
+    wanted = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
+    for key, got in zip(wanted, (figures.p50, figures.p99, figures.p999), strict=True):
+        at = values[fio_rank(wanted[key], count) - 1] / 1000
+        assert got == pytest.approx(at, rel=0.2), key  # a grid bucket's middle: 4 a doubling
 
 
 def test_every_value_falls_in_the_bucket_whose_range_holds_it() -> None:

@@ -13,7 +13,13 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
-from stripewise.model.latency import SUB_BITS, WIRE_MERGE, grid_edge_us, lower_bound
+from stripewise.model.latency import (
+    SUB_BITS,
+    WIRE_MERGE,
+    fio_rank,
+    grid_edge_us,
+    lower_bound,
+)
 
 _SUB_BITS = SUB_BITS
 _SUB = 1 << _SUB_BITS  # buckets per power of two
@@ -50,12 +56,12 @@ def counts_of(values_ns: dict[int, int]) -> npt.NDArray[np.int64]:
 
 def percentile_of(counts: npt.NDArray[np.int64], share: float) -> float | None:
     """The value at `share` (0..1) of the I/Os counted in `counts` in microseconds; None
-    without any. The rank is the one the earlier sorted-list figure used: round(share * (n - 1))."""
+    without any. fio's rank (stat.c, calc_clat_percentiles): the first bucket where the I/Os
+    counted so far reach share x n, so the built-in engine's figures and fio's mean the same."""
     total = int(counts.sum())
     if total == 0:
         return None
-    rank = min(total - 1, round(share * (total - 1)))
-    bucket = int(np.searchsorted(np.cumsum(counts), rank + 1))
+    bucket = int(np.searchsorted(np.cumsum(counts), fio_rank(share, total)))
     return representative(bucket) / 1000.0
 
 
@@ -109,7 +115,7 @@ class LatencyHistogram:
         return int(self.counts.sum()) + len(self.values)
 
     def percentile_us(self, share: float) -> float | None:
-        """The value at `share` (0..1) of all I/Os in microseconds; None without any I/O.
-        The rank is the one the earlier sorted-list figure used: round(share * (n - 1))."""
+        """The value at `share` (0..1) of all I/Os in microseconds; None without any I/O
+        (fio's rank: `percentile_of`)."""
         self.fold()
         return percentile_of(self.counts, share)
