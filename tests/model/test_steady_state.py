@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from stripewise.model.steady_state import judge, least_squares_slope, round_words
+from stripewise.model.steady_state import SteadyRounds, judge, least_squares_slope, round_words
 
 
 def test_a_flat_series_is_steady() -> None:
@@ -76,3 +76,14 @@ def test_a_steady_round_says_both_figures() -> None:
     assert round_words(9, judge([100, 102, 98, 101, 99])) == (
         "round 9: steady, excursion 4 %, slope 1 %"
     )
+
+
+def test_kept_rounds_are_the_measured_figures_so_the_mean_reads_as_the_phases() -> None:
+    """Rounded to the hundredth before being shown to a tenth, a window mean of 163.3451 read
+    163.4 beside the phase's 163.3: what is kept is rounded once, where it is shown."""
+    figures = (163.3451, 163.3451, 163.3451, 163.3451, 163.3451)
+    rounds = SteadyRounds(figures, figures, by_iops=False)
+    kept = rounds.kept(1)
+    assert kept.rounds == figures
+    assert kept.window.mean == pytest.approx(rounds.window_mb_s, abs=1e-12)
+    assert f"{kept.window.mean:.1f}" == f"{rounds.window_mb_s:.1f}" == "163.3"

@@ -44,7 +44,7 @@ def run_in_rounds(
                 phase,
                 repetition,
                 number,
-                round(figure, 2),
+                figure,  # as measured: rounded once, where it is shown
                 reported_pct(window.excursion_pct),
                 reported_pct(window.slope_pct),
                 window.steady,

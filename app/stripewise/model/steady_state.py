@@ -159,14 +159,16 @@ class SteadyRounds:
         return judge(self.iops).mean
 
     def kept(self, repetition: int) -> KeptRounds:
-        """The rounds as reported: figures and mean to the hundredth, excursions to a tenth
-        of a percent (as `phase_result` carries them); `steady` judged before rounding."""
+        """The rounds as reported: figures and mean as measured (rounded once, where they are
+        shown: rounded here too, a mean of 163.349 read 163.35 and then 163.4 beside the
+        phase's 163.3), excursions to a tenth of a percent (as `phase_result` carries them);
+        `steady` judged before rounding."""
         window = self.window
         return KeptRounds(
             repetition,
-            tuple(round(figure, 2) for figure in self.figures),
+            self.figures,
             Window(
-                round(window.mean, 2),
+                window.mean,
                 reported_pct(window.excursion_pct),
                 reported_pct(window.slope_pct),
             ),
