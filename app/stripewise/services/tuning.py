@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import shiboken6
@@ -31,6 +31,7 @@ from stripewise.tuning.geometry import (
     GeometryError,
     advise,
     check,
+    data_disks,
     planned_advice,
     read_recorded,
 )
@@ -146,21 +147,41 @@ def summary_of(what: str, result: TuningReply) -> str:
 def geometry_report(
     array: str, level: str | None, members: int, chunk_kib: int | None, filesystem: str | None
 ) -> GeometryReport:
-    """Advice for an md array, and its filesystem checked against it (dumpe2fs / xfs_info)."""
+    """Advice for an md array, and its filesystem checked against it (dumpe2fs / xfs_info).
+    ext2 and ext3 record stride and stripe_width as ext4 does (mke2fs -E, tune2fs -E), so they
+    are checked as ext4 is; any other filesystem records none: ext4 advice for making one."""
     device = f"/dev/{array}"
-    if filesystem not in ("ext4", "xfs"):
-        advice = advise(level, members, chunk_kib, "ext4")
-        what = f"{filesystem} has no stripe geometry" if filesystem else "no filesystem yet"
-        return GeometryReport(array, device, advice, (), f"{what}: mkfs advice for ext4 below")
-    advice = advise(level, members, chunk_kib, filesystem)
+    family = "ext4" if filesystem in ("ext2", "ext3", "ext4") else filesystem
+    advice = advise(level, members, chunk_kib, family if family == "xfs" else "ext4")
     if advice is None:
-        return GeometryReport(array, device, None, (), f"{level} does not stripe: nothing to set")
+        why = _no_stripe(level, members, chunk_kib)
+        return GeometryReport(array, device, None, (), f"{why}: no stripe geometry to set")
+    if filesystem is None or family not in ("ext4", "xfs"):
+        what = f"{filesystem} records no stripe geometry" if filesystem else "no filesystem yet"
+        return GeometryReport(array, device, advice, (), f"{what}; to make it ext4:")
     try:
-        problems = tuple(check(read_recorded(device, filesystem), advice))
+        recorded = read_recorded(device, filesystem)
     except GeometryError as exc:
         return GeometryReport(array, device, advice, (), f"could not check: {exc}")
+    if recorded.block_bytes != advice.block_bytes:  # counted in the filesystem's own blocks
+        advice = replace(advice, block_bytes=recorded.block_bytes)
+    problems = tuple(check(recorded, advice))
     note = "matches the array" if not problems else "does not match the array"
     return GeometryReport(array, device, advice, problems, f"{filesystem} {note}")
+
+
+def _no_stripe(level: str | None, members: int, chunk_kib: int | None) -> str:
+    """Why an array gets no advice (`advise` gave none)."""
+    disks = data_disks(level, members)
+    if disks is None:
+        return f"{level} does not stripe" if level else "its RAID level is unknown"
+    if disks < 2:
+        return f"{level} of {count_noun(members, 'member')} has one data disk"
+    return (
+        "its chunk size is unknown"
+        if not chunk_kib
+        else f"its {chunk_kib} KiB chunk is no whole number of 4 KiB blocks"
+    )
 
 
 def planned_geometry_report(array: PlannedArray, plan: Plan) -> GeometryReport:
