@@ -5,13 +5,36 @@ that is true of the filesystem on the array."""
 from __future__ import annotations
 
 import subprocess
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
 
 from stripewise.gui.tuning_notes import geometry_text
 from stripewise.services.tuning import geometry_report
 from tests.fixtures.loops import loop_device, needs_loop
+from tests.gui.conftest import WindowFactory
+from tests.gui.test_tuning_page import loop_at, tuning_ready
 
 NOTE = 5  # the preview's Note column
 BYTES_IN_FORCE = {"vm.dirty_ratio": 0, "vm.dirty_bytes": 536870912}
+
+
+@needs_loop
+def test_device_labels_are_whole_at_1280x900(make_window: WindowFactory, qtbot: Any) -> None:
+    with loop_at(128) as (loop, _queue):
+        window, page = tuning_ready(make_window, qtbot, loop)
+        window.resize(1280, 900)
+        qtbot.waitUntil(lambda: window.size().toTuple() == (1280, 900), timeout=5_000)
+        QApplication.processEvents()
+        room = page.devices.viewport().width() - 30  # the check box beside the text
+        metrics = page.devices.fontMetrics()
+        for row in range(page.devices.count()):
+            text = page.devices.item(row).text()
+            assert metrics.horizontalAdvance(text) <= room, f"{text!r} cut at {room} px"
+        window.resize(900, 900)  # narrower: a long label wraps, never scrolls out of sight
+        qtbot.waitUntil(lambda: window.size().toTuple() == (900, 900), timeout=5_000)
+        QApplication.processEvents()
+        assert page.devices.horizontalScrollBar().maximum() == 0
 
 
 def test_geometry_says_below_only_with_advice_below() -> None:

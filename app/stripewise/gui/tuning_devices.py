@@ -12,7 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from stripewise.model.disk_words import disk_summary
 from stripewise.model.plan import Plan
@@ -48,6 +56,11 @@ class TuningDevices(QWidget):
         self.note.setVisible(False)
         self.list = QListWidget()
         self.list.setAccessibleName("Disks and arrays to tune")
+        # a label too long for the pane wraps (and is re-wrapped as the pane is resized)
+        # rather than scrolling sideways out of sight
+        self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)
         self.list.itemChanged.connect(lambda _item: self.picked.emit())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 8, 0)

@@ -193,7 +193,7 @@ class TuningPage(QWidget):
         split.addWidget(left)
         split.addWidget(right)
         split.setStretchFactor(1, 1)
-        split.setSizes([240, 760])
+        split.setSizes([340, 740])  # "loop0  (loop device, 268.4 MB, free)" whole at 1280 px
         split.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 14, 16, 10)
