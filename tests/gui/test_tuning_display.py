@@ -7,9 +7,14 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication
 
-from stripewise.gui.tuning_notes import geometry_text
+from stripewise.gui.tuning_notes import RestoredNote, geometry_text
+from stripewise.gui.tuning_preview import NEW, PreviewTable
+from stripewise.model.presets import Preset, Wanted, resolve
+from stripewise.model.tunables import Change, Setting
+from stripewise.protocol.tuning_replies import PutBack
 from stripewise.services.tuning import geometry_report
 from tests.fixtures.loops import loop_device, needs_loop
 from tests.gui.conftest import WindowFactory
@@ -17,6 +22,17 @@ from tests.gui.test_tuning_page import loop_at, tuning_ready
 
 NOTE = 5  # the preview's Note column
 BYTES_IN_FORCE = {"vm.dirty_ratio": 0, "vm.dirty_bytes": 536870912}
+
+
+def table_of(qtbot: Any, changes: list[Change], width: int = 760) -> PreviewTable:
+    table = PreviewTable()
+    qtbot.addWidget(table)
+    table.resize(width, 400)
+    table.show()
+    qtbot.waitExposed(table)
+    table.show_changes(changes)
+    QApplication.processEvents()
+    return table
 
 
 @needs_loop
@@ -35,6 +51,51 @@ def test_device_labels_are_whole_at_1280x900(make_window: WindowFactory, qtbot: 
         qtbot.waitUntil(lambda: window.size().toTuple() == (900, 900), timeout=5_000)
         QApplication.processEvents()
         assert page.devices.horizontalScrollBar().maximum() == 0
+
+
+def test_a_long_note_wraps_in_full_in_its_row(qtbot: Any) -> None:
+    note = "; ".join(f"a reason a reader needs to see whole, number {n}" for n in range(6))
+    change = Change(Setting("read_ahead_kb", 4096, "loop0"), 128, note)
+    table = table_of(qtbot, [change])
+    wanted = table.fontMetrics().boundingRect(
+        QRect(0, 0, table.columnWidth(NOTE) - 8, 10_000), Qt.TextFlag.TextWordWrap, note
+    )
+    assert table.rowHeight(0) >= wanted.height()
+    right = table.columnViewportPosition(NOTE) + table.columnWidth(NOTE)
+    assert right <= table.viewport().width()  # the Note column ends within the table
+
+
+def test_the_pair_zeroed_is_said_once(qtbot: Any) -> None:
+    preset = Preset("ratios", "", "", {"vm.dirty_ratio": Wanted("vm.dirty_ratio", 10)})
+    (change,) = resolve(preset, {}, BYTES_IN_FORCE)
+    table = table_of(qtbot, [change])
+    note = table.item(0, NOTE).text()
+    assert note.count("vm.dirty_bytes to 0") + note.count("vm.dirty_bytes becomes 0") == 1, note
+    assert "536870912 bytes (512 MiB)" in note
+
+
+def test_byte_values_say_what_they_come_to(qtbot: Any) -> None:
+    change = Change(Setting("vm.dirty_bytes", 2**30), 536870912)
+    table = table_of(qtbot, [change])
+    cells = [table.item(0, column).text() for column in range(6)]
+    assert cells[2:5] == ["536870912 (512 MiB)", "1073741824 (1 GiB)", "bytes"]
+    assert table.item(0, NEW).data(Qt.ItemDataRole.UserRole) == "1073741824"  # to edit
+
+
+def test_the_restored_note_gives_units(qtbot: Any) -> None:
+    note = RestoredNote()
+    qtbot.addWidget(note)
+    note.tell(
+        (
+            PutBack("j1", "vm.dirty_bytes", None, 2**30, 536870912),
+            PutBack("j1", "read_ahead_kb", "loop3", 4096, 128),
+            PutBack("j1", "vm.dirty_expire_centisecs", None, 500, 3000),
+        )
+    )
+    text = note.text()
+    assert "vm.dirty_bytes 1073741824 (1 GiB) -> 536870912 bytes (512 MiB)" in text
+    assert "loop3: read_ahead_kb 4096 -> 128 KiB" in text
+    assert "vm.dirty_expire_centisecs 500 (5 s) -> 3000 centisecs (30 s)" in text
 
 
 def test_geometry_says_below_only_with_advice_below() -> None:

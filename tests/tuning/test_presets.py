@@ -278,11 +278,11 @@ def test_setting_bytes_zeroes_the_ratio_in_force() -> None:
     now = {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0}
     (change,) = resolve(loaded, {}, now)
     assert change.side_effects == (Setting("vm.dirty_ratio", 0),)
-    assert "switches from vm.dirty_ratio (20 %)" in change.note
+    assert "switches from vm.dirty_ratio at 20 %:" in change.note
     back = preset('[global]\n"vm.dirty_ratio" = 20\n')
     (restore,) = resolve(back, {}, {"vm.dirty_ratio": 0, "vm.dirty_bytes": 536870912})
     assert restore.side_effects == (Setting("vm.dirty_bytes", 0),) and restore.changes_anything
-    assert "switches from vm.dirty_bytes (536870912 bytes)" in restore.note
+    assert "switches from vm.dirty_bytes at 536870912 bytes (512 MiB):" in restore.note
 
 
 def test_in_force_follows_the_non_zero_half() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QLabel, QWidget
 
+from stripewise.model.tunable_values import bare, shown
 from stripewise.protocol.tuning_replies import PutBack, restored_summary
 from stripewise.services.tuning import GeometryReport
 
@@ -30,7 +31,7 @@ class RestoredNote(QLabel):
         if not new:
             return None
         self.told += new
-        lines = restored_summary(self.told)
+        lines = restored_summary(self.told, shown, bare)  # with units, as `tune show` says
         self.setText("\n".join(line[0].upper() + line[1:] + "." for line in lines))
         self.setVisible(True)
         return lines[-1]

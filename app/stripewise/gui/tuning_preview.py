@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.model.presets import SkippedChange
+from stripewise.model.tunable_values import bare
 from stripewise.model.tunables import Change, tunable
 from stripewise.model.wording import count_noun
 
@@ -47,8 +48,20 @@ def unwrap(text: str) -> str:
     return "\n\n".join(paragraphs)
 
 
-def _shown(value: object) -> str:
-    return "-" if value is None else str(value)
+def _shown(key: str, value: object) -> str:
+    """A cell's value: the Unit column names the unit, bytes also say what they come to."""
+    return "-" if value is None else bare(key, value)
+
+
+def _note(change: Change) -> str:
+    """The row's note, and what the kernel does to the pair, unless the note says it already
+    (a switch from the bytes half in force names the zeroing itself)."""
+    effects = [
+        f"{s.key} becomes {s.value}"
+        for s in change.side_effects
+        if change.changes_anything and s.key not in change.note
+    ]
+    return "; ".join(part for part in (change.note, ", ".join(effects)) if part)
 
 
 def gone_text(names: Sequence[str]) -> str:
@@ -79,33 +92,30 @@ class PreviewTable(QTableWidget):
         self.setItemDelegateForColumn(NEW, _ValueEditor(self))
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        # the Note takes the width left and wraps; each row grows to show all of it
+        header.setSectionResizeMode(_NOTE, QHeaderView.ResizeMode.Stretch)
+        self.setWordWrap(True)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
 
     def show_changes(self, changes: Sequence[Change]) -> None:
         self.blockSignals(True)  # filling the cells is not the user typing
         self.setRowCount(len(changes))
         for row, change in enumerate(changes):
             knob = tunable(change.setting.key)
-            side_effects = ", ".join(f"{s.key} becomes {s.value}" for s in change.side_effects)
-            note = "; ".join(
-                part
-                for part in (change.note, side_effects if change.changes_anything else "")
-                if part
-            )
             cells = (
                 change.setting.device or "all (global)",
                 knob.key,
-                _shown(change.current),
-                _shown(change.setting.value) if change.changes_anything else "unchanged",
+                _shown(knob.key, change.current),
+                _shown(knob.key, change.setting.value) if change.changes_anything else "unchanged",
                 knob.shown_unit,
-                note,
+                _note(change),
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == _NOTE:
                     item.setToolTip(text)
                 if column == NEW and not isinstance(change, SkippedChange):
-                    item.setData(_VALUE, _shown(change.setting.value))
+                    item.setData(_VALUE, str(change.setting.value))  # the number, to edit
                     unit = f" ({knob.shown_unit})" if knob.shown_unit else ""
                     item.setToolTip(f"Double-click to type another value{unit}")
                 else:

@@ -25,6 +25,7 @@ from typing import Any
 from stripewise.input_files import InputFileError, parse_toml
 from stripewise.model.file_errors import FileFieldError, header_problem
 from stripewise.model.numbers import ascii_int
+from stripewise.model.tunable_values import shown
 from stripewise.model.tunables import (
     TUNABLES,
     Change,
@@ -417,7 +418,7 @@ def _global_change(wanted: Wanted, current_values: Mapping[str, int]) -> Change:
         other = current_values.get(knob.pair)
         if other and not in_force(key, current_values):
             notes.append(
-                f"switches from {knob.pair} ({other} {TUNABLES[knob.pair].unit}): "
+                f"switches from {knob.pair} at {shown(knob.pair, other)}: "
                 f"the kernel sets {knob.pair} to 0"
             )
     if current is None:

@@ -37,11 +37,13 @@ class PutBack(WireValue):
 
 
 def restored_summary(
-    items: Iterable[PutBack], shown: Callable[[str, Knob], str] = lambda _key, value: str(value)
+    items: Iterable[PutBack],
+    shown: Callable[[str, Knob], str] = lambda _key, value: str(value),
+    before: Callable[[str, Knob], str] = lambda _key, value: str(value),
 ) -> list[str]:
     """One sentence per interrupted apply, for the CLI and the GUI: `restored 2 values an
     interrupted apply had left (journal ID): loop2: scheduler mq-deadline -> none, ...`;
-    `shown` writes a value (the CLI adds units)."""
+    `shown` writes the value put back (with its unit), `before` the one it had left."""
     by_journal: dict[str, list[PutBack]] = {}
     for item in items:
         by_journal.setdefault(item.journal, []).append(item)
@@ -49,7 +51,8 @@ def restored_summary(
         f"restored {count_noun(len(put), 'value')} an interrupted apply had left "
         f"(journal {journal}): "
         + ", ".join(
-            f"{p.device + ': ' if p.device else ''}{p.key} {p.was} -> {shown(p.key, p.value)}"
+            f"{p.device + ': ' if p.device else ''}{p.key} "
+            f"{before(p.key, p.was)} -> {shown(p.key, p.value)}"
             for p in put
         )
         for journal, put in by_journal.items()
