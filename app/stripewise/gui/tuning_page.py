@@ -9,6 +9,7 @@ machine's own, whatever map the Hardware page shows (`gui.tuning_devices`).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -147,6 +148,7 @@ class TuningPage(QWidget):
         hardware.machineChanged.connect(self._on_machine)
         hardware.machineFailed.connect(self._on_failed)
         hardware.inventoryChanged.connect(self._show_origin)
+        service.helper.privilegesSettled.connect(self._ask_restored)  # shown before settled
         if planner is not None:
             planner.planChanged.connect(self._on_plan)
         self._show_origin()
@@ -241,9 +243,6 @@ class TuningPage(QWidget):
         self.targets.select(names)  # one preview for the whole selection, not one per row
         self._selection_changed()
 
-    def _checked_keys(self) -> list[str]:
-        return self.targets.checked_keys()
-
     def selected_devices(self) -> list[str]:
         """Kernel names to tune: checked disks and arrays, and the devices of checked planned
         arrays (the md device once created, else the members this machine has), once each."""
@@ -282,7 +281,7 @@ class TuningPage(QWidget):
         planned_rows = self.targets.planned
         planned = [
             planned_geometry_report(planned_rows[key].array, self.plan)
-            for key in self._checked_keys()
+            for key in self.targets.checked_keys()
             if key in planned_rows and planned_rows[key].created_as is None and self.plan
         ]
         if arrays or planned:
@@ -337,7 +336,7 @@ class TuningPage(QWidget):
 
     def _nothing_here(self) -> str:
         """Planned arrays ticked whose disks are none of this machine's: said, not "Pick"."""
-        keys = self._checked_keys()
+        keys = self.targets.checked_keys()
         if not keys or self.selected_devices() or not all(k in self.targets.planned for k in keys):
             return ""
         names = ", ".join(k.removeprefix("plan:") for k in keys)
@@ -431,23 +430,30 @@ class TuningPage(QWidget):
         settings = settings_of(self.changes)
         label = self._label()
         self.summary.setText("Applying...")
-        self._ask_restored()
+        self._ask_restored(quietly=False)
         self.service.call(
             ApplyArgs(settings, label), lambda r: self._done("Applied", r), self._refused
         )
 
     def verify(self) -> None:
-        self._ask_restored()
+        self._ask_restored(quietly=False)
         self.service.call(VerifyArgs(), lambda r: self._done("Verified", r), self._refused)
 
     def revert(self) -> None:
-        self._ask_restored()
+        self._ask_restored(quietly=False)
         self.service.call(RevertArgs(), lambda r: self._done("Reverted", r), self._refused)
 
-    def _ask_restored(self) -> None:
-        """Before the page's first verb: what the helper put back as it started (the verb
-        itself may then be refused, with nothing to verify or revert)."""
-        if not self._asked_restored:
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._ask_restored()
+
+    def _ask_restored(self, quietly: bool = True) -> None:
+        """What the helper put back as it started: asked when the page is first shown if that
+        prompts for no password, else before its first verb (which may then be refused,
+        with nothing to verify or revert)."""
+        if not self._asked_restored and (
+            not quietly or (self.isVisible() and self.service.asks_quietly())
+        ):
             self._asked_restored = True
             self.service.call(
                 CapabilitiesArgs(),

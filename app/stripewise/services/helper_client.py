@@ -30,6 +30,7 @@ class HelperClient(QObject):
     failed = Signal(str)  # the helper could not be started or went away
     eventReceived = Signal(object)  # a typed event (protocol.events): PhaseStarted, Sample, ...
     notice = Signal(str)  # something the user should know (privileges lost, say)
+    privilegesSettled = Signal()  # `privileges` known: how a helper would start
 
     def __init__(self, parent: QObject | None = None, *, options: Sequence[str] = ()) -> None:
         """`options` go to a helper started directly (as root, or as the user): tests give
@@ -53,6 +54,7 @@ class HelperClient(QObject):
         """What may be asked is settled here, once: every request reads the outcome."""
         self.privileges = privileges
         self._refusal = "" if privileges.available else privileges.explanation
+        self.privilegesSettled.emit()
 
     @property
     def unavailable_reason(self) -> str:

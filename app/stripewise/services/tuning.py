@@ -10,6 +10,7 @@ from typing import TypeVar
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
+from stripewise.environment import PrivilegeMode
 from stripewise.model.plan import Plan, PlannedArray
 from stripewise.model.presets import CUSTOM, Preset, PresetError, as_now, edited, resolve
 from stripewise.model.tunables import Change, TuningError
@@ -252,6 +253,13 @@ class TuningService(QObject):
             self.failed.emit(str(exc))
 
     # --- through the helper: every write is its -------------------------------------------
+    def asks_quietly(self) -> bool:
+        """Whether a request now prompts no one for a password: the helper runs already, or
+        starts as root or with sudo -n (pkexec would put up polkit's dialog)."""
+        privileges = self.helper.privileges
+        quiet = (PrivilegeMode.ROOT, PrivilegeMode.SUDO)
+        return self.helper.running or (privileges is not None and privileges.mode in quiet)
+
     def call(
         self, args: VerbArgs[R], on_result: Callable[[R], None], on_error: Callable[[str], None]
     ) -> None:
