@@ -11,15 +11,21 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from stripewise import environment
 from stripewise.cli import main
 from stripewise.cli.tune_write import add_write_commands
 from tests.fixtures.killed_apply import killed_apply
+from tests.fixtures.stalled_loop import freezable_loop, io_held, needs_fsfreeze
+from tests.fixtures.tuning_state import queue
 from tests.helper.test_builtin_engine import Loop
 from tests.helper.test_tuning_verbs import VM, device_values, restore_vm, restored_loop, vm_now
 
@@ -225,3 +231,36 @@ def test_an_apply_killed_midway_is_told_by_show_and_put_back_by_the_next_command
         assert main(["tune", "show", *devices, "--state-dir", str(state), "--json"]) == 0
         notes = json.loads(capsys.readouterr().out)["notes"]
         assert len(notes) == 1 and notes[0].startswith("note: restored ")
+
+
+@needs_fsfreeze
+def test_a_helper_killed_under_the_cli_says_what_may_be_left_and_how_it_goes(
+    state: Path,
+) -> None:
+    """`tune set` whose helper dies half-way: one line says values may be in force and which
+    command puts them back, and that command does."""
+    with restored_loop() as first, freezable_loop() as (stalled, mountpoint):
+        found = {loop.name: device_values(loop) for loop in (first, stalled)}
+        wanted = next(s for s in ("mq-deadline", "none") if s != found[first.name]["scheduler"])
+        devices = ["--device", first.name, "--device", stalled.name]
+        argv = [sys.executable, "-m", "stripewise", "tune", "set", f"scheduler={wanted}",
+                *devices, "--state-dir", str(state)]  # fmt: skip
+        with io_held(stalled, mountpoint):
+            cli = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 30
+            helper = None
+            while helper is None or queue(first, "scheduler") != wanted:
+                assert cli.poll() is None and time.monotonic() < deadline, cli.communicate()
+                children = psutil.Process(cli.pid).children()
+                helper = children[0] if children else None
+                time.sleep(0.02)
+            helper.kill()
+        out, err = cli.communicate(timeout=60)
+        assert cli.returncode == 1, (out, err)
+        assert err.count("\n") == 1 and err.startswith("stripewise: error: the helper stopped")
+        assert "values the apply wrote before it stopped may be in force" in err
+        assert "the next `stripewise tune verify` (or set, apply, revert) puts them back" in err
+        assert queue(first, "scheduler") == wanted  # left in force by the killed helper
+        assert tune(state, "verify") == 1  # nothing left to verify once put back
+        for loop in (first, stalled):
+            assert device_values(loop) == found[loop.name]

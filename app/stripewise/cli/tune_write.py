@@ -173,7 +173,7 @@ def _ask(
     finally:
         client.close()
     if reply is None:
-        return fail(client.stopped_reason(), EXIT_FAILED)
+        return fail(client.stopped_reason() + _left_by(request), EXIT_FAILED)
     if isinstance(reply.result, ApplyReply):  # put back by the apply itself, before it
         _print_restored([p for p in reply.result.restored_at_start if p not in told], args.json)
     if reply.result is None:  # refused, or an answer that did not parse (bad_reply)
@@ -184,6 +184,20 @@ def _ask(
         print(json.dumps(result.to_json(), indent=2))
         return EXIT_FAILED if isinstance(result, VerifyReply) and result.mismatches else EXIT_OK
     return show(result)
+
+
+def _left_by(request: VerbArgs[Any]) -> str:
+    """What a helper that stopped in the middle of a writing verb may have left, and how it is
+    put right: an apply's journal entry is put back by the next helper as it starts."""
+    if isinstance(request, ApplyArgs):
+        return (
+            "; values the apply wrote before it stopped may be in force: `stripewise tune "
+            "show` names them, the next `stripewise tune verify` (or set, apply, revert) puts "
+            "them back"
+        )
+    if isinstance(request, RevertArgs):
+        return "; the revert may be half done: run `stripewise tune revert` again"
+    return ""
 
 
 def _tell_restored(client: HelperClient, as_json: bool) -> set[PutBack]:
