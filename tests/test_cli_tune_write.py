@@ -264,3 +264,29 @@ def test_a_helper_killed_under_the_cli_says_what_may_be_left_and_how_it_goes(
         assert tune(state, "verify") == 1  # nothing left to verify once put back
         for loop in (first, stalled):
             assert device_values(loop) == found[loop.name]
+
+
+def test_a_value_already_in_force_is_neither_written_nor_journaled(
+    loop: Loop, state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = device_values(loop)
+    scheduler = found["scheduler"]
+    assert tune(state, "set", f"scheduler={scheduler}", "--device", loop.name) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines() == [
+        f"{loop.name}: scheduler: {scheduler}, already in force",
+        "nothing to change: every value is already in place",
+    ]
+    assert tune(state, "revert") == 1  # no journal entry was made
+    assert "no applied tuning" in capsys.readouterr().err
+
+    argv = [f"scheduler={scheduler}", "read_ahead_kb=4096", "--device", loop.name]
+    assert tune(state, "set", *argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{loop.name}: scheduler: {scheduler}, already in force"
+    assert out[1] == f"{loop.name}: read_ahead_kb: {found['read_ahead_kb']} -> 4096 KiB"
+    assert tune(state, "revert") == 0
+    assert capsys.readouterr().out.splitlines()[:-1] == [
+        f"{loop.name}: read_ahead_kb: 4096 -> {found['read_ahead_kb']} KiB"
+    ]  # the scheduler is in no journal
+    assert device_values(loop) == found

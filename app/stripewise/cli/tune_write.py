@@ -9,9 +9,10 @@ a difference, 2 on invalid input (nothing written).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from stripewise import environment
@@ -90,7 +91,8 @@ def run_write(args: argparse.Namespace) -> int:
     command = args.tune_write
     try:
         if command == "set":
-            settings = settings_from_assignments(args.assignments, args.devices or [])
+            assigned = settings_from_assignments(args.assignments, args.devices or [])
+            settings = not_in_force(assigned, args.json)
             return apply_settings(
                 args, settings, "stripewise tune set " + " ".join(args.assignments)
             )
@@ -148,6 +150,28 @@ def settings_from_preset(preset_name: str, devices: list[str]) -> list[TuningSet
 
 
 # --- talking to the helper -------------------------------------------------------------------
+_UNKNOWN = object()  # a value not read: never in force
+
+
+def not_in_force(settings: list[TuningSetting], as_json: bool) -> list[TuningSetting]:
+    """The settings that change something: one already in force is neither written nor
+    journaled (a revert would "put back" what never changed), as a preset's are not; each
+    is said (on stderr under --json, whose stdout is the reply)."""
+    from stripewise.tuning.current import read_device, read_globals
+
+    found: dict[str | None, Mapping[str, int | str]] = {None: read_globals()}
+    for device in {s.device for s in settings if s.device}:
+        with contextlib.suppress(TuningError):  # the helper says what is wrong with it
+            found[device] = read_device(device).values
+    left = [s for s in settings if found.get(s.device, {}).get(s.key, _UNKNOWN) != s.value]
+    for setting in settings:
+        if setting not in left:
+            where = _where(setting.key, setting.device)
+            line = f"{where}: {_with_unit(setting.key, setting.value)}, already in force"
+            print(line, file=sys.stderr if as_json else sys.stdout)
+    return left
+
+
 def apply_settings(args: argparse.Namespace, settings: list[TuningSetting], label: str) -> int:
     """Through a root helper, journaled; `args` gives json and state_dir."""
     if not settings:
