@@ -290,3 +290,17 @@ def test_a_value_already_in_force_is_neither_written_nor_journaled(
         f"{loop.name}: read_ahead_kb: 4096 -> {found['read_ahead_kb']} KiB"
     ]  # the scheduler is in no journal
     assert device_values(loop) == found
+
+
+def test_verify_says_what_the_kernel_kept(
+    loop: Loop, state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """read_ahead_kb=130 is kept as 128 (whole 4 KiB pages): the apply says so, and verify
+    finds it in force instead of failing for good."""
+    assert tune(state, "set", "read_ahead_kb=130", "--device", loop.name) == 0
+    assert "(the kernel stored 128)" in capsys.readouterr().out
+    assert tune(state, "verify") == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"{loop.name}: read_ahead_kb: 128 KiB, as written (what the kernel keeps of 130)"
+    )
+    assert tune(state, "revert") == 0

@@ -134,15 +134,20 @@ def test_apply_verify_revert_restores_a_loop_device_exactly(
 
 
 @needs_loop
-def test_verify_names_what_the_kernel_rounded(
+def test_verify_takes_what_the_kernel_rounded_as_in_force(
     helper: TuningHelper, loop: Loop, state: Path
 ) -> None:
     found = queue(loop, "read_ahead_kb")
     applied = helper.result("tuning.apply", {"settings": [setting("read_ahead_kb", 5, loop.name)]})
     item = applied["settings"][0]
     assert item["written"] == 5 and item["after"] == 4 and item["matches"] is False
+    verified = helper.result("tuning.verify", {})  # in force as the kernel keeps it
+    assert verified["mismatches"] == []
+    (kept,) = verified["settings"]
+    assert (kept["written"], kept["now"], kept["matches"]) == (5, 4, True)
+    Path(f"/sys/block/{loop.name}/queue/read_ahead_kb").write_text("8")  # changed since
     mismatch = helper.result("tuning.verify", {})["mismatches"][0]
-    assert mismatch["now"] == 4 and "the kernel stored 4" in mismatch["reason"]
+    assert mismatch["now"] == 8 and "changed since" in mismatch["reason"]
     helper.result("tuning.revert", {})
     assert queue(loop, "read_ahead_kb") == found
 

@@ -294,7 +294,8 @@ def _show_verify(result: VerifyReply) -> int:
     for item in result.settings:
         if item.matches:
             where = _where(item.key, item.device)
-            print(f"{where}: {_with_unit(item.key, item.now)}, as written")
+            kept = "" if item.now == item.written else f" (what the kernel keeps of {item.written})"
+            print(f"{where}: {_with_unit(item.key, item.now)}, as written{kept}")
     shown = [
         f"{_where(m.key, m.device)}: written {m.written}, now {_with_unit(m.key, m.now)}: "
         f"{m.reason}"

@@ -80,14 +80,17 @@ def handle_verify(session: HelperState, request: Request) -> VerifyReply:
     checked, mismatches = [], []
     for change in entry.changes:
         verdict = machine.verify(change.key, change.device, change.written)
+        # what the kernel keeps of the value written (read_ahead_kb in whole pages) is the
+        # apply in force, not a difference: a rewrite would store the same
+        rounded = change.after is not None and change.after == verdict.kept != change.written
         reason = None
         if not same_boot:
             reason = "the machine restarted since the apply: the kernel's values are back"
         elif not machine.is_journaled(entry, change.device):
             reason = f"{change.device} is gone or is another device now"
-        elif change.after is not None and change.after != change.written:
+        elif change.after is not None and change.after != change.written and not rounded:
             reason = f"the kernel stored {change.after} ({_kept_as(change, verdict)})"
-        elif not verdict.matches:
+        elif not verdict.in_force:
             reason = _why_not_written(state, verdict.now == change.before)
         item = VerifiedSetting(
             change.key,
@@ -95,7 +98,7 @@ def handle_verify(session: HelperState, request: Request) -> VerifyReply:
             change.unit,
             change.written,
             verdict.now,
-            reason is None and verdict.matches,
+            reason is None and verdict.in_force,
         )
         checked.append(item)
         if not item.matches:
