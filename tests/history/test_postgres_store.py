@@ -80,7 +80,10 @@ def test_the_psycopg_only_listing_reads_what_the_store_lists(postgres_url: str) 
     with open_database(postgres_url) as db:
         store = HistoryStore(db)
         store.delete_runs([2])
+        store.set_tags(3, ["raid5", 'say "x"'])  # JSON read in one go: quotes survive
         listed = store.list_runs()
+    assert next(run for run in listed if run.id == 3).tags == ("raid5", 'say "x"')
+    assert any(run.headline.figures for run in listed), "headlines read too"
     assert quicklist_pg.list_runs(postgres_url) == listed
     assert quicklist_pg.list_runs(postgres_url, limit=2) == listed[:2]
     assert quicklist_pg.list_runs(postgres_url.replace("+psycopg", "")) is None, "psycopg2's"

