@@ -111,9 +111,9 @@ def _text(event: Event, interactive: bool) -> str:
 
 
 def format_results(result: RunResult) -> str:
+    engine = f"{result.engine} {result.engine_version}".strip()  # version unknown: no gap
     lines = [
-        f"\nRun {result.status} ({result.engine} {result.engine_version}, "
-        f"{result.elapsed_s:.1f} s)",
+        f"\nRun {result.status} ({engine}, {result.elapsed_s:.1f} s)",
         f"{'Phase':<28} {'MB/s median':>11} {'min .. max':>19} {'IOPS':>9} "
         f"{'p99 us':>9} {'CPU %':>6} {'KB/s per CPU%':>14}",
     ]
