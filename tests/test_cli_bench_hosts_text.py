@@ -4,12 +4,13 @@ or closed ports, the real CLI in its own process."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from stripewise.cli.bench_hosts import JOB_OPTIONS_ENV
-from tests.fixtures.fio_servers import free_port
+from tests.fixtures.fio_servers import FioServers, free_port
 
 TIMEOUT_S = 120
 
@@ -35,3 +36,28 @@ def test_a_run_no_host_ran_says_fio_without_an_empty_version(tmp_path: Path) -> 
     assert done.returncode == 1, done.stderr
     assert "Run failed (fio, " in done.stdout, done.stdout
     assert "fio ," not in done.stdout
+
+
+# a repetition's figures as a host's line: "127.0.0.1:4711: Sequential Input, Block
+# (repetition 2): 16,777.2 MB/s, 16,000 IOPS in 0.0 s"
+RESULT_LINE = re.compile(r"^(?P<host>\S+): (?P<phase>[^:]+): [\d,.]+ MB/s, [\d,]+ IOPS in ")
+
+
+def test_each_hosts_phase_result_line_names_its_phase(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    """A host's results come when its client ends, after every phase_started it gets (a
+    phase over between two of fio's ETA lines gets none): each line names its phase."""
+    servers = fio_servers(2)
+    hosts = [arg for s in servers for arg in ("--host", s.label)]
+    done = bench_text(*hosts, *spec_args(tmp_path), "--repetitions", "2")
+    assert done.returncode == 0, done.stderr
+    found = [m for line in done.stdout.splitlines() if (m := RESULT_LINE.match(line))]
+    expected = sorted(
+        f"{name} (repetition {repetition})"
+        for name in ("Sequential Output, Block", "Sequential Input, Block")
+        for repetition in (1, 2)
+    )
+    for server in servers:
+        named = sorted(m["phase"] for m in found if m["host"] == server.label)
+        assert named == expected, done.stdout

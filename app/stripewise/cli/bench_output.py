@@ -12,6 +12,7 @@ import os
 import sys
 from typing import IO
 
+from stripewise.model.bench import BONNIE_NAMES
 from stripewise.model.guards import describe, guard
 from stripewise.model.run import RunStatus
 from stripewise.model.steady_state import Window, round_words
@@ -31,6 +32,7 @@ from stripewise.protocol.group import GroupOutcome
 BAR_WIDTH = 28
 CANCELLED = "cancelled"  # a cancelled repetition's error, from either engine
 TOTAL_HOST = "total"  # protocol.group's name for the summed samples
+CLEAR_LINE = "\r" + " " * 70 + "\r"  # a live bar's line wiped for a line of text
 
 
 # a repetition that failed or was cancelled has no figures: the history keeps them missing
@@ -85,29 +87,34 @@ def _text(event: Event, interactive: bool) -> str:
         eta_text = f" ETA {event.eta_s:,.0f} s" if event.eta_s is not None else ""
         return f"\r  [{bar:<{BAR_WIDTH}}] {done:4.0%} {rate:9,.1f} MB/s{eta_text}   "
     if isinstance(event, PhaseFinished):
-        status = ""
-        if event.flags:  # the helper's warning just before says why, with its figures
-            status += f"  ! {', '.join(guard(f).title for f in event.flags)}"
-        if event.error:  # what it measured before it stopped is no result: no rate shown
-            line = f"  {_stopped(event.error)} after {event.elapsed_s:.1f} s"
-            line += "" if event.error == CANCELLED else f": {event.error}"
-        else:
-            line = f"  {event.mb_s:,.1f} MB/s, {event.iops:,.0f} IOPS in {event.elapsed_s:.1f} s"
-            if event.rounds is not None:  # the figures are the last 5 rounds' means
-                settled = "steady" if event.steady else "not steady"
-                line += f", {settled} after {len(event.rounds)} rounds"
-        for stall in event.stalls or ():  # an interval whose p99 stood out, when it ended
-            status += f"\n  stall at {stall.t_s:,.1f} s: p99 {stall.p99_us / 1000:,.1f} ms"
-        return ("\r" + " " * 70 + "\r" if interactive else "") + line + status + "\n"
+        return (CLEAR_LINE if interactive else "") + f"  {_finished(event)}\n"
     if isinstance(event, SteadyRound):  # "round 7: not steady, excursion 34 %"
         window = Window(event.figure, event.excursion_pct, event.slope_pct)
         words = round_words(event.round, window)
-        return ("\r" + " " * 70 + "\r" if interactive else "") + f"  {words}\n"
+        return (CLEAR_LINE if interactive else "") + f"  {words}\n"
     if isinstance(event, RunWarning | RunError):
         return f"{event.EVENT}: {event.message}\n"
     if isinstance(event, RunResult):
         return format_results(event)
     return ""  # a scaling test's events: cli/bench_scaling.py says them
+
+
+def _finished(event: PhaseFinished) -> str:
+    """A repetition's figures, or why it has none; then its guards and stalls (indented)."""
+    status = ""
+    if event.flags:  # the helper's warning just before says why, with its figures
+        status += f"  ! {', '.join(guard(f).title for f in event.flags)}"
+    if event.error:  # what it measured before it stopped is no result: no rate shown
+        line = f"{_stopped(event.error)} after {event.elapsed_s:.1f} s"
+        line += "" if event.error == CANCELLED else f": {event.error}"
+    else:
+        line = f"{event.mb_s:,.1f} MB/s, {event.iops:,.0f} IOPS in {event.elapsed_s:.1f} s"
+        if event.rounds is not None:  # the figures are the last 5 rounds' means
+            settled = "steady" if event.steady else "not steady"
+            line += f", {settled} after {len(event.rounds)} rounds"
+    for stall in event.stalls or ():  # an interval whose p99 stood out, when it ended
+        status += f"\n  stall at {stall.t_s:,.1f} s: p99 {stall.p99_us / 1000:,.1f} ms"
+    return line + status
 
 
 def format_results(result: RunResult) -> str:
@@ -160,12 +167,19 @@ def emit_group(event: Event, *, as_json: bool) -> None:
     elif isinstance(event, Sample):
         if host == TOTAL_HOST and event.latency_us is None:  # a late interval is no live rate
             say(_text(event, sys.stdout.isatty()).replace("  [", "  total [", 1), sys.stdout)
-    elif isinstance(event, RunResult):
-        say(
-            f"{host}: {event.status}" + (f" ({event.error})\n" if event.error else "\n"), sys.stdout
-        )
-    else:
-        say(f"{host}: {_text(event, sys.stdout.isatty()).lstrip(chr(13))}", sys.stdout)
+    else:  # a line of its own, over the live bar when there is one
+        clear = CLEAR_LINE if sys.stdout.isatty() else ""
+        say(f"{clear}{host}: {_host_text(event)}", sys.stdout)
+
+
+def _host_text(event: Event) -> str:
+    if isinstance(event, PhaseFinished):  # named: a host's come when its client ends, long
+        # after its phase_started (and a phase fio ran between two ETA lines has none)
+        named = f"{BONNIE_NAMES[event.phase]} (repetition {event.repetition})"
+        return f"{named}: {_finished(event)}\n"
+    if isinstance(event, RunResult):
+        return f"{event.status}" + (f" ({event.error})\n" if event.error else "\n")
+    return _text(event, interactive=False)
 
 
 def format_group(outcome: GroupOutcome) -> str:
