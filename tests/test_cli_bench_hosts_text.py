@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 from stripewise.cli.bench_hosts import JOB_OPTIONS_ENV
+from stripewise.history.database import open_database, path_to_url
+from stripewise.history.store import HistoryStore
 from tests.fixtures.fio_servers import FioServers, free_port
 
 TIMEOUT_S = 120
@@ -61,3 +63,33 @@ def test_each_hosts_phase_result_line_names_its_phase(
     for server in servers:
         named = sorted(m["phase"] for m in found if m["host"] == server.label)
         assert named == expected, done.stdout
+
+
+def test_a_figure_no_host_measured_claims_no_repetition(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    """A group's total has no latency or CPU, nor a host's run CPU (docs/protocol.md, "Group
+    runs"): `history show` and the HTML report give them no repetition; MB/s has its two."""
+    (server,) = fio_servers(1)
+    db = path_to_url(tmp_path / "history.db")
+    spec = [*spec_args(tmp_path), "--repetitions", "2", "--save", "--db", db]
+    saved = bench_text("--host", server.label, *spec)
+    assert saved.returncode == 0, saved.stderr
+    shown = history(db, "show", "1")
+    rows = {tuple(line.split()[:2]): line.split() for line in shown.splitlines()}
+    assert rows["seq_read", "throughput"][-1] == "2", shown
+    for metric in ("latency_p50", "latency_p99", "cpu", "efficiency"):
+        assert rows["seq_read", metric][2] == "-" and rows["seq_read", metric][-1] == "-", shown
+    page = history(db, "export", "2", "--format", "html")  # the host's run: no CPU measured
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", page[page.index("<td>seq_read</td><td>cpu") :])
+    assert cells[:6] == ["seq_read", "cpu", "\u2013", "%", "", "\u2013"], cells[:6]
+    with open_database(db) as opened:
+        stored = HistoryStore(opened).get_run(1).results
+    assert {r.repetitions for r in stored if r.value is None} == {0}
+
+
+def history(db: str, *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-m", "stripewise", "history", *args, "--db", db],
+        capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
+    ).stdout  # fmt: skip

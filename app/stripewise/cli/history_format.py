@@ -222,7 +222,7 @@ def _result_row(result: ResultValue) -> list[str]:
         _figure(result.value),
         result.unit,
         spread,
-        str(result.repetitions),
+        str(result.repetitions) if result.value is not None else "-",  # none measured it
     ]
 
 

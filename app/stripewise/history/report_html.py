@@ -393,7 +393,7 @@ def _run_results_table(results: Sequence[ResultValue]) -> str:
             _td(_number(r.value), "num"),
             _td(escape(r.unit)),
             _td(spread, "num"),
-            _td(str(r.repetitions), "num"),
+            _td(str(r.repetitions) if r.value is not None else _number(None), "num"),
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return _table(["Phase", "Metric", "Median", "Unit", "Min .. max", "Repetitions"], rows)

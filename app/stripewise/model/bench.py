@@ -297,15 +297,22 @@ class PhaseResult:
         for q, key, figure in singles:
             passes = self.passes.get(key, ())
             values.append(
-                ResultValue(phase, q.metric, q.unit, figure, *_spread(passes), passes, self.flags)
+                ResultValue(
+                    phase, q.metric, q.unit, figure, *_spread(figure, passes), passes, self.flags
+                )
             )
         values += [value for kept in self.steady_rounds for value in round_values(phase, kept)]
         return values
 
 
-def _spread(passes: tuple[float, ...]) -> tuple[float | None, float | None, int]:
-    """A single figure's min, max and repetitions: those of its passes."""
-    return (min(passes), max(passes), len(passes)) if passes else (None, None, 1)
+def _spread(
+    figure: float | None, passes: tuple[float, ...]
+) -> tuple[float | None, float | None, int]:
+    """A single figure's min, max and repetitions: those of its passes; no repetition for a
+    figure nothing measured (a group's total latency, a failed phase's CPU)."""
+    if passes:
+        return min(passes), max(passes), len(passes)
+    return None, None, 0 if figure is None else 1
 
 
 class PhaseFigures(Protocol):
