@@ -383,7 +383,9 @@ def test_delete_needs_yes_or_a_terminal_and_restore_brings_runs_back(
     assert "nothing deleted" in capsys.readouterr().err
     monkeypatch.setattr("sys.stdin", _Terminal("y\n"))
     assert history(db_url, "delete", "2") == 0
-    assert "to the trash" in capsys.readouterr().out
+    assert capsys.readouterr().out == (
+        "moved run 2 to the trash; `stripewise history restore 2` brings it back\n"
+    )
 
     assert history(db_url, "delete", "3", "99", "--yes") == 2  # nothing moves
     assert listed_ids(db_url, capsys) == [1, 3, 4]

@@ -98,6 +98,7 @@ def test_delete_asks_then_undo_and_the_trash_bring_runs_back(
     qtbot.waitUntil(lambda: listed_ids(page) == [3, 1], timeout=5_000)
     page.scope.setCurrentIndex(page.scope.findData("trash"))
     qtbot.waitUntil(lambda: listed_ids(page) == [2], timeout=5_000)
+    assert page.caption.text() == "1 deleted run, kept 30 days: Restore brings it back"
     assert page.restore_button.isVisibleTo(page) and not page.compare_button.isEnabled()
     page.select_runs([2])
     page.restore_button.click()

@@ -146,7 +146,9 @@ def test_duplicate_in_the_trash_says_how_to_restore(db: Database) -> None:
     with pytest.raises(DuplicateImport) as caught:
         import_file(db, FIXTURES / "bonnie200a_x2_header.csv")
     assert caught.value.trashed == [ids[1]]
-    assert f"`stripewise history restore {ids[1]}`" in str(caught.value)
+    assert f"(in the trash: `stripewise history restore {ids[1]}` brings it back)" in str(
+        caught.value
+    )
 
 
 def test_utf16_file_from_powershell(db: Database, tmp_path: Path) -> None:

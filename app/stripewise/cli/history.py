@@ -323,7 +323,8 @@ def _delete(args: argparse.Namespace, store: HistoryStore) -> int:
     if moved:
         print(
             f"moved {noun_for(len(moved), 'run')} {_ids_text(moved)} to the trash; "
-            f"`stripewise history restore {' '.join(map(str, moved))}` brings them back"
+            f"`stripewise history restore {' '.join(map(str, moved))}` brings "
+            f"{noun_for(len(moved), 'it', 'them')} back"
         )
     if kept := sorted(set(ids) - set(moved)):
         print(f"{noun_for(len(kept), 'run')} {_ids_text(kept)} already in the trash")

@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from stripewise.gui.history_model import COLUMNS, SORTED_TEXT, RunTableModel
 from stripewise.model.run import RunSummary
 from stripewise.model.run_filter import Term
-from stripewise.model.wording import count_noun
+from stripewise.model.wording import count_noun, noun_for
 from stripewise.services.history import (
     PAGE_SIZE,
     Cursor,
@@ -214,7 +214,8 @@ class RunListing(QObject):
             return
         if self.scope == "trash":
             deleted = count_noun(count, "deleted run") if count is not None else f"{shown}+"
-            caption = f"{deleted}, kept 30 days: Restore brings them back"
+            them = noun_for(count, "it", "them") if count is not None else "them"
+            caption = f"{deleted}, kept 30 days: Restore brings {them} back"
         elif self.text:
             caption = f"{matched} of {total} match {self.text!r}"
         elif self.scope != "all":

@@ -34,6 +34,7 @@ from stripewise.importers import ImportedRun, ParsedFile
 from stripewise.importers.common import SharedNames, decode
 from stripewise.input_files import read_bytes
 from stripewise.model.run_context import ImportRecord, RunContext
+from stripewise.model.wording import noun_for
 
 # Results files are text of a few kB to a few MB; anything far larger is not one.
 MAX_IMPORT_BYTES = 64 * 2**20
@@ -54,14 +55,14 @@ class DuplicateImport(Exception):
         self.source_name = source_name
         self.run_ids = run_ids
         self.trashed = list(trashed)
-        plural = "s" if len(run_ids) > 1 else ""
         where = ""
         if self.trashed:  # the trash is purged later; until then the runs can come back
             ids = " ".join(map(str, self.trashed))
-            where = f" (in the trash: `stripewise history restore {ids}` brings them back)"
+            them = noun_for(len(self.trashed), "it", "them")
+            where = f" (in the trash: `stripewise history restore {ids}` brings {them} back)"
         super().__init__(
-            f"{source_name} was already imported as run{plural} {_ids(run_ids)}{where}; "
-            "nothing was imported"
+            f"{source_name} was already imported as {noun_for(len(run_ids), 'run')} "
+            f"{_ids(run_ids)}{where}; nothing was imported"
         )
 
 
