@@ -20,6 +20,8 @@ from tests.fixtures.netns import NetnsFioServers
 from tests.fixtures.sshd import SshServer
 from tests.hosts.fake_servers import fake_server, reply_as_fio
 
+NO_DASH = "a host or group name cannot begin with '-' (ssh would take it for an option)"
+
 
 @pytest.fixture
 def db(tmp_path: Path) -> str:
@@ -92,7 +94,13 @@ def test_add_list_remove_round_trip(db: str, capsys: pytest.CaptureFixture[str])
         (["add", "site a", "127.0.0.1"], "group name 'site a': use only letters"),
         (["add", "g", "ftp://x"], "host ftp://x: only HOST:PORT or ssh://[user@]host"),
         (["add", "g", "127.0.0.1:99999"], "port 99999 is not from 1 to 65535"),
-        (["add", "g", "ssh://-oProxyCommand=sh"], "is not a host name or address"),
+        (["add", "g", "ssh://-oProxyCommand=sh"], "is not a host name or address (it begins"),
+        (["add", "g", "ssh://-oProxyCommand=sh@h"], "is not a user name (it begins with '-'"),
+        # an ssh option as a word of its own: argparse said only "required: HOST"
+        (["add", "lab", "-oProxyCommand=x"], f"-oProxyCommand=x: {NO_DASH}"),
+        (["add", "g1", "127.0.0.3", "-oProxyCommand=x"], f"-oProxyCommand=x: {NO_DASH}"),
+        (["remove", "g1", "-oProxyCommand=x"], f"-oProxyCommand=x: {NO_DASH}"),
+        (["check", "--host", "-oProxyCommand=x"], f"-oProxyCommand=x: {NO_DASH}"),
         (["list", "nowhere"], "no host group named nowhere"),
         (["remove", "nowhere"], "no host group named nowhere"),
         (["remove", "g1", "127.0.0.1:1"], "not in group g1: 127.0.0.1:1; nothing removed"),

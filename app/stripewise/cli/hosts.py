@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -27,6 +28,34 @@ if TYPE_CHECKING:
 MAX_TIMEOUT_S = 300.0
 
 
+class HostWordsParser(Parser):
+    """The actions' parser: a word that reads as an option but is none of theirs
+    (`-oProxyCommand=x`) stands where a host or group goes, so it is named as one that cannot
+    be, where argparse would say only that HOST is missing or the word unrecognised."""
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        given = args[0] if args else kwargs.get("args")
+        words = list(sys.argv[1:] if given is None else given)
+        for word in words[: words.index("--")] if "--" in words else words:
+            if word.startswith("-") and word != "-" and not self._is_option(word):
+                self.error(
+                    f"{word}: a host or group name cannot begin with '-' (ssh would take it "
+                    f"for an option), and `{self.prog}` has no such option"
+                )
+        return super().parse_known_args(*args, **kwargs)
+
+    def _is_option(self, word: str) -> bool:
+        """One of this parser's options (`--db=URL`, a prefix of one, as argparse reads
+        them), or a negative number, which argparse passes on as a value."""
+        name = word.partition("=")[0]
+        options = self._option_string_actions  # argparse keeps no public list of them
+        abbreviates = name.startswith("--") and any(o.startswith(name) for o in options)
+        return name in options or abbreviates or _NEGATIVE_NUMBER.fullmatch(word) is not None
+
+
+_NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")  # as argparse tells values from options
+
+
 def fill_parser(hosts: argparse.ArgumentParser) -> None:
     hosts.description = (
         "Host groups for runs on several hosts at once. A host is HOST:PORT (a running "
@@ -34,7 +63,7 @@ def fill_parser(hosts: argparse.ArgumentParser) -> None:
         "fio on the host's loopback over ssh). See docs/hosts.md."
     )
     actions = hosts.add_subparsers(
-        dest="hosts_command", metavar="ACTION", required=True, parser_class=Parser
+        dest="hosts_command", metavar="ACTION", required=True, parser_class=HostWordsParser
     )
     add = actions.add_parser("add", help="add hosts to a group (created if new)")
     add.add_argument("group", metavar="GROUP", help="group name: letters, digits, . _ -")

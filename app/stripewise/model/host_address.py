@@ -51,7 +51,7 @@ class HostAddress:
             _check_name(self.host, whole)
         _port(str(self.port), whole, self.port)
         if self.user is not None and not _USER.fullmatch(self.user):
-            raise HostAddressError(f"host {whole}: {self.user!r} is not a user name")
+            raise _not_a("a user name", self.user, whole)
 
     @property
     def label(self) -> str:
@@ -88,7 +88,7 @@ def parse_host(text: str) -> HostAddress:
         if "@" in rest:
             user, rest = rest.rsplit("@", 1)
             if not _USER.fullmatch(user):
-                raise HostAddressError(f"host {raw}: {user!r} is not a user name")
+                raise _not_a("a user name", user, raw)
         host, port = _host_and_port(rest, raw, DEFAULT_SSH_PORT)
         return HostAddress("ssh", host, port, user)
     if "://" in raw:
@@ -130,7 +130,7 @@ def _check_name(host: str, whole: str) -> None:
     except ValueError:
         pass
     if not _HOSTNAME.fullmatch(host):
-        raise HostAddressError(f"host {whole}: {host!r} is not a host name or address")
+        raise _not_a("a host name or address", host, whole)
 
 
 def _check_ip(host: str, whole: str, *, version: int) -> None:
@@ -157,3 +157,9 @@ def _port(text: str | None, whole: str, default_port: int) -> int:
 
 def _bracketed(host: str) -> str:
     return f"[{host}]" if ":" in host else host
+
+
+def _not_a(what: str, text: str, whole: str) -> HostAddressError:
+    """Why `text` cannot stand in `whole`; one beginning with '-' is said to be an option."""
+    why = " (it begins with '-': ssh would take it for an option)" if text.startswith("-") else ""
+    return HostAddressError(f"host {whole}: {text!r} is not {what}{why}")
