@@ -235,8 +235,13 @@ def test_the_cli_save_path_keeps_a_whole_run_while_the_server_is_down(
     waiting = filed.waiting
     assert waiting is not None and "5 samples of 1 run are kept on this computer" in waiting
     assert "\n" not in waiting
-    server.start()
     capsys.readouterr()
+    for reader in (["history", "list"], ["history", "show", "1"], ["db", "info"]):
+        assert main(["--db", url, *reader]) == 2  # the server is down: nothing to read
+        said = capsys.readouterr().err  # and the admin is told the run is not lost
+        assert said.startswith("stripewise: error: cannot open database") and said.count("\n") == 1
+        assert "; 5 samples of 1 run are kept on this computer, waiting to sync to" in said
+    server.start()
     assert main(["--db", url, "history", "list", "--json"]) == 0  # the next command syncs
     said = capsys.readouterr().err
     assert said.startswith("stripewise: ") and "(5 samples)" in said and said.count("\n") == 1

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 from pathlib import Path
 
-from stripewise.cli.errors import EXIT_OK, CliError, database_url
+from stripewise.cli.errors import EXIT_OK, CliError, database_url, with_waiting
 from stripewise.cli.options import Parser, add_db_option
 from stripewise.history import database, sqlitefile
+from stripewise.history.spool import pending_line
 from stripewise.history.store import HistoryStore
 
 
@@ -44,14 +44,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         db = database.open_database(url, migrate=False)
     except database.DatabaseError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(with_waiting(str(exc), url)) from None
     try:
         runs = None
         if db.schema_revision == database.HEAD_REVISION:
             _say(database.sync_spool(db))  # runs kept on this computer count once synced
             runs = HistoryStore(db).count_runs()  # DatabaseError when a table is missing
         else:  # an upgrade comes first, and that is not this command's to do
-            _say(_waiting(url, db.display_url))
+            _say(pending_line(url, db.display_url))
     except database.DatabaseError as exc:
         raise CliError(str(exc)) from None
     finally:
@@ -82,13 +82,3 @@ def _damage(path: Path, location: str) -> str | None:
 def _say(note: str | None) -> None:
     if note:
         print(f"stripewise: {note}", file=sys.stderr)
-
-
-def _waiting(url: str, location: str) -> str | None:
-    from stripewise.history.spool import Spool, waiting_line
-
-    try:
-        runs, samples = Spool(url).pending()
-    except (OSError, sqlite3.Error) as exc:
-        return f"runs kept on this computer for {location} cannot be read: {exc}"
-    return waiting_line(runs, samples, location) if runs else None

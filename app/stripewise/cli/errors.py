@@ -56,10 +56,19 @@ def open_history(url: str) -> Database:
     try:
         db = database.open_database(url)
     except database.DatabaseError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(with_waiting(str(exc), url)) from None
     if db.spool_note:
         print(f"stripewise: {db.spool_note}", file=sys.stderr)
     with contextlib.suppress(database.DatabaseError):  # locked: they are filed another time
         HistoryStore(db).mark_abandoned_runs_aborted(current_machine_id())
         mark_abandoned_experiments_aborted(db, current_machine_id())
     return db
+
+
+def with_waiting(problem: str, url: str) -> str:
+    """A database that cannot be opened, and what waits in the local spool to go to it."""
+    from stripewise.history.connection import display_url
+    from stripewise.history.spool import pending_line
+
+    waiting = pending_line(url, display_url(url))
+    return f"{problem}; {waiting}" if waiting else problem

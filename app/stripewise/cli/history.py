@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         if runs is None:
             raise
         _print_runs(runs, as_json=args.json)
-        print(f"stripewise: {_waiting(url, str(exc))}", file=sys.stderr)
+        print(f"stripewise: {exc}", file=sys.stderr)  # with what waits in the spool
         return 0
     try:
         store = HistoryStore(db)
@@ -153,15 +153,6 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         db.close()
-
-
-def _waiting(url: str, why: str) -> str:
-    """What waits in the spool for a database that could not be opened to take it."""
-    from stripewise.history.database import display_url
-    from stripewise.history.spool import Spool, waiting_line
-
-    runs, samples = Spool(url).pending()
-    return f"{waiting_line(runs, samples, display_url(url))} ({why})"
 
 
 def _list(args: argparse.Namespace, store: HistoryStore) -> int:

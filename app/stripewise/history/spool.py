@@ -322,6 +322,16 @@ def waiting_line(runs_waiting: int, samples_waiting: int, location: str) -> str:
     )
 
 
+def pending_line(url: str, location: str) -> str | None:
+    """waiting_line for what waits for `url` (None when nothing does): said where the
+    database cannot be opened, so nobody takes runs kept here for lost."""
+    try:
+        runs, samples = Spool(url).pending()
+    except (OSError, sqlite3.Error) as exc:
+        return f"runs kept on this computer for {location} cannot be read: {exc}"
+    return waiting_line(runs, samples, location) if runs else None
+
+
 def synced_line(outcome: SyncOutcome, location: str) -> str | None:
     """One line on what a sync did: what still waits (and why), else what it moved, else
     nothing."""
