@@ -248,3 +248,12 @@ def test_the_cli_save_path_keeps_a_whole_run_while_the_server_is_down(
     listed, seqs = _stored(url)
     assert [(r.name, r.status) for r in listed] == [("cli run", RunStatus.COMPLETE)]
     assert seqs == [list(range(5))]
+
+
+def test_the_waiting_line_agrees_with_its_count() -> None:
+    from stripewise.history.spool import waiting_line
+
+    assert waiting_line(1, 1, "team") == (
+        "1 sample of 1 run is kept on this computer, waiting to sync to team"
+    )
+    assert waiting_line(2, 0, "team").startswith("0 samples of 2 runs are kept")

@@ -316,9 +316,10 @@ def waiting_line(runs_waiting: int, samples_waiting: int, location: str) -> str:
     """The one line the GUI and the CLI show while something waits to be synced."""
     from stripewise.model.wording import count_noun
 
+    verb = "is" if samples_waiting == 1 else "are"  # the samples are the subject
     return (
         f"{count_noun(samples_waiting, 'sample')} of {count_noun(runs_waiting, 'run')} "
-        f"are kept on this computer, waiting to sync to {location}"
+        f"{verb} kept on this computer, waiting to sync to {location}"
     )
 
 
