@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from stripewise.cli import main
 from stripewise.cli.bench_output import _text, format_results
@@ -94,3 +95,8 @@ def test_history_show_without_flags_is_as_before(db_url: str, capsys) -> None:
     assert main(["--db", db_url, "history", "show", str(run_id)]) == 0
     out = capsys.readouterr().out
     assert "Guards" not in out
+
+
+def test_an_unknown_engine_version_leaves_no_gap() -> None:
+    unknown = replace(_result(), engine="fio", engine_version="")
+    assert format_results(unknown).splitlines()[1] == "Run complete (fio, 12.0 s)"

@@ -190,14 +190,17 @@ def format_group(outcome: GroupOutcome) -> str:
             parts.append(f"\n{host.host}:" + format_results(host.result))
         else:
             parts.append(f"\n{host.host}: {host.status}: {host.error}\n")
+    completed = sum(h.complete for h in outcome.hosts)
+    if completed == 0:  # nothing to add up: no empty table under a "Total"
+        parts.append(f"\nNo total: none of the {len(outcome.hosts)} hosts completed\n")
+        return "".join(parts)
     partial = " (partial: not every host completed)" if outcome.partial else ""
     version = next((h.result.engine_version for h in outcome.hosts if h.result), "")
     total = RunResult(
         "total", RunStatus(outcome.status), outcome.elapsed_s, "fio", version, outcome.total
     )
     parts.append(
-        f"\nTotal of {sum(h.complete for h in outcome.hosts)} of {len(outcome.hosts)} hosts"
-        f"{partial}:" + format_results(total)
+        f"\nTotal of {completed} of {len(outcome.hosts)} hosts{partial}:" + format_results(total)
     )
     return "".join(parts)
 
