@@ -3,6 +3,7 @@ or closed ports, the real CLI in its own process."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -95,3 +96,21 @@ def history(db: str, *args: str) -> str:
         [sys.executable, "-m", "stripewise", "history", *args, "--db", db],
         capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
     ).stdout  # fmt: skip
+
+
+def test_every_phase_is_announced_on_each_host_in_order(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    """Phases over between two of fio's ETA lines (ioengine=null: every one) are announced
+    all the same, in the run's order, once each per host."""
+    (server,) = fio_servers(1)
+    done = bench_text("--host", server.label, *spec_args(tmp_path), "--repetitions", "2",
+                      "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    started = [
+        (e["phase"], e["repetition"])
+        for e in events
+        if e.get("event") == "phase_started" and e.get("host") == server.label
+    ]
+    assert started == [("seq_write", 1), ("seq_read", 1), ("seq_write", 2), ("seq_read", 2)]

@@ -316,18 +316,7 @@ class GroupRunner:
             section = self._sections[index]
             if self._latency is not None:
                 self._latency.seen(host.label, index, t_s)
-            if index != host.section:
-                host.section = index
-                self._emit(
-                    PhaseStarted(
-                        self.run_id,
-                        section.phase,
-                        BONNIE_NAMES[section.phase],
-                        section.repetition,
-                        planned_bytes(self.spec, section.phase),
-                        host=host.label,
-                    )
-                )
+            self._announce(host, index)
             sample = Sample(
                 self.run_id, section.phase, section.repetition, t_s,
                 live.read_mb_s, live.write_mb_s, live.read_iops, live.write_iops,
@@ -349,6 +338,23 @@ class GroupRunner:
         for sample in self._latency.totals(host.label for host in running):
             self._emit(sample)
 
+    def _announce(self, host: _Host, index: int) -> None:
+        """phase_started for every section up to `index` not yet said, in order: a phase fio
+        ran between two of its ETA lines (or after the last) is announced all the same,
+        before its result, so no result arrives under a phase never started."""
+        for begun in self._sections[host.section + 1 : index + 1]:
+            self._emit(
+                PhaseStarted(
+                    self.run_id,
+                    begun.phase,
+                    BONNIE_NAMES[begun.phase],
+                    begun.repetition,
+                    planned_bytes(self.spec, begun.phase),
+                    host=host.label,
+                )
+            )
+        host.section = max(host.section, index)
+
     def _finish(self, host: _Host, elapsed_s: float, engine_version: str) -> None:
         """A host's client has ended: its phases, its result and its outcome."""
         assert host.client is not None
@@ -359,6 +365,7 @@ class GroupRunner:
             for sample in self._latency.collect(host.label, None):
                 self._emit(sample)
         for outcome in outcomes:
+            self._announce(host, self._sections.index(Section(outcome.phase, outcome.repetition)))
             self._emit(
                 PhaseFinished(
                     self.run_id,
