@@ -304,3 +304,32 @@ def test_verify_says_what_the_kernel_kept(
         f"{loop.name}: read_ahead_kb: 128 KiB, as written (what the kernel keeps of 130)"
     )
     assert tune(state, "revert") == 0
+
+
+def test_a_value_a_killed_apply_left_is_the_admins_once_put_back(
+    state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tune set` of the value a killed apply left in force: judged after the helper's
+    start-up put it back, so it is written and journaled, not called already in force and
+    then undone."""
+    state.mkdir(mode=0o755)
+    with killed_apply(state) as killed:
+        first = killed.first.name
+        left = killed.schedulers[first]
+        assert tune(state, "set", f"scheduler={left}", "--device", first) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert out[0].startswith("restored ") and "already in force" not in "\n".join(out)
+        assert out[1] == f"{first}: scheduler: {killed.found[first]['scheduler']} -> {left}"
+        assert queue(killed.first, "scheduler") == left
+        assert tune(state, "revert") == 0  # journaled: the admin's own, undone on request
+        assert queue(killed.first, "scheduler") == killed.found[first]["scheduler"]
+
+
+def test_nothing_to_change_under_json_is_still_json(
+    state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ratio = int(Path("/proc/sys/vm/dirty_ratio").read_text())
+    assert tune(state, "set", f"vm.dirty_ratio={ratio}", "--json") == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"journal": None, "settings": []}
+    assert "already in force" in err and "nothing to change" in err

@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING
 
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, CliError, fail
 from stripewise.cli.options import positive_int
-from stripewise.cli.tune_write import apply_settings, connect, settings_from_assignments
+from stripewise.cli.tune_write import (
+    apply_settings,
+    connect,
+    not_in_force,
+    settings_from_assignments,
+)
 from stripewise.model.experiment import WORKLOAD, label, shown_value
 from stripewise.model.experiment_result import Verdict
 from stripewise.protocol.tuning import PersistArgs, TuningSetting
@@ -62,7 +67,7 @@ def apply_recommendation(args: argparse.Namespace, db: Database) -> int:
     if args.preview:
         return EXIT_OK
     why = f"experiment {args.experiment_id}: {rec.reason.split(':', 1)[0]}"
-    done = apply_settings(args, settings, why)
+    done = apply_settings(args, lambda: not_in_force(settings, args.json), why)
     if done != EXIT_OK or not args.persist:
         return done
     return _persist(args, settings)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -90,21 +91,22 @@ def add_write_commands(subparsers: Any) -> None:
 def run_write(args: argparse.Namespace) -> int:
     command = args.tune_write
     try:
-        if command == "set":
+        if command == "set":  # checked here, so a typo never starts a root helper
             assigned = settings_from_assignments(args.assignments, args.devices or [])
-            settings = not_in_force(assigned, args.json)
-            return apply_settings(
-                args, settings, "stripewise tune set " + " ".join(args.assignments)
-            )
+            label = "stripewise tune set " + " ".join(args.assignments)
+            return apply_settings(args, lambda: not_in_force(assigned, args.json), label)
         if command == "apply":
-            settings = settings_from_preset(args.preset, args.devices)
-            return apply_settings(args, settings, f"preset {args.preset}")
+            settings_from_preset(args.preset, args.devices)  # as above; resolved again after
+            resolved = functools.partial(settings_from_preset, args.preset, args.devices)
+            return apply_settings(args, resolved, f"preset {args.preset}")
     except InputError as exc:
         return fail(str(exc), EXIT_USAGE)
     if command == "revert":
-        return _ask(args, RevertArgs(args.journal or None), _show_revert, need_root=True)
+        revert = RevertArgs(args.journal or None)
+        return _ask(args, lambda: revert, _show_revert, need_root=True)
     if command == "verify":
-        return _ask(args, VerifyArgs(args.journal or None), _show_verify, need_root=False)
+        verify = VerifyArgs(args.journal or None)
+        return _ask(args, lambda: verify, _show_verify, need_root=False)
     raise AssertionError(f"unhandled tune command {command}")
 
 
@@ -172,27 +174,50 @@ def not_in_force(settings: list[TuningSetting], as_json: bool) -> list[TuningSet
     return left
 
 
-def apply_settings(args: argparse.Namespace, settings: list[TuningSetting], label: str) -> int:
-    """Through a root helper, journaled; `args` gives json and state_dir."""
+def apply_settings(
+    args: argparse.Namespace, build: Callable[[], list[TuningSetting]], label: str
+) -> int:
+    """Through a root helper, journaled; `args` gives json and state_dir. `build` makes the
+    settings once the helper has put back what a killed apply left (told first): read
+    before, a value that apply left in force would pass for the admin's, and be undone."""
+    return _ask(args, lambda: _apply_request(args, build, label), _show_apply, need_root=True)
+
+
+def _apply_request(
+    args: argparse.Namespace, build: Callable[[], list[TuningSetting]], label: str
+) -> ApplyArgs | None:
+    settings = build()
     if not settings:
-        print("nothing to change: every value is already in place")
-        return EXIT_OK
-    request = ApplyArgs(tuple(settings), label[:MAX_LABEL])
-    return _ask(args, request, _show_apply, need_root=True)
+        line = "nothing to change: every value is already in place"
+        if args.json:  # stdout stays JSON: an apply that wrote nothing
+            print(line, file=sys.stderr)
+            print(json.dumps({"journal": None, "settings": []}, indent=2))
+        else:
+            print(line)
+        return None
+    return ApplyArgs(tuple(settings), label[:MAX_LABEL])
 
 
 def _ask(
     args: argparse.Namespace,
-    request: VerbArgs[R],
+    make_request: Callable[[], VerbArgs[R] | None],
     show: Callable[[R], int],
     *,
     need_root: bool,
 ) -> int:
+    """`make_request` is called once the helper has said what it put back; None: nothing to
+    ask (it has said so). InputError from it: exit 2."""
     client = connect(args, need_root)
     if isinstance(client, str):
         return fail(client, EXIT_FAILED)
     try:
         told = _tell_restored(client, args.json)
+        try:
+            request = make_request()
+        except InputError as exc:
+            return fail(str(exc), EXIT_USAGE)
+        if request is None:
+            return EXIT_OK
         reply = client.ask(request)
     finally:
         client.close()
