@@ -170,7 +170,9 @@ def percentiles(counts: npt.ArrayLike) -> list[IntervalLatency | None]:
     middles = _middles_us(rows.shape[1])
     figures = []
     for share in PERCENTILES.values():
-        ranks = np.maximum(1, np.ceil(share * totals - 1e-9))  # fio_rank, row by row
+        # fio_rank row by row, in fio's own long double (model.latency.fio_rank: exact)
+        percent = np.longdouble(round(share * 100, 6))
+        ranks = np.maximum(1, np.ceil(percent / np.longdouble(100) * totals))
         figures.append(middles[(running >= ranks[:, None]).argmax(axis=1)].round(3))
     return [
         IntervalLatency(float(p50), float(p99), float(p999)) if total else None

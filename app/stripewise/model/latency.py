@@ -19,6 +19,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 STALL_FACTOR = 10.0
 SUB_BITS = 6  # fine buckets: 2^6 per power of two, fio's FIO_IO_U_PLAT_BITS
@@ -31,11 +32,13 @@ _HISTOGRAM_SERIES = "histogram."
 
 
 def fio_rank(share: float, total: int) -> int:
-    """The 1-based rank of the I/O at `share` of `total`, as fio counts it: the smallest count
-    at or above share x total (at least the first I/O). A hair under the product is allowed,
-    so that 0.99 x 100 (99.00000000000001 in binary) is the 99th I/O, as fio's float
-    comparison finds it."""
-    return max(1, math.ceil(share * total - 1e-9))
+    """The 1-based rank of the I/O at `share` of `total`, as fio counts it (stat.c,
+    calc_clat_percentiles): the first I/O at which the count reaches the percentile's double
+    over 100 times the total. The double of 99.9 lies a little above 99.9, so 99.9 % of 1,000
+    I/Os is the 1,000th, as fio finds it; exact arithmetic agrees with fio's long double for
+    every count (checked to 300,000)."""
+    percent = Fraction(round(share * 100, 6))  # the double fio parses from "99.9"
+    return max(1, math.ceil(percent / 100 * total))
 
 
 def lower_bound(bucket: int) -> int:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,11 +25,12 @@ def exact_percentile_us(values: list[int], share: float) -> float:
 
 @pytest.mark.parametrize(
     ("count", "share", "rank"),
-    [(4, 0.5, 2), (3, 0.5, 2), (100, 0.99, 99), (1000, 0.999, 999), (10, 0.99, 10),
-     (1, 0.5, 1), (5, 0.0, 1), (7, 1.0, 7), (200, 0.99, 198)],
+    [(4, 0.5, 2), (3, 0.5, 2), (100, 0.99, 99), (1000, 0.999, 1000), (10, 0.99, 10),
+     (1, 0.5, 1), (5, 0.0, 1), (7, 1.0, 7), (200, 0.99, 198), (2000, 0.999, 1999)],
 )  # fmt: skip
 def test_the_rank_is_fios(count: int, share: float, rank: int) -> None:
-    """stat.c's calc_clat_percentiles: the first I/O at which the count reaches share x n; the
+    """stat.c's calc_clat_percentiles: the first I/O at which the count reaches the double of
+    the percent / 100 x n (99.9's double is a little over 99.9: the 1,000th of 1,000); the
     interval figures (the helper's, the group runs') and fio's own phase figures agree."""
     assert fio_rank(share, count) == rank
     values = [1_000_000 * (k + 1) for k in range(count)]  # 1 ms apart: a bucket each
@@ -86,3 +91,31 @@ def test_merged_histograms_count_every_io_of_every_worker() -> None:
 
 def test_no_io_has_no_percentile() -> None:
     assert LatencyHistogram().percentile_us(0.5) is None
+
+
+def test_the_group_runs_long_double_ranks_are_the_exact_ones() -> None:
+    """fio.client_latency ranks whole rows at once in long double, as fio does; model's
+    fio_rank in exact fractions: the same for every count."""
+    counts = np.arange(1, 5001)
+    for share in (0.5, 0.99, 0.999):
+        percent = np.longdouble(round(share * 100, 6))
+        fast = np.maximum(1, np.ceil(percent / np.longdouble(100) * counts)).astype(int)
+        assert fast.tolist() == [fio_rank(share, int(n)) for n in counts], share
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+def test_fios_own_percentiles_read_from_its_bins_with_fio_rank(tmp_path: Path) -> None:
+    """A real fio run's json+ histogram: each percentile fio prints is the bin fio_rank finds."""
+    done = subprocess.run(
+        ["fio", "--name=t", "--ioengine=null", "--rw=read", "--bs=4k", "--size=4000k",
+         "--number_ios=1000", "--percentile_list=50:99:99.9", "--output-format=json+",
+         f"--directory={tmp_path}"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    clat = json.loads(done.stdout)["jobs"][0]["read"]["clat_ns"]
+    bins = sorted((int(value), count) for value, count in clat["bins"].items())
+    total = sum(count for _value, count in bins)
+    for key, printed in clat["percentile"].items():
+        rank, seen = fio_rank(float(key) / 100, total), 0
+        found = next(value for value, count in bins if (seen := seen + count) >= rank)
+        assert found == printed, key
