@@ -48,6 +48,13 @@ question.open()
 assert active(question), "the dialog never became active"
 QTest.keyClick(question, Qt.Key.Key_Escape)
 print("main active after the dialog:", active(main))
+manual.show_page("history")  # open beside it: the closed dialog's owner wins, not the newest
+throwaway = QDialog(main)
+throwaway.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # gone before the keyboard moves
+throwaway.open()
+assert active(throwaway), "the second dialog never became active"
+throwaway.close()
+print("main active after a dialog deleted on close:", active(main))
 """
 
 
@@ -62,4 +69,81 @@ def test_esc_in_the_manual_gives_the_keyboard_back_to_the_window(xvfb: XServer) 
         "main active after Esc: True",
         "typed: sdb",
         "main active after the dialog: True",
+        "main active after a dialog deleted on close: True",
     ]
+
+
+# ours: a main window and a dialog that closes itself when told (as the scaling dialog does
+# when its measurement ends), while another program has the keyboard
+_OURS = """
+import sys
+from PySide6.QtCore import QSocketNotifier
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QDialog, QMainWindow
+from stripewise.gui.app import create_application
+
+app = create_application()
+main = QMainWindow()
+main.show()
+dialog = QDialog(main)
+dialog.open()
+dialog.activateWindow()
+for _ in range(150):
+    QTest.qWait(20)
+    if app.activeWindow() is dialog:
+        break
+print("ready", flush=True)
+app.focusWindowChanged.connect(lambda window: window or print("lost", flush=True))
+told = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
+told.activated.connect(lambda: (sys.stdin.readline(), dialog.close(), QTest.qWait(500), app.quit()))
+app.exec()
+"""
+_THEIRS = """
+import sys
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+
+app = QApplication(sys.argv[:1])
+window = QWidget()
+window.show()
+window.activateWindow()
+for _ in range(150):
+    QTest.qWait(20)
+    if window.isActiveWindow():
+        break
+print("active", window.isActiveWindow(), flush=True)
+sys.stdin.readline()
+QTest.qWait(300)
+print("still active", window.isActiveWindow(), flush=True)
+"""
+
+
+def test_a_window_of_ours_closing_takes_nothing_from_another_program(xvfb: XServer) -> None:
+    env = xvfb.env() | {"QT_QPA_PLATFORM": "xcb"}
+
+    def start(script: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", script], env=env, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    ours = start(_OURS)
+    theirs = None
+    try:
+        assert ours.stdout is not None and ours.stdin is not None
+        assert ours.stdout.readline().strip() == "ready"
+        theirs = start(_THEIRS)
+        assert theirs.stdout is not None and theirs.stdin is not None
+        assert theirs.stdout.readline().strip() == "active True"
+        assert ours.stdout.readline().strip() == "lost"  # ours knows the keyboard went
+        ours.stdin.write("close\n")
+        ours.stdin.flush()
+        assert ours.wait(timeout=60) == 0
+        theirs.stdin.write("check\n")
+        theirs.stdin.flush()
+        assert theirs.stdout.readline().strip() == "still active True"
+    finally:
+        for process in (ours, theirs):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
