@@ -3,10 +3,11 @@ window manager.
 
 A window manager activates the next window when a dialog or the manual closes. `--remote`'s
 Xvnc and a bare X server have none: no window is active afterwards, and every key goes nowhere
-until the admin clicks (through a VNC viewer, easily missed). Here, when the window that had
-the keyboard was closed or hidden and a moment later no window has it, its transient parent
-(the window it belonged to) is activated, or else the newest visible window. A focus lost to
-another program leaves the window that had it visible, and is left alone.
+until the admin clicks (through a VNC viewer, easily missed). Here, when the window that held
+the keyboard is closed or hidden and a moment later no window has it, the window it belonged
+to (a dialog's or the manual's parent) is activated, or else the newest visible window. A
+window of ours closing while another program has the keyboard held none of it, and changes
+nothing.
 """
 
 from __future__ import annotations
