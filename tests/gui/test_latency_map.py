@@ -14,7 +14,7 @@ from bench.latency import run_samples
 from PySide6.QtCore import QPoint
 
 from stripewise.gui.bench_plots import LivePlots
-from stripewise.gui.latency_map import LatencyAxis, LatencyMap, latency_text
+from stripewise.gui.latency_map import LatencyAxis, LatencyMap, PhaseMap, latency_text
 from stripewise.protocol.events import Sample, event_from_json
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 
@@ -78,6 +78,22 @@ def test_a_gap_in_the_intervals_stays_an_empty_stretch_of_time(heat_map: Latency
     for sample in samples[1:]:  # each interval's own column holds its histogram
         column = round((sample.t_s - rect.left()) / width) - 1
         assert shares[column].any(), sample.t_s
+    after = next(i for i, t in enumerate(phase.times) if t > 100)  # 100.5: the gap's first
+    assert phase.centres()[after] == pytest.approx(100.25)  # over its column, not in the gap
+
+
+@pytest.mark.parametrize("times", [[0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 2.0], [7.0]])
+def test_intervals_at_one_time_still_make_a_map(times: list[float]) -> None:
+    """A single interval at the start, or several stamped with the same time: one period
+    wide (0.5 s, or the spacing there is), never a division by nothing."""
+    (sample,) = recorded(1)
+    phase = PhaseMap()
+    for t_s in times:
+        assert sample.latency_us is not None
+        phase.add(t_s, sample.latency_us, sample.histogram)
+    shares, rect = phase.image()
+    assert rect.width() > 0 and len(shares) >= 1 and shares.any()
+    assert len(phase.centres()) == len(times)
 
 
 def test_one_map_per_host_and_the_total_has_none(heat_map: LatencyMap) -> None:

@@ -106,8 +106,7 @@ class PhaseMap:
         is, under its percentiles: a gap (intervals without a histogram, a slow sampler) stays
         an empty column instead of the next intervals sliding left into it. A column holding
         several intervals takes their highest share: a one-interval stall stays visible."""
-        step = float(np.median(np.diff(self.times))) if len(self.times) > 1 else end - start
-        count = min(_MAX_COLUMNS, max(1, round((end - start) / step)))
+        count = min(_MAX_COLUMNS, max(1, round((end - start) / self._step())))
         width = (end - start) / count
         ends = np.asarray(self.times, dtype=np.float64) - start
         place = np.clip(np.ceil(ends / width - 1e-6).astype(np.int64) - 1, 0, count - 1)
@@ -119,18 +118,30 @@ class PhaseMap:
         columns[used] = np.maximum.reduceat(shares, first, axis=0)  # ufunc.at: 40 ms here
         return columns
 
+    def _step(self) -> float:
+        """The intervals' period: their median spacing (0 apart, twice the same time, not
+        counted), or 0.5 s (the slowest rate's) for one alone."""
+        spacing = np.diff(self.times)
+        apart = spacing[spacing > 0]
+        return float(np.median(apart)) if apart.size else 0.5
+
     def _time_span(self) -> tuple[float, float]:
         """From the start of the first interval to the last end. The first starts one period
-        before its end: the intervals' median spacing, or 0.5 s (the slowest rate's) for one
-        alone; never before the run began."""
-        step = float(np.median(np.diff(self.times))) if len(self.times) > 1 else 0.5
-        return max(0.0, self.times[0] - step), self.times[-1]
+        before its end, never before the run began; intervals ending as the run began (t 0)
+        are given one period, so that the map has a width."""
+        step = self._step()
+        start = max(0.0, self.times[0] - step)
+        end = self.times[-1]
+        return start, end if end > start else start + step
 
     def centres(self) -> npt.NDArray[np.float64]:
-        """Each interval's middle, where its percentiles are drawn."""
+        """Each interval's middle, where its percentiles are drawn: an interval starts at
+        the one before's end, or one period before its own end after a gap (it is drawn over
+        its own column, not in the gap)."""
         start, _end = self._time_span()
         ends = np.asarray(self.times, dtype=np.float64)
-        middles: npt.NDArray[np.float64] = (np.concatenate(([start], ends[:-1])) + ends) / 2
+        before = np.concatenate(([start], ends[:-1]))
+        middles: npt.NDArray[np.float64] = (np.maximum(before, ends - self._step()) + ends) / 2
         return middles
 
 
