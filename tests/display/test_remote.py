@@ -294,3 +294,34 @@ def test_the_tunnel_names_the_user_who_logged_in_under_sudo(
     assert " admin@" in how_to_connect(server).splitlines()[1]
     monkeypatch.delenv("SUDO_USER")
     assert f" {getpass.getuser()}@" in how_to_connect(server).splitlines()[1]
+
+
+def test_the_reaper_takes_signals_though_it_was_started_with_them_held(tmp_path: Path) -> None:
+    """cli/remote.py holds SIGINT, SIGTERM and SIGHUP while Xvnc starts; the reaper started
+    then unblocks them, so a plain `kill` ends it."""
+    from stripewise.cli.remote import STOP_SIGNALS
+    from stripewise.system.vnc_server import _spawn_reaper
+
+    folder = tmp_path / "private"
+    folder.mkdir()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        reaper, pipe = _spawn_reaper(folder, sleeper.pid)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:  # unblocked once its interpreter runs our code
+            status = Path(f"/proc/{reaper.pid}/status").read_text()
+            blocked = int(re.search(r"^SigBlk:\s*(\w+)", status, re.M)[1], 16)  # type: ignore[index]
+            if not blocked and "folder_reaper" in " ".join(psutil.Process(reaper.pid).cmdline()):
+                break
+            time.sleep(0.05)
+        reaper.terminate()
+        assert reaper.wait(timeout=WAIT_S) == -signal.SIGTERM
+        assert folder.is_dir(), "killed before its maker ended: it removed nothing"
+    finally:
+        os.close(pipe)
+        sleeper.kill()
+        sleeper.wait()

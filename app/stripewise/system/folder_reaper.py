@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -26,6 +27,9 @@ def main(argv: list[str]) -> int:
         print("usage: folder_reaper FOLDER PID", file=sys.stderr)
         return 2
     folder, pid = argv[0], int(argv[1])
+    # `--remote` holds the stop signals while it starts (cli/remote.py), and a mask outlives
+    # exec: unblocked, a plain `kill` ends the reaper as it would any process
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
     while sys.stdin.buffer.read(4096):  # nothing is written: EOF is the maker's end
         pass
     deadline = time.monotonic() + SERVER_GRACE_S
