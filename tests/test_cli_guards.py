@@ -100,3 +100,18 @@ def test_history_show_without_flags_is_as_before(db_url: str, capsys) -> None:
 def test_an_unknown_engine_version_leaves_no_gap() -> None:
     unknown = replace(_result(), engine="fio", engine_version="")
     assert format_results(unknown).splitlines()[1] == "Run complete (fio, 12.0 s)"
+
+
+def test_a_group_no_host_completed_says_so_in_the_number_it_had() -> None:
+    from stripewise.cli.bench_output import format_group
+    from stripewise.model.bench import BenchSpec
+    from stripewise.protocol.group import GroupOutcome, HostOutcome
+
+    def outcome(count: int) -> GroupOutcome:
+        hosts = tuple(HostOutcome(f"h{n}", "failed", "refused") for n in range(count))
+        return GroupOutcome(
+            None, BenchSpec("/srv", 2**24), hosts, (), True, "2026-11-29T00:00:00Z", 0.1
+        )
+
+    assert format_group(outcome(1)).endswith("\nNo total: the host did not complete\n")
+    assert format_group(outcome(2)).endswith("\nNo total: none of the 2 hosts completed\n")

@@ -192,7 +192,9 @@ def format_group(outcome: GroupOutcome) -> str:
             parts.append(f"\n{host.host}: {host.status}: {host.error}\n")
     completed = sum(h.complete for h in outcome.hosts)
     if completed == 0:  # nothing to add up: no empty table under a "Total"
-        parts.append(f"\nNo total: none of the {len(outcome.hosts)} hosts completed\n")
+        count = len(outcome.hosts)
+        said = "the host did not complete" if count == 1 else f"none of the {count} hosts completed"
+        parts.append(f"\nNo total: {said}\n")
         return "".join(parts)
     partial = " (partial: not every host completed)" if outcome.partial else ""
     version = next((h.result.engine_version for h in outcome.hosts if h.result), "")

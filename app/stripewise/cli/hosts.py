@@ -36,21 +36,32 @@ class HostWordsParser(Parser):
     def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
         given = args[0] if args else kwargs.get("args")
         words = list(sys.argv[1:] if given is None else given)
+        value_next = False  # the word after an option that takes one is its value
         for word in words[: words.index("--")] if "--" in words else words:
-            if word.startswith("-") and word != "-" and not self._is_option(word):
+            if value_next:
+                value_next = False
+                continue
+            action = self._action_of(word)
+            if action is not None:  # a value next, unless it is a host (`--host HOST`)
+                value_next = "=" not in word and action.nargs != 0 and action.metavar != "HOST"
+            elif word.startswith("-") and word != "-" and not _NEGATIVE_NUMBER.fullmatch(word):
                 self.error(
                     f"{word}: a host or group name cannot begin with '-' (ssh would take it "
                     f"for an option), and `{self.prog}` has no such option"
                 )
         return super().parse_known_args(*args, **kwargs)
 
-    def _is_option(self, word: str) -> bool:
-        """One of this parser's options (`--db=URL`, a prefix of one, as argparse reads
-        them), or a negative number, which argparse passes on as a value."""
+    def _action_of(self, word: str) -> argparse.Action | None:
+        """This parser's option `word` names (`--db=URL`, or a prefix of one only, as
+        argparse reads them), or None."""
         name = word.partition("=")[0]
         options = self._option_string_actions  # argparse keeps no public list of them
-        abbreviates = name.startswith("--") and any(o.startswith(name) for o in options)
-        return name in options or abbreviates or _NEGATIVE_NUMBER.fullmatch(word) is not None
+        if name in options:
+            return options[name]
+        if name.startswith("--") and len(name) > 2:
+            found = {options[o] for o in options if o.startswith(name)}
+            return found.pop() if len(found) == 1 else None
+        return None
 
 
 _NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")  # as argparse tells values from options
