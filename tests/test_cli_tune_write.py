@@ -191,6 +191,13 @@ def test_without_a_way_to_root_it_exits_1_and_writes_nothing(
     assert "needs root" in capsys.readouterr().err
     assert tune(state, "revert") == 1
     assert device_values(loop) == found and not state.exists()
+    # nothing to change needs no root, and no helper is started for it
+    scheduler = found["scheduler"]
+    assert tune(state, "set", f"scheduler={scheduler}", "--device", loop.name) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{loop.name}: scheduler: {scheduler}, already in force",
+        "nothing to change: every value is already in place",
+    ]
 
 
 @pytest.mark.skipif(shutil.which("fsfreeze") is None, reason="needs fsfreeze")
@@ -331,5 +338,11 @@ def test_nothing_to_change_under_json_is_still_json(
     ratio = int(Path("/proc/sys/vm/dirty_ratio").read_text())
     assert tune(state, "set", f"vm.dirty_ratio={ratio}", "--json") == 0
     out, err = capsys.readouterr()
-    assert json.loads(out) == {"journal": None, "settings": []}
+    assert json.loads(out) == {  # an apply reply's keys (docs/protocol.md), nothing written
+        "journal": None,
+        "label": f"stripewise tune set vm.dirty_ratio={ratio}",
+        "settings": [],
+        "warnings": [],
+        "restored_at_start": [],
+    }
     assert "already in force" in err and "nothing to change" in err

@@ -22,6 +22,8 @@ from stripewise.cli.helper_client import HelperClient, start_helper, start_helpe
 from stripewise.cli.options import nonempty
 from stripewise.cli.tunables import add_device_option, shown
 from stripewise.cli.tune_interrupted import restored_lines
+from stripewise.helper.state import DEFAULT_STATE_DIR
+from stripewise.helper.tuning.journal import PENDING, Journal, helper_alive
 from stripewise.model.presets import PresetError, resolve
 from stripewise.model.tunables import (
     Scope,
@@ -103,10 +105,10 @@ def run_write(args: argparse.Namespace) -> int:
         return fail(str(exc), EXIT_USAGE)
     if command == "revert":
         revert = RevertArgs(args.journal or None)
-        return _ask(args, lambda: revert, _show_revert, need_root=True)
+        return _ask(args, lambda _told: revert, _show_revert, need_root=True)
     if command == "verify":
         verify = VerifyArgs(args.journal or None)
-        return _ask(args, lambda: verify, _show_verify, need_root=False)
+        return _ask(args, lambda _told: verify, _show_verify, need_root=False)
     raise AssertionError(f"unhandled tune command {command}")
 
 
@@ -178,42 +180,76 @@ def apply_settings(
     args: argparse.Namespace, build: Callable[[], list[TuningSetting]], label: str
 ) -> int:
     """Through a root helper, journaled; `args` gives json and state_dir. `build` makes the
-    settings once the helper has put back what a killed apply left (told first): read
-    before, a value that apply left in force would pass for the admin's, and be undone."""
-    return _ask(args, lambda: _apply_request(args, build, label), _show_apply, need_root=True)
+    settings from the values in force. Where a killed apply left values for the next helper
+    to put back, they are judged once it has (told first): judged before, a value that apply
+    left would pass for the admin's, and be undone. Otherwise they are judged first, and a
+    command that changes nothing starts no helper (and asks for no password)."""
+    if _put_back_waits(args):
+        return _ask(args, lambda told: _apply_request(args, build(), label, told), _show_apply,
+                    need_root=True)  # fmt: skip
+    settings = build()
+    if not settings:  # nothing to put back: what is in force is the admin's
+        return _say_nothing_applied(args, label, ())
+    return _ask(args, lambda told: _apply_request(args, settings, label, told), _show_apply,
+                need_root=True)  # fmt: skip
+
+
+def _put_back_waits(args: argparse.Namespace) -> bool:
+    """Whether the next root helper puts back an apply a killed one left: the journal says
+    so, or cannot be read to say otherwise. Never without a way to root: nothing can."""
+    if not environment.probe_privileges().available:
+        return False
+    try:
+        entries = Journal(args.state_dir or DEFAULT_STATE_DIR).load(set_aside=False)
+    except OSError:
+        return True
+    return any(e.state == PENDING and not helper_alive(e) for e in entries)
 
 
 def _apply_request(
-    args: argparse.Namespace, build: Callable[[], list[TuningSetting]], label: str
+    args: argparse.Namespace,
+    settings: list[TuningSetting],
+    label: str,
+    told: Sequence[PutBack],
 ) -> ApplyArgs | None:
-    settings = build()
     if not settings:
-        line = "nothing to change: every value is already in place"
-        if args.json:  # stdout stays JSON: an apply that wrote nothing
-            print(line, file=sys.stderr)
-            print(json.dumps({"journal": None, "settings": []}, indent=2))
-        else:
-            print(line)
+        _say_nothing_applied(args, label, told)
         return None
     return ApplyArgs(tuple(settings), label[:MAX_LABEL])
 
 
+def _say_nothing_applied(args: argparse.Namespace, label: str, told: Sequence[PutBack]) -> int:
+    """Nothing to change. Under --json, stdout stays an apply reply: no journal, no
+    settings, and what the helper put back as it started."""
+    line = "nothing to change: every value is already in place"
+    if not args.json:
+        print(line)
+        return EXIT_OK
+    print(line, file=sys.stderr)
+    reply = {"journal": None, "label": label[:MAX_LABEL], "settings": [], "warnings": [],
+             "restored_at_start": [put.to_json() for put in told]}  # fmt: skip
+    print(json.dumps(reply, indent=2))
+    return EXIT_OK
+
+
 def _ask(
     args: argparse.Namespace,
-    make_request: Callable[[], VerbArgs[R] | None],
+    make_request: Callable[[Sequence[PutBack]], VerbArgs[R] | None],
     show: Callable[[R], int],
     *,
     need_root: bool,
 ) -> int:
-    """`make_request` is called once the helper has said what it put back; None: nothing to
-    ask (it has said so). InputError from it: exit 2."""
+    """`make_request` is called with what the helper put back as it started, once said; None:
+    nothing to ask (it has said so). InputError from it: exit 2."""
     client = connect(args, need_root)
     if isinstance(client, str):
         return fail(client, EXIT_FAILED)
     try:
         told = _tell_restored(client, args.json)
+        if told is None:  # gone as it started: the verb was never sent
+            return fail(client.stopped_reason(), EXIT_FAILED)
         try:
-            request = make_request()
+            request = make_request(told)
         except InputError as exc:
             return fail(str(exc), EXIT_USAGE)
         if request is None:
@@ -249,13 +285,16 @@ def _left_by(request: VerbArgs[Any]) -> str:
     return ""
 
 
-def _tell_restored(client: HelperClient, as_json: bool) -> set[PutBack]:
+def _tell_restored(client: HelperClient, as_json: bool) -> tuple[PutBack, ...] | None:
     """A root helper puts back, as it starts, what an apply whose helper was killed had
-    left: said before anything else (the verb may then find nothing to do)."""
+    left: said before anything else (the verb may then find nothing to do). None: the
+    helper went away without answering."""
     reply = client.ask(CapabilitiesArgs())
-    restored = reply.result.restored_at_start if reply is not None and reply.result else ()
+    if reply is None:
+        return None
+    restored = reply.result.restored_at_start if reply.result else ()
     _print_restored(restored, as_json)
-    return set(restored)
+    return tuple(restored)
 
 
 def _print_restored(items: Sequence[PutBack], as_json: bool) -> None:
