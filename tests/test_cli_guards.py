@@ -115,3 +115,7 @@ def test_a_group_no_host_completed_says_so_in_the_number_it_had() -> None:
 
     assert format_group(outcome(1)).endswith("\nNo total: the host did not complete\n")
     assert format_group(outcome(2)).endswith("\nNo total: none of the 2 hosts completed\n")
+    one = HostOutcome("h0", "complete", None, _result())
+    alone = GroupOutcome(None, BenchSpec("/srv", 2**24), (one,), _result().results, False,
+                         "2026-11-29T00:00:00Z", 12.0)  # fmt: skip
+    assert "\nTotal of 1 of 1 host:\n" in format_group(alone)

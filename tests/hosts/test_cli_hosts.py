@@ -104,6 +104,7 @@ def test_add_list_remove_round_trip(db: str, capsys: pytest.CaptureFixture[str])
         # an option's own value is no host: argparse's word on it, not a host's
         (["check", "--host", "127.0.0.1", "--timeout", "-inf"], "--timeout: expected one arg"),
         (["check", "--host", "127.0.0.1", "--time", "-1e3"], "--timeout: expected one arg"),
+        (["check", "--h", "127.0.0.1:1"], "ambiguous option: --h could match --help, --host"),
         (["list", "nowhere"], "no host group named nowhere"),
         (["remove", "nowhere"], "no host group named nowhere"),
         (["remove", "g1", "127.0.0.1:1"], "not in group g1: 127.0.0.1:1; nothing removed"),

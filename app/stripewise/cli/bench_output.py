@@ -16,6 +16,7 @@ from stripewise.model.bench import BONNIE_NAMES
 from stripewise.model.guards import describe, guard
 from stripewise.model.run import RunStatus
 from stripewise.model.steady_state import Window, round_words
+from stripewise.model.wording import count_noun
 from stripewise.protocol.events import (
     Event,
     PhaseFinished,
@@ -202,7 +203,8 @@ def format_group(outcome: GroupOutcome) -> str:
         "total", RunStatus(outcome.status), outcome.elapsed_s, "fio", version, outcome.total
     )
     parts.append(
-        f"\nTotal of {completed} of {len(outcome.hosts)} hosts{partial}:" + format_results(total)
+        f"\nTotal of {completed} of {count_noun(len(outcome.hosts), 'host')}{partial}:"
+        + format_results(total)
     )
     return "".join(parts)
 

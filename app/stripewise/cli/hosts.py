@@ -44,12 +44,21 @@ class HostWordsParser(Parser):
             action = self._action_of(word)
             if action is not None:  # a value next, unless it is a host (`--host HOST`)
                 value_next = "=" not in word and action.nargs != 0 and action.metavar != "HOST"
+            elif self._ambiguous(word):
+                continue  # argparse names the options it could be
             elif word.startswith("-") and word != "-" and not _NEGATIVE_NUMBER.fullmatch(word):
                 self.error(
                     f"{word}: a host or group name cannot begin with '-' (ssh would take it "
                     f"for an option), and `{self.prog}` has no such option"
                 )
         return super().parse_known_args(*args, **kwargs)
+
+    def _ambiguous(self, word: str) -> bool:
+        name = word.partition("=")[0]
+        options = self._option_string_actions
+        return (
+            name.startswith("--") and len({options[o] for o in options if o.startswith(name)}) > 1
+        )
 
     def _action_of(self, word: str) -> argparse.Action | None:
         """This parser's option `word` names (`--db=URL`, or a prefix of one only, as
