@@ -247,20 +247,9 @@ class GroupRunner:
         for host in self._hosts:  # started together, after every one is built
             if host.client is not None:
                 host.client.start()
-        first = self._sections[0]
         for host in self._hosts:
             if host.client is not None:
-                host.section = 0
-                self._emit(
-                    PhaseStarted(
-                        self.run_id,
-                        first.phase,
-                        BONNIE_NAMES[first.phase],
-                        first.repetition,
-                        planned_bytes(self.spec, first.phase),
-                        host=host.label,
-                    )
-                )
+                self._announce(host, 0)
 
     def _say_if_unconfined(self) -> None:
         """Once a run: the fio clients run without Landlock (fio.confine), so a hostile server
