@@ -20,12 +20,15 @@ from tests.fixtures.fio_servers import FioServers, free_port
 TIMEOUT_S = 120
 
 
-def bench(*args: str) -> subprocess.CompletedProcess[str]:
+def bench(*args: str, job_options: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real CLI in its own process; `job_options` added to the group's fio job."""
+    extra = {JOB_OPTIONS_ENV: job_options} if job_options is not None else {}
     return subprocess.run(
         [sys.executable, "-m", "stripewise", "bench", *args],
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
+        env=os.environ | extra,
     )
 
 

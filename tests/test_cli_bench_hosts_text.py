@@ -4,28 +4,19 @@ or closed ports, the real CLI in its own process."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from stripewise.cli.bench_hosts import JOB_OPTIONS_ENV
 from stripewise.history.database import open_database, path_to_url
 from stripewise.history.store import HistoryStore
 from tests.fixtures.fio_servers import FioServers, free_port
-
-TIMEOUT_S = 120
+from tests.test_cli_bench_hosts import TIMEOUT_S, bench
 
 
 def bench_text(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stripewise", "bench", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        env=os.environ | {JOB_OPTIONS_ENV: "ioengine=null"},  # no bytes to disk: fast phases
-    )
+    return bench(*args, job_options="ioengine=null")  # no bytes to disk: fast phases
 
 
 def spec_args(target: Path) -> list[str]:
