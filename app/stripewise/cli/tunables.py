@@ -1,12 +1,8 @@
-"""What `tune`'s reading and writing commands share: the --device option, values with units."""
+"""What `tune`'s reading and writing commands share: the --device option."""
 
 from __future__ import annotations
 
 import argparse
-
-from stripewise.model.tunable_values import bare, shown
-
-__all__ = ["add_device_option", "bare", "shown"]  # `tune` commands take them from here
 
 
 def add_device_option(parser: argparse.ArgumentParser, required: bool = True) -> None:

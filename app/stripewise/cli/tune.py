@@ -22,12 +22,13 @@ from typing import Any
 
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, CliError
 from stripewise.cli.options import Parser, path_argument
-from stripewise.cli.tunables import add_device_option, bare, shown
+from stripewise.cli.tunables import add_device_option
 from stripewise.cli.tune_interrupted import journal_notes
 from stripewise.cli.tune_write import add_write_commands
 from stripewise.helper.state import DEFAULT_STATE_DIR
 from stripewise.model.presets import DeviceState, PresetError, SkippedChange, in_force, resolve
 from stripewise.model.presets import summary as preset_summary
+from stripewise.model.tunable_values import bare, shown
 from stripewise.model.tunables import TUNABLES, Change, TuningError, check_device_name
 from stripewise.tuning.current import read_device, read_globals
 from stripewise.tuning.preset_files import SHIPPED, available, load

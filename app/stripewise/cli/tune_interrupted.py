@@ -8,9 +8,8 @@ import contextlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from stripewise.cli.tunables import bare, shown
 from stripewise.helper.tuning.journal import PENDING, RESTORED, Journal, JournalEntry, helper_alive
-from stripewise.model.tunables import TUNABLES
+from stripewise.model.tunable_values import bare, shown
 from stripewise.model.wording import count_noun
 from stripewise.protocol.tuning_replies import PutBack, restored_summary
 from stripewise.system.block_tunables import Tree
@@ -18,7 +17,7 @@ from stripewise.system.block_tunables import Tree
 
 def restored_lines(items: Iterable[PutBack]) -> list[str]:
     """One line per interrupted apply, values with their units."""
-    return restored_summary(items, _shown)
+    return restored_summary(items, shown)
 
 
 def journal_notes(state_dir: str, root: Path) -> list[str]:
@@ -63,12 +62,4 @@ def _notes(entry: JournalEntry, tree: Tree) -> list[str]:
 
 def _change(key: str, device: str | None, before: object, after: object) -> str:
     where = f"{device}: {key}" if device else key
-    return f"{where} {_bare(key, before)} -> {_shown(key, after)}"
-
-
-def _shown(key: str, value: object) -> str:
-    return shown(key, value) if key in TUNABLES and isinstance(value, int | str) else str(value)
-
-
-def _bare(key: str, value: object) -> str:
-    return bare(key, value) if key in TUNABLES and isinstance(value, int | str) else str(value)
+    return f"{where} {bare(key, before)} -> {shown(key, after)}"

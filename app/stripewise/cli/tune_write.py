@@ -20,11 +20,12 @@ from stripewise import environment
 from stripewise.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
 from stripewise.cli.helper_client import HelperClient, start_helper, start_helper_command
 from stripewise.cli.options import nonempty
-from stripewise.cli.tunables import add_device_option, shown
+from stripewise.cli.tunables import add_device_option
 from stripewise.cli.tune_interrupted import restored_lines
 from stripewise.helper.state import DEFAULT_STATE_DIR
 from stripewise.helper.tuning.journal import PENDING, Journal, helper_alive
 from stripewise.model.presets import PresetError, resolve
+from stripewise.model.tunable_values import shown
 from stripewise.model.tunables import (
     Scope,
     Setting,
@@ -171,7 +172,7 @@ def not_in_force(settings: list[TuningSetting], as_json: bool) -> list[TuningSet
     for setting in settings:
         if setting not in left:
             where = _where(setting.key, setting.device)
-            line = f"{where}: {_with_unit(setting.key, setting.value)}, already in force"
+            line = f"{where}: {shown(setting.key, setting.value)}, already in force"
             print(line, file=sys.stderr if as_json else sys.stdout)
     return left
 
@@ -315,11 +316,6 @@ def connect(args: argparse.Namespace, need_root: bool) -> HelperClient | str:
 
 
 # --- output ----------------------------------------------------------------------------------
-def _with_unit(key: str, value: object) -> str:
-    """`4096 KiB`, `536870912 bytes (512 MiB)`: as `tune show` and `tune preview` print them."""
-    return shown(key, value) if isinstance(value, int | str) else str(value)
-
-
 def _where(key: str, device: str | None) -> str:
     return f"{device}: {key}" if device else key
 
@@ -327,7 +323,7 @@ def _where(key: str, device: str | None) -> str:
 def _show_apply(result: ApplyReply) -> int:
     for item in result.settings:
         where = _where(item.key, item.device)
-        line = f"{where}: {item.before} -> {_with_unit(item.key, item.written)}"
+        line = f"{where}: {item.before} -> {shown(item.key, item.written)}"
         if not item.matches:
             line += f" (the kernel stored {item.after})"
         for effect in item.side_effects:
@@ -343,9 +339,9 @@ def _show_apply(result: ApplyReply) -> int:
 def _show_revert(result: RevertReply) -> int:
     for item in result.restored:
         where = _where(item.key, item.device)
-        line = f"{where}: {item.was} -> {_with_unit(item.key, item.now)}"
+        line = f"{where}: {item.was} -> {shown(item.key, item.now)}"
         if item.restored.key != item.key:  # the kernel keeps one of a pair: the other went back
-            written = _with_unit(item.restored.key, item.restored.value)
+            written = shown(item.restored.key, item.restored.value)
             line += f" ({item.restored.key} {written} written back, the half in force before)"
         print(line)
     for skipped in result.skipped:
@@ -359,18 +355,17 @@ def _show_verify(result: VerifyReply) -> int:
         if item.matches:
             where = _where(item.key, item.device)
             kept = "" if item.now == item.written else f" (what the kernel keeps of {item.written})"
-            print(f"{where}: {_with_unit(item.key, item.now)}, as written{kept}")
-    shown = [
-        f"{_where(m.key, m.device)}: written {m.written}, now {_with_unit(m.key, m.now)}: "
-        f"{m.reason}"
+            print(f"{where}: {shown(item.key, item.now)}, as written{kept}")
+    differ = [
+        f"{_where(m.key, m.device)}: written {m.written}, now {shown(m.key, m.now)}: {m.reason}"
         for m in result.mismatches
     ]
-    for line in shown:
+    for line in differ:
         print(f"differs: {line}")
     total = len(result.settings)
-    if shown:
-        verb = "differs" if len(shown) == 1 else "differ"
-        print(f"journal {result.journal}: {len(shown)} of {total} {verb}")
+    if differ:
+        verb = "differs" if len(differ) == 1 else "differ"
+        print(f"journal {result.journal}: {len(differ)} of {total} {verb}")
         return EXIT_FAILED
     print(f"journal {result.journal}: all {total} as written")
     return EXIT_OK
