@@ -41,11 +41,12 @@ class HostWordsParser(Parser):
             if value_next:
                 value_next = False
                 continue
-            action = self._action_of(word)
-            if action is not None:  # a value next, unless it is a host (`--host HOST`)
+            named = self._options_named(word)
+            if len(named) == 1:  # a value next, unless it is a host (`--host HOST`)
+                (action,) = named
                 value_next = "=" not in word and action.nargs != 0 and action.metavar != "HOST"
-            elif self._ambiguous(word):
-                continue  # argparse names the options it could be
+            elif named:
+                continue  # a prefix of several: argparse names the options it could be
             elif word.startswith("-") and word != "-" and not _NEGATIVE_NUMBER.fullmatch(word):
                 self.error(
                     f"{word}: a host or group name cannot begin with '-' (ssh would take it "
@@ -53,24 +54,16 @@ class HostWordsParser(Parser):
                 )
         return super().parse_known_args(*args, **kwargs)
 
-    def _ambiguous(self, word: str) -> bool:
-        name = word.partition("=")[0]
-        options = self._option_string_actions
-        return (
-            name.startswith("--") and len({options[o] for o in options if o.startswith(name)}) > 1
-        )
-
-    def _action_of(self, word: str) -> argparse.Action | None:
-        """This parser's option `word` names (`--db=URL`, or a prefix of one only, as
-        argparse reads them), or None."""
+    def _options_named(self, word: str) -> set[argparse.Action]:
+        """The options `word` can name, as argparse reads it: the one it is (`--db=URL`), or
+        every one a long prefix (`--ti`) begins."""
         name = word.partition("=")[0]
         options = self._option_string_actions  # argparse keeps no public list of them
         if name in options:
-            return options[name]
+            return {options[name]}
         if name.startswith("--") and len(name) > 2:
-            found = {options[o] for o in options if o.startswith(name)}
-            return found.pop() if len(found) == 1 else None
-        return None
+            return {options[o] for o in options if o.startswith(name)}
+        return set()
 
 
 _NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")  # as argparse tells values from options
