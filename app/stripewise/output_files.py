@@ -26,6 +26,8 @@ from pathlib import Path
 # what /dev/stdout, /dev/stderr and /dev/fd/N are: links through /proc to a descriptor
 _DESCRIPTORS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
 _NULL = os.makedev(1, 3)
+# the export format a file's name asks for (runs, comparisons, experiments; CLI and GUI alike)
+EXPORT_SUFFIXES = {".csv": "csv", ".json": "json", ".html": "html", ".htm": "html"}
 
 
 class OutputFileError(OSError):

@@ -143,7 +143,12 @@ def test_opening_one_draws_its_chart_points_and_card_with_apply(
 
 @pytest.mark.parametrize(
     ("picked", "suffix"),
-    [("JSON (*.json)", "json"), ("CSV (*.csv)", "csv"), ("HTML report (*.html)", "html")],
+    [
+        ("JSON (*.json)", "json"),
+        ("CSV (*.csv)", "csv"),
+        ("HTML report (*.html)", "html"),
+        ("HTML report (*.html)", "csv"),  # the name typed decides, not the default filter
+    ],
 )
 def test_export_writes_a_file_that_parses(
     make_window: WindowFactory,

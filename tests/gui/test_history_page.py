@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from stripewise.gui.history_model import COLUMNS
 from stripewise.gui.history_page import HistoryPage
@@ -343,3 +343,39 @@ def test_double_click_and_enter_open_the_run_and_f2_renames_it(
     qtbot.waitUntil(lambda: bool(dialogs), timeout=5_000)
     timer.stop()
     assert [title.lower() for title in dialogs] == ["rename run"]
+
+
+@pytest.mark.parametrize(
+    ("typed", "picked", "written", "starts"),
+    [
+        ("run.csv", "HTML report (*.html)", "run.csv", "run_id,run_name,phase"),
+        ("run.json", "CSV (*.csv)", "run.json", "{"),
+        ("run.htm", "JSON (*.json)", "run.htm", "<!DOCTYPE html>"),
+        ("run", "JSON (*.json)", "run.json", "{"),
+    ],
+)
+def test_export_writes_what_the_typed_name_asks_for(
+    make_window: WindowFactory,
+    seeded_db_url: str,
+    qtbot: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    typed: str,
+    picked: str,
+    written: str,
+    starts: str,
+) -> None:
+    """The file name's suffix decides the format, as `history export -o` does (Qt always hands
+    back a filter: the default one is HTML's); a name without one takes the filter's."""
+    window = make_window(url=seeded_db_url, view="history")
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", lambda *_a, **_k: (str(folder / typed), picked)
+    )
+    said: list[str] = []
+    monkeypatch.setattr(window.statusBar(), "showMessage", lambda text, *_a: said.append(text))
+    window.export_runs([1])
+    qtbot.waitUntil(lambda: bool(said), timeout=10_000)
+    assert [path.name for path in folder.iterdir()] == [written], said
+    assert (folder / written).read_text(encoding="utf-8").startswith(starts)

@@ -19,14 +19,13 @@ from stripewise.cli.errors import CliError, database_url, open_history
 from stripewise.cli.history_format import format_table
 from stripewise.cli.options import Parser, add_db_option, path_argument, positive_int
 from stripewise.model.wording import noun_for
-from stripewise.output_files import OutputFileError, write_output
+from stripewise.output_files import EXPORT_SUFFIXES, OutputFileError, write_output
 
 if TYPE_CHECKING:
     from stripewise.history.connection import Database
     from stripewise.history.experiments import ExperimentSummary, StoredExperiment
 
 EXPORT_FORMATS = ("html", "csv", "json")
-_SUFFIXES = {".csv": "csv", ".json": "json", ".html": "html", ".htm": "html"}
 
 Action = Callable[[argparse.Namespace, "Database"], int]
 
@@ -209,7 +208,7 @@ def _export(args: argparse.Namespace, db: Database) -> int:
     from stripewise.history.experiment_export import export_experiment
     from stripewise.history.experiments import get_experiment
 
-    fmt = args.format or (_SUFFIXES.get(args.output.suffix.lower()) if args.output else None)
+    fmt = args.format or (EXPORT_SUFFIXES.get(args.output.suffix.lower()) if args.output else None)
     if fmt is None:
         raise CliError("choose --format html, csv or json (or name -o FILE with that suffix)")
     text = export_experiment(get_experiment(db, args.experiment_id), fmt)

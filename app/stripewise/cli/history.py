@@ -26,14 +26,13 @@ from stripewise.cli.options import Parser, add_db_option, nonempty, path_argumen
 from stripewise.history import quicklist
 from stripewise.model.run import RunSummary
 from stripewise.model.wording import count_noun, noun_for
-from stripewise.output_files import OutputFileError, write_output
+from stripewise.output_files import EXPORT_SUFFIXES, OutputFileError, write_output
 
 if TYPE_CHECKING:
     from stripewise.history.store import HistoryStore
     from stripewise.model.run_detail import RunDetail
 
 EXPORT_FORMATS = ("csv", "json", "html")
-_SUFFIXES = {".csv": "csv", ".json": "json", ".html": "html", ".htm": "html"}
 
 Action = Callable[[argparse.Namespace, "HistoryStore"], int]
 
@@ -217,7 +216,7 @@ def _compare(args: argparse.Namespace, store: HistoryStore) -> int:
 def _export_format(args: argparse.Namespace) -> str:
     if args.format:
         return str(args.format)
-    found = _SUFFIXES.get(args.output.suffix.lower()) if args.output is not None else None
+    found = EXPORT_SUFFIXES.get(args.output.suffix.lower()) if args.output is not None else None
     if found is None:
         raise CliError("choose --format csv, json or html (or name -o FILE with that suffix)")
     return found

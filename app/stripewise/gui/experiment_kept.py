@@ -30,7 +30,7 @@ from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
 from stripewise.gui.experiment_kept_detail import KeptDetail
-from stripewise.gui.history_io import EXPORT_KINDS
+from stripewise.gui.history_io import EXPORT_KINDS, export_kind
 from stripewise.model.experiment_result import Verdict
 from stripewise.model.run import RunStatus
 from stripewise.model.wording import count_noun
@@ -290,11 +290,9 @@ class KeptExperiments(QWidget):
         file_places.chosen(path)
         if not path:
             return
-        fmt = EXPORT_KINDS.get(picked) or {".csv": "csv", ".json": "json"}.get(
-            Path(path).suffix.lower(), "html"
-        )
+        fmt, target = export_kind(Path(path), picked)
         self.service.export(
-            experiment_id, fmt, Path(path), lambda said: self._tell(f"Experiment {said}.")
+            experiment_id, fmt, target, lambda said: self._tell(f"Experiment {said}.")
         )
 
     def delete(self) -> None:

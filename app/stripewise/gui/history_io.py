@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
 from stripewise.model.wording import count_noun
+from stripewise.output_files import EXPORT_SUFFIXES
 from stripewise.services.history import HistoryService
 
 IMPORT_FILTERS = (
@@ -78,9 +79,17 @@ def ask_export(
         ";;".join(EXPORT_KINDS),
     )
     file_places.chosen(path)
-    if not path:
-        return
-    kind = EXPORT_KINDS.get(chosen) or {".csv": "csv", ".json": "json"}.get(
-        Path(path).suffix.lower(), "html"
-    )
-    history.write_runs(kind, run_ids, Path(path), on_written)
+    if path:
+        kind, target = export_kind(Path(path), chosen)
+        history.write_runs(kind, run_ids, target, on_written)
+
+
+def export_kind(path: Path, chosen: str) -> tuple[str, Path]:
+    """What to write, and where: the suffix typed decides, as in `history export -o` (Qt
+    always returns a filter, so "run.csv" under the HTML filter is a CSV); without a known
+    one, the filter chosen, its suffix added."""
+    kind = EXPORT_SUFFIXES.get(path.suffix.lower())
+    if kind is not None:
+        return kind, path
+    kind = EXPORT_KINDS.get(chosen, "html")
+    return kind, path.with_name(f"{path.name}.{kind}")
