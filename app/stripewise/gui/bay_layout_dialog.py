@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.bay_view import BayView
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.bay_map import PlacedBay
 from stripewise.model.chassis import (
     MAX_BAYS,
@@ -132,7 +134,7 @@ class BayLayoutDialog(QDialog):
             spin.valueChanged.connect(self._changed)
         for line in (self.product, self.title, self.source, self.prefix):
             line.textChanged.connect(self._changed)
-        self.resize(760, 680)
+        resize_within_screen(self, QSize(760, 680))
 
     def _show_layout(self) -> None:
         """The form shows the layout's text and its current panel."""

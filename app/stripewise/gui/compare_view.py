@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -50,6 +50,7 @@ from stripewise.gui.compare_plots import (
 from stripewise.gui.help_dialogs import SAVE_COMPARISON
 from stripewise.gui.latency_map import LatencyAxis
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.gui.theme import is_dark
 from stripewise.model.bench import BenchSpec
 from stripewise.model.compare import Comparison, compare_runs, phase_order, short_of_passes
@@ -78,7 +79,7 @@ class CompareWindow(QDialog):
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setWindowTitle(f"Compare runs {', '.join(map(str, run_ids))}")
-        self.resize(1000, 700)
+        resize_within_screen(self, QSize(1000, 700))
         self.history = history
         self.run_ids = list(run_ids)
         self.binary_units = binary_units  # throughput in MiB/s: the app's toggle

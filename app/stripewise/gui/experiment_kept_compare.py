@@ -5,7 +5,7 @@ comparison, the one `stripewise experiment compare` prints)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import Point
 from stripewise.model.verdict import cant_tell
@@ -130,7 +131,7 @@ class KeptComparisonDialog(QDialog):
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.table.resizeColumnsToContents()
         wanted = header.length() + 2 * self.table.frameWidth() + 24  # and the margins
-        self.resize(max(640, min(wanted, 1000)), 380)
+        resize_within_screen(self, QSize(max(640, min(wanted, 1000)), 380))
 
     def change_shown(self, values_label: str) -> tuple[str, str]:
         """The change and verdict cells of the row `read_ahead_kb=512` (for tests)."""

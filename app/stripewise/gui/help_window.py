@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QRect, Qt, QUrl
+from PySide6.QtCore import QRect, QSize, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from stripewise.gui import VIEW_NAMES
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.resources import resource
 
 MANUAL_FOLDER = "manual"
@@ -72,7 +73,7 @@ class HelpWindow(QWidget):
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("helpWindow")
         self.setWindowTitle("Stripewise Help")
-        self.resize(*WINDOW_SIZE)
+        resize_within_screen(self, QSize(*WINDOW_SIZE))
         self.browser = ManualBrowser()
         self.browser.setAccessibleName("Manual page")
         # links are followed here: QTextBrowser would take manual: for an external scheme

@@ -8,7 +8,7 @@ version and whether that speaks this fio's protocol. Every change is saved at on
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.help_dialogs import HOST_GROUPS, purpose_label
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.host_address import HostAddress, HostAddressError, parse_host
 from stripewise.model.host_group import HostGroup, check_group_name, unique_hosts
 from stripewise.services.host_groups import HostGroupsService
@@ -125,7 +126,7 @@ class HostGroupsDialog(QDialog):
         layout.addLayout(grid, 1)
         layout.addWidget(self.status)
         layout.addWidget(close)
-        self.resize(820, 460)
+        resize_within_screen(self, QSize(820, 460))
 
     # --- groups -------------------------------------------------------------------------------
     def current_group(self) -> HostGroup | None:

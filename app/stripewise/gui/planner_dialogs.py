@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui import help_dialogs as says
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.evaluate import evaluate
 from stripewise.model.placement import Swap
 from stripewise.model.plan import Plan
@@ -81,7 +82,7 @@ class CommandsDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
-        self.resize(820, 520)
+        resize_within_screen(self, QSize(820, 520))
         self.create_button: QPushButton | None = None  # Create on This Machine, when offered
         layout = QVBoxLayout(self)
         if purpose:
@@ -153,7 +154,7 @@ class CompareDialog(QDialog):
     def __init__(self, plans: list[tuple[str, Plan]], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Compare Plans")
-        self.resize(900, 300)
+        resize_within_screen(self, QSize(900, 300))
         layout = QVBoxLayout(self)
         layout.addWidget(says.purpose_label(says.COMPARE_PLANS))
         self.table = QTableWidget()

@@ -5,7 +5,7 @@ ends, Cancel stops it through the helper, and the answer is filed in the history
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.help_dialogs import purpose_label
 from stripewise.gui.scaling_result_view import result_html
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.bench import SpecError, parse_size
 from stripewise.model.scaling import MAX_REPEAT
 from stripewise.model.scaling_set import DiskSet, subset
@@ -163,7 +164,7 @@ class ScalingDialog(QDialog):
         self.session.failed.connect(self._say_problem)
         self.session.saved.connect(self._on_saved)
         self.session.saveFailed.connect(self._on_save_failed)
-        self.resize(620, 560)
+        resize_within_screen(self, QSize(620, 560))
         self._check()
 
     # --- the form ------------------------------------------------------------------------------

@@ -1,0 +1,53 @@
+"""Windows opened at a size of their own fit the screen they open on: at 800x600 the Compare
+window's buttons were below the screen's edge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSize
+from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
+
+from stripewise.gui.screen_fit import HEIGHT_SHARE, WIDTH_SHARE, resize_within_screen
+from tests.gui.conftest import WindowFactory
+from tests.gui.test_compare_view import open_comparison
+
+
+def within_screen(window: QWidget) -> bool:
+    room = window.screen().availableGeometry()
+    return (
+        window.width() <= room.width() * WIDTH_SHARE
+        and window.height() <= room.height() * HEIGHT_SHARE
+    )
+
+
+def test_a_window_wider_and_taller_than_the_screen_is_made_to_fit(qtbot: Any) -> None:
+    window = QWidget()
+    qtbot.addWidget(window)
+    room = window.screen().availableGeometry()
+    resize_within_screen(window, QSize(room.width() + 300, room.height() + 200))
+    assert within_screen(window)
+    assert window.width() > room.width() * 0.9 and window.height() > room.height() * 0.85
+
+
+def test_a_window_that_fits_keeps_its_size_and_none_goes_below_its_layout(qtbot: Any) -> None:
+    window = QWidget()
+    qtbot.addWidget(window)
+    resize_within_screen(window, QSize(300, 200))
+    assert window.size() == QSize(300, 200)
+    button = QPushButton("a button that wants its room")
+    button.setMinimumSize(400, 300)
+    QVBoxLayout(window).addWidget(button)
+    resize_within_screen(window, QSize(100, 100))
+    assert window.width() >= 400 and window.height() >= 300
+
+
+def test_the_compare_window_opens_within_the_screen(
+    make_window: WindowFactory, seeded_db_url: str, qtbot: Any
+) -> None:
+    window = make_window(url=seeded_db_url, view="history")
+    compare = open_comparison(window, qtbot, [1, 2, 3])
+    try:
+        assert within_screen(compare), (compare.size(), compare.screen().availableGeometry())
+    finally:
+        compare.close()
