@@ -123,8 +123,8 @@ def test_a_shared_ceiling_is_found_and_the_slow_member_named(tmp_path: Path) -> 
 
 @needs_loop
 def test_text_says_each_step_with_its_interval_then_the_sentence() -> None:
-    with loop_device(16 * MiB) as first, loop_device(16 * MiB) as second:
-        done = scaling("--disks", f"/dev/{first.name},{second.name}", "--size", "8M")
+    with loop_device(64 * MiB) as first, loop_device(64 * MiB) as second:  # see the helper's
+        done = scaling("--disks", f"/dev/{first.name},{second.name}", "--size", "64M")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"Scaling test of {first.name},{second.name}: 2 disks")

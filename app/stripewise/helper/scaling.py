@@ -7,9 +7,13 @@ refused), then reopened through the held descriptor's magic link with O_RDONLY|O
 no name is looked up twice. Nothing is ever written, so no serial is asked for.
 
 A pass of a step runs one thread per disk, each reading its disk from offset 0 in `block_size`
-reads up to `size`, all started together; the window ends when the first disk is done, and
-every thread stops there, so every disk was busy for the whole window. A disk's rate is its
-bytes over the window; the step's figure is every byte over the window.
+reads up to `size`. With several disks, each thread reads its first block, then waits for the
+others: the window opens when the last of them has read one, so no thread still starting up
+(a fast disk can be read whole in the milliseconds another thread takes to be scheduled) lets
+one disk's figure pass for several. It ends when the first disk is done, and every thread
+stops there, so every disk was busy for the whole window; a disk that read nothing in it fails
+the pass. A disk's rate is its bytes in the window over the window; the step's figure is every
+byte in the window over the window.
 Samples come from the run's `Sampler` as in `bench.start` (the kernel's per-disk counters).
 """
 
@@ -28,6 +32,7 @@ from stripewise.helper.engines.base import Progress
 from stripewise.helper.sysfs_files import read_attribute
 from stripewise.model.bench import MAX_BUFFERS, Phase
 from stripewise.model.scaling import ScalingPlan, plan_scaling
+from stripewise.model.setting_labels import size_text
 from stripewise.protocol.events import Event, RunError
 from stripewise.protocol.scaling import (
     PlannedStep,
@@ -40,6 +45,7 @@ from stripewise.protocol.scaling import (
 
 Emit = Callable[[Event], None]
 _DEV = "/dev"
+_POLL_S = 0.05  # how often a thread waiting for the others looks at stop and cancel
 
 
 class ScalingRefused(ValueError):
@@ -125,32 +131,36 @@ def read_together(
     progress: Progress,
 ) -> PassFigures:
     """One pass: every disk read from 0 at once until the first has read `size`."""
-    start, stop = threading.Event(), threading.Event()
-    done: dict[str, tuple[int, float]] = {}  # name -> (bytes, seconds of its last read)
+    lined_up = _LineUp(len(disks), cancel)
+    done: dict[str, int] = {}  # name -> bytes read inside the window
     errors: list[str] = []
-    window: list[float] = []
+    window: list[tuple[float, str]] = []  # (its end, the disk that ended it)
     clock = time.monotonic
-    began = [0.0]
 
     def read(disk: HeldDisk, buffer: mmap.mmap) -> None:
-        view, offset, last = memoryview(buffer), 0, 0.0
-        start.wait()
+        view, offset, counted = memoryview(buffer), 0, 0
+        lined_up.start.wait()
         try:
-            while offset < size and not stop.is_set() and not cancel.is_set():
+            if len(disks) > 1:  # its first block read before the window opens
+                offset = os.preadv(disk.fd, [view[:block]], 0)
+                progress.add(read_bytes=offset, read_ops=1)
+            if not lined_up.arrive(clock):
+                return
+            while offset < size and not lined_up.stop.is_set() and not cancel.is_set():
                 count = os.preadv(disk.fd, [view[: min(block, size - offset)]], offset)
-                now = clock() - began[0]
-                if stop.is_set() or count <= 0:
+                now = clock() - lined_up.began
+                if lined_up.stop.is_set() or count <= 0:
                     break  # done after the window closed: not counted
-                offset, last = offset + count, now
+                offset, counted = offset + count, counted + count
                 progress.add(read_bytes=count, read_ops=1)
-            if offset >= size and not stop.is_set():
-                window.append(last)
-                stop.set()
+            if offset >= size and not lined_up.stop.is_set():
+                window.append((now if counted else 0.0, disk.name))
+                lined_up.stop.set()
         except OSError as error:
             errors.append(f"reading {disk.name}: {error.strerror or error}")
-            stop.set()
+            lined_up.stop.set()
         finally:
-            done[disk.name] = (offset, last)
+            done[disk.name] = counted
 
     threads = [
         threading.Thread(target=read, args=(d, b), name=f"scaling-{d.name}", daemon=True)
@@ -159,15 +169,42 @@ def read_together(
     for thread in threads:
         thread.start()
     progress.begin()
-    began[0] = clock()
-    start.set()
+    lined_up.start.set()
     for thread in threads:
         thread.join()
     progress.end()
-    ended = min(window) if window else clock() - began[0]
-    rates = {name: (moved / ended / 1e6 if ended > 0 else 0.0) for name, (moved, _) in done.items()}
+    ended, first = min(window) if window else (max(0.0, clock() - lined_up.began), "")
+    rates = {name: (moved / ended / 1e6 if ended > 0 else 0.0) for name, moved in done.items()}
     error = errors[0] if errors else ("cancelled" if cancel.is_set() and not window else None)
-    return PassFigures(ended, {n: b for n, (b, _) in done.items()}, rates, error)
+    idle = sorted(name for name, moved in done.items() if not moved)
+    if error is None and window and idle:
+        error = (
+            f"{', '.join(idle)} read nothing before {first} had read {size_text(size)}: "
+            "the disks were not read together; read more per pass"
+        )
+    return PassFigures(ended, dict(done), rates, error)
+
+
+class _LineUp:
+    """The threads of a pass: started together, and the window opened once every one has
+    arrived (read its first block); a stop or cancel lets the waiting ones go."""
+
+    def __init__(self, count: int, cancel: threading.Event) -> None:
+        self.start, self.stop, self._open = threading.Event(), threading.Event(), threading.Event()
+        self.began = time.monotonic()
+        self._left, self._lock, self._cancel = count, threading.Lock(), cancel
+
+    def arrive(self, clock: Callable[[], float]) -> bool:
+        """True when the window is open for this thread; False when the pass stopped first."""
+        with self._lock:
+            self._left -= 1
+            if self._left == 0:
+                self.began = clock()
+                self._open.set()
+        while not self._open.wait(_POLL_S):
+            if self.stop.is_set() or self._cancel.is_set():
+                return False
+        return True
 
 
 def _giving(progress: Progress) -> Callable[[], Progress]:
