@@ -278,3 +278,20 @@ def test_group_and_experiment_refusals_name_the_option_too(tmp_path: Path) -> No
         done = run_cli(*command, "--target", str(tmp_path), "--size", "16M", "--rate", "11")
         refused(done, "--rate: 1 to 10")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("where", ["missing/history.db", "folder"])
+def test_bench_save_to_a_place_no_database_can_be_runs_nothing(tmp_path: Path, where: str) -> None:
+    """A mistyped --db once ran the whole benchmark and left it in the spool for a database
+    that could never exist, exit 0: the spool is for a database away a while, not a typo."""
+    (tmp_path / "folder").mkdir()
+    target = tmp_path / "target"
+    target.mkdir()
+    for hosts in ((), ("--host", "127.0.0.1:1")):
+        done = run_cli(
+            "bench", "--target", str(target), "--size", "1M", "--engine", "fio", "--save",
+            "--db", str(tmp_path / where), *hosts,
+        )  # fmt: skip
+        refused(done, f"cannot save to {tmp_path / where}", "nothing was run")
+        assert not any(target.iterdir()), "nothing written on the target"
+        assert not done.stdout

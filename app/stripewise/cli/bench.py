@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from stripewise import environment
 from stripewise.cli.bench_output import emit, emit_lost, say
 from stripewise.cli.bench_save import Recording, say_filed
-from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
+from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url, place_to_save
 from stripewise.cli.health import health_before_run
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import (
@@ -188,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.save:
+        place_to_save(database_url(args))
     if args.host or args.group:
         from stripewise.cli.bench_hosts import run_group  # lazy: only group runs need it
 

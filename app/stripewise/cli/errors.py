@@ -43,6 +43,20 @@ def database_url(args: argparse.Namespace) -> str:
         raise CliError(str(exc)) from None
 
 
+def place_to_save(url: str) -> str:
+    """The URL, when runs can be kept there: a SQLite file's folder must exist and the name
+    must not be a folder. The local spool waits for a database that refuses for a while (a
+    server away, a file locked), not for a typo that would keep the run there forever."""
+    from stripewise.history.location import plain_sqlite_path
+
+    path = plain_sqlite_path(url)
+    if path is not None and not path.parent.is_dir():
+        raise CliError(f"cannot save to {path}: there is no folder {path.parent}; nothing was run")
+    if path is not None and path.is_dir():
+        raise CliError(f"cannot save to {path}: it is a folder; nothing was run")
+    return url
+
+
 def open_history(url: str) -> Database:
     """The history at `url`, migrated, its local spool synced, and this machine's runs whose
     recorder is gone (a `bench --save` killed mid-run) filed `aborted`, as the GUI does at
