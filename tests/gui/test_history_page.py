@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QStyle
 
 from stripewise.gui.history_model import COLUMNS
 from stripewise.gui.history_page import HistoryPage
@@ -379,3 +380,25 @@ def test_export_writes_what_the_typed_name_asks_for(
     qtbot.waitUntil(lambda: bool(said), timeout=10_000)
     assert [path.name for path in folder.iterdir()] == [written], said
     assert (folder / written).read_text(encoding="utf-8").startswith(starts)
+
+
+def test_the_baselines_bold_row_fits_its_columns(
+    make_window: WindowFactory, seeded_db_url: str, qtbot: Any
+) -> None:
+    """The starred baseline is drawn bold: its Started cell read `2026-11-29 16:…` while the
+    same text in the other rows fitted."""
+    page = history_page(make_window, seeded_db_url)
+    page.select_runs([2])
+    page.toggle_baseline()
+    qtbot.waitUntil(lambda: cell(page, 1, "Name").startswith("\u2605"), timeout=5_000)
+    page._fit_columns()
+    row = 1
+    font = page.proxy.index(row, 0).data(Qt.ItemDataRole.FontRole)
+    assert font is not None and font.bold()
+    metrics = QFontMetrics(font)
+    header = page.table.horizontalHeader()
+    for column in ("ID", "Started", "Status", "Engine"):
+        text = cell(page, row, column)
+        margin = page.table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
+        room = header.sectionSize(COLUMNS.index(column)) - 2 * margin  # as the delegate draws
+        assert metrics.horizontalAdvance(text) <= room, (column, text)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence, QResizeEvent
+from PySide6.QtGui import QAction, QFont, QFontMetrics, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -284,7 +284,9 @@ class HistoryPage(QWidget):
         hundreds of milliseconds), capped so long names and figures do not push the rest off
         screen; tooltips have the whole text."""
         header = self.table.horizontalHeader()
-        metrics = self.table.fontMetrics()
+        bold = QFont(self.table.font())
+        bold.setBold(True)  # the baseline's row is bold: measured so, its cells fit too
+        metrics = QFontMetrics(bold)
         rows = range(min(self.proxy.rowCount(), _MEASURED_ROWS))
         for column, name in enumerate(COLUMNS[:-1]):  # the last one stretches
             texts = [str(self.proxy.index(row, column).data() or "") for row in rows]
