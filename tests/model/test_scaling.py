@@ -85,14 +85,31 @@ def test_no_ceiling_while_the_last_step_still_grows() -> None:
     assert "still grew at 4 disks" in analysis.sentence("these disks")
 
 
-def test_one_pass_each_places_no_ceiling_and_names_no_disk() -> None:
-    """One pass says nothing of the noise: no ceiling claimed, no disk called slow."""
-    plan = plan_scaling(DISKS[:4], 1)
-    figures = {0: [100.0], 1: [100.0], 2: [60.0], 3: [100.0], 4: [199.0], 5: [200.0]}
+def test_one_pass_each_places_a_ceiling_by_the_five_percent_rule_and_names_no_disk() -> None:
+    """--repeat 1 (docs/scaling.md): steps within 5 % count as the same, the sentence says the
+    answer has no interval, and one pass calls no disk slow (no noise known)."""
+    plan = plan_scaling(DISKS[:3], 1)
+    figures = {0: [920.0], 1: [900.0], 2: [610.0], 3: [6284.0], 4: [6554.0]}
     analysis = analyse(plan, figures)
-    assert analysis.ceiling is None and analysis.outliers == ()  # no noise known, no verdict
-    assert analysis.steps[1].mb_s.ci95 is None
-    assert "can't place a ceiling" in analysis.sentence("these disks")
+    assert analysis.settled and analysis.widest_pct is None
+    assert analysis.ceiling is not None
+    assert (analysis.ceiling.mb_s, analysis.ceiling.disks) == (6554.0, 2)  # 6,284 is within 5 %
+    assert analysis.outliers == () and analysis.steps[1].mb_s.ci95 is None
+    assert analysis.sentence("loops") == (
+        "loops tops out at 6,554 MB/s with 2 disks (one pass per step: no interval); "
+        "3 disks would need 2,700"
+    )
+
+
+def test_one_pass_each_still_grows_when_the_last_step_is_over_five_percent_up() -> None:
+    plan = plan_scaling(DISKS[:4], 1)
+    figures = {0: [100.0], 1: [100.0], 2: [100.0], 3: [100.0], 4: [199.0], 5: [396.0]}
+    analysis = analyse(plan, figures)
+    assert analysis.settled and analysis.ceiling is None
+    assert analysis.sentence("these disks") == (
+        "these disks still grew at 4 disks (396 MB/s, one pass per step: no interval): "
+        "no ceiling; 4 disks would need 400"
+    )
 
 
 def test_a_best_step_that_varies_widely_places_no_ceiling() -> None:

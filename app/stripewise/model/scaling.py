@@ -168,9 +168,15 @@ class ScalingAnalysis:
     widest_pct: float | None = None  # the best step's interval, half-width in % of its mean
 
     @property
+    def one_pass(self) -> bool:
+        """The best step was read once: no interval, so CLOSE_PCT judges instead of noise."""
+        return len(_best(self.steps).passes) < 2
+
+    @property
     def settled(self) -> bool:
-        """The best step measured narrowly enough to place a ceiling (SETTLED_PCT)."""
-        return self.widest_pct is not None and self.widest_pct <= SETTLED_PCT
+        """Nothing in the passes stops placing a ceiling: the best step measured narrowly
+        enough (SETTLED_PCT), or read once (no interval to judge: the one-pass rule)."""
+        return _settled(self.widest_pct, self.one_pass)
 
     def sentence(self, name: str) -> str:
         """ "hba0 tops out at 1,640 MB/s with 5 disks; 8 disks would need 2,560"."""
@@ -188,13 +194,15 @@ class ScalingAnalysis:
                 f"{name}: can't place a ceiling, the passes vary too much{widest}: read more "
                 "per pass (--size) or repeat more (--repeat)"
             )
+        # the answer of one pass has no interval behind it: it says so
+        once = "one pass per step: no interval" if self.one_pass else ""
         if self.ceiling is None:
-            top = self.steps[-1].mb_s.mean
-            return f"{name} still grew at {count} disks ({top:,.0f} MB/s): no ceiling; {need}"
+            top = f"{self.steps[-1].mb_s.mean:,.0f} MB/s" + (f", {once}" if once else "")
+            return f"{name} still grew at {count} disks ({top}): no ceiling; {need}"
         noun = "disk" if self.ceiling.disks == 1 else "disks"
         return (
             f"{name} tops out at {self.ceiling.mb_s:,.0f} MB/s with {self.ceiling.disks} "
-            f"{noun}; {need}"
+            f"{noun}{f' ({once})' if once else ''}; {need}"
         )
 
 
@@ -214,8 +222,9 @@ def analyse(
     )
     alone = {plan.disks[i]: figure(passes[i]) for i in range(len(plan.disks))}
     median_alone = statistics.median(f.mean for f in alone.values())
-    widest = _widest([max((s.mb_s for s in steps), key=lambda f: f.mean)])
-    settled = widest is not None and widest <= SETTLED_PCT
+    best = _best(steps)
+    widest = _widest([best])
+    settled = _settled(widest, len(best.passes) < 2)
     return ScalingAnalysis(
         steps,
         alone,
@@ -224,6 +233,16 @@ def analyse(
         _outliers(alone, identities or {}),
         widest,
     )
+
+
+def _best(steps: Sequence[StepFigure]) -> Figure:
+    return max((s.mb_s for s in steps), key=lambda f: f.mean)
+
+
+def _settled(widest_pct: float | None, one_pass: bool) -> bool:
+    if widest_pct is None:
+        return one_pass  # one pass: no interval to refuse it, CLOSE_PCT judges the steps
+    return widest_pct <= SETTLED_PCT
 
 
 def _widest(figures: Sequence[Figure]) -> float | None:

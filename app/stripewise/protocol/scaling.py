@@ -182,8 +182,8 @@ class ScalingResult(WireEvent):
     written_bytes: int
     elapsed_s: float
     measured_s: float
-    # every interval narrow enough to place a ceiling and name a slow disk; false: `ceiling`
-    # is null and no outlier named because the passes vary too much (`widest_pct`)
+    # the best step's interval narrow enough to place a ceiling (or no interval: one pass,
+    # judged by the 5 % rule); false: `ceiling` is null, the passes vary too much (`widest_pct`)
     settled: bool = False
     widest_pct: float | None = None
 
