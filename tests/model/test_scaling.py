@@ -13,6 +13,7 @@ from stripewise.model.scaling import (
     plan_scaling,
     together_counts,
 )
+from stripewise.protocol.scaling import ScalingEnd, ScalingResult
 
 DISKS = tuple(f"sd{c}" for c in "bcdefghi")  # eight
 
@@ -120,6 +121,20 @@ def test_a_best_step_that_varies_widely_places_no_ceiling() -> None:
     assert analysis.ceiling is None and not analysis.settled
     assert analysis.widest_pct is not None and analysis.widest_pct > 10
     assert "vary too much" in analysis.sentence("these disks")
+
+
+@pytest.mark.parametrize(("spread", "shown"), [(41.0, "10.2"), (40.33, "10.1")])
+def test_a_refused_width_never_reads_as_within_ten_percent(spread: float, shown: str) -> None:
+    """+/- 10.18 % (or 10.02 %) is refused by the +/- 10 % rule: shown as 10.2 (10.1), never
+    "10", in the sentence and in --json's widest_pct alike."""
+    plan = plan_scaling(DISKS[:3], 3)
+    figures = {i: [100.0, 100.5, 99.5] for i in range(3)} | {3: [500.0, 501.0, 499.0]}
+    figures[4] = [1000.0 - spread, 1000.0, 1000.0 + spread]
+    analysis = analyse(plan, figures)
+    assert not analysis.settled and analysis.ceiling is None
+    assert f"(the best step is \u00b1 {shown} %)" in analysis.sentence("loops")
+    result = ScalingResult.of(ScalingEnd("r", "complete", 1.0, 1.0, 0), "loops", analysis)
+    assert result.widest_pct == float(shown) and not result.settled
 
 
 def test_a_step_too_noisy_to_tell_apart_does_not_reach_the_ceiling() -> None:

@@ -168,6 +168,17 @@ class ScalingAnalysis:
     widest_pct: float | None = None  # the best step's interval, half-width in % of its mean
 
     @property
+    def widest_pct_shown(self) -> float | None:
+        """`widest_pct` to one decimal, never at or under SETTLED_PCT when over it: a refused
+        10.04 reads 10.1, not "10.0", which the rule would have taken."""
+        if self.widest_pct is None:
+            return None
+        shown = round(self.widest_pct, 1)
+        if self.widest_pct > SETTLED_PCT:
+            return max(shown, SETTLED_PCT + 0.1)
+        return shown
+
+    @property
     def one_pass(self) -> bool:
         """The best step was read once: no interval, so CLOSE_PCT judges instead of noise."""
         return len(_best(self.steps).passes) < 2
@@ -185,11 +196,8 @@ class ScalingAnalysis:
         if count == 1:
             return f"{name}: one disk, {self.steps[0].mb_s.mean:,.0f} MB/s: nothing to scale"
         if not self.settled:
-            widest = (
-                ""
-                if self.widest_pct is None
-                else f" (the best step is \u00b1 {self.widest_pct:.0f} %)"
-            )
+            shown = self.widest_pct_shown
+            widest = "" if shown is None else f" (the best step is \u00b1 {shown:.1f} %)"
             return (
                 f"{name}: can't place a ceiling, the passes vary too much{widest}: read more "
                 "per pass (--size) or repeat more (--repeat)"

@@ -215,7 +215,7 @@ class ScalingResult(WireEvent):
             end.elapsed_s,
             end.measured_s,
             analysis.settled,
-            None if analysis.widest_pct is None else round(analysis.widest_pct, 1),
+            analysis.widest_pct_shown,
         )
 
 
