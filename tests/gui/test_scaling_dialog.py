@@ -21,11 +21,13 @@ from stripewise.gui.ceiling_measure import MEASURE_VIRTUAL
 from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.help_dialogs import PURPOSE_NAME
 from stripewise.gui.scaling_dialog import ScalingDialog
+from stripewise.gui.scaling_result_view import DIALOG_ADVICE
 from stripewise.history.database import open_database, path_to_url
 from stripewise.history.scaling_runs import outcome_of, save_scaling_run
 from stripewise.history.store import HistoryStore
 from stripewise.inventory import load_inventory
 from stripewise.inventory.snapshot import dumps
+from stripewise.model.scaling import MORE_PASSES_ADVICE, analyse, plan_scaling
 from stripewise.model.scaling_set import DiskSet, identities_of, named_set
 from stripewise.model.topology import Controller
 from stripewise.protocol.events import Sample
@@ -169,7 +171,8 @@ def test_a_real_test_from_the_page_is_filed_as_the_cli_files_it(
     assert dialog.progress_line.text().startswith("Completed in ")
     assert dialog.progress.value() == started.visits
     shown = dialog.answer.toPlainText()
-    assert result.sentence in shown and result.sentence.startswith(",".join(started.devices))
+    said = result.sentence.replace(MORE_PASSES_ADVICE, DIALOG_ADVICE)  # its fields, not --size
+    assert said in shown and result.sentence.startswith(",".join(started.devices))
     assert "2 disks at once" in shown and "95 %" in shown
     assert f"run {seen.saved[0]}" in shown
     after = scaling_runs(db_url)
@@ -364,4 +367,32 @@ def test_a_bad_size_is_refused_in_one_line(qtbot: Any, size: str, make_window: A
     dialog.pass_size.setText(size)
     assert not dialog.start.isEnabled()
     assert dialog.problem.text().startswith("Per-pass size:") and "\n" not in dialog.problem.text()
+    dialog.close()
+
+
+def test_too_varied_to_place_a_ceiling_advises_the_dialogs_own_fields(
+    qtbot: Any, make_window: Any
+) -> None:
+    """The dialog has no --size or --repeat: it names its Per-pass size and Passes per step."""
+    window = make_window(view="hardware")
+    page = window.page_widgets["hardware"]
+    qtbot.waitUntil(lambda: page.inventory is not None)
+    disks = ("sdb", "sdc")
+    dialog = ScalingDialog(named_set(disks, None), "sdb", page.helper, window.history)
+    plan = plan_scaling(disks, 3)
+    noisy = {0: [100.0, 101.0, 99.0], 1: [100.0, 101.0, 99.0], 2: [150.0, 260.0, 190.0]}
+    result = ScalingResult.of(
+        ScalingEnd("r", "complete", 9.0, 8.0), "sdb,sdc", analyse(plan, noisy)
+    )
+    assert "(--size)" in result.sentence  # the CLI's words, filed as --save files them
+    dialog._on_finished(result)
+    shown = dialog.answer.toPlainText()
+    assert "can't place a ceiling" in shown and "--" not in shown
+    labels = {
+        label.text().replace("&", "").rstrip(":")
+        for label in dialog.findChildren(QLabel)
+        if label.buddy() in (dialog.pass_size, dialog.repeat)
+    }
+    assert labels == {"Per-pass size", "Passes per step"}
+    assert all(f"({label})" in shown for label in labels)
     dialog.close()

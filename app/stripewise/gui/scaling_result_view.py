@@ -6,7 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from stripewise.model.scaling import MORE_PASSES_ADVICE
 from stripewise.protocol.scaling import MeanInterval, ScalingResult
+
+# the refusal's advice in the dialog's own fields: it has no --size or --repeat
+DIALOG_ADVICE = "read more per pass (Per-pass size) or repeat more (Passes per step)"
 
 
 def interval_text(figure: MeanInterval) -> str:
@@ -28,7 +32,8 @@ def _table(rows: Sequence[tuple[str, str]]) -> str:
 def result_html(result: ScalingResult, run_id: int | None, *, of_a_link: bool) -> str:
     """`of_a_link`: a controller's or bus's disks were read, so a ceiling found is the
     Planner's to cite (disks picked one by one measure no link)."""
-    parts = [f"<p><b>{escape(result.sentence)}</b></p>"]
+    sentence = result.sentence.replace(MORE_PASSES_ADVICE, DIALOG_ADVICE)  # filed as the CLI's
+    parts = [f"<p><b>{escape(sentence)}</b></p>"]
     if result.steps:
         steps = [
             (f"{len(step.disks)} disk{'s' if len(step.disks) > 1 else ''} at once",

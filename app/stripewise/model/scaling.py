@@ -39,6 +39,8 @@ SHORT_PCT = 10.0
 # the best step's 95 % interval wider than this (half-width, % of its mean): the passes vary
 # too much to say where the link tops out; more passes or a longer read (--size) narrow it
 SETTLED_PCT = 10.0
+# what the refusal advises, in the CLI's options (the dialog names its own fields instead)
+MORE_PASSES_ADVICE = "read more per pass (--size) or repeat more (--repeat)"
 MAX_DISKS = 64
 MAX_REPEAT = 20
 
@@ -199,8 +201,8 @@ class ScalingAnalysis:
             shown = self.widest_pct_shown
             widest = "" if shown is None else f" (the best step is \u00b1 {shown:.1f} %)"
             return (
-                f"{name}: can't place a ceiling, the passes vary too much{widest}: read more "
-                "per pass (--size) or repeat more (--repeat)"
+                f"{name}: can't place a ceiling, the passes vary too much{widest}: "
+                f"{MORE_PASSES_ADVICE}"
             )
         # the answer of one pass has no interval behind it: it says so
         once = "one pass per step: no interval" if self.one_pass else ""
