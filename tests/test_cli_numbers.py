@@ -96,6 +96,13 @@ def test_sizes_are_ascii_with_the_unit_attached(text: str, words: str) -> None:
     assert parse_size(" 8G ") == 8 * 2**30  # blanks around the whole are not a guess
 
 
+def test_every_size_unit_is_binary_however_spelt() -> None:
+    """As parse_size's docstring and docs/protocol.md say: not dd's MB (10^6), not fio's
+    default KiB (10^3)."""
+    assert {parse_size(t) for t in ("16M", "16MB", "16MiB", "16m", "16mb")} == {16 * 2**20}
+    assert {parse_size(t) for t in ("4K", "4KB", "4KiB")} == {4096}
+
+
 @pytest.mark.parametrize(
     "args, words",
     [

@@ -16,10 +16,13 @@ from typing import Any
 
 import pytest
 
-from stripewise.cli.bench_scaling import disk_set
+from stripewise.cli.bench_scaling import _intro, disk_set
 from stripewise.cli.errors import CliError
 from stripewise.inventory import load_inventory
+from stripewise.model.bench import parse_size
 from stripewise.model.scaling import MATERIAL_PCT
+from stripewise.model.scaling_set import DiskSet
+from stripewise.protocol.scaling import PlannedStep, ScalingStarted
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 from tests.fixtures.machines import sun_x4500
 from tests.fixtures.throttled_fuse import needs_fuse, throttled_disks
@@ -119,6 +122,20 @@ def test_a_shared_ceiling_is_found_and_the_slow_member_named(tmp_path: Path) -> 
     ).stdout  # fmt: skip
     assert " Median " not in said  # each step's figure is the mean of its passes
     assert "Value: the mean of each step's passes (scaling_N: N disks at once)." in said
+
+
+@pytest.mark.parametrize(
+    ("size", "shown"), [("1.5M", "1.5 MiB"), ("16000000", "15.3 MiB"), ("16MB", "16 MiB")]
+)
+def test_the_header_says_the_size_read_as_parsed(size: str, shown: str) -> None:
+    """--size 1.5M reads 1,572,864 bytes: the header said "2 MiB" (16000000: "15 MiB")."""
+    chosen = DiskSet("loop0,loop1", ("loop0", "loop1"), {})
+    steps = (PlannedStep(("loop0",), True), PlannedStep(("loop1",), True))
+    started = ScalingStarted("r", chosen.disks, steps, 6, parse_size(size), 2**20, 2)
+    assert _intro(chosen, started) == (
+        f"Scaling test of loop0,loop1: 2 disks, {shown} read from each per pass, 6 passes "
+        "(read-only)\n"
+    )
 
 
 @needs_loop

@@ -33,6 +33,7 @@ from stripewise.model.scaling_set import (
     controller_set,
     named_set,
 )
+from stripewise.model.setting_labels import size_text
 from stripewise.model.topology import Inventory
 from stripewise.protocol.client import Reply
 from stripewise.protocol.events import RunError, RunWarning, Sample
@@ -223,9 +224,9 @@ class _Follower:
 
 
 def _intro(chosen: DiskSet, started: ScalingStarted) -> str:
-    size = started.size / 2**20
+    size = size_text(started.size)  # 1.5M reads 1.5 MiB, not a rounded "2 MiB"
     return (
-        f"Scaling test of {chosen.name}: {len(started.devices)} disks, {size:,.0f} MiB read from "
+        f"Scaling test of {chosen.name}: {len(started.devices)} disks, {size} read from "
         f"each per pass, {started.visits} passes (read-only)\n"
     )
 

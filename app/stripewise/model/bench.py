@@ -84,8 +84,9 @@ class SpecError(ValueError):
 
 
 def parse_size(text: str) -> int:
-    """`8G`, `512M`, `4k`, `1GiB` -> bytes (binary multiples, as fio and dd read them), at
-    most MAX_SIZE."""
+    """`8G`, `512M`, `4k`, `1GiB` -> bytes, at most MAX_SIZE. Every unit is binary: K, KB
+    and KiB are all 1024, M, MB and MiB all 2^20. fio (its default kb_base=1024) reads K/KB
+    so but KiB as 1000; dd reads K/KiB so but KB as 1000: neither agrees on every spelling."""
     match = _SIZE.fullmatch(text.strip())
     shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
     if match is None:
