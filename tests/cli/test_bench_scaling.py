@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from stripewise.cli.bench_scaling import _intro, disk_set
+from stripewise.cli.bench_scaling import _intro, disk_set, format_result
 from stripewise.cli.errors import CliError
 from stripewise.inventory import load_inventory
 from stripewise.model.bench import parse_size
-from stripewise.model.scaling import MATERIAL_PCT
+from stripewise.model.scaling import MATERIAL_PCT, analyse, plan_scaling
 from stripewise.model.scaling_set import DiskSet
-from stripewise.protocol.scaling import PlannedStep, ScalingStarted
+from stripewise.protocol.scaling import PlannedStep, ScalingEnd, ScalingResult, ScalingStarted
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 from tests.fixtures.machines import sun_x4500
 from tests.fixtures.throttled_fuse import needs_fuse, throttled_disks
@@ -136,6 +136,19 @@ def test_the_header_says_the_size_read_as_parsed(size: str, shown: str) -> None:
         f"Scaling test of loop0,loop1: 2 disks, {shown} read from each per pass, 6 passes "
         "(read-only)\n"
     )
+
+
+def test_an_interval_past_zero_stops_at_zero_in_json_as_in_text() -> None:
+    """A noisy step's t interval reached -12,915 MB/s in --json while the text said 0.0."""
+    plan = plan_scaling(("loop0", "loop1"), 3)
+    noisy = [2000.0, 9000.0, 150.0]  # mean 3,717: its t interval passes 0
+    passes = {0: noisy, 1: [900.0, 910.0, 905.0], 2: [1800.0, 1810.0, 1790.0]}
+    result = ScalingResult.of(ScalingEnd("r", "complete", 9.0, 8.0), "loops", analyse(plan, passes))
+    wire = json.loads(json.dumps(result.to_json()))
+    assert wire["steps"][0]["mb_s"]["ci95"][0] == 0.0
+    assert wire["alone"]["loop0"]["ci95"][0] == 0.0  # the same step, as a disk alone
+    high = wire["steps"][0]["mb_s"]["ci95"][1]
+    assert f"(0.0 .. {high:,.1f}, 95 %)" in format_result(result)
 
 
 @needs_loop

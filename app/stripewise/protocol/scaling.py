@@ -192,9 +192,10 @@ class ScalingResult(WireEvent):
         """The run's answer; without an analysis (a pass missing) only how it ended."""
 
         def shown(mean: float, ci95: tuple[float, float] | None) -> MeanInterval:
-            return MeanInterval(
-                round(mean, 1), None if ci95 is None else (round(ci95[0], 1), round(ci95[1], 1))
-            )
+            if ci95 is None:
+                return MeanInterval(round(mean, 1), None)
+            # a t interval of a noisy mean can pass 0; no rate is below it (the text's too)
+            return MeanInterval(round(mean, 1), (round(max(0.0, ci95[0]), 1), round(ci95[1], 1)))
 
         if analysis is None:
             said = f"{name}: the test {end.status} before every step was measured"
