@@ -194,6 +194,21 @@ def test_bad_input_exits_2_reading_nothing(kind: str) -> None:
     assert done.stdout == ""
 
 
+@needs_loop
+@pytest.mark.parametrize(
+    "url", ["sqlite:////nonexistent/x.db", "postgresql://nobody@127.0.0.1:1/stripewise"]
+)
+def test_save_to_a_history_that_cannot_open_refuses_before_reading(url: str) -> None:
+    """It read every disk, printed the whole test, then "cannot open database": nothing
+    saved for the wait. Now refused first, as `plan --db` is."""
+    with loop_device(16 * MiB) as first, loop_device(16 * MiB) as second:
+        done = scaling("--disks", f"{first.name},{second.name}", "--size", "4M", "--repeat",
+                       "1", "--save", "--db", url, timeout=60)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "cannot open database" in done.stderr
+    assert done.stdout == ""  # no header, no pass: nothing was read
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

@@ -17,11 +17,11 @@ import sys
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stripewise import environment
 from stripewise.cli.bench_output import say
-from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url
+from stripewise.cli.errors import CANCEL_SIGNALS, CliError, database_url, open_history
 from stripewise.cli.helper_client import HelperClient, start_helper
 from stripewise.cli.options import add_db_option, as_options, finite, positive_int
 from stripewise.model.scaling import ScalingAnalysis
@@ -45,6 +45,9 @@ from stripewise.protocol.scaling import (
     ScalingStarted,
 )
 from stripewise.protocol.wire import ProtocolError
+
+if TYPE_CHECKING:
+    from stripewise.history.database import Database
 
 CANCEL_GRACE_S = 5.0  # the helper ends a cancelled pass within a read or two
 _POLL_S = 0.25
@@ -122,13 +125,25 @@ def run(args: argparse.Namespace) -> int:
     except (ProtocolError, CliError) as exc:
         print(f"stripewise: error: {as_options(str(exc))}", file=sys.stderr)
         return 2
+    # a history that cannot be opened is said before a disk is read, not after the test
+    history = open_history(database_url(args)) if args.save else None
+    try:
+        return _measure(args, chosen, scaling, history)
+    finally:
+        if history is not None:
+            history.close()
+
+
+def _measure(
+    args: argparse.Namespace, chosen: DiskSet, scaling: ScalingArgs, history: Database | None
+) -> int:
     privileges = environment.probe_privileges()
     if not args.json and not privileges.available:
         print(f"note: {privileges.explanation}", file=sys.stderr)
     client = start_helper(privileges)
     if isinstance(client, str):
         raise CliError(client)
-    follower = _Follower(client, chosen, args)
+    follower = _Follower(client, chosen, args, history)
     previous = {number: signal.signal(number, follower.on_signal) for number in CANCEL_SIGNALS}
     try:
         return follower.run(scaling)
@@ -139,8 +154,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _Follower:
-    def __init__(self, client: HelperClient, chosen: DiskSet, args: argparse.Namespace) -> None:
-        self.client, self.chosen, self.args = client, chosen, args
+    def __init__(
+        self,
+        client: HelperClient,
+        chosen: DiskSet,
+        args: argparse.Namespace,
+        history: Database | None,  # opened before the test: --save
+    ) -> None:
+        self.client, self.chosen, self.args, self.history = client, chosen, args, history
         self.signal: signal.Signals | None = None
         self.deadline: float | None = None
         self.run_id: str | None = None
@@ -184,11 +205,10 @@ class _Follower:
             say(json.dumps(result.to_json()) + "\n", sys.stdout)
         else:
             say(format_result(result), sys.stdout)
-        if self.args.save:
+        if self.history is not None:
             run_id = _save(
-                database_url(self.args), self.chosen, started, result, analysis, started_at,
-                self.samples,
-            )  # fmt: skip
+                self.history, self.chosen, started, result, analysis, started_at, self.samples
+            )
             say(f"saved as run {run_id}\n", sys.stderr)
         return 0 if end.status == "complete" else 1
 
@@ -267,7 +287,7 @@ def format_result(result: ScalingResult) -> str:
 
 
 def _save(
-    url: str,
+    db: Database,
     chosen: DiskSet,
     started: ScalingStarted,
     result: ScalingResult,
@@ -276,15 +296,10 @@ def _save(
     samples: Sequence[Sample],
 ) -> int:
     """The run filed as the Hardware page's dialog files it (history/scaling_runs.py)."""
-    from stripewise.cli.errors import open_history
     from stripewise.history.errors import DatabaseError
     from stripewise.history.scaling_runs import save_scaling_run
 
     try:
-        db = open_history(url)
-        try:
-            return save_scaling_run(db, chosen, started, result, analysis, started_at, samples)
-        finally:
-            db.close()
+        return save_scaling_run(db, chosen, started, result, analysis, started_at, samples)
     except DatabaseError as exc:
         raise CliError(f"the scaling test was not saved: {exc}") from None
