@@ -108,6 +108,9 @@ def test_every_size_unit_is_binary_however_spelt() -> None:
     [
         (("bench", "--target", "/tmp", "--size", "١G"), ("size", "digits 0-9")),
         (("bench", "--target", "/tmp", "--size", "1 G"), ("size", "right after")),
+        # a negative size is a value, not an option: not "--size: expected one argument"
+        (("bench", "scaling", "--disks", "sdb", "--size", "-4M"), ("--size", "not a size: '-4M'")),
+        (("bench", "--target", "/tmp", "--size", "-1.5G"), ("--size", "not a size: '-1.5G'")),
         (("bench", "--target", "/tmp", "--size", "1G", "--repeat", "٣"), ("--repeat",)),
         (("bench", "--target", "/tmp", "--size", "1G", "--rate", "٢"), ("--rate",)),
         (("--db", "", "history", "list"), ("--db is empty",)),

@@ -7,7 +7,7 @@ import contextlib
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from stripewise.cli.errors import EXIT_USAGE
 from stripewise.model.numbers import ascii_float, ascii_int
@@ -18,7 +18,18 @@ if TYPE_CHECKING:
 MAX_WHOLE = 2**63 - 1  # SQLite's and PostgreSQL's largest integer
 
 
+# a minus, digits and a unit: a negative size ("-4M"), which argparse's own pattern (digits
+# only) takes for an option, so `--size -4M` said "expected one argument", not why
+_NEGATIVE_VALUE = re.compile(r"^-(?:\d+|\d*\.\d+)[A-Za-z]*$")
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse's private pattern (3.11 to 3.13): where it is gone, the old message stays
+        if hasattr(self, "_negative_number_matcher"):
+            self._negative_number_matcher = _NEGATIVE_VALUE
+
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """Help and usage into a reader that is gone are dropped, as Python 3.11.4's argparse
         does (Debian 12's 3.11.2 raised, so `stripewise --help` into a closed pipe exited 141
