@@ -192,6 +192,27 @@ def test_mkfs_uses_the_arrays_geometry() -> None:
     )  # XFS labels hold 12 characters
 
 
+@pytest.mark.parametrize(
+    ("level", "count", "why"),
+    [
+        (RaidLevel.RAID1, 2, "RAID 1 mirrors"),
+        (RaidLevel.JBOD, 2, "JBOD (linear) concatenates"),
+    ],
+)
+@pytest.mark.parametrize("filesystem", [Filesystem.EXT4, Filesystem.XFS])
+def test_mkfs_without_stripe_says_so(
+    level: RaidLevel, count: int, why: str, filesystem: Filesystem
+) -> None:
+    """RAID 1 and JBOD get no stripe options, and the comment says why
+    instead of printing "su = None" beside a command that has none."""
+    plan = one_array_plan(level, count, filesystem=filesystem)
+    mkfs = next(c for c in build(plan) if c.argv[0].startswith("mkfs."))
+    assert "-E" not in mkfs.argv and "-d" not in mkfs.argv
+    assert "None" not in mkfs.comment
+    assert "no stripe options" in mkfs.comment and why in mkfs.comment
+    assert "4 KiB blocks" in mkfs.comment
+
+
 def test_mdadm_conf_and_fstab() -> None:
     commands = build(one_array_plan(RaidLevel.RAID6, 4, filesystem=Filesystem.XFS))
     conf = next(c for c in commands if c.append_to == "/etc/mdadm/mdadm.conf")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from stripewise.model.array_problems import MD_NAME
-from stripewise.model.arrays import LEVEL_NAMES
+from stripewise.model.arrays import LEVEL_NAMES, UNSTRIPED
 from stripewise.model.evaluate import ArrayReport
 from stripewise.model.plan import (
     Filesystem,
@@ -293,6 +293,8 @@ def _mkfs(array: PlannedArray, report: ArrayReport, device: str) -> list[Command
     fs = report.fs
     if fs is None:
         comment = f"{array.filesystem.value} with the label {label}; no stripe geometry applies."
+    elif fs.stride is None or fs.su_kib is None:  # RAID 1, JBOD, one stripe unit
+        comment = f"{_fs_name(array.filesystem)}, {fs.block_kib} KiB blocks; {_unstriped(array)}"
     elif array.filesystem is Filesystem.EXT4:
         comment = (
             f"ext4, {fs.block_kib} KiB blocks: stride = chunk / block = {fs.stride}, "
@@ -301,6 +303,18 @@ def _mkfs(array: PlannedArray, report: ArrayReport, device: str) -> list[Command
     else:
         comment = f"XFS: stripe unit su = {fs.su_kib} KiB (the chunk), sw = {fs.sw} data disks."
     return [Command(f"Make the {array.filesystem.value} filesystem", argv, comment)]
+
+
+def _fs_name(filesystem: Filesystem) -> str:
+    return "ext4" if filesystem is Filesystem.EXT4 else "XFS"
+
+
+def _unstriped(array: PlannedArray) -> str:
+    """Why mkfs gets no stripe options: said so nobody goes looking for missing ones."""
+    if array.level in UNSTRIPED:
+        what = "mirrors" if array.level is RaidLevel.RAID1 else "concatenates"
+        return f"no stripe options: {LEVEL_NAMES[array.level]} {what}, it does not stripe."
+    return "no stripe options: one stripe unit, or a chunk that is not whole blocks."
 
 
 def _mount(array: PlannedArray) -> list[Command]:
