@@ -60,6 +60,14 @@ def test_one_pass_each_gives_no_verdict_however_large_the_change() -> None:
     assert short_of_passes(comparison) == {0: 1, 1: 1}
 
 
+def test_uneven_passes_name_whose_count_is_whose() -> None:
+    """Run #1 (1 pass) against the baseline #2 (3 passes): #1's column said "3 and 1 passes",
+    which read as if #1 had 3."""
+    uneven = compare_runs([run(1, (passes(200),)), run(2, (passes(300, 301, 299),))], 2)
+    assert uneven.baseline_index == 1 and row(uneven).pass_counts == (1, 3)
+    assert row(uneven).verdict_text(0, 1) == "can't tell: 1 pass here, 3 in the baseline"
+
+
 def test_two_passes_are_too_few_and_results_filed_before_passes_were_kept_can_t_tell() -> None:
     two = compare_runs([run(1, (passes(200, 202),)), run(2, (passes(300, 301),))])
     assert row(two).verdicts == ("", UNKNOWN)

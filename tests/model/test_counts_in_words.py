@@ -68,3 +68,4 @@ def test_an_ab_of_one_round_says_one_round_and_one_pass_each() -> None:
     )
     (uneven,) = ab_figures([{"w": (1.0, 2.0, 3.0)}], [{"w": (1.0, 2.0)}])
     assert "3 and 2 passes" in uneven.sentence()
+    assert "can't tell: 3 passes with the preset, 2 without" in uneven.sentence()  # not "2 and 3"

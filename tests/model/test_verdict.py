@@ -88,7 +88,8 @@ def test_holm_adjusts_each_p_for_the_ones_below_it() -> None:
 def test_can_t_tell_says_how_many_passes() -> None:
     assert cant_tell(1, 1) == "can't tell: 1 pass each"
     assert cant_tell(2, 2) == "can't tell: 2 passes each"
-    assert cant_tell(3, 1) == "can't tell: 3 and 1 passes"
+    assert cant_tell(1, 3) == "can't tell: 1 pass here, 3 in the baseline"
+    assert cant_tell(3, 1, here="with", there="without") == "can't tell: 3 passes with, 1 without"
     assert cant_tell(0, 3) == "can't tell: passes not recorded"
 
 

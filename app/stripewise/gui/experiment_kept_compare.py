@@ -52,7 +52,9 @@ def change_cells(row: ComparedValue, minimised: bool) -> tuple[str, str]:
     if row.first is None or row.second is None:
         return "", ""
     if row.evidence is None:
-        return cant_tell(len(row.first.passes), len(row.second.passes)), VERDICT_WORDS["unknown"]
+        first, second = len(row.first.passes), len(row.second.passes)
+        said = cant_tell(first, second, here="in the first", there="in the second")
+        return said, VERDICT_WORDS["unknown"]
     verdict = VERDICT_WORDS[row.verdict(minimised)]
     if row.evidence.held_alone:
         verdict += " (after Holm's correction)"

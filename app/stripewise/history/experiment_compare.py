@@ -147,6 +147,7 @@ def change_text(row: ComparedValue, minimised: bool) -> str:
     if row.first is None or row.second is None:
         return ""
     if row.evidence is None:
-        return cant_tell(len(row.first.passes), len(row.second.passes))
+        first, second = len(row.first.passes), len(row.second.passes)
+        return cant_tell(first, second, here="in the first", there="in the second")
     mark = "~ (Holm)" if row.evidence.held_alone else _MARKS[row.verdict(minimised)]
     return f"{row.evidence.interval_text()} {mark}"

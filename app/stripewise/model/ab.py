@@ -66,7 +66,8 @@ class ABFigure:
     @property
     def verdict(self) -> str:
         if self.evidence is None:
-            return cant_tell(len(self.without), len(self.with_preset))
+            with_preset, without = len(self.with_preset), len(self.without)
+            return cant_tell(with_preset, without, here="with the preset", there="without")
         if not self.evidence.significant:
             return "within noise"
         faster = self.evidence.change_pct > 0

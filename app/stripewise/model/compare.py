@@ -97,10 +97,10 @@ class MetricRow:
             return "noise after Holm's correction (its own interval leaves out 0)"
         if verdict != UNKNOWN:
             return verdict
-        counts = (self.pass_counts[baseline], self.pass_counts[index])
+        counts = (self.pass_counts[index], self.pass_counts[baseline])
         if min(counts) >= MIN_PASSES:
             return "can't tell: the passes do not vary"
-        return cant_tell(*counts)
+        return cant_tell(*counts)  # this run's passes here, the baseline's there
 
 
 @dataclass(frozen=True)

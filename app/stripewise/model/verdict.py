@@ -13,6 +13,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from stripewise.model.wording import count_noun
+
 CONFIDENCE = 0.95  # of each interval shown, and 1 - the family-wise error rate of the verdicts
 MIN_PASSES = 3  # per side: two give one degree of freedom, an interval of +-12.7 SE
 
@@ -100,14 +102,16 @@ def holm(family: Sequence[Evidence]) -> list[Evidence]:
     return [replace(e, p_adjusted=p) for e, p in zip(family, adjusted, strict=True)]
 
 
-def cant_tell(passes_base: int, passes_other: int) -> str:
-    """`can't tell: 1 pass each`, `can't tell: 1 and 3 passes`, or passes never recorded."""
-    if passes_base == 0 or passes_other == 0:
+def cant_tell(
+    passes: int, passes_there: int, *, here: str = "here", there: str = "in the baseline"
+) -> str:
+    """`can't tell: 1 pass each`, `can't tell: 1 pass here, 3 in the baseline`, or passes
+    never recorded. Each count is named by its side: "1 and 3" read as either run's."""
+    if passes == 0 or passes_there == 0:
         return "can't tell: passes not recorded"
-    if passes_base == passes_other:
-        noun = "pass" if passes_base == 1 else "passes"
-        return f"can't tell: {passes_base} {noun} each"
-    return f"can't tell: {passes_base} and {passes_other} passes"
+    if passes == passes_there:
+        return f"can't tell: {count_noun(passes, 'pass')} each"
+    return f"can't tell: {count_noun(passes, 'pass')} {here}, {passes_there} {there}"
 
 
 # --- Student's t distribution, without scipy ------------------------------------------------
