@@ -11,7 +11,13 @@ import sys
 from pathlib import Path
 
 from stripewise.cli import main
-from tests.fixtures.issue29_runs import MiB, mean, store_block_sizes, store_file_sizes
+from tests.fixtures.issue29_runs import (
+    MiB,
+    mean,
+    store_block_sizes,
+    store_engines,
+    store_file_sizes,
+)
 
 
 def history(db_url: str, *args: str) -> int:
@@ -90,6 +96,27 @@ def test_what_differs_names_settings_as_the_benchmark_form(db_url: str, capsys) 
     (entry,) = json.loads(capsys.readouterr().out)["context"]
     assert entry["key"] == "spec.block_size" and entry["values"] == [MiB, 4 * MiB]
     assert (entry["label"], entry["texts"]) == ("Block size", ["1 MiB", "4 MiB"])
+
+
+def test_what_differs_lists_the_engine_once(db_url: str, capsys) -> None:
+    """fio against the built-in engine listed it twice: `engine  fio  builtin` under engine
+    and `Engine  fio  built-in` under workload (the spec's copy)."""
+    store_engines(db_url)
+    assert history(db_url, "compare", "1", "2") == 0
+    differs = capsys.readouterr().out.split("What differs:", 1)[1].splitlines()
+    assert [line for line in differs if "fio" in line or "engine" in line.lower()] == [
+        "engine:",
+        "  Engine          fio   built-in",
+        "  Engine version  3.33  0.1.0",
+    ], differs
+    assert "workload:" not in differs
+
+    assert history(db_url, "compare", "1", "2", "--json") == 0
+    context = json.loads(capsys.readouterr().out)["context"]
+    assert [(e["key"], e["label"], e["texts"]) for e in context] == [
+        ("engine", "Engine", ["fio", "built-in"]),
+        ("engine_version", "Engine version", ["3.33", "0.1.0"]),
+    ]
 
 
 def test_bench_save_names_the_run_by_what_distinguishes_it(tmp_path: Path, capsys) -> None:

@@ -74,7 +74,7 @@ def _block_note(phase: str, metric: str, base: Mapping[str, Any], other: Mapping
 def _engine_note(metric: str, base: Mapping[str, Any], other: Mapping[str, Any]) -> str:
     if not metric.startswith("latency"):
         return ""
-    before, after = (c.get("engine") or c.get("spec.engine") for c in (base, other))
+    before, after = base.get("engine"), other.get("engine")  # the spec's folded in there
     if not before or not after or before == after:
         return ""
     return f"engine differs ({before} vs {after}): latency timed differently, not comparable"

@@ -80,13 +80,16 @@ class ContextDifference:
 
 
 def comparable_context(run: RunDetail) -> dict[str, Any]:
-    """Flattened context without bookkeeping, the run's spec under `spec`, plus the derived
-    `workload.file_size_vs_ram`."""
+    """Flattened context without bookkeeping, the run's spec under `spec` (its engine as the
+    context's `engine`), plus the derived `workload.file_size_vs_ram`."""
     context = run.context.to_json()
     spec = spec_settings(run.spec) if run.spec is not None else run.options
     if "spec" not in context and spec:  # a context of before schema 0006 repeats its spec
         context["spec"] = spec
     flat = {key: value for key, value in flatten(context) if not is_bookkeeping(key)}
+    asked = flat.pop("spec.engine", None)  # the engine that ran says it: one row, not two
+    if flat.get("engine") is None and asked is not None:
+        flat["engine"] = asked
     ratio = _file_size_vs_ram(flat)
     if ratio is not None:
         flat["workload.file_size_vs_ram"] = ratio

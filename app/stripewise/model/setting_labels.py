@@ -60,6 +60,7 @@ _CONTEXT_LABELS = {
     "kernel": "Kernel",
     "filesystem": "Filesystem",
     "mount_options": "Mount options",
+    "engine": "Engine",
     "engine_version": "Engine version",
     "workload.file_size_vs_ram": "File size / RAM",
     "dirty.dirty_ratio_pct": "vm.dirty_ratio",
@@ -125,7 +126,7 @@ def setting_label(key: str) -> str:
 def setting_text(key: str, value: Any) -> str:
     """A context value with its unit: sizes in binary units, yes/no, phases by the form's
     names; `-` where a run lacks the key."""
-    name = key.removeprefix("spec.") if key.startswith("spec.") else None
+    name = key.removeprefix("spec.") if key.startswith("spec.") or key == "engine" else None
     if name == "cpu_latency_us":  # null is meaningful here: no limit was held
         return "not held" if value is None else f"held to {value} \u00b5s"
     if value is None:
