@@ -57,7 +57,7 @@ def test_the_card_shows_a_measured_ceiling_with_its_run(
     assert prediction is not None and prediction.basis.basis is Basis.MEASURED
     assert prediction.read_mb_s.high == 120.0  # all four share the measured 120 MB/s
     figures = unescape(card(page, "md0").figures.text())
-    assert f"measured 2026-11-20, run {run}: 120 MB/s" in figures
+    assert f"measured 2026-11-20, run {run}: controller {controller} at 120 MB/s" in figures
     assert "limited by controller" in figures
     hint = card(page, "md0").spread_text.text()
     assert f"share controller {controller}'s 120 MB/s link (measured 2026-11-20, run {run}" in hint

@@ -62,10 +62,13 @@ def test_a_measured_controller_ceiling_replaces_the_catalog_figure_and_is_cited(
     assert found.bottleneck == "controller"
     assert found.basis.basis is Basis.MEASURED
     assert found.basis.run == 412 and found.basis.runs == (412,)
-    assert found.basis.text == "basis: measured 2026-11-20, run 412: 640 MB/s"
+    assert found.basis.text == (
+        "basis: measured 2026-11-20, run 412: controller 0000:01:00.0 at 640 MB/s"
+    )  # what was measured, as a catalog basis names its link
     said = " ".join(found.explanation)
     assert "controller 0000:01:00.0 (measured, run 412)" in said
     assert "controller 0000:02:00.0: catalog: PCI-X card ~ 1,064 MB/s" in said
+    assert "controller 0000:01:00.0: measured 2026-11-20, run 412: 640 MB/s;" in said  # once
 
 
 def test_a_measured_ceiling_s_low_end_is_its_own_interval_not_a_derating() -> None:

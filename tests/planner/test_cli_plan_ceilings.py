@@ -63,7 +63,9 @@ def test_a_measured_controller_is_the_predictions_basis(
     assert {"read_mb_s", "write_mb_s", "bottleneck", "explanation"} <= set(predicted)
     assert predicted["basis"] == "measured" and predicted["run"] == run
     assert predicted["runs"] == [run]
-    assert predicted["basis_text"] == f"basis: measured 2026-11-20, run {run}: 180 MB/s"
+    # named, as a catalog basis is: the run alone said nothing of what it measured
+    cited = f"measured 2026-11-20, run {run}: controller {HBA} at 180 MB/s"
+    assert predicted["basis_text"] == f"basis: {cited}"
     # the measured 180 MB/s shared by the members on it caps the whole stripe
     high = 180.0 * len(MEMBERS) / len(on_hba)
     assert predicted["read_mb_s"]["high"] == pytest.approx(high)
@@ -78,15 +80,16 @@ def test_a_measured_controller_is_the_predictions_basis(
         "measured_at": "2026-11-20T09:30:00+00:00",
         "ci95": [160.0, 200.0],
         "disks": 2,
-        "text": f"measured 2026-11-20, run {run}: 180 MB/s",
+        "text": cited,
     }
     # the spread hint shares out the measured figure, not the catalog's
     hint = " ".join(array["spread"]["explanation"])
-    assert f"share controller {HBA}'s 180 MB/s link (measured 2026-11-20, run {run}" in hint
+    assert f"share controller {HBA}'s 180 MB/s link (measured 2026-11-20, run {run}: 180" in hint
 
     assert main(["plan", str(plan), "--inventory", str(x4500_file), "--db", url]) == 0
     text = capsys.readouterr().out
-    assert f"  basis: measured 2026-11-20, run {run}: 180 MB/s" in text
+    assert f"  basis: {cited}\n" in text
+    assert f"(measured 2026-11-20, run {run}: 180 MB/s), 45 MB/s" in text  # named once
 
 
 def test_without_a_history_the_catalog_controller_is_the_basis(

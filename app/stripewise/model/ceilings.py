@@ -64,13 +64,23 @@ class LinkCeiling:
     source: str = ""  # what a catalog figure belongs to: the controller's model, "bus X"
 
     @property
+    def name(self) -> str:
+        """ "controller 0000:01:01.0", "bus pci0000:00 / 0000:00:08.0" """
+        return f"{self.kind.value} {self.link}"
+
+    @property
     def text(self) -> str:
-        """ "measured 2026-11-20, run 412: 1,640 MB/s", "catalog: Marvell 88SX6081 ~ 1,064
-        MB/s" or "guess: no ceiling known for controller X" """
+        """ "measured 2026-11-20, run 412: controller 0000:01:01.0 at 1,640 MB/s", "catalog:
+        Marvell 88SX6081 ~ 1,064 MB/s" or "guess: no ceiling known for controller X": each
+        names its link, as the basis line shows it alone."""
         if self.measured is not None:
-            return self.measured.citation()
+            found = self.measured
+            return (
+                f"measured {found.measured_at:%Y-%m-%d}, run {found.run_id}: {self.name} at "
+                f"{found.mb_s:,.0f} MB/s"
+            )
         if self.mb_s is None:
-            return f"guess: no ceiling known for {self.kind.value} {self.link}"
+            return f"guess: no ceiling known for {self.name}"
         return f"catalog: {self.source or self.link} ~ {self.mb_s:,.0f} MB/s"
 
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from stripewise.model.arrays import PlanIndex, normalized, sizes_match
-from stripewise.model.ceilings import Basis, Ceilings, LinkCeiling
+from stripewise.model.ceilings import Ceilings, LinkCeiling
 from stripewise.model.plan import Plan, PlanDisk, PlannedArray, RaidLevel
 from stripewise.model.wording import count_noun
 
@@ -279,7 +279,7 @@ def _explain(array: PlannedArray, layout: _Layout, ceilings: Ceilings) -> tuple[
     if tightest is not None:
         where, link, count = tightest
         cap = link.mb_s or 0.0
-        whose = f" ({link.text})" if link.basis is Basis.MEASURED else ""
+        whose = f" ({link.measured.citation()})" if link.measured is not None else ""
         shared = (
             f"{count} of {count_noun(n, 'member')} share {where}'s {cap:,.0f} MB/s link{whose}, "
             f"{cap / count:,.0f} MB/s each at most"

@@ -175,8 +175,14 @@ def _basis_note(basis: PredictionBasis) -> str:
             "Ceilings: guess only: no controller or bus ceiling is known (measured or in the "
             "catalog), so the links are assumed not to limit."
         )
-    said = "; ".join(f"{_link_name(link)} {link.text}" for link in basis.links)
+    said = "; ".join(_link_said(link) for link in basis.links)
     return f"Ceilings: {said}."
+
+
+def _link_said(link: LinkCeiling) -> str:
+    """ "controller X: measured 2026-11-20, run 412: 640 MB/s": named once, up front."""
+    said = link.measured.citation() if link.measured is not None else link.text
+    return f"{_link_name(link)} {said}"
 
 
 def _measured_mark(link: LinkCeiling | None) -> str:
@@ -187,7 +193,7 @@ def _measured_mark(link: LinkCeiling | None) -> str:
 
 
 def _link_name(link: LinkCeiling) -> str:
-    return f"{link.kind.value} {link.link}:"
+    return f"{link.name}:"
 
 
 def _striped(
