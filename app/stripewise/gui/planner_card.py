@@ -241,7 +241,8 @@ class ArrayCard(QFrame):
         self.block.currentIndexChanged.connect(
             lambda: self.changed.emit(self.name, {"block_kib": self.block.currentData()})
         )
-        for widget in (QLabel("Chunk"), self.chunk, self.group, self.filesystem, self.block):
+        self.chunk_label = QLabel("Chunk")
+        for widget in (self.chunk_label, self.chunk, self.group, self.filesystem, self.block):
             row.addWidget(widget)
         row.addStretch(1)
         options.addRow(row)
@@ -304,6 +305,9 @@ class ArrayCard(QFrame):
             widget.blockSignals(False)
         if not self.name_edit.hasFocus():
             self.name_edit.setText(array.name)
+        striped = array.level not in arrays.UNSTRIPED  # mirrors and JBOD: mdadm takes no chunk
+        self.chunk_label.setVisible(striped)
+        self.chunk.setVisible(striped)
         self.group.blockSignals(True)
         self.group.setVisible(array.level.nested)
         self.group.setValue(array.group_size or (4 if array.level == RaidLevel.RAID50 else 6))
