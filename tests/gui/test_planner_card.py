@@ -49,3 +49,21 @@ def test_the_chunk_comes_back_when_the_level_stripes_again(qtbot: Any) -> None:
     assert not card.chunk.isVisible()
     shown(card, RaidLevel.RAID10, ["c0d0", "c1d0", "c2d0", "c3d0"])
     assert card.chunk.isVisible() and card.chunk.currentData() == 512
+
+
+@pytest.mark.parametrize("members", [["c0d0"], [], ["c0d0", "c0d1", "c1d0"]])
+def test_the_spread_bar_fits_its_text_on_a_narrow_card(qtbot: Any, members: list[str]) -> None:
+    """At 1024x768 "one member: nothing to spread yet" wrapped onto two lines of the bar and
+    both were cut; the whole sentence stays in the tooltip and the line below."""
+    card = ArrayCard("md0")
+    qtbot.addWidget(card)
+    card.show()
+    shown(card, RaidLevel.RAID5, members)
+    narrowest = card.minimumSizeHint().width()
+    card.setFixedWidth(narrowest)
+    qtbot.waitUntil(lambda: card.width() == narrowest)
+    text = card.score.text()
+    assert card.score.fontMetrics().horizontalAdvance(text) < card.score.contentsRect().width()
+    if len(members) == 1:
+        assert text == "nothing to spread yet"
+        assert card.score.toolTip() == "one member: nothing to spread yet"

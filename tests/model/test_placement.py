@@ -205,6 +205,7 @@ def test_small_arrays_have_no_score_to_show() -> None:
     assert not empty.scored and empty.headline() == "no members yet"
     one = spread(array(R.RAID1, ["c0d0"]), x4500())
     assert not one.scored and one.headline() == "one member: nothing to spread yet"
+    assert one.headline(short=True) == "nothing to spread yet"  # a card's bar: fits one line
     assert one.explanation == ("One member: nothing to spread yet.",)
     two = spread(array(R.RAID1, ["c0d0", "c1d0"]), x4500())
     assert two.scored and two.headline() == "spread 100 / 100"

@@ -315,8 +315,12 @@ class ArrayCard(QFrame):
         self._show_members(plan, array.members)
         self.spares.show_spares(array.spares)
         self.score.setValue(report.spread.score if report.spread.scored else 0)
-        self.score.setFormat(report.spread.headline(short=True))  # "no members yet" too
+        headline = report.spread.headline(short=True)  # "no members yet" too
+        self.score.setFormat(headline)
         self.score.setToolTip(report.spread.headline())
+        # a bar narrower than its text wraps it onto two lines and clips both: ask for room
+        metrics = self.score.fontMetrics()
+        self.score.setMinimumWidth(metrics.horizontalAdvance(headline) + 2 * metrics.height())
         self.spread_text.setText(" ".join(report.spread.explanation))
         self.spread_button.setEnabled(len(array.members) > 1)
         self.commands_button.setEnabled(report.ok and bool(array.members))

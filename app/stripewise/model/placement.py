@@ -59,8 +59,8 @@ class Spread:
         in words, or `short` (a card's score bar) as a warning sign."""
         if self.members == 0:
             return "no members yet"
-        if self.members == 1:
-            return "one member: nothing to spread yet"
+        if self.members == 1:  # a card's bar: its explanation below says "one member"
+            return "nothing to spread yet" if short else "one member: nothing to spread yet"
         if self.single_point_of_failure:
             if short:
                 return f"\u26a0 spread {self.score} / 100"
