@@ -214,12 +214,18 @@ def test_the_search_answers_the_largest_depth_whose_p99_interval_is_under_the_ta
 
 
 def test_the_search_answers_no_depth_when_even_the_lowest_misses_and_hi_when_all_fit() -> None:
+    fresh = LatencySearch(latency_design(40.0), "queue_depth")
+    assert fresh.planned_visits()[0] == MIN_PASSES, "LO alone may end it: at least 3, not 30"
     plan = search(40.0, 1)  # 50 us at depth 1 already
+    assert plan.planned_visits()[0] == plan.visits == MIN_PASSES
     result = plan.result(restored=True)
     answer = result.extra["latency_target"]
     assert answer["value"] is None and answer["probes"] == [1] and answer["iops"] is None
-    assert result.recommendation.verdict is Verdict.NO_BETTER
-    assert result.recommendation.reason == "no queue_depth from 1 keeps p99 latency under 40 us"
+    rec = result.recommendation
+    assert rec.verdict is Verdict.NO_BETTER and rec.values == (("queue_depth", 1),)
+    assert rec.reason.startswith(
+        "no value meets the target: no queue_depth from 1 to 256 keeps p99 latency under 40 \u00b5s"
+    )
     roomy = search(100_000.0, 1, 4, 64).result(restored=True)
     assert roomy.extra["latency_target"]["value"] == 64
     assert roomy.extra["latency_target"]["probes"] == [4, 64]
@@ -235,3 +241,33 @@ def test_the_search_counts_a_failed_probe_as_too_deep() -> None:
     assert plan.misses is not None and result.extra["latency_target"]["value"] is not None
     at_least, at_most = plan.planned_visits()
     assert at_least <= plan.visits <= at_most
+
+
+def test_a_search_is_better_only_when_its_answer_beats_the_starting_settings() -> None:
+    """Every depth fits a roomy target; the deepest is "better" only when the passes show its
+    IOPS beat the benchmark's own depth (1, here outside the search), by Welch as a sweep."""
+    start = (("queue_depth", 1),)
+    flat = Machine(lambda _v: 25_000.0, noise_pct=40.0, p99_us=p99_us)
+    for seed in range(5):
+        plan = LatencySearch(latency_design(100_000.0, 4, 8), "queue_depth")
+        visits = drive(plan, flat, random.Random(seed))
+        rec = plan.result(restored=True).recommendation
+        assert visits.count(start) >= MIN_PASSES, "the starting settings are measured"
+        assert rec.verdict is not Verdict.BETTER and rec.values == start, rec.reason
+        assert rec.reason.startswith(
+            "queue_depth 8: the deepest queue whose p99 stays under 100,000 \u00b5s"
+        )
+        assert "% (95 %) IOPS against the starting settings (queue_depth=1)" in rec.reason
+    faster = search(100_000.0, 1, 4, 8).result(restored=True).recommendation
+    assert faster.verdict is Verdict.BETTER and faster.values == (("queue_depth", 8),)
+    assert faster.change_of == faster.values and faster.ci95_pct is not None
+    assert faster.ci95_pct[0] > 0, "its change against the start, with its interval"
+
+
+def test_a_search_whose_answer_is_the_starting_depth_keeps_it_without_more_passes() -> None:
+    plan = LatencySearch(latency_design(60.0, 1, 8), "queue_depth")  # only depth 1 fits
+    visits = drive(plan, QUEUEING, random.Random(2))
+    rec = plan.result(restored=True).recommendation
+    assert rec.verdict is Verdict.NO_BETTER and rec.values == (("queue_depth", 1),)
+    assert "it is the starting settings" in rec.reason
+    assert plan.planned_visits() == (len(visits), plan.planned_visits()[1])

@@ -88,7 +88,8 @@ def test_a_latency_searchs_result_survives_json_with_its_answer() -> None:
     result = searched()
     doc = through_json(result_to_json(result))
     assert doc["latency_target"]["value"] == result.extra["latency_target"]["value"] is not None
-    assert doc["baseline"] is None and doc["drift_pct"] is None
+    assert doc["baseline"]["values"] == {"queue_depth": 1}, "the benchmark's own depth"
+    assert doc["drift_pct"] is None
     assert result_from_json(doc) == result
 
 

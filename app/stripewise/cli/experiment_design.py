@@ -77,7 +77,8 @@ def fill_run_parser(run: argparse.ArgumentParser) -> None:
         "--latency-target-us",
         type=finite,
         metavar="US",
-        help="find the most IOPS whose p99 latency stays under US (with --vary queue_depth=LO..HI)",
+        help="find the deepest queue whose p99 latency stays under US, judged against the "
+        "starting settings (with --vary queue_depth=LO..HI)",
     )
     run.add_argument("--rate", type=finite, default=2.0, metavar="HZ", help="samples per second")
     run.add_argument("--seed", type=int, help="the random order's seed (default: a new one)")

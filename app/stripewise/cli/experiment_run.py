@@ -147,7 +147,7 @@ class NotStarted(Exception):
 def _what(prepared: Prepared) -> str:
     if prepared.search is not None:
         target = prepared.design.latency_target_us
-        return f"most IOPS with p99 under {target:g} us over {prepared.search}"
+        return f"deepest {prepared.search} with p99 under {target:g} \u00b5s"
     return " x ".join(p.name for p in prepared.design.parameters)
 
 

@@ -53,8 +53,9 @@ SUGGESTED = {
     "vm.dirty_background_ratio": "5,10,20",
 }
 LATENCY_TIP = (
-    "Find the most IOPS whose p99 latency stays under a target: queue depth (or streams) "
-    "searched between LO and HI instead of listed values"
+    "Find the deepest queue (or the most streams) whose p99 latency stays under a target, "
+    "searched between LO and HI instead of listed values, and judge its IOPS against the "
+    "starting settings'"
 )
 HOSTS_NO_LATENCY = "Over hosts there is no latency target: the hosts' total carries no latency"
 METRIC_WORDS = {

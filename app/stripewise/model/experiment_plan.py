@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from stripewise.model.experiment import Design, Values, label
+from stripewise.model.experiment import Design, Values, label, workload_of
 from stripewise.model.experiment_result import (
     ExperimentResult,
     Point,
@@ -37,7 +37,8 @@ from stripewise.model.experiment_result import (
     with_guards,
 )
 from stripewise.model.units import interval_text
-from stripewise.model.verdict import MIN_PASSES
+from stripewise.model.verdict import MIN_PASSES, welch
+from stripewise.model.wording import count_noun
 
 
 class Plan(Protocol):
@@ -171,7 +172,8 @@ class SweepPlan:
 
 class LatencySearch:
     """The largest depth in LO..HI whose p99 latency stays under the target (assumed to grow
-    with depth, as queueing makes it), by bisection."""
+    with depth, as queueing makes it), by bisection; then that depth against the starting
+    settings (the benchmark's own depth), so that "better" means what it means for a sweep."""
 
     def __init__(self, design: Design, name: str) -> None:
         assert design.search is not None and design.latency_target_us is not None
@@ -179,19 +181,40 @@ class LatencySearch:
         self.name = name
         self.target_us = design.latency_target_us
         self.lo, self.hi = design.search
+        self.start = self._values(workload_of(design.spec, name, design.objective.phase))
         self.fits: int | None = None  # the largest depth known to fit
         self.misses: int | None = None  # the smallest depth known not to
         self.points: list[Point] = []
+        self.probes: list[int] = []  # the depths the bisection tried, in order
         self.failed: dict[Values, str] = {}
         self.visits = 0
         self._probe: int | None = self.lo
-        self._p99: dict[int, list[float]] = {}
 
     def _values(self, depth: int) -> Values:
         return ((self.name, depth),)
 
+    def _point(self, values: Values) -> Point:
+        found = next((p for p in self.points if p.values == values), None)
+        return found or Point(values, baseline=values == self.start)
+
     def next_visit(self) -> Values | None:
-        return None if self._probe is None else self._values(self._probe)
+        if self._probe is not None:
+            return self._values(self._probe)
+        return self._comparison_visit()
+
+    def _comparison_visit(self) -> Values | None:
+        """After the search, the starting settings get passes as a sweep's point does
+        (MIN_PASSES, then more while their interval is wide, up to the cap): the verdict
+        compares them with the answer. The answer keeps the passes that placed its p99."""
+        if self.fits is None or self._values(self.fits) == self.start:
+            return None
+        start = self._point(self.start)
+        if self.start in self.failed or self._values(self.fits) in self.failed:
+            return None
+        wide = not start.narrow(self.design.half_width_pct)
+        if len(start.passes) < MIN_PASSES or (wide and len(start.passes) < self.design.max_passes):
+            return self.start
+        return None
 
     def record(
         self,
@@ -202,13 +225,17 @@ class LatencySearch:
         guards: Sequence[str] = (),
     ) -> None:
         depth = int(values[0][1])
-        found = next((p for p in self.points if p.values == values), None)
-        updated = (found or Point(values)).with_pass(figure, p99_us, run, guards)
-        if found is None:
-            self.points.append(updated)
-        else:
+        found = self._point(values)
+        updated = found.with_pass(figure, p99_us, run, guards)
+        if found in self.points:
             self.points[self.points.index(found)] = updated
+        else:
+            self.points.append(updated)
         self.visits += 1
+        if depth != self._probe:  # a pass of the comparison after the search
+            return
+        if depth not in self.probes:
+            self.probes.append(depth)
         side = self._side(updated)
         if side is not None:
             self._decide(depth, side)
@@ -245,56 +272,47 @@ class LatencySearch:
     def fail(self, values: Values, message: str) -> None:
         self.failed[values] = message
         self.visits += 1
-        self._decide(int(values[0][1]), False)
+        depth = int(values[0][1])
+        if depth == self._probe:
+            if depth not in self.probes:
+                self.probes.append(depth)
+            self._decide(depth, False)
 
     def planned_visits(self) -> tuple[int, int]:
-        # LO, HI, then halving the gap between them: ceil(log2(HI - LO)) probes at most
+        """(at least, at most) visits in all. The least: this probe's MIN_PASSES (the search
+        may end there: even LO misses), or the comparison's; the most: every probe (LO, HI,
+        then halving the gap: ceil(log2(HI - LO)) more) and the starting settings at the cap."""
+        probe = self.next_visit()
+        still = 0 if probe is None else max(0, MIN_PASSES - len(self._point(probe).passes))
         steps = 2 + (self.hi - self.lo - 1).bit_length()
-        return steps * MIN_PASSES, steps * self.design.max_passes
+        at_least = self.visits + still
+        return at_least, max(at_least, (steps + 1) * self.design.max_passes)
 
     def result(self, *, restored: bool, experiment: int | None = None) -> ExperimentResult:
         objective = self.design.objective
-        answer = next(
-            (
-                p
-                for p in self.points
-                if self.fits is not None and p.values == self._values(self.fits)
-            ),
-            None,
-        )
-        target = f"{self.target_us:g} us"
-        if answer is None:
-            recommendation = Recommendation(
-                self._values(self.lo),
-                Verdict.NO_BETTER,
-                f"no {self.name} from {self.lo} keeps p99 latency under {target}",
-            )
+        answer = None if self.fits is None else self._point(self._values(self.fits))
+        if answer is None or not answer.passes:
+            recommendation = self._none_fits()
         else:
-            p99 = answer.p99_ci95
-            shown = f"p99 {answer.p99_mean:,.0f} us" + (
-                f" ({interval_text(*p99, 0)} us, 95 %)" if p99 else ""
-            )
-            bound = "the top of the search" if self.fits == self.hi else f"{self.misses} does not"
-            recommendation = Recommendation(
-                answer.values,
-                Verdict.BETTER,
-                f"{self.name} {self.fits}: the most {objective.metric.unit} whose p99 stays under "
-                f"{target}: {answer.mean:,.0f} {objective.metric.unit}, {shown}; {bound}; "
-                f"{len(self.points)} probes, {self.visits} passes",
-            )
+            recommendation = self._judged(answer)
         recommendation = with_guards(recommendation, self.points)
+        if self.failed:
+            failed = "; ".join(f"{label(v)} failed: {m}" for v, m in self.failed.items())
+            recommendation = replace(recommendation, reason=f"{recommendation.reason}; {failed}")
+        if answer is not None and not answer.passes:
+            answer = None
         ci = None if answer is None else answer.ci95
         p99_ci = None if answer is None else answer.p99_ci95
         extra = {
             "latency_target": {
                 "target_us": self.target_us,
                 "parameter": self.name,
-                "value": self.fits,
+                "value": None if answer is None else self.fits,
                 "iops": None if answer is None else answer.mean,
                 "iops_ci95": None if ci is None else list(ci),
                 "p99_us": None if answer is None else answer.p99_mean,
                 "p99_ci95": None if p99_ci is None else list(p99_ci),
-                "probes": [int(p.values[0][1]) for p in self.points],
+                "probes": list(self.probes),
             },
             "failed": {label(v): m for v, m in self.failed.items()},
         }
@@ -310,6 +328,75 @@ class LatencySearch:
             max_passes=self.design.max_passes,
             extra=extra,
         )
+
+    @property
+    def _target_text(self) -> str:
+        return f"{self.target_us:,g} \u00b5s"
+
+    def _none_fits(self) -> Recommendation:
+        """Not even LO keeps under the target: no value meets it, the starting settings stay."""
+        lowest = next((p for p in self.points if p.values == self._values(self.lo)), None)
+        shown = "" if lowest is None or lowest.p99_mean is None else f" ({_p99_text(lowest)})"
+        return Recommendation(
+            self.start,
+            Verdict.NO_BETTER,
+            f"no value meets the target: no {self.name} from {self.lo} to {self.hi} keeps p99 "
+            f"latency under {self._target_text}{shown}; the starting settings "
+            f"({label(self.start)}) are kept; {self._evidence()}",
+        )
+
+    def _judged(self, answer: Point) -> Recommendation:
+        """The deepest that fits, judged against the starting settings as a sweep judges its
+        points (Welch, Holm, the half-width): "better" only when its figure beats theirs."""
+        unit = self.design.objective.metric.unit
+        ci = answer.ci95
+        spread = f" ({interval_text(*ci, 0)}, 95 %)" if ci else ""
+        deepest = "the deepest queue" if self.name == "queue_depth" else f"the most {self.name}"
+        bound = "the top of the search" if self.fits == self.hi else f"{self.misses} does not"
+        found = (
+            f"{self.name} {self.fits}: {deepest} whose p99 stays under {self._target_text}: "
+            f"{answer.mean or 0:,.0f} {unit}{spread}, {_p99_text(answer)}; {bound}"
+        )
+        if answer.values == self.start:
+            return Recommendation(
+                self.start,
+                Verdict.NO_BETTER,
+                f"{found}; it is the starting settings: no value beats what you have; "
+                + self._evidence(),
+            )
+        start = self._point(self.start)
+        rec = recommend(
+            [start, answer],
+            self.design.objective.metric.minimised,
+            self.design.half_width_pct,
+            None,
+        )
+        versus = f"against the starting settings ({label(self.start)})"
+        # the answer's own change, even where the starting settings measured best
+        if (change := welch(start.passes, answer.passes)) is not None:
+            versus = f"{change.interval_text()} {unit} {versus}"
+        if rec.verdict is Verdict.BETTER:
+            said = f"better: {versus}"
+        elif rec.verdict is Verdict.NO_BETTER:
+            said = f"no value beats what you have: {versus}"
+        elif change is not None and all(
+            p.narrow(self.design.half_width_pct) for p in (start, answer)
+        ):
+            said = f"can't tell: {versus}, not beyond noise"
+        else:
+            width = self.design.half_width_pct
+            said = f"can't tell: {versus}; not every interval came within \u00b1 {width:g} %"
+        return replace(rec, reason=f"{found}; {said}; {self._evidence()}")
+
+    def _evidence(self) -> str:
+        probes = count_noun(len(self.probes), "probe")
+        return f"{probes}, {count_noun(self.visits, 'pass')}"
+
+
+def _p99_text(point: Point) -> str:
+    p99 = point.p99_ci95
+    mean = f"p99 {point.p99_mean or 0:,.0f} \u00b5s"
+    return mean + (f" ({interval_text(*p99, 0)} \u00b5s, 95 %)" if p99 else "")
 
 
 __all__ = ["LatencySearch", "Plan", "SweepPlan", "interval"]
