@@ -471,3 +471,36 @@ def test_a_benchmark_the_helper_refuses_stops_at_once_and_keeps_nothing(
         assert list_experiments(db) == [] and list_experiments(db, trash=True) == []
     finally:
         db.close()
+
+
+def test_the_benchmark_pages_cancel_mid_pass_cancels_the_experiment(
+    make_window: WindowFactory, db_url: str, tmp_path: Path, qtbot: Any
+) -> None:
+    """Its Cancel is the one in view while a pass streams there: it means the experiment, not
+    one failed point with the experiment going on."""
+    from stripewise.gui.bench_page import BenchPage
+    from stripewise.gui.experiment_pass_note import EXPERIMENT_CANCEL
+
+    window, page = on_directory(make_window, tmp_path)
+    window.show_view("benchmark")
+    bench = window.page_widgets["benchmark"]
+    assert isinstance(bench, BenchPage)
+    window.show_view("experiment")
+    design(page, "queue_depth", "1,4")
+
+    def cancel_on_second_pass(_started: object) -> None:
+        if page.runner.plan is not None and page.runner.plan.visits == 1:
+            assert bench.cancel_button.isEnabled()
+            assert bench.cancel_button.toolTip() == EXPERIMENT_CANCEL
+            bench.cancel_button.click()
+
+    page.session.started.connect(cancel_on_second_pass)
+    result = run_to_end(page, qtbot)
+    assert page.runner.cancelled and result.restored
+    assert not result.extra.get("failed"), "no point failed: the experiment was cancelled"
+    assert sum(len(p.passes) for p in result.points) == 1
+    assert result.experiment is not None
+    experiment, _runs = stored(db_url, result.experiment)
+    assert experiment.summary.status == "cancelled"
+    assert "cancelled" in page.status.text()
+    assert page.start_button.isEnabled() and bench.start_button.isEnabled()

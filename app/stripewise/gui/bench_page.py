@@ -33,6 +33,7 @@ from stripewise.gui.bench_plot_data import describe_layers
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.bench_results import ResultsTable, rows_for
 from stripewise.gui.elided_label import ElidedLabel
+from stripewise.gui.experiment_pass_note import EXPERIMENT_CANCEL as CANCELS_EXPERIMENT
 from stripewise.gui.experiment_pass_note import EXPERIMENT_RUNNING, ExperimentPassNote
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.form_columns import FormColumns
@@ -323,7 +324,7 @@ class BenchPage(QWidget):
             return
         self.cancel_button.setEnabled(False)
         self.phase_label.setText("Cancelling...")
-        self.session.cancel()
+        self.session.cancel()  # an experiment's pass: its runner then ends the experiment
 
     def set_experiment_running(self, running: bool) -> None:
         """An experiment's passes go through this page's session: no run of one's own
@@ -331,12 +332,12 @@ class BenchPage(QWidget):
         is; the pass note says what each pass runs."""
         self.experiment_running = running
         self.start_button.setToolTip(EXPERIMENT_RUNNING if running else "")
+        self.cancel_button.setToolTip(CANCELS_EXPERIMENT if running else "")
         for own in (self.group.target, self.form):
             own.setVisible(not running)
         self.pass_note.setVisible(running)
         if running:
             self.pass_note.wait()
-        if running:
             self.start_button.setEnabled(False)
         elif not self.cancel_button.isEnabled():  # no pass of it still going
             self.start_button.setEnabled(True)

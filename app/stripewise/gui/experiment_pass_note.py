@@ -21,6 +21,10 @@ from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.protocol.events import SteadyRound
 from stripewise.services.experiment_runner import EXPERIMENT_TAG
 
+EXPERIMENT_CANCEL = (  # Cancel's tooltip meanwhile
+    "Cancels the experiment, as its page's Cancel does: the pass stops and every value it "
+    "applied is put back"
+)
 EXPERIMENT_RUNNING = (  # Start's tooltip meanwhile
     "An experiment is running on the Experiment page: it starts each of its passes here "
     "itself. Start is back when it ends (or Cancel it there)."

@@ -334,6 +334,8 @@ class ExperimentRunner(QObject):
             return
         assert self.plan is not None and self._values is not None
         values, self._outcome = self._values, None
+        if result.status is RunStatus.CANCELLED:  # this page's Cancel or the Benchmark page's:
+            self._cancelled = True  # either means the experiment, not one failed point
         if result.status is not RunStatus.COMPLETE:
             if self._cancelled:
                 self._next()
