@@ -504,3 +504,25 @@ def test_the_benchmark_pages_cancel_mid_pass_cancels_the_experiment(
     assert experiment.summary.status == "cancelled"
     assert "cancelled" in page.status.text()
     assert page.start_button.isEnabled() and bench.start_button.isEnabled()
+
+
+def test_direct_io_follows_the_swept_knob_until_the_admin_sets_it(
+    make_window: WindowFactory,
+) -> None:
+    """The CLI's default (--direct) for a design that is not read-ahead: a sweep of
+    nr_requests buffered would measure the page cache; read-ahead needs buffered reads."""
+    page = experiment_page(make_window(view="experiment"))
+    page.design.first.set("read_ahead_kb", "128,1024")
+    assert not page.form.direct.isChecked()
+    page.design.first.set("nr_requests", "64,256")
+    assert page.form.direct.isChecked(), "as `experiment run` would run it"
+    page.design.first.set("read_ahead_kb", "128,1024")
+    assert not page.form.direct.isChecked()
+    page.form.direct.click()  # the admin's own choice
+    page.design.first.set("nr_requests", "64,256")
+    assert page.form.direct.isChecked()
+    page.form.direct.click()
+    page.design.first.set("read_ahead_kb", "128,1024")
+    assert not page.form.direct.isChecked(), "theirs stays"
+    page.design.first.set("block_size", "4k,64k")
+    assert not page.form.direct.isChecked()

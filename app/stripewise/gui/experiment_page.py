@@ -85,13 +85,17 @@ class ExperimentPage(QWidget):
 
         self.form = BenchForm()
         self.form.repetitions.setValue(1)
-        # the suggested sweep is of read-ahead, which acts on reads through the page cache only
-        self.form.direct.setChecked(False)
+        # Direct I/O as the CLI has it (--direct), but buffered while read-ahead is swept (it
+        # acts on reads through the page cache only); the admin's own click wins from then on
+        self._direct_chosen = False
+        self.form.direct.clicked.connect(self._direct_clicked)
         for phase, box in self.form.phase_boxes.items():
             box.setChecked(phase is Phase.SEQ_READ)
         self.design = ExperimentDesignForm()
         self.chart = ExperimentChart()
         self.design.edited.connect(self._preview)
+        self.design.edited.connect(self._direct_follows_design)
+        self._direct_follows_design()
         for box in self.form.phase_boxes.values():
             box.toggled.connect(self._phases_changed)
         self._phases_changed()
@@ -207,6 +211,14 @@ class ExperimentPage(QWidget):
     def _phases_changed(self, *_args: object) -> None:
         self.design.set_phases(self.form.phases() or [Phase.SEQ_READ])
         self._preview()
+
+    def _direct_clicked(self) -> None:
+        self._direct_chosen = True
+
+    def _direct_follows_design(self) -> None:
+        if not self._direct_chosen:
+            swept = (self.design.first.chosen, self.design.second.chosen)
+            self.form.direct.setChecked("read_ahead_kb" not in swept)
 
     def _preview(self) -> None:
         """Before a first experiment, the chart as the design stands: the values to be tried
