@@ -39,7 +39,9 @@ def test_the_page_cache_warning_holds_bonnies_rule() -> None:
     assert page_cache_warning(16 * 10**9, False, ram) is None
     assert page_cache_warning(10**9, True, ram) is None
     said = page_cache_warning(10**9, False, ram)
-    assert said is not None and "1.0 GB file with 8.0 GB of RAM" in said
+    assert said is not None and "953.7 MiB file with 7.5 GiB of RAM" in said
+    small = page_cache_warning(32 * 2**20, False, 25_300_000_000)  # not "a 0.0 GB file"
+    assert small is not None and small.startswith("buffered I/O on a 32 MiB file with 23.6 GiB")
 
 
 def _result(*flags: str) -> RunResult:

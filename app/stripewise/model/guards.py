@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from stripewise.model.setting_labels import size_text
+
 
 class Severity(StrEnum):
     """How far a tripped guard takes the figure from the disks'."""
@@ -114,7 +116,7 @@ def page_cache_warning(size_bytes: int, direct: bool, ram_bytes: int) -> str | N
     if direct or size_bytes >= PAGE_CACHE_FACTOR * ram_bytes:
         return None
     return (
-        f"buffered I/O on a {size_bytes / 1e9:.1f} GB file with {ram_bytes / 1e9:.1f} GB of "
+        f"buffered I/O on a {size_text(size_bytes)} file with {size_text(ram_bytes)} of "
         "RAM: the page cache will inflate the results (use direct I/O, or a file of at least "
         "twice the RAM)"
     )
