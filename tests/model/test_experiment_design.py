@@ -179,6 +179,8 @@ def test_a_design_lists_what_stops_it() -> None:
     assert odd_block.problems() == [
         "the point block_size=3000: block_size: a power of two from 512 B to 64 MiB"
     ]
+    typed_3k = design(("block_size", (4096, 3072)))  # named as typed and shown: 3k
+    assert typed_3k.problems()[0].startswith("the point block_size=3k: block_size: a power")
     blocks = design(("block_size", (4096, 65536)))
     assert blocks.problems() == []  # judged by MB/s: which block size moves most
     for metric in (Metric.IOPS, Metric.LAT_P99_US):  # per I/O: 64 KiB is other work than 4 KiB

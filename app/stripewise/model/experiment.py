@@ -312,8 +312,7 @@ class Design:
         for values in self.points():
             problems = apply_workload(self.spec, values).problems()
             if problems:
-                shown = ", ".join(f"{n}={v}" for n, v in values)
-                found.append(f"the point {shown}: {problems[0]}")
+                found.append(f"the point {label(values)}: {problems[0]}")  # as typed: 3k
                 break
         return found
 
