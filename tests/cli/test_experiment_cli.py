@@ -215,3 +215,16 @@ def test_a_sub_microsecond_p99_is_not_printed_as_zero() -> None:
     rows = result_text(result, []).splitlines()
     assert any(row.endswith("p99 0.11 us  (starting settings)") for row in rows), rows
     assert any(row.endswith("p99 82 us") for row in rows), rows
+
+
+def test_compare_of_one_value_says_it_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = path_to_url(tmp_path / "one.db")
+    with open_database(found) as db:
+        for day, best in ((0, 1.2), (1, 1.5)):
+            means = {v: m for v, m in read_ahead_means(best).items() if v[0][1] == 128}
+            _kept(db, f"read-ahead {day}", read_ahead_design((128,)), means, START, day)
+    assert _run(found, "compare", "1", "2") == 0
+    out = capsys.readouterr().out
+    assert "Holm's correction over 1 value" in out and "over 1 values" not in out

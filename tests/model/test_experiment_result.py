@@ -304,3 +304,11 @@ def test_guards_a_pass_tripped_stay_on_its_point_and_shape_the_answer() -> None:
         "read_ahead_kb=128; CPU-bound at read_ahead_kb=512): the disks read less than half"
     )
     assert (judged.change_pct, judged.change_of) == (better.change_pct, ra(512))
+
+
+def test_a_reason_over_one_point_tested_says_it_in_the_singular() -> None:
+    start = Point((("read_ahead_kb", 128),), (100.0, 101.0, 99.0), baseline=True)
+    faster = Point((("read_ahead_kb", 512),), (150.0, 151.0, 149.0))
+    rec = recommend([start, faster], False, 5.0, None)
+    assert rec.verdict is Verdict.BETTER
+    assert "after Holm's correction over 1 point;" in rec.reason

@@ -20,6 +20,7 @@ from stripewise.history.experiments import StoredExperiment
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import Point
 from stripewise.model.units import interval_text
+from stripewise.model.wording import count_noun
 from stripewise.protocol.experiment import result_to_json
 
 
@@ -42,7 +43,7 @@ def compare_text(first: StoredExperiment, second: StoredExperiment) -> str:
         f"Experiments compared: #{a.id} {a.name} ({a.host}, {_day(first)}) "
         f"and #{b.id} {b.name} ({b.host}, {_day(second)})",
         f"{result.objective.label} ({result.unit}); the change is #{b.id} against #{a.id}, "
-        f"Welch's 95 % interval, Holm's correction over {tested} values",
+        f"Welch's 95 % interval, Holm's correction over {count_noun(tested, 'value')}",
         *filter(None, [differences_text(first, second)]),
         "",
         format_table(

@@ -22,6 +22,7 @@ from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import Point
 from stripewise.model.verdict import cant_tell
+from stripewise.model.wording import count_noun
 from stripewise.services.experiment_history import (
     ComparedValue,
     KeptComparison,
@@ -79,7 +80,7 @@ class KeptComparisonDialog(QDialog):
         heading = QLabel(
             f"Before: {_who(first)}. After: {_who(second)}.\n"
             f"{result.objective.label} ({result.unit}); the change is #{b} against #{a}, "
-            f"Welch's 95 % interval, Holm's correction over {tested} values."
+            f"Welch's 95 % interval, Holm's correction over {count_noun(tested, 'value')}."
         )
         self.differences = QLabel(comparison.differences)
         self.differences.setWordWrap(True)

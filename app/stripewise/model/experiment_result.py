@@ -23,6 +23,7 @@ from typing import Any
 from stripewise.model.experiment import Objective, Value, Values, aggressiveness, label
 from stripewise.model.guards import Severity, guard
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES, Evidence, holm, t_quantile, welch
+from stripewise.model.wording import count_noun
 
 
 class Verdict(StrEnum):
@@ -216,8 +217,8 @@ def recommend(
             pick.values,
             Verdict.BETTER,
             f"{pick.label}{least}: {ev.interval_text()} against the starting settings "
-            f"({base.label}), after Holm's correction over {len(against_start)} points; "
-            + evidence,
+            f"({base.label}), after Holm's correction over "
+            f"{count_noun(len(against_start), 'point')}; " + evidence,
             ev.change_pct,
             (ev.low_pct, ev.high_pct),
             pick.values,
