@@ -68,6 +68,21 @@ def test_a_points_interval_is_students_over_its_passes_and_narrow_needs_three() 
     assert latency.p99_mean == pytest.approx(210.0) and latency.p99_ci95 is not None
 
 
+def test_an_interval_reaching_below_zero_is_shown_from_zero_and_judged_as_it_is() -> None:
+    """3 noisy passes: Student's t reaches far below 0 MB/s ("-2,815.5 to 6,759.3" in the CLI,
+    charts down to -4000); no rate or latency is below 0, so the interval starts there. The
+    stopping rule still judges the whole spread of the passes."""
+    point = Point(ra(512), (200.0, 4000.0, 1800.0), p99_us=(10.0, 900.0, 80.0))
+    low, high = point.ci95 or (None, None)
+    assert low == 0.0 and high == pytest.approx(
+        2000 + 4.3027 * statistics.stdev(point.passes) / 3**0.5, 1e-4
+    )
+    assert point.p99_ci95 is not None and point.p99_ci95[0] == 0.0
+    assert point.half_width_pct == pytest.approx(
+        100 * 4.3027 * statistics.stdev(point.passes) / 3**0.5 / 2000, 1e-4
+    ), "unclipped: over 100 %"
+
+
 # --- drift --------------------------------------------------------------------------------------
 def test_drift_is_the_line_through_the_starting_settings_passes_in_percent_of_the_first() -> None:
     assert drift([100.0]) is None and drift([]) is None

@@ -65,12 +65,15 @@ class Point:
 
     @property
     def ci95(self) -> tuple[float, float] | None:
-        """The mean's CONFIDENCE interval (Student's t over the passes); None under 2 passes."""
-        return interval(self.passes)
+        """The mean's CONFIDENCE interval (Student's t over the passes); None under 2 passes.
+        Its low end stops at 0: a rate is never below it (3 noisy passes' t reaches below)."""
+        return not_below_zero(interval(self.passes))
 
     @property
     def half_width_pct(self) -> float | None:
-        ci, mean = self.ci95, self.mean
+        """The interval's half width against the mean, as Student's t gives it (unclipped:
+        the stopping rule judges the spread of the passes, not what is shown)."""
+        ci, mean = interval(self.passes), self.mean
         if ci is None or not mean:
             return None
         return 100.0 * (ci[1] - ci[0]) / 2 / abs(mean)
@@ -85,7 +88,12 @@ class Point:
 
     @property
     def p99_ci95(self) -> tuple[float, float] | None:
-        return interval(self.p99_us)
+        """The mean p99's interval, its low end at 0 at the least (no latency is below)."""
+        return not_below_zero(interval(self.p99_us))
+
+
+def not_below_zero(ci: tuple[float, float] | None) -> tuple[float, float] | None:
+    return None if ci is None else (max(0.0, ci[0]), ci[1])
 
 
 def interval(values: Sequence[float]) -> tuple[float, float] | None:
