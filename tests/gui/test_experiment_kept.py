@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from stripewise.gui.bench_page import BenchPage
-from stripewise.gui.experiment_kept import KeptExperiments
+from stripewise.gui.experiment_kept import COLUMNS, KeptExperiments
 from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
 from stripewise.gui.experiment_page import ExperimentPage
 from stripewise.gui.experiment_pass_note import EXPERIMENT_RUNNING
@@ -343,3 +343,25 @@ def test_a_comparison_says_what_the_benchmarks_did_differently(
         "The benchmarks differ: Block size 1 MiB vs 4 KiB; Direct I/O yes vs no."
     )
     dialog.close()
+
+
+def test_on_a_narrow_screen_the_name_gives_way_before_what_to_keep(
+    make_window: WindowFactory, kept_url: str, qtbot: Any
+) -> None:
+    """What to keep was cut (`queue_depth=16, bl…` at 1024x768, `block_…` and a header of
+    `:ommend` at 800x600) while the name and the values varied kept their width: they give
+    way first, and at 1024x768 what to keep and the verdict are whole."""
+    page, kept = kept_view(make_window, kept_url, qtbot)
+    page.window().resize(1024, 768)
+    qtbot.waitUntil(lambda: kept.table.viewport().width() < 900, timeout=5_000)
+    kept.fit_columns()
+    table = kept.table
+    header = table.horizontalHeader()
+    assert header.length() <= table.viewport().width() + 1
+    metrics = table.fontMetrics()
+    for name in ("Recommended", "Verdict"):
+        column = COLUMNS.index(name)
+        texts = [table.item(row, column).text() for row in range(table.rowCount())]
+        widest = max(metrics.horizontalAdvance(text) for text in [*texts, name])
+        assert table.columnWidth(column) >= widest, (name, texts, table.columnWidth(column))
+    assert table.columnWidth(COLUMNS.index("Name")) < 220

@@ -49,7 +49,9 @@ COLUMNS = (
 NUMERIC = frozenset({"ID", "Points", "Runs"})
 # the columns of text that give way when the list is narrower than its contents (elided,
 # whole in their tooltips), each down to a least width; the others keep theirs
-WIDEST_PX = {"Name": 220, "Target": 160, "Varied": 180, "Recommended": 220}
+WIDEST_PX = {"Name": 220, "Target": 160, "Varied": 180, "Recommended": 220, "Verdict": 220}
+# the columns that give way on a narrow screen, those first whose loss costs the least
+GIVING_FIRST = (("Name", "Target", "Varied"), ("Recommended", "Verdict"))
 NARROWEST_PX = 60
 LIST_PX = 210  # the listing's share when the page first shows: the opened one gets the rest
 VERDICT_WORDS = {
@@ -165,23 +167,29 @@ class KeptExperiments(QWidget):
 
     def fit_columns(self) -> None:
         """Every column whole when it fits the list's width (the name takes what is left),
-        else the text columns narrowed alike: Points, Runs and Status stay in sight at 1024 px."""
+        else the text columns narrowed alike, the name, target and values varied first: what
+        to keep and the verdict are the answer, and Points, Runs and Status stay in sight."""
         table = self.table
         table.resizeColumnsToContents()
-        elastic = [COLUMNS.index(name) for name in WIDEST_PX]
-        for column, widest in zip(elastic, WIDEST_PX.values(), strict=True):
+        for name, widest in WIDEST_PX.items():
+            column = COLUMNS.index(name)
             table.setColumnWidth(column, min(widest, table.columnWidth(column)))
         excess = table.horizontalHeader().length() - table.viewport().width()
         if excess <= 0:  # room to spare: the name takes it
             name = COLUMNS.index("Name")
             table.setColumnWidth(name, table.columnWidth(name) - excess)
             return
-        room = sum(max(0, table.columnWidth(c) - NARROWEST_PX) for c in elastic)
-        share = min(1.0, excess / room) if room else 0.0
-        for column in elastic:
-            width = table.columnWidth(column)
-            give = math.ceil(max(0, width - NARROWEST_PX) * share)  # up: no pixel over
-            table.setColumnWidth(column, width - give)
+        for names in GIVING_FIRST:
+            elastic = [COLUMNS.index(name) for name in names]
+            room = sum(max(0, table.columnWidth(c) - NARROWEST_PX) for c in elastic)
+            share = min(1.0, excess / room) if room else 0.0
+            for column in elastic:
+                width = table.columnWidth(column)
+                give = math.ceil(max(0, width - NARROWEST_PX) * share)  # up: no pixel over
+                table.setColumnWidth(column, width - give)
+                excess -= give
+            if excess <= 0:
+                return
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
