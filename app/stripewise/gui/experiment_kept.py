@@ -171,8 +171,8 @@ class KeptExperiments(QWidget):
         to keep and the verdict are the answer, and Points, Runs and Status stay in sight."""
         table = self.table
         table.resizeColumnsToContents()
-        for name, widest in WIDEST_PX.items():
-            column = COLUMNS.index(name)
+        for heading, widest in WIDEST_PX.items():
+            column = COLUMNS.index(heading)
             table.setColumnWidth(column, min(widest, table.columnWidth(column)))
         excess = table.horizontalHeader().length() - table.viewport().width()
         if excess <= 0:  # room to spare: the name takes it
