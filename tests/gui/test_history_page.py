@@ -402,3 +402,39 @@ def test_the_baselines_bold_row_fits_its_columns(
         margin = page.table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
         room = header.sectionSize(COLUMNS.index(column)) - 2 * margin  # as the delegate draws
         assert metrics.horizontalAdvance(text) <= room, (column, text)
+
+
+def test_an_import_with_only_other_figures_gives_them_the_width(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    """iozone's -a cells are all other figures: they had 330 px, Value and Unit cut, beside
+    730 px of an empty results table. A bonnie++ run's results keep their own columns'
+    width, its other figures the rest."""
+    from stripewise.history.database import open_database
+    from stripewise.history.imports import import_file
+
+    db = open_database(db_url)
+    try:
+        iozone = import_file(db, FIXTURES / "iozone_auto_selected.txt")[0]
+        (bonnie,) = import_file(db, FIXTURES / "bonnie200a_direct.csv")
+    finally:
+        db.close()
+    window = make_window(url=db_url, view="history")
+    window.resize(1280, 900)
+    page = window.page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    page.show_run(iozone)
+    qtbot.waitUntil(lambda: page.shown_run is not None, timeout=5_000)
+    other = page.other_figures
+    qtbot.waitUntil(lambda: other.isVisible(), timeout=2_000)
+    assert not page.detail_results.isVisibleTo(page), "nothing of iozone's in the table"
+    qtbot.waitUntil(  # every column whole, once laid out
+        lambda: 0 < other.horizontalHeader().length() <= other.viewport().width(), timeout=2_000
+    )
+
+    page.shown_run = None
+    page.show_run(bonnie)
+    qtbot.waitUntil(lambda: page.shown_run is not None, timeout=5_000)
+    results = page.detail_results
+    assert results.isVisibleTo(page) and other.isVisibleTo(page)
+    assert results.width() <= results.minimumWidth() + 4, "the table its columns' width"

@@ -130,11 +130,11 @@ class RunDetailPane(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.notes)
         layout.addWidget(self.members)
-        figures = QSplitter()  # bonnie++'s layout beside what it has no cell for
+        self.figures = figures = QSplitter()  # bonnie++'s layout beside what it has no cell for
         figures.addWidget(self.results)
         figures.addWidget(self.other_figures)
-        figures.setStretchFactor(0, 3)
-        figures.setStretchFactor(1, 2)
+        figures.setStretchFactor(0, 0)  # the results their columns' width, the others the rest
+        figures.setStretchFactor(1, 1)
         figures.setChildrenCollapsible(False)
         self.steady_rounds = SteadyRoundsView()  # a steady-state run's rounds
         self.steady_rounds.hide()
@@ -181,15 +181,25 @@ class RunDetailPane(QWidget):
         skipped = _not_run(detail)
         ran = [v for v in detail.results if v.phase not in skipped]
         self.results.show_stored(ran)
-        self.results.show()
         # its columns whole beside the charts, which take the rest of the width
         self.results.setMinimumWidth(self.results.sizeHint().width())
         self.other_figures.show_values(ran)
+        self._share_figures(tabled=self.results.rowCount() > 0)
         self.steady_rounds.set_rounds(detail.rounds)
         self.steady_rounds.setVisible(bool(detail.rounds))
         self.latency_map.show_intervals(detail.latency)
         self.latency_map.setVisible(bool(detail.latency))
         self.charts.setVisible(bool(detail.rounds or detail.latency))
+
+    def _share_figures(self, tabled: bool) -> None:
+        """An empty results table is not shown beside other figures (iozone's cells, all of
+        them other figures, had 330 px and their values cut beside 730 px of empty table);
+        shown with them, it gets its columns' width and they get the rest."""
+        others = not self.other_figures.isHidden()
+        self.results.setVisible(tabled or not others)
+        total, first = sum(self.figures.sizes()), self.results.minimumWidth()
+        if tabled and others and total > first:  # laid out: before, the stretch factors rule
+            self.figures.setSizes([first, total - first])
 
     def set_binary_units(self, mib: bool) -> None:
         self.results.set_binary_units(mib)
