@@ -442,8 +442,8 @@ def test_before_a_first_experiment_the_chart_shows_the_design_as_typed(
     page.design.latency.setChecked(True)
     page.design.search.setText("2..32")
     assert shown()[:3] == (["2", "32"], "queue_depth (log scale)", "seq_read IOPS")
-    assert "mean, 95 % interval" in [entry.text for _s, entry in axes.legend.items]
-    assert "starting settings" not in [entry.text for _s, entry in axes.legend.items]
+    assert "mean, 95 % CI" in [entry.text for _s, entry in axes.legend.items]
+    assert "start" not in [entry.text for _s, entry in axes.legend.items]
 
 
 @needs_loop
@@ -526,3 +526,20 @@ def test_direct_io_follows_the_swept_knob_until_the_admin_sets_it(
     assert not page.form.direct.isChecked(), "theirs stays"
     page.design.first.set("block_size", "4k,64k")
     assert not page.form.direct.isChecked()
+
+
+def test_the_charts_legend_fits_the_chart_at_800x600(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> None:
+    """At 800x600 the chart beside the form is about 170 px wide: its legend read `mean, 95 %
+    interv`."""
+    window, page = on_directory(make_window, tmp_path)
+    window.resize(800, 600)
+    plot = page.chart.line.getPlotItem()
+    qtbot.waitUntil(lambda: 0 < plot.getViewBox().width() < 250, timeout=5_000)
+    legend = plot.legend
+    page.chart.set_design([("read_ahead_kb", (128, 512, 4096))], "seq_read MB/s", baseline=True)
+    assert [entry.text for _s, entry in legend.items] == ["mean, 95 % CI", "start"]
+    qtbot.waitUntil(lambda: legend.boundingRect().width() > 0, timeout=2_000)
+    assert legend.parentItem() is plot.getViewBox()  # placed in the view box's coordinates
+    assert legend.pos().x() + legend.boundingRect().width() <= plot.getViewBox().width()

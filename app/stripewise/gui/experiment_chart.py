@@ -116,7 +116,7 @@ class ExperimentChart(QStackedWidget):
             symbolBrush=POINT_COLOUR,
             symbolPen=POINT_COLOUR,
             symbolSize=8,
-            name="mean, 95 % interval",
+            name="mean, 95 % CI",  # short: the chart is 170 px wide at 800x600
         )
         self._bars = pg.ErrorBarItem(pen=pg.mkPen(POINT_COLOUR, width=1.5), beam=0.12)
         self._base = pg.ScatterPlotItem(
@@ -159,7 +159,7 @@ class ExperimentChart(QStackedWidget):
         if legend is not None:
             legend.removeItem(self._base)
             if baseline:
-                legend.addItem(self._base, "starting settings")
+                legend.addItem(self._base, "start")  # as the points table marks it
         self._metric = figure  # what is judged, with its unit: "seq_read MB/s"
         self._points = {}
         if len(self.parameters) == 2:
