@@ -250,12 +250,14 @@ def test_run_report_escapes_and_draws_each_phase(comparison: Comparison) -> None
     assert "array.chunk_kib" in html and "recorder" not in html  # bookkeeping left out
 
 
-def test_throughput_series_counts_rewrite_writes_only() -> None:
+def test_throughput_series_counts_each_rewritten_block_once() -> None:
+    """Half of what moved, as the phase's result counts it (fio's mix reads 90 and writes 80
+    here: the writes alone would count the blocks it wrapped to twice, or not at all)."""
     rows = [
         SampleRow(i, i * 0.5, "rewrite", 1, {"engine_read_mb_s": 90.0, "engine_write_mb_s": 80.0})
         for i in range(3)
     ]
-    assert throughput_series(rows) == {"rewrite": ((0.0, 0.5, 1.0), (80.0, 80.0, 80.0))}
+    assert throughput_series(rows) == {"rewrite": ((0.0, 0.5, 1.0), (85.0, 85.0, 85.0))}
 
 
 # --- SVG -------------------------------------------------------------------------------------

@@ -125,6 +125,18 @@ def test_fio_rewrite_counts_the_blocks_written_back() -> None:
     assert got["rewrite", "read_throughput"] == 5.0
 
 
+def test_fio_rewrite_counts_each_block_once_when_the_mix_wraps_one_side() -> None:
+    """fio draws read or write per I/O: of a 32 MiB region it read 30 and wrote 34. Each
+    block counts once, half of what moved, as the engine's own rewrite counts it."""
+    data = json.loads(_fio({"rw": {"rw": "rw"}}))
+    for direction, rate in (("read", 30 * MB), ("write", 34 * MB)):
+        data["jobs"][0][direction].update(bw_bytes=rate, iops=rate / MB)
+    (run,) = parse(json.dumps(data), "rw.json")
+    got = figures(run)
+    assert got["rewrite", "throughput"] == 32.0 and got["rewrite", "iops"] == 32.0
+    assert got["rewrite", "write_throughput"] == 34.0
+
+
 def test_fio_clones_keep_their_names_apart() -> None:
     (run,) = parse(_fio({"seqw": {"rw": "write"}}, clones=2), "clones.json")
     assert {r.phase for r in run.results} == {"seq_write (seqw#1)", "seq_write (seqw#2)"}

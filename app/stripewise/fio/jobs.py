@@ -8,7 +8,8 @@ Choices, per phase (bs = block_bytes unless noted):
 - rewrite: `rw=readwrite`, `rwmixread=50`, `io_size` = twice the region. fio has no
   read-modify-write of the same block (bonnie++'s rewrite); its sequential mix keeps one
   pointer per direction, so reads and writes each sweep the region about once (the mix is
-  drawn per I/O, so one side may wrap a little) and the total moved is exactly 2 x size.
+  drawn per I/O, so one side may wrap a little) and the total moved is exactly 2 x size:
+  the phase's figure counts half of it (`PhaseOutcome.mb_s`), each block once.
 - seq_read: `rw=read`. random_read / random_write / mixed: `rw=randread` / `randwrite` /
   `randrw` with `rwmixread=70`, bs = random_block_bytes, a seed that differs per repetition.
 

@@ -147,9 +147,10 @@ def _instance(
     out: list[ResultValue] = []
     for quantity in (THROUGHPUT, IOPS):
         both = [d[quantity.metric].value if quantity.metric in d else None for d in (read, write)]
-        value: float | None = both[1]  # rewrite: each block counts once, as it is written back
-        if kind == "randrw":  # mixed: reads plus writes
-            value = both[0] + both[1] if both[0] is not None and both[1] is not None else None
+        moved = both[0] + both[1] if both[0] is not None and both[1] is not None else None
+        # mixed: reads plus writes; rewrite: each block once, half of what moved (as the
+        # engine counts it: fio's mix may carry one side past the region's end)
+        value = moved if kind == "randrw" or moved is None else moved / 2
         out.append(ResultValue(target, quantity.metric, quantity.unit, value))
     for direction, figures in (("read", read), ("write", write)):
         for metric in _PER_DIRECTION:

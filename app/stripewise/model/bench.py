@@ -215,22 +215,24 @@ class PhaseOutcome:
     def mb_s(self) -> float:
         """Decimal MB/s of everything moved (reads plus writes), except rewrite: there each
         block counts once, as it is rewritten, like bonnie++'s Rewrite column (reading it
-        back first is part of the cost, not extra throughput). A steady-state phase's: the
-        mean of its window of rounds."""
+        back first is part of the cost, not extra throughput): half of what moved. Not the
+        writes alone: fio's mix draws read or write per I/O, so one side may wrap past the
+        region's end (30 MiB read and 34 written of a 32 MiB file) while the two always add
+        up to twice the region. A steady-state phase's: the mean of its window of rounds."""
         if self.steady is not None:
             return self.steady.window_mb_s
-        moved = (
-            self.write_bytes if self.phase is Phase.REWRITE else self.read_bytes + self.write_bytes
-        )
-        return moved / self.elapsed_s / 1e6 if self.elapsed_s > 0 else 0.0
+        moved = self.read_bytes + self.write_bytes
+        counted = moved / 2 if self.phase is Phase.REWRITE else moved
+        return counted / self.elapsed_s / 1e6 if self.elapsed_s > 0 else 0.0
 
     @property
     def iops(self) -> float:
         """I/Os per second; for rewrite, blocks rewritten per second (see `mb_s`)."""
         if self.steady is not None:
             return self.steady.window_iops
-        ops = self.write_ops if self.phase is Phase.REWRITE else self.read_ops + self.write_ops
-        return ops / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        ops = self.read_ops + self.write_ops
+        counted = ops / 2 if self.phase is Phase.REWRITE else ops
+        return counted / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     @property
     def kept_rounds(self) -> KeptRounds | None:

@@ -19,23 +19,23 @@ def _number(value: Any) -> float | None:
 def engine_series(samples: Iterable[tuple[float, str, int, Mapping[str, float | None]]]) -> Series:
     """The engine's MB/s of each phase's first repetition against seconds since its first
     sample, from (t_s, phase, repetition, data) in time order. Rates are counted as the
-    phase's result counts them (PhaseOutcome.mb_s): rewrite its writes only, everything else
-    reads plus writes. Shown only: samples within a pass are no evidence for a verdict."""
+    phase's result counts them (PhaseOutcome.mb_s): rewrite half of what moved (each block
+    once), everything else reads plus writes. Shown only: samples within a pass are no
+    evidence for a verdict."""
     starts: dict[str, tuple[float, int]] = {}
     points: dict[str, tuple[list[float], list[float]]] = {}
     for t_s, phase, repetition, data in samples:
         if phase in ("", "None"):
             continue
         read_mb, write_mb = (_number(data.get(k)) for k in ENGINE_KEYS)
-        if phase == "rewrite":
-            read_mb = None
         if read_mb is None and write_mb is None:
             continue
         start = starts.setdefault(phase, (t_s, repetition))
         if repetition == start[1]:
             xs, ys = points.setdefault(phase, ([], []))
             xs.append(t_s - start[0])
-            ys.append((read_mb or 0.0) + (write_mb or 0.0))
+            moved = (read_mb or 0.0) + (write_mb or 0.0)
+            ys.append(moved / 2 if phase == "rewrite" else moved)
     return {phase: (tuple(xs), tuple(ys)) for phase, (xs, ys) in points.items()}
 
 
