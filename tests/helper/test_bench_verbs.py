@@ -165,7 +165,8 @@ def test_a_first_phase_other_than_seq_write_gets_the_file_laid_out(
     assert helper.ask("bench.start", spec(tmp_path, size="8M", phases=[first], engine=engine))["ok"]
     result = helper.until_result()
     assert result["status"] == "complete", [e for e in helper.events if e["event"] == "error"]
-    assert any(e.get("code") == "layout" for e in helper.events)
+    (layout,) = [e for e in helper.events if e.get("code") == "layout"]
+    assert layout["message"] == "writing the 8 MiB test file first"  # as --size 8M said it
     assert list(tmp_path.iterdir()) == []
 
 

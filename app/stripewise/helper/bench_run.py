@@ -24,6 +24,7 @@ from stripewise.model.bench import BONNIE_NAMES, BenchSpec, Phase, PhaseOutcome,
 from stripewise.model.guards import page_cache_warning
 from stripewise.model.latency import find_stalls
 from stripewise.model.run import RunStatus
+from stripewise.model.setting_labels import size_text
 from stripewise.protocol.events import (
     Event,
     PhaseFinished,
@@ -317,7 +318,8 @@ class BenchRun:
         first = self.spec.phases[0]
         if self.target.kind != "directory" or first is Phase.SEQ_WRITE:
             return
-        self.warn("layout", f"writing the {self.spec.size_bytes / 1e6:,.0f} MB test file first")
+        # in the binary units the size was given in: "--size 32M" is a 32 MiB file, not 34 MB
+        self.warn("layout", f"writing the {size_text(self.spec.size_bytes)} test file first")
         self.engine.layout(self.spec, self.target, Progress(self.spec.size_bytes), self.cancel)
 
     def _warn_about_cache(self) -> None:
