@@ -141,6 +141,20 @@ def test_the_bar_says_the_runs_progress_and_the_text_the_phases(
     assert page.progress.text() == "run 100 %"
 
 
+def test_a_phases_closing_sample_says_ending_not_an_unknown_end(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    """The closing sample of a phase (100 %, nothing left to time: no ETA) turned "phase
+    100 %, ends in 0 s" into "ends in unknown"."""
+    _window, page = console_page(make_window, qtbot)
+    page._phase_text = "Random Seeks (reads), pass 1 of 3"
+    rates = (0.0, 0.0, 0.0, 0.0)
+    page._on_sample(Sample("r", Phase.RANDOM_READ, 1, 3.68, *rates, 0.99, 0.02, span_s=0.5))
+    assert page.phase_label.text().endswith("phase 99 %, ends in 0 s")
+    page._on_sample(Sample("r", Phase.RANDOM_READ, 1, 3.70, *rates, 1.0, None, span_s=0.0))
+    assert page.phase_label.text() == "Random Seeks (reads), pass 1 of 3: phase 100 %, ending"
+
+
 def test_a_size_that_cannot_run_is_said_under_its_field(
     make_window: WindowFactory, tmp_path: Path, qtbot: Any
 ) -> None:

@@ -397,11 +397,10 @@ class BenchPage(QWidget):
         fraction = sample.progress or 0.0
         overall = (self._steps_done + fraction) / self._planned_steps
         self.progress.setValue(round(1000 * min(1.0, overall)))
-        # the phase's share said as the phase's: the bar beside it shows the run's
-        ends = duration_text(sample.eta_s)
-        self.phase_label.setText(
-            f"{self._phase_text}: phase {100 * fraction:.0f} %, ends in {ends}"
-        )
+        # the phase's share said as the phase's (the bar beside it shows the run's); its
+        # closing sample has no rate left to time, so no ETA: "ending", never "unknown"
+        ends = "ending" if fraction >= 1 else f"ends in {duration_text(sample.eta_s)}"
+        self.phase_label.setText(f"{self._phase_text}: phase {100 * fraction:.0f} %, {ends}")
 
     def _on_phase_finished(self, event: PhaseFinished) -> None:
         self._steps_done += 1
