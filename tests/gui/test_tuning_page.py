@@ -145,6 +145,36 @@ def test_apply_verify_and_revert_through_the_real_helper(
         assert "Reverted" in page.summary.text()
 
 
+def read_hardware_again(qtbot: Any, window: MainWindow, page: TuningPage) -> None:
+    """A hotplug event as the page gets one (the apply's own scheduler switch is a udev
+    change): the machine read again, then the preview read again for it."""
+    with qtbot.waitSignal(window.hardware.machineChanged, timeout=10_000):
+        window.hardware.load_live()
+    qtbot.waitUntil(
+        lambda: not window.hardware.busy and "Reading" not in page.summary.text(), timeout=10_000
+    )
+
+
+@needs_loop
+def test_what_was_done_stays_said_across_a_hardware_read(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    """The field report: 5 s after Apply the line read "Every value is what the preset sets."
+    and after Revert "4 of 5 values change: ...", what was done gone at the next hotplug."""
+    with loop_at(256) as (loop, _queue):
+        window, page = preview_on(make_window, qtbot, loop)
+        assert isinstance(click_and_wait(qtbot, page, page.apply_button), ApplyReply)
+        read_hardware_again(qtbot, window, page)
+        assert page.summary.text().startswith("Applied, journal"), page.summary.text()
+        click_and_wait(qtbot, page, page.revert_button)
+        read_hardware_again(qtbot, window, page)
+        assert page.summary.text().startswith("Reverted"), page.summary.text()
+        assert "values change" in page.summary.text()  # the preview itself still shows
+        with qtbot.waitSignal(page.service.previewReady, timeout=10_000):
+            page.select_devices([loop.name])  # the admin acts again: what was done is not said
+        assert not page.summary.text().startswith("Reverted")
+
+
 def run_ab(
     make_window: WindowFactory,
     qtbot: Any,

@@ -229,7 +229,7 @@ class TuningPage(QWidget):
             for row in range(self.devices.count())
         }
         self._gone = [name for name in dict.fromkeys(self._gone + vanished) if name not in listed]
-        self._selection_changed()
+        self._selection_changed(keep_done=True)  # a re-read: hotplug, the apply's udev change
 
     def _picked(self) -> None:
         """The user checked or unchecked a row: a new choice, the devices gone are forgotten."""
@@ -269,8 +269,8 @@ class TuningPage(QWidget):
         name = self.preset_box.currentData()
         return next((c for c in self.service.presets if c.name == name), None)
 
-    def _selection_changed(self) -> None:
-        self._last_action = ""
+    def _selection_changed(self, keep_done: bool = False) -> None:
+        self._last_action = self._last_action if keep_done else ""  # said till the admin acts
         choice = self._choice()
         self.description.setPlainText(
             (choice.error or unwrap(choice.description)) if choice else "No presets found."
@@ -297,7 +297,7 @@ class TuningPage(QWidget):
         # rows of devices no longer selected (or gone) are never applied while the rest is read
         self.changes = [c for c in self.changes if c.setting.device in (None, *devices)]
         self._show_changes()
-        self.summary.setText("Reading the current values...")
+        self.summary.setText(f"{self._last_action} Reading the current values...".lstrip())
         self.service.preview(choice.name, devices)
 
     # --- preview ---------------------------------------------------------------------------
