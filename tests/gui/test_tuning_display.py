@@ -74,6 +74,16 @@ def test_the_pair_zeroed_is_said_once(qtbot: Any) -> None:
     assert "536870912 bytes (512 MiB)" in note
 
 
+def test_the_pair_is_not_mentioned_when_its_other_half_is_already_0(qtbot: Any) -> None:
+    """The field report: "vm.dirty_bytes becomes 0" beside vm.dirty_ratio with vm.dirty_bytes
+    at 0 already (the ratio in force); `tune preview` said nothing of it."""
+    preset = Preset("ratios", "", "", {"vm.dirty_ratio": Wanted("vm.dirty_ratio", 10)})
+    (change,) = resolve(preset, {}, {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0})
+    table = table_of(qtbot, [change])
+    assert table.item(0, NEW).text() == "10"
+    assert "vm.dirty_bytes" not in table.item(0, NOTE).text()
+
+
 def test_byte_values_say_what_they_come_to(qtbot: Any) -> None:
     change = Change(Setting("vm.dirty_bytes", 2**30), 536870912)
     table = table_of(qtbot, [change])

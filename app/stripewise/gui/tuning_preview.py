@@ -53,17 +53,6 @@ def _shown(key: str, value: object) -> str:
     return "-" if value is None else bare(key, value)
 
 
-def _note(change: Change) -> str:
-    """The row's note, and what the kernel does to the pair, unless the note says it already
-    (a switch from the bytes half in force names the zeroing itself)."""
-    effects = [
-        f"{s.key} becomes {s.value}"
-        for s in change.side_effects
-        if change.changes_anything and s.key not in change.note
-    ]
-    return "; ".join(part for part in (change.note, ", ".join(effects)) if part)
-
-
 def gone_text(names: Sequence[str]) -> str:
     """Checked devices the hardware map no longer has (a loop device detached, a disk pulled)."""
     which = ", ".join(names)
@@ -108,7 +97,9 @@ class PreviewTable(QTableWidget):
                 _shown(knob.key, change.current),
                 _shown(knob.key, change.setting.value) if change.changes_anything else "unchanged",
                 knob.shown_unit,
-                _note(change),
+                # as `tune preview` gives it: it names the ratio/bytes half the kernel zeroes
+                # only when that half is in force (its side_effects list it even at 0)
+                change.note,
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
