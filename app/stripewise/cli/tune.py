@@ -109,7 +109,8 @@ def _presets(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     states = _read_devices(args.devices, args.root)
     globals_now = read_globals(args.root)
-    notes = journal_notes(args.state_dir, args.root)  # an apply a killed helper left
+    # an apply a killed helper left
+    notes = journal_notes(args.state_dir, args.root, [state.name for state in states])
     if args.json:
         out = {
             "devices": [_device_json(state) for state in states],
