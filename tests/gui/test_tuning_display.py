@@ -8,17 +8,17 @@ import subprocess
 from typing import Any
 
 from PySide6.QtCore import QRect, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from stripewise.gui.tuning_notes import RestoredNote, geometry_text
-from stripewise.gui.tuning_preview import NEW, PreviewTable
+from stripewise.gui.tuning_preview import COLUMNS, NEW, PreviewTable
 from stripewise.model.presets import Preset, Wanted, resolve
 from stripewise.model.tunables import Change, Setting
 from stripewise.protocol.tuning_replies import PutBack
 from stripewise.services.tuning import geometry_report
 from tests.fixtures.loops import loop_device, needs_loop
 from tests.gui.conftest import WindowFactory
-from tests.gui.test_tuning_page import loop_at, tuning_ready
+from tests.gui.test_tuning_page import loop_at, preview_on, tuning_ready
 
 NOTE = 5  # the preview's Note column
 BYTES_IN_FORCE = {"vm.dirty_ratio": 0, "vm.dirty_bytes": 536870912}
@@ -51,6 +51,36 @@ def test_device_labels_are_whole_at_1280x900(make_window: WindowFactory, qtbot: 
         qtbot.waitUntil(lambda: window.size().toTuple() == (900, 900), timeout=5_000)
         QApplication.processEvents()
         assert page.devices.horizontalScrollBar().maximum() == 0
+
+
+@needs_loop
+def test_the_preview_has_room_at_800x600(make_window: WindowFactory, qtbot: Any) -> None:
+    """The field report: at 800x600 the preview was ~60 px tall (its header and one blank
+    row), Current/New/Unit behind a scrollbar, while the device list kept ~300 px; the
+    results heading wrapped onto five lines. The list gives way first."""
+    with loop_at(192) as (loop, _queue):
+        window, page = preview_on(make_window, qtbot, loop, device_only=False)
+        window.resize(800, 600)
+        qtbot.waitUntil(lambda: window.size().toTuple() == (800, 600), timeout=5_000)
+        QApplication.processEvents()
+        table = page.preview
+        whole = [
+            row
+            for row in range(table.rowCount())
+            if table.rowViewportPosition(row) + table.rowHeight(row) <= table.viewport().height()
+        ]
+        assert len(whole) >= 4, [table.rowHeight(row) for row in range(table.rowCount())]
+        unit = COLUMNS.index("Unit")
+        assert table.columnViewportPosition(unit) + table.columnWidth(unit) <= (
+            table.viewport().width()
+        )  # Current, New and Unit on screen, the Note wrapping in what is left
+        assert page.devices.width() < page.preview.width()
+        (heading,) = [
+            label
+            for label in page.findChildren(QLabel)
+            if label.text().startswith("Filesystem geometry")
+        ]
+        assert heading.height() <= 2 * heading.fontMetrics().lineSpacing() + 4
 
 
 def test_a_long_note_wraps_in_full_in_its_row(qtbot: Any) -> None:

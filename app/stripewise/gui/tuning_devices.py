@@ -64,7 +64,9 @@ class TuningDevices(QWidget):
         self.list.itemChanged.connect(lambda _item: self.picked.emit())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 8, 0)
-        layout.addWidget(QLabel("Disks and arrays of this machine"))
+        heading = QLabel("Disks and arrays of this machine")
+        heading.setWordWrap(True)  # the list is the first to give way on a narrow screen
+        layout.addWidget(heading)
         layout.addWidget(self.note)
         layout.addWidget(self.list, 1)
 

@@ -13,20 +13,16 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSplitter,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
-from stripewise.gui.flow_layout import FlowLayout
-from stripewise.gui.pages import page_title
 from stripewise.gui.tuning_ab import ABDialog, ab_button, outcome_text
 from stripewise.gui.tuning_devices import TuningDevices
+from stripewise.gui.tuning_layout import build_layout
 from stripewise.gui.tuning_notes import RestoredNote, geometry_text
 from stripewise.gui.tuning_persist import PersistDialogs
 from stripewise.gui.tuning_preview import NEW, PreviewTable, change_summary, gone_text, unwrap
@@ -138,7 +134,7 @@ class TuningPage(QWidget):
             "Select an md array to see the stride / stripe_width (ext4) and su / sw (XFS) it "
             "wants, with the mkfs and tune2fs commands, and its filesystem checked against it."
         )
-        self._build_layout()
+        build_layout(self)
         self._enable()
 
         service.presetsLoaded.connect(self._on_presets)
@@ -157,50 +153,6 @@ class TuningPage(QWidget):
         elif self.plan is not None:
             self._fill_devices()
         service.load_presets()
-
-    def _build_layout(self) -> None:
-        left = self.targets
-        left.setMinimumWidth(180)  # "md0  (raid6, 8 members)" at 1024 px; scrolls at 800
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(8, 0, 0, 0)
-        row = QHBoxLayout()
-        preset_label = QLabel("Pre&set")
-        preset_label.setBuddy(self.preset_box)
-        row.addWidget(preset_label)
-        row.addWidget(self.preset_box, 1)
-        right_layout.addLayout(row)
-        right_layout.addWidget(self.description)
-        right_layout.addWidget(self.preview, 2)
-        right_layout.addWidget(self.restored_note)
-        right_layout.addWidget(self.summary)
-        buttons = FlowLayout()  # wraps rather than clipping at 800 px
-        for button in (
-            self.apply_button,
-            self.verify_button,
-            self.revert_button,
-            self.persist_button,
-            self.unpersist_button,
-        ):
-            buttons.addWidget(button)
-        right_layout.addLayout(buttons)
-        results = QHBoxLayout()  # the A/B button sits over where its results appear
-        results_label = QLabel("Filesystem geometry of the selected arrays; A/B results")
-        results_label.setWordWrap(True)
-        results.addWidget(results_label, 1)
-        results.addWidget(self.ab_button)
-        right_layout.addLayout(results)
-        right_layout.addWidget(self.geometry_text, 1)
-        split = QSplitter()
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(1, 1)
-        split.setSizes([340, 740])  # "loop0  (loop device, 268.4 MB, free)" whole at 1280 px
-        split.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(16, 14, 16, 10)
-        layout.addWidget(page_title("Tuning"))
-        layout.addWidget(split, 1)
 
     # --- inputs ----------------------------------------------------------------------------
     def _on_machine(self, machine: Inventory) -> None:

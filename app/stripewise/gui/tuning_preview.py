@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -24,6 +25,8 @@ from stripewise.model.wording import count_noun
 COLUMNS = ("Device", "Setting", "Current", "New", "Unit", "Note")
 NEW = COLUMNS.index("New")
 _NOTE = COLUMNS.index("Note")
+PREVIEW_MIN_ROWS = 4
+NOTE_MIN_WIDTH = 160  # "kept: already larger" in a line or two
 _VALUE = Qt.ItemDataRole.UserRole  # the New cell's value as text, what its editor starts from
 
 
@@ -85,6 +88,26 @@ class PreviewTable(QTableWidget):
         header.setSectionResizeMode(_NOTE, QHeaderView.ResizeMode.Stretch)
         self.setWordWrap(True)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # a few rows in sight however short the window: at 800x600 it had its header and one
+        rows = PREVIEW_MIN_ROWS * (self.fontMetrics().lineSpacing() + 6)
+        bars = header.sizeHint().height() + self.horizontalScrollBar().sizeHint().height()
+        self.setMinimumHeight(rows + bars + 2 * self.frameWidth())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_note()
+
+    def _fit_note(self) -> None:
+        """The Note takes the width left, never less than NOTE_MIN_WIDTH: narrower (800x600),
+        it wrapped a letter a line and one row filled the table; it scrolls into view."""
+        header = self.horizontalHeader()
+        left = self.viewport().width() - sum(self.columnWidth(c) for c in range(_NOTE))
+        narrow = left < NOTE_MIN_WIDTH
+        mode = QHeaderView.ResizeMode.Fixed if narrow else QHeaderView.ResizeMode.Stretch
+        if header.sectionResizeMode(_NOTE) != mode:
+            header.setSectionResizeMode(_NOTE, mode)
+        if narrow and self.columnWidth(_NOTE) != NOTE_MIN_WIDTH:
+            self.setColumnWidth(_NOTE, NOTE_MIN_WIDTH)
 
     def show_changes(self, changes: Sequence[Change]) -> None:
         self.blockSignals(True)  # filling the cells is not the user typing
@@ -113,3 +136,4 @@ class PreviewTable(QTableWidget):
                     item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 self.setItem(row, column, item)
         self.blockSignals(False)
+        self._fit_note()  # the other columns took their new contents' width
