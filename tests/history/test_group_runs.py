@@ -179,3 +179,35 @@ def test_a_run_is_named_by_its_group_or_its_hosts() -> None:
     assert default_name(alone) == f"fio on {alone.hosts[0].host}: {target} {details}", (
         "not '1 hosts'"
     )
+
+
+def test_a_group_run_being_stored_is_left_alone_unless_its_recorder_is_gone(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another Stripewise sweeping abandoned runs while `bench --group --save` is still
+    storing the group (a slow database) used to file it `aborted`; it ended `complete`."""
+    from tests.history.test_abandoned_runs import gone_recorder, read
+
+    import stripewise.history.group_runs as group_runs
+
+    store = HistoryStore(db)
+    sweeps: list[list[int]] = []
+    finish = HistoryStore.finish_run
+
+    def sweep_then_finish(self: HistoryStore, *args: object, **kwargs: object) -> None:
+        sweeps.append(store.mark_abandoned_runs_aborted(HOST.machine_id))
+        finish(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HistoryStore, "finish_run", sweep_then_finish)
+    parent = store_group_run(db, outcome(), samples=samples(), host_info=HOST)
+    assert sweeps == [[], [], [], []]  # before each host's end and the group's
+    assert store.get_run(parent).summary.status is RunStatus.COMPLETE
+
+    # a recorder killed before the end: its group run and host runs are aborted
+    monkeypatch.setattr(HistoryStore, "finish_run", lambda *args, **kwargs: None)
+    gone = read(gone_recorder())
+    monkeypatch.setattr(group_runs, "this_recorder", lambda: gone)
+    killed = store_group_run(db, outcome(), samples=samples(), host_info=HOST)
+    runs = [killed, *(child for child, _host in store.host_runs(killed))]
+    assert store.mark_abandoned_runs_aborted(HOST.machine_id) == sorted(runs)
+    assert {store.get_run(run).summary.status for run in runs} == {RunStatus.ABORTED}

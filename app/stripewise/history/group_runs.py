@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from stripewise.history.connection import Database
+from stripewise.history.recorder_id import this_recorder
 from stripewise.history.store import HistoryStore, SampleRow
 from stripewise.model.latency import latency_series
 from stripewise.model.run import RunStatus
@@ -82,7 +83,12 @@ def store_group_run(
             engine=GROUP_ENGINE,
             engine_version=host.result.engine_version if host.result else version,
             spec=outcome.spec,
-            context=RunContext(group_host=host.host, status=host.status, error=host.error),
+            context=RunContext(
+                group_host=host.host,
+                status=host.status,
+                error=host.error,
+                recorder=this_recorder(),
+            ),
             started_at=started,
             parent_run_id=parent,
             host_label=host.host,
@@ -155,7 +161,11 @@ def default_name(outcome: GroupOutcome) -> str:
 
 
 def group_context(outcome: GroupOutcome) -> RunContext:
+    """The parent's context; it names this process as the recorder, as a one-host run's
+    does, so another Stripewise reading the history while this one is still storing the
+    group leaves its `running` rows alone instead of filing them `aborted`."""
     return RunContext(
+        recorder=this_recorder(),
         group=outcome.group,
         hosts=tuple(GroupHost(h.host, h.status, h.error) for h in outcome.hosts),
         partial=outcome.partial,
