@@ -137,6 +137,31 @@ def test_a_group_from_the_history_runs_on_its_hosts(
     assert [h["status"] for h in outcome["hosts"]] == ["complete", "complete"]
 
 
+def test_a_group_from_a_database_that_cannot_be_opened_says_what_waits(tmp_path: Path) -> None:
+    """Like `hosts list` and `history list`: runs kept on this computer for a server that is
+    down are named, so nobody takes them for lost."""
+    from datetime import UTC, datetime
+
+    from stripewise.history.keyed_runs import KeyedRun
+    from stripewise.history.live_run import LiveRun
+    from stripewise.history.run_row import RunRow
+    from stripewise.history.store import SampleRow
+    from stripewise.model.run import RunStatus
+    from stripewise.system.hostinfo import HostInfo
+
+    down = f"postgresql+psycopg://bench@127.0.0.1:{free_port()}/stripewise?connect_timeout=3"
+    started = datetime(2026, 11, 1, tzinfo=UTC)
+    row = RunRow("kept run", "/srv", "fio", "3.33", started)
+    live = LiveRun(down, KeyedRun(HostInfo("bench-01", "m-1"), row))
+    live.begin()  # the server is down: the run goes to the spool
+    live.add_samples([SampleRow(seq, seq * 0.5, "seq_read", 1, {}) for seq in range(3)])
+    assert live.finish([], RunStatus.COMPLETE, started).waiting is not None
+    done = bench("--group", "rack-1", *spec_args(tmp_path), "--save", "--db", down)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("stripewise: error: cannot open database"), done.stderr
+    assert "; 3 samples of 1 run are kept on this computer, waiting to sync to" in done.stderr
+
+
 def test_ctrl_c_cancels_every_host_and_the_run_is_saved_cancelled(
     fio_servers: FioServers, tmp_path: Path
 ) -> None:

@@ -24,6 +24,7 @@ from stripewise.cli.errors import (
     EXIT_PARTIAL,
     CliError,
     database_url,
+    with_waiting,
 )
 from stripewise.cli.options import as_options
 from stripewise.model.host_address import HostAddress, HostAddressError, parse_host
@@ -89,14 +90,15 @@ def hosts_of(args: argparse.Namespace) -> list[HostAddress]:
         from stripewise.history.errors import DatabaseError
         from stripewise.history.host_groups import get_group
 
+        url = database_url(args)
         try:
-            db = open_database(database_url(args))
+            db = open_database(url)
             try:
                 group = get_group(db, args.group)
             finally:
                 db.close()
-        except DatabaseError as exc:
-            raise CliError(str(exc)) from None
+        except DatabaseError as exc:  # as every reader says it: runs waiting are not lost
+            raise CliError(with_waiting(str(exc), url)) from None
         if group is None:
             raise CliError(f"no host group {args.group!r} (stripewise hosts list)")
         if not group.hosts:
