@@ -28,10 +28,19 @@ def test_a_run_no_host_ran_says_there_is_no_total(tmp_path: Path) -> None:
     """Each host's failure, then one line instead of a "Total" over an empty table (which
     also said "Run failed (fio , 0.1 s)", the version unknown)."""
     closed = [arg for _ in range(2) for arg in ("--host", f"127.0.0.1:{free_port()}")]
-    done = bench_text(*closed, *spec_args(tmp_path))
+    db = path_to_url(tmp_path / "history.db")
+    done = bench_text(*closed, *spec_args(tmp_path), "--save", "--db", db)
     assert done.returncode == 1, done.stderr
     assert done.stdout.rstrip().endswith("\nNo total: none of the 2 hosts completed"), done.stdout
     assert "Total of" not in done.stdout and "fio ," not in done.stdout
+    # each host is named once: "127.0.0.1:P: refused: 127.0.0.1:P: connection refused" said it twice
+    host = closed[1]
+    assert f"\n{host}: refused: connection refused (no fio server there)\n" in done.stdout
+    shown = subprocess.run(
+        [sys.executable, "-m", "stripewise", "history", "show", "1", "--db", db],
+        capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert f"{host}  failed: connection refused (no fio server there)\n" in shown.stdout, shown
 
 
 # a repetition's figures as a host's line: "127.0.0.1:4711: Sequential Input, Block

@@ -190,7 +190,8 @@ def format_group(outcome: GroupOutcome) -> str:
         if host.result is not None:
             parts.append(f"\n{host.host}:" + format_results(host.result))
         else:
-            parts.append(f"\n{host.host}: {host.status}: {host.error}\n")
+            why = (host.error or "").removeprefix(f"{host.host}: ")  # the driver names it too
+            parts.append(f"\n{host.host}: {host.status}: {why}\n")
     completed = sum(h.complete for h in outcome.hosts)
     if completed == 0:  # nothing to add up: no empty table under a "Total"
         count = len(outcome.hosts)

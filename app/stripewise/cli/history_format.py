@@ -320,8 +320,8 @@ def _group_lines(detail: RunDetail) -> list[str]:
     errors = {h.host: h.error for h in context.hosts or ()}
     lines = [f"  hosts     {count_noun(len(detail.host_runs), 'host')}; the results are their sum"]
     for host_run in detail.host_runs:
-        error = errors.get(host_run.host)
-        said = f": {error}" if error else ""
+        error = (errors.get(host_run.host) or "").removeprefix(f"{host_run.host}: ")
+        said = f": {error}" if error else ""  # the line names the host already
         lines.append(f"    run {host_run.run_id:<5} {host_run.host}  {host_run.status}{said}")
     if context.partial:
         lines.append("  partial   not every host completed: the totals leave the others out")
