@@ -86,3 +86,31 @@ def test_a_group_run_saved_while_the_server_is_down_waits_then_syncs(
     again = _cli(env, "--db", url, "history", "list", "--json")
     assert [r["id"] for r in json.loads(again.stdout)["runs"]] == [run["id"]]
     assert not again.stderr
+
+
+def test_a_server_stopped_mid_save_is_said_without_its_sql(
+    own_postgres_server: PostgresServer,
+) -> None:
+    """The line said `... terminating connection due to administrator command LINE 1: DELETE
+    FROM results WHERE results.run_id = $1::INTEGER ^)`: the driver's words, then the SQL."""
+    import threading
+
+    import psycopg
+
+    from stripewise.history.group_filing import file_group_run
+
+    url = own_postgres_server.url(own_postgres_server.create_database())
+    open_database(url).close()
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    locker = psycopg.connect(plain)  # the save waits on the results table...
+    locker.execute("LOCK TABLE results IN ACCESS EXCLUSIVE MODE")
+    stopper = threading.Timer(2.0, own_postgres_server.stop, ("fast",))  # ...and is cut off
+    stopper.start()
+    try:
+        filed = file_group_run(url, outcome(), samples=samples())
+    finally:
+        stopper.join()
+        locker.close()
+    assert filed.run_id is None and filed.waiting is not None, filed
+    assert "terminating connection due to administrator command" in filed.waiting, filed
+    assert "LINE" not in filed.waiting and "DELETE" not in filed.waiting, filed

@@ -182,3 +182,15 @@ def test_move_aside_of_missing_file_says_so(tmp_path: Path) -> None:
         move_aside(missing)
     assert str(missing) in str(caught.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_driver_message_is_one_line_without_the_statement_it_quotes() -> None:
+    from stripewise.history.errors import one_line
+
+    hint = "port 9 failed: Connection refused\n\tIs the server running on that host?"
+    assert one_line(hint) == "port 9 failed: Connection refused Is the server running on that host?"
+    for quoted in (
+        'column "x" does not exist\nLINE 1: SELECT x FROM runs\n               ^',
+        'column "x" does not exist\n[SQL: SELECT x FROM runs]\n[parameters: (1,)]',
+    ):
+        assert one_line(quoted) == 'column "x" does not exist'

@@ -6,14 +6,24 @@ print it as is and the GUI can show it in a dialog next to the matching button.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 MOVE_ASIDE_HINT = "Move it aside and start fresh with `stripewise db move-aside`."
 
 
+# Where a driver's message turns to the statement: psycopg's `LINE 1: DELETE ...` and caret,
+# PostgreSQL's `QUERY:`, SQLAlchemy's `[SQL: ...]`, `[parameters: ...]` and its link.
+_STATEMENT = re.compile(
+    r"^(LINE \d+:|QUERY: |\[SQL: |\[parameters: |\(Background on this error)", re.M
+)
+
+
 def one_line(text: str) -> str:
-    """Driver messages may span lines; a status bar or log line wants one."""
-    return " ".join(str(text).split())
+    """Driver messages may span lines; a status bar or log line wants one. It ends before the
+    statement the driver quotes: SQL says nothing a user can act on."""
+    words = _STATEMENT.split(str(text), maxsplit=1)[0]
+    return " ".join(words.split())
 
 
 class DatabaseError(Exception):
