@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from stripewise.history.comparison import export_text, load_compared
-from stripewise.history.database import Database
+from stripewise.history.database import Database, open_database
 from stripewise.history.errors import RunNotFoundError
 from stripewise.history.group_runs import default_name, store_group_run
 from stripewise.history.store import HistoryStore
@@ -211,3 +211,30 @@ def test_a_group_run_being_stored_is_left_alone_unless_its_recorder_is_gone(
     runs = [killed, *(child for child, _host in store.host_runs(killed))]
     assert store.mark_abandoned_runs_aborted(HOST.machine_id) == sorted(runs)
     assert {store.get_run(run).summary.status for run in runs} == {RunStatus.ABORTED}
+
+
+def test_a_partial_group_run_is_marked_in_every_listing(
+    history_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A total of 2 of 3 hosts was listed exactly like a whole one, and its JSON said nothing."""
+    from stripewise.cli.main import main
+    from stripewise.history import quicklist, quicklist_pg
+
+    whole = replace(outcome(), hosts=outcome().hosts[:2], partial=False)
+    with open_database(history_url) as db:
+        partial = store_group_run(db, outcome(), name="two of three", host_info=HOST)
+        full = store_group_run(db, whole, name="both", host_info=HOST)
+        listed = HistoryStore(db).list_runs()
+    quick = quicklist.list_runs(history_url) or quicklist_pg.list_runs(history_url)
+    for found in (listed, quick):
+        assert found is not None and {r.id: r.partial for r in found} == {
+            partial: True,
+            full: False,
+        }
+    assert main(["--db", history_url, "history", "list", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert {r["name"]: r["partial"] for r in runs} == {"two of three": True, "both": False}
+    assert main(["--db", history_url, "history", "list"]) == 0
+    rows = {line.rsplit("  ", 1)[-1]: line for line in capsys.readouterr().out.splitlines()}
+    assert "complete (partial)" in rows["two of three"]
+    assert "complete " in rows["both"] and "partial" not in rows["both"]

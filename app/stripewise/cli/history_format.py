@@ -155,6 +155,7 @@ def summary_json(run: RunSummary) -> dict[str, Any]:
         "finished_at": _iso(run.finished_at),
         "duration_s": run.duration_s,
         "tags": list(run.tags),
+        "partial": run.partial,
     }
 
 
@@ -195,7 +196,7 @@ def format_run_table(runs: list[RunSummary]) -> str:
         [
             str(r.id),
             _local(r.started_at),
-            r.status.value,
+            f"{r.status.value} (partial)" if r.partial else r.status.value,  # as history show
             r.host,
             r.target,
             f"{r.engine} {r.engine_version}".strip(),

@@ -22,7 +22,7 @@ from stripewise.history.errors import DatabaseError
 from stripewise.history.location import plain_sqlite_path
 from stripewise.history.recorder_id import recorder_alive
 from stripewise.history.revisions import HEAD_REVISION
-from stripewise.history.rows import SUMMARY_FIELDS, as_utc, summary_from_row
+from stripewise.history.rows import PARTIAL_SQL, SUMMARY_FIELDS, as_utc, summary_from_row
 from stripewise.history.spool_peek import spool_waiting
 from stripewise.model.run import RunSummary
 from stripewise.model.run_context import RunContext
@@ -43,6 +43,7 @@ _COLUMNS = {
     "source": "runs.source",
     "baseline": "runs.baseline",
     "headline": "runs.headline",
+    "partial": f"({PARTIAL_SQL})",
 }
 LIST_RUNS_SQL = (
     f"SELECT {', '.join(_COLUMNS[field] for field in SUMMARY_FIELDS)} "

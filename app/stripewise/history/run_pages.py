@@ -18,17 +18,34 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, func, literal, select, true, tuple_
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Connection,
+    Select,
+    func,
+    literal,
+    literal_column,
+    select,
+    true,
+    tuple_,
+)
 
 from stripewise.history.models import hosts, run_tags, runs
-from stripewise.history.rows import SUMMARY_FIELDS
+from stripewise.history.rows import PARTIAL_SQL, SUMMARY_FIELDS
 from stripewise.model.run import RunSummary
 from stripewise.model.run_filter import Term, parse_filter
 
 PAGE_SIZE = 200  # rows a view fetches at a time: a few screens
-SUMMARY_COLUMNS = tuple(
-    hosts.c.hostname if field == "hostname" else runs.c[field] for field in SUMMARY_FIELDS
-)
+
+
+def _summary_column(field: str) -> ColumnElement[Any]:
+    if field == "partial":  # no column: the runs' host runs say it
+        return literal_column(f"({PARTIAL_SQL})", Boolean()).label(field)
+    return hosts.c.hostname if field == "hostname" else runs.c[field]
+
+
+SUMMARY_COLUMNS = tuple(_summary_column(field) for field in SUMMARY_FIELDS)
 # the filter terms answered by an indexed column rather than the context (`host=node1`)
 QUERY_KEYS = ("host", "target", "engine", "tag", "since", "before")
 SCOPES = ("all", "baselines", "imported", "trash")

@@ -95,6 +95,7 @@ class RunSummary:
     source: str = "measured"  # or "imported"
     baseline: bool = False  # marked as the run others are compared against
     headline: Headline = field(default_factory=Headline)
+    partial: bool = False  # a group run's total that leaves out a host that did not complete
 
     @property
     def duration_s(self) -> float | None:
