@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QRect, QSize, Qt
-from PySide6.QtWidgets import QApplication, QLabel, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QWidget
 
 from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.bench_plot_backdrop import band_names
@@ -18,6 +18,7 @@ from stripewise.gui.main_window import MainWindow
 from stripewise.model.bench import Phase
 from stripewise.protocol.events import Sample
 from tests.gui.conftest import WindowFactory
+from tests.gui.test_bench_page import set_up
 
 CONSOLE = QSize(1024, 768)
 PHASES = (Phase.SEQ_WRITE, Phase.REWRITE, Phase.SEQ_READ, Phase.RANDOM_READ)
@@ -177,3 +178,29 @@ def test_a_size_that_cannot_run_is_said_under_its_field(
     assert page.form.file_size.hasFocus() and page.form.file_size.selectedText() == "1GG"
     qtbot.keyClicks(page.form.file_size, "1G")  # put right: the error goes
     assert not said[0].isVisible() and page.form.errors.shown() == {}
+
+
+def test_at_800x600_a_run_never_scrolls_the_page_sideways(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> None:
+    """During a run at 800x600 the phase line's whole width ("Random Seeks (reads), pass 1
+    of 3: phase 53 %, ends in 2 s") pushed the page sideways: the right column was cut, and
+    the buttons under the table with it. It wraps instead."""
+    window = make_window(view="benchmark")
+    window.resize(800, 600)
+    page = window.page_widgets["benchmark"]
+    assert isinstance(page, BenchPage)
+    set_up(page, tmp_path, "256M", ("seq_write", "seq_read", "random_read"))
+    page.form.direct.setChecked(False)
+    with qtbot.waitSignal(page.session.sampleArrived, timeout=30_000):
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    try:
+        qtbot.waitUntil(lambda: "ends in" in page.phase_label.text(), timeout=30_000)
+        settle()
+        area = window.findChild(QScrollArea, "pageScroll")
+        assert area is not None and not area.horizontalScrollBar().isVisible()
+        for widget in (page.compare_button, page.save_plot_button, page.phase_label):
+            assert whole(widget, window), widget
+    finally:
+        page.cancel()
+        qtbot.waitUntil(lambda: not page.session.busy, timeout=30_000)

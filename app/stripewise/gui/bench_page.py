@@ -132,6 +132,7 @@ class BenchPage(QWidget):
         self.progress.setTextVisible(False)  # until a run starts
         self.phase_label = QLabel("Ready.")
         self.phase_label.setObjectName("phaseLabel")
+        self.phase_label.setWordWrap(True)  # its whole width would push an 800 px page sideways
         self.mib_toggle = QCheckBox("MiB/s")
         self.mib_toggle.setToolTip("Show throughput in MiB/s (2^20 B/s) instead of MB/s (10^6 B/s)")
         self.mib_toggle.toggled.connect(self._set_binary_units)
