@@ -99,6 +99,8 @@ def test_a_refusing_host_makes_a_partial_run_exit_3_naming_it(
         capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
     ).stdout  # fmt: skip
     assert "of group run 1" in child
+    # measured on its host, not on the machine that drove the group
+    assert f"  host      {server.label} (run from " in child
 
 
 def test_bad_hosts_and_groups_are_refused_in_one_line(tmp_path: Path) -> None:

@@ -233,7 +233,7 @@ def format_detail(detail: RunDetail) -> str:
     lines = [
         f"Run {run_.id}: {run_.name}",
         f"  status    {run_.status.value}",
-        f"  host      {run_.host}",
+        f"  host      {_measured_on(detail)}",
         f"  target    {run_.target}",
         f"  engine    {run_.engine} {run_.engine_version}".rstrip(),
         f"  started   {_local(run_.started_at)}",
@@ -308,6 +308,14 @@ def rounds_lines(found: PhaseRounds) -> list[str]:
         mark = "  window" if number >= kept.window_start else ""
         lines.append(f"  {number:>5}  {figure:>{width}}{mark}")
     return lines
+
+
+def _measured_on(detail: RunDetail) -> str:
+    """What the run was measured on: a group's host run names its host (the history's host
+    is the machine that drove the group, which measured nothing of it)."""
+    if detail.parent_run_id is not None and detail.host_label:
+        return f"{detail.host_label} (run from {detail.summary.host})"
+    return detail.summary.host
 
 
 def _group_lines(detail: RunDetail) -> list[str]:
