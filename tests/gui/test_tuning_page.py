@@ -411,6 +411,8 @@ def test_values_typed_into_the_preview_are_checked_and_applied(
         read_ahead = rows[(loop.name, "read_ahead_kb")]
         cell = page.preview.item(read_ahead, 3)
         assert cell.text() == "unchanged" and not page.apply_button.isEnabled()
+        # no preset is chosen: the values are as they are now, not "what the preset sets"
+        assert page.summary.text().startswith("Every value is as it is now: type a value")
         assert cell.flags() & Qt.ItemFlag.ItemIsEditable
         assert not page.preview.item(read_ahead, 2).flags() & Qt.ItemFlag.ItemIsEditable
 

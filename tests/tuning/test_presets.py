@@ -497,6 +497,17 @@ def test_typed_values_are_checked_like_a_presets() -> None:
             edited(row[key], text, state, GLOBALS)
 
 
+def test_a_typed_read_ahead_the_kernel_rounds_says_what_it_keeps() -> None:
+    """1001 KiB is taken, and the kernel keeps 1000 (whole 4 KiB pages): the preview said only
+    "edited", where `tune set` says "(the kernel stored 1000)" once it is written."""
+    state = disk_state()
+    row = {c.setting.key: c for c in as_now({"sdq": state}, GLOBALS)}
+    typed = edited(row["read_ahead_kb"], "1001", state, GLOBALS)
+    assert typed.setting.value == 1001
+    assert typed.note.endswith("edited; the kernel keeps 1000 (whole 4 KiB pages)")
+    assert "kernel keeps" not in edited(row["read_ahead_kb"], "1024", state, GLOBALS).note
+
+
 def test_a_typed_0_for_the_bytes_half_in_force_is_refused() -> None:
     """The kernel refuses vm.dirty_bytes=0: going back to the ratio is writing the ratio."""
     in_bytes = {**GLOBALS, "vm.dirty_ratio": 0, "vm.dirty_bytes": 536870912}

@@ -273,6 +273,8 @@ class TuningPage(QWidget):
             count = len(settings_of(self.changes))
             if not count:  # nothing for Apply to write: never say it would (issue 29.8)
                 what = "Every value is" if len(self.changes) > 1 else "The value is"
+                if self.preset_box.currentData() == CUSTOM:  # the values in force, to type over
+                    return f"{gone}{done}{what} as it is now: type a value under New to change it."
                 return f"{gone}{done}{what} what the preset sets."
             now = "Still " if done else ""
             return (

@@ -27,6 +27,7 @@ from stripewise.model.file_errors import FileFieldError, header_problem
 from stripewise.model.numbers import ascii_int
 from stripewise.model.tunable_values import shown
 from stripewise.model.tunables import (
+    PAGE_BYTES,
     TUNABLES,
     Change,
     DeviceLimits,
@@ -484,6 +485,9 @@ def edited(
     if knob.scope is Scope.GLOBAL:
         return _with_note(_global_change(wanted, global_values), "edited")
     assert state is not None
+    page_kib = PAGE_BYTES // 1024
+    kept = number - number % page_kib if key == "read_ahead_kb" else number
+    note = "edited" + (f"; the kernel keeps {kept} (whole {page_kib} KiB pages)" * (kept != number))
     return _with_note(
-        _number_change(wanted, state.name, state, state.values.get(knob.key), None), "edited"
+        _number_change(wanted, state.name, state, state.values.get(knob.key), None), note
     )
