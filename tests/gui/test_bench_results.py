@@ -100,3 +100,20 @@ def test_passes_that_differ_are_named_as_their_rows_read(qtbot: Any) -> None:
         "Passes differ by more than 10 % (max \u2212 min, over the median): Sequential Input "
         "Block 50 %; a comparison judges runs of 3 passes or more"
     ]
+
+
+def test_a_phase_of_one_pass_beside_others_of_two_says_so(qtbot: Any) -> None:
+    """The header read "min – max of 2 passes" while the row of a phase measured once (its
+    second pass cancelled) left that column blank."""
+    table = ResultsTable()
+    qtbot.addWidget(table)
+    table.add_phase_result(finished(Phase.SEQ_WRITE, 500.0))
+    table.add_phase_result(finished(Phase.SEQ_READ, 900.0))
+    table.add_phase_result(finished(Phase.SEQ_WRITE, 520.0, repetition=2))
+    assert "of 2 passes" in table.horizontalHeaderItem(2).text()
+    assert table.cell_text("seq_write", 2) == "500\u2013520"
+    assert table.cell_text("seq_read", 2) == "1 pass"
+    lone = ResultsTable()  # a run of one pass names none: its header says no count
+    qtbot.addWidget(lone)
+    lone.add_phase_result(finished(Phase.SEQ_WRITE, 500.0))
+    assert lone.cell_text("seq_write", 2) == ""

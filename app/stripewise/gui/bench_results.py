@@ -307,7 +307,7 @@ class ResultsTable(QTableWidget):
             _rate(spread[0] * scale) if spread else figures.ended(),
             _range(spread[1] * scale, spread[2] * scale, spread[3], self._passes)
             if spread and spread[3] > 1
-            else "",
+            else _lone_pass(spread, self._passes),
             f"{iops:,.0f}" if iops is not None else "",
             f"{cpu:.1f}" if cpu is not None else "",
             _latency(p50),
@@ -340,6 +340,12 @@ def _range(low: float, high: float, passes: int, common: int | None) -> str:
     """min-max; the number of passes only where it differs from the header's."""
     text = f"{_rate(low)}\u2013{_rate(high)}"
     return text if passes == common else f"{text} (n={passes})"
+
+
+def _lone_pass(spread: tuple[float, float, float, int] | None, common: int | None) -> str:
+    """A phase measured once beside others of `common` passes: said, not left blank under a
+    header of "min – max of 2 passes" (a pass cancelled or failed left it one)."""
+    return "1 pass" if spread and spread[3] == 1 and common else ""
 
 
 def _rate(value: float) -> str:
