@@ -164,3 +164,29 @@ def _tables(path: Path) -> set[str]:
     finally:
         conn.close()
     return {name for (name,) in rows}
+
+
+def test_writers_creating_a_group_at_once_are_told_once_that_they_created_it(url: str) -> None:
+    """Four `hosts add` at once to a new group each printed "created group" on PostgreSQL: the
+    group's hosts before were read outside the transaction that wrote them."""
+    writers = [open_database(url) for _ in range(4)]
+    told: list[bool] = []
+    start = threading.Barrier(len(writers))
+
+    def add(index: int) -> None:
+        start.wait()
+        _group, before = store.add_hosts_to(writers[index], "race", [parse_host(f"10.8.0.{index}")])
+        told.append(before is None)
+
+    threads = [threading.Thread(target=add, args=(i,)) for i in range(len(writers))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert sorted(told) == [False, False, False, True], "one creator, three that added"
+        group = store.get_group(writers[0], "race")
+        assert group is not None and len(group.hosts) == 4
+    finally:
+        for writer in writers:
+            writer.close()

@@ -144,9 +144,8 @@ def _add(args: argparse.Namespace) -> int:
     from stripewise.history import host_groups
 
     with _database(args) as db:
-        before = host_groups.get_group(db, name)
-        group = host_groups.add_hosts(db, name, addresses)
-    known = set(before.hosts) if before else set()
+        group, before = host_groups.add_hosts_to(db, name, addresses)
+    known = set(before or ())
     added = [a for a in dict.fromkeys(addresses) if a not in known]
     already = [a for a in dict.fromkeys(addresses) if a in known]
     verb = "created" if before is None else "updated"

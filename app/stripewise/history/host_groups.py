@@ -22,6 +22,7 @@ from stripewise.model.host_group import HostGroup, check_group_name, unique_host
 
 __all__ = [
     "add_hosts",
+    "add_hosts_to",
     "get_group",
     "list_groups",
     "remove_group",
@@ -77,14 +78,25 @@ def remove_group(db: Database, name: str) -> bool:
 
 def add_hosts(db: Database, name: str, hosts: Sequence[HostAddress]) -> HostGroup:
     """Append hosts to the group (created if new); a host already in it is not added twice."""
+    return add_hosts_to(db, name, hosts)[0]
+
+
+def add_hosts_to(
+    db: Database, name: str, hosts: Sequence[HostAddress]
+) -> tuple[HostGroup, tuple[HostAddress, ...] | None]:
+    """`add_hosts`, and the group's hosts before, None when this call created it: read in the
+    transaction that writes, so writers adding to a new group at once tell one "created"."""
     name = check_group_name(name)
 
-    def run(conn: Connection) -> HostGroup:
-        group_id = _ensure_group(conn, name)
-        current = _hosts_by_group(conn, [group_id]).get(group_id, ())
-        merged = unique_hosts((*current, *hosts))
+    def run(conn: Connection) -> tuple[HostGroup, tuple[HostAddress, ...] | None]:
+        found = _locked_group_id(conn, name)
+        before = None if found is None else _hosts_by_group(conn, [found]).get(found, ())
+        # not found: inserted, never looked up again (a group another writer committed since
+        # would be taken as this one's, its hosts read as none); a collision starts over
+        group_id = found if found is not None else _insert_group(conn, name)
+        merged = unique_hosts((*(before or ()), *hosts))
         _replace_hosts(conn, group_id, merged)
-        return HostGroup(name, merged)
+        return HostGroup(name, merged), None if before is None else tuple(before)
 
     return _write(db, run)
 
@@ -122,8 +134,10 @@ def _locked_group_id(conn: Connection, name: str) -> int | None:
 
 def _ensure_group(conn: Connection, name: str) -> int:
     group_id = _locked_group_id(conn, name)
-    if group_id is not None:
-        return group_id
+    return group_id if group_id is not None else _insert_group(conn, name)
+
+
+def _insert_group(conn: Connection, name: str) -> int:
     inserted = conn.execute(insert(host_groups), {"name": name, "created_at": utc_now()})
     key = inserted.inserted_primary_key
     assert key is not None  # a single-row INSERT always has one
