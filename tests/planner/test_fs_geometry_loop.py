@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -84,7 +85,11 @@ def loop_device(tmp_path: Path) -> Iterator[Callable[[int], str]]:
     finally:
         for device in attached:
             subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
-        left = _attached()  # by image: another test may attach the freed device at once
+        # by image: another test may attach the freed device at once. A device still open
+        # (udev probing what mkfs wrote) is only marked to go when closed: given 10 s to.
+        deadline = time.monotonic() + 10
+        while f"({tmp_path}/" in (left := _attached()) and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert not any(f"({tmp_path}/" in line for line in left.splitlines()), left
 
 

@@ -7,22 +7,62 @@ in sight, and the device list (whose labels wrap) gives way to it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.pages import page_title
 
-if TYPE_CHECKING:
-    from stripewise.gui.tuning_page import TuningPage
-
 LIST_MIN_WIDTH = 120  # "loop0  (loop device," in two lines; the rest of a label wraps
 SETTINGS_MIN_WIDTH = 470  # Device to Unit of "all (global)  vm.dirty_background_ratio  10"
 
 
-def build_layout(page: TuningPage) -> None:
-    left = page.targets
+class TuningWidgets(Protocol):
+    """What the layout places of the page's own widgets (read-only: the page keeps them)."""
+
+    @property
+    def ab_button(self) -> QWidget: ...
+
+    @property
+    def apply_button(self) -> QWidget: ...
+
+    @property
+    def description(self) -> QWidget: ...
+
+    @property
+    def geometry_text(self) -> QWidget: ...
+
+    @property
+    def persist_button(self) -> QWidget: ...
+
+    @property
+    def preset_box(self) -> QWidget: ...
+
+    @property
+    def preview(self) -> QWidget: ...
+
+    @property
+    def restored_note(self) -> QWidget: ...
+
+    @property
+    def revert_button(self) -> QWidget: ...
+
+    @property
+    def summary(self) -> QWidget: ...
+
+    @property
+    def targets(self) -> QWidget: ...
+
+    @property
+    def unpersist_button(self) -> QWidget: ...
+
+    @property
+    def verify_button(self) -> QWidget: ...
+
+
+def build_layout(page: QWidget, widgets: TuningWidgets) -> None:
+    left = widgets.targets
     left.setMinimumWidth(LIST_MIN_WIDTH)
     right = QWidget()
     right.setMinimumWidth(SETTINGS_MIN_WIDTH)  # the list shrinks first, then the page scrolls
@@ -30,21 +70,21 @@ def build_layout(page: TuningPage) -> None:
     right_layout.setContentsMargins(8, 0, 0, 0)
     row = QHBoxLayout()
     preset_label = QLabel("Pre&set")
-    preset_label.setBuddy(page.preset_box)
+    preset_label.setBuddy(widgets.preset_box)
     row.addWidget(preset_label)
-    row.addWidget(page.preset_box, 1)
+    row.addWidget(widgets.preset_box, 1)
     right_layout.addLayout(row)
-    right_layout.addWidget(page.description)
-    right_layout.addWidget(page.preview, 2)
-    right_layout.addWidget(page.restored_note)
-    right_layout.addWidget(page.summary)
+    right_layout.addWidget(widgets.description)
+    right_layout.addWidget(widgets.preview, 2)
+    right_layout.addWidget(widgets.restored_note)
+    right_layout.addWidget(widgets.summary)
     buttons = FlowLayout()  # wraps rather than clipping at 800 px
     for button in (
-        page.apply_button,
-        page.verify_button,
-        page.revert_button,
-        page.persist_button,
-        page.unpersist_button,
+        widgets.apply_button,
+        widgets.verify_button,
+        widgets.revert_button,
+        widgets.persist_button,
+        widgets.unpersist_button,
     ):
         buttons.addWidget(button)
     right_layout.addLayout(buttons)
@@ -52,9 +92,9 @@ def build_layout(page: TuningPage) -> None:
     results_label = QLabel("Filesystem geometry of the selected arrays; A/B results")
     results_label.setWordWrap(True)
     results.addWidget(results_label, 1)
-    results.addWidget(page.ab_button)
+    results.addWidget(widgets.ab_button)
     right_layout.addLayout(results)
-    right_layout.addWidget(page.geometry_text, 1)
+    right_layout.addWidget(widgets.geometry_text, 1)
     split = QSplitter()
     split.addWidget(left)
     split.addWidget(right)

@@ -134,7 +134,7 @@ class TuningPage(QWidget):
             "Select an md array to see the stride / stripe_width (ext4) and su / sw (XFS) it "
             "wants, with the mkfs and tune2fs commands, and its filesystem checked against it."
         )
-        build_layout(self)
+        build_layout(self, self)
         self._enable()
 
         service.presetsLoaded.connect(self._on_presets)
