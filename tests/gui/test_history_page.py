@@ -438,3 +438,23 @@ def test_an_import_with_only_other_figures_gives_them_the_width(
     results = page.detail_results
     assert results.isVisibleTo(page) and other.isVisibleTo(page)
     assert results.width() <= results.minimumWidth() + 4, "the table its columns' width"
+
+
+def test_a_partial_group_run_is_marked_in_the_list_as_history_list_marks_it(qapp: Any) -> None:
+    """A total of 1 of 2 hosts read `complete (partial)` in `history list`, `complete` here."""
+    from datetime import UTC, datetime
+
+    from stripewise.gui.history_model import RunTableModel
+    from stripewise.model.run import RunStatus, RunSummary
+
+    started = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+    runs = [
+        RunSummary(2, "fio on lab", RunStatus.COMPLETE, "vm", "/d", "fio", "3.33", started,
+                   started, partial=True),
+        RunSummary(1, "fio on lab", RunStatus.COMPLETE, "vm", "/d", "fio", "3.33", started,
+                   started),
+    ]  # fmt: skip
+    model = RunTableModel()
+    model.set_runs(runs)
+    status = COLUMNS.index("Status")
+    assert [model.index(r, status).data() for r in range(2)] == ["complete (partial)", "complete"]

@@ -60,7 +60,7 @@ def _cells(run: RunSummary, mib: bool) -> tuple[str, ...]:
         run.target,
         run.host,
         engine,
-        run.status.value,
+        f"{run.status.value} (partial)" if run.partial else run.status.value,  # as the CLI's
         ", ".join(run.tags),
         first_note_line,
     )
