@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
+from stripewise.gui import screen_fit
 from stripewise.gui.screen_fit import HEIGHT_SHARE, WIDTH_SHARE, resize_within_screen
 from tests.gui.conftest import WindowFactory
 from tests.gui.test_compare_view import open_comparison
@@ -43,11 +45,22 @@ def test_a_window_that_fits_keeps_its_size_and_none_goes_below_its_layout(qtbot:
 
 
 def test_the_compare_window_opens_within_the_screen(
-    make_window: WindowFactory, seeded_db_url: str, qtbot: Any
+    make_window: WindowFactory,
+    seeded_db_url: str,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The tests' screen (1280x1024) holds the Compare window's 1000x700: the share of it a
+    window may take is made smaller here, as an 800x600 console's would be."""
+    monkeypatch.setattr(screen_fit, "WIDTH_SHARE", 0.5)
+    monkeypatch.setattr(screen_fit, "HEIGHT_SHARE", 0.5)
     window = make_window(url=seeded_db_url, view="history")
     compare = open_comparison(window, qtbot, [1, 2, 3])
     try:
-        assert within_screen(compare), (compare.size(), compare.screen().availableGeometry())
+        # its height is the one it opens at (it widens itself to its columns, within the
+        # screen, once the runs are read: compare_cells.fit_width)
+        room = compare.screen().availableGeometry()
+        least = compare.minimumSizeHint().height()
+        assert compare.height() <= max(room.height() // 2, least) < 700, compare.size()
     finally:
         compare.close()
