@@ -3,7 +3,9 @@ real PostgreSQL server (migration 0009 on both)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -111,33 +113,47 @@ def test_a_bad_name_is_refused_before_anything_is_written(db: Database) -> None:
     assert store.list_groups(db) == []
 
 
-def test_writers_at_once_lose_no_host(url: str) -> None:
-    """Eight app instances add hosts to one new group at the same moment: every host lands
-    (each edit reads, then rewrites, the list: without the group's lock some would be lost)."""
-    writers = [open_database(url) for _ in range(8)]
+@contextlib.contextmanager
+def writers_at_once(
+    url: str, count: int, work: Callable[[int, Database], None]
+) -> Iterator[list[Database]]:
+    """`count` app instances, each with its own connection, doing `work(index, db)` at the same
+    moment; their databases, once every one is done (a failure in one is raised here)."""
+    writers = [open_database(url) for _ in range(count)]
     failures: list[BaseException] = []
-    start = threading.Barrier(len(writers))
+    start = threading.Barrier(count)
 
-    def add(index: int) -> None:
+    def run(index: int) -> None:
         try:
             start.wait()
-            for n in range(5):
-                store.add_hosts(writers[index], "shared", [parse_host(f"10.9.{index}.{n}")])
+            work(index, writers[index])
         except BaseException as exc:  # reported below, in the test's thread
             failures.append(exc)
 
-    threads = [threading.Thread(target=add, args=(i,)) for i in range(len(writers))]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
     try:
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(timeout=60)
         assert failures == []
-        group = store.get_group(writers[0], "shared")
-        assert group is not None and len(group.hosts) == 40 == len(set(group.hosts))
+        yield writers
     finally:
         for writer in writers:
             writer.close()
+
+
+def test_writers_at_once_lose_no_host(url: str) -> None:
+    """Eight app instances add hosts to one new group at the same moment: every host lands
+    (each edit reads, then rewrites, the list: without the group's lock some would be lost)."""
+
+    def add(index: int, db: Database) -> None:
+        for n in range(5):
+            store.add_hosts(db, "shared", [parse_host(f"10.9.{index}.{n}")])
+
+    with writers_at_once(url, 8, add) as writers:
+        group = store.get_group(writers[0], "shared")
+        assert group is not None and len(group.hosts) == 40 == len(set(group.hosts))
 
 
 def test_migration_0009_adds_and_downgrade_drops_the_group_tables(tmp_path: Path) -> None:
@@ -169,24 +185,13 @@ def _tables(path: Path) -> set[str]:
 def test_writers_creating_a_group_at_once_are_told_once_that_they_created_it(url: str) -> None:
     """Four `hosts add` at once to a new group each printed "created group" on PostgreSQL: the
     group's hosts before were read outside the transaction that wrote them."""
-    writers = [open_database(url) for _ in range(4)]
     told: list[bool] = []
-    start = threading.Barrier(len(writers))
 
-    def add(index: int) -> None:
-        start.wait()
-        _group, before = store.add_hosts_to(writers[index], "race", [parse_host(f"10.8.0.{index}")])
+    def add(index: int, db: Database) -> None:
+        _group, before = store.add_hosts_to(db, "race", [parse_host(f"10.8.0.{index}")])
         told.append(before is None)
 
-    threads = [threading.Thread(target=add, args=(i,)) for i in range(len(writers))]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+    with writers_at_once(url, 4, add) as writers:
         assert sorted(told) == [False, False, False, True], "one creator, three that added"
         group = store.get_group(writers[0], "race")
         assert group is not None and len(group.hosts) == 4
-    finally:
-        for writer in writers:
-            writer.close()
