@@ -194,12 +194,8 @@ class RunDetailPane(QWidget):
     def _share_figures(self, tabled: bool) -> None:
         """An empty results table is not shown beside other figures (iozone's cells, all of
         them other figures, had 330 px and their values cut beside 730 px of empty table);
-        shown with them, it gets its columns' width and they get the rest."""
-        others = not self.other_figures.isHidden()
-        self.results.setVisible(tabled or not others)
-        total, first = sum(self.figures.sizes()), self.results.minimumWidth()
-        if tabled and others and total > first:  # laid out: before, the stretch factors rule
-            self.figures.setSizes([first, total - first])
+        shown with them, the splitter's stretch gives it its columns' width, them the rest."""
+        self.results.setVisible(tabled or self.other_figures.isHidden())
 
     def set_binary_units(self, mib: bool) -> None:
         self.results.set_binary_units(mib)
