@@ -189,6 +189,12 @@ class BenchSpec:
         return found
 
 
+def counted_of(phase: Phase | str, moved: float) -> float:
+    """What a phase's figures count of the bytes (or I/Os, or a rate) it moved, reads and
+    writes together: all of it, but for rewrite each block once, half of it (`PhaseOutcome`)."""
+    return moved / 2 if phase == Phase.REWRITE else moved  # a StrEnum: "rewrite" too
+
+
 @dataclass(frozen=True)
 class PhaseOutcome:
     """One repetition of one phase, as an engine measured it."""
@@ -221,8 +227,7 @@ class PhaseOutcome:
         up to twice the region. A steady-state phase's: the mean of its window of rounds."""
         if self.steady is not None:
             return self.steady.window_mb_s
-        moved = self.read_bytes + self.write_bytes
-        counted = moved / 2 if self.phase is Phase.REWRITE else moved
+        counted = counted_of(self.phase, self.read_bytes + self.write_bytes)
         return counted / self.elapsed_s / 1e6 if self.elapsed_s > 0 else 0.0
 
     @property
@@ -230,8 +235,7 @@ class PhaseOutcome:
         """I/Os per second; for rewrite, blocks rewritten per second (see `mb_s`)."""
         if self.steady is not None:
             return self.steady.window_iops
-        ops = self.read_ops + self.write_ops
-        counted = ops / 2 if self.phase is Phase.REWRITE else ops
+        counted = counted_of(self.phase, self.read_ops + self.write_ops)
         return counted / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from stripewise.model.bench import counted_of
 from stripewise.model.run_detail import RunDetail
 
 ENGINE_KEYS = ("engine_read_mb_s", "engine_write_mb_s")  # what "Over time" draws
@@ -35,7 +36,7 @@ def engine_series(samples: Iterable[tuple[float, str, int, Mapping[str, float | 
             xs, ys = points.setdefault(phase, ([], []))
             xs.append(t_s - start[0])
             moved = (read_mb or 0.0) + (write_mb or 0.0)
-            ys.append(moved / 2 if phase == "rewrite" else moved)
+            ys.append(counted_of(phase, moved))
     return {phase: (tuple(xs), tuple(ys)) for phase, (xs, ys) in points.items()}
 
 
