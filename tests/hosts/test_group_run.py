@@ -333,3 +333,20 @@ def test_hosts_with_addresses_of_their_own_and_one_dying(
     assert recorder.of(RunError, victim.label) and outcome.partial
     for label in (servers[0].label, servers[1].label):
         assert recorder.of(Sample, label)
+
+
+def test_a_target_missing_on_a_host_is_named_with_fios_reason(
+    fio_servers: FioServers, tmp_path: Path
+) -> None:
+    """fio's server drops a job whose directory does not exist and its client exits 0 with no
+    result: the host's error quotes why (the root cause, not fio's closing `job dropped`), and
+    does not warn of a test file left behind that was never made."""
+    (server,) = fio_servers(1)
+    missing = tmp_path / "not-there"
+    outcome, seen = run_group([server.address], spec(missing, "8M"), job_options=SLOW)
+    (host,) = outcome.hosts
+    assert host.status == "failed"
+    assert f"{missing} is not a directory" in (host.error or ""), host.error
+    assert "dropped" not in (host.error or "")
+    assert "may be left" not in (host.error or ""), "a job its server refused made no file"
+    assert [e.message for e in seen.of(RunError)] == [host.error]

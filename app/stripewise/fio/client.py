@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,6 +45,9 @@ DEATH = signal.SIGINT  # what a client gets when the thread that started it ends
 _CHUNK = 4096
 _MAX_LINE = 64 * 1024  # bytes kept of a line still being read
 _OUTPUT_TAIL = 16 * 1024  # bytes of the output file read for fio's last message
+# fio's lines that only follow from the one before them when a server drops a job
+_FOLLOWS_FROM_EARLIER = re.compile(r"^fio: (failed parsing |job \S+ dropped)")
+_DROPPED = re.compile(r"^fio: job global dropped")  # the whole file: no job section ran
 
 
 def client_address(endpoint: HostAddress) -> str:
@@ -184,8 +188,26 @@ class HostClient:
     def last_words(self) -> str:
         """fio's last line that says something (e.g. `client: host=... disconnected`): in the
         output file, where fio writes what it says of its servers, else on its stdout."""
-        return _last_message(self.output) or next(
-            (line for line in reversed(self.said) if line), ""
+        messages = _messages(self.output)
+        return (
+            messages[-1] if messages else next((line for line in reversed(self.said) if line), "")
+        )
+
+    def dropped_the_job(self) -> bool:
+        """Whether the host's server refused the job file before running any of it."""
+        return any(_DROPPED.match(line) for line in [*_messages(self.output), *self.said])
+
+    def first_complaint(self) -> str:
+        """Why a host's server dropped the job, as it said first (`fio: /data is not a
+        directory`): its later lines only follow from that one (`failed parsing ...`, `job
+        global dropped`), and the client still exits 0, with no result. "" when it said none."""
+        return next(
+            (
+                line
+                for line in [*_messages(self.output), *self.said]
+                if line.startswith("fio: ") and not _FOLLOWS_FROM_EARLIER.search(line)
+            ),
+            "",
         )
 
     def _read(self) -> None:
@@ -220,19 +242,16 @@ def _unconfined_reason() -> str | None:
     return None
 
 
-def _last_message(output: Path) -> str:
-    """The output file's last line that is not a terse result line, from its tail."""
+def _messages(output: Path) -> list[str]:
+    """The lines of the output file's tail that are not terse result lines, in order."""
     try:
         with output.open("rb") as file:
             file.seek(max(0, file.seek(0, os.SEEK_END) - _OUTPUT_TAIL))
             tail = file.read(_OUTPUT_TAIL).decode(errors="replace")
     except OSError:
-        return ""
-    for line in reversed(tail.splitlines()):
-        line = line.strip()
-        if line and not line.startswith(f"{TERSE_VERSION};"):
-            return line[:300]
-    return ""
+        return []
+    lines = (line.strip() for line in tail.splitlines())
+    return [line[:300] for line in lines if line and not line.startswith(f"{TERSE_VERSION};")]
 
 
 def _read_some(fd: int) -> bytes:

@@ -381,10 +381,13 @@ class GroupRunner:
         else:
             said = host.client.last_words()
             error = f"{host.label}: fio exited with {code}" + (f" ({said})" if said else "")
-            if code == 0:
+            if code == 0:  # fio's server dropped the job (or a phase): its client still says 0
+                why = host.client.first_complaint()
                 error = f"{host.label}: {len(outcomes)} of {len(self._sections)} phases ended well"
+                error += f" ({why})" if why else ""
             status = RunStatus.FAILED
-        if error is not None:  # only the last phase unlinks the test file
+        # only the last phase unlinks the test file; a job its server dropped made none
+        if error is not None and not (not outcomes and host.client.dropped_the_job()):
             error += f"; {self._test_file(host)} may be left on it"
         result = RunResult(
             self.run_id, status, elapsed_s, ENGINE, engine_version,
