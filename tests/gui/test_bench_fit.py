@@ -180,12 +180,12 @@ def test_a_size_that_cannot_run_is_said_under_its_field(
     assert not said[0].isVisible() and page.form.errors.shown() == {}
 
 
-def test_at_800x600_a_run_never_scrolls_the_page_sideways(
+def test_at_800x600_a_run_never_scrolls_the_page_sideways_and_its_plots_are_legible(
     make_window: WindowFactory, tmp_path: Path, qtbot: Any
 ) -> None:
     """During a run at 800x600 the phase line's whole width ("Random Seeks (reads), pass 1
     of 3: phase 53 %, ends in 2 s") pushed the page sideways: the right column was cut, and
-    the buttons under the table with it. It wraps instead."""
+    the buttons under the table with it. It wraps instead. And the plots had 5 px each."""
     window = make_window(view="benchmark")
     window.resize(800, 600)
     page = window.page_widgets["benchmark"]
@@ -201,6 +201,12 @@ def test_at_800x600_a_run_never_scrolls_the_page_sideways(
         assert area is not None and not area.horizontalScrollBar().isVisible()
         for widget in (page.compare_button, page.save_plot_button, page.phase_label):
             assert whole(widget, window), widget
+        # the plots' data areas: 5 px each beside the navigation's names, their legends in
+        # six rows; the icons alone leave the plots 30 px and their axes' ticks
+        heights = [
+            plot.getViewBox().sceneBoundingRect().height() for plot in page.plots._plots()
+        ]
+        assert min(heights) >= 24, heights
     finally:
         page.cancel()
         qtbot.waitUntil(lambda: not page.session.busy, timeout=30_000)

@@ -52,6 +52,31 @@ def test_window_fits_a_1024x768_console(main_window: MainWindow) -> None:
     assert nav.viewport().rect().contains(last), "navigation entries clipped at 1024x768"
 
 
+def test_an_800x600_console_shows_the_pages_icons_alone_and_gives_the_page_their_room(
+    qtbot, main_window: MainWindow
+) -> None:
+    """Below 1000 px the navigation's names go (each stays its item's text and tooltip) and the
+    page takes the width they had; a wider window shows them again."""
+    nav, page_area = main_window.nav, main_window.splitter.widget(1)
+    main_window.show()
+    for width, height in ((800, 600), (1180, 780), (800, 600), (1024, 768)):
+        main_window.resize(QSize(width, height))
+        qtbot.waitUntil(lambda: main_window.width() == width)  # noqa: B023
+        QApplication.processEvents()
+        compact = width < 1000
+        assert nav.compact == compact
+        texts = [nav.item(row).text() for row in range(nav.count())]
+        assert texts == [name.capitalize() for name in VIEW_NAMES]
+        tooltips = [nav.item(row).toolTip() for row in range(nav.count())]
+        assert tooltips == (texts if compact else [""] * len(texts))
+        if compact:
+            assert nav.width() <= 50 and page_area.width() >= width - 60, nav.width()
+        else:
+            assert nav.width() >= 150
+        last = nav.visualItemRect(nav.item(nav.count() - 1))
+        assert nav.viewport().rect().contains(last), f"an entry clipped at {width}x{height}"
+
+
 def test_window_state_and_view_are_remembered(make_window, settings_path: Path) -> None:
     first = make_window()
     first.resize(QSize(1000, 700))

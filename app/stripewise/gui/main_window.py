@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMainWindow,
     QSplitter,
     QWidget,
@@ -29,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from stripewise import APP_NAME
 from stripewise.gui import VIEW_NAMES
-from stripewise.gui.icons import line_icon
 from stripewise.gui.main_menus import MenuHandlers, build_menus
+from stripewise.gui.navigation import Navigation
 from stripewise.gui.page_stack import PageStack, scrolling
 from stripewise.gui.window_pages import STATUS_MS, make_page
 from stripewise.model.wording import count_noun
@@ -51,6 +49,7 @@ if TYPE_CHECKING:  # each loaded with the first page or service that needs it, n
 
 MINIMUM_SIZE = QSize(780, 560)  # inside an 800x600 console, the smallest mode it offers
 DEFAULT_SIZE = QSize(1180, 780)
+NAV_WIDE_PX = 170  # the navigation's width beside the pages' names, unless the admin moved it
 LAZY_VIEWS = ("benchmark", "experiment")  # pyqtgraph: made when first shown
 PLAIN_VIEWS = tuple(name for name in VIEW_NAMES if name not in LAZY_VIEWS)
 # made before the loading starts, so each hears its service's first answers; the History page
@@ -108,23 +107,14 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(MINIMUM_SIZE)
         self.resize(DEFAULT_SIZE)
 
-        self.nav = QListWidget()
-        self.nav.setObjectName("navigation")
-        self.nav.setAccessibleName("Navigation")
-        self.nav.setIconSize(QSize(22, 22))
-        self.nav.setMinimumWidth(150)
-        self.nav.setMaximumWidth(220)
+        self.nav = Navigation(VIEW_NAMES)
         self.pages = PageStack()
         self.page_widgets: dict[str, QWidget] = {}
         for name in VIEW_NAMES:
             page = QWidget()  # a placeholder until the page is made
             self.page_widgets[name] = page
             self.pages.addWidget(page)
-            item = QListWidgetItem(name.capitalize())
-            item.setData(Qt.ItemDataRole.UserRole, name)
-            self.nav.addItem(item)
         self.nav.currentRowChanged.connect(self._on_nav_row)
-        self._paint_nav_icons()
 
         splitter = QSplitter()
         splitter.setObjectName("mainSplitter")
@@ -317,14 +307,16 @@ class MainWindow(QMainWindow):
         self.view_actions[name].setChecked(True)
         self.viewChanged.emit(name)
 
-    def _paint_nav_icons(self) -> None:
-        for row, name in enumerate(VIEW_NAMES):
-            self.nav.item(row).setIcon(line_icon(f"nav-{name}", self.palette()))
-
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
-            self._paint_nav_icons()  # light <-> dark: icons follow the text colour
+            self.nav.paint_icons(self.palette())  # light <-> dark: icons follow the text
         super().changeEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        if self.nav.fit_window(event.size().width()):  # an 800x600 console: the icons alone
+            width = self.nav.maximumWidth() if self.nav.compact else NAV_WIDE_PX
+            self.splitter.setSizes([width, max(0, self.splitter.width() - width)])
+        super().resizeEvent(event)
 
     # --- menus ------------------------------------------------------------------------------
     def edit_host_groups(self) -> QWidget:
@@ -441,7 +433,7 @@ class MainWindow(QMainWindow):
         if isinstance(splitter, QByteArray):
             self.splitter.restoreState(splitter)
         else:
-            self.splitter.setSizes([170, DEFAULT_SIZE.width() - 170])
+            self.splitter.setSizes([NAV_WIDE_PX, DEFAULT_SIZE.width() - NAV_WIDE_PX])
         remembered = self.settings.value("window/view")
         view = initial_view or (remembered if remembered in VIEW_NAMES else VIEW_NAMES[0])
         self.show_view(str(view))
