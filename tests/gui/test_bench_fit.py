@@ -203,9 +203,7 @@ def test_at_800x600_a_run_never_scrolls_the_page_sideways_and_its_plots_are_legi
             assert whole(widget, window), widget
         # the plots' data areas: 5 px each beside the navigation's names, their legends in
         # six rows; the icons alone leave the plots 30 px and their axes' ticks
-        heights = [
-            plot.getViewBox().sceneBoundingRect().height() for plot in page.plots._plots()
-        ]
+        heights = [plot.getViewBox().sceneBoundingRect().height() for plot in page.plots._plots()]
         assert min(heights) >= 24, heights
     finally:
         page.cancel()

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from stripewise.model.steady_state import SteadyRounds, judge, least_squares_slope, round_words
+from stripewise.model.units import phase_progress_text
 
 
 def test_a_flat_series_is_steady() -> None:
@@ -87,3 +88,11 @@ def test_kept_rounds_are_the_measured_figures_so_the_mean_reads_as_the_phases() 
     assert kept.rounds == figures
     assert kept.window.mean == pytest.approx(rounds.window_mb_s, abs=1e-12)
     assert f"{kept.window.mean:.1f}" == f"{rounds.window_mb_s:.1f}" == "163.3"
+
+
+def test_a_phase_in_rounds_says_its_end_as_at_most() -> None:
+    """Planned to its most rounds, a steady-state phase may end sooner: its ETA is a bound."""
+    assert phase_progress_text(0.4, 12, in_rounds=False) == "phase 40 %, ends in 12 s"
+    assert phase_progress_text(0.4, 250, in_rounds=True) == "phase 40 %, ends in at most 4 min 10 s"
+    assert phase_progress_text(0.4, None, in_rounds=True) == "phase 40 %, ends in unknown"
+    assert phase_progress_text(1.0, 0, in_rounds=True) == "phase 100 %, ending"

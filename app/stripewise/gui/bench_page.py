@@ -44,7 +44,7 @@ from stripewise.model.bench_presets import preset_values
 from stripewise.model.guards import page_cache_warning
 from stripewise.model.run import RunStatus
 from stripewise.model.run_naming import run_name
-from stripewise.model.units import duration_text
+from stripewise.model.units import duration_text, phase_progress_text
 from stripewise.protocol.events import (
     PhaseFinished,
     PhaseStarted,
@@ -106,14 +106,13 @@ class BenchPage(QWidget):
         self.saved_run_id: int | None = None
         self.experiment_running = False  # the Experiment page's: Start waits for its end
         self.target_path = ""  # what Compare with Previous looks for
-        self._planned_steps = 1
-        self._steps_done = 0
+        self._planned_steps, self._steps_done = 1, 0  # phases x passes, and those ended
         self._warnings: list[str] = []
         self._cache_line: str | None = None  # the page's own page-cache warning, if shown
         self._ram_bytes = _ram_bytes()
         self._last_t = 0.0  # the newest sample's time: where the next phase band starts
-        self._phase_text = ""
-        self._repetitions = 1
+        self._phase_text, self._repetitions = "", 1
+        self._steady = self._in_rounds = False  # the run's write phases run in rounds; this one
         self._error_label: QWidget | None = None  # the form's newest error, scrolled to
 
         self.form = BenchForm()
@@ -367,6 +366,7 @@ class BenchPage(QWidget):
         self._warnings = [self._cache_line] if self._cache_line else []
         self._show_warnings()
         self._repetitions = started.spec.repetitions
+        self._steady = started.spec.steady_state  # its write phases run in rounds
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
         self.form.set_running(True)
@@ -390,6 +390,7 @@ class BenchPage(QWidget):
         self._phase_text = (
             f"{BONNIE_NAMES[event.phase]}, pass {event.repetition} of {self._repetitions}"
         )
+        self._in_rounds = self._steady and event.phase.runs_in_rounds
         self.phase_label.setText(f"{self._phase_text}: starting")
 
     def _on_sample(self, sample: Sample) -> None:
@@ -398,10 +399,9 @@ class BenchPage(QWidget):
         fraction = sample.progress or 0.0
         overall = (self._steps_done + fraction) / self._planned_steps
         self.progress.setValue(round(1000 * min(1.0, overall)))
-        # the phase's share said as the phase's (the bar beside it shows the run's); its
-        # closing sample has no rate left to time, so no ETA: "ending", never "unknown"
-        ends = "ending" if fraction >= 1 else f"ends in {duration_text(sample.eta_s)}"
-        self.phase_label.setText(f"{self._phase_text}: phase {100 * fraction:.0f} %, {ends}")
+        # the phase's share said as the phase's (the bar beside it shows the run's)
+        said = phase_progress_text(fraction, sample.eta_s, in_rounds=self._in_rounds)
+        self.phase_label.setText(f"{self._phase_text}: {said}")
 
     def _on_phase_finished(self, event: PhaseFinished) -> None:
         self._steps_done += 1

@@ -218,12 +218,13 @@ class BenchRun:
         if self.privileged:  # direct I/O too: a cache below it (a loop device's backing
             self._drop_caches()  # file) would answer reads the disks should
         planned = self.spec.size_bytes * (2 if phase is Phase.REWRITE else 1)
-        progress = Progress(planned)
+        in_rounds = self.spec.steady_state and phase.runs_in_rounds
+        progress = Progress(planned, round_of=(1, self.spec.max_rounds if in_rounds else 1))
         self._emit(PhaseStarted(self.id, phase, BONNIE_NAMES[phase], repetition, planned))
         watch = self.guards.watch() if self.guards else None  # ticked by the sampler's thread
         sampler.start(lambda: progress, SampledPhase(self.id, phase, repetition), watch)
         try:
-            if self.spec.steady_state and phase.runs_in_rounds:
+            if in_rounds:
                 outcome = self._rounds(phase, repetition, sampler, watch, progress)
             else:
                 outcome = self.engine.run_phase(
@@ -278,15 +279,18 @@ class BenchRun:
 
         def run_round(number: int) -> PhaseOutcome:
             progress = first
-            if number > 1:
-                progress = Progress(self.spec.size_bytes)
+            if number > 1:  # the phase's progress goes on across the rounds allowed
+                progress = Progress(self.spec.size_bytes, round_of=(number, self.spec.max_rounds))
                 sampler.start(lambda: progress, SampledPhase(self.id, phase, repetition), watch)
-            return self.engine.run_phase(
+            outcome = self.engine.run_phase(
                 self.spec, phase, repetition, self.target, progress, self.cancel
             )
+            if outcome.cpu_busy_pct is None:  # the sampler's count starts again each round:
+                outcome = replace(outcome, cpu_busy_pct=sampler.cpu_busy_pct())  # its own
+            return outcome
 
         return run_in_rounds(
-            self.id, phase, repetition, self.spec.max_rounds, run_round, self._emit
+            self.id, phase, repetition, self.spec.max_rounds, run_round, self._emit, self.warn
         )
 
     def _precondition(self) -> None:
@@ -294,18 +298,23 @@ class BenchRun:
         measured phases, so a drive's cache and spare area start as they would in service."""
         if not self.spec.precondition:
             return
+        spec = self.spec
+        if self.target.kind == "device":  # the whole device, not only the region measured
+            whole = self.target.free_bytes - self.target.free_bytes % spec.block_bytes
+            spec = replace(spec, size_bytes=max(whole, spec.size_bytes))
+        # in the binary units sizes are typed in, as the layout's warning says them
+        where = "the device" if self.target.kind == "device" else "the test file"
         self.warn(
-            "precondition",
-            f"filling the target sequentially first ({self.spec.size_bytes / 1e6:,.0f} MB)",
+            "precondition", f"filling {where} sequentially first ({size_text(spec.size_bytes)})"
         )
         outcome = self.engine.run_phase(
-            self.spec, Phase.SEQ_WRITE, 0, self.target, Progress(self.spec.size_bytes), self.cancel
+            spec, Phase.SEQ_WRITE, 0, self.target, Progress(spec.size_bytes), self.cancel
         )
         if outcome.error:
             raise EngineError(f"preconditioning: {outcome.error}")
         self.warn(
             "precondition",
-            f"preconditioned: {outcome.write_bytes / 1e6:,.0f} MB in {outcome.elapsed_s:.1f} s "
+            f"preconditioned: {size_text(outcome.write_bytes)} in {outcome.elapsed_s:.1f} s "
             f"({outcome.mb_s:,.0f} MB/s)",
         )
 

@@ -378,9 +378,9 @@ class Sampler:
             first_s, first_moved = self._window[0]
             span = engine.engine_s - first_s
             rate = (moved - first_moved) / span if span > 0 else 0.0
-            left = max(0, progress.planned_bytes - moved)
+            left = progress.phase_share(moved)[1]
             eta = 0.0 if left == 0 else (round(left / rate, 1) if rate > 0 else None)
-        return round(min(1.0, moved / progress.planned_bytes), 4), eta
+        return round(progress.phase_share(moved)[0], 4), eta
 
     # --- samples ----------------------------------------------------------------------------
     def _tick(self) -> Sample | None:

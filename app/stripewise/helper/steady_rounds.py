@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from stripewise.model.bench import Phase, PhaseOutcome
-from stripewise.model.guards import NOT_STEADY
+from stripewise.model.bench import BONNIE_NAMES, Phase, PhaseOutcome
+from stripewise.model.guards import GUARDS, NOT_STEADY
 from stripewise.model.steady_state import WINDOW, SteadyRounds, reported_pct
 from stripewise.protocol.events import SteadyRound
 
@@ -23,8 +23,10 @@ def run_in_rounds(
     max_rounds: int,
     run_round: RunRound,
     emit: Callable[[SteadyRound], None],
+    warn: Callable[[str, str], None],
 ) -> PhaseOutcome:
-    """Rounds until steady, a failed or cancelled round, or `max_rounds`."""
+    """Rounds until steady, a failed or cancelled round, or `max_rounds`; a phase that never
+    settled is said as a `not_steady` warning, as a guard that trips is."""
     done: list[PhaseOutcome] = []
     mb_s: list[float] = []
     iops: list[float] = []
@@ -52,7 +54,12 @@ def run_in_rounds(
         )
         if window.steady:
             break
-    return combined(phase, repetition, done, mb_s, iops)
+    outcome = combined(phase, repetition, done, mb_s, iops)
+    kept = outcome.kept_rounds
+    if NOT_STEADY in outcome.flags and kept is not None:
+        where = f"{BONNIE_NAMES[phase]}, pass {repetition}"
+        warn(NOT_STEADY, f"{where}: {kept.verdict()}: {GUARDS[NOT_STEADY].meaning}")
+    return outcome
 
 
 def combined(

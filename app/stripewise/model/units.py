@@ -35,6 +35,15 @@ def duration_text(seconds: float | None) -> str:
     return f"{whole // 60} min {whole % 60:02d} s" if whole >= 60 else f"{whole} s"
 
 
+def phase_progress_text(fraction: float, eta_s: float | None, *, in_rounds: bool) -> str:
+    """`phase 40 %, ends in 12 s`. A phase's closing sample has no rate left to time, so no
+    ETA: `ending`, never `unknown`. A phase in rounds (steady state) is planned to its most
+    rounds and may end sooner, once steady: `ends in at most 4 min 10 s`."""
+    within = "at most " if in_rounds and eta_s is not None else ""
+    ends = "ending" if fraction >= 1 else f"ends in {within}{duration_text(eta_s)}"
+    return f"phase {100 * fraction:.0f} %, {ends}"
+
+
 def interval_text(low: float, high: float, decimals: int = 1) -> str:
     """A confidence interval's ends, "12.5 to 40.1": with a hyphen between them, one below
     zero would read "-282.6-1,679.8"."""

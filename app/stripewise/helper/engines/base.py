@@ -33,8 +33,11 @@ class Counters:
 class Progress:
     """Cumulative counters of the running phase; thread-safe, cheap to read."""
 
-    def __init__(self, planned_bytes: int) -> None:
+    def __init__(self, planned_bytes: int, *, round_of: tuple[int, int] = (1, 1)) -> None:
+        """`round_of`: (this round, the most rounds) of a phase run in rounds (steady state):
+        the phase's progress counts every round planned, the engine's plan this one only."""
         self.planned_bytes = planned_bytes
+        self.round_of = round_of
         # How often the engine updates the counters, when not continuously (fio: its status
         # interval); the sampler then takes each rate from one update to another, on the
         # engine's runtime clock, instead of reading the same totals between updates.
@@ -119,6 +122,16 @@ class Progress:
         done = self.snapshot()
         moved = done.read_bytes + done.write_bytes
         return min(1.0, moved / self.planned_bytes) if self.planned_bytes else 0.0
+
+    def phase_share(self, moved: int) -> tuple[float, int]:
+        """The phase's share done with `moved` bytes of this round moved, and the bytes left
+        to its plan: a phase in rounds reaches 1 at the end of its last round allowed (it may
+        end sooner, steady), never at the end of each round."""
+        number, most = self.round_of
+        whole = self.planned_bytes * most
+        done = self.planned_bytes * (number - 1) + min(moved, self.planned_bytes)
+        left = max(0, whole - self.planned_bytes * (number - 1) - moved)
+        return (min(1.0, done / whole) if whole else 0.0), left
 
 
 class EngineError(RuntimeError):
