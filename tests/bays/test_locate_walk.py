@@ -81,3 +81,68 @@ def test_the_walk_lights_an_ses_bay_through_the_real_helper(tmp_path: Path) -> N
     elsewhere = "this map is not this machine's: its bay LEDs are not here"
     assert found["elsewhere"] == elsewhere and found["refused"] == [elsewhere]
     assert found["after"] == "0"
+
+
+CLOSED_MID_WALK = """
+import json, os, sys, time
+from dataclasses import replace
+from pathlib import Path
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtCore import QSettings
+from stripewise.gui.app import create_application
+from stripewise.gui.main_window import MainWindow, WindowServices
+from stripewise.services.hardware import HardwareService
+from stripewise.services.helper_client import HelperClient
+from stripewise.services.history import HistoryService
+from stripewise.services.system_info import SystemInfoService
+
+app = create_application()
+folder = Path(sys.argv[1])
+base = "/sys/class/enclosure/0:0:8:0"
+
+def leds():
+    return "".join(Path(f"{base}/Slot {n:02d}/locate").read_text().strip() for n in range(12))
+
+def until(test, seconds=20.0):
+    end = time.monotonic() + seconds
+    while not test() and time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+    return test()
+
+history = HistoryService.open(f"sqlite:///{folder / 'history.db'}")
+helper = HelperClient(options=["--state-dir", str(folder / "helper-state")])
+services = WindowServices(history, SystemInfoService(), hardware=HardwareService(history),
+                          helper=helper)
+settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
+window = MainWindow(settings, initial_view="hardware", services=services)
+window.show()
+loaded = []
+window.loaded.connect(lambda *_: loaded.append(True))
+window.start_loading()
+bays = window.hardware.bays
+until(lambda: loaded and bays.state is not None)
+page = window.page_widgets["hardware"]
+page.show_bays.click()
+bays.set_layout(replace(bays.suggested_layout(), product="Acme SAS 12"))
+until(lambda: page.bay_panel.walk_button.isEnabled())
+before = leds()
+page.bay_panel.walk_button.click()
+until(lambda: "1" in leds())
+walking = leds()
+window.close()
+print(json.dumps({"before": before, "walking": walking, "closed": leds()}))
+history.close()
+"""
+
+
+@needs_umockdev
+def test_closing_the_window_mid_walk_darkens_the_lit_bay(tmp_path: Path) -> None:
+    """Closing the window during a walk darkens the LED it lit, as Stop Walk does: an LED left
+    lit would send the next admin to the wrong bay."""
+    argv = [sys.executable, "-c", CLOSED_MID_WALK, str(tmp_path)]
+    done = run_in_testbed(sas_enclosure(), argv)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["before"] == "0" * 12 and found["walking"].count("1") == 1, found
+    assert found["closed"] == "0" * 12, "the bay lit by the walk is dark once the window closed"

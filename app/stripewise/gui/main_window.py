@@ -462,6 +462,8 @@ class MainWindow(QMainWindow):
             if isinstance(tuning, TuningPage) and tuning.ab is not None:
                 tuning.ab.shutdown()  # an A/B's preset does not outlive the window
         hardware = self.page_widgets.get("hardware")
+        if hardware is not None and hasattr(hardware, "bay_panel"):
+            hardware.bay_panel.stop_walk()  # the lit bay's LED darkened, before the helper goes
         if hardware is not None and hasattr(hardware, "ceiling"):
             hardware.ceiling.shutdown()  # a ceiling test is filed with the passes that came
         experiment = self.page_widgets.get("experiment")
