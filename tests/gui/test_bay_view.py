@@ -13,7 +13,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt
 from PySide6.QtGui import QDropEvent
 
 from stripewise.gui.bay_layout_dialog import BayLayoutDialog
-from stripewise.gui.bay_view import PORT_MIME
+from stripewise.gui.bay_view import PORT_MIME, BayView
 from stripewise.gui.hardware_page import HardwarePage
 from stripewise.gui.planner_chips import chip_title
 from stripewise.inventory import load_inventory
@@ -22,7 +22,7 @@ from stripewise.inventory.snapshot import dumps
 from stripewise.model.chassis import Face, Origin, dump_layout, parse_layout
 from stripewise.model.health import parse_smartctl
 from stripewise.model.topology import Disk, Inventory
-from tests.bays.conftest import x4500_bay_of_port
+from tests.bays.conftest import x4500_bay_of_port, x4500_port_name
 from tests.fixtures.machines import X4500_CONTROLLERS, sun_x4500
 from tests.gui.test_help import first_line
 
@@ -205,3 +205,33 @@ def test_the_x4500_drawn_walked_and_dragged(
     page.show_bays.click()
     assert page.map_scroll.isVisible() and not page.bay_panel.isVisible()
     assert page.show_bays.text() == "Ba&ys" and page.details.isVisible()
+
+
+def test_at_800x600_each_bay_shows_its_disk_name_whole(
+    qtbot, make_window, x4500_file: Path
+) -> None:
+    """A kernel name cut short reads as another disk's: `sda…` for sdam is sda, two bays
+    away, the disk an admin would pull. The size and model give way; the name never does."""
+    window = make_window(view="hardware", inventory=x4500_file)
+    window.resize(800, 600)
+    page = window.page_widgets["hardware"]
+    bays = window.hardware.bays
+    qtbot.waitUntil(lambda: bays.state is not None)
+    x4500 = next(layout for layout, _ in layouts().values() if layout.product == "Sun Fire X4500")
+    ports = {
+        str(x4500_bay_of_port(c, p)): x4500_port_name(c, p) for c in range(6) for p in range(8)
+    }
+    bays.set_layout(x4500, ports)
+    page.show_bays.click()
+    view = page.bay_panel.view
+    assert window.width() == 800 and sum(1 for p in view.placed if p.disk) == 48
+    narrowest = BayView()  # 12 bays across at their least width
+    narrowest.set_bays(x4500, view.placed)
+    narrowest.resize(narrowest.minimumSizeHint())
+    for shown in (view, narrowest):
+        for placed in shown.placed:
+            assert placed.disk is not None
+            words = " ".join(shown.shown_lines(placed)[:2]).split()
+            assert placed.disk.name in words, (placed.bay.label, words)
+            assert not any(word.endswith("…") for word in words), (placed.bay.label, words)
+        shown.grab()  # painted as said

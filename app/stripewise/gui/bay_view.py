@@ -10,6 +10,8 @@ another bay): `portDropped`.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
@@ -40,6 +42,21 @@ PORT_MIME = "application/x-stripewise-port"  # a disk's by-path name, dragged on
 BAY_MIN_WIDTH, BAY_HEIGHT, GAP, TITLE_HEIGHT = 40, 70, 4, 22  # 12 across at 800 px
 PREVIEW_MIN_WIDTH, PREVIEW_HEIGHT = 36, 30  # the layout editor's bays: their labels only
 LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+WHOLE = LEFT_MIDDLE | int(Qt.TextFlag.TextDontClip)  # a disk's name: never cut
+
+
+class _Line(NamedTuple):
+    text: str
+    font: QFont
+    metrics: QFontMetrics
+    colour: QColor
+    whole: bool = False  # holds the disk's name: drawn whole, never elided
+
+
+def _shown(line: _Line, room: int) -> str:
+    if line.whole:
+        return line.text
+    return line.metrics.elidedText(line.text, Qt.TextElideMode.ElideRight, room)
 
 
 class _Kit:
@@ -51,14 +68,26 @@ class _Kit:
         self.small.setPointSizeF(font.pointSizeF() * 0.85)
         self.badge = QFont(self.small)
         self.badge.setBold(True)
+        self.tiny = QFont(self.bold)
+        self.tiny.setPointSizeF(font.pointSizeF() * 0.7)
         self.metrics, self.bold_metrics = QFontMetrics(self.normal), QFontMetrics(self.bold)
         self.small_metrics, self.badge_metrics = QFontMetrics(self.small), QFontMetrics(self.badge)
+        self.tiny_metrics = QFontMetrics(self.tiny)
         role = QPalette.ColorRole
         self.text, self.dim = palette.color(role.Text), palette.color(role.PlaceholderText)
         self.base, self.unmapped = palette.color(role.Base), palette.color(role.AlternateBase)
         self.border = QPen(palette.color(role.Mid), 1)
         self.dashes = QPen(self.dim, 1.2, Qt.PenStyle.DashLine)
         self.highlight = QPen(palette.color(role.Highlight), 2.5)
+
+    def fitting(self, text: str, room: int) -> _Line:
+        """A name (a bay's label, a disk's) whole, in the largest bold font it fits."""
+        fonts = ((self.bold, self.bold_metrics), (self.badge, self.badge_metrics))
+        font, metrics = next(
+            ((f, m) for f, m in fonts if m.horizontalAdvance(text) < room),
+            (self.tiny, self.tiny_metrics),
+        )
+        return _Line(text, font, metrics, self.text, whole=True)
 
 
 class BayView(QWidget):
@@ -170,10 +199,6 @@ class BayView(QWidget):
             painter.setPen(kit.dashes if placed.port else kit.border)
             painter.setBrush(Qt.BrushStyle.NoBrush if placed.port else kit.unmapped)
             painter.drawRoundedRect(box, 5, 5)
-            lines = [(label, kit.bold, kit.bold_metrics, kit.text)]
-            if not self.preview:
-                word = "empty" if placed.port else "?"
-                lines.append((word, kit.small, kit.small_metrics, kit.dim))
         else:
             painter.setPen(kit.border)
             painter.setBrush(kit.base)
@@ -181,27 +206,15 @@ class BayView(QWidget):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(STATE_COLORS.get(disk.state.value, QColor("gray")))
             painter.drawRoundedRect(QRectF(box.x(), box.y(), box.width(), 6), 3, 3)
-            one_line = f"{label}  {disk.name}"
-            if kit.bold_metrics.horizontalAdvance(one_line) <= room:
-                lines = [(one_line, kit.bold, kit.bold_metrics, kit.text)]
-            else:  # a narrow bay: the label above the name
-                lines = [(label, kit.bold, kit.bold_metrics, kit.text)]
-                lines.append((disk.name, kit.bold, kit.bold_metrics, kit.text))
-            size = human_size(disk.size_bytes)
-            whole, unit = size.split()[0].split(".")[0], size.split()[-1]
-            for shorter in (f"{whole} {unit}", f"{whole}{unit[0]}"):  # 500 GB, then 500G
-                if disk.size_bytes is not None and kit.metrics.horizontalAdvance(size) > room:
-                    size = shorter
-            lines.append((size, kit.normal, kit.metrics, kit.text))
-            model = disk.model or "model unknown"
-            lines.append((model, kit.small, kit.small_metrics, kit.dim))
         y = rect.y() + 8
-        for text, font, metrics, colour in lines:
-            painter.setFont(font)
-            painter.setPen(colour)
-            elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
-            painter.drawText(QRect(rect.x() + 4, y, room, metrics.height()), LEFT_MIDDLE, elided)
-            y += metrics.height() + 1
+        for line in self._lines(kit, placed, room):
+            painter.setFont(line.font)
+            painter.setPen(line.colour)
+            # a name wider than the room overflows it (TextDontClip) rather than lose letters
+            width = max(room, line.metrics.horizontalAdvance(line.text) + 2) if line.whole else room
+            text_rect = QRect(rect.x() + 4, y, width, line.metrics.height())
+            painter.drawText(text_rect, WHOLE if line.whole else LEFT_MIDDLE, _shown(line, room))
+            y += line.metrics.height() + 1
         verdict = self.health.get(disk.name) if disk is not None else None
         if verdict is not None and verdict.level in HEALTH_BADGES:
             word, colour = HEALTH_BADGES[verdict.level]
@@ -217,6 +230,40 @@ class BayView(QWidget):
             painter.setPen(kit.highlight)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(box, 5, 5)
+
+    def _lines(self, kit: _Kit, placed: PlacedBay, room: int) -> list[_Line]:
+        """A bay's text, top down. The kernel name is the disk's identity: an elided `sda…`
+        for sdam reads as sda, the disk in another bay (and `rear …` names no bay). So the
+        size and model are cut first, then the name's and label's font shrinks; what still
+        does not fit is drawn whole."""
+        disk, label = placed.disk, placed.bay.label
+        lines = [kit.fitting(label, room)]
+        if disk is None:
+            if not self.preview:
+                lines.append(
+                    _Line("empty" if placed.port else "?", kit.small, kit.small_metrics, kit.dim)
+                )
+            return lines
+        one_line = f"{label}  {disk.name}"
+        if kit.bold_metrics.horizontalAdvance(one_line) < room:  # <: a rounding pixel to spare
+            lines = [_Line(one_line, kit.bold, kit.bold_metrics, kit.text, whole=True)]
+        else:  # a narrow bay: the label above the name
+            lines.append(kit.fitting(disk.name, room))
+        size = human_size(disk.size_bytes)
+        whole, unit = size.split()[0].split(".")[0], size.split()[-1]
+        for shorter in (f"{whole} {unit}", f"{whole}{unit[0]}"):  # 500 GB, then 500G
+            if disk.size_bytes is not None and kit.metrics.horizontalAdvance(size) > room:
+                size = shorter
+        lines.append(_Line(size, kit.normal, kit.metrics, kit.text))
+        model = disk.model or "model unknown"
+        lines.append(_Line(model, kit.small, kit.small_metrics, kit.dim))
+        return lines
+
+    def shown_lines(self, placed: PlacedBay) -> list[str]:
+        """A bay's lines as painted at the view's width (elided where they may be)."""
+        kit = _Kit(self.font(), self.palette())
+        room = self._bay_width(self.width()) - 7
+        return [_shown(line, room) for line in self._lines(kit, placed, room)]
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
