@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt
 from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QScrollArea
 
 from stripewise.gui.bay_layout_dialog import BayLayoutDialog
 from stripewise.gui.bay_view import PORT_MIME, BayView
@@ -19,10 +20,12 @@ from stripewise.gui.planner_chips import chip_title
 from stripewise.inventory import load_inventory
 from stripewise.inventory.chassis_files import host_bays, layouts
 from stripewise.inventory.snapshot import dumps
+from stripewise.model.bay_map import PlacedBay
 from stripewise.model.chassis import Face, Origin, dump_layout, parse_layout
 from stripewise.model.health import parse_smartctl
 from stripewise.model.topology import Disk, Inventory
 from tests.bays.conftest import x4500_bay_of_port, x4500_port_name
+from tests.bays.test_layouts import HAND_WRITTEN
 from tests.fixtures.machines import X4500_CONTROLLERS, sun_x4500
 from tests.gui.test_help import first_line
 
@@ -235,3 +238,44 @@ def test_at_800x600_each_bay_shows_its_disk_name_whole(
             assert placed.disk.name in words, (placed.bay.label, words)
             assert not any(word.endswith("…") for word in words), (placed.bay.label, words)
         shown.grab()  # painted as said
+
+
+def test_the_arrows_reach_every_panel_and_enter_clicks_a_rear_bay(qtbot) -> None:
+    """docs/bays.md's 36 bays, 24 at the front and 12 at the back: the keyboard passes a
+    panel's edge to the next, so a rear bay is chosen (and clicked in a walk) without a mouse."""
+    layout = parse_layout(HAND_WRITTEN, "hand.toml")
+    view = BayView()
+    view.set_bays(layout, [PlacedBay(bay, None, None) for bay in layout.bays])
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setWidget(view)
+    scroll.resize(800, 300)  # the back below the fold
+    qtbot.addWidget(scroll)
+    scroll.show()
+    qtbot.waitExposed(scroll)
+    clicked: list[str] = []
+    view.bayClicked.connect(clicked.append)
+    view.setFocus()
+
+    def press(key: Qt.Key, times: int = 1, ctrl: bool = False) -> str | None:
+        modifier = Qt.KeyboardModifier.ControlModifier if ctrl else Qt.KeyboardModifier.NoModifier
+        for _ in range(times):
+            qtbot.keyClick(view, key, modifier)
+        return view.selected
+
+    view.selected = "1-01"
+    assert press(Qt.Key.Key_Down, 4) == "rear 2-06"  # past the front's bottom row: the back
+    assert scroll.verticalScrollBar().value() > 0, "the chosen rear bay scrolled into sight"
+    press(Qt.Key.Key_Return)
+    assert clicked == ["rear 2-06"]
+    assert press(Qt.Key.Key_Down) == "rear 1-06"
+    assert press(Qt.Key.Key_Down) == "rear 1-06"  # the last panel's bottom: stays
+    assert press(Qt.Key.Key_Up, 2) == "4-01"  # back up to the front's bottom row
+    assert press(Qt.Key.Key_End) == "4-06"  # the row's end
+    assert press(Qt.Key.Key_Right) == "rear 2-06"  # on in reading order: the next panel
+    assert press(Qt.Key.Key_Left) == "4-06"
+    assert press(Qt.Key.Key_Home) == "4-01"
+    assert press(Qt.Key.Key_End, ctrl=True) == "rear 1-01"  # the chassis's last bay
+    assert press(Qt.Key.Key_Home, ctrl=True) == "1-01"
+    assert press(Qt.Key.Key_PageDown) == "rear 2-06"  # the same place a panel down
+    assert press(Qt.Key.Key_PageUp) == "1-01"

@@ -29,7 +29,7 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
 )
-from PySide6.QtWidgets import QMenu, QSizePolicy, QToolTip, QWidget
+from PySide6.QtWidgets import QMenu, QScrollArea, QSizePolicy, QToolTip, QWidget
 
 from stripewise.gui.disk_colors import STATE_COLORS
 from stripewise.gui.hardware_tile import HEALTH_BADGES
@@ -311,34 +311,34 @@ class BayView(QWidget):
             self.bayCleared.emit(placed.bay.label)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        steps = {
-            Qt.Key.Key_Left: (0, -1),
-            Qt.Key.Key_Right: (0, 1),
-            Qt.Key.Key_Up: (-1, 0),
-            Qt.Key.Key_Down: (1, 0),
-        }
         key = Qt.Key(event.key())
         current = next((p for p in self.placed if p.bay.label == self.selected), None)
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and current:
             self.bayClicked.emit(current.bay.label)
-        elif key in steps and self.placed:
+        elif key in MOVES and self.placed and self.layout_ is not None:
             if current is None:
-                self.selected = self.placed[0].bay.label
+                target = self.placed[0]
             else:
-                rows, columns = steps[key]
-                row, column = current.bay.row + rows, current.bay.column + columns
-                self.selected = next(
-                    (
-                        p.bay.label
-                        for p in self.placed
-                        if (p.bay.panel, p.bay.row, p.bay.column)
-                        == (current.bay.panel, row, column)
-                    ),
-                    current.bay.label,
-                )
+                shape = [(p.rows, p.columns) for p in self.layout_.panels]
+                at = (current.bay.panel, current.bay.row, current.bay.column)
+                ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+                where = moved(shape, at, key, ctrl)
+                spot = {(p.bay.panel, p.bay.row, p.bay.column): p for p in self.placed}
+                target = spot.get(where, current)
+            self.selected = target.bay.label
+            self._reveal(target)
             self.update()
         else:
             super().keyPressEvent(event)
+
+    def _reveal(self, placed: PlacedBay) -> None:
+        """The chosen bay scrolled into sight (a rear panel sits below the fold at 800 px)."""
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None and area.widget() is self:
+            rect = self.bay_rect(placed)
+            area.ensureVisible(rect.center().x(), rect.center().y(), rect.width(), rect.height())
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         """A bay's disk dragged to another bay moves it there."""
@@ -370,3 +370,63 @@ class BayView(QWidget):
             return
         event.acceptProposedAction()
         self.portDropped.emit(placed.bay.label, port)
+
+
+MOVES = (
+    Qt.Key.Key_Left,
+    Qt.Key.Key_Right,
+    Qt.Key.Key_Up,
+    Qt.Key.Key_Down,
+    Qt.Key.Key_Home,
+    Qt.Key.Key_End,
+    Qt.Key.Key_PageUp,
+    Qt.Key.Key_PageDown,
+)
+
+
+def moved(
+    shape: list[tuple[int, int]], at: tuple[int, int, int], key: Qt.Key, ctrl: bool = False
+) -> tuple[int, int, int]:
+    """Where a key moves the choice among panels of (rows, columns), drawn one under another:
+    (panel, row, column). Up and Down pass a panel's edge to the panel above or below, in the
+    same column (or its last); Left and Right run on in reading order, to the next row and
+    panel; Home and End: the row's ends (with Ctrl: the chassis's); Page Up and Page Down: the
+    same place a panel up or down."""
+    panel, row, column = at
+    rows, columns = shape[panel]
+    last = len(shape) - 1
+
+    def put(to: int, row: int, column: int) -> tuple[int, int, int]:
+        return to, min(row, shape[to][0] - 1), min(column, shape[to][1] - 1)
+
+    if key == Qt.Key.Key_Right:
+        if column + 1 < columns:
+            return panel, row, column + 1
+        if row + 1 < rows:
+            return panel, row + 1, 0
+        return (panel + 1, 0, 0) if panel < last else at
+    if key == Qt.Key.Key_Left:
+        if column > 0:
+            return panel, row, column - 1
+        if row > 0:
+            return panel, row - 1, columns - 1
+        return put(panel - 1, shape[panel - 1][0] - 1, shape[panel - 1][1] - 1) if panel else at
+    if key == Qt.Key.Key_Down:
+        if row + 1 < rows:
+            return panel, row + 1, column
+        return put(panel + 1, 0, column) if panel < last else at
+    if key == Qt.Key.Key_Up:
+        if row > 0:
+            return panel, row - 1, column
+        return put(panel - 1, shape[panel - 1][0] - 1, column) if panel else at
+    if key == Qt.Key.Key_Home:
+        return (0, 0, 0) if ctrl else (panel, row, 0)
+    if key == Qt.Key.Key_End:
+        return (
+            put(last, shape[last][0] - 1, shape[last][1] - 1) if ctrl else (panel, row, columns - 1)
+        )
+    if key == Qt.Key.Key_PageDown:
+        return put(panel + 1, row, column) if panel < last else put(panel, rows - 1, column)
+    if key == Qt.Key.Key_PageUp:
+        return put(panel - 1, row, column) if panel else (panel, 0, column)
+    return at
