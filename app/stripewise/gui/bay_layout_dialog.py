@@ -26,6 +26,8 @@ from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.bay_map import PlacedBay
 from stripewise.model.chassis import (
     MAX_BAYS,
+    MAX_FIRST,
+    MAX_TEXT,
     ChassisLayout,
     Direction,
     Face,
@@ -42,6 +44,15 @@ _ORIGIN_WORDS = {
 }
 _DIRECTION_WORDS = {Direction.ACROSS: "along each row", Direction.DOWN: "down each column"}
 _LABEL_WORDS = {LabelStyle.NUMBER: "number (12)", LabelStyle.ROW_COLUMN: "row-column (2-03)"}
+
+
+def _text_problem(what: str, text: str) -> str | None:
+    """What a layout file refuses in a text key (model.chassis reads it back)."""
+    if len(text) > MAX_TEXT:
+        return f"the {what} is longer than {MAX_TEXT} characters"
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+        return f"the {what} holds a control character (a tab or line break, say)"
+    return None
 
 
 def _combo(words: dict[str, str]) -> QComboBox:
@@ -96,7 +107,9 @@ class BayLayoutDialog(QDialog):
         form.addRow("Panel:", panels)
         self.face = _combo({f.value: f.value for f in Face})
         self.rows, self.columns, self.first = QSpinBox(), QSpinBox(), QSpinBox()
-        for spin, low, high in ((self.rows, 1, 64), (self.columns, 1, 64), (self.first, 0, 9999)):
+        # the file's own limits: a layout read from a file is shown as it is, never clamped
+        limits = ((self.rows, 1, MAX_BAYS), (self.columns, 1, MAX_BAYS), (self.first, 0, MAX_FIRST))
+        for spin, low, high in limits:
             spin.setRange(low, high)
         self.origin = _combo({k.value: v for k, v in _ORIGIN_WORDS.items()})
         self.direction = _combo({k.value: v for k, v in _DIRECTION_WORDS.items()})
@@ -133,6 +146,7 @@ class BayLayoutDialog(QDialog):
         for spin in (self.rows, self.columns, self.first):
             spin.valueChanged.connect(self._changed)
         for line in (self.product, self.title, self.source, self.prefix):
+            line.setMaxLength(MAX_TEXT)
             line.textChanged.connect(self._changed)
         resize_within_screen(self, QSize(760, 680))
 
@@ -191,15 +205,21 @@ class BayLayoutDialog(QDialog):
         self._draw()
 
     def problem(self) -> str | None:
-        """Why the layout cannot be saved as it is, or None."""
+        """Why the layout cannot be saved as it is (what its file would refuse), or None."""
         layout = self.layout_
         if not layout.product:
-            return "give the product name it is for"
+            return "Give the product name it is for."
+        texts = [("product", layout.product), ("title", layout.title), ("numbering", layout.source)]
+        texts += [(f"label prefix of panel {i + 1}", p.prefix) for i, p in enumerate(layout.panels)]
+        for what, text in texts:
+            problem = _text_problem(what, text)
+            if problem:
+                return problem[0].upper() + problem[1:] + "."
         if sum(p.size for p in layout.panels) > MAX_BAYS:
-            return f"more than {MAX_BAYS} bays"
+            return f"More than {MAX_BAYS} bays: a layout holds at most {MAX_BAYS}."
         labels = [b.label for b in layout.bays]
         if len(set(labels)) != len(labels):
-            return "two bays share a label: give a panel a label prefix or another first number"
+            return "Two bays share a label: give a panel a label prefix or another first number."
         return None
 
     def _draw(self) -> None:

@@ -37,6 +37,7 @@ FORMAT = ("stripewise-chassis", 1)
 E = TypeVar("E", bound=StrEnum)
 MAX_BAYS = 1024  # the largest JBODs hold about a hundred; this bounds a hostile file
 MAX_TEXT = 200
+MAX_FIRST = 10_000  # the highest number a panel's first bay may have
 
 
 class Face(StrEnum):
@@ -194,7 +195,7 @@ def _panel(raw: object, origin: str, index: int) -> Panel:
         face=_choice(raw, "face", Face, Face.FRONT, origin, table),
         rows=_whole(raw, "rows", origin, table, 1, 1, MAX_BAYS),
         columns=_whole(raw, "columns", origin, table, 12, 1, MAX_BAYS),
-        first=_whole(raw, "first", origin, table, 0, 0, 10_000),
+        first=_whole(raw, "first", origin, table, 0, 0, MAX_FIRST),
         origin=_choice(raw, "origin", Origin, Origin.TOP_LEFT, origin, table),
         direction=_choice(raw, "direction", Direction, Direction.ACROSS, origin, table),
         prefix=_text(raw, "prefix", origin, table),
