@@ -3,6 +3,7 @@ number, numbering origin and direction), with the bays drawn as they will be num
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from PySide6.QtCore import QSize
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QScrollArea,
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.bay_view import BayView
+from stripewise.gui.bench_form_rows import ERROR_COLOUR
 from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.bay_map import PlacedBay
 from stripewise.model.chassis import (
@@ -133,6 +136,11 @@ class BayLayoutDialog(QDialog):
         scroll.setWidget(self.preview)
         scroll.setMinimumHeight(160)
         outer.addWidget(scroll, 1)
+        self.why = QLabel()  # why Save is greyed, and what to do: seen, not only hovered
+        self.why.setObjectName("layoutProblem")
+        self.why.setWordWrap(True)
+        self.why.setStyleSheet(f"color: {ERROR_COLOUR};")
+        outer.addWidget(self.why)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -217,15 +225,22 @@ class BayLayoutDialog(QDialog):
                 return problem[0].upper() + problem[1:] + "."
         if sum(p.size for p in layout.panels) > MAX_BAYS:
             return f"More than {MAX_BAYS} bays: a layout holds at most {MAX_BAYS}."
-        labels = [b.label for b in layout.bays]
-        if len(set(labels)) != len(labels):
-            return "Two bays share a label: give a panel a label prefix or another first number."
+        twice = sorted(x for x, n in Counter(b.label for b in layout.bays).items() if n > 1)
+        if twice:
+            named = ", ".join(twice[:3]) + (", ..." if len(twice) > 3 else "")
+            if layout.labels is LabelStyle.ROW_COLUMN:  # row and column alone: a prefix differs
+                advice = "give one of their panels a label prefix (rear, say)"
+            else:
+                advice = "give one of their panels another first number or a label prefix"
+            return f"Two panels have bays labelled {named}: {advice}."
         return None
 
     def _draw(self) -> None:
         problem = self.problem()
         self.save_button.setEnabled(problem is None)
         self.save_button.setToolTip(problem or "")
+        self.why.setText(problem or "")
+        self.why.setVisible(problem is not None)
         placed = [PlacedBay(bay, None, None) for bay in self.layout_.bays]
         self.preview.set_bays(self.layout_, placed)
 
@@ -242,9 +257,21 @@ class BayLayoutDialog(QDialog):
         self._show_layout()
 
     def _add_panel(self) -> None:
-        first = max(b.number for b in self.layout_.bays) + 1
-        panel = Panel(face=Face.BACK, rows=1, columns=4, first=first)
-        self.layout_ = replace(self.layout_, panels=(*self.layout_.panels, panel))
+        """A back panel numbered on from the last bay; where its labels would still repeat
+        those of a panel before (row-column labels count from 1-01 on every panel), a prefix
+        of its own."""
+        first = min(max(b.number for b in self.layout_.bays) + 1, MAX_FIRST)
+        taken = {p.prefix for p in self.layout_.panels}
+        count = len(self.layout_.panels)
+        for prefix in ("", "rear ", *(f"{n}:" for n in range(count + 1, count + 9))):
+            if prefix in taken and prefix:
+                continue
+            panel = Panel(face=Face.BACK, rows=1, columns=4, first=first, prefix=prefix)
+            layout = replace(self.layout_, panels=(*self.layout_.panels, panel))
+            labels = [b.label for b in layout.bays]
+            if len(set(labels)) == len(labels):
+                break
+        self.layout_ = layout
         self.panel_index = len(self.layout_.panels) - 1
         self._show_layout()
 
