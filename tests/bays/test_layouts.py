@@ -124,10 +124,55 @@ def test_a_user_layout_replaces_the_shipped_one_of_its_product(tmp_path: Path) -
         (HAND_WRITTEN.replace('prefix = "rear "', 'prefix = ""'), "named twice"),
         (HAND_WRITTEN.replace('"1-01" =', '"9-99" ='), "ports 9-99: is not a bay"),
         (HAND_WRITTEN.replace("labels =", "label ="), "label: is not a key"),
-        (HAND_WRITTEN.replace("product = ", "# product = "), "product: must be text"),
+        (HAND_WRITTEN.replace("product = ", "# product = "), "key product: missing"),
+        (HAND_WRITTEN.replace("product = ", "product = 5 #"), "product: must be text, got 5"),
     ],
 )
 def test_wrong_files_are_refused_by_key(text: str, says: str) -> None:
     with pytest.raises(ChassisError) as refused:
         parse_layout(text, "bad.toml")
     assert says in str(refused.value) and str(refused.value).startswith("bad.toml:")
+
+
+ONE_PANEL = 'format = "stripewise-chassis"\nversion = 1\nproduct = "X"\n[[panel]]\n'
+
+
+FACES = "front, back, top, internal"
+ORIGINS = "top-left, top-right, bottom-left, bottom-right"
+CONTROL = "holds the control character"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (
+            ONE_PANEL + "rows = true",
+            "panel 1 rows: must be a whole number from 1 to 1024, got true",
+        ),
+        (ONE_PANEL + 'face = ["front"]', f'panel 1 face: must be one of {FACES}, got ["front"]'),
+        (ONE_PANEL + "origin = 1979-05-27", f"panel 1 origin: must be one of {ORIGINS}, got 1979"),
+        (
+            ONE_PANEL.replace("[[panel]]", "labels = {a = 1}\n[[panel]]"),
+            "key labels: must be one of number, row-column, got a table",
+        ),
+        (ONE_PANEL.replace("= 1", "= false"), "key version: must be a whole number, got false"),
+        (ONE_PANEL.replace('"X"', "[1, 2]"), "key product: must be text, got [1, 2]"),
+        (ONE_PANEL.replace("format", "# format"), "key format: missing;"),
+        (ONE_PANEL + "[[panel]]", "key panel: bays 0, 1, 2, 3, 4 are named twice: give panels"),
+        (
+            ONE_PANEL + 'prefix = "a\\nb"',
+            f"panel 1 prefix: {CONTROL} U+000A: one line of text only",
+        ),
+        (ONE_PANEL.replace('"X"', '"X\\u001b[2J"'), f"key product: {CONTROL} U+001B"),
+        (ONE_PANEL.replace("[[panel]]", 'title = "a\\u2028b"\n[[panel]]'), f"key title: {CONTROL}"),
+        (ONE_PANEL + '[ports]\n"0" = "pci-0\\r"', "ports 0: must be a by-path name"),
+    ],
+)
+def test_refusals_quote_the_file_as_toml_writes_it(text: str, says: str) -> None:
+    """A wrong value is shown as the file has it (`true`, `["front"]`, a table), a label with a
+    control character (a line break, a terminal's escape) is refused by key, and bays named
+    twice are listed in the order they are counted."""
+    with pytest.raises(ChassisError) as refused:
+        parse_layout(text, "bad.toml")
+    assert str(refused.value).startswith(f"bad.toml: {says}")
+    assert "\n" not in str(refused.value)

@@ -25,8 +25,11 @@ documents the keys.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date, time
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -38,6 +41,9 @@ E = TypeVar("E", bound=StrEnum)
 MAX_BAYS = 1024  # the largest JBODs hold about a hundred; this bounds a hostile file
 MAX_TEXT = 200
 MAX_FIRST = 10_000  # the highest number a panel's first bay may have
+MAX_SHOWN = 60  # of a wrong value quoted in a message
+# a line break or a terminal escape in a label would split or garble `bays show`'s grid
+_LINE_BREAKING = {"Cc", "Zl", "Zp"}
 
 
 class Face(StrEnum):
@@ -175,7 +181,7 @@ def layout_from_dict(data: Mapping[str, Any], origin: str) -> ChassisLayout:
     if sum(p.size for p in panels) > MAX_BAYS:
         raise ChassisError.at(origin, "key", None, "panel", f"more than {MAX_BAYS} bays")
     labels = [b.label for b in layout.bays]
-    twice = sorted({x for x in labels if labels.count(x) > 1})
+    twice = natural_sorted({x for x in labels if labels.count(x) > 1})
     if twice:
         message = f"bays {', '.join(twice[:5])} are named twice: give panels a prefix"
         raise ChassisError.at(origin, "key", None, "panel", message)
@@ -207,7 +213,13 @@ def _ports(raw: object, origin: str) -> dict[str, str]:
         raise ChassisError.at(origin, "key", None, "ports", "must be a table of bay = by-path")
     found = {}
     for label, path in raw.items():
-        if not isinstance(path, str) or not path or len(path) > MAX_TEXT or "/" in path:
+        if (
+            not isinstance(path, str)
+            or not path
+            or len(path) > MAX_TEXT
+            or "/" in path
+            or _control(path)
+        ):
             message = "must be a by-path name (as in /dev/disk/by-path)"
             raise ChassisError.at(origin, "ports", "ports", label, message)
         found[str(label)] = path
@@ -228,11 +240,22 @@ def _text(
 ) -> str:
     value = raw.get(key, None if required else "")
     label = table or "key"
+    if value is None:
+        raise ChassisError.at(origin, label, table, key, "missing")
     if not isinstance(value, str) or (required and not value.strip()):
-        raise ChassisError.at(origin, label, table, key, "must be text")
+        raise ChassisError.at(origin, label, table, key, f"must be text, got {_show(value)}")
     if len(value) > MAX_TEXT:
         raise ChassisError.at(origin, label, table, key, f"longer than {MAX_TEXT} characters")
+    control = _control(value)
+    if control:
+        message = f"holds the control character U+{ord(control):04X}: one line of text only"
+        raise ChassisError.at(origin, label, table, key, message)
     return value.strip() if key != "prefix" else value
+
+
+def _control(text: str) -> str | None:
+    """The first character of `text` that breaks a line or drives a terminal, if any."""
+    return next((c for c in text if unicodedata.category(c) in _LINE_BREAKING), None)
 
 
 def _whole(
@@ -264,7 +287,34 @@ def _choice(
 
 
 def _show(value: object) -> str:
-    return json.dumps(value) if isinstance(value, str) else repr(value)
+    """A value as TOML writes it (`true`, `["front"]`), shortened: messages quote the file."""
+    shown = _toml(value)
+    return shown if len(shown) <= MAX_SHOWN else shown[: MAX_SHOWN - 1] + "…"
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _quote(value[: MAX_SHOWN + 1])
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value[:MAX_SHOWN]) + "]"
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    return repr(value)  # int, float: as TOML writes them (inf and nan too)
+
+
+def natural_sorted(labels: Iterable[str]) -> list[str]:
+    """Labels in the order bays are counted: 2 before 10, "rear 2" before "rear 10"."""
+
+    def key(label: str) -> list[tuple[int, str]]:
+        # the split alternates text and digits: each digit run compared by its value
+        parts = re.split(r"(\d+)", label)
+        return [(int(p), "") if i % 2 else (0, p) for i, p in enumerate(parts)]
+
+    return sorted(labels, key=key)
 
 
 def dump_layout(layout: ChassisLayout, ports: Mapping[str, str] | None = None) -> str:
