@@ -13,6 +13,7 @@ from stripewise.inventory.chassis_files import layouts
 from stripewise.model.chassis import dump_layout, parse_layout
 from stripewise.model.topology import Inventory
 from tests.bays.conftest import x4500_bay_of_port, x4500_port_name
+from tests.bays.test_layouts import HAND_WRITTEN
 from tests.bays.test_mapping import walk_x4500
 from tests.fixtures.machines import X4500_SLOT_MAP, sun_x4500
 from tests.fixtures.machines_sas import SAS_BAYS, sas_enclosure
@@ -136,3 +137,52 @@ def test_the_ses_testbed_is_mapped_by_its_enclosure(tmp_path: Path) -> None:
     for bay in (b for b in bays.values() if b):  # the template: 3 rows of 4 from the top left
         number = int(bay["label"])
         assert (bay["row"], bay["column"]) == (number // 4 + 1, number % 4 + 1)
+
+
+def from_recording(tmp_path: Path, recording: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """`stripewise bays ARGV --from RECORDING` with the config in tmp_path."""
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    command = [sys.executable, "-m", "stripewise", "bays", *argv, "--from", str(recording)]
+    return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+
+
+def two_x4500s(tmp_path: Path) -> tuple[Path, Path]:
+    """Two recordings of the same box: two hosts (their keys are their files' names)."""
+    text = sun_x4500().umockdev()
+    hosts = (tmp_path / "one.umockdev", tmp_path / "two.umockdev")
+    for host in hosts:
+        host.write_text(text)
+    return hosts
+
+
+def test_a_layout_without_ports_replaces_the_one_each_host_was_mapped_on(tmp_path: Path) -> None:
+    """docs/bays.md's example imported with its [ports] on two hosts, then drawn again with
+    three front rows and no [ports]: the host it is imported on and the other host of the
+    model both show it, each keeping the bays it still has and saying which it lost."""
+    one, two = two_x4500s(tmp_path)
+    example = tmp_path / "l36.toml"
+    example.write_text(HAND_WRITTEN.replace('"1-01" =', '"4-02" = "pci-x"\n"1-01" ='))
+    product = ("--product", "Example 4U 36-bay")
+    for host in (one, two):
+        done = from_recording(tmp_path, host, "import", str(example), *product)
+        assert done.returncode == 0 and "3 mapped bays kept for this host" in done.stderr
+    three_rows = tmp_path / "l30.toml"
+    three_rows.write_text(HAND_WRITTEN.replace("rows = 4", "rows = 3").split("[ports]")[0])
+
+    done = from_recording(tmp_path, one, "import", str(three_rows), *product)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[1:] == [
+        "2 mapped bays kept for this host",
+        "note: 1 mapped bay not in the layout any more, unmapped: 4-02",
+    ]
+    for host in (one, two):
+        shown = from_recording(tmp_path, host, "show")
+        assert shown.returncode == 0 and "front (3 x 6)" in shown.stdout, shown.stderr
+        assert "(2 of 30 bays mapped)" in shown.stdout
+        listed = json.loads(from_recording(tmp_path, host, "show", "--json").stdout)["bays"]
+        assert {b["label"] for b in listed if b["port"]} == {"1-01", "rear 2-06"}
+    lost = from_recording(tmp_path, two, "show").stderr
+    assert lost == (
+        'note: the layout of "Example 4U 36-bay" changed since this host was mapped: '
+        "1 mapped bay not in the layout any more, unmapped: 4-02\n"
+    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from stripewise.cli.errors import CliError
@@ -22,13 +21,13 @@ from stripewise.inventory.chassis_files import (
     host_bays,
     read_layout_file,
     read_product,
-    save_layout,
-    save_mapping,
+    use_layout,
 )
 from stripewise.model.bay_map import bay_json, place, with_enclosures
 from stripewise.model.chassis import ChassisError, ChassisLayout, dump_layout
 from stripewise.model.topology import Disk, Inventory
 from stripewise.model.units import human_size
+from stripewise.model.wording import count_noun
 from stripewise.output_files import OutputFileError, write_output
 
 
@@ -60,14 +59,18 @@ def fill_parser(bays: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     inventory = _inventory(args.source)
     product = args.product or (None if args.source else read_product())
-    if args.action == "import":
-        return _import(args.file, inventory, product)
     try:
         found = host_bays(inventory.host.key, product)
     except ChassisError as exc:
-        raise CliError(str(exc)) from None
+        if args.action != "import":  # a broken mapping is replaced by the import
+            raise CliError(str(exc)) from None
+        found = HostBays(product, None, {})
+    if args.action == "import":
+        return _import(args.file, inventory, product, found.ports)
     if found.layout is None:
         raise CliError(_no_layout(found))
+    if found.dropped:
+        print(f"note: {found.note()}", file=sys.stderr)
     ports = with_enclosures(found.layout, found.ports, inventory)
     if args.action == "export":
         try:
@@ -103,24 +106,24 @@ def _no_layout(found: HostBays) -> str:
     )
 
 
-def _import(path: Path, inventory: Inventory, product: str | None) -> int:
+def _import(path: Path, inventory: Inventory, product: str | None, saved: dict[str, str]) -> int:
+    """The layout as its product's and this host's, with the file's [ports] if it has some,
+    else the host's own mapping where the layout still has those bays (as the GUI does)."""
     try:
         layout = read_layout_file(path)
     except ChassisError as exc:
         raise CliError(str(exc)) from None
     try:
-        saved = save_layout(layout)
-        # a recording names no product (no DMI): the layout is kept for its host, or `show`
-        # of the same file would find none
-        if layout.ports or product is None:
-            save_mapping(inventory.host.key, replace(layout, ports={}), dict(layout.ports))
+        where, moved = use_layout(inventory.host.key, layout, saved)
     except OSError as exc:
         raise CliError(f"cannot save the layout: {exc}") from None
-    print(f"{layout.name}: saved as {saved}", file=sys.stderr)
-    if layout.ports:
-        print(f"{len(layout.ports)} mapped bays kept for this host", file=sys.stderr)
+    print(f"{layout.name}: saved as {where}", file=sys.stderr)
+    if moved.kept:
+        print(f"{count_noun(len(moved.kept), 'mapped bay')} kept for this host", file=sys.stderr)
     elif product is None:
         print("kept for this host (its product is not known: a file)", file=sys.stderr)
+    if moved.dropped:
+        print(f"note: {moved.note()}", file=sys.stderr)
     if product and product != layout.product:
         print(
             f'note: this machine is "{product}", the layout is for "{layout.product}"',

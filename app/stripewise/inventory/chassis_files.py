@@ -11,12 +11,13 @@ and cabling can import whole.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib.resources import as_file
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from stripewise.input_files import InputFileError, read_text
+from stripewise.model.bay_map import Refit, refit
 from stripewise.model.chassis import ChassisError, ChassisLayout, dump_layout, parse_layout
 from stripewise.output_files import write_output
 
@@ -28,12 +29,21 @@ _NOT_A_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 @dataclass(frozen=True)
 class HostBays:
-    """A host's layout (None when none is known for its product) and its mapping."""
+    """A host's layout (None when none is known for its product) and its mapping; `dropped`:
+    saved bays its product's layout no longer has (drawn anew since), with their ports."""
 
     product: str | None
     layout: ChassisLayout | None
     ports: dict[str, str]
     layout_path: str | None = None
+    dropped: dict[str, str] = field(default_factory=dict)
+
+    def note(self) -> str:
+        """What became of saved bays the product's layout no longer has ("" when none)."""
+        if not self.dropped:
+            return ""
+        moved = Refit(self.ports, self.dropped).note()
+        return f'the layout of "{self.product}" changed since this host was mapped: {moved}'
 
 
 def config_folder() -> Path:
@@ -107,12 +117,20 @@ def mapping_path(host_key: str, config: Path | None = None) -> Path:
 
 
 def host_bays(host_key: str, product: str | None, config: Path | None = None) -> HostBays:
-    """The host's saved bays (the layout they were mapped on, with their ports), else the
-    layout of its product with no bay mapped yet."""
+    """The host's saved bays on its product's layout (the one its mapping was made on is kept
+    with it, for when no layout of that product is found any more), else the layout of its
+    product with no bay mapped yet. A layout saved for the product since (on another host of
+    the model, or imported) is this host's too: its saved bays keep their ports where the new
+    layout still has them."""
     path = mapping_path(host_key, config)
     if path.is_file():
         saved = read_layout_file(path)
-        return HostBays(saved.product, replace(saved, ports={}), dict(saved.ports), str(path))
+        ports = dict(saved.ports)
+        current = layout_for(saved.product, config)
+        if current is None:
+            return HostBays(saved.product, replace(saved, ports={}), ports, str(path))
+        moved = refit(current[0], ports)
+        return HostBays(saved.product, current[0], moved.kept, current[1], moved.dropped)
     found = layout_for(product, config)
     if found is None:
         return HostBays(product, None, {})
@@ -125,6 +143,19 @@ def save_mapping(
     path = mapping_path(host_key, config)
     write_atomically(path, dump_layout(layout, ports))
     return path
+
+
+def use_layout(
+    host_key: str, layout: ChassisLayout, saved: dict[str, str], config: Path | None = None
+) -> tuple[Path, Refit]:
+    """A layout (drawn, or imported) as its product's, for every host of the model, and as
+    this host's, with its mapping: the layout's own [ports] when it brings some, else the
+    host's `saved` one, kept where the layout still has those bays. Where the product's
+    layout was saved, and the mapping kept. The CLI's import and the GUI's do this alike."""
+    moved = refit(layout, dict(layout.ports) or saved)
+    where = save_layout(layout, config)
+    save_mapping(host_key, replace(layout, ports={}), moved.kept, config)
+    return where, moved
 
 
 def save_layout(layout: ChassisLayout, config: Path | None = None) -> Path:

@@ -12,8 +12,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from stripewise.model.chassis import MAX_BAYS, Bay, ChassisLayout, Face, Panel
+from stripewise.model.chassis import MAX_BAYS, Bay, ChassisLayout, Face, Panel, natural_sorted
 from stripewise.model.topology import Disk, Inventory, Slot
+from stripewise.model.wording import count_noun
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,33 @@ def assign(ports: Mapping[str, str], label: str, port: str | None) -> dict[str, 
     if port:
         changed[label] = port
     return changed
+
+
+@dataclass(frozen=True)
+class Refit:
+    """A host's mapping moved onto a new layout: the bays it still has keep their ports."""
+
+    kept: dict[str, str]
+    dropped: dict[str, str]  # bays the layout no longer has, with the ports they held
+
+    def note(self) -> str:
+        """What became of the bays that no longer fit ("" when none)."""
+        if not self.dropped:
+            return ""
+        shown = ", ".join(natural_sorted(self.dropped)[:5])
+        more = "" if len(self.dropped) <= 5 else f" and {len(self.dropped) - 5} more"
+        bays = count_noun(len(self.dropped), "mapped bay")
+        return f"{bays} not in the layout any more, unmapped: {shown}{more}"
+
+
+def refit(layout: ChassisLayout, ports: Mapping[str, str]) -> Refit:
+    """`ports` (the host's mapping, or an imported file's [ports]) on `layout`: a bay's port
+    stays where the layout still has a bay of that label."""
+    labels = {b.label for b in layout.bays}
+    return Refit(
+        {k: v for k, v in ports.items() if k in labels},
+        {k: v for k, v in ports.items() if k not in labels},
+    )
 
 
 def _slot_number(slot: Slot) -> int | None:

@@ -21,8 +21,8 @@ from stripewise.inventory.chassis_files import (
     layouts,
     read_layout_file,
     read_product,
-    save_layout,
     save_mapping,
+    use_layout,
 )
 from stripewise.model.bay_map import (
     PlacedBay,
@@ -31,6 +31,7 @@ from stripewise.model.bay_map import (
     from_enclosures,
     layout_from_enclosures,
     place,
+    refit,
     with_enclosures,
 )
 from stripewise.model.chassis import Bay, ChassisLayout, dump_layout
@@ -151,6 +152,8 @@ class BayService(QObject):
             found = HostBays(None, None, {})
         state = BayState(inventory.host.key, found.product, found.layout, saved=found.ports)
         self._set(state)
+        if found.dropped:
+            self.notice.emit(found.note())
 
     def labels_for(self, inventory: Inventory | None) -> dict[str, str]:
         """Disk name -> bay label, for a map of the host whose bays are known (none else)."""
@@ -212,25 +215,20 @@ class BayService(QObject):
         self.save_ports({**kept, **found})
         return len(found)
 
-    def set_layout(self, layout: ChassisLayout, ports: dict[str, str] | None = None) -> None:
-        """A layout drawn in the editor (or imported, with its `ports`): this host's from now
-        on, and its product's for any other host of the model; bays that no longer exist
-        lose their ports."""
+    def set_layout(self, layout: ChassisLayout) -> None:
+        """A layout drawn in the editor (or imported, with its [ports] if it has some): this
+        host's from now on, and its product's for any other host of the model, as `bays
+        import` does (`use_layout`); bays that no longer exist lose their ports, and say so.
+        What SES slots report is not saved: it is read anew on the new layout."""
         state = self.state
         if state is None:
             return
-        labels = {b.label for b in layout.bays}
-        given = state.ports if ports is None else ports
-        ports = {k: v for k, v in given.items() if k in labels}
-        layout = replace(layout, ports={})
+        saved = dict(state.saved)
+        moved = refit(layout, dict(layout.ports) or saved)
         host_key = state.host_key
-        self._set(BayState(host_key, layout.product, layout, saved=ports))
-
-        def work() -> None:
-            save_layout(layout)
-            save_mapping(host_key, layout, ports)
-
-        self._write(work, f"layout {layout.name} saved")
+        self._set(BayState(host_key, layout.product, replace(layout, ports={}), saved=moved.kept))
+        said = "; ".join(filter(None, [f"layout {layout.name} saved", moved.note()]))
+        self._write(lambda: use_layout(host_key, layout, saved), said)
 
     def export_to(self, path: Path) -> None:
         """The layout with this host's mapping, a file another host of the model imports."""
@@ -246,10 +244,9 @@ class BayService(QObject):
         def read() -> ChassisLayout:
             return read_layout_file(path)
 
-        def done(layout: ChassisLayout) -> None:
-            self.set_layout(layout, dict(layout.ports) if layout.ports else None)
-
-        run_in_background(read, done, lambda exc: self.failed.emit(f"not imported: {exc}"))
+        run_in_background(
+            read, self.set_layout, lambda exc: self.failed.emit(f"not imported: {exc}")
+        )
 
     def suggested_layout(self) -> ChassisLayout | None:
         """For a host with none yet: a row of bays a panel per SES enclosure, numbered as its
