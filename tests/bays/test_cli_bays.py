@@ -3,14 +3,17 @@ X4500's umockdev testbed with the layout and mapping in a private config folder.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
+from stripewise.cli.bays import format_bays
 from stripewise.inventory.chassis_files import layouts
-from stripewise.model.chassis import dump_layout, parse_layout
+from stripewise.model.chassis import ChassisLayout, dump_layout, parse_layout
 from stripewise.model.topology import Inventory
 from tests.bays.conftest import x4500_bay_of_port, x4500_port_name
 from tests.bays.test_layouts import HAND_WRITTEN
@@ -186,3 +189,54 @@ def test_a_layout_without_ports_replaces_the_one_each_host_was_mapped_on(tmp_pat
         'note: the layout of "Example 4U 36-bay" changed since this host was mapped: '
         "1 mapped bay not in the layout any more, unmapped: 4-02\n"
     )
+
+
+def test_the_grid_lines_up_whatever_the_labels(x4500: Inventory) -> None:
+    """Every bay of a panel's column starts at the same place on the terminal, be its label
+    `rear 2-06`, `1-01` or wide characters, its disk `sdk`, `empty` or `?`."""
+    wide = HAND_WRITTEN.replace("rear ", "背面 ")
+    sdi = next(p for p in walk_x4500(x4500).values() if p.endswith("ata-1"))
+    for text in (HAND_WRITTEN, wide):
+        layout = parse_layout(text, "l36.toml")
+        ports = {**layout.ports, f"{layout.panels[1].prefix}1-03": sdi, "2-02": sdi}
+        lines = format_bays(layout, ports, x4500).splitlines()
+        for index, panel in enumerate(layout.panels):
+            top = lines.index(f"{panel.face.value} ({panel.rows} x {panel.columns})")
+            grid = lines[top + 1 : top + 1 + panel.rows]
+            starts = [cell_starts(line, layout, index, row) for row, line in enumerate(grid)]
+            assert all(s == starts[0] for s in starts), grid
+            assert all(a < b for a, b in itertools.pairwise(starts[0])), grid
+
+
+def cell_starts(line: str, layout: ChassisLayout, panel: int, row: int) -> list[int]:
+    """Where each bay's cell starts on the screen, in terminal columns."""
+    found, at = [], 0
+    for bay in (b for b in layout.bays if b.panel == panel and b.row == row):
+        at = line.index(f"{bay.label}:", at)
+        assert line[at - 1] == " ", line  # the cell before ends in a space
+        found.append(sum(2 if unicodedata.east_asian_width(c) == "W" else 1 for c in line[:at]))
+        at += 1
+    return found
+
+
+def test_no_layout_for_a_recording_names_the_recording(tmp_path: Path) -> None:
+    """A recording names no DMI product: the refusal says which map, and how to name one."""
+    one, _two = two_x4500s(tmp_path)
+    shown = from_recording(tmp_path, one, "show")
+    assert shown.returncode == 2
+    assert shown.stderr.startswith(
+        f"stripewise: error: no chassis layout for the map in {one} (product not named: "
+        "give --product NAME): "
+    )
+
+
+def test_a_label_with_a_line_break_is_refused_in_one_line(tmp_path: Path) -> None:
+    one, _two = two_x4500s(tmp_path)
+    broken = tmp_path / "nl.toml"
+    broken.write_text(HAND_WRITTEN.replace('prefix = "rear "', 'prefix = "a\\nb"'))
+    imported = from_recording(tmp_path, one, "import", str(broken))
+    assert imported.returncode == 2 and imported.stderr == (
+        f"stripewise: error: {broken}: panel 2 prefix: holds the control character U+000A: "
+        "one line of text only\n"
+    )
+    assert not (tmp_path / "config").exists()

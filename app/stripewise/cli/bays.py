@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 from pathlib import Path
 
 from stripewise.cli.errors import CliError
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "import":
         return _import(args.file, inventory, product, found.ports)
     if found.layout is None:
-        raise CliError(_no_layout(found))
+        raise CliError(_no_layout(found, args.source))
     if found.dropped:
         print(f"note: {found.note()}", file=sys.stderr)
     ports = with_enclosures(found.layout, found.ports, inventory)
@@ -98,10 +99,15 @@ def _inventory(source: Path | None) -> Inventory:
         raise CliError(str(exc)) from None
 
 
-def _no_layout(found: HostBays) -> str:
-    product = f'"{found.product}"' if found.product else "unknown (no DMI product name)"
+def _no_layout(found: HostBays, source: Path | None) -> str:
+    if source is not None:  # a recording or a snapshot names no DMI product
+        named = f'"{found.product}"' if found.product else "not named: give --product NAME"
+        where = f"the map in {source} (product {named})"
+    else:
+        named = f'"{found.product}"' if found.product else "unknown (no DMI product name)"
+        where = f"this machine (product {named})"
     return (
-        f"no chassis layout for this machine (product {product}): draw one on the Hardware "
+        f"no chassis layout for {where}: draw one on the Hardware "
         "page (Bays, Edit Layout), or `stripewise bays import FILE` (docs/bays.md)"
     )
 
@@ -158,19 +164,35 @@ def format_bays(layout: ChassisLayout, ports: dict[str, str], inventory: Invento
     lines = [f"{layout.name} ({sum(1 for p in placed if p.port)} of {len(placed)} bays mapped)"]
     for index, panel in enumerate(layout.panels):
         lines += ["", f"{panel.face.value} ({panel.rows} x {panel.columns})"]
+        cells = {
+            (p.bay.row, p.bay.column): _cell(p.bay.label, p.disk, p.port)
+            for p in placed
+            if p.bay.panel == index
+        }
+        width = max(_width(c) for c in cells.values()) + 1  # every column as wide as the widest
         for row in range(panel.rows):
-            cells = [p for p in placed if p.bay.panel == index and p.bay.row == row]
-            lines.append(
-                "  " + " ".join(f"{_cell(p.bay.label, p.disk, p.port):<12}" for p in cells)
-            )
+            shown = [_padded(cells[row, column], width) for column in range(panel.columns)]
+            lines.append("  " + " ".join(shown))
     lines.append("")
-    for p in placed:
-        if p.disk is not None:
-            size = human_size(p.disk.size_bytes)
-            lines.append(
-                f"  bay {p.bay.label:<6} {p.disk.name:<8} {size:>10}  {p.disk.model or ''}"
-            )
+    full = [(p.bay.label, p.disk) for p in placed if p.disk is not None]
+    label_width = max([6] + [_width(label) for label, _disk in full])
+    for label, disk in full:
+        size = human_size(disk.size_bytes)
+        lines.append(
+            f"  bay {_padded(label, label_width)} {disk.name:<8} {size:>10}  {disk.model or ''}"
+        )
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _width(text: str) -> int:
+    """Terminal columns: a wide (CJK) character takes two, a combining mark none."""
+    wide = sum(1 for c in text if unicodedata.east_asian_width(c) in "WF")
+    marks = sum(1 for c in text if unicodedata.combining(c))
+    return len(text) + wide - marks
+
+
+def _padded(text: str, width: int) -> str:
+    return text + " " * max(width - _width(text), 0)
 
 
 def _cell(label: str, disk: Disk | None, port: str | None) -> str:
