@@ -121,6 +121,12 @@ def _replace(
             break
         except FileExistsError:
             continue
+        except OSError as exc:
+            if not path.parent.is_dir():
+                raise  # the folder is not there: the errno says so of the name asked for
+            # the name asked for may exist (/proc/version): the errno is the folder's
+            said = f"no file can be made in {path.parent} ({exc.strerror or exc})"
+            raise OutputFileError(f"cannot write {path}: {said}") from None
     else:
         raise OutputFileError(f"cannot write {path}: no free temporary name beside it")
     try:

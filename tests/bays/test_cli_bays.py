@@ -240,3 +240,15 @@ def test_a_label_with_a_line_break_is_refused_in_one_line(tmp_path: Path) -> Non
         "one line of text only\n"
     )
     assert not (tmp_path / "config").exists()
+
+
+def test_an_export_over_a_kernel_file_gives_the_real_reason(tmp_path: Path) -> None:
+    """/proc/version is there: the reason is /proc's, which makes no file beside it (root may
+    write in /proc as far as access(2) says), never that the file is missing."""
+    one, _two = two_x4500s(tmp_path)
+    product = ("--product", "Sun Fire X4500")
+    exported = from_recording(tmp_path, one, "export", "/proc/version", *product)
+    reason = "no file can be made in /proc (No such file or directory)"
+    said = reason if os.geteuid() == 0 else "Permission denied"
+    assert exported.returncode == 2
+    assert exported.stderr == f"stripewise: error: cannot write /proc/version: {said}\n"
