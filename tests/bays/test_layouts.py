@@ -158,6 +158,7 @@ CONTROL = "holds the control character"
         (ONE_PANEL.replace("= 1", "= false"), "key version: must be a whole number, got false"),
         (ONE_PANEL.replace('"X"', "[1, 2]"), "key product: must be text, got [1, 2]"),
         (ONE_PANEL.replace("format", "# format"), "key format: missing;"),
+        (ONE_PANEL.replace("version", "# version"), "key version: missing; a chassis layout has"),
         (ONE_PANEL + "[[panel]]", "key panel: bays 0, 1, 2, 3, 4 are named twice: give panels"),
         (
             ONE_PANEL + 'prefix = "a\\nb"',

@@ -37,6 +37,8 @@ def header_problem(
     if found_format != name:
         shown = "missing" if found_format is None else f"is {show(found_format)}"
         return "format", f'{shown}; {kind} starts with format = "{name}"'
+    if found_version is None:
+        return "version", f"missing; {kind} has version = {version}"
     if isinstance(found_version, bool) or not isinstance(found_version, int):
         return "version", f"must be a whole number, got {show(found_version)}"
     if found_version != version:
