@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -224,7 +225,7 @@ def test_at_800x600_each_bay_shows_its_disk_name_whole(
     ports = {
         str(x4500_bay_of_port(c, p)): x4500_port_name(c, p) for c in range(6) for p in range(8)
     }
-    bays.set_layout(x4500, ports)
+    bays.set_layout(replace(x4500, ports=ports))
     page.show_bays.click()
     view = page.bay_panel.view
     assert window.width() == 800 and sum(1 for p in view.placed if p.disk) == 48

@@ -37,6 +37,7 @@ from stripewise.model.chassis import (
     LabelStyle,
     Origin,
     Panel,
+    control_character,
 )
 
 _ORIGIN_WORDS = {
@@ -53,7 +54,7 @@ def _text_problem(what: str, text: str) -> str | None:
     """What a layout file refuses in a text key (model.chassis reads it back)."""
     if len(text) > MAX_TEXT:
         return f"the {what} is longer than {MAX_TEXT} characters"
-    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+    if control_character(text) is not None:
         return f"the {what} holds a control character (a tab or line break, say)"
     return None
 

@@ -218,7 +218,7 @@ def _ports(raw: object, origin: str) -> dict[str, str]:
             or not path
             or len(path) > MAX_TEXT
             or "/" in path
-            or _control(path)
+            or control_character(path)
         ):
             message = "must be a by-path name (as in /dev/disk/by-path)"
             raise ChassisError.at(origin, "ports", "ports", label, message)
@@ -246,14 +246,14 @@ def _text(
         raise ChassisError.at(origin, label, table, key, f"must be text, got {_show(value)}")
     if len(value) > MAX_TEXT:
         raise ChassisError.at(origin, label, table, key, f"longer than {MAX_TEXT} characters")
-    control = _control(value)
+    control = control_character(value)
     if control:
         message = f"holds the control character U+{ord(control):04X}: one line of text only"
         raise ChassisError.at(origin, label, table, key, message)
     return value.strip() if key != "prefix" else value
 
 
-def _control(text: str) -> str | None:
+def control_character(text: str) -> str | None:
     """The first character of `text` that breaks a line or drives a terminal, if any."""
     return next((c for c in text if unicodedata.category(c) in _LINE_BREAKING), None)
 
