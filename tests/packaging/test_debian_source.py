@@ -86,8 +86,12 @@ def test_depends_cover_what_scripts_setup_installs_for_the_app(
     depends = relations(binary["Depends"])
     assert {"${misc:Depends}", "${shlibs:Depends}"} <= set(depends)
     assert "pkexec | policykit-1" in depends
-    assert "python3 (>= 3.11)" in depends
+    # the virtualenv's modules are the building Python's minor version's: rules fills it in
+    assert "${python3:Built}" in depends
+    rules = (DEBIAN / "rules").read_text()
+    assert "-Vpython3:Built=python3 (>= $(PYTHON_VERSION)), python3 (<< $(PYTHON_NEXT))" in rules
     declared = names(binary["Depends"]) | names(binary["Recommends"]) | names(binary["Suggests"])
+    declared.add("python3")  # ${python3:Built}, above
     # pip, venv and fonts come with the package's own virtualenv or Qt's dependencies
     needed = setup_app_packages() - {"python3-venv", "python3-pip", "fonts-dejavu-core"}
     assert needed - declared == set(), "packages scripts/setup installs that control lacks"
