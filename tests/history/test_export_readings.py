@@ -55,7 +55,8 @@ def test_csv_adds_means_and_notes_after_the_columns_it_had(db_url: str) -> None:
     comparison = compared(db_url)
     rows = list(csv.DictReader(io.StringIO(comparison_text(comparison, {}, "csv"))))
     header = list(rows[0])
-    assert header[-4:] == ["#1 mean", "#1 not comparable", "#2 mean", "#2 not comparable"]
+    assert header[-6:-2] == ["#1 mean", "#1 not comparable", "#2 mean", "#2 not comparable"]
+    assert header[-2:] == ["#1 stopped", "#2 stopped"]  # added after them
     assert header.index("#2 verdict") < header.index("#1 mean")
     by_metric = {(r["phase"], r["metric"]): r for r in rows}
     cpu = by_metric[("seq_read", "cpu")]

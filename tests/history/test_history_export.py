@@ -79,6 +79,8 @@ def test_json_export_holds_the_whole_run(store: HistoryStore, host_id: int) -> N
         "repetitions": 3,
         "passes": [1790.0, 1834.5, 1902.25],  # each repetition's figure, in run order
         "flags": [],
+        "stopped": None,  # every repetition ended well
+        "errors": [],
     }
     assert doc["results"][1]["value"] is None
     assert doc["results"][2]["value"] == 0.1 + 0.2

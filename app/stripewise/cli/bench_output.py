@@ -14,6 +14,7 @@ from typing import IO
 
 from stripewise.model.bench import BONNIE_NAMES
 from stripewise.model.guards import describe, guard
+from stripewise.model.phase_stop import CANCELLED, stopped
 from stripewise.model.run import RunStatus
 from stripewise.model.steady_state import Window, round_words
 from stripewise.model.wording import count_noun
@@ -31,7 +32,6 @@ from stripewise.protocol.events import (
 from stripewise.protocol.group import GroupOutcome
 
 BAR_WIDTH = 28
-CANCELLED = "cancelled"  # a cancelled repetition's error, from either engine
 TOTAL_HOST = "total"  # protocol.group's name for the summed samples
 CLEAR_LINE = "\r" + " " * 70 + "\r"  # a live bar's line wiped for a line of text
 
@@ -149,14 +149,12 @@ def format_results(result: RunResult) -> str:
 
 
 def _stopped(error: str) -> str:
-    return "cancelled" if error == CANCELLED else "failed"
+    return stopped((error,))
 
 
 def _unmeasured(errors: tuple[str, ...]) -> str:
     """What stands where a phase's MB/s would: why there is none (never a 0 not measured)."""
-    if not errors:
-        return "-"
-    return "cancelled" if all(e == CANCELLED for e in errors) else "failed"
+    return stopped(errors) or "-"
 
 
 def emit_group(event: Event, *, as_json: bool) -> None:

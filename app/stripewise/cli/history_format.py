@@ -7,6 +7,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from stripewise.model.phase_stop import stopped, stopped_text
 from stripewise.model.run import ResultValue, RunSummary
 from stripewise.model.wording import count_noun
 
@@ -23,9 +24,11 @@ def _value_cell(row: MetricRow, index: int) -> str:
     """The mean of the passes (what the verdict tests) with how many when more than one;
     a median the run filed without its passes says so."""
     value, passes = row.shown_values[index], row.pass_counts[index]
+    if value is None:  # a phase cancelled or failed says so
+        return row.missing_text(index, _figure(value))
     if row.statistic(index) == "median":
         return f"{_figure(value)} median"
-    if value is None or passes < 2:
+    if passes < 2:
         return _figure(value)
     return f"{_figure(value)} n={passes}"
 
@@ -166,7 +169,12 @@ def detail_json(detail: RunDetail) -> dict[str, Any]:
         "spec": detail.options if detail.spec is None else _spec_json(detail),
         "context": detail.context.to_json(),
         "sample_count": detail.sample_count,
-        "results": [asdict(result) for result in detail.results],
+        # `stopped`: `cancelled` or `failed` for a phase whose repetitions did not all end
+        # well (`errors` says each one's error), else null
+        "results": [
+            asdict(result) | {"stopped": stopped(result.errors) or None}
+            for result in detail.results
+        ],
     }
     if detail.rounds:  # a steady-state run's only: every other run's document is as it was
         found["rounds"] = [rounds.to_json() for rounds in detail.rounds]
@@ -217,10 +225,11 @@ def _result_row(result: ResultValue) -> list[str]:
         if result.min_value is not None and result.max_value is not None
         else ""
     )
+    missing = stopped(result.errors) or "-"  # a phase cancelled or failed says so
     return [
         result.phase,
         result.metric,
-        _figure(result.value),
+        _figure(result.value) if result.value is not None else missing,
         result.unit,
         spread,
         str(result.repetitions) if result.value is not None else "-",  # none measured it
@@ -265,11 +274,21 @@ def format_detail(detail: RunDetail) -> str:
             lines += ["", "Guards tripped (the figure is not the disks' alone):"]
             lines += [f"  {name}: {guard(name).title}: {guard(name).meaning}" for name in flagged]
             lines += [f"  {said}" for said in detail.member_stand_outs]  # who stood out
+        lines += _stopped_lines(detail.results)
     else:
         lines.append("No results recorded.")
     for found in detail.rounds:
         lines += ["", *rounds_lines(found)]
     return "\n".join(lines)
+
+
+def _stopped_lines(results: tuple[ResultValue, ...]) -> list[str]:
+    """Each phase whose repetitions did not all end well, and why: `random_write: cancelled`,
+    `seq_read: failed: fio: /data is not a directory`."""
+    errors = {r.phase: r.errors for r in results if r.errors}
+    if not errors:
+        return []
+    return ["", "Stopped:", *(f"  {phase}: {stopped_text(e)}" for phase, e in errors.items())]
 
 
 def _means_note(detail: RunDetail) -> str:

@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from stripewise.model.bench import summarize
 from stripewise.model.guards import describe
-from stripewise.model.run import ResultValue, RunStatus
+from stripewise.model.phase_stop import stopped
+from stripewise.model.run import ResultValue
 from stripewise.model.units import MIB_PER_MB
 from stripewise.protocol.events import PhaseFinished, RunResult
 
@@ -96,11 +97,7 @@ class PhaseRow:
     def ended(self) -> str:
         """What the figure's cell says when there is none: a phase the admin stopped was
         cancelled, not failed (the helper files the run as cancelled too)."""
-        if not self.errors:
-            return ""
-        if all(error == RunStatus.CANCELLED.value for error in self.errors):
-            return RunStatus.CANCELLED.value
-        return RunStatus.FAILED.value
+        return stopped(self.errors)
 
 
 class ResultsTable(QTableWidget):
@@ -203,6 +200,8 @@ class ResultsTable(QTableWidget):
                 figures.summary, figures.final = {}, True
             figures.summary[value.metric] = value
             figures.add_flags(value.flags)
+            if value.errors:  # the run's word on its repetitions that did not end well
+                figures.errors = list(value.errors)
         self._render()
 
     def set_binary_units(self, mib: bool) -> None:

@@ -53,6 +53,8 @@ def cell_text(row: MetricRow, index: int, baseline: int, mib: bool = False) -> s
     verdict tests them; ≈ marks noise, ? a change nobody can judge; a figure a differing
     parameter makes incomparable says so beside it."""
     value = number(row.shown_values[index], shown_unit(row.unit, mib)[0])
+    if row.shown_values[index] is None:  # a phase cancelled or failed says so
+        value = row.missing_text(index, value)
     if row.statistic(index) == "median":  # passes not recorded: all there is
         value += " median"
     change, evidence = row.shown_changes_pct[index], row.evidence[index]

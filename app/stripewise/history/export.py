@@ -19,6 +19,7 @@ from typing import Any
 from stripewise.history.run_row import stored_spec
 from stripewise.history.store import SampleRow
 from stripewise.model.compare import Comparison, MetricRow, Spread, count_tested
+from stripewise.model.phase_stop import stopped
 from stripewise.model.run_context import JsonObject
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.setting_labels import setting_label, setting_text
@@ -38,6 +39,7 @@ CSV_COLUMNS = (
     "max",
     "repetitions",
     "unit",
+    "stopped",  # added later, so last: `cancelled` or `failed` for a phase that did not end well
 )
 
 
@@ -92,6 +94,10 @@ def export_run_json(detail: RunDetail, samples: Sequence[SampleRow]) -> str:
                 "repetitions": r.repetitions,
                 "passes": list(r.passes),
                 "flags": list(r.flags),
+                # a phase whose repetitions did not all end well: `cancelled` or `failed`,
+                # and each one's error
+                "stopped": stopped(r.errors) or None,
+                "errors": list(r.errors),
             }
             for r in detail.results
         ],
@@ -149,6 +155,7 @@ def export_run_csv(detail: RunDetail) -> str:
                 _cell(r.max_value),
                 r.repetitions,
                 r.unit,
+                stopped(r.errors),
             )
         )
     return buffer.getvalue()
@@ -230,6 +237,7 @@ def _row_json(row: MetricRow, baseline: int) -> JsonObject:
         "shown_statistics": [row.statistic(i) or None for i in range(len(row.values))],
         "shown_changes_pct": list(row.shown_changes_pct),
         "caveats": [row.caveat(i) or None for i in range(len(row.values))],
+        "stopped": [row.stopped(i) or None for i in range(len(row.values))],
     }
 
 
@@ -286,6 +294,7 @@ def comparison_csv_header(c: Comparison) -> list[str]:
     for run in c.runs:  # added with the means shown and the notes of what is not compared
         tag = f"#{run.summary.id}"
         header += [f"{tag} mean", f"{tag} not comparable"]
+    header += [f"#{run.summary.id} stopped" for run in c.runs]  # cancelled or failed
     return header
 
 
@@ -319,6 +328,7 @@ def export_comparison_csv(c: Comparison) -> str:
             ]
         for i in range(len(row.values)):
             cells += [_cell(row.mean(i)), row.caveat(i)]
+        cells += [row.stopped(i) for i in range(len(row.values))]
         writer.writerow(cells)
     return buffer.getvalue()
 

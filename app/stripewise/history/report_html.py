@@ -34,6 +34,7 @@ from stripewise.model.compare_context import (
 )
 from stripewise.model.latency import p99_over_time
 from stripewise.model.phase_series import series_note
+from stripewise.model.phase_stop import stopped, stopped_text
 from stripewise.model.rounds_kept import PhaseRounds
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
@@ -230,7 +231,8 @@ def _result_row(c: Comparison, row: MetricRow) -> str:
         zip(row.shown_values, row.spreads, row.shown_changes_pct, strict=True)
     ):
         median = " median" if row.statistic(i) == "median" else ""
-        cells.append(_td(_number(value) + median + _spread_note(spread, row.pass_counts[i]), "num"))
+        shown = _number(value) if value is not None else row.missing_text(i, _number(value))
+        cells.append(_td(shown + median + _spread_note(spread, row.pass_counts[i]), "num"))
         if i == c.baseline_index:
             cells.append(_td("baseline", "num noise"))
         elif change is None:
@@ -390,13 +392,21 @@ def _run_results_table(results: Sequence[ResultValue]) -> str:
         cells = [
             _td(escape(r.phase)),
             _td(escape(r.metric)),
-            _td(_number(r.value), "num"),
+            _td(_number(r.value) if r.value is not None else _missing(r), "num"),
             _td(escape(r.unit)),
             _td(spread, "num"),
             _td(str(r.repetitions) if r.value is not None else _number(None), "num"),
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return _table(["Phase", "Metric", "Median", "Unit", "Min .. max", "Repetitions"], rows)
+    table = _table(["Phase", "Metric", "Median", "Unit", "Min .. max", "Repetitions"], rows)
+    errors = {r.phase: r.errors for r in results if r.errors}
+    said = "; ".join(f"{escape(phase)}: {escape(stopped_text(e))}" for phase, e in errors.items())
+    return table + (f'\n<p class="note">Stopped: {said}.</p>' if said else "")
+
+
+def _missing(result: ResultValue) -> str:
+    """Why a figure is missing: its phase `cancelled` or `failed`, else a dash."""
+    return stopped(result.errors) or _number(None)
 
 
 def _steady_state_section(kept: Sequence[PhaseRounds]) -> list[str]:

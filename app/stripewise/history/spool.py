@@ -298,7 +298,12 @@ def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
 
 def _result(fields: dict[str, Any]) -> ResultValue:
     return ResultValue(
-        **fields | {"passes": tuple(fields["passes"]), "flags": tuple(fields["flags"])}
+        **fields
+        | {
+            "passes": tuple(fields["passes"]),
+            "flags": tuple(fields["flags"]),
+            "errors": tuple(fields.get("errors", ())),  # a spool of an older version: none
+        }
     )
 
 

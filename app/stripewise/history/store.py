@@ -20,7 +20,7 @@ from stripewise.history.connection import Database, driver_errors
 from stripewise.history.errors import DatabaseError, RunNotFoundError
 from stripewise.history.headlines import make_headlines
 from stripewise.history.models import hosts, results, runs, sample_blocks, utc_now
-from stripewise.history.result_rows import ResultRow, result_params, result_value
+from stripewise.history.result_rows import ResultRow, result_params, result_value, with_errors
 from stripewise.history.rows import summary_from_row
 from stripewise.history.run_pages import (
     PAGE_SIZE,
@@ -335,9 +335,11 @@ class HistoryStore:
             sample_count = int(conn.execute(count_stmt).scalar_one())
             children = conn.execute(children_stmt).all()
         spec, options = read_spec(row.spec)
-        figures, rounds = split_rounds([result_value(r) for r in result_rows])
+        summary = summary_from_row(row)
+        stored = with_errors([result_value(r) for r in result_rows], summary.status, row.source)
+        figures, rounds = split_rounds(stored)
         return RunDetail(
-            summary=summary_from_row(row),
+            summary=summary,
             spec=spec,
             context=RunContext.from_json(row.context),
             results=figures,

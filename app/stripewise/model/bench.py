@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol
@@ -289,11 +289,14 @@ class PhaseResult:
         with their passes' (each repetition's latency, CPU and efficiency);
         a steady-state phase's rounds last, under its phase qualified by repetition
         (`model.rounds_kept`)."""
-        phase = self.phase.value
+        phase, errors = self.phase.value, self.errors
         values = [
             ResultValue(phase, q.metric, q.unit, s.median, s.low, s.high, s.n, s.values, self.flags)
-            for q, s in ((THROUGHPUT, self.mb_s), (IOPS, self.iops))
             if s is not None
+            # no repetition ended well: the phase's MB/s and IOPS are kept missing, with why
+            else ResultValue(phase, q.metric, q.unit, None, repetitions=0, flags=self.flags)
+            for q, s in ((THROUGHPUT, self.mb_s), (IOPS, self.iops))
+            if s is not None or errors
         ]
         singles = (
             (LATENCY_P50, "lat_p50_us", self.lat_p50_us),
@@ -308,6 +311,8 @@ class PhaseResult:
                     phase, q.metric, q.unit, figure, *_spread(figure, passes), passes, self.flags
                 )
             )
+        if errors:  # on each figure: why it is missing, or of fewer repetitions
+            values = [replace(value, errors=errors) for value in values]
         values += [value for kept in self.steady_rounds for value in round_values(phase, kept)]
         return values
 

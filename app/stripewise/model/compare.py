@@ -18,6 +18,7 @@ from stripewise.model.compare_context import ContextDifference, comparable_conte
 from stripewise.model.compare_sweep import Sweep, sweep
 from stripewise.model.phase_series import Series as Series
 from stripewise.model.phase_series import engine_series as engine_series
+from stripewise.model.phase_stop import stopped
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.verdict import MIN_PASSES, Evidence, cant_tell, holm, welch
@@ -63,6 +64,9 @@ class MetricRow:
     # per run: the change of what is shown (`shown_values`): the means' change where tested
     shown_changes_pct: tuple[float | None, ...] = ()
     caveats: tuple[str, ...] = ()  # per run: why it is not judged ("" when it is)
+    # per run: `cancelled` or `failed` when the phase's repetitions did not all end well
+    # (model.phase_stop), said where its figure is missing; "" else
+    stops: tuple[str, ...] = ()
 
     @property
     def shown_values(self) -> tuple[float | None, ...]:
@@ -86,6 +90,14 @@ class MetricRow:
 
     def caveat(self, index: int) -> str:
         return self.caveats[index] if self.caveats else ""
+
+    def stopped(self, index: int) -> str:
+        """`cancelled` or `failed`: how the run's phase ended when it did not end well."""
+        return self.stops[index] if self.stops else ""
+
+    def missing_text(self, index: int, otherwise: str) -> str:
+        """What stands for a figure the run does not have: why (`cancelled`), or `otherwise`."""
+        return self.stopped(index) or otherwise
 
     def verdict_text(self, index: int, baseline: int) -> str:
         """What the verdict says to a reader: `better`, `noise`, `can't tell: 1 pass each`,
@@ -175,6 +187,9 @@ def _metric_rows(
     runs: tuple[RunDetail, ...], base: int, contexts: Sequence[Mapping[str, Any]]
 ) -> list[MetricRow]:
     indexes = [{(r.phase, r.metric): r for r in run.results} for run in runs]
+    # each run's phases that did not end well: said on every figure of the phase, also one
+    # the run filed no row for (a run stored before the phase's MB/s was kept missing)
+    errors = [{r.phase: r.errors for r in run.results if r.errors} for run in runs]
     rows = []
     for key in _ordered_keys(runs):
         found = [index.get(key) for index in indexes]
@@ -199,8 +214,14 @@ def _metric_rows(
         row = MetricRow(
             key[0], key[1], unit, values, spreads, changes, (), passes, counts, evidence, means
         )
+        stops = tuple(stopped(found.get(key[0], ())) for found in errors)
         rows.append(
-            replace(row, shown_changes_pct=_changes(row.shown_values, base), caveats=caveats)
+            replace(
+                row,
+                shown_changes_pct=_changes(row.shown_values, base),
+                caveats=caveats,
+                stops=stops,
+            )
         )
     return _judged(rows)
 

@@ -42,6 +42,9 @@ class ResultValue:
     passes: tuple[float, ...] = ()  # each repetition's figure, in run order (when recorded)
     flags: tuple[str, ...] = ()  # guards the figure tripped (docs/history.md lists them)
     source_unit: str = ""  # an import's own unit, for display; `unit` is the stored (SI) one
+    # the errors of the phase's repetitions that failed or were cancelled, in run order (the
+    # same on each of its figures): why a figure is missing (model.phase_stop says it)
+    errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
