@@ -46,8 +46,6 @@ def emit(event: Event, *, as_json: bool) -> None:
         data = event_to_json(event)
         if isinstance(event, PhaseFinished) and event.error:
             data |= dict.fromkeys(UNMEASURED)  # the keys stay; a partial figure is no result
-            if "window" in data:  # a steady-state phase's: the mean of the rounds it had
-                data["window"] = None  # (fewer than a window's) is no steady window either
         say(json.dumps(data) + "\n", sys.stdout)
     else:
         say(_text(event, sys.stdout.isatty()), sys.stdout)

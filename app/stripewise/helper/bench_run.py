@@ -258,7 +258,8 @@ class BenchRun:
                 outcome.flags,
                 steady=None if kept is None else kept.steady,
                 rounds=None if kept is None else kept.rounds,
-                window=None if kept is None else kept.window,
+                # a cancelled or failed phase's few rounds are no steady window
+                window=None if kept is None or outcome.error else kept.window,
                 stalls=find_stalls(sampler.latency_trail) if sampler.latency_trail else None,
             )
         )
