@@ -15,6 +15,12 @@ from PySide6.QtCore import QPoint
 
 from stripewise.gui.bench_plots import LivePlots
 from stripewise.gui.latency_map import LatencyAxis, LatencyMap, PhaseMap, latency_text
+from stripewise.helper.engines.latency_histogram import (
+    LatencyHistogram,
+    percentile_of,
+    wire_buckets,
+)
+from stripewise.model.latency import IntervalLatency, LatencyBuckets
 from stripewise.protocol.events import Sample, event_from_json
 from tests.fixtures.loops import MiB, loop_device, needs_loop
 
@@ -80,6 +86,70 @@ def test_a_gap_in_the_intervals_stays_an_empty_stretch_of_time(heat_map: Latency
         assert shares[column].any(), sample.t_s
     after = next(i for i, t in enumerate(phase.times) if t > 100)  # 100.5: the gap's first
     assert phase.centres()[after] == pytest.approx(100.25)  # over its column, not in the gap
+
+
+def interval_of(latency_ns: float, t_s: float) -> Sample:
+    """A sample as the helper's sampler sends it (`Sampler._with_latency`): its interval's I/Os
+    counted in the engine's histogram, sent as `wire_buckets`, percentiles read from it; every
+    I/O here near `latency_ns`, so each interval fills a bucket of its own."""
+    counted = LatencyHistogram()
+    counted.values.extend([int(latency_ns)] * 900 + [int(latency_ns * 1.05)] * 100)
+    counted.fold()
+    p50, p99, p999 = (percentile_of(counted.counts, s) for s in (0.5, 0.99, 0.999))
+    assert p50 is not None and p99 is not None and p999 is not None
+    sample = recorded(1)[0]
+    return Sample(
+        **{
+            **vars(sample),
+            "t_s": t_s,
+            "latency_us": IntervalLatency(round(p50, 3), round(p99, 3), round(p999, 3)),
+            "histogram": LatencyBuckets(*wire_buckets(counted.counts)),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "ends",
+    [
+        # `bench --rate 2 --phases seq_write,random_write`: random write's intervals, the last
+        # the phase's short closing one (were drawn in columns 0, 2, 2: a gap, one merged)
+        [0.787, 1.287, 1.667],
+        # a steady-state phase: each round's ticks of 0.5 s, then its closing interval, short
+        # (0.12 s), long (a tick left to it: 0.93 s) or a sliver (0.05 s)
+        [0.5, 1.0, 1.5, 1.62, 2.12, 2.62, 3.55, 4.05, 4.55, 4.6, 5.1, 5.6],
+    ],
+)
+def test_every_interval_is_drawn_in_its_own_time_under_its_own_lines(
+    heat_map: LatencyMap, ends: list[float]
+) -> None:
+    samples = [interval_of(50_000 * 1.6**k, t_s) for k, t_s in enumerate(ends)]
+    for sample in samples:
+        heat_map.add_sample(sample)
+    heat_map.refresh()
+    phase = heat_map.shown()
+    assert phase is not None
+    shares, rect = phase.image()  # type: ignore[misc]
+    width = rect.width() / len(shares)
+    rows = np.linspace(rect.top(), rect.bottom(), shares.shape[1] + 1)
+    column_of = np.full(len(shares), -1)  # which interval each column shows
+    for k, sample in enumerate(samples):
+        assert sample.latency_us is not None
+        level = np.log10(sample.latency_us.p50)  # the bucket all its I/Os are in
+        mine = (rows[:-1] <= level + 0.05) & (rows[1:] >= level - 0.05)
+        drawn = np.flatnonzero(shares[:, mine].max(axis=1))
+        assert drawn.size, f"interval {k} (ending {sample.t_s} s) is not drawn"
+        assert (column_of[drawn] == -1).all(), f"interval {k} shares a column"
+        column_of[drawn] = k
+        # its columns lie within its own time: from the one before's end to its own
+        start = ends[k - 1] if k else rect.left()
+        left, right = rect.left() + drawn.min() * width, rect.left() + (drawn.max() + 1) * width
+        assert start - width / 2 <= left and right <= sample.t_s + width / 2 + 1e-9
+    assert (column_of >= 0).all(), "a column without its interval: a gap amid the phase"
+    assert (np.diff(column_of) >= 0).all()
+    for key in ("p50", "p99", "p999"):  # each line point over its own interval's column
+        x, _y = heat_map.lines[key].getOriginalDataset()
+        columns = np.floor((np.asarray(x) - rect.left()) / width).astype(int)
+        assert list(column_of[columns]) == list(range(len(samples)))
 
 
 @pytest.mark.parametrize("times", [[0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 2.0], [7.0]])

@@ -1,6 +1,7 @@
 """Latency over time as a heat map per phase (issue 33): time across, completion latency up on
-a log scale, each interval's column coloured by the share of its I/Os in each latency bucket;
-its p50, p99 and p99.9 drawn as lines over it, stalls marked (model/latency.py).
+a log scale, each interval on columns of its own from its start to its end, coloured by the
+share of its I/Os in each latency bucket; its p50, p99 and p99.9 drawn as lines over their
+middle, stalls marked (model/latency.py).
 
 A map is one phase and repetition (and host, in a run on several hosts: one map each); the
 phase chooser follows the run live until the user picks another. Costs: a 2-hour run at 2 Hz
@@ -45,12 +46,35 @@ from stripewise.protocol.events import Sample
 MapKey = tuple[str | None, str, int]  # host (None: this machine), phase, repetition
 _MAX_COLUMNS = 1600  # about two screen widths: more would be downscaled when painted anyway
 _ROWS_PER_DECADE = 24
+# an interval follows the one before unless it ended this many periods after it: the sampler's
+# last up to 2 (a tick skipped, a round's closing sample), more means samples are missing
+_LONGEST = 2.5
 # the map's least height: three decades of latency with their labels legible; below it the
 # plots above give up their room (they keep PLOTS_MIN_PX between them)
 MAP_MIN_PX = 150
 _FAINTEST = 1e-4  # a share below this (1 I/O in 10,000) is drawn as the faintest colour
 _LINES = {"p50": "#ffffff", "p99": "#ffb000", "p999": "#ff4040"}
 _EDGES_LOG = np.log10(np.maximum([grid_edge_us(i) for i in range(GRID_BUCKETS + 1)], 1e-3))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a phase's intervals are drawn: columns of `width` seconds from `start`; interval
+    i (in the order added) on columns first[i] up to, not including, last[i]."""
+
+    start: float
+    width: float
+    first: npt.NDArray[np.int64]
+    last: npt.NDArray[np.int64]
+
+    @property
+    def count(self) -> int:
+        return int(self.last.max())
+
+    def centres(self) -> npt.NDArray[np.float64]:
+        """Each interval's x: the middle of its own columns, where its percentiles go."""
+        middles: npt.NDArray[np.float64] = self.start + (self.first + self.last) / 2 * self.width
+        return middles
 
 
 @dataclass
@@ -68,16 +92,15 @@ class PhaseMap:
     )
 
     def add(self, t_s: float, latency: IntervalLatency, histogram: LatencyBuckets | None) -> None:
-        if histogram is None or not histogram.total:
-            return
-        first = grid_index(histogram.edges_us[0])
-        if first is None:  # a histogram off the grid: its percentiles only
-            return
+        """One interval; one without a histogram on the grid keeps its time and percentiles,
+        its column empty (nothing to colour), so the next is not drawn over its time."""
         count = len(self.times)
         if count == len(self._rows):
             self._rows = np.concatenate((self._rows, np.zeros_like(self._rows)))
-        counts = np.asarray(histogram.counts, dtype=np.float32)
-        self._rows[count, first : first + len(counts)] = counts / histogram.total
+        first = grid_index(histogram.edges_us[0]) if histogram and histogram.total else None
+        if histogram is not None and first is not None:
+            counts = np.asarray(histogram.counts, dtype=np.float32)
+            self._rows[count, first : first + len(counts)] = counts / histogram.total
         self.times.append(t_s)
         for key in PERCENTILES:
             self.percentiles[key].append(getattr(latency, key))
@@ -86,63 +109,84 @@ class PhaseMap:
     def stalls(self) -> tuple[Stall, ...]:
         return find_stalls(list(zip(self.times, self.percentiles["p99"], strict=True)))
 
-    def image(self) -> tuple[npt.NDArray[np.float32], QRectF]:
-        """The map as (columns x rows of shares, the rectangle it covers in time x log10 us)."""
+    def image(self) -> tuple[npt.NDArray[np.float32], QRectF] | None:
+        """The map as (columns x rows of shares, the rectangle it covers in time x log10 us);
+        None when no interval has a histogram."""
         shares = self._rows[: len(self.times)]
         used = np.flatnonzero(shares.max(axis=0))
+        if not used.size:
+            return None
         low, high = _EDGES_LOG[used[0]], _EDGES_LOG[used[-1] + 1]
         rows = max(2, math.ceil((high - low) * _ROWS_PER_DECADE))
         centres = low + (np.arange(rows) + 0.5) * (high - low) / rows
         buckets = np.clip(np.searchsorted(_EDGES_LOG, centres, side="right") - 1, 0, None)
-        start, end = self._time_span()
-        return self._columns(shares, start, end)[:, buckets], QRectF(
-            start, low, end - start, high - low
+        placed = self.placement()
+        span = placed.count * placed.width
+        return self._columns(shares, placed)[:, buckets], QRectF(
+            placed.start, low, span, high - low
         )
 
-    def _columns(
-        self, shares: npt.NDArray[np.float32], start: float, end: float
-    ) -> npt.NDArray[np.float32]:
-        """The intervals placed on a uniform time grid, so that each is drawn where its time
-        is, under its percentiles: a gap (intervals without a histogram, a slow sampler) stays
-        an empty column instead of the next intervals sliding left into it. A column holding
-        several intervals takes their highest share: a one-interval stall stays visible."""
-        count = min(_MAX_COLUMNS, max(1, round((end - start) / self._step())))
-        width = (end - start) / count
-        ends = np.asarray(self.times, dtype=np.float64) - start
-        place = np.clip(np.ceil(ends / width - 1e-6).astype(np.int64) - 1, 0, count - 1)
-        if np.any(np.diff(place) < 0):  # intervals out of order: grouped by column first
-            order = np.argsort(place, kind="stable")
-            place, shares = place[order], shares[order]
-        used, first = np.unique(place, return_index=True)
-        columns = np.zeros((count, GRID_BUCKETS), np.float32)
-        columns[used] = np.maximum.reduceat(shares, first, axis=0)  # ufunc.at: 40 ms here
-        return columns
+    def spans(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Each interval's start and end. The sampler's interval holds the I/Os completed since
+        the phase's previous sample, so it starts where the one before it ended (in time
+        order). Where that one is not known (the phase's first; after a gap, samples lost or
+        without latency, that leaves more than `_LONGEST` periods since the one before), it
+        lasted one period, the phase's median interval, and the gap stays empty. An interval
+        ending as the run began (t 0) is given a period too, so that the map has a width."""
+        ends = np.asarray(self.times, dtype=np.float64)
+        order = np.argsort(ends, kind="stable")
+        ordered = ends[order]
+        lengths = np.diff(ordered)
+        lasted = lengths[lengths > 0]
+        period = float(np.median(lasted)) if lasted.size else 0.5
+        before = np.concatenate(([-math.inf], ordered[:-1]))
+        starts = np.where(ordered - before <= _LONGEST * period, before, ordered - period)
+        starts = np.maximum(starts, 0.0)
+        if ordered[-1] <= starts[0]:  # every interval at t 0
+            starts[0] = ordered[-1] - period
+        placed = np.empty_like(ends)
+        placed[order] = starts
+        return placed, ends
 
-    def _step(self) -> float:
-        """The intervals' period: their median spacing (0 apart, twice the same time, not
-        counted), or 0.5 s (the slowest rate's) for one alone."""
-        spacing = np.diff(self.times)
-        apart = spacing[spacing > 0]
-        return float(np.median(apart)) if apart.size else 0.5
-
-    def _time_span(self) -> tuple[float, float]:
-        """From the start of the first interval to the last end. The first starts one period
-        before its end, never before the run began; intervals ending as the run began (t 0)
-        are given one period, so that the map has a width."""
-        step = self._step()
-        start = max(0.0, self.times[0] - step)
-        end = self.times[-1]
-        return start, end if end > start else start + step
+    def placement(self) -> Placement:
+        """Every interval on columns of its own, as many as it lasted: the columns are as
+        narrow as the shortest interval, so each has at least one; an interval's columns run
+        from its start to its end, rounded to the nearest column edge, so neighbours meet
+        with neither a gap nor a shared column. Past `_MAX_COLUMNS` (a long run, or a sliver
+        of an interval) columns are wider than some intervals: such an interval shares the
+        column it starts in, which shows the highest share of those it holds."""
+        starts, ends = self.spans()
+        begin, finish = float(starts.min()), float(ends.max())
+        lengths = ends - starts
+        shortest = float(lengths[lengths > 0].min()) if np.any(lengths > 0) else finish - begin
+        count = min(_MAX_COLUMNS, max(1, math.ceil((finish - begin) / shortest - 1e-6)))
+        width = (finish - begin) / count
+        first = np.floor((starts - begin) / width + 0.5).astype(np.int64)
+        last = np.floor((ends - begin) / width + 0.5).astype(np.int64)
+        first = np.clip(first, 0, count - 1)
+        last = np.clip(np.maximum(last, first + 1), 1, count)
+        return Placement(begin, width, first, last)
 
     def centres(self) -> npt.NDArray[np.float64]:
-        """Each interval's middle, where its percentiles are drawn: an interval starts at
-        the one before's end, or one period before its own end after a gap (it is drawn over
-        its own column, not in the gap)."""
-        start, _end = self._time_span()
-        ends = np.asarray(self.times, dtype=np.float64)
-        before = np.concatenate(([start], ends[:-1]))
-        middles: npt.NDArray[np.float64] = (np.maximum(before, ends - self._step()) + ends) / 2
-        return middles
+        """Each interval's x (in the order added): the middle of its own columns."""
+        return self.placement().centres()
+
+    def _columns(
+        self, shares: npt.NDArray[np.float32], placed: Placement
+    ) -> npt.NDArray[np.float32]:
+        """The intervals' shares on their columns; a column holding several (past
+        `_MAX_COLUMNS`) takes their highest share: a one-interval stall stays visible."""
+        widths = placed.last - placed.first
+        owner = np.repeat(np.arange(len(widths)), widths)
+        # each owner's columns, counted from its first
+        offsets = np.arange(owner.size) - np.repeat(np.cumsum(widths) - widths, widths)
+        column = placed.first[owner] + offsets
+        order = np.argsort(column, kind="stable")
+        column, owner = column[order], owner[order]
+        used, first = np.unique(column, return_index=True)
+        columns = np.zeros((placed.count, GRID_BUCKETS), np.float32)
+        columns[used] = np.maximum.reduceat(shares[owner], first, axis=0)  # ufunc.at: 40 ms
+        return columns
 
 
 class LatencyAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type stubs: its classes are Any
@@ -170,6 +214,16 @@ def latency_text(us: float) -> str:
     if us >= 1e3:
         return f"{us / 1e3:g} ms"
     return f"{us:g} µs"
+
+
+def _shade(shares: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
+    """Shares of I/Os as indexes into the lookup table: 1 (1 in 10,000 or fewer) to 255
+    (every I/O) on a log scale; 0 where there is none."""
+    levels = np.log10(np.maximum(shares, _FAINTEST))  # -4 (faint) .. 0 (every I/O)
+    shaded: npt.NDArray[np.uint8] = np.where(shares > 0, 1 + (levels + 4) * (254 / 4), 0).astype(
+        np.uint8
+    )
+    return shaded
 
 
 def _lookup_table() -> npt.NDArray[np.uint8]:
@@ -304,18 +358,24 @@ class LatencyMap(QWidget):
                 line.setData([], [])
             self.stall_label.setText("")
             return
-        shares, rect = phase.image()
-        levels = np.log10(np.maximum(shares, _FAINTEST))  # -4 (faint) .. 0 (every I/O)
-        shown = np.where(shares > 0, 1 + (levels + 4) * (254 / 4), 0).astype(np.uint8)
-        self.image.setImage(shown, levels=(0, 255), autoLevels=False)
-        self.image.setRect(rect)
+        drawn = phase.image()
+        if drawn is None:
+            self.image.clear()
+        else:
+            self._paint(*drawn)
+        # each interval's lines over the middle of its own columns, in time order
         x = phase.centres()
+        order = np.argsort(x, kind="stable")
         for key, line in self.lines.items():
-            line.setData(x, phase.percentiles[key])
+            line.setData(x[order], np.asarray(phase.percentiles[key])[order])
         stalls = phase.stalls
         marked = {t: x[i] for i, t in enumerate(phase.times)}
         self.stall_marks.setData([marked[s.t_s] for s in stalls], [s.p99_us for s in stalls])
         self.stall_label.setText(_stall_words(stalls))
+
+    def _paint(self, shares: npt.NDArray[np.float32], rect: QRectF) -> None:
+        self.image.setImage(_shade(shares), levels=(0, 255), autoLevels=False)
+        self.image.setRect(rect)
 
     def _on_chosen(self, index: int) -> None:
         self.show_map(list(self._maps)[index])
