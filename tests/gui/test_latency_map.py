@@ -5,6 +5,7 @@ engine on a loop device through the CLI) and with recorded intervals holding kno
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -288,3 +289,27 @@ def test_a_short_phase_reads_in_seconds_from_zero_and_latency_with_units(
         shown = [text for text in axis.tickStrings(values, 1, 1) if text]
         assert set(named) <= set(shown) and not any("·" in text for text in shown), shown
         assert len(set(shown)) <= len(named) + 2, shown  # never every tick of the range
+
+
+def test_the_lines_and_the_colour_scale_are_named_under_the_map(heat_map: LatencyMap) -> None:
+    """p50 white, p99 amber, p99.9 red and the colours' share of I/Os, said in a legend under
+    the plot (over it, it would hide data), each swatch on the map's black in either theme."""
+    for sample in recorded(20):
+        heat_map.add_sample(sample)
+    heat_map.refresh()
+    legend = heat_map.legend
+    assert legend.isVisible()
+    plot_bottom = heat_map.plot.mapTo(heat_map, heat_map.plot.rect().bottomLeft()).y()
+    assert legend.mapTo(heat_map, legend.rect().topLeft()).y() > plot_bottom
+    text = legend.text()
+    for key, name in (("p50", "p50"), ("p99", "p99"), ("p999", "p99.9")):
+        colour = heat_map.lines[key].opts["pen"].color().name()
+        assert re.search(rf"color:{colour}\">[^<]*</span> {re.escape(name)}\b", text), name
+    assert "share of the interval's I/Os" in text
+    table = heat_map.image.lut
+    for index, share in ((1, "0.01"), (255, "100")):  # the faintest and the fullest shade
+        colour = "#{:02x}{:02x}{:02x}".format(*table[index][:3])
+        assert re.search(rf"color:{colour}\">[^<]*</span> {share}&nbsp;%", text), share
+    assert text.count("background-color:#000000") == 3 + 5
+    heat_map.expect("Latency comes at each phase's end.")
+    assert not legend.isVisible()

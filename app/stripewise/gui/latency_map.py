@@ -1,7 +1,7 @@
 """Latency over time as a heat map per phase (issue 33): time across, completion latency up on
 a log scale, each interval on columns of its own from its start to its end, coloured by the
 share of its I/Os in each latency bucket; its p50, p99 and p99.9 drawn as lines over their
-middle, stalls marked (model/latency.py).
+middle, stalls marked (model/latency.py), and a legend under it says which is which.
 
 A map is one phase and repetition (and host, in a run on several hosts: one map each); the
 phase chooser follows the run live until the user picks another. Costs: a 2-hour run at 2 Hz
@@ -54,6 +54,8 @@ _LONGEST = 2.5
 MAP_MIN_PX = 150
 _FAINTEST = 1e-4  # a share below this (1 I/O in 10,000) is drawn as the faintest colour
 _LINES = {"p50": "#ffffff", "p99": "#ffb000", "p999": "#ff4040"}
+_LINE_NAMES = {"p50": "p50", "p99": "p99", "p999": "p99.9"}
+_LEGEND_SHARES = (1e-4, 1e-3, 1e-2, 0.1, 1.0)  # the colour scale's steps in the legend
 _EDGES_LOG = np.log10(np.maximum([grid_edge_us(i) for i in range(GRID_BUCKETS + 1)], 1e-3))
 
 
@@ -226,6 +228,25 @@ def _shade(shares: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
     return shaded
 
 
+def legend_html() -> str:
+    """The lines' colours and the colour scale in words, each swatch on black as the map's
+    own background, so it reads the same in a light or a dark theme."""
+    table = _lookup_table()
+
+    def swatch(colour: str, mark: str) -> str:
+        return f'<span style="background-color:#000000; color:{colour}">&nbsp;{mark}&nbsp;</span>'
+
+    lines = " ".join(
+        f"{swatch(_LINES[key], '&#9473;&#9473;')} {name}" for key, name in _LINE_NAMES.items()
+    )
+    steps = _shade(np.asarray(_LEGEND_SHARES, dtype=np.float32))
+    scale = " ".join(
+        f"{swatch(pg.mkColor(*table[step][:3]).name(), '&#9608;')} {share * 100:g}&nbsp;%"
+        for step, share in zip(steps, _LEGEND_SHARES, strict=True)
+    )
+    return f"Lines: {lines}. Colour: share of the interval's I/Os at that latency, {scale}"
+
+
 def _lookup_table() -> npt.NDArray[np.uint8]:
     """Viridis from faint to full share; index 0 (no I/O) transparent."""
     table = pg.colormap.get("viridis").getLookupTable(0.0, 1.0, 256, alpha=True)
@@ -246,6 +267,10 @@ class LatencyMap(QWidget):
         self.chooser.activated.connect(self._on_chosen)
         self.stall_label = QLabel()
         self.stall_label.setWordWrap(True)
+        # under the plot, never over its data: what the lines and the colours mean
+        self.legend = QLabel(legend_html())
+        self.legend.setObjectName("latencyLegend")
+        self.legend.setWordWrap(True)
         self.plot = pg.PlotWidget(axisItems={"left": LatencyAxis("left")})
         self.plot.setMinimumHeight(MAP_MIN_PX)
         item = self.plot.getPlotItem()
@@ -284,6 +309,7 @@ class LatencyMap(QWidget):
         layout.addLayout(self.area, 1)  # first: a stack without a parent shows its current
         self.area.addWidget(self.plot)  # widget as a window of its own, taking the focus
         self.area.addWidget(self.waiting)
+        layout.addWidget(self.legend)
         layout.addWidget(self.stall_label)
 
     # --- data -------------------------------------------------------------------------------
@@ -300,6 +326,7 @@ class LatencyMap(QWidget):
         self.clear()
         self.waiting.setText(words)
         self.area.setCurrentWidget(self.waiting)
+        self.legend.hide()  # nothing drawn to explain yet
 
     def add_sample(self, sample: Sample) -> None:
         """Append one sample's interval (drawing waits for refresh()); one without latency
@@ -324,6 +351,7 @@ class LatencyMap(QWidget):
         if key not in self._maps:
             if not self._maps:
                 self.area.setCurrentWidget(self.plot)
+                self.legend.show()
             self._maps[key] = PhaseMap()
             self.chooser.addItem(_label(key))
             if self._follow:
