@@ -19,8 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.bench_results import GROUPS, ResultsTable
-from stripewise.gui.latency_map import LatencyMap
-from stripewise.gui.steady_rounds_view import SteadyRoundsView
+from stripewise.gui.run_charts import RunCharts
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.units import MIB_PER_MB
@@ -136,17 +135,10 @@ class RunDetailPane(QWidget):
         figures.setStretchFactor(0, 0)  # the results their columns' width, the others the rest
         figures.setStretchFactor(1, 1)
         figures.setChildrenCollapsible(False)
-        self.steady_rounds = SteadyRoundsView()  # a steady-state run's rounds
-        self.steady_rounds.hide()
-        self.latency_map = LatencyMap()  # a run whose samples carry their latency
-        self.latency_map.hide()
         # beside the figures, not under them: the table keeps every row in the pane's height,
         # and the charts get the width its fixed columns leave (two thirds of the window)
-        self.charts = QSplitter()
-        self.charts.addWidget(self.steady_rounds)
-        self.charts.addWidget(self.latency_map)
-        self.charts.setChildrenCollapsible(False)
-        self.charts.hide()
+        self.charts = RunCharts()
+        self.steady_rounds, self.latency_map = self.charts.steady_rounds, self.charts.latency_map
         body = QSplitter()
         body.addWidget(figures)
         body.addWidget(self.charts)
@@ -156,11 +148,13 @@ class RunDetailPane(QWidget):
         layout.addWidget(body, 1)
 
     def wanted_height(self) -> int:
-        """Room for a full run's figures: FULL_RUN_ROWS rows under a title of _TITLE_LINES."""
+        """Room for a full run's figures, FULL_RUN_ROWS rows, or its charts with their axes
+        whole, whichever is taller, under a title of _TITLE_LINES."""
         lines = _TITLE_LINES * self.title.fontMetrics().lineSpacing()
         layout = self.layout()
         spacing = 2 * max(0, layout.spacing() if layout is not None else 0)
-        return _TOP_MARGIN + lines + spacing + table_height(self.results, FULL_RUN_ROWS)
+        body = max(table_height(self.results, FULL_RUN_ROWS), self.charts.least_height())
+        return _TOP_MARGIN + lines + spacing + body
 
     def show_detail(self, detail: RunDetail) -> None:
         run, context = detail.summary, detail.context
@@ -185,11 +179,7 @@ class RunDetailPane(QWidget):
         self.results.setMinimumWidth(self.results.sizeHint().width())
         self.other_figures.show_values(ran)
         self._share_figures(tabled=self.results.rowCount() > 0)
-        self.steady_rounds.set_rounds(detail.rounds)
-        self.steady_rounds.setVisible(bool(detail.rounds))
-        self.latency_map.show_intervals(detail.latency)
-        self.latency_map.setVisible(bool(detail.latency))
-        self.charts.setVisible(bool(detail.rounds or detail.latency))
+        self.charts.show_run(detail.rounds, detail.latency)
 
     def _share_figures(self, tabled: bool) -> None:
         """An empty results table is not shown beside other figures (iozone's cells, all of
