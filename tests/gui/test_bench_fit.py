@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QWidget
 from stripewise.gui.bench_page import BenchPage
 from stripewise.gui.bench_plot_backdrop import band_names
 from stripewise.gui.main_window import MainWindow
+from stripewise.gui.plot_stack import PLOTS_MIN_PX
 from stripewise.model.bench import Phase
 from stripewise.protocol.events import Sample
 from tests.gui.conftest import WindowFactory
@@ -208,3 +209,39 @@ def test_at_800x600_a_run_never_scrolls_the_page_sideways_and_its_plots_are_legi
     finally:
         page.cancel()
         qtbot.waitUntil(lambda: not page.session.busy, timeout=30_000)
+
+
+def test_after_a_run_that_logged_latency_the_table_keeps_its_rows_at_1280x900(
+    make_window: WindowFactory, tmp_path: Path, qtbot: Any
+) -> None:
+    """At 2 Hz the latency map comes under the plots: asking for pyqtgraph's large hint, the
+    plots took the table's room (its header and half a row, "Random writes" scrolled away)
+    and the map the plots' (about 40 px for all three). The table keeps every row, the plots
+    their least height, and the map has the rest."""
+    window = make_window(view="benchmark")
+    window.resize(1280, 900)
+    qtbot.waitUntil(lambda: window.size() == QSize(1280, 900))
+    page = window.page_widgets["benchmark"]
+    assert isinstance(page, BenchPage)
+    target = tmp_path / "target"
+    target.mkdir()
+    page.form.add_directory(str(target))
+    page.form.engine.setCurrentIndex(page.form.engine.findData("builtin"))
+    for phase, box in page.form.phase_boxes.items():
+        box.setChecked(phase in (Phase.SEQ_WRITE, Phase.RANDOM_WRITE))
+    page.form.file_size.setText("64M")
+    page.form.rate.setValue(2)
+    with qtbot.waitSignal(page.session.saved, timeout=180_000):
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    settle()
+    assert page.plots.latency_map.isVisible()
+    table = page.results
+    assert table.rowCount() == 4  # two headings, two phases
+    assert whole(table, window)
+    for row in range(table.rowCount()):
+        top = table.rowViewportPosition(row)
+        assert top >= 0 and top + table.rowHeight(row) <= table.viewport().height(), row
+    assert page.plots._view.height() >= PLOTS_MIN_PX
+    assert whole(page.plots.latency_map, window)
+    area = window.findChild(QScrollArea, "pageScroll")
+    assert area is not None and not area.verticalScrollBar().isVisible()

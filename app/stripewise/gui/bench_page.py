@@ -39,6 +39,7 @@ from stripewise.gui.flow_layout import FlowLayout
 from stripewise.gui.form_columns import FormColumns
 from stripewise.gui.group_run import GroupRunView
 from stripewise.gui.pages import page_title
+from stripewise.gui.plot_stack import PlotStack
 from stripewise.model.bench import BONNIE_NAMES, SpecError
 from stripewise.model.bench_presets import preset_values
 from stripewise.model.guards import page_cache_warning
@@ -64,7 +65,6 @@ from stripewise.services.system_info import SystemInfoService
 from stripewise.services.tasks import run_in_background
 
 REDRAW_MS = 200
-PLOTS_MIN_PX = 240  # the plots' least height (legible axes): below it the table scrolls
 RUN_PROGRESS = "run %p %"  # on the bar: the run's progress, never the phase's
 
 
@@ -203,7 +203,7 @@ class BenchPage(QWidget):
         status.addWidget(self.mib_toggle)
         right_layout.addLayout(status)
         right_layout.addWidget(self.progress)
-        self.plot_stack, self.result_stack = QStackedWidget(), QStackedWidget()
+        self.plot_stack, self.result_stack = PlotStack(), QStackedWidget()
         for stack, single, group in (
             (self.plot_stack, self.plots, self.group.view),
             (self.result_stack, self.results, self.group.results),
@@ -212,7 +212,6 @@ class BenchPage(QWidget):
             stack.addWidget(group)
         # the table as tall as its rows (a run's planned rows), the plots take the rest: a
         # splitter shared the height evenly and left a 1024x768 window 2.5 rows of the table
-        self.plot_stack.setMinimumHeight(PLOTS_MIN_PX)
         self.result_stack.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self.result_stack.currentChanged.connect(self._fit_results)
         self._fit_results()

@@ -35,6 +35,7 @@ from stripewise.gui.latency_map import LatencyMap
 from stripewise.gui.live_heap import LiveHeap
 from stripewise.gui.plot_envelope import Envelope, Grid
 from stripewise.gui.plot_export import without_export
+from stripewise.gui.plot_stack import PLOTS_MIN_PX
 from stripewise.gui.theme import is_dark, style_axes
 from stripewise.model.units import MIB_PER_MB
 from stripewise.protocol.events import Sample
@@ -103,6 +104,7 @@ class LivePlots(QWidget):
         self._view.ci.layout.setVerticalSpacing(0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self._view.setMinimumHeight(PLOTS_MIN_PX)  # the map below gives up its room first
         layout.addWidget(self._view, 3)
         self.latency_map = LatencyMap()  # shown once a sample carries its interval's latency
         self.latency_map.hide()

@@ -18,6 +18,7 @@ from stripewise.gui.group_plots import TOTAL, GroupPlots
 from stripewise.gui.group_results import GroupResults
 from stripewise.gui.group_target import GroupTarget, hold_local_rows
 from stripewise.gui.latency_map import LatencyMap
+from stripewise.gui.plot_stack import PLOTS_MIN_PX
 from stripewise.model.bench import BONNIE_NAMES, SpecError
 from stripewise.model.host_group import spec_on_hosts
 from stripewise.model.run_naming import run_name
@@ -39,6 +40,7 @@ class GroupRunView(QObject):
         self.groups = groups
         self.target = GroupTarget()
         self.plots = GroupPlots(service.series)  # merged by the driver's thread
+        self.plots.setMinimumHeight(PLOTS_MIN_PX)  # as this machine's: the map gives way first
         self.latency_map = LatencyMap()  # each host's and all hosts' intervals, per phase
         self.latency_map.hide()  # until a phase's have come in (fio sends them at its end)
         self.view = QWidget()  # what the page's plot stack shows of a group run

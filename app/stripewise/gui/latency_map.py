@@ -50,7 +50,7 @@ _ROWS_PER_DECADE = 24
 # last up to 2 (a tick skipped, a round's closing sample), more means samples are missing
 _LONGEST = 2.5
 # the map's least height: three decades of latency with their labels legible; below it the
-# plots above give up their room (they keep PLOTS_MIN_PX between them)
+# plots above give up their room (they keep plot_stack.PLOTS_MIN_PX between them)
 MAP_MIN_PX = 150
 _FAINTEST = 1e-4  # a share below this (1 I/O in 10,000) is drawn as the faintest colour
 _LINES = {"p50": "#ffffff", "p99": "#ffb000", "p999": "#ff4040"}

@@ -1,0 +1,28 @@
+"""The Benchmark page's plot area: this machine's live plots or a group run's, one at a time."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize
+from PySide6.QtWidgets import QStackedWidget
+
+PLOTS_MIN_PX = 240  # the plots' least height (legible axes): below it the table scrolls
+
+
+class PlotStack(QStackedWidget):
+    """The Benchmark page's plots (this machine's or a group's), asking for no more height
+    than the page on show needs at least: the results table below keeps its rows and the
+    plots take what is left. Asking for pyqtgraph's hint (and, through the latency map's
+    wrapping legend, a height for their width), they took the table's room at 1280x900 (its
+    header and half a row) and the map took the plots' (about 40 px for all three)."""
+
+    def minimumSizeHint(self) -> QSize:
+        page = self.currentWidget()
+        if page is None:
+            return super().minimumSizeHint()
+        return page.minimumSizeHint().expandedTo(page.minimumSize())
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumSizeHint().height())
+
+    def hasHeightForWidth(self) -> bool:
+        return False
