@@ -295,3 +295,29 @@ def test_bench_save_to_a_place_no_database_can_be_runs_nothing(tmp_path: Path, w
         refused(done, f"cannot save to {tmp_path / where}", "nothing was run")
         assert not any(target.iterdir()), "nothing written on the target"
         assert not done.stdout
+
+
+def test_a_database_path_that_cannot_be_looked_at_is_one_line(tmp_path: Path) -> None:
+    long_name = tmp_path / ("a" * 300 + ".db")
+    for command in (("history", "list"), ("db", "move-aside"), ("history", "show", "1")):
+        refused(run_cli("--db", str(long_name), *command), "File name too long")
+    bench = ("bench", "--target", str(tmp_path), "--size", "1M", "--save")
+    refused(run_cli("--db", str(long_name), *bench), "File name too long", "nothing was run")
+    if os.geteuid() != 0:
+        pytest.skip("a root without the right to pass any folder's permissions needs root")
+    shut = tmp_path / "shut"
+    shut.mkdir(mode=0)
+    no_override = ["setpriv", "--inh-caps=-dac_override,-dac_read_search"]
+    no_override.append("--bounding-set=-dac_override,-dac_read_search")
+    for command in (("history", "list"), ("db", "move-aside")):
+        done = subprocess.run(
+            [*no_override, *STRIPEWISE, "--db", str(shut / "h.db"), *command],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        refused(done, str(shut / "h.db"), "Permission denied")
+
+
+def test_a_database_in_a_missing_folder_names_the_folder(tmp_path: Path) -> None:
+    missing = tmp_path / "srv" / "bench"
+    done = run_cli("--db", str(missing / "history.db"), "history", "list")
+    refused(done, f"its folder {missing} does not exist")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import stat
 import sys
 from pathlib import Path
 
@@ -31,9 +32,13 @@ def run(args: argparse.Namespace) -> int:
         path = database.sqlite_path_of(url)
         if path is None:
             raise CliError(f"{database.display_url(url)} is not a SQLite file: nothing to move")
-        if not path.exists():
-            raise CliError(f"{path} does not exist: nothing to move")
-        if path.is_dir():
+        try:
+            found = path.stat()
+        except FileNotFoundError:
+            raise CliError(f"{path} does not exist: nothing to move") from None
+        except OSError as exc:  # a folder this user may not search, a name too long
+            raise CliError(f"cannot look at {path}: {exc.strerror}; nothing moved") from None
+        if stat.S_ISDIR(found.st_mode):
             raise CliError(f"{path} is a directory, not a SQLite file: nothing to move")
         damage = _damage(path, database.display_url(url))
         if damage is not None:

@@ -50,10 +50,17 @@ def place_to_save(url: str) -> str:
     from stripewise.history.location import plain_sqlite_path
 
     path = plain_sqlite_path(url)
-    if path is not None and not path.parent.is_dir():
-        raise CliError(f"cannot save to {path}: there is no folder {path.parent}; nothing was run")
-    if path is not None and path.is_dir():
-        raise CliError(f"cannot save to {path}: it is a folder; nothing was run")
+    if path is None:
+        return url
+    try:
+        if not path.parent.is_dir():
+            raise CliError(
+                f"cannot save to {path}: there is no folder {path.parent}; nothing was run"
+            )
+        if path.is_dir():
+            raise CliError(f"cannot save to {path}: it is a folder; nothing was run")
+    except OSError as exc:  # a folder this user may not search, a name too long
+        raise CliError(f"cannot save to {path}: {exc.strerror}; nothing was run") from None
     return url
 
 

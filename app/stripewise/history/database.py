@@ -150,6 +150,8 @@ def _open_sqlite_file(url: URL, path: Path, migrate: bool) -> Database:
     location = str(path)  # names the file in messages about its content
     where = display_url(url)  # names the URL in "cannot open" messages
     found = sqlitefile.probe(path, where)
+    if not found.exists and not path.parent.is_dir():  # else SQLite's "unable to open"
+        raise DatabaseUnreachableError(where, f"its folder {path.parent} does not exist")
     _check_known(found.revision, location)
     if found.revision is None and found.tables:
         raise ForeignDatabaseError(location, sorted(found.tables))

@@ -78,7 +78,10 @@ def list_runs(
     history should first be synced or have abandoned runs filed (the full path could not
     open it to do so)."""
     path = plain_sqlite_path(url)
-    if path is None or not path.is_file() or (not as_is and spool_waiting(url)):
+    try:
+        if path is None or not path.is_file() or (not as_is and spool_waiting(url)):
+            return None
+    except OSError:  # a folder this user may not search, a name too long: the full path says
         return None
     try:
         if sqlitefile.probe(path, url).revision != HEAD_REVISION:
