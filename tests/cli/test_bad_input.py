@@ -297,6 +297,19 @@ def test_bench_save_to_a_place_no_database_can_be_runs_nothing(tmp_path: Path, w
         assert not done.stdout
 
 
+def test_a_database_url_that_does_not_parse_is_one_line(tmp_path: Path) -> None:
+    """An IPv6 host never closed: the message once crashed looking for runs kept for it."""
+    target = tmp_path / "target"
+    target.mkdir()
+    for url in ("postgresql://u@[bad/x", "postgresql+psycopg://u:secret@[::1/x"):
+        refused(run_cli("--db", url, "history", "list"), "is not a database URL")
+        refused(run_cli("history", "list", env={"STRIPEWISE_DB": url}), "not a database URL")
+        assert "secret" not in refused(run_cli("--db", url, "db", "info"), "Invalid IPv6")
+        done = run_cli("--db", url, "bench", "--target", str(target), "--size", "1M", "--save")
+        refused(done, "not a database URL")  # never measured, then kept for it forever
+        assert not any(target.iterdir())
+
+
 def test_a_database_path_that_cannot_be_looked_at_is_one_line(tmp_path: Path) -> None:
     long_name = tmp_path / ("a" * 300 + ".db")
     for command in (("history", "list"), ("db", "move-aside"), ("history", "show", "1")):
@@ -315,6 +328,38 @@ def test_a_database_path_that_cannot_be_looked_at_is_one_line(tmp_path: Path) ->
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         refused(done, str(shut / "h.db"), "Permission denied")
+
+
+def test_a_database_path_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    """From the environment or the current folder: the command line's words are checked
+    first, these once failed turning the path into a URL."""
+    odd = tmp_path / "d\udcff"  # b"d\xff"
+    odd.mkdir()
+    refused(run_cli("history", "list", env={"STRIPEWISE_DB": "\udcff.db"}), "$STRIPEWISE_DB")
+    refused(run_cli("history", "list", env={"XDG_DATA_HOME": str(odd)}), "d\\xff", "UTF-8")
+    done = subprocess.run(
+        [*STRIPEWISE, "--db", "rel.db", "history", "list"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=odd,
+    )  # fmt: skip
+    refused(done, "d\\xff/rel.db", "UTF-8")
+    assert list(odd.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_an_in_memory_database_is_refused_as_saving_nothing(url: str) -> None:
+    done = run_cli("--db", url, "import", str(IMPORTS / "bonnie103.csv"))
+    refused(done, url, "in-memory", "lost")
+    refused(run_cli("--db", url, "hosts", "add", "g", "127.0.0.1:8765"), "in-memory")
+
+
+def test_a_sqlite_option_the_driver_would_drop_is_refused(tmp_path: Path) -> None:
+    """`?mode=ro` without a URI was dropped with two SQLAlchemy warnings: not read-only."""
+    db = tmp_path / "x.db"
+    refused(run_cli("--db", f"sqlite:///{db}?mode=ro", "history", "list"), "no option mode")
+    refused(run_cli("--db", f"sqlite:///{db}?timeout=abc", "history", "list"), "'abc'")
+    assert not db.exists()
+    done = run_cli("--db", f"sqlite:///file:{db}?mode=rwc&uri=true", "history", "list")
+    assert done.returncode == 0 and not done.stderr, done.stderr
 
 
 def test_a_database_in_a_missing_folder_names_the_folder(tmp_path: Path) -> None:

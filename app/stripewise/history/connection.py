@@ -6,7 +6,6 @@ open `Database` and need nothing of the opening, so they never import it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine, make_url
 
 from stripewise.history.errors import CorruptDatabaseError, DatabaseError, one_line
+from stripewise.history.location import masked_url
 from stripewise.history.revisions import HEAD_REVISION
 
 if TYPE_CHECKING:
@@ -80,21 +80,15 @@ class Database:
         return f"Database({self.display_url!r}, revision={self.schema_revision!r})"
 
 
-# libpq also takes secrets as query parameters: `?password=...`, `&sslpassword=...`
-_SECRET_PARAMETER = re.compile(r"([?&](?:ssl)?password=)[^&#]*", re.IGNORECASE)
-
-
 def display_url(url: URL | str) -> str:
     """The URL for messages: each password replaced by `***` (in the user part and in the
     query), even if the URL does not parse."""
     if isinstance(url, URL):
-        shown = url.render_as_string(hide_password=True)
-    else:
-        try:
-            shown = make_url(url).render_as_string(hide_password=True)
-        except (sa_exc.ArgumentError, ValueError):
-            shown = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
-    return _SECRET_PARAMETER.sub(r"\1***", shown)
+        return masked_url(url.render_as_string(hide_password=True))
+    try:
+        return masked_url(make_url(url).render_as_string(hide_password=True))
+    except (sa_exc.ArgumentError, ValueError):
+        return masked_url(url)
 
 
 @contextmanager

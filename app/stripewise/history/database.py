@@ -187,20 +187,16 @@ def _sqlite_engine(url: URL, *, foreign_keys: bool, atomic: bool = False) -> Eng
     `atomic` makes DDL transactional: the sqlite3 module would otherwise commit before each
     CREATE/ALTER, and a migration failing half-way would leave a half-built schema.
     """
-    memory = _sqlite_file(url) is None
-    if memory:
-        engine = create_engine(
-            url,
-            poolclass=StaticPool,
-            connect_args={"check_same_thread": False},
-            json_serializer=compact_json,
-        )
-    elif atomic:
-        engine = create_engine(url, poolclass=NullPool, json_serializer=compact_json)
-    else:
-        engine = create_engine(url, json_serializer=compact_json)
-
     path = _sqlite_file(url)
+    options: dict[str, Any] = {"json_serializer": compact_json}
+    if path is None:  # in memory (or a file: URI): one connection shared
+        options |= {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+    elif atomic:
+        options["poolclass"] = NullPool
+    try:
+        engine = create_engine(url, **options)
+    except (sa_exc.ArgumentError, TypeError, ValueError) as exc:  # ?timeout=abc
+        raise DatabaseUnreachableError(display_url(url), f"invalid URL ({exc})") from None
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
