@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from stripewise.output_files import OutputFileError, write_output
+from tests.fixtures.machines import sun_x4500
 from tests.test_cli import STRIPEWISE, run_cli
 
 IMPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
@@ -366,3 +367,32 @@ def test_a_database_in_a_missing_folder_names_the_folder(tmp_path: Path) -> None
     missing = tmp_path / "srv" / "bench"
     done = run_cli("--db", str(missing / "history.db"), "history", "list")
     refused(done, f"its folder {missing} does not exist")
+
+
+def test_a_map_the_window_cannot_show_is_refused_before_it_opens(tmp_path: Path) -> None:
+    """--inventory once drew 'cannot read ...' in the window (or a screenshot) and exit 0."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "binary.bin").write_bytes(bytes(range(256)) * 8)
+    (tmp_path / "folder").mkdir()
+    shot = tmp_path / "shot.png"
+    for name, said in (
+        ("missing.txt", "No such file"),
+        ("folder", "a directory"),
+        ("fifo", "a FIFO"),
+        ("empty.txt", "no devices found"),
+        ("binary.bin", "no devices found"),
+    ):
+        done = run_cli("--inventory", str(tmp_path / name), "--screenshot", str(shot))
+        refused(done, "--inventory", str(tmp_path / name), said)
+    refused(run_cli("--inventory", "/dev/zero", "--screenshot", str(shot)), "character device")
+    assert not shot.exists()
+    recording = tmp_path / "x4500.umockdev"
+    recording.write_text(sun_x4500().umockdev())
+    snapshot = tmp_path / "x4500.json"
+    assert run_cli("inventory", "--from", str(recording), "--save", str(snapshot)).returncode == 0
+    for shown in (recording, snapshot, DUMP):  # what the window shows is never refused
+        done = run_cli("--inventory", str(shown), "--screenshot", str(shot), "--view", "hardware")
+        assert done.returncode == 0 and shot.read_bytes()[:4] == b"\x89PNG", done.stderr
+        shot.unlink()

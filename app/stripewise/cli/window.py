@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from stripewise.cli.errors import CliError
 from stripewise.model.display_choice import choose_platform
@@ -16,6 +17,8 @@ from stripewise.system.display_probe import probe
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.inventory is not None:
+        _check_inventory(args.inventory)
     if args.remote:
         from stripewise.cli.remote import run_remote
 
@@ -27,3 +30,15 @@ def run(args: argparse.Namespace) -> int:
     from stripewise.gui.app import run_gui  # lazy: Qt loads only for the window
 
     return run_gui(args, full_screen=choice.full_screen)
+
+
+def _check_inventory(path: Path) -> None:
+    """The file --inventory names, read as the window will: one it cannot show (missing, a
+    folder, a FIFO, empty, not a map) is refused here, not drawn as "cannot read" in a window
+    or a screenshot that exits 0. A map read twice costs well under a second."""
+    from stripewise.inventory import InventoryError, load_inventory
+
+    try:
+        load_inventory(path)
+    except InventoryError as exc:
+        raise CliError(f"--inventory: {exc}") from None
