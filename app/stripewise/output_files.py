@@ -45,6 +45,11 @@ def write_output(path: Path, text: str, *, mode: int | None = None) -> None:
     except UnicodeEncodeError as exc:  # a lone surrogate: no text a file can hold
         said = f"{exc.reason} (character {exc.start})"
         raise OutputFileError(f"cannot write {path}: {said}") from None
+    write_output_bytes(path, data, mode=mode)
+
+
+def write_output_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """`data` (an image) into `path`, as write_output writes text."""
     try:
         _write(Path(path), data, mode)
     except OutputFileError:

@@ -396,3 +396,20 @@ def test_a_map_the_window_cannot_show_is_refused_before_it_opens(tmp_path: Path)
         done = run_cli("--inventory", str(shown), "--screenshot", str(shot), "--view", "hardware")
         assert done.returncode == 0 and shot.read_bytes()[:4] == b"\x89PNG", done.stderr
         shot.unlink()
+
+
+def test_refusals_say_what_is_wrong_in_the_words_typed(tmp_path: Path) -> None:
+    bench = ("bench", "--target", str(tmp_path), "--size", "16M")
+    refused(run_cli(*bench, "--block-size", "999999999999999999T"), "at most 64 MiB")
+    vary = ("experiment", "run", "--target", str(tmp_path), "--size", "16M", "--vary")
+    refused(run_cli(*vary, "block_size=1M,999999999999999999T"), "at most 64 MiB")
+    refused(run_cli("--window-size", "-1x5", "--screenshot", str(tmp_path / "x.png")), "'-1x5'")
+    line = refused(run_cli("--screenshot", str(tmp_path / "nope" / "x.png")), "--screenshot")
+    assert line.endswith(f"cannot write {tmp_path}/nope/x.png: No such file or directory")
+    line = refused(run_cli("tune", "verify", "--journal", "1.5"), "--journal", "'1.5'")
+    assert "`tune apply`" in line and "tuning.apply" not in line
+    timeout = ("hosts", "check", "--host", "127.0.0.1:1", "--timeout")
+    line = refused(run_cli(*timeout, "99999999999999999999999"), ": 99999999999999999999999")
+    assert "e+" not in line
+    assert list(tmp_path.iterdir()) == []
+

@@ -103,7 +103,8 @@ def test_add_list_remove_round_trip(db: str, capsys: pytest.CaptureFixture[str])
         (["check", "--host", "-oProxyCommand=x"], f"-oProxyCommand=x: {NO_DASH}"),
         # an option's own value is no host: argparse's word on it, not a host's
         (["check", "--host", "127.0.0.1", "--timeout", "-inf"], "--timeout: expected one arg"),
-        (["check", "--host", "127.0.0.1", "--time", "-1e3"], "--timeout: expected one arg"),
+        # a negative number is a value, refused as typed (it was "expected one argument")
+        (["check", "--host", "127.0.0.1", "--time", "-1e3"], "--timeout: must be above 0 and at"),
         (["check", "--h", "127.0.0.1:1"], "ambiguous option: --h could match --help, --host"),
         (["list", "nowhere"], "no host group named nowhere"),
         (["remove", "nowhere"], "no host group named nowhere"),
@@ -111,7 +112,7 @@ def test_add_list_remove_round_trip(db: str, capsys: pytest.CaptureFixture[str])
         (["check"], "check needs a GROUP or --host HOST"),
         (["check", "g1", "--host", "127.0.0.1"], "check needs a GROUP or --host HOST"),
         (["check", "nowhere"], "no host group named nowhere"),
-        (["check", "--host", "127.0.0.1", "--timeout", "0"], "--timeout 0: must be above 0"),
+        (["check", "--host", "127.0.0.1", "--timeout", "0"], "--timeout: must be above 0 and at"),
         (["check", "--host", "127.0.0.1", "--timeout", "nan"], "not a finite number"),
     ],
 )

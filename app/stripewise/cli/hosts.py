@@ -116,13 +116,21 @@ def fill_parser(hosts: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--timeout",
-        type=finite,
+        type=_timeout,
         default=5.0,
         metavar="SECONDS",
         help="how long to wait for each host's fio server (default 5; ssh hosts get 15 or more)",
     )
     check.add_argument("--json", action="store_true", help="machine-readable output")
     add_db_option(check, top=False)
+
+
+def _timeout(text: str) -> float:
+    """Seconds, refused as typed: read first, 99999999999999999999999 was echoed as 1e+23."""
+    seconds = finite(text)
+    if not 0 < seconds <= MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_TIMEOUT_S:g}: {text}")
+    return seconds
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,8 +221,6 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    if not 0 < args.timeout <= MAX_TIMEOUT_S:
-        raise CliError(f"--timeout {args.timeout:g}: must be above 0 and at most {MAX_TIMEOUT_S:g}")
     if args.group is not None and _names_a_host(args.group):
         args.check_hosts, args.group = [args.group, *args.check_hosts], None
     if (args.group is None) == (not args.check_hosts):

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 MAX_WHOLE = 2**63 - 1  # SQLite's and PostgreSQL's largest integer
 
 
-# a minus, digits and a unit: a negative size ("-4M"), which argparse's own pattern (digits
-# only) takes for an option, so `--size -4M` said "expected one argument", not why
-_NEGATIVE_VALUE = re.compile(r"^-(?:\d+|\d*\.\d+)[A-Za-z]*$")
+# a minus, then a number and what may follow it: a negative size ("-4M") or window size
+# ("-1x5"), which argparse's own pattern (digits only) takes for an option, so `--size -4M`
+# said "expected one argument", not why; no option of ours starts with a digit
+_NEGATIVE_VALUE = re.compile(r"^-(?:\d|\.\d)[A-Za-z0-9.]*$")
 
 
 class Parser(argparse.ArgumentParser):

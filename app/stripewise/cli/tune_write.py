@@ -36,7 +36,14 @@ from stripewise.model.tunables import (
     validate,
 )
 from stripewise.protocol.fields import Message, VerbArgs
-from stripewise.protocol.tuning import MAX_LABEL, ApplyArgs, RevertArgs, TuningSetting, VerifyArgs
+from stripewise.protocol.tuning import (
+    JOURNAL_ID,
+    MAX_LABEL,
+    ApplyArgs,
+    RevertArgs,
+    TuningSetting,
+    VerifyArgs,
+)
 from stripewise.protocol.tuning_replies import ApplyReply, PutBack, RevertReply, VerifyReply
 from stripewise.protocol.verbs import CapabilitiesArgs
 from stripewise.tuning.current import read_device, read_globals
@@ -82,9 +89,9 @@ def add_write_commands(subparsers: Any) -> None:
         if name in ("revert", "verify"):
             parser.add_argument(
                 "--journal",
-                type=nonempty,
+                type=journal_id,
                 metavar="ID",
-                help="a journal id (default: the last apply)",
+                help="the id `tune apply` or `tune set` printed (default: the last apply)",
             )
         parser.add_argument("--json", action="store_true", help="print the helper's answer")
         parser.add_argument("--state-dir", help=argparse.SUPPRESS)  # tests: the helper's journal
@@ -114,6 +121,17 @@ def run_write(args: argparse.Namespace) -> int:
 
 
 # --- input -----------------------------------------------------------------------------------
+def journal_id(text: str) -> str:
+    """An id as `tune apply` and `tune set` print it ("journal 20261129T201500-a1b2c3: ..."),
+    said in those words: the helper's refusal names its own verb."""
+    if not nonempty(text) or not JOURNAL_ID.match(text):
+        raise argparse.ArgumentTypeError(
+            f"not a journal id: {text!r} (the id `tune apply` or `tune set` printed, such as "
+            "20261129T201500-a1b2c3)"
+        )
+    return text
+
+
 def settings_from_assignments(assignments: list[str], devices: list[str]) -> list[TuningSetting]:
     """KEY=VALUE pairs -> the helper's settings: per-device keys once per --device, global
     keys once. Checked here too so a typo never starts (or asks for) a root helper."""

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtCore import QBuffer, QEvent, QIODevice, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -29,6 +29,7 @@ from stripewise import APP_ID, APP_NAME
 from stripewise.gui.focus_return import FocusReturn
 from stripewise.gui.main_window import EARLY_VIEWS, PLAIN_VIEWS, MainWindow, WindowServices
 from stripewise.gui.theme import ThemeController
+from stripewise.output_files import OutputFileError, write_output_bytes
 from stripewise.resources import resource
 from stripewise.services.tasks import run_in_background, wait_for_background_tasks
 
@@ -343,10 +344,15 @@ class _Screenshot(QObject):
     def grab(self) -> None:
         if self.exit_code == 0:
             return
-        if self.window.grab().save(str(self.path), "PNG"):
+        image = QBuffer()
+        image.open(QIODevice.OpenModeFlag.WriteOnly)
+        try:  # written as exports are: Qt's own save says nothing of why it failed
+            if not self.window.grab().save(image, "PNG"):
+                raise OutputFileError(f"cannot write {self.path}: Qt could not encode a PNG")
+            write_output_bytes(self.path, bytes(image.data().data()))
             self.exit_code = 0
-        else:
-            _error(f"cannot write screenshot {self.path}")
+        except OutputFileError as exc:
+            _error(f"--screenshot: {exc}")
         self.window.close()
         QApplication.quit()
 

@@ -83,10 +83,15 @@ class SpecError(ValueError):
     """A benchmark spec that cannot run; the message names the field."""
 
 
-def parse_size(text: str) -> int:
-    """`8G`, `512M`, `4k`, `1GiB` -> bytes, at most MAX_SIZE. Every unit is binary: K, KB
-    and KiB are all 1024, M, MB and MiB all 2^20. fio (its default kb_base=1024) reads K/KB
-    so but KiB as 1000; dd reads K/KiB so but KB as 1000: neither agrees on every spelling."""
+class SizeTooLargeError(SpecError):
+    """A size that reads as one, past its limit: said as such, never as "not a size"."""
+
+
+def parse_size(text: str, at_most: int = MAX_SIZE) -> int:
+    """`8G`, `512M`, `4k`, `1GiB` -> bytes, at most `at_most` (a block size's is MAX_BLOCK).
+    Every unit is binary: K, KB and KiB are all 1024, M, MB and MiB all 2^20. fio (its
+    default kb_base=1024) reads K/KB so but KiB as 1000; dd reads K/KiB so but KB as 1000:
+    neither agrees on every spelling."""
     match = _SIZE.fullmatch(text.strip())
     shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
     if match is None:
@@ -98,9 +103,17 @@ def parse_size(text: str) -> int:
     unit = (match.group(2) or "B").upper()
     scale = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit[0]]
     size = Decimal(match.group(1)) * scale  # exact: a float overflows to infinity on "9"*400
-    if size > MAX_SIZE:
-        raise SpecError(f"{shown} is too large (at most 1 PiB)")
+    if size > at_most:
+        raise SizeTooLargeError(f"{shown} is too large (at most {binary_size(at_most)})")
     return int(size)
+
+
+def binary_size(size: int) -> str:
+    """A limit in the largest binary unit that divides it exactly: 1 PiB, 64 MiB, 512 B."""
+    for unit, scale in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size // 2**10} KiB" if size % 2**10 == 0 else f"{size} B"
 
 
 @dataclass(frozen=True)

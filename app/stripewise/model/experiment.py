@@ -18,7 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from stripewise.model.bench import BenchSpec, Phase, PhaseResult, SpecError, parse_size
+from stripewise.model.bench import (
+    MAX_BLOCK,
+    BenchSpec,
+    Phase,
+    PhaseResult,
+    SizeTooLargeError,
+    SpecError,
+    parse_size,
+)
 from stripewise.model.tunables import (
     PAGE_BYTES,
     TUNABLES,
@@ -184,7 +192,9 @@ def _tunable_word(word: str) -> Value:
 
 def _workload_value(name: str, word: str) -> int:
     try:
-        number = parse_size(word) if name == "block_size" else int(word)
+        number = parse_size(word, MAX_BLOCK) if name == "block_size" else int(word)
+    except SizeTooLargeError as exc:
+        raise ExperimentError(f"--vary {name}: {exc}") from None
     except (SpecError, ValueError):
         # LO..HI is a latency target's search, not a list of values
         search = " (LO..HI searches with --latency-target-us)" if ".." in word else ""

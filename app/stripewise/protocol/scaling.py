@@ -24,13 +24,13 @@ MAX_BLOCK = 64 * 2**20
 END_STATUSES = ("complete", "cancelled", "failed")
 
 
-def _bytes(key: str) -> Callable[[Any], int]:
+def _bytes(key: str, at_most: int = MAX_SIZE) -> Callable[[Any], int]:
     def read(value: Any) -> int:
         if isinstance(value, bool) or value is None:
             raise Refused(f"{key}: required")
         if isinstance(value, str):
             try:
-                return parse_size(value)
+                return parse_size(value, at_most)
             except SpecError as exc:
                 raise Refused(f"{key}: {exc}") from None
         if isinstance(value, int):
@@ -69,7 +69,7 @@ class ScalingArgs(WireArgs):
         metadata=wire(refusal="devices: a list of kernel names of whole disks, such as sdb")
     )
     size: int = field(metadata=wire(parse=_bytes("size")))  # per disk
-    block_size: int = field(default=2**20, metadata=wire(parse=_bytes("block_size")))
+    block_size: int = field(default=2**20, metadata=wire(parse=_bytes("block_size", MAX_BLOCK)))
     repeat: int = field(default=3, metadata=wire(bounds=(1, MAX_REPEAT)))
     sample_rate_hz: float = 2.0
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from stripewise.model.bench import BenchSpec, Phase, SpecError, parse_size
+from stripewise.model.bench import MAX_BLOCK, MAX_SIZE, BenchSpec, Phase, SpecError, parse_size
 from stripewise.protocol.codec import (
     BAD_ARGS,
     Refused,
@@ -33,7 +33,7 @@ _TYPES = (
 )
 
 
-def _size(key: str) -> Callable[[Any], int]:
+def _size(key: str, at_most: int = MAX_SIZE) -> Callable[[Any], int]:
     def read(value: Any) -> int:
         if isinstance(value, bool) or value is None:
             raise Refused(f"{key}: required")
@@ -41,7 +41,7 @@ def _size(key: str) -> Callable[[Any], int]:
             return value
         if isinstance(value, str):
             try:
-                return parse_size(value)
+                return parse_size(value, at_most)
             except SpecError as exc:
                 raise Refused(f"{key}: {exc}") from None
         raise Refused(f"{key}: a number of bytes or a size like 8G")
@@ -113,8 +113,10 @@ SPEC_SHAPE = Shape(
     fields={
         "target": Wire(refusal=_TYPES),
         "size_bytes": Wire(key="size", parse=_size("size")),
-        "block_bytes": Wire(key="block_size", parse=_size("block_size")),
-        "random_block_bytes": Wire(key="random_block_size", parse=_size("random_block_size")),
+        "block_bytes": Wire(key="block_size", parse=_size("block_size", MAX_BLOCK)),
+        "random_block_bytes": Wire(
+            key="random_block_size", parse=_size("random_block_size", MAX_BLOCK)
+        ),
         "direct": Wire(refusal=_TYPES),
         "phases": Wire(parse=_phases),
         **{key: Wire(parse=_number(key, int)) for key in ("queue_depth", "streams", "repetitions")},

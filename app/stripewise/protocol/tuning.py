@@ -20,7 +20,7 @@ from stripewise.protocol.tuning_replies import ApplyReply, PersistReply, RevertR
 MAX_SETTINGS = 256
 MAX_LABEL = 200
 PERSIST_ACTIONS = ("show", "preview", "write", "remove")
-_JOURNAL_ID = re.compile(r"^[0-9A-Za-z-]{1,40}\Z")  # \Z: "$" allows a final "\n"
+JOURNAL_ID = re.compile(r"^[0-9A-Za-z-]{1,40}\Z")  # \Z: "$" allows a final "\n"
 
 
 # --- arguments --------------------------------------------------------------------------------
@@ -73,7 +73,7 @@ class JournalArgs(WireArgs):
         default=None,
         metadata=wire(
             omit=is_none,
-            pattern=_JOURNAL_ID,
+            pattern=JOURNAL_ID,
             refusal="journal: an id as returned by tuning.apply",
         ),
     )
