@@ -413,3 +413,13 @@ def test_refusals_say_what_is_wrong_in_the_words_typed(tmp_path: Path) -> None:
     assert "e+" not in line
     assert list(tmp_path.iterdir()) == []
 
+
+def test_a_serial_to_confirm_needs_a_device_to_have_one(tmp_path: Path) -> None:
+    """--confirm-serial with a folder was ignored and the run went ahead, as if checked."""
+    (tmp_path / "file").write_text("")
+    for target, kind in ((tmp_path, "a directory"), (tmp_path / "file", "not a block device")):
+        for command in (("bench",), ("experiment", "run", "--vary", "queue_depth=1,2")):
+            done = run_cli(*command, "--target", str(target), "--size", "1M",
+                           "--confirm-serial", "X")  # fmt: skip
+            refused(done, "--confirm-serial", f"{target} is {kind}")
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]

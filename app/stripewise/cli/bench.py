@@ -320,6 +320,7 @@ def start_args(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "latency_log", None) is not None:
         start["latency_log"] = args.latency_log
     if args.confirm_serial is not None:
+        _no_serial_to_confirm(args.target)
         start["confirm_serial"] = args.confirm_serial
     if args.overwrite:
         if args.confirm_serial is None:
@@ -398,3 +399,19 @@ def _lost_line(
         if test_file and stat.S_ISREG(os.lstat(test_file).st_mode):
             line += f"; its test file {test_file} is left behind"  # SIGKILL left it no time
     return line
+
+
+def _no_serial_to_confirm(target: str | None) -> None:
+    """--confirm-serial with a folder or a file: refused, as --overwrite without it is. The
+    helper ignores it there, so a target typed for the device meant (/srv for /dev/sdb)
+    would run with the admin believing the serial was checked."""
+    try:
+        mode = os.stat(target).st_mode if target else stat.S_IFBLK
+    except OSError:
+        return  # missing or out of reach: the helper says which, as root
+    if not stat.S_ISBLK(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a block device"
+        raise CliError(
+            f"--confirm-serial goes with a block device target: {target} is {kind}, which has "
+            "no serial to confirm"
+        )
