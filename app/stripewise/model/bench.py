@@ -104,11 +104,11 @@ def parse_size(text: str, at_most: int = MAX_SIZE) -> int:
     scale = {"B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit[0]]
     size = Decimal(match.group(1)) * scale  # exact: a float overflows to infinity on "9"*400
     if size > at_most:
-        raise SizeTooLargeError(f"{shown} is too large (at most {binary_size(at_most)})")
+        raise SizeTooLargeError(f"{shown} is too large (at most {_limit_text(at_most)})")
     return int(size)
 
 
-def binary_size(size: int) -> str:
+def _limit_text(size: int) -> str:
     """A limit in the largest binary unit that divides it exactly: 1 PiB, 64 MiB, 512 B."""
     for unit, scale in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
         if size % scale == 0:
