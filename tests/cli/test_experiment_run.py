@@ -198,7 +198,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_applied(vary: str, says: str) 
 @pytest.mark.parametrize(
     ("target", "options", "says"),
     [
-        ("file", (), "is neither a directory nor a block device"),
+        ("file", (), "is a file, neither a directory nor a block device"),
         ("loop", ("--size", "1G"), "holds 64.0 MiB, less than the 1.0 GiB asked"),
         ("loop", ("--size", "16M", "--phases", "seq_write"), "writing destroys everything"),
     ],

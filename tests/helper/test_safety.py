@@ -66,7 +66,7 @@ def test_relative_paths_are_refused() -> None:
 @pytest.mark.parametrize(
     "path",
     ["/", "/etc", "/usr/lib", "/proc", "/sys/block", "/dev", "/dev/shm", "/boot", "/root",
-     "/var/lib/dpkg", "/lib", "/lib64", "/bin", "/sbin", "/run", "/dev/null"],
+     "/var/lib/dpkg", "/lib", "/lib64", "/bin", "/sbin", "/run"],  # /dev/null: below
 )  # fmt: skip
 def test_system_directories_are_refused(path: str) -> None:
     if not os.path.exists(path):
@@ -91,9 +91,15 @@ def test_missing_targets_and_dangling_links_are_refused(tmp_path: Path) -> None:
 
 def test_a_regular_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "file").write_bytes(b"data")
-    with refused_untouched(str(tmp_path), "neither a directory nor a block device"):
+    with refused_untouched(str(tmp_path), "is a file, neither a directory nor a block device"):
         check(str(tmp_path / "file"))
     assert (tmp_path / "file").read_bytes() == b"data"
+
+
+def test_a_character_device_is_named_as_one_not_as_a_system_directory() -> None:
+    """/dev/null sits in /dev, but what rules it out is what it is."""
+    with pytest.raises(TargetRefused, match=r"^/dev/null is a character device, neither a"):
+        check("/dev/null")
 
 
 def test_a_directory_gets_a_fresh_test_file_name(tmp_path: Path) -> None:

@@ -101,6 +101,10 @@ def check_target(
             device = _check_device(spec, fd, privileged, confirm_serial, overwrite)
             os.close(fd)  # the device itself is held now
             return device
+        if not stat.S_ISDIR(info.st_mode):  # named first: /dev/null is no system directory
+            raise TargetRefused(
+                f"{target} is {_kind(info.st_mode)}, neither a directory nor a block device"
+            )
         shown = fd_path(fd)
         system = system_location(fd)
         if system is not None:
@@ -109,12 +113,20 @@ def check_target(
                 f"{where} is a system directory ({system}): choose a directory on the "
                 "filesystem to measure, e.g. its mount point or a folder in it"
             )
-        if not stat.S_ISDIR(info.st_mode):
-            raise TargetRefused(f"{target} is neither a directory nor a block device")
         return _check_directory(spec, fd, shown, caller)
     except BaseException:
         os.close(fd)
         raise
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a file"
 
 
 def _refuse_user_served(target: str, fd: int | None) -> None:
