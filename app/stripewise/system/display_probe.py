@@ -51,14 +51,16 @@ def probe(environ: Mapping[str, str] | None = None) -> Surroundings:
 def x_display_state(display: str, xauthority: Path | None) -> XDisplay:
     """Whether the X server at `display` (":0", "unix:1", "localhost:10.0") takes this user:
     the connection setup sent as Xlib sends it, with each MIT cookie `xauthority` holds for the
-    display's number and with none (a server that trusts local users), until one is answered
-    Success. A server that answers and refuses each would make Qt abort."""
+    display's number, then with none (a server that trusts local users), until one is answered
+    Success. A server that answers and refuses each would make Qt abort. The cookies go first:
+    ssh's X11 forwarding prints "X11 connection rejected because of wrong authentication." on
+    the admin's terminal for every attempt without one."""
     match = _X_DISPLAY.match(display)
     if match is None:
         return XDisplay.SILENT
     host, number = match["host"], int(match["number"])
     refused = 0
-    cookies = [b"", *_cookies(xauthority, number)]
+    cookies = [*_cookies(xauthority, number), b""]
     for cookie in cookies:
         conn = _x_connection(host, number)
         if conn is None:
