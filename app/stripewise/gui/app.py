@@ -171,7 +171,10 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
         window = MainWindow(settings, initial_view=args.view)
         if args.window_size is not None:
             window.resize(*args.window_size)
-        start = _Start(window, args, interactive=not headless)
+        # over VNC (--remote) the history's refusal, said on the terminal that started it with
+        # what to do, ends the session (exit 2): a box on the VNC screen would wait for a
+        # viewer who may never come
+        start = _Start(window, args, interactive=not headless and not args.remote)
         if args.screenshot is not None:
             outcome = _Screenshot(window, args.screenshot)
         # bench/ times the frame alone: it quits at once, loading nothing
@@ -296,14 +299,17 @@ def _import_lazy_pages() -> None:
 
 class _CloseOnSignals:
     """Ctrl+C, SIGTERM or a hang-up (the terminal or ssh session gone) close the window the
-    normal way, so its state is saved; one that comes before the window exists closes it as
-    soon as it does. `--remote` holds these signals while it starts (cli/remote.py): installed,
-    this lets them land.
+    normal way, so its state is saved, and end the program; one that comes before the window
+    exists closes it as soon as it does. `--remote` holds these signals while it starts
+    (cli/remote.py): installed, this lets them land.
 
     Python runs signal handlers only between bytecodes; a short idle timer gives it the chance
     while Qt's event loop is waiting. The close is posted, not done in the handler: a signal
     that lands before the event loop runs would close the window while quit() still does
-    nothing, and the loop would then wait forever.
+    nothing, and the loop would then wait forever. Closing the window does not end a modal
+    box's loop (one with no parent, such as the history's refusal, outlives it): exit() ends
+    every loop running and makes any started after it return at once, so no box waits for a
+    click nobody may see.
     """
 
     NUMBERS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -321,13 +327,18 @@ class _CloseOnSignals:
         wake.timeout.connect(lambda: None)
         wake.start(250)
         if self._pending:
-            QTimer.singleShot(0, window.close)
+            QTimer.singleShot(0, self._stop)
 
     def _on_signal(self, _number: int, _frame: object) -> None:
         if self._window is None:
             self._pending = True
         else:
-            QTimer.singleShot(0, self._window.close)
+            QTimer.singleShot(0, self._stop)
+
+    def _stop(self) -> None:
+        if self._window is not None:
+            self._window.close()
+        QApplication.exit(0)
 
 
 class _Screenshot(QObject):
