@@ -54,7 +54,9 @@ def _remote_argv(scratch: Path) -> list[str]:
 def _remote_env(scratch: Path) -> dict[str, str]:
     hidden = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "XAUTHORITY")
     env = {k: v for k, v in os.environ.items() if k not in hidden}
-    return env | {"XDG_CONFIG_HOME": str(scratch), "XDG_DATA_HOME": str(scratch)}
+    (scratch / "tmp").mkdir(exist_ok=True)  # its temporary folders, to see none is left
+    return env | {"XDG_CONFIG_HOME": str(scratch), "XDG_DATA_HOME": str(scratch),
+                  "TMPDIR": str(scratch / "tmp")}  # fmt: skip
 
 
 def _read_session(process: subprocess.Popen[str]) -> Session:
@@ -181,7 +183,9 @@ def test_closing_the_window_stops_the_server(remote: Session, tmp_path: Path) ->
 
 def test_the_end_of_the_ssh_session_stops_the_server(sshd: SshServer, tmp_path: Path) -> None:
     require_tool("Xvnc", "tigervnc-standalone-server")
-    env_words = [f"{k}={v}" for k, v in _remote_env(tmp_path).items() if k.startswith("XDG_")]
+    # sshd passes no environment on: the code under test and its folders named
+    passed = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR", "PYTHONPATH")
+    env_words = [f"{k}={v}" for k, v in _remote_env(tmp_path).items() if k in passed]
     ssh = subprocess.Popen(
         ["ssh", "-F", str(sshd.client_config), "-tt", "-p", str(sshd.port), "root@127.0.0.1",
          "env", *env_words, *_remote_argv(tmp_path)],
@@ -214,12 +218,15 @@ def test_the_death_of_its_parent_stops_the_server(tmp_path: Path) -> None:
     _gone(session, xvnc)
 
 
-def test_a_killed_stripewise_still_takes_the_server_and_its_folder(remote: Session) -> None:
+def test_a_killed_stripewise_still_takes_the_server_and_its_folder(
+    remote: Session, tmp_path: Path
+) -> None:
     """SIGKILL leaves no handler to run: Xvnc goes by its parent-death signal, the folder
     with the password file and the cookie by the reaper started beside it."""
     xvnc = _remember(remote)
     folder = Path(xvnc.cmdline()[xvnc.cmdline().index("-rfbauth") + 1]).parent
     assert folder.is_dir()
+    assert _capture_painted(remote, tmp_path / "up.png") > 0.9  # the window is up
     remote.process.kill()
     remote.process.wait(timeout=WAIT_S)
     xvnc.wait(timeout=WAIT_S)
@@ -233,6 +240,7 @@ def test_a_killed_stripewise_still_takes_the_server_and_its_folder(remote: Sessi
         time.sleep(0.1)
     assert not folder.exists()
     assert not reaper_left()  # it has ended too
+    assert not any((tmp_path / "tmp").iterdir())  # nor any other folder of its own
 
 
 def test_without_xvnc_it_says_what_to_install(tmp_path: Path) -> None:

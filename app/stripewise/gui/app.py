@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -161,13 +162,7 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
     app = create_application()
     stop = _CloseOnSignals()  # before the window starts any process: they inherit the mask
     _theme = ThemeController(app, args.theme)  # follows the desktop for the whole session
-    with tempfile.TemporaryDirectory(prefix="stripewise-") as scratch:
-        # Screenshots and bench runs start from default geometry and never touch saved state.
-        settings = (
-            QSettings(str(Path(scratch) / "headless.ini"), QSettings.Format.IniFormat)
-            if headless
-            else user_settings()
-        )
+    with _window_settings(headless) as settings:
         window = MainWindow(settings, initial_view=args.view)
         if args.window_size is not None:
             window.resize(*args.window_size)
@@ -199,6 +194,18 @@ def run_gui(args: argparse.Namespace, full_screen: bool = False) -> int:
     if args.screenshot is not None:
         return outcome.exit_code
     return code
+
+
+@contextmanager
+def _window_settings(headless: bool) -> Iterator[QSettings]:
+    """The user's settings. Screenshots and bench runs start from default geometry and never
+    touch saved state: theirs lie in a folder made for them alone (one made for every run was
+    left behind by each SIGKILL, as no code of ours runs then)."""
+    if not headless:
+        yield user_settings()
+        return
+    with tempfile.TemporaryDirectory(prefix="stripewise-") as scratch:
+        yield QSettings(str(Path(scratch) / "headless.ini"), QSettings.Format.IniFormat)
 
 
 class _Start(QObject):
