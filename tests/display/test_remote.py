@@ -193,6 +193,9 @@ def test_the_end_of_the_ssh_session_stops_the_server(sshd: SshServer, tmp_path: 
     )  # fmt: skip
     try:
         session = _read_session(ssh)
+        # the tunnel names the address and port this ssh session reached, not the host name
+        tunnel = f"ssh -N -L {session.port}:127.0.0.1:{session.port} -p {sshd.port} root@127.0.0.1"
+        assert f"on your desktop:   {tunnel}\n" in session.said
         xvnc = _remember(session)
         assert _capture_painted(session, tmp_path / "over-ssh.png") > 0.9
     finally:
@@ -302,6 +305,33 @@ def test_the_tunnel_names_the_user_who_logged_in_under_sudo(
     assert " admin@" in how_to_connect(server).splitlines()[1]
     monkeypatch.delenv("SUDO_USER")
     assert f" {getpass.getuser()}@" in how_to_connect(server).splitlines()[1]
+
+
+@pytest.mark.parametrize(
+    ("connection", "host", "port"),
+    [("192.0.2.7 51234 198.51.100.4 22", "198.51.100.4", "22"),
+     ("2001:db8::7 51234 2001:db8::4 2222", "2001:db8::4", "2222")],
+)  # fmt: skip
+def test_the_tunnel_reaches_the_address_and_port_ssh_reached(
+    connection: str, host: str, port: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """SSH_CONNECTION's server address and port, read back by ssh itself (`ssh -G` resolves
+    nothing and connects nowhere): what the admin copies reaches the same sshd."""
+    from stripewise.cli.remote import how_to_connect
+    from stripewise.system.vnc_server import VncServer
+
+    server = VncServer(5901, "pw", tmp_path, subprocess.Popen(["true"]), -1, ":1")
+    server.process.wait()
+    monkeypatch.setenv("SSH_CONNECTION", connection)
+    monkeypatch.setenv("SUDO_USER", "admin")
+    line = how_to_connect(server).splitlines()[1]
+    words = line.split(":", 1)[1].split()
+    assert words[:4] == ["ssh", "-N", "-L", "5901:127.0.0.1:5901"]
+    assert ("-p" in words) is (port != "22")
+    seen = subprocess.run(
+        ["ssh", "-G", *words[4:]], capture_output=True, text=True, timeout=30, check=True
+    ).stdout.splitlines()
+    assert {f"hostname {host}", f"port {port}", "user admin"} <= set(seen), line
 
 
 def test_the_reaper_takes_signals_though_it_was_started_with_them_held(tmp_path: Path) -> None:

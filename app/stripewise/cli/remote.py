@@ -21,6 +21,7 @@ from stripewise.system.vnc_server import VncServer, VncUnavailable, launch_vnc_s
 DEFAULT_SIZE = (1280, 800)  # the screen a viewer sees; --window-size chooses another
 # what gui/app.py handles by closing the window, and unblocks once its handlers are in place
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+SSH_PORT = 22
 
 
 def run_remote(args: argparse.Namespace) -> int:
@@ -60,17 +61,30 @@ def how_to_connect(server: VncServer) -> str:
     tunnel's user is the one who logged in: under `sudo`, SUDO_USER (sshd refuses root's
     password on a stock Debian)."""
     user = os.environ.get("SUDO_USER") or getpass.getuser()
-    host = socket.gethostname()
+    host, port = ssh_server_address()
+    reach = f"{user}@{host}" if port == SSH_PORT else f"-p {port} {user}@{host}"
     return "\n".join(
         [
             f"stripewise: the window is on a private VNC server on 127.0.0.1:{server.port} "
             f"(display {server.display}), for this session only",
-            f"  on your desktop:   ssh -N -L {server.port}:127.0.0.1:{server.port} {user}@{host}",
+            f"  on your desktop:   ssh -N -L {server.port}:127.0.0.1:{server.port} {reach}",
             f"  then a VNC viewer: vncviewer localhost::{server.port}",
             f"  password:          {server.password}",
             "stripewise: the server stops when the window closes or this ssh session ends",
         ]
     )
+
+
+def ssh_server_address() -> tuple[str, int]:
+    """The address and port the admin's ssh reached, from SSH_CONNECTION ("client_ip
+    client_port server_ip server_port"): the host name alone may not resolve on the desktop,
+    and sshd may listen on another port. Outside ssh (or under a sudo that dropped it), the
+    host name on port 22. An IPv6 address goes bare: `ssh user@::1` reaches it, and ssh takes
+    `user@[::1]` for a host name."""
+    words = os.environ.get("SSH_CONNECTION", "").split()
+    if len(words) == 4 and words[3].isdigit():
+        return words[2], int(words[3])
+    return socket.gethostname(), SSH_PORT
 
 
 def _hang_up_with_parent() -> None:
