@@ -1,6 +1,6 @@
 """`stripewise --remote`: the window on a private VNC server, reached through `ssh -L`.
 
-The server (system/vnc_server.py) listens on 127.0.0.1 only and asks for a password made for
+The server (system/vnc_server.py) listens on loopback only and asks for a password made for
 this session; what to type on the desktop is printed here. It stops when the window closes,
 and the window closes when the ssh session ends: its SIGHUP, or our parent's death (a
 session that leaves us behind still takes the window with it).
@@ -16,7 +16,12 @@ import socket
 
 from stripewise.child_death import on_parent_death
 from stripewise.cli.errors import CliError
-from stripewise.system.vnc_server import VncServer, VncUnavailable, launch_vnc_server
+from stripewise.system.vnc_server import (
+    VncServer,
+    VncUnavailable,
+    launch_vnc_server,
+    ready_vnc_server,
+)
 
 DEFAULT_SIZE = (1280, 800)  # the screen a viewer sees; --window-size chooses another
 # what gui/app.py handles by closing the window, and unblocks once its handlers are in place
@@ -40,11 +45,11 @@ def run_remote(args: argparse.Namespace) -> int:
     try:
         from stripewise.gui.app import run_gui  # Qt loads while Xvnc starts
 
-        display = server.wait_ready()
+        server = ready_vnc_server(server, size)  # on another port when its own was taken
         print(how_to_connect(server), flush=True)
         os.environ.pop("WAYLAND_DISPLAY", None)
         os.environ |= {
-            "DISPLAY": display,
+            "DISPLAY": server.display,
             "XAUTHORITY": str(server.xauthority),
             "QT_QPA_PLATFORM": "xcb",
         }

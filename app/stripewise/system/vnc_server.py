@@ -1,5 +1,5 @@
-"""A private VNC server for `stripewise --remote`: TigerVNC's Xvnc, reachable on 127.0.0.1 only,
-behind a one-time password, its X display behind a cookie of its own.
+"""A private VNC server for `stripewise --remote`: TigerVNC's Xvnc, reachable on loopback only
+(127.0.0.1 and ::1), behind a one-time password, its X display behind a cookie of its own.
 
 Qt's own VNC platform has no authentication: any local user of the server could watch and drive
 the window. Xvnc asks for the password (VncAuth) before it shows anything, and its X display
@@ -9,7 +9,9 @@ Everything it needs lies in a private folder (0700) that goes with it.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import secrets
 import select
 import shutil
@@ -26,16 +28,26 @@ from pathlib import Path
 from stripewise.child_death import dies_with_parent
 
 START_TIMEOUT_S = 15.0
+PORT_ATTEMPTS = 3  # Xvnc started on as many ports when another program takes each first
 STOP_TIMEOUT_S = 5.0
 # VncAuth (DES) uses at most 8 characters: 8 from 56 unambiguous ones is about 46 bits, and
 # Xvnc blocks a client address after a few wrong answers
 PASSWORD_LENGTH = 8
 PASSWORD_ALPHABET = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 _XAUTH_FAMILY_WILD = 0xFFFF  # an Xauthority entry for any host and display number
+_BIND_FAILED = re.compile(r"failed to bind socket: .*\((\d+)\)")  # Xvnc's log, any locale
 
 
 class VncUnavailable(Exception):
     """Xvnc is missing or did not start; the message says what to do."""
+
+
+class VncPortInUse(VncUnavailable):
+    """Another program took the RFB port, on 127.0.0.1 or ::1, before Xvnc could bind it."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(f"port {port} in use")
+        self.port = port
 
 
 @dataclass
@@ -43,7 +55,7 @@ class VncServer:
     """Xvnc, launched; `wait_ready` gives its display once it serves (so what the caller does
     meanwhile, such as loading Qt, overlaps its start)."""
 
-    port: int  # the RFB port on 127.0.0.1
+    port: int  # the RFB port on 127.0.0.1 and ::1
     password: str
     folder: Path  # private: the password file, the X cookie and Xvnc's log
     process: subprocess.Popen[bytes]
@@ -104,20 +116,23 @@ class VncServer:
             chunk = os.read(self._display_pipe, 16)
             if not chunk:
                 self.process.wait()
-                raise VncUnavailable(
-                    f"Xvnc exited with code {self.process.returncode}{self._tail()}"
-                )
+                raise self._exited()
             received += chunk
         return int(received)
+
+    def _exited(self) -> VncUnavailable:
+        """Why Xvnc exited: its port taken, or its log's last words."""
+        found = _BIND_FAILED.search(self._log())
+        if found and int(found[1]) == errno.EADDRINUSE:
+            return VncPortInUse(self.port)
+        return VncUnavailable(f"Xvnc exited with code {self.process.returncode}{self._tail()}")
 
     def _wait_answering(self) -> None:
         """The RFB port greets ("RFB 003.008"): a viewer may connect now."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise VncUnavailable(
-                    f"Xvnc exited with code {self.process.returncode}{self._tail()}"
-                )
+                raise self._exited()
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
                     if conn.recv(3) == b"RFB":
@@ -126,17 +141,55 @@ class VncServer:
                 time.sleep(0.02)
         raise VncUnavailable(f"Xvnc did not answer on 127.0.0.1:{self.port}{self._tail()}")
 
-    def _tail(self) -> str:
+    def _log(self) -> str:
         try:
-            lines = (self.folder / "Xvnc.log").read_text(errors="replace").strip().splitlines()
+            return (self.folder / "Xvnc.log").read_text(errors="replace")
         except OSError:
             return ""
+
+    def _tail(self) -> str:
+        """The log's last line that says something: a fatal error ends on a bare "(EE)"."""
+        lines = [line for line in self._log().splitlines() if line.removeprefix("(EE)").strip()]
         return f": {lines[-1]}" if lines else ""
 
 
+def ready_vnc_server(server: VncServer, size: tuple[int, int]) -> VncServer:
+    """`server` once it serves (VncServer.wait_ready); when another program took its port
+    between _free_port's look and Xvnc's bind, a new server on another port, PORT_ATTEMPTS in
+    all. Those that could not serve are stopped, and so is a new one that fails."""
+    taken: list[int] = []
+    try:
+        while True:
+            try:
+                server.wait_ready()
+                return server
+            except VncPortInUse as exc:
+                server.stop()
+                taken.append(exc.port)
+                if len(taken) == PORT_ATTEMPTS:
+                    raise VncUnavailable(_ports_in_use(taken)) from None
+            server = launch_vnc_server(size)
+    except BaseException:
+        server.stop()  # stopped already, or a new one the caller never saw
+        raise
+
+
+def _ports_in_use(ports: list[int]) -> str:
+    distinct = list(dict.fromkeys(ports))
+    which = (
+        f"port {distinct[0]}"
+        if len(distinct) == 1
+        else "ports " + ", ".join(str(port) for port in distinct)
+    )
+    return (
+        f"Xvnc could not listen: {which} in use on loopback by another program "
+        f"({len(ports)} attempts)"
+    )
+
+
 def launch_vnc_server(size: tuple[int, int], desktop_name: str = "Stripewise") -> VncServer:
-    """Xvnc with a `size` screen on a free 127.0.0.1 port, started (not yet serving: see
-    VncServer.wait_ready)."""
+    """Xvnc with a `size` screen on a free loopback port, started (not yet serving: see
+    VncServer.wait_ready and ready_vnc_server)."""
     xvnc, vncpasswd = shutil.which("Xvnc"), shutil.which("vncpasswd")
     if xvnc is None or vncpasswd is None:
         missing = "Xvnc" if xvnc is None else "vncpasswd"
@@ -178,7 +231,8 @@ def _spawn_xvnc(
         ("-displayfd", str(display_fd)),
         ("-geometry", f"{size[0]}x{size[1]}"),
         ("-depth", "24"),
-        ("-interface", "127.0.0.1"),  # with -localhost: RFB on loopback only, through `ssh -L`
+        # with -localhost: RFB on loopback only (127.0.0.1 and ::1), reached through `ssh -L`
+        ("-interface", "127.0.0.1"),
         ("-rfbport", str(port)),
         ("-rfbauth", str(folder / "passwd")),
         ("-SecurityTypes", "VncAuth"),
@@ -252,6 +306,28 @@ def _write_private(path: Path, data: bytes) -> None:
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port the kernel offers on 127.0.0.1 that is free on ::1 too: Xvnc's -localhost
+    binds both and exits when either is taken. Another program may still take it before
+    Xvnc binds it: ready_vnc_server then tries another."""
+    for _ in range(10):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if _free_on_loopback(port):
+            break
+    return port
+
+
+def _free_on_loopback(port: int) -> bool:
+    """Whether `port` can be bound on 127.0.0.1 and on ::1 (a machine without IPv6 has no
+    ::1 to take)."""
+    for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                if family == socket.AF_INET6:
+                    probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                probe.bind((address, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return False
+    return True
