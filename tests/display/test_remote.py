@@ -173,6 +173,18 @@ def test_a_wrong_password_is_refused(remote: Session, tmp_path: Path) -> None:
     assert not (tmp_path / "no.png").exists()
 
 
+def test_wrong_passwords_from_another_user_do_not_lock_the_admin_out(
+    remote: Session, tmp_path: Path
+) -> None:
+    """Every viewer comes from 127.0.0.1 (through `ssh -L`, or a local user's own client):
+    Xvnc's blacklist, by address, would refuse the right password after 5 wrong ones."""
+    wrong = "".join(reversed(remote.password))
+    for attempt in range(6):
+        refused = _vncdo(remote.port, wrong, "capture", str(tmp_path / f"no-{attempt}.png"))
+        assert "Authentication failure" in refused.stderr, refused.stderr
+    assert _capture_painted(remote, tmp_path / "admin.png") > 0.9
+
+
 def test_closing_the_window_stops_the_server(remote: Session, tmp_path: Path) -> None:
     xvnc = _remember(remote)
     assert _capture_painted(remote, tmp_path / "before.png") > 0.9  # the window is up
