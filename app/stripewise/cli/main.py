@@ -110,7 +110,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--remote",
         action="store_true",
-        help="show the window on a private VNC server (127.0.0.1, one-time password) to reach "
+        help="show the window on a private VNC server (loopback only, one-time password) to reach "
         "through `ssh -L`: for a server without a desktop",
     )
     parser.add_argument("--bench-startup", action="store_true", help=argparse.SUPPRESS)
