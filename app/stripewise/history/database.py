@@ -188,13 +188,18 @@ def _sqlite_engine(url: URL, *, foreign_keys: bool, atomic: bool = False) -> Eng
     CREATE/ALTER, and a migration failing half-way would leave a half-built schema.
     """
     path = _sqlite_file(url)
-    options: dict[str, Any] = {"json_serializer": compact_json}
-    if path is None:  # in memory (or a file: URI): one connection shared
-        options |= {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
-    elif atomic:
-        options["poolclass"] = NullPool
     try:
-        engine = create_engine(url, **options)
+        if path is None:  # in memory (or a file: URI): one connection shared
+            engine = create_engine(
+                url,
+                poolclass=StaticPool,
+                connect_args={"check_same_thread": False},
+                json_serializer=compact_json,
+            )
+        elif atomic:
+            engine = create_engine(url, poolclass=NullPool, json_serializer=compact_json)
+        else:
+            engine = create_engine(url, json_serializer=compact_json)
     except (sa_exc.ArgumentError, TypeError, ValueError) as exc:  # ?timeout=abc
         raise DatabaseUnreachableError(display_url(url), f"invalid URL ({exc})") from None
 
