@@ -32,7 +32,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QScrollArea, QSizePolicy, QToolTip, QWidget
 
 from stripewise.gui.disk_colors import STATE_COLORS
-from stripewise.gui.hardware_tile import HEALTH_BADGES
+from stripewise.gui.hardware_tile import draw_badge, health_badge
 from stripewise.model.bay_map import PlacedBay, port_of
 from stripewise.model.chassis import ChassisLayout, Face
 from stripewise.model.health import HealthVerdict
@@ -215,17 +215,12 @@ class BayView(QWidget):
             text_rect = QRect(rect.x() + 4, y, width, line.metrics.height())
             painter.drawText(text_rect, WHOLE if line.whole else LEFT_MIDDLE, _shown(line, room))
             y += line.metrics.height() + 1
-        verdict = self.health.get(disk.name) if disk is not None else None
-        if verdict is not None and verdict.level in HEALTH_BADGES:
-            word, colour = HEALTH_BADGES[verdict.level]
-            painter.setFont(kit.badge)
+        shown = health_badge(self.health.get(disk.name)) if disk is not None else None
+        if shown is not None:
+            word, colour = shown
             width = kit.badge_metrics.horizontalAdvance(word) + 8
-            badge = QRect(rect.right() - width - 3, rect.bottom() - 17, width, 14)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(colour)
-            painter.drawRoundedRect(QRectF(badge), 4, 4)
-            painter.setPen(QColor("white"))
-            painter.drawText(badge, int(Qt.AlignmentFlag.AlignCenter), word)
+            badge = QRectF(rect.right() - width - 3, rect.bottom() - 17, width, 14)
+            draw_badge(painter, badge, word, colour, kit.badge)
         if label in (self.selected, self.lit):
             painter.setPen(kit.highlight)
             painter.setBrush(Qt.BrushStyle.NoBrush)

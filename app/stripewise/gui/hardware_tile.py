@@ -38,6 +38,12 @@ HEALTH_BADGES: dict[str, tuple[str, QColor]] = {  # a verdict's badge: its word 
 }
 
 
+def health_badge(health: HealthVerdict | None) -> tuple[str, QColor] | None:
+    """The badge a disk's SMART verdict shows, its word and colour (FAILING, WARN); None when
+    it shows none (ok, or not read). The map's tiles and the planner's chips alike."""
+    return None if health is None else HEALTH_BADGES.get(health.level)
+
+
 def draw_badge(painter: QPainter, rect: QRectF, word: str, colour: QColor, font: QFont) -> None:
     """A health badge: its word in white on its colour, in a rounded box (the map's tiles and
     the planner's chips alike)."""
@@ -140,9 +146,7 @@ class SlotTile(QWidget):
     @property
     def badge(self) -> str | None:
         """The badge's word as drawn (FAILING, WARN), None when the disk shows none."""
-        if self.slot.disk is None or self.health is None:
-            return None
-        shown = HEALTH_BADGES.get(self.health.level)
+        shown = health_badge(self.health) if self.slot.disk is not None else None
         return shown[0] if shown else None
 
     def _describe(self) -> None:
@@ -255,10 +259,10 @@ class SlotTile(QWidget):
         return QFontMetrics(self._badge_font())
 
     def _paint_badge(self, painter: QPainter) -> None:
-        word = self.badge
-        if word is None or self.health is None:
+        shown = health_badge(self.health) if self.slot.disk is not None else None
+        if shown is None:
             return
-        colour = HEALTH_BADGES[self.health.level][1]
+        word, colour = shown
         width = self._badge_width()
         rect = QRectF(self.width() - TEXT_RIGHT - width, 4, width, BADGE_HEIGHT)
         draw_badge(painter, rect, word, colour, self._badge_font())

@@ -22,7 +22,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QWidget
 
 from stripewise.gui.disk_colors import PLANNED, STATE_COLORS
-from stripewise.gui.hardware_tile import HEALTH_BADGES, draw_badge
+from stripewise.gui.hardware_tile import draw_badge, health_badge
 from stripewise.model.health import HealthVerdict
 from stripewise.model.plan import PlanDisk
 from stripewise.planner.from_inventory import BAY_PREFIX
@@ -99,7 +99,7 @@ class DiskChip(QWidget):
     @property
     def badge(self) -> tuple[str, QColor] | None:
         """The health badge as drawn (FAILING, WARN), None when the disk shows none."""
-        return None if self.health is None else HEALTH_BADGES.get(self.health.level)
+        return health_badge(self.health)
 
     def _describe(self) -> None:
         disk, badge = self.disk, self.badge
