@@ -12,10 +12,16 @@ MB = 10**6
 
 
 def rounds_of(
-    phase: Phase, mb_s: list[float], errors: dict[int, str] | None = None, max_rounds: int = 25
+    phase: Phase,
+    mb_s: list[float],
+    errors: dict[int, str] | None = None,
+    max_rounds: int = 25,
+    warned: list[tuple[str, str]] | None = None,
 ) -> tuple[PhaseOutcome, list[SteadyRound]]:
-    """Each round writes 100 MB at the recorded rate (4 KiB I/Os for a random write)."""
+    """Each round writes 100 MB at the recorded rate (4 KiB I/Os for a random write); the
+    warnings the loop gives go to `warned`, (code, message)."""
     said: list[SteadyRound] = []
+    warnings = warned if warned is not None else []
     block = 4096 if phase is Phase.RANDOM_WRITE else 2**20
 
     def run_round(number: int) -> PhaseOutcome:
@@ -27,7 +33,10 @@ def rounds_of(
             cpu_busy_pct=10.0 * number,
         )  # fmt: skip
 
-    return run_in_rounds("r", phase, 1, max_rounds, run_round, said.append), said
+    def warn(code: str, message: str) -> None:
+        warnings.append((code, message))
+
+    return run_in_rounds("r", phase, 1, max_rounds, run_round, said.append, warn), said
 
 
 def test_it_stops_at_the_first_steady_window_and_reports_its_mean() -> None:
@@ -52,10 +61,16 @@ def test_it_stops_at_the_first_steady_window_and_reports_its_mean() -> None:
 
 
 def test_a_rate_that_never_settles_is_flagged_at_the_cap() -> None:
-    outcome, said = rounds_of(Phase.SEQ_WRITE, [100, 120, 140, 160, 180, 200], max_rounds=5)
+    warned: list[tuple[str, str]] = []
+    outcome, said = rounds_of(
+        Phase.SEQ_WRITE, [100, 120, 140, 160, 180, 200], max_rounds=5, warned=warned
+    )
     assert len(said) == 5 and not said[-1].steady
     assert said[-1].slope_pct == pytest.approx(20 / 140 * 4 * 100, abs=0.1)
     assert outcome.flags == ("not_steady",)
+    # said once, as a guard that trips is (protocol.md, Guards)
+    assert [code for code, _message in warned] == ["not_steady"]
+    assert warned[0][1].startswith("Sequential Output, Block, pass 1: not steady in 5 rounds")
     assert outcome.mb_s == pytest.approx(140.0)
 
 

@@ -126,7 +126,10 @@ def test_sqlite_in_missing_directory_gives_one_line_message() -> None:
     url = "sqlite:////nonexistent-stripewise-dir/x.db"
     with pytest.raises(DatabaseUnreachableError) as caught:
         open_database(url)
-    assert str(caught.value) == f"cannot open database {url}: unable to open database file"
+    # the folder named, not SQLite's "unable to open database file"
+    assert str(caught.value) == (
+        f"cannot open database {url}: its folder /nonexistent-stripewise-dir does not exist"
+    )
     assert not Path("/nonexistent-stripewise-dir").exists()
 
 
