@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QStackedWidget
+
+from stripewise.gui.page_stack import PageStack
 
 PLOTS_MIN_PX = 240  # the plots' least height (legible axes): below it the table scrolls
 
 
-class PlotStack(QStackedWidget):
+class PlotStack(PageStack):
     """The Benchmark page's plots (this machine's or a group's), asking for no more height
-    than the page on show needs at least: the results table below keeps its rows and the
-    plots take what is left. Asking for pyqtgraph's hint (and, through the latency map's
-    wrapping legend, a height for their width), they took the table's room at 1280x900 (its
-    header and half a row) and the map took the plots' (about 40 px for all three)."""
-
-    def minimumSizeHint(self) -> QSize:
-        page = self.currentWidget()
-        if page is None:
-            return super().minimumSizeHint()
-        return page.minimumSizeHint().expandedTo(page.minimumSize())
+    than the page on show needs at least (PageStack's minimum): the results table below keeps
+    its rows and the plots take what is left. Asking for pyqtgraph's hint (and, through the
+    latency map's wrapping legend, a height for their width), they took the table's room at
+    1280x900 (its header and half a row) and the map took the plots' (about 40 px for all
+    three)."""
 
     def sizeHint(self) -> QSize:
         return QSize(super().sizeHint().width(), self.minimumSizeHint().height())
