@@ -370,6 +370,7 @@ class Sampler:
         moved = counters.read_bytes + counters.write_bytes
         if progress is None or not progress.planned_bytes:
             return None, None
+        share, left = progress.phase_share(moved)
         eta = None
         if engine is not None and fresh:
             self._window.append((engine.engine_s, moved))
@@ -378,9 +379,8 @@ class Sampler:
             first_s, first_moved = self._window[0]
             span = engine.engine_s - first_s
             rate = (moved - first_moved) / span if span > 0 else 0.0
-            left = progress.phase_share(moved)[1]
             eta = 0.0 if left == 0 else (round(left / rate, 1) if rate > 0 else None)
-        return round(progress.phase_share(moved)[0], 4), eta
+        return round(share, 4), eta
 
     # --- samples ----------------------------------------------------------------------------
     def _tick(self) -> Sample | None:
