@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -20,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.bench_process import Bench
+from tests.fixtures.cancelled_run import stripewise
 
 
 @pytest.fixture
@@ -28,16 +27,6 @@ def leftovers(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path / "target"
     for leftover in (tmp_path / "target").glob("*"):
         leftover.unlink(missing_ok=True)
-
-
-def stripewise(db: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stripewise", *args, "--db", db],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def finished(events: list[dict[str, Any]]) -> Counter[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from stripewise.system import display_probe
+from tests.fixtures.socket_reads import read_up_to
 from tests.fixtures.xvfb import XServer
 
 pytestmark = pytest.mark.xvfb
@@ -46,11 +47,11 @@ class RecordingDisplay:
             except OSError:
                 return  # closed
             with client, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
-                head = _read(client, 12)  # byte order, protocol version, name and data lengths
+                head = read_up_to(client, 12)  # byte order, version, name and data lengths
                 if len(head) < 12:
                     continue  # a probe of the number, not an X client
                 name_length, data_length = struct.unpack_from("<HH", head, 6)
-                body = _read(
+                body = read_up_to(
                     client, -name_length % 4 + name_length + -data_length % 4 + data_length
                 )
                 self.offered.append(body[:name_length])
@@ -61,16 +62,6 @@ class RecordingDisplay:
     def close(self) -> None:
         self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept: close() alone would not
         self._listener.close()
-
-
-def _read(conn: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 from stripewise.fio.probe import encode_probe_reply
+from tests.fixtures.socket_reads import read_up_to
 
 HEADER_SIZE = 24
 
@@ -91,12 +92,9 @@ def fake_server(answer: Callable[[socket.socket], None]) -> Iterator[int]:
 
 
 def _read(conn: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("client hung up")
-        data += chunk
+    data = read_up_to(conn, size)
+    if len(data) < size:
+        raise ConnectionError("client hung up")
     return data
 
 
