@@ -3,8 +3,7 @@ geometry is the plan's (this kernel has no md driver, so the filesystem goes str
 loop device where /dev/md/NAME would be). Needs root and losetup; skipped otherwise.
 
 Every loop device is detached in a finalizer, also when a test fails, and the module checks
-that `losetup -a` lists none of its images at the end (tests elsewhere attach their own
-meanwhile: the suite runs in two processes)."""
+that `losetup -a` lists none of its images at the end (only its own: an admin's may be there)."""
 
 from __future__ import annotations
 
@@ -48,7 +47,7 @@ def _attached() -> str:
     return done.stdout
 
 
-_IMAGES: list[Path] = []  # every image this module attached (others' tests run beside it)
+_IMAGES: list[Path] = []  # every image this module attached (an admin's may be attached too)
 
 
 @pytest.fixture(scope="module", autouse=True)
