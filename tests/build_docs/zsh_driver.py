@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 END = "--END--"
+ZLE_READING = b"\x1b[?2004h"  # zle enables bracketed paste when it starts reading keys
 _ZSHRC = """
 fpath=({functions} $fpath)
 autoload -Uz compinit && compinit -u -D
@@ -60,7 +61,9 @@ def zsh_candidates(
     screen: list[bytes] = []
     threading.Thread(target=_drain, args=(master, screen), daemon=True).start()
     try:
-        _wait(lambda: capture.exists(), wait_s, screen)
+        # keys typed before the line editor reads are the terminal's: it echoes them and ^U
+        # erases them (as in one CI run); zle turns bracketed paste on once it reads the keys
+        _wait(lambda: capture.exists() and ZLE_READING in b"".join(screen), wait_s, screen)
         for count, line in enumerate(lines, start=1):
             os.write(master, line.encode() + b"\t\x18\x05\x15")
             _wait(lambda n=count: capture.read_text().count(END) >= n, wait_s, screen)
