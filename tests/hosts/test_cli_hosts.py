@@ -101,8 +101,9 @@ def test_add_list_remove_round_trip(db: str, capsys: pytest.CaptureFixture[str])
         (["add", "g1", "127.0.0.3", "-oProxyCommand=x"], f"-oProxyCommand=x: {NO_DASH}"),
         (["remove", "g1", "-oProxyCommand=x"], f"-oProxyCommand=x: {NO_DASH}"),
         (["check", "--host", "-oProxyCommand=x"], f"-oProxyCommand=x: {NO_DASH}"),
-        # an option's own value is no host: argparse's word on it, not a host's
-        (["check", "--host", "127.0.0.1", "--timeout", "-inf"], "--timeout: expected one arg"),
+        # -inf is a value, refused as typed (it was argparse's "expected one argument")
+        (["check", "--host", "127.0.0.1", "--timeout", "-inf"], "--timeout: not a finite num"),
+        (["check", "--host", "127.0.0.1", "--timeout", "-NaN"], "--timeout: not a finite num"),
         # a negative number is a value, refused as typed (it was "expected one argument")
         (["check", "--host", "127.0.0.1", "--time", "-1e3"], "--timeout: must be above 0 and at"),
         (["check", "--h", "127.0.0.1:1"], "ambiguous option: --h could match --help, --host"),

@@ -19,9 +19,9 @@ MAX_WHOLE = 2**63 - 1  # SQLite's and PostgreSQL's largest integer
 
 
 # a minus, then a number and what may follow it: a negative size ("-4M") or window size
-# ("-1x5"), which argparse's own pattern (digits only) takes for an option, so `--size -4M`
-# said "expected one argument", not why; no option of ours starts with a digit
-_NEGATIVE_VALUE = re.compile(r"^-(?:\d|\.\d)[A-Za-z0-9.]*$")
+# ("-1x5"), or -inf, which argparse's own pattern (digits only) takes for an option, so
+# `--size -4M` said "expected one argument", not why; no option of ours starts with a digit
+_NEGATIVE_VALUE = re.compile(r"^-(?:(?:\d|\.\d)[A-Za-z0-9.]*|inf|infinity|nan)$", re.IGNORECASE)
 
 
 class Parser(argparse.ArgumentParser):
