@@ -391,7 +391,9 @@ REFUSED = [
     (ArrayCreateArgs, _array(chunk_kib=4096), "bad_args", "chunk_kib"),
     (ArrayCreateArgs, _array(members="sdb"), "bad_args", "members"),
     (ArrayCreateArgs, _array(members=[DISKS[0].to_json()]), "bad_args", "3 to 64 members"),
-    (ArrayCreateArgs, _array(spares=[DISKS[3].to_json()] * 9), "bad_args", "members"),
+    (ArrayCreateArgs, _array(spares=[DISKS[3].to_json()] * 9), "bad_args", "at most 8 spares"),
+    # mdadm refuses spares below level 1: refused before any disk is looked at
+    (ArrayCreateArgs, _array(level="raid0", spares=[DISKS[3].to_json()]), "bad_args", "no spares"),
     (ArrayCreateArgs, _array(members=[{"device": "/dev/sdb"}] * 3), "bad_args", "{device, serial}"),
     (
         ArrayCreateArgs,

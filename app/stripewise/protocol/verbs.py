@@ -223,6 +223,10 @@ class ArrayCreateArgs(WireArgs):
 
     def wire_checked(self) -> Self:
         fewest = MIN_MEMBERS[self.level]
-        if not fewest <= len(self.members) <= MAX_MEMBERS or len(self.spares) > MAX_SPARES:
+        if not fewest <= len(self.members) <= MAX_MEMBERS:
             raise Refused(f"{self.level} needs {fewest} to {MAX_MEMBERS} members")
+        if len(self.spares) > MAX_SPARES:
+            raise Refused(f"at most {MAX_SPARES} spares")
+        if self.spares and self.level == "raid0":  # mdadm refuses spares below level 1
+            raise Refused("raid0 takes no spares: it has no redundancy to rebuild onto them")
         return self
