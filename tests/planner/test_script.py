@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -114,6 +115,47 @@ def test_placeholders_of_disks_to_buy_stop_it_too(tmp_path: Path) -> None:
     done, calls = run_script(tmp_path, text, CONFIRM_FLAG)
     assert done.returncode == 1 and calls == []
     assert "<Seagate Exos X18 ST18000NM000J 18 TB #1>" in done.stderr
+
+
+def named_in_header(text: str) -> dict[str, str]:
+    """Disk id -> the path the header lists under it."""
+    lines = text.splitlines()
+    return {
+        line.split()[1]: lines[i + 1].removeprefix("#").strip()
+        for i, line in enumerate(lines)
+        if line.startswith("#     ") and " serial " in line
+    }
+
+
+def created_with(text: str) -> dict[str, tuple[str, ...]]:
+    """md device -> the devices its mdadm --create names."""
+    argvs = (shlex.split(line) for line in text.splitlines() if line.startswith("mdadm --create"))
+    return {argv[2]: tuple(a for a in argv[3:] if not a.startswith("--")) for argv in argvs}
+
+
+def test_each_disk_to_buy_has_one_name_in_the_whole_script() -> None:
+    """A RAID 60 of 16 disks to buy (two sets of 8) and two RAID 5 arrays beside it: each disk
+    is one placeholder in the header, the disk check and its set's or array's mdadm line."""
+    plan = one_array_plan(
+        RaidLevel.RAID60, 24, group_size=8, hypothetical=True, mountpoint=None, name="big"
+    )
+    big = replace(plan.arrays[0], members=plan.arrays[0].members[:16])
+    ids = [d.id for d in plan.disks]
+    small = [
+        PlannedArray(n, RaidLevel.RAID5, tuple(ids[i : i + 4])) for n, i in (("a", 16), ("b", 20))
+    ]
+    text = script_of(replace(plan, arrays=(big, *small)))
+    header = named_in_header(text)
+    assert len(set(header.values())) == len(header) == 24, header
+    created = created_with(text)
+    members = {"/dev/md/big-g1": ids[:8], "/dev/md/big-g2": ids[8:16]}
+    members |= {"/dev/md/a": ids[16:20], "/dev/md/b": ids[20:24]}
+    for device, disk_ids in members.items():
+        assert created[device] == tuple(header[d] for d in disk_ids), device
+    checked = next(line for line in text.splitlines() if line.startswith("for device in"))
+    checked = checked.removeprefix("for device in ").removesuffix("; do")
+    assert shlex.split(checked) == list(header.values())
+    assert "#24>" in header["d24"]
 
 
 def _device_nodes(tmp_path: Path, count: int) -> list[Path]:

@@ -82,21 +82,35 @@ UNNAMED = "unnamed"  # and of one named by kernel name: no stable name is known
 def device_paths(plan: Plan, disk_ids: Iterable[str]) -> tuple[tuple[str, str | None], ...]:
     """(path, mark) per disk: the stable path (mark None), a placeholder for a disk still to
     buy (PLACEHOLDER), or /dev/NAME when the disk has no stable name (UNNAMED)."""
+    numbers = _placeholder_numbers(plan)
     out: list[tuple[str, str | None]] = []
-    counts: dict[str, int] = {}
     for disk_id in disk_ids:
         disk = plan.disk(disk_id)
         if disk is None:
             raise PlanNotReady(disk_id, (Problem("unknown_disk", f"unknown disk {disk_id!r}"),))
-        out.append(_device_path(disk, counts))
+        out.append(_device_path(disk, numbers))
     return tuple(out)
 
 
-def _device_path(disk: PlanDisk, counts: dict[str, int]) -> tuple[str, str | None]:
+def _placeholder_numbers(plan: Plan) -> dict[str, int]:
+    """Disk id -> n of its `<model #n>`, counted per model in the plan's order of disks: a disk
+    still to buy keeps one name in the header, every set and every array of any script."""
+    counts: dict[str, int] = {}
+    numbers: dict[str, int] = {}
+    for disk in plan.disks:
+        if disk.hypothetical:
+            model = _placeholder_model(disk)
+            counts[model] = numbers[disk.id] = counts.get(model, 0) + 1
+    return numbers
+
+
+def _placeholder_model(disk: PlanDisk) -> str:
+    return disk.model or "new disk"
+
+
+def _device_path(disk: PlanDisk, numbers: dict[str, int]) -> tuple[str, str | None]:
     if disk.hypothetical:
-        model = disk.model or "new disk"
-        counts[model] = counts.get(model, 0) + 1
-        return f"/dev/disk/by-id/<{model} #{counts[model]}>", PLACEHOLDER
+        return f"/dev/disk/by-id/<{_placeholder_model(disk)} #{numbers[disk.id]}>", PLACEHOLDER
     if disk.stable_path:
         return disk.stable_path, None
     return f"/dev/{disk.id}", UNNAMED
