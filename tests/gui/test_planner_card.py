@@ -67,3 +67,19 @@ def test_the_spread_bar_fits_its_text_on_a_narrow_card(qtbot: Any, members: list
     if len(members) == 1:
         assert text == "nothing to spread yet"
         assert card.score.toolTip() == "one member: nothing to spread yet"
+
+
+@pytest.mark.parametrize("level", [RaidLevel.RAID0, RaidLevel.JBOD])
+def test_spares_on_a_level_mdadm_gives_none_grey_out_the_commands(
+    qtbot: Any, level: RaidLevel
+) -> None:
+    """Commands… (and with it Create on This Machine) stays off, the reason on the card."""
+    card = ArrayCard("md0")
+    qtbot.addWidget(card)
+    card.show()
+    plan = x4500(array(level, ["c0d0", "c1d0"], spares=("c2d0",)))
+    report = evaluate(plan).array("md0")
+    assert report is not None
+    card.show_report(report, plan)
+    assert not card.commands_button.isEnabled()
+    assert "takes no hot spares" in card.problems.text()

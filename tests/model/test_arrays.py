@@ -258,8 +258,15 @@ def test_spare_too_small() -> None:
     ]
 
 
-def test_useless_spare_warns() -> None:
-    assert "useless_spare" in codes(R.RAID0, ["d0", "d1"], disks(3), spares=("d2",))
+@pytest.mark.parametrize("level", [R.RAID0, R.JBOD])
+def test_spares_on_levels_without_redundancy_are_an_error(level: RaidLevel) -> None:
+    """mdadm refuses spares below RAID 1 ("This level does not support spare devices"): a
+    warning let the commands through to fail at the first mdadm line."""
+    a = array(level, ["d0", "d1"], spares=("d2",))
+    (problem,) = [p for p in check_array(a, plan_of(disks(3), a)) if p.code == "useless_spare"]
+    assert problem.error and problem.disks == ("d2",)
+    assert "mdadm refuses" in problem.message
+    assert "useless_spare" not in codes(R.RAID1, ["d0", "d1"], disks(3), spares=("d2",))
 
 
 def test_odd_raid10() -> None:

@@ -283,6 +283,16 @@ def test_arrays_with_errors_get_no_commands() -> None:
     assert str(two) == "array 'data' cannot be built yet: sdb is failing; sdc is in md1"
 
 
+@pytest.mark.parametrize("level", [RaidLevel.RAID0, RaidLevel.JBOD])
+def test_spares_on_raid0_or_linear_block_commands(level: RaidLevel) -> None:
+    """mdadm --create --level=0 (or linear) --spare-devices=1 fails: no command is offered."""
+    plan = one_array_plan(level, 2, spares=1)
+    report = evaluate(plan).arrays[0]
+    assert not report.ok
+    with pytest.raises(PlanNotReady, match="takes no hot spares"):
+        commands_for(plan.arrays[0], plan, report)
+
+
 def test_real_disk_that_is_not_free_blocks_commands() -> None:
     plan = one_array_plan(RaidLevel.RAID1, 2)
     plan = replace(plan, disks=(plan.disks[0], replace(plan.disks[1], state="system")))

@@ -125,12 +125,12 @@ def check_array(
             )
         )
     problems += _identity_problems((*members, *spares))
-    if spares and array.level in (RaidLevel.RAID0, RaidLevel.JBOD):
-        problems.append(
+    if array.spares and array.level in (RaidLevel.RAID0, RaidLevel.JBOD):
+        problems.append(  # mdadm: "This level does not support spare devices" (level <= 0)
             Problem(
                 "useless_spare",
-                f"{level} has no redundancy to rebuild: its spares would sit idle.",
-                error=False,
+                f"{level} takes no hot spares (mdadm refuses them): it has no redundancy to "
+                "rebuild; remove the spares or choose a level with redundancy.",
                 disks=array.spares,
             )
         )
