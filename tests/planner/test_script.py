@@ -19,7 +19,8 @@ import pytest
 
 from stripewise.model.evaluate import evaluate
 from stripewise.model.plan import Filesystem, Plan, PlannedArray, RaidLevel
-from stripewise.planner.commands import CONFIRM_FLAG, PlanNotReady, shell_script
+from stripewise.planner.commands import PlanNotReady
+from stripewise.planner.script import CONFIRM_FLAG, shell_script
 from tests.planner.plans import one_array_plan
 
 BASH = shutil.which("bash") or "/bin/bash"

@@ -16,8 +16,8 @@ from stripewise.inventory import load_inventory
 from stripewise.model.plan import Plan, PlanController, PlanDisk, PlannedArray, RaidLevel
 from stripewise.model.topology import Inventory
 from stripewise.planner.checks import evaluate_plan
-from stripewise.planner.commands import shell_script
 from stripewise.planner.from_inventory import plan_from_inventory
+from stripewise.planner.script import shell_script
 from tests.fixtures.machines import sun_x4500
 
 SIXTEEN = 16

@@ -29,9 +29,10 @@ from stripewise.model.plan import Plan
 from stripewise.model.topology import Inventory
 from stripewise.output_files import OutputFileError, write_output
 from stripewise.planner.checks import evaluate_plan, hardware_errors
-from stripewise.planner.commands import PlanNotReady, shell_script
+from stripewise.planner.commands import PlanNotReady
 from stripewise.planner.plan_file import PlanFileError, load_plan
 from stripewise.planner.report_json import format_plan, plan_json
+from stripewise.planner.script import shell_script
 
 
 def fill_parser(plan: argparse.ArgumentParser) -> None:

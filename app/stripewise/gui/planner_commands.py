@@ -132,7 +132,8 @@ def show_commands(
     machine: Inventory | None = None,
 ) -> None:
     from stripewise.gui.planner_dialogs import CommandsDialog
-    from stripewise.planner.commands import PlanNotReady, shell_script
+    from stripewise.planner.commands import PlanNotReady
+    from stripewise.planner.script import shell_script
 
     plan = planner.plan
     array = plan.array(name)

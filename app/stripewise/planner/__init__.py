@@ -1,5 +1,5 @@
 """Array plans outside the model: plan files, the hardware catalog, plans from an inventory,
-the commands that build a plan, and its JSON report.
+the commands that build a plan, its script, and its JSON report.
 
 Imports model and inventory only (no Qt, no history): the CLI and the GUI both use it.
 """
