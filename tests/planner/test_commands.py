@@ -193,6 +193,40 @@ def test_mkfs_uses_the_arrays_geometry() -> None:
 
 
 @pytest.mark.parametrize(
+    ("level", "count", "group", "chunk", "outer", "sets"),
+    [(RaidLevel.RAID50, 8, 4, 512, 1536, 2), (RaidLevel.RAID60, 12, 6, 128, 512, 2)],
+)
+@pytest.mark.parametrize("filesystem", [Filesystem.EXT4, Filesystem.XFS])
+def test_nested_mkfs_comment_names_the_outer_chunk_and_the_sets(
+    level: RaidLevel,
+    count: int,
+    group: int,
+    chunk: int,
+    outer: int,
+    sets: int,
+    filesystem: Filesystem,
+) -> None:
+    """The values are the outer chunk and the number of sets (docs/prediction-model.md); the
+    comment said "stride = chunk / block = 384" for a 512 KiB chunk and "sw = 2 data disks"."""
+    plan = one_array_plan(level, count, group_size=group, chunk_kib=chunk, filesystem=filesystem)
+    mkfs = next(c for c in build(plan) if c.argv[0].startswith("mkfs."))
+    text = " ".join(mkfs.comment.split())
+    data_per_set = (count - sets * (1 if level is RaidLevel.RAID50 else 2)) // sets
+    assert chunk * data_per_set == outer
+    assert f"one set's full stripe ({chunk} KiB x {data_per_set} data disks)" in text
+    assert f"full width is the same ({chunk * data_per_set * sets} KiB)" in text
+    if filesystem is Filesystem.EXT4:
+        stride = outer // 4
+        assert f"-E stride={stride},stripe_width={stride * sets}" in shlex.join(mkfs.argv)
+        assert f"stride = outer chunk / block = {outer} / 4 = {stride}" in text
+        assert f"stripe_width = stride x {sets} sets = {stride * sets} (in blocks)" in text
+    else:
+        assert f"su={outer}k,sw={sets}" in mkfs.argv
+        assert f"su = the outer chunk, {outer} KiB; sw = {sets} sets" in text
+    assert "data disks =" not in text  # the per-member formula of a single level
+
+
+@pytest.mark.parametrize(
     ("level", "count", "why"),
     [
         (RaidLevel.RAID1, 2, "RAID 1 mirrors"),

@@ -307,6 +307,8 @@ def _mkfs(array: PlannedArray, report: ArrayReport, device: str) -> list[Command
         comment = f"{array.filesystem.value} with the label {label}; no stripe geometry applies."
     elif fs.stride is None or fs.su_kib is None:  # RAID 1, JBOD, one stripe unit
         comment = f"{_fs_name(array.filesystem)}, {fs.block_kib} KiB blocks; {_unstriped(array)}"
+    elif array.level.nested:
+        comment = _nested_fs_comment(array, report)
     elif array.filesystem is Filesystem.EXT4:
         comment = (
             f"ext4, {fs.block_kib} KiB blocks: stride = chunk / block = {fs.stride}, "
@@ -315,6 +317,31 @@ def _mkfs(array: PlannedArray, report: ArrayReport, device: str) -> list[Command
     else:
         comment = f"XFS: stripe unit su = {fs.su_kib} KiB (the chunk), sw = {fs.sw} data disks."
     return [Command(f"Make the {array.filesystem.value} filesystem", argv, comment)]
+
+
+def _nested_fs_comment(array: PlannedArray, report: ArrayReport) -> str:
+    """RAID 50/60: the unit is the outer chunk and the width the sets (docs/prediction-model.md),
+    not chunk and data disks as for one level: said with the numbers that give the values."""
+    fs, geometry = report.fs, report.geometry
+    assert fs is not None and fs.su_kib is not None  # _mkfs checked
+    sets = count_noun(geometry.groups, "set")
+    if array.filesystem is Filesystem.EXT4:
+        text = (
+            f"ext4, {fs.block_kib} KiB blocks: stride = outer chunk / block = {fs.su_kib} / "
+            f"{fs.block_kib} = {fs.stride}, stripe_width = stride x {sets} = {fs.stripe_width} "
+            "(in blocks)."
+        )
+    else:
+        text = f"XFS: stripe unit su = the outer chunk, {fs.su_kib} KiB; sw = {sets}."
+    data = geometry.data_disks // geometry.groups
+    return (
+        f"{text} The outer chunk is one set's full stripe ({array.chunk_kib} KiB x "
+        f"{count_noun(data, 'data disk')}): the filesystem sits on the RAID 0 over the sets, so "
+        f"its unit is that chunk and its width the sets, not the {array.chunk_kib} KiB chunk and "
+        f"the {geometry.data_disks} data disks of a single-level array. The full width is the "
+        f"same ({fs.su_kib * geometry.groups} KiB), and a full-width write fills a whole stripe "
+        "of every set."
+    )
 
 
 def _fs_name(filesystem: Filesystem) -> str:
