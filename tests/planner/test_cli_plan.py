@@ -227,6 +227,17 @@ def test_script_of_a_plan_without_buildable_arrays_fails(
     assert not script.exists()
 
 
+def test_script_of_a_plan_without_arrays_names_the_plan_as_a_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "array 'Untitled plan' cannot be built yet": the plan's name, called an array."""
+    script = tmp_path / "build.sh"
+    assert main(["plan", str(write(tmp_path, HEAD)), "--script", str(script)]) == 1
+    err = capsys.readouterr().err
+    assert "no script written: plan 't' cannot be built yet: it has no arrays" in err
+    assert "array 't'" not in err and not script.exists()
+
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "x4500-raid6.toml"
 
 

@@ -60,11 +60,12 @@ class Command:
 
 
 class PlanNotReady(ValueError):
-    """The array has errors: no commands until they are fixed."""
+    """The array (or, `what="plan"`, the whole plan) has errors: no commands until they are
+    fixed."""
 
-    def __init__(self, array: str, problems: tuple[Problem, ...]) -> None:
+    def __init__(self, array: str, problems: tuple[Problem, ...], what: str = "array") -> None:
         listed = "; ".join(p.message.rstrip(".") for p in problems)  # not ".;" between
-        super().__init__(f"array {array!r} cannot be built yet: {listed}")
+        super().__init__(f"{what} {array!r} cannot be built yet: {listed}")
         self.array = array
         self.problems = problems
 

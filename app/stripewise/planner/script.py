@@ -39,7 +39,8 @@ def shell_script(plan: Plan, reports: Iterable[ArrayReport], host: str = "") -> 
     if not ready:
         if blocked:
             raise blocked[0]
-        raise PlanNotReady(plan.name, (Problem("no_arrays", "the plan has no arrays"),))
+        empty = Problem("no_arrays", "it has no arrays")
+        raise PlanNotReady(plan.name, (empty,), what="plan")
     lines = _script_header(plan, [a for a, _ in ready], blocked)
     devices = [p for a, _ in ready for p, _ in _all_devices(plan, a)]
     lines += _script_guard(devices)
