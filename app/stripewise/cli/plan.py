@@ -32,7 +32,7 @@ from stripewise.planner.checks import evaluate_plan, hardware_errors
 from stripewise.planner.commands import PlanNotReady
 from stripewise.planner.plan_file import PlanFileError, load_plan
 from stripewise.planner.report_json import format_plan, plan_json
-from stripewise.planner.script import shell_script
+from stripewise.planner.script import homehost, shell_script
 
 
 def fill_parser(plan: argparse.ArgumentParser) -> None:
@@ -74,15 +74,6 @@ def run(args: argparse.Namespace) -> int:
         if args.script is None and any(a.ok and a.array.members for a in report.arrays):
             print(f"commands: stripewise plan {args.file} --script FILE")
     return status
-
-
-def homehost(plan: Plan, inventory: Inventory | None) -> str:
-    """The host name mdadm records in the arrays (`--homehost`), when known."""
-    if inventory is not None and inventory.host.hostname:
-        return inventory.host.hostname
-    if plan.host and plan.host.startswith("host:"):
-        return plan.host.removeprefix("host:")
-    return ""
 
 
 def _measured_ceilings(args: argparse.Namespace, plan: Plan) -> tuple[MeasuredCeiling, ...]:

@@ -8,6 +8,7 @@ with the reason (issue 29.1).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -130,26 +131,22 @@ def show_commands(
     name: str,
     helper: HelperClient | None = None,
     machine: Inventory | None = None,
+    shown: Inventory | None = None,
 ) -> None:
+    """The script `stripewise plan FILE --script` writes for a plan of this one array (with
+    `--inventory` of the machine planned on, `shown` or `machine` when either is that one)."""
     from stripewise.gui.planner_dialogs import CommandsDialog
     from stripewise.planner.commands import PlanNotReady
-    from stripewise.planner.script import shell_script
+    from stripewise.planner.script import homehost, shell_script
 
     plan = planner.plan
     array = plan.array(name)
     report = next((r for r in planner.report.arrays if r.array.name == name), None)
     if array is None or report is None or not report.ok:
         return  # the card keeps the button disabled while the array has problems
-    single = Plan(
-        name=plan.name,
-        controllers=plan.controllers,
-        disks=plan.disks,
-        arrays=(array,),
-        host=plan.host,
-        currency=plan.currency,
-    )
+    planned_on = next((i for i in (shown, machine) if i and i.host.key == plan.host), None)
     try:
-        script = shell_script(single, (report,))
+        script = shell_script(replace(plan, arrays=(array,)), (report,), homehost(plan, planned_on))
     except PlanNotReady as exc:  # the card disables the button first; this is the last guard
         planner.failed.emit(str(exc))
         return

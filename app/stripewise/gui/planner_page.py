@@ -300,7 +300,8 @@ class PlannerPage(QWidget):
     def _commands(self, name: str) -> None:
         from stripewise.gui.planner_commands import show_commands
 
-        show_commands(self, self.planner, name, self.helper, self.hardware.machine)
+        hardware = self.hardware
+        show_commands(self, self.planner, name, self.helper, hardware.machine, hardware.inventory)
 
     def _open(self) -> None:
         path = file_places.chosen(

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from stripewise.model.evaluate import ArrayReport
 from stripewise.model.plan import Plan, PlannedArray, Problem
+from stripewise.model.topology import Inventory
 from stripewise.model.wording import count_noun
 from stripewise.planner.commands import (
     UNNAMED,
@@ -22,6 +23,16 @@ from stripewise.planner.commands import (
 )
 
 CONFIRM_FLAG = "--i-have-checked-the-serials"
+
+
+def homehost(plan: Plan, inventory: Inventory | None) -> str:
+    """The host name mdadm records in the arrays (`--homehost`), when known: the machine's
+    inventory names it, else a plan keyed by host name ("host:thumper")."""
+    if inventory is not None and inventory.host.hostname:
+        return inventory.host.hostname
+    if plan.host and plan.host.startswith("host:"):
+        return plan.host.removeprefix("host:")
+    return ""
 
 
 def shell_script(plan: Plan, reports: Iterable[ArrayReport], host: str = "") -> str:
