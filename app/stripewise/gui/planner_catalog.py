@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QComboBox,
@@ -19,18 +19,21 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLayout,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from stripewise.gui import help_dialogs as says
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.plan import (
     CONTROLLER_LIMITS,
     DISK_LIMITS,
@@ -50,7 +53,7 @@ PCIE_SPEEDS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}  # GT/s per la
 LANES = (1, 2, 4, 8, 16)
 GB = 10**9
 MAX_DISKS_AT_ONCE = 96
-WIDTH = 840  # px: catalog titles and the target's load unclipped, within a 1024x768 screen
+WIDTH = 840  # px: catalog titles and the target's load unclipped on a 1024x768 screen
 _Field = QSpinBox | QDoubleSpinBox | QComboBox
 
 
@@ -147,10 +150,22 @@ class CatalogDialog(QDialog):
         layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
         self.description = says.purpose_label(says.ADD_HARDWARE)
         layout.addWidget(self.description)
-        controllers, disks = self._controller_box(), self._disk_box()
-        layout.addWidget(controllers)
-        layout.addWidget(disks)
+        boxes = QWidget()
+        both = QVBoxLayout(boxes)
+        both.setContentsMargins(0, 0, 0, 0)
+        both.addWidget(self._controller_box())
+        both.addWidget(self._disk_box())
+        both.addStretch(1)  # height to spare goes below the forms, not into them
         _align_labels(self.controller_form, self.disk_form)
+        # the two forms are taller than an 800x600 console: they scroll, Close stays in sight
+        area = QScrollArea()
+        area.setWidget(boxes)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        bar = area.verticalScrollBar().sizeHint().width()
+        area.setMinimumWidth(boxes.minimumSizeHint().width() + bar)
+        layout.addWidget(area, 1)
         self.note = QLabel()
         self.note.setWordWrap(True)
         layout.addWidget(self.note)
@@ -161,7 +176,8 @@ class CatalogDialog(QDialog):
         self._show_controller_pick()
         self._show_disk_pick()
         self._plan_changed()
-        self.resize(max(WIDTH, self.sizeHint().width()), self.sizeHint().height())
+        whole = self.sizeHint().height() - area.sizeHint().height() + boxes.sizeHint().height()
+        resize_within_screen(self, QSize(WIDTH, whole))
 
     # --- building ------------------------------------------------------------------------------
     def _controller_box(self) -> QGroupBox:

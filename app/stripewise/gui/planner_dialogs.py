@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QFrame,
+    QGridLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -26,6 +27,9 @@ from stripewise.model.plan import Plan
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
 from stripewise.planner.sizes import cost_per_usable_tb, plan_usable_bytes
+
+SPREAD_WIDTH = 720  # px: within an 800x600 console; each swap's reason wraps to it
+REASON_CHARS = 30  # the reason column's least width, in characters: a few words a line
 
 
 class SpreadDialog(QDialog):
@@ -48,30 +52,65 @@ class SpreadDialog(QDialog):
                 QLabel(f"{array} is as well spread as the free disks allow (score {before}).")
             )
         else:
-
-            def where(disk_id: str) -> str:
-                disk = plan.disk(disk_id)
-                return f"{disk_id} ({disk.controller})" if disk else disk_id
-
-            rows = "".join(
-                f"<tr><td>{escape(where(s.out_disk))}</td><td>&rarr;</td>"
-                f"<td>{escape(where(s.in_disk))}</td><td>{escape(s.reason)}</td></tr>"
-                for s in swaps
-            )
-            text = QLabel(
-                f"<p>Spread score {before} &rarr; <b>{after}</b> with "
-                f"{count_noun(len(swaps), 'swap')}:</p>"
-                f"<table cellspacing='6'>{rows}</table>"
-            )
-            text.setTextFormat(Qt.TextFormat.RichText)
             layout.addWidget(says.purpose_label(says.SPREAD_SWAPS))
-            layout.addWidget(text)
+            score = QLabel(
+                f"Spread score {before} &rarr; <b>{after}</b> with "
+                f"{count_noun(len(swaps), 'swap')}:"
+            )
+            score.setTextFormat(Qt.TextFormat.RichText)
+            layout.addWidget(score)
+            listing = _swap_rows(swaps, plan)
+            layout.addWidget(listing, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         if swaps:
             self.apply = buttons.addButton("Apply Swaps", QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        if swaps:  # an 800x600 console holds it: the reasons wrap, and many swaps scroll
+            margins = layout.contentsMargins()
+            rows = listing.widget()
+            assert rows is not None  # _swap_rows sets it
+            shown = rows.heightForWidth(SPREAD_WIDTH - margins.left() - margins.right())
+            height = self.sizeHint().height() - listing.sizeHint().height() + shown
+            resize_within_screen(self, QSize(SPREAD_WIDTH, height))
+
+
+def _swap_rows(swaps: tuple[Swap, ...], plan: Plan) -> QScrollArea:
+    """One row per swap: the disk out, the disk in, and why, wrapped to the dialog's width."""
+
+    def where(disk_id: str) -> str:
+        disk = plan.disk(disk_id)
+        return f"{disk_id} ({disk.controller})" if disk else disk_id
+
+    rows = QWidget()
+    grid = QGridLayout(rows)
+    grid.setContentsMargins(0, 0, 0, 0)
+    for row, swap in enumerate(swaps):
+        why = _plain(swap.reason)  # wrapped, never narrower than a few words
+        why.setWordWrap(True)
+        why.setMinimumWidth(why.fontMetrics().averageCharWidth() * REASON_CHARS)
+        out, into = _plain(where(swap.out_disk)), _plain(where(swap.in_disk))
+        for column, cell in enumerate((out, _plain("\N{RIGHTWARDS ARROW}"), into, why)):
+            grid.addWidget(cell, row, column, Qt.AlignmentFlag.AlignTop)
+    grid.setColumnStretch(3, 1)
+    grid.setRowStretch(len(swaps), 1)  # room to spare goes below the rows, not between them
+    area = QScrollArea()
+    area.setWidget(rows)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setMinimumWidth(
+        rows.minimumSizeHint().width() + area.verticalScrollBar().sizeHint().width()
+    )
+    area.setMinimumHeight(min(rows.sizeHint().height(), 4 * area.fontMetrics().lineSpacing()))
+    return area
+
+
+def _plain(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
 
 
 class CommandsDialog(QDialog):
