@@ -8,9 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 from html import unescape
+from pathlib import Path
 
-from PySide6.QtWidgets import QLabel
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QLabel
 
+from stripewise.gui.planner_dialogs import CompareDialog
 from stripewise.gui.planner_page import PlannerPage
 from stripewise.history.database import open_database
 from stripewise.history.run_pages import PAGE_SIZE
@@ -18,6 +21,8 @@ from stripewise.history.store import HistoryStore
 from stripewise.model.ceilings import Basis
 from stripewise.model.plan import RaidLevel
 from stripewise.model.run import RunStatus
+from stripewise.planner.plan_file import load_plan
+from tests.gui.conftest import WindowFactory
 from tests.gui.test_planner_page import (  # noqa: F401  (fixtures: the testbed's snapshot, the page)
     card,
     free_disks,
@@ -26,6 +31,8 @@ from tests.gui.test_planner_page import (  # noqa: F401  (fixtures: the testbed'
     x4500_file,
 )
 from tests.planner.scaling_runs import RECORDER, WHEN, save_scaling_run
+
+EXAMPLE_PLAN = Path(__file__).resolve().parents[2] / "docs" / "examples" / "x4500-raid6.toml"
 
 
 def test_the_card_shows_a_measured_ceiling_with_its_run(
@@ -120,3 +127,41 @@ def test_a_plan_with_no_ceiling_known_says_it_rests_on_a_guess(
     planner.add_array(RaidLevel.RAID0, members)
     figures = unescape(card(page, "md0").figures.text())
     assert "guess only: no controller or bus ceiling known (measured or in the catalog)" in figures
+
+
+def test_compare_reads_the_range_the_card_reads_with_a_measured_ceiling(
+    qtbot, make_window: WindowFactory, db_url: str
+) -> None:
+    """A scaling test found the example's second controller tops out at 100 MB/s: the card
+    predicts with it, and Compare, which read the catalog's 1,064 MB/s instead, said reads
+    reach 650 MB/s where the card said 600."""
+    plan = load_plan(EXAMPLE_PLAN)
+    with open_database(db_url) as db:
+        run = save_scaling_run(
+            db, controller="0000:02:01.0", bus=None, disks=["sdy", "sdz"], ceiling_mb_s=100.0,
+            knee=1, host_key=plan.host,
+        )  # fmt: skip
+    window = make_window(view="planner")
+    shown_page = window.page_widgets["planner"]
+    assert isinstance(shown_page, PlannerPage)
+    shown_page.planner.set_plan(plan)
+    qtbot.waitUntil(lambda: f"run {run}" in card(shown_page, "data").figures.text(), timeout=10_000)
+    prediction = shown_page.planner.report.arrays[0].prediction
+    assert prediction is not None and prediction.basis.basis is Basis.MEASURED
+    figures = unescape(card(shown_page, "data").figures.text())
+    read, write = prediction.read_mb_s.span(" – "), prediction.write_mb_s.span(" – ")
+    assert f"{read} MB/s" in figures and f"{write} MB/s" in figures
+
+    shown: list[str] = []
+
+    def read_the_table() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, CompareDialog)
+        header = [dialog.table.horizontalHeaderItem(c).text() for c in range(8)]
+        row = [dialog.table.item(0, c).text() for c in range(8)]
+        shown.extend((row[header.index("Read MB/s")], row[header.index("Write MB/s")]))
+        dialog.reject()
+
+    QTimer.singleShot(50, read_the_table)
+    shown_page.compare.click()
+    assert shown == [read, write]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.screen_fit import resize_within_screen
+from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import evaluate
 from stripewise.model.placement import Swap
 from stripewise.model.plan import Plan
@@ -149,8 +152,13 @@ class CommandsDialog(QDialog):
         layout.addWidget(buttons)
 
 
-def comparison_rows(plans: list[tuple[str, Plan]]) -> tuple[list[str], list[list[str]]]:
-    """Per plan: capacity, worst tolerance, predicted speeds, cost, cost per TB."""
+def comparison_rows(
+    plans: list[tuple[str, Plan]], measured: Iterable[MeasuredCeiling] = ()
+) -> tuple[list[str], list[list[str]]]:
+    """Per plan: capacity, worst tolerance, predicted speeds, cost, cost per TB. `measured`:
+    the ceilings the planner's cards predict with, so a plan reads the same range here as on
+    its card (evaluate uses only those of the plan's own host)."""
+    measured = tuple(measured)
     header = [
         "Plan",
         "Arrays",
@@ -163,7 +171,7 @@ def comparison_rows(plans: list[tuple[str, Plan]]) -> tuple[list[str], list[list
     ]
     rows = []
     for name, plan in plans:
-        report = evaluate(plan)
+        report = evaluate(plan, measured)
         arrays = [a for a in report.arrays if a.array.members]
         tolerance = min((a.geometry.fault_tolerance for a in arrays), default=0)
         predicted = [a.prediction for a in arrays if a.prediction is not None]
@@ -190,8 +198,14 @@ def comparison_rows(plans: list[tuple[str, Plan]]) -> tuple[list[str], list[list
 
 
 class CompareDialog(QDialog):
-    def __init__(self, plans: list[tuple[str, Plan]], parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        plans: list[tuple[str, Plan]],
+        parent: QWidget | None = None,
+        measured: Iterable[MeasuredCeiling] = (),
+    ) -> None:
         super().__init__(parent)
+        self.measured = tuple(measured)  # the planner's, as its cards use them
         self.setWindowTitle("Compare Plans")
         resize_within_screen(self, QSize(900, 300))
         layout = QVBoxLayout(self)
@@ -209,7 +223,7 @@ class CompareDialog(QDialog):
         layout.addWidget(buttons)
 
     def set_plans(self, plans: list[tuple[str, Plan]]) -> None:
-        header, rows = comparison_rows(plans)
+        header, rows = comparison_rows(plans, self.measured)
         self.table.setColumnCount(len(header))
         self.table.setRowCount(len(rows))
         self.table.setHorizontalHeaderLabels(header)

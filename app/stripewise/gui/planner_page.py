@@ -328,7 +328,7 @@ class PlannerPage(QWidget):
         plans = list(self.planner.saved_plans)
         if not any(p is self.planner.plan for _n, p in plans):
             plans.append((f"{self.planner.plan.name} (current)", self.planner.plan))
-        dialog = CompareDialog(plans, self)
+        dialog = CompareDialog(plans, self, self.planner.ceilings)
         dialog.add_file.clicked.connect(lambda: self._compare_file(dialog, plans))
         dialog.exec()
 
