@@ -5,6 +5,7 @@ one line each: their Close and Apply Swaps were off the screen."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from PySide6.QtGui import QScreen
 from PySide6.QtWidgets import QAbstractButton, QDialog, QLabel, QScrollArea, QWidget
 
 from stripewise.gui.planner_catalog import CatalogDialog
+from stripewise.gui.planner_commands import SerialsDialog
 from stripewise.gui.planner_dialogs import CommandsDialog, CompareDialog, SpreadDialog
 from stripewise.gui.screen_fit import HEIGHT_SHARE, WIDTH_SHARE
 from stripewise.model.placement import Swap
@@ -108,3 +110,23 @@ def test_commands_and_compare_fit(qtbot: Any) -> None:
     compare = opened(qtbot, CompareDialog([(plan.name, plan), ("again", plan)]))
     assert isinstance(compare, CompareDialog)
     assert_fits(compare, compare.add_file)
+
+
+@pytest.mark.parametrize("disks", [13, 24])
+def test_create_on_this_machine_fits_with_a_field_per_disk(qtbot: Any, disks: int) -> None:
+    """A 24-disk RAID 6 opened its serials dialog 761 px tall: Create Array was off screen."""
+    plan = load_plan(EXAMPLE_PLAN)
+    known = [disk.id for disk in plan.disks]  # 13 in the example; the rest named only
+    names = (known + [f"disk{n}" for n in range(disks)])[:disks]
+    array = replace(plan.arrays[0], members=tuple(names), spares=())
+    dialog = opened(qtbot, SerialsDialog(plan, array))
+    assert isinstance(dialog, SerialsDialog)
+    cancel = next(b for b in dialog.findChildren(QAbstractButton) if b.text() == "Cancel")
+    assert_fits(dialog, dialog.create_button, cancel)
+    (area,) = dialog.findChildren(QScrollArea)
+    assert_unsqueezed(area)
+    fields = list(dialog.fields.values())
+    assert len(fields) == disks
+    # the first field is in sight at once; the rest are reached by scrolling, none cut sideways
+    first = fields[0]
+    assert area.viewport().rect().contains(first.mapTo(area.viewport(), first.rect().topLeft()))

@@ -11,22 +11,26 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
 from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
+from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.model.device_match import Here, found_here, not_here_text
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
 from stripewise.model.topology import Inventory
@@ -76,13 +80,16 @@ class SerialsDialog(QDialog):
         self.here = here or {}  # plan disk id -> this machine's disk: what is created on
         layout = QVBoxLayout(self)
         layout.addWidget(says.purpose_label(says.create_array(array.name)))
-        form = QFormLayout()
+        fields = QWidget()
+        form = QFormLayout(fields)
         self.fields: dict[str, QLineEdit] = {}
         for disk_id in (*array.members, *array.spares):
             disk = plan.disk(disk_id)
             found = self.here[disk_id].disk if disk_id in self.here else None
             field = QLineEdit()
             field.setPlaceholderText("serial number from the drive label")
+            hint = field.fontMetrics().horizontalAdvance(field.placeholderText())
+            field.setMinimumWidth(hint + 2 * field.fontMetrics().averageCharWidth())  # read whole
             field.setAccessibleName(f"Serial of {disk_id}")
             named = (
                 disk_id
@@ -97,7 +104,16 @@ class SerialsDialog(QDialog):
             )
             form.addRow(where, field)
             self.fields[disk_id] = field
-        layout.addLayout(form)
+        # a field per disk: 24 of them are taller than an 800x600 console, so they scroll and
+        # Create Array stays in sight
+        area = QScrollArea()
+        area.setWidget(fields)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        bar = area.verticalScrollBar().sizeHint().width()
+        area.setMinimumWidth(fields.minimumSizeHint().width() + bar)
+        layout.addWidget(area, 1)
         self.overwrite = QCheckBox("Destroy what is on these disks (filesystems, partitions, RAID)")
         self.overwrite.setToolTip(
             "Without this, the helper refuses disks that carry anything it recognises"
@@ -110,6 +126,9 @@ class SerialsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        # every field in sight where the screen has room for them
+        whole = self.sizeHint().height() - area.sizeHint().height() + fields.sizeHint().height()
+        resize_within_screen(self, QSize(self.sizeHint().width(), whole))
 
     def request_args(self, plan: Plan, array: PlannedArray) -> ArrayCreateArgs:
         def entry(disk_id: str) -> ArrayMember:  # the disk found here, by a name that stays
