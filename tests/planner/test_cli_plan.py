@@ -254,3 +254,30 @@ def test_the_documented_example_builds(
     # the same file on the machine's own inventory: same disks, serials agree
     again = run_json(capsys, str(EXAMPLE), "--inventory", str(x4500_file))
     assert again["arrays"][0]["commands"] == array["commands"]
+
+
+def test_new_hardware_is_costed_beside_the_machine_s_own_disks(
+    tmp_path: Path, x4500_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An array of the machine's disks costs nothing new: the cost line still counts the
+    catalog controller and disks bought for the other array."""
+    new = "".join(
+        f'[[disk]]\nid = "n{i}"\ncontroller = "newhba"\ncatalog = "seagate-exos-x18-18tb"\n'
+        for i in range(4)
+    )
+    text = (
+        HEAD
+        + '[[controller]]\nid = "newhba"\ncatalog = "lsi-9300-8i"\n'
+        + new
+        + '[[array]]\nname = "old"\nlevel = "raid5"\nmembers = ["sdas", "sdy", "sdac"]\n'
+        + '[[array]]\nname = "new"\nlevel = "raid5"\nmembers = ["n0", "n1", "n2", "n3"]\n'
+    )
+    path = write(tmp_path, text)
+    data = run_json(capsys, str(path), "--inventory", str(x4500_file))
+    old, new_array = data["arrays"]
+    assert old["cost"] == 0 and new_array["cost"] > 0
+    hba = next(c for c in data["controllers"] if c["id"] == "newhba")
+    assert data["cost"]["total"] == pytest.approx(new_array["cost"] + hba["price"])
+    assert main(["plan", str(path), "--inventory", str(x4500_file)]) == 0
+    total = data["cost"]["total"]
+    assert f"cost of new hardware: {total:,.0f} USD" in capsys.readouterr().out

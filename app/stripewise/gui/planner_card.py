@@ -125,7 +125,7 @@ def figures_html(report: ArrayReport, plan: Plan) -> str:
     rows.append(("Controllers", per_controller or "no members yet"))
     if report.fs is not None:
         rows.append(("mkfs", " ".join(report.fs.mkfs_args()) or "no stripe options"))
-    if report.cost is not None:
+    if report.cost:  # 0: the machine's own disks, nothing to buy
         rows.append(("Cost", f"{report.cost:,.0f} {plan.currency}"))
     cells = "".join(
         f"<tr><td style='padding-right:8px' valign='top'><b>{escape(k)}</b></td>"

@@ -224,7 +224,7 @@ class PlannerPage(QWidget):
             + ("usable capacity unknown" if usable is None else f"{human_size(usable)} usable")
         )
         per_tb = cost_per_usable_tb(plan, report)
-        if report.total_cost is not None and plan.assigned():
+        if report.total_cost:  # 0: nothing to buy (the machine's own disks, or no arrays)
             text += f", {report.total_cost:,.0f} {plan.currency}"
             if per_tb is not None:
                 text += f" ({per_tb:,.0f} {plan.currency} per usable TB)"

@@ -27,7 +27,8 @@ from stripewise.model.predict import Prediction, predict
 @dataclass(frozen=True)
 class ArrayReport:
     """One array's figures. `problems` includes the plan-wide ones that involve this array,
-    so `ok` alone says whether it can be built. `cost` counts its disks (members and spares)."""
+    so `ok` alone says whether it can be built. `cost` counts the disks it buys (members and
+    spares): disks already in the machine cost nothing new."""
 
     array: PlannedArray
     geometry: Geometry
@@ -48,8 +49,9 @@ class ArrayReport:
 
 @dataclass(frozen=True)
 class PlanReport:
-    """`problems` holds only the plan-wide problems; `total_cost` counts the disks in arrays
-    plus the hypothetical controllers that carry them (None if any of those has no price)."""
+    """`problems` holds only the plan-wide problems; `total_cost` is the new hardware: the
+    disks to buy in arrays plus the hypothetical controllers that carry them (None if any of
+    those has no price); the machine's own disks and controllers cost nothing."""
 
     arrays: tuple[ArrayReport, ...]
     problems: tuple[Problem, ...]
@@ -129,12 +131,17 @@ def _exposed(array: PlannedArray, placed: Spread) -> tuple[Problem, ...]:
 
 
 def _price_sum(index: PlanIndex, disk_ids: tuple[str, ...]) -> float | None:
+    """What the disks to buy cost; None when one of them has no price. A real disk without a
+    price is one the machine has already (an inventory gives none): it costs nothing new."""
     total = 0.0
     for disk_id in dict.fromkeys(disk_ids):
         disk = index.disks.get(disk_id)
-        if disk is None or disk.price is None:
+        if disk is None:
             return None
-        total += disk.price
+        if disk.price is not None:
+            total += disk.price
+        elif disk.hypothetical:
+            return None
     return total
 
 
