@@ -281,3 +281,36 @@ def test_new_hardware_is_costed_beside_the_machine_s_own_disks(
     assert main(["plan", str(path), "--inventory", str(x4500_file)]) == 0
     total = data["cost"]["total"]
     assert f"cost of new hardware: {total:,.0f} USD" in capsys.readouterr().out
+
+
+def test_reads_and_writes_name_their_own_bottleneck(capsys: pytest.CaptureFixture[str]) -> None:
+    """The example's RAID 6 reads at the disks' pace and writes at parity's: the text names
+    each; the JSON keeps `bottleneck` (the overall one) and adds one per side."""
+    predicted = run_json(capsys, str(EXAMPLE))["arrays"][0]["predicted"]
+    assert predicted["bottleneck"] == "parity"
+    assert (predicted["read_bottleneck"], predicted["write_bottleneck"]) == ("disks", "parity")
+    assert main(["plan", str(EXAMPLE)]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "predicted:" in x]
+    assert "(limited by disks), write" in line and line.endswith("(limited by parity)")
+
+
+def test_an_array_without_prediction_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    disks = "".join(
+        f'[[disk]]\nid = "d{i}"\ncontroller = "c"\ncapacity_gb = 4000\n' for i in range(3)
+    )
+    text = HEAD + '[[controller]]\nid = "c"\n' + disks
+    text += '[[array]]\nname = "slow"\nlevel = "raid5"\nmembers = ["d0", "d1", "d2"]\n'
+    text += '[[array]]\nname = "few"\nlevel = "raid6"\nmembers = []\n'
+    path = write(tmp_path, text)
+    slow, few = run_json(capsys, str(path))["arrays"]
+    assert slow["predicted"] is None
+    assert slow["unpredicted_why"].startswith("no speed known for d0, d1, d2")
+    assert few["predicted"] is None and few["unpredicted_why"] == "no members yet"
+    fine = run_json(capsys, str(EXAMPLE))["arrays"][0]
+    assert fine["predicted"] is not None and fine["unpredicted_why"] is None
+    assert main(["plan", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "  predicted: unknown: no speed known for d0, d1, d2" in out
+    assert "  predicted: unknown: no members yet" in out

@@ -4,6 +4,12 @@ The required keys per array are name, level, members, data_disks, usable_bytes,
 fault_tolerance, predicted, spread_score, warnings and commands; the rest are extras that
 scripts may also use.
 
+`predicted` is null when there is no prediction; the extra `unpredicted_why` then says why
+("no members yet", "no speed known for sdc ...", the problem that makes the array unbuildable),
+and is null when there is one. `predicted.bottleneck` names the side (read or write) that keeps
+furthest below the disks' raw speed (docs/prediction-model.md); `predicted.read_bottleneck` and
+`predicted.write_bottleneck` name each side's own: disks, parity, controller or bus.
+
 `spread_score` is 0-100, or null for an array of fewer than two members: nothing is spread
 yet, so no score is given (before issue 16 an empty array read 100). The key is always there;
 the extra `spread.score` follows it, and `spread.headline` says it in words.
@@ -21,6 +27,7 @@ from stripewise.model.ceilings import PredictionBasis
 from stripewise.model.evaluate import ArrayReport, PlanReport
 from stripewise.model.placement import Spread
 from stripewise.model.plan import Plan, Problem
+from stripewise.model.predict import why_unpredicted
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
 from stripewise.planner.commands import Command, PlanNotReady, commands_for
@@ -81,6 +88,8 @@ def _array(plan: Plan, report: ArrayReport, host: str) -> dict[str, Any]:
             "read_mb_s": _range(prediction.read_mb_s),
             "write_mb_s": _range(prediction.write_mb_s),
             "bottleneck": _plain(prediction.bottleneck),
+            "read_bottleneck": prediction.read_bottleneck,
+            "write_bottleneck": prediction.write_bottleneck,
             "explanation": _plain(getattr(prediction, "explanation", None)),
             **_basis(prediction.basis),
         }
@@ -99,6 +108,7 @@ def _array(plan: Plan, report: ArrayReport, host: str) -> dict[str, Any]:
         "warnings": [p.message for p in report.problems if not p.error],
         "commands": [c.shell for c in commands if c.argv],
         # extras
+        "unpredicted_why": _unpredicted_why(plan, report),
         "ok": report.ok,
         "errors": [p.message for p in report.problems if p.error],
         "problems": [_problem(p) for p in report.problems],
@@ -129,6 +139,13 @@ def _array(plan: Plan, report: ArrayReport, host: str) -> dict[str, Any]:
             {"title": c.title, "command": c.shell or None, "comment": c.comment} for c in commands
         ],
     }
+
+
+def _unpredicted_why(plan: Plan, report: ArrayReport) -> str | None:
+    """Why an array has no prediction, as the planner's card says it; None when it has one."""
+    if report.prediction is not None:
+        return None
+    return why_unpredicted(report.array, plan, report.geometry, report.problems)
 
 
 def _basis(basis: PredictionBasis) -> dict[str, Any]:
@@ -227,7 +244,7 @@ def format_plan(plan: Plan, report: PlanReport) -> str:
     lines += [f"warning: {p.message}" for p in report.problems if not p.error]
     lines += _controller_lines(plan)
     for a in report.arrays:
-        lines += ["", *_array_lines(a, members_of_unknown_size(plan, a))]
+        lines += ["", *_array_lines(plan, a)]
     lines.append("")
     cost = report.total_cost
     if cost:
@@ -256,8 +273,9 @@ def _controller_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def _array_lines(report: ArrayReport, unknown_sizes: tuple[str, ...]) -> list[str]:
+def _array_lines(plan: Plan, report: ArrayReport) -> list[str]:
     array, g = report.array, report.geometry
+    unknown_sizes = members_of_unknown_size(plan, report)
     level = LEVEL_TITLES.get(array.level.value, array.level.value)
     head = f"{array.name}  {level}, {count_noun(g.members, 'disk')}"
     if g.data_disks:
@@ -277,11 +295,14 @@ def _array_lines(report: ArrayReport, unknown_sizes: tuple[str, ...]) -> list[st
             f"({g.efficiency:.0%}), survives {count_noun(g.fault_tolerance, 'failed disk')}"
         )
     p = report.prediction
-    if p is not None:
+    if p is not None:  # each side names its own limit: reads rarely stop where parity does
         lines.append(
-            f"  predicted: read {p.read_mb_s}, write {p.write_mb_s} (limited by {p.bottleneck})"
+            f"  predicted: read {p.read_mb_s} (limited by {p.read_bottleneck}), "
+            f"write {p.write_mb_s} (limited by {p.write_bottleneck})"
         )
         lines.append(f"  {p.basis.text}")
+    else:
+        lines.append(f"  predicted: unknown: {_unpredicted_why(plan, report)}")
     spread = report.spread
     if spread.scored:
         lines.append(f"  {spread.headline()}: " + " ".join(spread.explanation))
