@@ -250,3 +250,19 @@ def test_spread_properties(level, picks, taken, buses) -> None:
     assert spread(after.arrays[0], after).score >= before.score
     hints = spread_improvers(plan.arrays[0], plan)
     assert hints <= free
+
+
+@pytest.mark.parametrize("level", [R.RAID1, R.JBOD])
+def test_one_member_at_a_time_levels_do_not_read_by_striping(level: RaidLevel) -> None:
+    """RAID 1 reads one mirror and linear one disk at a time: a shared link does not bound
+    their reads at n x the share, as it bounds a striped array's (model/predict.py)."""
+    plan = x4500(array(level, ["c0d0", "c0d1", "c1d0"]))
+    text = " ".join(spread(plan.arrays[0], plan).explanation)
+    assert "2 of 3 members share controller c0's 1,064 MB/s link, 532 MB/s each" in text
+    assert "striping" not in text and "reads at most" not in text
+    said = "one mirror at a time" if level is R.RAID1 else "one member at a time"
+    assert said in text
+    if level is R.RAID1:  # every write goes to each mirror: the share bounds the writes
+        assert "writes at most 532 MB/s" in text
+    striped = x4500(array(R.RAID5, ["c0d0", "c0d1", "c1d0"]))
+    assert "reads at most 3 x 532" in " ".join(spread(striped.arrays[0], striped).explanation)

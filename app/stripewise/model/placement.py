@@ -287,10 +287,7 @@ def _explain(array: PlannedArray, layout: _Layout, ceilings: Ceilings) -> tuple[
             else f"1 of {count_noun(n, 'member')} has {where}'s {cap:,.0f} MB/s link{whose} "
             "to itself"
         )
-        lines.append(
-            f"{shared}; striping gives every member the same share, so the array reads at most "
-            f"{n} x {cap / count:,.0f} = {cap * n / count:,.0f} MB/s."
-        )
+        lines.append(f"{shared}; {_what_bounds_reads(array.level, n, count, cap)}.")
     if layout.bus_balance < 1.0 and len(layout.per_bus) > 0:
         split = ", ".join(f"{k} on bus {b}" for b, k in layout.per_bus.items())
         lines.append(f"Members per bus: {split}; a more even split across buses is possible.")
@@ -318,6 +315,28 @@ def _tightest_link(layout: _Layout, ceilings: Ceilings) -> tuple[str, LinkCeilin
     if not found or all(count == 1 for _where, _link, count in found):
         return None
     return min(found, key=lambda f: (f[1].mb_s or 0.0) / f[2])
+
+
+def _what_bounds_reads(level: RaidLevel, n: int, count: int, cap: float) -> str:
+    """What the shared link means for the array's reads, as model/predict.py reads them: only
+    striped levels read every member at once; RAID 1 and linear read one member at a time."""
+    share = cap / count
+    if level is RaidLevel.RAID1:
+        return (
+            f"RAID 1 writes every block to each mirror, so it writes at most {share:,.0f} MB/s; "
+            "a reader reads one mirror at a time, bounded by that disk and its own links, and "
+            "only parallel readers share them"
+        )
+    if level is RaidLevel.JBOD:
+        return (
+            "linear reads and writes one member at a time, so a stream is bounded by that disk "
+            "and its own links, not by the share (it matters only to streams on several members "
+            "at once)"
+        )
+    return (
+        "striping gives every member the same share, so the array reads at most "
+        f"{n} x {share:,.0f} = {cap * n / count:,.0f} MB/s"
+    )
 
 
 def _tolerance_words(array: PlannedArray, n: int) -> str:
