@@ -250,6 +250,8 @@ def test_spread_properties(level, picks, taken, buses) -> None:
     assert spread(after.arrays[0], after).score >= before.score
     hints = spread_improvers(plan.arrays[0], plan)
     assert hints <= free
+    promised = "A more even spread is possible" in " ".join(before.explanation)
+    assert promised == bool(swaps), "the hint and Spread… give one answer"
 
 
 @pytest.mark.parametrize("level", [R.RAID1, R.JBOD])
@@ -266,3 +268,34 @@ def test_one_member_at_a_time_levels_do_not_read_by_striping(level: RaidLevel) -
         assert "writes at most 532 MB/s" in text
     striped = x4500(array(R.RAID5, ["c0d0", "c0d1", "c1d0"]))
     assert "reads at most 3 x 532" in " ".join(spread(striped.arrays[0], striped).explanation)
+
+
+def test_the_hint_promises_only_what_the_swaps_reach() -> None:
+    """2 members per controller, the controllers 2-1-2-1 on four buses (as on the X4500): the
+    buses are uneven, but evening them would pile members on a controller. No swap raises the
+    score, so neither hint says a better spread is possible (Spread… offers none)."""
+    members = [f"c{c}d{j}" for c in range(6) for j in range(2)]
+    plan = x4500(array(R.RAID6, members), buses=4)
+    result = spread(plan.arrays[0], plan)
+    assert result.score < 100 and suggest_spread(plan.arrays[0], plan) == ()
+    assert "possible" not in " ".join(result.explanation)
+    assert result.explanation[-2].startswith("Members per bus: 4 on bus pcix0")
+    assert result.explanation[-1] == "As evenly spread as the free disks allow."
+
+
+def test_swaps_bring_in_free_disks_only_never_one_of_unknown_use() -> None:
+    """A recording records no mounts: its disks are of unknown use, and one may be the system
+    disk. A drag may use them (with a warning); Spread… and its hint never offer them."""
+    plan = x4500(array(R.RAID6, ON_C0))
+    unknown = tuple(d if d.controller == "c0" else replace(d, state="unknown") for d in plan.disks)
+    plan = replace(plan, disks=unknown)
+    result = spread(plan.arrays[0], plan)
+    assert result.score < 30 and suggest_spread(plan.arrays[0], plan) == ()
+    assert result.explanation[-1] == "As evenly spread as the free disks allow."
+    some_free = tuple(replace(d, state="free") if d.controller == "c3" else d for d in unknown)
+    plan = replace(plan, disks=some_free)
+    swaps = suggest_spread(plan.arrays[0], plan)
+    assert swaps and {s.in_disk[:2] for s in swaps} == {"c3"}
+    assert spread(plan.arrays[0], plan).explanation[-1] == (
+        "A more even spread is possible with the free disks."
+    )

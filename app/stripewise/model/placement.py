@@ -129,6 +129,9 @@ class _Context:
         )
         self.free_ids = frozenset(d.id for d in self.candidates if d.id not in own)
         self.spares = own - set(array.members)
+        # what a swap may bring in: known free, never a disk of unknown use (manual: "swaps
+        # for free disks"); the score still counts those as room, as a drag may use them
+        self.incoming = tuple(d for d in self.candidates if d.id in self.free_ids and d.known_free)
 
     def layout(self, members: Sequence[str]) -> _Layout:
         index = self.index
@@ -228,11 +231,13 @@ def spread(
     index = index or PlanIndex.of(plan)
     context = _Context(array, index)
     layout = context.layout(array.members)
+    members = list(array.members)
+    better = _reachable(context, members, layout.score, any_gain=True) != members
     return Spread(
         score=max(0, round(layout.score)),
         per_controller=_ordered(layout.per_controller, index),
         per_bus=layout.per_bus,
-        explanation=_explain(context.array, layout, ceilings or Ceilings.of(index)),
+        explanation=_explain(context.array, layout, better, ceilings or Ceilings.of(index)),
         members=sum(layout.per_controller.values()),
         single_point_of_failure=bool(layout.exposed) and array.level not in _NO_REDUNDANCY,
     )
@@ -244,7 +249,10 @@ def _ordered(counts: dict[str, int], index: PlanIndex) -> dict[str, int]:
     return known | {c: v for c, v in counts.items() if c not in known}
 
 
-def _explain(array: PlannedArray, layout: _Layout, ceilings: Ceilings) -> tuple[str, ...]:
+def _explain(
+    array: PlannedArray, layout: _Layout, better: bool, ceilings: Ceilings
+) -> tuple[str, ...]:
+    """`better`: whether Spread… has swaps (suggest_spread): the words promise no more."""
     index = ceilings.index
     n = sum(layout.per_controller.values())
     if n == 0:
@@ -289,13 +297,16 @@ def _explain(array: PlannedArray, layout: _Layout, ceilings: Ceilings) -> tuple[
         )
         lines.append(f"{shared}; {_what_bounds_reads(array.level, n, count, cap)}.")
     if layout.bus_balance < 1.0 and len(layout.per_bus) > 0:
+        # the split only: evening the buses may crowd a controller (the score weighs both)
         split = ", ".join(f"{k} on bus {b}" for b, k in layout.per_bus.items())
-        lines.append(f"Members per bus: {split}; a more even split across buses is possible.")
+        lines.append(f"Members per bus: {split}.")
     if layout.score >= 100.0 - _EPSILON:
         lines.append("As evenly spread as the suitable disks allow.")
-    else:
+    elif better:
         # the GUI's Spread… button sits beside these words; the terminal has no such button
         lines.append("A more even spread is possible with the free disks.")
+    else:  # what Spread… answers too: no swap for a free disk raises the score
+        lines.append("As evenly spread as the free disks allow.")
     return tuple(lines)
 
 
@@ -352,14 +363,32 @@ def _tolerance_words(array: PlannedArray, n: int) -> str:
 def suggest_spread(
     array: PlannedArray, plan: Plan, index: PlanIndex | None = None
 ) -> tuple[Swap, ...]:
-    """Swaps of members for free usable disks of matching size (within 1 %) that raise the
-    score: hill-climbing, best single swap first, until no swap helps. Deterministic: ties go
-    to the closest size, then to member order and plan disk order."""
+    """Swaps of members for free disks (never one of unknown use) of matching size (within
+    1 %) that raise the score: hill-climbing, best single swap first, until no swap helps.
+    Deterministic: ties go to the closest size, then to member order and plan disk order."""
     index = index or PlanIndex.of(plan)
     context = _Context(array, index)
-    current = list(array.members)
-    score = context.layout(current).score
-    incoming = [d for d in context.candidates if d.id in context.free_ids]
+    members = list(array.members)
+    current = _reachable(context, members, context.layout(members).score)
+    return tuple(
+        _swap(old, new, array, index)
+        for old, new in zip(array.members, current, strict=True)
+        if old != new
+    )
+
+
+def _reachable(
+    context: _Context, members: list[str], score: float, *, any_gain: bool = False
+) -> list[str]:
+    """The members after the swaps that raise the score (the same list when none does): the
+    one answer behind both the Spread… swaps and the hint that a better spread exists.
+    `any_gain`: stop at the first swap that raises it (the hint needs no more, and a drop
+    recomputes every array's)."""
+    if score >= 100.0 - _EPSILON:
+        return members  # nothing to gain; and evaluating the swaps costs a drop's time
+    index = context.index
+    current = members.copy()
+    incoming = context.incoming
     for _ in range(len(current) * max(1, len(incoming)) + 1):
         best: tuple[float, float, int, str] | None = None
         in_use = set(current)
@@ -378,17 +407,15 @@ def suggest_spread(
                 trial = current.copy()
                 trial[position] = disk.id
                 trial_score = context.layout(trial).score
+                if any_gain and trial_score > score + _EPSILON:
+                    return trial
                 closeness = -abs(disk.capacity_bytes - out.capacity_bytes)
                 if best is None or (trial_score, closeness) > best[:2]:
                     best = (trial_score, closeness, position, disk.id)
         if best is None or best[0] <= score + _EPSILON:
             break
         score, current[best[2]] = best[0], best[3]
-    return tuple(
-        _swap(old, new, array, index)
-        for old, new in zip(array.members, current, strict=True)
-        if old != new
-    )
+    return current
 
 
 def _swap(old: str, new: str, array: PlannedArray, index: PlanIndex) -> Swap:

@@ -111,6 +111,12 @@ class PlanDisk:
         (use unknown) may be planned, with a warning to check it before building."""
         return self.hypothetical or self.state in ("free", "unknown")
 
+    @property
+    def known_free(self) -> bool:
+        """A disk to buy, or a real one its machine showed unused: what the planner offers on
+        its own (a swap). A disk of unknown use may be the system disk of a recording."""
+        return self.hypothetical or self.state == "free"
+
 
 @dataclass(frozen=True)
 class PlannedArray:
