@@ -20,6 +20,7 @@ from stripewise.model.plan import (
     RaidLevel,
     hardware_problems,
 )
+from stripewise.model.topology import Inventory
 from stripewise.planner.checks import evaluate_plan
 from stripewise.planner.from_inventory import plan_from_inventory
 from stripewise.planner.plan_file import PlanFileError, loads_plan
@@ -87,7 +88,8 @@ def test_one_disk_too_many_on_one_port_is_worded_in_the_singular() -> None:
 def test_real_disks_beyond_the_ports_mean_an_expander_a_warning() -> None:
     """Disks read from a machine are really attached: more than the ports is an expander."""
     real = tuple(
-        replace(d, hypothetical=False, serial=f"ZC1{i:05d}") for i, d in enumerate(new_disks(9))
+        replace(d, hypothetical=False, serial=f"ZC1{i:05d}", read_from_machine=True)
+        for i, d in enumerate(new_disks(9))
     )
     plan = Plan(controllers=(hba(hypothetical=False),), disks=real)
     (problem,) = hardware_problems(plan)
@@ -169,9 +171,9 @@ def test_distinct_labels_number_the_second_of_a_kind() -> None:
 # --- `stripewise plan` -------------------------------------------------------------------------
 
 
-def shelf(disks: int, disk_keys: str = "") -> str:
+def shelf(disks: int, disk_keys: str = "", top: str = "") -> str:
     """An 8-port controller with `disks` disks; `disk_keys` may use {i}, the disk's number."""
-    text = HEAD + '[[controller]]\nid = "hba"\nmodel = "LSI SAS 9300-8i"\nports = 8\n'
+    text = HEAD + top + '[[controller]]\nid = "hba"\nmodel = "LSI SAS 9300-8i"\nports = 8\n'
     for i in range(disks):
         text += f'[[disk]]\nid = "d{i}"\ncontroller = "hba"\ncapacity_gb = 4000\n'
         text += disk_keys.format(i=i)
@@ -193,9 +195,11 @@ def test_plan_refuses_sixteen_disks_on_eight_ports(
 def test_a_saved_plan_of_a_machine_with_an_expander_still_evaluates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Disks with serials on a controller of the machine (not to buy): they were read from it,
-    so they are attached; a plan saved before ports were checked keeps working."""
-    assert main(["plan", str(write(tmp_path, shelf(12, 'serial = "ZC{i}"\n')))]) == 0
+    """Disks with serials on a controller of the machine (not to buy), in a plan that names
+    its machine as Stripewise saves one: they were read from it, so they are attached; a plan
+    saved before ports were checked keeps working."""
+    saved = shelf(12, 'serial = "ZC{i}"\n', top='inventory = "host:thumper"\n')
+    assert main(["plan", str(write(tmp_path, saved))]) == 0
     out = capsys.readouterr().out
     assert "warning: controller LSI SAS 9300-8i (hba) has 12 disks on 8 ports: an expander" in out
 
@@ -288,3 +292,45 @@ def test_plan_output_counts_in_the_right_number(
     out = capsys.readouterr().out
     assert out.startswith("mirror: 1 array on 2 disks and 2 controllers\n")
     assert "LSI SAS 9300-8i (hba), 1 of 1 port used" in out
+
+
+def test_serials_written_by_hand_are_not_disks_read_from_a_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10 disks on an 8-port controller, every one with a serial typed into the file: nothing
+    says they are attached (README: refused unless every disk "was read from the machine")."""
+    disks = "".join(
+        f'[[disk]]\nid = "d{i}"\ncontroller = "ctl1"\ncapacity_gb = 4000\nserial = "SN{i}"\n'
+        for i in range(10)
+    )
+    text = HEAD + '[[controller]]\nid = "ctl1"\nports = 8\n' + disks
+    plan = loads_plan(text)  # it loads: the planner opens it and shows the problem
+    (problem,) = hardware_problems(plan)
+    assert problem.error and "has 10 disks on 8 ports: move 2 disks" in problem.message
+    assert main(["plan", str(write(tmp_path, text))]) == 2
+    assert "move 2 disks to another controller" in capsys.readouterr().err
+
+
+def test_an_inventory_s_disks_are_read_from_the_machine_and_stay_so_in_a_file(
+    x4500: Inventory,
+) -> None:
+    """Disks of the inventory on a controller the file gives fewer ports: an expander (a
+    warning). A disk the file adds beside them was not read from the machine."""
+    head = HEAD + '[[controller]]\nid = "0000:01:01.0"\nports = 4\n'
+    plan = loads_plan(head, "p.toml", x4500)
+    assert all(d.read_from_machine for d in plan.disks)
+    (problem,) = hardware_problems(plan)
+    assert not problem.error and "8 disks on 4 ports: an expander" in problem.message
+    typed = '[[disk]]\nid = "extra"\ncontroller = "0000:01:01.0"\ncapacity_gb = 500\n'
+    (problem,) = hardware_problems(loads_plan(head + typed + 'serial = "SN0"\n', "p", x4500))
+    assert problem.error and "9 disks on 4 ports" in problem.message
+    # saved, it names its machine and its disks' serials: read back without the inventory
+    saved = dumps_plan(plan)
+    assert "read_from_machine" not in saved and f'inventory = "{x4500.host.key}"' in saved
+    again = loads_plan(saved)
+    assert again == plan and all(d.read_from_machine for d in again.disks)
+    assert not hardware_problems(again)[0].error
+    # the same disks typed into a file that names no machine: hardware, not a machine's word
+    typed_out = "\n".join(x for x in saved.splitlines() if not x.startswith("inventory = "))
+    (problem,) = hardware_problems(loads_plan(typed_out))
+    assert problem.error

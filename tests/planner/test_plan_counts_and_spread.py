@@ -106,6 +106,7 @@ def shelf(disks: int, *, seen: bool) -> Plan:
             200.0,
             serial=f"S{i:03d}" if seen else None,
             hypothetical=not seen,
+            read_from_machine=seen,
         )
         for i in range(disks)
     )

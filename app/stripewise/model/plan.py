@@ -104,6 +104,10 @@ class PlanDisk:
     state: str = "free"  # free, system, in_use, array_member, unknown (real disks)
     hypothetical: bool = False
     state_reason: str | None = None  # why it is not free, e.g. "/ on sdi1"
+    # Came from an inventory (this machine, or its recording), not from a file's words: a
+    # serial can be written by hand. Where a disk came from, not what it is: not compared,
+    # and not written to plan files (a file cannot vouch for it).
+    read_from_machine: bool = field(default=False, compare=False)
 
     @property
     def usable(self) -> bool:
@@ -300,8 +304,8 @@ def _port_problems(plan: Plan) -> list[Problem]:
 
 
 def _seen_on_a_machine(disk: PlanDisk) -> bool:
-    """A real disk of an inventory (it has an identity), not one written into a plan by hand."""
-    return not disk.hypothetical and bool(disk.serial or disk.wwn or disk.stable_path)
+    """A real disk of an inventory, not one written into a plan by hand (serial or not)."""
+    return disk.read_from_machine and not disk.hypothetical
 
 
 def _within(value: object, low: float, high: float, whole: bool = False) -> bool:

@@ -110,6 +110,7 @@ def _disk(disk: Disk, controller_id: str, slot: str, catalog: Catalog) -> PlanDi
         slot=slot,
         state=disk.state.value,
         state_reason=state_reason(disk),
+        read_from_machine=True,
     )
 
 

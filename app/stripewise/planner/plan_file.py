@@ -18,7 +18,9 @@ file, the table and the key.
 A controller's `label` is what people call it ("LSI SAS 9300-8i #2"), distinct in the plan.
 Figures must lie within the bounds of model.plan (ports 1-1024, capacity up to 1 PB, speeds
 above 0). A controller with more disks than ports loads (the planner shows the problem), but
-`stripewise plan` refuses it.
+`stripewise plan` refuses it unless each of those disks was read from the machine: the
+inventory's, or without one a real disk with a serial, wwn or stable_path in a file naming its
+machine (`inventory`, as saved plans of a machine do). A serial alone says nothing.
 
 This module reads them; `plan_writer.dumps_plan` writes them.
 """
@@ -225,6 +227,7 @@ class _Reader:
         self.inventory = inventory
         self._catalog = catalog
         self.base = plan_from_inventory(inventory, catalog) if inventory is not None else None
+        self.machine: str | None = None  # the file's `inventory`: the machine it was planned on
 
     @property
     def catalog(self) -> Catalog:
@@ -245,7 +248,7 @@ class _Reader:
         currency = top.text("currency", "USD")
         if not re.fullmatch(r"[A-Z]{3}", currency):
             raise top.fail("currency", f"must be a three-letter code such as USD, got {currency!r}")
-        host = top.text("inventory")
+        host = self.machine = top.text("inventory")
         if host is None and self.inventory is not None:
             host = self.inventory.host.key
         controllers = self._controllers(self._rows(data, "controller"))
@@ -362,7 +365,7 @@ class _Reader:
                         "names change when disks or controllers move; plan again on this inventory",
                     )
         hypothetical = row.flag("hypothetical", base.hypothetical if base else False)
-        return PlanDisk(
+        disk = PlanDisk(
             id=ident,
             controller=row.required("controller", base.controller if base else None),
             capacity_bytes=self._capacity(row, base.capacity_bytes if base else None, hypothetical),
@@ -384,6 +387,16 @@ class _Reader:
             hypothetical=hypothetical,
             state_reason=row.text("state_reason", base.state_reason if base else None),
         )
+        return replace(disk, read_from_machine=self._read_from_machine(disk, real))
+
+    def _read_from_machine(self, disk: PlanDisk, real: PlanDisk | None) -> bool:
+        """The inventory's disk, unless the file moves it or makes it one to buy; without an
+        inventory, a real disk with an identity in a plan of a machine (as saved)."""
+        if disk.hypothetical:
+            return False
+        if self.base is not None:
+            return bool(real and real.read_from_machine and disk.controller == real.controller)
+        return self.machine is not None and bool(disk.serial or disk.wwn or disk.stable_path)
 
     def _capacity(self, row: _Table, default: int | None, hypothetical: bool) -> int:
         """Decimal GB (exact: 500.107862016 is 500,107,862,016 bytes), more than 0, or whole

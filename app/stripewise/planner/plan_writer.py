@@ -64,8 +64,10 @@ def _capacity_pair(capacity: int) -> tuple[str, object]:
 
 
 def _values(item: PlanController | PlanDisk | PlannedArray) -> dict[str, Any]:
-    """Fields that are set, in declaration order (None means "not said": left out)."""
-    values = {f.name: getattr(item, f.name) for f in fields(item)}
+    """Fields that are set, in declaration order (None means "not said": left out). Fields
+    not compared say where an item came from (`PlanDisk.read_from_machine`), which a file
+    cannot vouch for: not written."""
+    values = {f.name: getattr(item, f.name) for f in fields(item) if f.compare}
     return {key: value for key, value in values.items() if value is not None}
 
 
