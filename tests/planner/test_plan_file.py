@@ -255,6 +255,11 @@ def _error(text: str, origin: str = "plan.toml") -> str:
             'id = "c1"\nports = 2.5',
             "plan.toml: [[controller]] 'c1' ports: must be a whole number from 1 to 1024, got 2.5",
         ),
+        (  # shown as written: "got 8" would refuse what reads as a whole number
+            'id = "c1"\nbus_mb_s = 1064',
+            'id = "c1"\nports = 8.0',
+            "plan.toml: [[controller]] 'c1' ports: must be a whole number from 1 to 1024, got 8.0",
+        ),
         (
             'id = "c1"\nbus_mb_s = 1064',
             'id = "c1"\nhypothetical = "yes"',

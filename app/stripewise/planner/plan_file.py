@@ -212,6 +212,8 @@ def _bound(value: float) -> str:
 
 
 def _show(value: object) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return repr(value)  # "8.0": as "8", a refused whole number would read as a whole one
     if isinstance(value, float | int) and not isinstance(value, bool):
         return f"{value:g}" if isinstance(value, float) else str(value)
     if isinstance(value, bool):
