@@ -278,6 +278,9 @@ def test_new_hardware_is_costed_beside_the_machine_s_own_disks(
     assert old["cost"] == 0 and new_array["cost"] > 0
     hba = next(c for c in data["controllers"] if c["id"] == "newhba")
     assert data["cost"]["total"] == pytest.approx(new_array["cost"] + hba["price"])
+    # per usable TB of the array the purchase builds, not diluted by the machine's own disks
+    per_tb = data["cost"]["total"] / (new_array["usable_bytes"] / 1e12)
+    assert data["cost"]["cost_per_usable_tb"] == pytest.approx(per_tb)
     assert main(["plan", str(path), "--inventory", str(x4500_file)]) == 0
     total = data["cost"]["total"]
     assert f"cost of new hardware: {total:,.0f} USD" in capsys.readouterr().out

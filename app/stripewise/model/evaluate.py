@@ -76,13 +76,22 @@ def evaluate(plan: Plan, measured: Iterable[MeasuredCeiling] = ()) -> PlanReport
     reports = tuple(_evaluate_array(plan, a, index, ceilings, shared) for a in plan.arrays)
     usable = sum(r.geometry.usable_bytes for r in reports)
     total = _total_cost(plan, index)
+    # what is bought pays for the arrays it goes into, not for those of the machine's own disks
+    bought = sum(r.geometry.usable_bytes for r in reports if _buys(r.array, index))
     return PlanReport(
         arrays=reports,
         problems=shared,
         total_cost=total,
         usable_bytes=usable,
-        cost_per_usable_tb=total / (usable / 1e12) if total is not None and usable else None,
+        cost_per_usable_tb=total / (bought / 1e12) if total is not None and bought else None,
     )
+
+
+def _buys(array: PlannedArray, index: PlanIndex) -> bool:
+    """Whether the array needs a disk or a controller to be bought."""
+    disks = [index.disks[d] for d in (*array.members, *array.spares) if d in index.disks]
+    controllers = [index.controllers.get(d.controller) for d in disks]
+    return any(d.hypothetical for d in disks) or any(c and c.hypothetical for c in controllers)
 
 
 def _evaluate_array(

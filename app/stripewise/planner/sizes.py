@@ -59,7 +59,8 @@ def plan_usable_bytes(plan: Plan, report: PlanReport) -> int | None:
 
 
 def cost_per_usable_tb(plan: Plan, report: PlanReport) -> float | None:
-    """Cost per usable decimal TB; None when the cost or the usable capacity is unknown."""
+    """Cost per usable decimal TB of the arrays that need something bought; None when the cost
+    or the usable capacity is unknown."""
     return None if plan_usable_bytes(plan, report) is None else report.cost_per_usable_tb
 
 
