@@ -359,3 +359,15 @@ def test_array_order_of_members_is_kept() -> None:
     plan = plan.with_array(swapped)
     (create,) = creates(build(plan))
     assert create.devices == paths(plan, ("sde", "sdb", "sdd", "sdc"))
+
+
+@pytest.mark.parametrize(("chunk", "warned"), [(256, False), (512, True)])
+def test_xfs_comment_foretells_mkfs_log_stripe_warning(chunk: int, warned: bool) -> None:
+    """mkfs.xfs takes at most a 256 KiB log stripe unit: above it, it warns and uses 32 KiB;
+    the comment says so, so an admin does not take the warning for a wrong command."""
+    plan = one_array_plan(RaidLevel.RAID5, 4, chunk_kib=chunk, filesystem=Filesystem.XFS)
+    mkfs = next(c for c in build(plan) if c.argv[0] == "mkfs.xfs")
+    said = "log stripe unit" in mkfs.comment
+    assert said is warned, mkfs.comment
+    if warned:
+        assert f"({chunk} KiB) is too large and use 32 KiB" in " ".join(mkfs.comment.split())

@@ -29,6 +29,7 @@ from stripewise.model.wording import count_noun
 MDADM_CONF = "/etc/mdadm/mdadm.conf"
 FSTAB = "/etc/fstab"
 LABEL_MAX = {Filesystem.EXT4: 16, Filesystem.XFS: 12}  # bytes mkfs accepts for a label
+XFS_LOG_SU_KIB = 256  # mkfs.xfs's largest log stripe unit: above it, it warns and takes 32 KiB
 _MD_NAME = MD_NAME
 _MDADM_LEVEL = {
     RaidLevel.RAID0: "0",
@@ -317,6 +318,11 @@ def _mkfs(array: PlannedArray, report: ArrayReport, device: str) -> list[Command
         )
     else:
         comment = f"XFS: stripe unit su = {fs.su_kib} KiB (the chunk), sw = {fs.sw} data disks."
+    if array.filesystem is Filesystem.XFS and fs is not None and (fs.su_kib or 0) > XFS_LOG_SU_KIB:
+        comment += (
+            f" mkfs.xfs will say the log stripe unit ({fs.su_kib} KiB) is too large and use "
+            "32 KiB for the log: expected, the data keeps this stripe unit."
+        )
     return [Command(f"Make the {array.filesystem.value} filesystem", argv, comment)]
 
 
