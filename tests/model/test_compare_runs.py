@@ -282,6 +282,21 @@ def test_chunk_sizes_like_the_seed_table_form_a_sweep() -> None:
     assert comparison.sweep.values == (64, 128, 256, 512)
 
 
+def test_a_chunk_sweep_ignores_the_geometry_in_the_filesystems_own_options() -> None:
+    """mountinfo shows xfs sunit/swidth among the superblock options, after " - ": mkfs wrote
+    them from the chunk, so they are no second parameter; a journal mode would be."""
+
+    def chunked(run_id: int, chunk: int, journal: str = "") -> RunDetail:
+        sb = f"rw,attr2,inode64,logbsize=32k,sunit={chunk * 2},swidth={chunk * 4}{journal}"
+        ctx = context(array__chunk_kib=chunk, mount_options="rw,noatime", superblock_options=sb)
+        return run(run_id, (read(100.0 + chunk),), ctx)
+
+    sweep = compare_runs([chunked(1, 64), chunked(2, 128), chunked(3, 256)]).sweep
+    assert sweep is not None and sweep.key == "array.chunk_kib" and sweep.values == (64, 128, 256)
+    mixed = compare_runs([chunked(1, 64), chunked(2, 128, ",noquota"), chunked(3, 256)])
+    assert mixed.no_sweep == "the runs also differ in superblock_options"
+
+
 def test_read_ahead_equal_across_disks_counts_once() -> None:
     runs = []
     for i, kib in enumerate((128, 1024, 4096)):

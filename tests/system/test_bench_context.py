@@ -21,10 +21,13 @@ from stripewise.helper.disk_layers import resolve_disks, resolve_layers
 from stripewise.inventory import read_live
 from stripewise.inventory.bench_context import collect_context, live_host_key
 from stripewise.model.bench import Phase
+from stripewise.model.compare import compare_runs
 from stripewise.model.run import RunStatus
+from stripewise.model.run_context import RunContext
 from stripewise.protocol.events import RunResult, Sample
 from stripewise.protocol.spec import spec_from_json
 from stripewise.protocol.verbs import BenchStarted
+from tests.fixtures.compared_runs import run
 from tests.fixtures.loops import Loop, MiB, loop_device, mounted, needs_loop
 from tests.fixtures.machines import X4500_CONTROLLERS, X4500_SLOT_MAP, sun_x4500
 from tests.fixtures.umock import run_in_testbed, umockdev_available
@@ -90,6 +93,37 @@ def test_filesystem_mount_options_fill_and_tuning(
     assert "spec" not in before  # the run's own (runs.spec), not repeated in its context
     assert (before["engine"], before["engine_version"]) == ("builtin", "1.0")
     json.dumps(before)  # stored as JSON as it is
+
+
+@needs_loop
+def test_the_filesystems_own_options_are_recorded_and_differ() -> None:
+    """data=writeback and xfs's log and stripe options belong to the filesystem: mountinfo
+    shows them after " - ", apart from the mount point's options. ext4's default journal mode
+    shows in neither mountinfo nor /proc/mounts: it is recorded as the mode in force."""
+    with (
+        loop_device(64 * MiB) as first,
+        loop_device(64 * MiB) as second,
+        loop_device(320 * MiB) as third,
+        mounted(first, "ext4") as default_mount,
+        mounted(second, "ext4", "-o", "data=writeback") as writeback_mount,
+        mounted(third, "xfs") as xfs_mount,
+    ):
+        found = [
+            context(mountpoint, list(resolve_disks(mountpoint)))
+            for mountpoint in (default_mount, writeback_mount, xfs_mount)
+        ]
+    ordered, writeback, xfs = found
+    assert ordered["mount_options"] == writeback["mount_options"] == xfs["mount_options"]
+    assert "data=ordered" in ordered["superblock_options"].split(",")
+    assert "data=writeback" in writeback["superblock_options"].split(",")
+    assert {"logbsize=32k", "sunit=0", "swidth=0"} & set(xfs["superblock_options"].split(","))
+    assert RunContext.from_json(writeback).superblock_options == writeback["superblock_options"]
+    # what Compare's "What differs" lists (history compare and the GUI)
+    differs = {
+        d.key: d.values
+        for d in compare_runs([run(i, ctx=c) for i, c in enumerate(found, 1)]).context
+    }
+    assert differs["superblock_options"] == tuple(c["superblock_options"] for c in found)
 
 
 @needs_loop

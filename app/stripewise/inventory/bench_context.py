@@ -152,7 +152,21 @@ def _directory_target(
         name = device_name(mount.source)  # btrfs, or a devno sysfs does not list
     # the helper takes directories; a plain file is recorded as what it is
     kind = "directory" if stat.S_ISDIR(info.st_mode) else "file"
-    return {"target_kind": kind, "device": name} | _directory_facts(target, mount)
+    facts = {"target_kind": kind, "device": name} | _directory_facts(target, mount)
+    if "superblock_options" in facts and name is not None:
+        facts["superblock_options"] = _with_data_mode(facts["superblock_options"], tree, name)
+    return facts
+
+
+def _with_data_mode(options: str, tree: Tree, name: str) -> str:
+    """ext4 shows no `data=` in mountinfo when it is the filesystem's default (ordered, unless
+    tune2fs set another): its options file says the mode in force, so a default mount reads
+    data=ordered beside a data=writeback one rather than as nothing."""
+    if any(option.startswith("data=") for option in options.split(",")):
+        return options
+    shown = tree.text(tree.procfs / "fs/ext4" / name / "options") or ""
+    mode = next((line for line in shown.split() if line.startswith("data=")), None)
+    return f"{options},{mode}" if mode else options
 
 
 def _directory_facts(target: str, mount: MountEntry | None) -> dict[str, Any]:
@@ -164,6 +178,8 @@ def _directory_facts(target: str, mount: MountEntry | None) -> dict[str, Any]:
             "mount_options": mount.options,
             "source": mount.source,
         }
+        if mount.super_options:  # data=writeback, logbsize, sunit: the filesystem's own
+            facts["superblock_options"] = mount.super_options
     try:
         vfs = os.statvfs(target)
     except OSError:

@@ -48,6 +48,7 @@ _TUNING_KEYS = frozenset(("array.stripe_cache_size", "spec.cpu_latency_us"))
 _FILESYSTEM_KEYS = (
     "filesystem",
     "mount_options",
+    "superblock_options",
     "mountpoint",
     "source",
     "target",

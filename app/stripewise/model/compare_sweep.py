@@ -14,8 +14,10 @@ from stripewise.model.compare_context import ContextDifference, bytes_of, contex
 # A trend needs three points: with two runs the results table already is the whole comparison.
 MIN_SWEEP_RUNS = 3
 _GEOMETRY = ("array.chunk_kib", "array.level", "array.members", "array.raid_disks")
-# mount options the kernel fills in from the array's geometry (xfs sunit/swidth, ext4 stripe)
+# mount options the kernel fills in from the array's geometry (xfs sunit/swidth, ext4 stripe):
+# the filesystem's superblock options (`superblock_options`; runs of before kept none)
 _GEOMETRY_OPTIONS = ("sunit=", "swidth=", "stripe=")
+_OPTION_KEYS = ("mount_options", "superblock_options")
 # a queue knob of one disk or of the array: the disks' and the array's read_ahead_kb are one
 # parameter, set on whichever devices the admin tuned
 _DEVICE_KNOB = re.compile(r"(?:disks\[(?P<disk>[^\]]*)\]|array)\.tuning\.(?P<knob>\w+)")
@@ -83,9 +85,10 @@ def _consequences(differing: set[str], contexts: Sequence[Mapping[str, Any]]) ->
         derived.add("spec.random_block_size")
     if differing & set(_GEOMETRY):
         derived |= {key for key in differing if key.startswith("array.tuning.")}
-        options = [_without_geometry(context.get("mount_options")) for context in contexts]
-        if all(option == options[0] for option in options):
-            derived.add("mount_options")
+        for key in _OPTION_KEYS:
+            options = [_without_geometry(context.get(key)) for context in contexts]
+            if all(option == options[0] for option in options):
+                derived.add(key)
     return derived
 
 

@@ -179,7 +179,8 @@ class RunContext:
     mounted_at: tuple[str, ...] | None = None
     mountpoint: str | None = None
     filesystem: str | None = None
-    mount_options: str | None = None
+    mount_options: str | None = None  # the mount point's (mountinfo's field 6)
+    superblock_options: str | None = None  # the filesystem's (after " - "); older runs lack it
     source: str | None = None
     fill_pct: float | None = None
     free_bytes: int | None = None

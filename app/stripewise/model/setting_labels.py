@@ -60,6 +60,7 @@ _CONTEXT_LABELS = {
     "kernel": "Kernel",
     "filesystem": "Filesystem",
     "mount_options": "Mount options",
+    "superblock_options": "Filesystem options",
     "engine": "Engine",
     "engine_version": "Engine version",
     "workload.file_size_vs_ram": "File size / RAM",

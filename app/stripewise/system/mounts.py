@@ -70,7 +70,10 @@ class MountEntry:
     mountpoint: str
     fstype: str
     source: str
-    options: str
+    options: str  # the mount point's own (rw, noatime, relatime...)
+    # the filesystem's, after " - " (data=writeback, xfs logbsize/sunit/swidth, ext4 stripe=):
+    # shared by every mount of it, and what /proc/mounts appends to `options`
+    super_options: str = ""
 
 
 def mount_entries(lines: Iterable[str]) -> list[MountEntry]:
@@ -88,6 +91,7 @@ def mount_entries(lines: Iterable[str]) -> list[MountEntry]:
                 fstype=parts[dash + 1] if len(parts) > dash + 1 else "",
                 source=_unescape(parts[dash + 2]) if len(parts) > dash + 2 else "",
                 options=parts[5],
+                super_options=parts[dash + 3] if len(parts) > dash + 3 else "",
             )
         )
     return entries
