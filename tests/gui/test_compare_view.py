@@ -399,3 +399,54 @@ def test_the_window_widens_to_show_every_column_within_the_screen(qtbot: Any) ->
     table.setColumnWidth(2, 10)
     fit_width(window, table)
     assert window.width() > 400, "never narrowed"
+
+
+FIELDNOTES_NAME = "fio on /tmp/review-fieldnotes/mnt1/b (1 MiB blocks, QD 1, 128 MiB, direct)"
+FIELDNOTES_FILESYSTEMS = {  # as recorded: ext4, ext4 -o data=writeback, xfs on one loop device
+    "ext4, data=ordered": ("ext4", "rw,data=ordered"),
+    "ext4, data=writeback": ("ext4", "rw,data=writeback"),
+    "xfs": ("xfs", "rw,inode64,logbufs=8,logbsize=32k,noquota"),
+}
+
+
+def test_three_runs_of_one_name_are_told_apart_and_all_in_sight(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    """The field notes at 1280x900: every column of What differs was as wide as the run's
+    name, the third run sat behind a sideways scrollbar, and the Results headers read the
+    same three times. Each run is now its #id and what tells it apart, the name in the
+    tooltip, and all three columns are in sight."""
+    ids = []
+    for filesystem, options in FIELDNOTES_FILESYSTEMS.values():
+        context = {
+            "filesystem": filesystem,
+            "mount_options": "rw,relatime",
+            "superblock_options": options,
+        }
+        figures = (ResultValue("seq_read", "throughput", "MB/s", 300.0),)
+        ids.append(record_run(db_url, FIELDNOTES_NAME, context, results=figures))
+    window = make_window(view="history")
+    page = window.page_widgets["history"]
+    assert isinstance(page, HistoryPage)
+    page.select_runs(ids)
+    with qtbot.waitSignal(page.compareRequested):
+        page.compare_button.click()
+    compare = window.compare_windows[-1]
+    qtbot.waitUntil(lambda: compare.comparison is not None, timeout=10_000)
+    compare.resize(1280, 900)
+    compare.tabs.setCurrentWidget(compare.context)
+    qtbot.waitUntil(lambda: compare.context.viewport().width() > 1000)
+
+    told = [f"#{run_id} {what}" for run_id, what in zip(ids, FIELDNOTES_FILESYSTEMS, strict=True)]
+    header = compare.context.headerItem()
+    assert [header.text(column) for column in (1, 2, 3)] == told
+    assert header.toolTip(1) == f"#{ids[0]} {FIELDNOTES_NAME} (ext4, data=ordered)"
+    sections = compare.context.header()
+    assert (
+        sections.sectionPosition(3) + sections.sectionSize(3) <= compare.context.viewport().width()
+    )
+    assert compare.context.horizontalScrollBar().maximum() == 0
+    results = [compare.results.horizontalHeaderItem(c).text() for c in (2, 3, 4)]
+    assert results == [f"{label}\nmean of passes" for label in told]
+    assert compare.results.horizontalHeaderItem(2).toolTip() == header.toolTip(1)
+    compare.close()

@@ -8,6 +8,7 @@ the window says it can't tell and offers to run the benchmark again with enough.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,11 +55,15 @@ from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.gui.theme import is_dark
 from stripewise.model.bench import BenchSpec
 from stripewise.model.compare import Comparison, compare_runs, phase_order, short_of_passes
+from stripewise.model.compare_labels import telling_apart
 from stripewise.model.phase_series import series_note
 from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import MIN_PASSES
 from stripewise.model.wording import count_noun
 from stripewise.services.history import CompareSeries, HistoryService
+
+# a run's column header in What differs: "#12 fio on /srv/raid (1 M…", the rest in its tooltip
+_MAX_HEADER_PX = 180
 
 
 class CompareWindow(QDialog):
@@ -84,6 +89,7 @@ class CompareWindow(QDialog):
         self.run_ids = list(run_ids)
         self.binary_units = binary_units  # throughput in MiB/s: the app's toggle
         self.comparison: Comparison | None = None
+        self.told: list[str] = []  # per run, what tells it from runs of the same name
         self.series: CompareSeries = {}
         self._stale_plots: set[str] = set()  # drawn when their tab is first shown
         self.load(baseline_id)  # read while the widgets are built
@@ -230,22 +236,29 @@ class CompareWindow(QDialog):
     def _throughput_unit(self) -> str:
         return shown_unit("MB/s", self.binary_units)[1]
 
-    def run_label(self, index: int) -> str:
+    def run_label(self, index: int, full: bool = False) -> str:
+        """`#id name`; runs of one name by `#id` and what tells them apart (`full`: both)."""
         assert self.comparison is not None
         run = self.comparison.runs[index].summary
-        return f"#{run.id} {run.name}"
+        told = self.told[index] if index < len(self.told) else ""
+        if full and told:
+            return f"#{run.id} {run.name} ({told})"
+        return f"#{run.id} {told or run.name}"
 
     # --- showing ---------------------------------------------------------------------------
     def _show(self) -> None:
         c = self.comparison
         assert c is not None
+        self.told = telling_apart([run.summary.name for run in c.runs], c.context)
         lines = []
         for index, detail in enumerate(c.runs):
             run = detail.summary
             colour = run_colour(index)
             mark = " <b>(baseline)</b>" if index == c.baseline_index else ""
+            told = f" <b>{html.escape(self.told[index])}</b>" if self.told[index] else ""
             lines.append(
-                f'<span style="color:{colour}">\u25a0</span> run {run.id}: {run.name}, '
+                f'<span style="color:{colour}">\u25a0</span> run {run.id}: '
+                f"{html.escape(run.name)}{told}, "
                 f"{run.host}, {run.started_at.astimezone():%Y-%m-%d %H:%M}{mark}"
             )
         self.heading.setText("<br>".join(lines))
@@ -280,6 +293,10 @@ class CompareWindow(QDialog):
         c = self.comparison
         assert c is not None
         fill_results(self.results, c, self.run_label, self.binary_units)
+        for index in range(len(c.runs)):  # columns Phase, Figure, then the runs
+            header = self.results.horizontalHeaderItem(2 + index)
+            if header is not None:
+                header.setToolTip(self.run_label(index, full=True))
         self.legend.setText(legend_text(c))
 
     def _fill_more_passes(self) -> None:
@@ -320,6 +337,9 @@ class CompareWindow(QDialog):
         self.context.clear()
         self.context.setColumnCount(1 + len(c.runs))
         self.context.setHeaderLabels(["Setting"] + [self.run_label(i) for i in range(len(c.runs))])
+        header_item = self.context.headerItem()
+        for index in range(len(c.runs)):
+            header_item.setToolTip(1 + index, self.run_label(index, full=True))
         groups: dict[str, QTreeWidgetItem] = {}
         for difference in c.context:
             parent = groups.get(difference.group)
@@ -333,14 +353,26 @@ class CompareWindow(QDialog):
             texts = [setting_text(difference.key, v) for v in difference.values]
             item = QTreeWidgetItem([setting_label(difference.key), *texts])
             item.setToolTip(0, difference.key)  # the key the CLI's --json and exports use
+            for column, text in enumerate(texts, 1):
+                item.setToolTip(column, text)  # a long value is cut at its column's edge
             parent.addChild(item)
         if not c.context:
             self.context.addTopLevelItem(
                 QTreeWidgetItem(["Nothing recorded about the runs' context differs."])
             )
         self.context.expandAll()
-        for column in range(self.context.columnCount()):
-            self.context.resizeColumnToContents(column)
+        self._fit_context_columns()
+
+    def _fit_context_columns(self) -> None:
+        """Each run's column as wide as its values, its header cut at _MAX_HEADER_PX (the
+        tooltip names the run in full): a long run name no longer pushes the next run out of
+        sight."""
+        header = self.context.header()
+        self.context.resizeColumnToContents(0)
+        for column in range(1, self.context.columnCount()):
+            values = self.context.sizeHintForColumn(column)
+            title = min(header.sectionSizeHint(column), _MAX_HEADER_PX)
+            header.resizeSection(column, max(values, title))
 
     def _draw_visible_plot(self) -> None:
         """Curves are made for the tab on show only: most comparisons are read as a table."""
