@@ -11,10 +11,12 @@ from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QStyle
 
+from stripewise.gui.history_detail import RunDetailPane
 from stripewise.gui.history_model import COLUMNS
 from stripewise.gui.history_page import HistoryPage
 from stripewise.model.run import ResultValue
 from tests.fixtures.background import wait_for_deliveries
+from tests.fixtures.compared_runs import run
 from tests.gui.conftest import WindowFactory
 
 
@@ -458,3 +460,19 @@ def test_a_partial_group_run_is_marked_in_the_list_as_history_list_marks_it(qapp
     model.set_runs(runs)
     status = COLUMNS.index("Status")
     assert [model.index(r, status).data() for r in range(2)] == ["complete (partial)", "complete"]
+
+
+def test_the_detail_names_the_filesystems_own_options(qtbot: Any) -> None:
+    """A data=writeback run read "ext4 rw,relatime" like a data=ordered one: the journal mode
+    is the filesystem's option, recorded apart from the mount point's."""
+    pane = RunDetailPane()
+    qtbot.addWidget(pane)
+    context = {
+        "filesystem": "ext4",
+        "mount_options": "rw,relatime",
+        "superblock_options": "rw,data=writeback",
+    }
+    pane.show_detail(run(2, ctx=context))
+    assert "ext4 rw,relatime,data=writeback &middot;" in pane.title.text()
+    pane.show_detail(run(1, ctx={"filesystem": "ext4", "mount_options": "rw,relatime"}))
+    assert "ext4 rw,relatime &middot;" in pane.title.text()  # a run of before: as recorded

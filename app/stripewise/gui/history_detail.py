@@ -161,7 +161,7 @@ class RunDetailPane(QWidget):
         facts = [
             f"<b>Run {run.id}</b>: {run.name}, {run.status.value}",
             "baseline" if run.baseline else "",
-            f"{context.filesystem or ''} {context.mount_options or ''}".strip(),
+            f"{context.filesystem or ''} {_options(detail)}".strip(),
             ", ".join(d.name or "" for d in context.disks or ()),
             count_noun(detail.sample_count, "sample"),
             _imported_from(detail),
@@ -190,6 +190,14 @@ class RunDetailPane(QWidget):
     def set_binary_units(self, mib: bool) -> None:
         self.results.set_binary_units(mib)
         self.other_figures.set_binary_units(mib)
+
+
+def _options(detail: RunDetail) -> str:
+    """The mount point's options, then the filesystem's own beyond them, as /proc/mounts
+    lists them: rw,relatime,data=writeback (the journal mode is the filesystem's)."""
+    own = [o for o in (detail.context.mount_options or "").split(",") if o]
+    sb = (detail.context.superblock_options or "").split(",")
+    return ",".join(own + [o for o in sb if o and o not in own])
 
 
 def _not_run(detail: RunDetail) -> set[str]:
