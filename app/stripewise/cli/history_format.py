@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 import time
 from dataclasses import asdict
 from datetime import datetime
@@ -127,14 +129,39 @@ def _differences(c: Comparison) -> list[str]:
         [f"  {setting_label(d.key)}", *(setting_text(d.key, v) for v in d.values)] for d in ordered
     ]
     header = ["  Setting", *(f"#{run_.summary.id}" for run_ in c.runs)]
-    table = format_table(header, rows).splitlines()
-    lines = ["What differs:", table[0]]
+    lines = ["What differs:", *wrapped_table(header, [], rows)]
     group = None
-    for d, line in zip(ordered, table[1:], strict=True):
+    for d, row in zip(ordered, rows, strict=True):
         if d.group != group:
             group = d.group
             lines.append(f"{group}:")
-        lines.append(line)
+        lines += wrapped_table(header, [row], rows)[1:]
+    return lines
+
+
+def wrapped_table(
+    header: list[str], rows: list[list[str]], sized_by: list[list[str]] | None = None
+) -> list[str]:
+    """`format_table`'s lines with each column at most its share of the terminal's width
+    (80 when not a terminal), longer cells wrapped onto lines of their own: a long command
+    line or list must not push the other runs' columns off the screen. `sized_by`: the rows
+    the widths are taken from, when `rows` are a part of them."""
+    sized = [header, *(rows if sized_by is None else sized_by)]
+    widths = [max(len(row[i]) for row in sized) for i in range(len(header))]
+    room = shutil.get_terminal_size().columns - 2 * (len(header) - 1)
+    if sum(widths) > room:  # the setting's name up to 30, the runs share what is left
+        widths[0] = min(widths[0], 30)
+        share = max(16, (room - widths[0]) // (len(header) - 1))
+        widths[1:] = [min(w, share) for w in widths[1:]]
+    lines = []
+    for row in [header, *rows]:
+        cells = [
+            textwrap.wrap(cell, w, subsequent_indent="    " if i == 0 else "  ") or [""]
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        for depth in range(max(map(len, cells))):
+            parts = [c[depth] if depth < len(c) else "" for c in cells]
+            lines.append("  ".join(p.ljust(w) for p, w in zip(parts, widths, strict=True)).rstrip())
     return lines
 
 

@@ -58,6 +58,13 @@ _FILESYSTEM_KEYS = (
 )
 _MACHINE_KEYS = ("host", "cpu_model", "cpu_count", "ram_bytes", "cpu_idle")
 _ENGINE_KEYS = ("engine", "engine_version")
+# iozone -a's swept sizes (a list) -> -t's one size per process, both in iozone's kB (KiB)
+_IOZONE_SIZES = (
+    ("spec.file_sizes_kB", "spec.file_size_kB"),
+    ("spec.record_sizes_kB", "spec.record_size_kB"),
+)
+# preamble lines that restate -s and -r, read into the sizes above
+_IOZONE_SIZE_LINE = re.compile(r"(Record Size|File size set to) [0-9]+ [kK]B")
 
 
 def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -94,6 +101,29 @@ def comparable_context(run: RunDetail) -> dict[str, Any]:
     ratio = _file_size_vs_ram(flat)
     if ratio is not None:
         flat["workload.file_size_vs_ram"] = ratio
+    return _iozone_settings(flat)
+
+
+def _iozone_settings(flat: dict[str, Any]) -> dict[str, Any]:
+    """iozone's sizes under one key each, whether -a's table (the sizes it swept) or -t's
+    summary (one size) wrote them, so a parameter is one row; its preamble's option lines one
+    key each (`spec.options[Auto Mode]`), so only those that differ are listed, never the
+    whole preamble as one row."""
+    for swept, single in _IOZONE_SIZES:
+        if swept not in flat:
+            continue
+        sizes = flat.pop(swept)
+        if single not in flat:  # a one-size table tested what -t's one size says
+            one = isinstance(sizes, list) and len(sizes) == 1
+            flat[single] = sizes[0] if one else sizes
+    if "spec.file_size_kB" in flat:  # the same size again, in bytes: not a row of its own
+        flat.pop("file_size_bytes", None)
+    options = flat.pop("spec.options", None)
+    if isinstance(options, list):
+        said = (line for line in options if not _IOZONE_SIZE_LINE.match(str(line)))
+        flat.update({f"spec.options[{line}]": True for line in said})
+    elif options is not None:
+        flat["spec.options"] = options
     return flat
 
 

@@ -45,7 +45,16 @@ _SPEC_LABELS = FORM_LABELS | {
     "rw": "I/O pattern (fio rw)",
     "ioengine": "fio ioengine",
     "runtime": "Runtime (fio runtime)",
+    # iozone's, in an imported run: sizes in its kB (KiB)
+    "file_size_kB": "File size (iozone -s)",
+    "record_size_kB": "Block size (iozone -r)",
+    "processes": "Streams (iozone -t)",
+    "workers": "iozone workers",
+    "tests": "Phases (iozone tests)",
+    "command_line": "Command line",
 }
+_KIB_KEYS = frozenset(("file_size_kB", "record_size_kB"))
+_IOZONE_OPTION = re.compile(r"spec\.options\[(?P<line>.*)\]")
 _BYTE_KEYS = frozenset(("size", "block_size", "random_block_size", "bs"))
 _CONTEXT_LABELS = {
     "array.chunk_kib": "Chunk size",
@@ -112,6 +121,9 @@ def size_bytes(value: Any) -> int | None:
 def setting_label(key: str) -> str:
     """What the form or the admin calls a context key: `spec.block_size` -> "Block size",
     `disks[sdb].tuning.read_ahead_kb` -> "sdb read_ahead_kb"; else the key itself."""
+    option = _IOZONE_OPTION.fullmatch(key)
+    if option is not None:  # one line of iozone's preamble: whether a run's said it
+        return f"iozone: {option['line']}"
     if key.startswith("spec."):
         name = key.removeprefix("spec.")
         return _SPEC_LABELS.get(name, name)
@@ -143,7 +155,7 @@ def setting_text(key: str, value: Any) -> str:
     if key.endswith("bytes") and isinstance(value, int) and not isinstance(value, bool):
         return exact_size_text(value)
     if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(str(v) for v in value) if value else "none"
     if isinstance(value, int | float):
         unit = next((u for end, u in _UNITS if key.endswith(end)), "")
         if key == "array.chunk_kib":
@@ -153,6 +165,8 @@ def setting_text(key: str, value: Any) -> str:
 
 
 def _spec_text(name: str, value: Any) -> str | None:
+    if name in _KIB_KEYS:
+        return _kib_text(value)
     if name in _BYTE_KEYS:
         size = size_bytes(value)
         return None if size is None else exact_size_text(size)
@@ -168,6 +182,17 @@ def _spec_text(name: str, value: Any) -> str | None:
         return None
     unit = {"runtime_cap_s": "s", "sample_rate_hz": "Hz"}.get(name, "")
     return f"{value:g} {unit}".rstrip()
+
+
+def _kib_text(value: Any) -> str | None:
+    """iozone's sizes (kB of 1024 B) in binary units; the sizes -a swept as their range."""
+    sizes = value if isinstance(value, list | tuple) else [value]
+    if not sizes or not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
+        return None
+    texts = [size_text(v * 1024) for v in sizes]
+    if len(texts) <= 3:
+        return ", ".join(texts)
+    return f"{texts[0]} to {texts[-1]} ({len(texts)} sizes)"
 
 
 def _phase_label(phase: str) -> str:
