@@ -1,5 +1,5 @@
-"""Imported runs in the comparison window: iozone's settings one row each by the form's
-names."""
+"""Imported runs in the comparison window: an import's CPU of one process apart from a
+measured run's share of all CPUs, and iozone's settings one row each by the form's names."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from stripewise.history.database import open_database
 from stripewise.history.imports import import_file
 from tests.gui.conftest import WindowFactory
 from tests.importers.fixtures import FIXTURES
+from tests.test_cli_history_compare_imports import measured_read
 
 
 def imported(db_url: str, name: str) -> list[int]:
@@ -25,6 +26,26 @@ def compare(make_window: WindowFactory, qtbot: Any, ids: list[int]) -> CompareWi
     compared = window.compare_runs(ids)
     qtbot.waitUntil(lambda: compared.comparison is not None, timeout=10_000)
     return compared
+
+
+def test_an_imports_cpu_has_a_row_of_its_own(
+    make_window: WindowFactory, db_url: str, qtbot: Any
+) -> None:
+    ids = [measured_read(db_url), *imported(db_url, "fio_two_jobs.json")]
+    compared = compare(make_window, qtbot, ids)
+    table = compared.results
+    rows = {
+        (table.item(r, 0).text(), table.item(r, 1).text()): [
+            table.item(r, c).text() for c in (2, 3)
+        ]
+        for r in range(table.rowCount())
+    }
+    assert rows["seq_read", "CPU (%)"][0] == "40.0"
+    assert not rows["seq_read", "CPU (%)"][1].startswith("62")
+    own = rows["seq_read", "CPU of the tool's process (% of one CPU)"]
+    assert own[1].startswith("62.1") and "%" not in own[1], own
+    assert not rows["seq_read", "Efficiency (KB/s per CPU %)"][1][:1].isdigit()
+    compared.close()
 
 
 def test_iozone_sizes_are_one_row_each(make_window: WindowFactory, db_url: str, qtbot: Any) -> None:

@@ -21,9 +21,11 @@ _METRIC_NAMES = {
     "throughput": "Throughput",
     "iops": "IOPS",
     "cpu": "CPU",
+    "process_cpu": "CPU of the tool's process",
     "latency_p50": "Completion latency p50",
     "latency_p99": "Completion latency p99",
     "efficiency": "Efficiency",
+    "process_efficiency": "Efficiency per process CPU",
 }
 
 

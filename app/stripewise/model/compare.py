@@ -22,9 +22,18 @@ from stripewise.model.phase_stop import stopped
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.verdict import MIN_PASSES, Evidence, cant_tell, holm, welch
-from stripewise.model.vocabulary import PHASES, is_lower_better, is_round_figure
+from stripewise.model.vocabulary import PER_PROCESS, PHASES, is_lower_better, is_round_figure
 
-METRICS = ("throughput", "iops", "cpu", "latency_p50", "latency_p99", "efficiency")
+METRICS = (
+    "throughput",
+    "iops",
+    "cpu",
+    "process_cpu",
+    "latency_p50",
+    "latency_p99",
+    "efficiency",
+    "process_efficiency",
+)
 PHASE_ORDER = PHASES  # bonnie++'s order, as reports list them
 UNKNOWN = "unknown"  # the verdict word when the passes cannot tell (see MetricRow.verdict_text)
 
@@ -186,7 +195,7 @@ def _baseline_index(runs: tuple[RunDetail, ...], baseline_id: int | None) -> int
 def _metric_rows(
     runs: tuple[RunDetail, ...], base: int, contexts: Sequence[Mapping[str, Any]]
 ) -> list[MetricRow]:
-    indexes = [{(r.phase, r.metric): r for r in run.results} for run in runs]
+    indexes = [{(r.phase, r.metric): r for r in compared_results(run)} for run in runs]
     # each run's phases that did not end well: said on every figure of the phase, also one
     # the run filed no row for (a run stored before the phase's MB/s was kept missing)
     errors = [{r.phase: r.errors for r in run.results if r.errors} for run in runs]
@@ -224,6 +233,20 @@ def _metric_rows(
             )
         )
     return _judged(rows)
+
+
+def compared_results(run: RunDetail) -> tuple[ResultValue, ...]:
+    """The run's figures as a comparison lines them up: an import's CPU and efficiency under
+    their per-process names (`vocabulary.PER_PROCESS`), never in one row with a measured
+    run's share of all CPUs."""
+    if run.source != "imported":
+        return run.results
+    return tuple(
+        replace(r, metric=own.metric, unit=own.unit)
+        if (own := PER_PROCESS.get(r.metric)) is not None
+        else r
+        for r in run.results
+    )
 
 
 def _judged(rows: list[MetricRow]) -> list[MetricRow]:
@@ -286,7 +309,7 @@ def _ordered_keys(runs: Sequence[RunDetail]) -> list[tuple[str, str]]:
     seen: dict[tuple[str, str], None] = {}
     for run in runs:
         # a steady-state run's rounds are parts of one run, never passes to test: not compared
-        figures = (r for r in run.results if not is_round_figure(r.metric))
+        figures = (r for r in compared_results(run) if not is_round_figure(r.metric))
         seen.update(dict.fromkeys((r.phase, r.metric) for r in figures))
     phases = list(dict.fromkeys(phase for phase, _ in seen))
     metrics = list(dict.fromkeys(metric for _, metric in seen))

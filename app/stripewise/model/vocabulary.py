@@ -44,8 +44,34 @@ EFFICIENCY = Quantity(
     "efficiency", "KB/s per CPU %", False, "throughput per CPU % (KB = 10^3 B), as the notes"
 )
 
+# An import's `cpu` is one process's CPU time over the wall time (fio's usr_cpu + sys_cpu,
+# bonnie++'s %CP): 100 % is one CPU, where a measured run's 100 % is every CPU. A CPU-bound
+# job reads ~100 % imported and ~50 % measured on two CPUs, so a comparison keeps the two
+# apart under these names, and the efficiency made from each apart too.
+PROCESS_CPU = Quantity(
+    "process_cpu", "% of one CPU", True, "the tool's process's CPU time over the phase's time"
+)
+PROCESS_EFFICIENCY = Quantity(
+    "process_efficiency",
+    "KB/s per % of one CPU",
+    False,
+    "throughput per % of one CPU the tool's process used (KB = 10^3 B)",
+)
+PER_PROCESS = {CPU.metric: PROCESS_CPU, EFFICIENCY.metric: PROCESS_EFFICIENCY}
+
 QUANTITIES: dict[str, Quantity] = {
-    q.metric: q for q in (THROUGHPUT, IOPS, CPU, LATENCY_P50, LATENCY_P99, LATENCY_MAX, EFFICIENCY)
+    q.metric: q
+    for q in (
+        THROUGHPUT,
+        IOPS,
+        CPU,
+        LATENCY_P50,
+        LATENCY_P99,
+        LATENCY_MAX,
+        EFFICIENCY,
+        PROCESS_CPU,
+        PROCESS_EFFICIENCY,
+    )
 }
 # What a measured phase records, in the order PhaseResult.values() gives it.
 MEASURED = (THROUGHPUT, IOPS, LATENCY_P50, LATENCY_P99, CPU, EFFICIENCY)
