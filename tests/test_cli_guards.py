@@ -121,3 +121,18 @@ def test_a_group_no_host_completed_says_so_in_the_number_it_had() -> None:
     alone = GroupOutcome(None, BenchSpec("/srv", 2**24), (one,), _result().results, False,
                          "2026-11-29T00:00:00Z", 12.0)  # fmt: skip
     assert "\nTotal of 1 of 1 host:\n" in format_group(alone)
+
+
+def test_a_sub_microsecond_p99_is_printed_as_the_experiment_prints_it() -> None:
+    """Buffered reads the page cache answers: a p99 of 0.121 us (what --json gives) read "0"."""
+    cached = PhaseResult(
+        Phase.SEQ_READ, Spread(9000.0, 8900.0, 9100.0, 1), None, lat_p99_us=0.121
+    )  # fmt: skip
+    disk = PhaseResult(Phase.SEQ_WRITE, Spread(500.0, 490.0, 510.0, 1), None, lat_p99_us=82.4)
+    text = format_results(RunResult("r1", RunStatus.COMPLETE, 3.0, "fio", "3.36", (disk, cached)))
+    heading = next(line for line in text.splitlines() if line.startswith("Phase"))
+    p99_end = heading.index("p99 us") + len("p99 us")
+    rows = {line.split("  ")[0]: line for line in text.splitlines()}
+    figures = {name: rows[name][:p99_end].split()[-1] for name in (cached.name, disk.name)}
+    assert figures[cached.name] == "0.12"
+    assert figures[disk.name] == "82"

@@ -17,6 +17,7 @@ from stripewise.model.guards import describe, guard
 from stripewise.model.phase_stop import CANCELLED, stopped
 from stripewise.model.run import RunStatus
 from stripewise.model.steady_state import Window, round_words
+from stripewise.model.units import microseconds_text
 from stripewise.model.wording import count_noun
 from stripewise.protocol.events import (
     Event,
@@ -137,7 +138,7 @@ def format_results(result: RunResult) -> str:
         lines.append(
             f"{name:<28} {median:>11} "
             f"{spread:>19} {f'{iops.median:,.0f}' if iops else '-':>9} "
-            f"{f'{p99:,.0f}' if p99 else '-':>9} {f'{cpu:.0f}' if cpu else '-':>6} "
+            f"{microseconds_text(p99) if p99 else '-':>9} {f'{cpu:.0f}' if cpu else '-':>6} "
             f"{f'{efficiency:,.0f}' if efficiency else '-':>14}"
         )
     lines.append("p99 us: the 99th percentile of completion latency, in microseconds")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import ExperimentResult, Verdict
 from stripewise.model.guards import guard
-from stripewise.model.units import interval_text
+from stripewise.model.units import interval_text, microseconds_text
 from stripewise.model.wording import count_noun
 
 _VERDICTS = {
@@ -24,7 +24,7 @@ def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool 
         ci = point.ci95
         mean = "-" if point.mean is None else f"{point.mean:,.1f}"
         spread = interval_text(*ci) if ci else "-"
-        p99 = "" if point.p99_mean is None else f"   p99 {_us(point.p99_mean)} us"
+        p99 = "" if point.p99_mean is None else f"   p99 {microseconds_text(point.p99_mean)} us"
         start = "  (starting settings)" if point.baseline else ""
         rows.append(
             f"  {point.label:<{width}}  {mean:>10} {unit}  95 % {spread:>21}  "
@@ -52,8 +52,3 @@ def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool 
 def guards_text(names: tuple[str, ...]) -> str:
     """`  ! reads served from cache, CPU-bound`: the guards a point's runs tripped."""
     return f"  ! {', '.join(guard(n).title for n in names)}" if names else ""
-
-
-def _us(value: float) -> str:
-    """Whole microseconds, or two figures under 10 (a page-cache hit's 0.11 us is no 0)."""
-    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"

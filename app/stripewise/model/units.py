@@ -48,3 +48,8 @@ def interval_text(low: float, high: float, decimals: int = 1) -> str:
     """A confidence interval's ends, "12.5 to 40.1": with a hyphen between them, one below
     zero would read "-282.6-1,679.8"."""
     return f"{low:,.{decimals}f} to {high:,.{decimals}f}"
+
+
+def microseconds_text(value: float) -> str:
+    """Whole microseconds, or two figures under 10 (a page-cache hit's 0.11 us is no 0)."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
