@@ -228,3 +228,22 @@ def test_compare_of_one_value_says_it_in_the_singular(
     assert _run(found, "compare", "1", "2") == 0
     out = capsys.readouterr().out
     assert "Holm's correction over 1 value" in out and "over 1 values" not in out
+
+
+def test_list_says_cant_tell_as_show_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table printed the stored `cant_tell`; --json keeps it as docs/experiments.md gives it."""
+    found = path_to_url(tmp_path / "flat.db")
+    with open_database(found) as db:
+        design = read_ahead_design()
+        experiment_id = create_experiment(db, "read-ahead, 2 passes", design, host_info=HOST)
+        result = simulated_result(design, read_ahead_means(), START, passes=2)
+        finish_experiment(db, experiment_id, result, "complete")
+    assert _run(found, "show", "1") == 0
+    assert "verdict: can't tell;" in capsys.readouterr().out
+    assert _run(found, "list") == 0
+    table = capsys.readouterr().out
+    assert "can't tell" in table and "cant_tell" not in table
+    assert _run(found, "list", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["experiments"][0]["verdict"] == "cant_tell"

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from stripewise.cli.errors import CliError, database_url, open_history
+from stripewise.cli.experiment_text import verdict_words
 from stripewise.cli.history_format import format_table
 from stripewise.cli.options import Parser, add_db_option, path_argument, positive_int
 from stripewise.model.wording import noun_for
@@ -127,7 +128,7 @@ def _list(args: argparse.Namespace, db: Database) -> int:
                 ", ".join(e.parameters),
                 str(e.points),
                 str(e.runs),
-                "-" if e.verdict is None else e.verdict.value,
+                "-" if e.verdict is None else verdict_words(e.verdict),
                 e.recommended_text or "-",
                 e.name,
             ]
