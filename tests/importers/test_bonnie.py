@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stripewise.importers import ImportFormatError, parse_raw
+from stripewise.importers import ImportedRun, ImportFormatError, parse_raw
 from stripewise.importers.bonnie_fields import FILE_FIGURES, IO_FIGURES
 from tests.importers.fixtures import figures, result, runs_of, text
 
@@ -104,9 +104,10 @@ def test_blank_cells_are_tests_that_did_not_run() -> None:
 
 
 def test_file_tests_with_latencies() -> None:
+    """`-x 2`: one run whose two passes are the lines (each figure their median)."""
     runs = runs_of("bonnie200a_direct_x2_files.csv")
-    assert [r.name for r in runs] == ["bonnie++ lab-nas 1G #1", "bonnie++ lab-nas 1G #2"]
-    first = figures(runs[0])
+    assert [r.name for r in runs] == ["bonnie++ lab-nas 1G"]
+    first = {key: passes[0] if passes else None for key, passes in each_pass(runs[0]).items()}
     assert first["seq_create", "seq_create_per_s"] == 4193
     assert first["seq_create", "seq_create_per_s_cpu_pct"] == 91
     assert first["seq_create", "seq_stat_per_s"] is None
@@ -114,12 +115,18 @@ def test_file_tests_with_latencies() -> None:
     assert first["random_create", "random_delete_per_s"] == 7979
     assert first["random_create", "random_delete_latency_us"] == 2143
     assert first["rewrite", "rewrite_kBps"] == 682854
-    assert figures(runs[1])["seq_write", "seq_write_block_kBps"] == 107280
+    assert each_pass(runs[0])["seq_write", "seq_write_block_kBps"] == (124386, 107280)
+    assert figures(runs[0])["seq_write", "seq_write_block_kBps"] == (124386 + 107280) / 2
     assert runs[0].spec["file_test"]["files_x1024"] == 8
     assert runs[0].spec["file_test"]["max_size_bytes"] == 65536
-    assert [r.context["line"] for r in runs] == [2, 3]
+    assert (runs[0].context["line"], runs[0].context["lines"]) == (2, [2, 3])
+    assert runs[0].context["passes"] == 2
     file_metrics = {m for _, m, _ in FILE_FIGURES}
     assert file_metrics <= {r.metric for r in runs[0].results}
+
+
+def each_pass(run: ImportedRun) -> dict[tuple[str, str], tuple[float, ...]]:
+    return {(r.phase, r.metric): r.passes for r in run.results}
 
 
 def test_file_table_rows_join_their_machine_row() -> None:
@@ -132,10 +139,10 @@ def test_file_table_rows_join_their_machine_row() -> None:
     assert run.spec["file_test"] == {"files_x1024": 16}
 
 
-def test_x_option_header_line_is_skipped_one_run_per_row() -> None:
-    runs = runs_of("bonnie200a_x2_header.csv")
-    assert [figures(r)["seq_write", "seq_write_char_kBps"] for r in runs] == [1330, 1270]
-    assert {r.host for r in runs} == {"lab-nas"}
+def test_x_option_header_line_is_skipped_its_rows_the_passes_of_one_run() -> None:
+    (run,) = runs_of("bonnie200a_x2_header.csv")
+    assert each_pass(run)["seq_write", "seq_write_char_kBps"] == (1330, 1270)
+    assert run.host == "lab-nas"
 
 
 def test_stdout_with_table_and_csv_counts_the_run_once() -> None:
@@ -220,7 +227,8 @@ def test_real_world_variation(name: str) -> None:
 
 def test_several_runs_concatenated_with_repeated_header() -> None:
     twice = text("bonnie200a_x2_header.csv") + text("bonnie200a_x2_header.csv")
-    assert len(parse_raw(twice, "twice.csv")) == 4
+    # the header line starts each bonnie++ -x series again: two runs of two passes
+    assert [r.context["passes"] for r in parse_raw(twice, "twice.csv")] == [2, 2]
     tables = text("bonnie200a_n0_table.txt") + text("bonnie200a_direct_table.txt")
     runs = parse_raw(tables, "tables.txt")
     assert [r.host for r in runs] == ["vm", "lab-nas"]

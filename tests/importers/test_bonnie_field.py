@@ -221,7 +221,7 @@ def test_200a_figures_keep_their_units_in_the_history() -> None:
 
 def test_200a_csv_puts_the_directories_in_the_chunk_field() -> None:
     """Recorded: `-n 8:64k:1k:4` is written `8,65536,1024,,4`; chunks are 256 B or more."""
-    first, _ = runs_of("bonnie200a_direct_x2_files.csv")
+    (first,) = runs_of("bonnie200a_direct_x2_files.csv")
     assert first.spec["file_test"] == {
         "files_x1024": 8,
         "max_size_bytes": 65536,

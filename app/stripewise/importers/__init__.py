@@ -3,7 +3,8 @@
 Pure parsing (no Qt, no database, no processes): `parse` turns a file's text into
 `ImportedRun` values whose figures are in the history's vocabulary (`importers.mapping`);
 `parse_raw` gives them under the tools' own names; `ParsedFile` gives them one at a time,
-as `stripewise.history.imports` stores them.
+as `stripewise.history.imports` stores them. A bonnie++ `-x N` series is one run whose passes
+are its lines (`importers.series`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from stripewise.fio import importer as fio
 from stripewise.importers import bonnie, iozone
 from stripewise.importers.common import SharedNames, check_digits, check_run
 from stripewise.importers.mapping import to_vocabulary
+from stripewise.importers.series import one_run_per_series
 from stripewise.model.imported_run import ImportedRun, ImportFormatError, text_lines
 
 __all__ = [
@@ -72,6 +74,18 @@ class ParsedFile:
     def raw_runs(self) -> Iterator[ImportedRun]:
         """The runs under the tools' own names and units, in file order, each checked; they
         are taken once (this or `runs`), the file's text let go as it is parsed."""
+        return one_run_per_series(self._passes())
+
+    def runs(self) -> Iterator[ImportedRun]:
+        """The runs with their figures in the history's vocabulary (MB/s, IOPS...; each
+        tool's unit kept as `source_unit`)."""
+        return one_run_per_series(
+            replace(run, results=to_vocabulary(run.engine, run.spec, run.results))
+            for run in self._passes()
+        )
+
+    def _passes(self) -> Iterator[ImportedRun]:
+        """The runs as the file holds them, a series' passes each a run (marked as such)."""
         text, source = self._text, self.source_name
         self._text = ""  # the parse holds what it needs of it
         if self.format == "bonnie":
@@ -88,20 +102,12 @@ class ParsedFile:
         if skipped is not None:
             self._warnings.update(dict.fromkeys(skipped.warning()))
 
-    def runs(self) -> Iterator[ImportedRun]:
-        """The runs with their figures in the history's vocabulary (MB/s, IOPS...; each
-        tool's unit kept as `source_unit`)."""
-        for run in self.raw_runs():
-            yield replace(run, results=to_vocabulary(run.engine, run.spec, run.results))
-
 
 def parse(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
     """The runs of one results file, their figures in the history's vocabulary (MB/s,
     IOPS...; each tool's unit kept as `source_unit`); raises as `parse_raw`."""
-    runs = parse_raw(text, source_name, fmt)
-    for index, run in enumerate(runs):  # in place: the raw figures go as their run is done
-        runs[index] = replace(run, results=to_vocabulary(run.engine, run.spec, run.results))
-    return runs
+    parsed = ParsedFile(text, source_name, fmt)
+    return _numbered(parsed, parsed.runs())
 
 
 def parse_raw(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
@@ -110,11 +116,13 @@ def parse_raw(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRu
     the field when a figure is one no run can have (checked as the tool printed it:
     `seq_write_block_kBps: 1e+25 KiB/s`)."""
     parsed = ParsedFile(text, source_name, fmt)
+    return _numbered(parsed, parsed.raw_runs())
+
+
+def _numbered(parsed: ParsedFile, found: Iterable[ImportedRun]) -> list[ImportedRun]:
+    """The runs, those sharing a name numbered, bonnie++'s carrying the file's warnings."""
     names = SharedNames[int]()
-    runs = [
-        replace(run, name=names.name(run.name, index))
-        for index, run in enumerate(parsed.raw_runs())
-    ]
+    runs = [replace(run, name=names.name(run.name, index)) for index, run in enumerate(found)]
     for index, name in names.renamed:
         runs[index] = replace(runs[index], name=name)
     if parsed.format != "bonnie":  # its runs carry their warnings as they are made

@@ -5,6 +5,10 @@ become one run, read from the CSV, which keeps full precision (`bonnie_pairing`)
 CSV lines without a partner are runs too. Each machine-and-size row is one run. Other text
 (progress lines, shell prompts, notes, Markdown around a pasted table) is skipped.
 
+A `-x N` series (consecutive CSV lines of one machine, size, chunk, options and version, no
+header line between them) is marked as one (`importers.series`), to become one run whose passes
+are its lines.
+
 Real files vary: a block that cannot be read (a truncated CSV line, a garbled row) is skipped
 and the rest of the file is read; the runs carry one warning naming the first such line. Only
 a file with nothing readable is refused, with the first error.
@@ -12,6 +16,7 @@ a file with nothing readable is refused, with the first error.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
@@ -20,6 +25,7 @@ from stripewise.importers.bonnie_fields import BonnieRow, file_spec, results_of
 from stripewise.importers.bonnie_markdown import plain_lines
 from stripewise.importers.bonnie_pairing import paired
 from stripewise.importers.bonnie_tables import TABLE_HEADER, parse_tables
+from stripewise.importers.series import SERIES
 from stripewise.model.imported_run import NAME_MAX, ImportedRun, ImportFormatError, clip
 
 ENGINE = "bonnie++"
@@ -70,6 +76,7 @@ def parse_runs(text: str, source: str, skipped: Skipped) -> Iterator[ImportedRun
         from_csv = list(rows)
         rows = paired(from_csv, parse_tables(lines, source, skipped))
     found = False
+    series: tuple[object, int] | None = None  # the last CSV run's settings, its series' line
     for row in rows:
         try:
             run = _run(row, source, suffixed=row.fmt.startswith("bonnie++ table"))
@@ -77,11 +84,25 @@ def parse_runs(text: str, source: str, skipped: Skipped) -> Iterator[ImportedRun
             skipped(error)
             continue
         found = True
+        if row.fmt.startswith("bonnie++ csv"):  # -x prints no tables: a series is CSV lines
+            settings = _settings(run)
+            if series is None or row.after_header or series[0] != settings:
+                series = (settings, row.line)
+            run.context[SERIES] = series[1]
+        else:
+            series = None
         yield run
     if not found:
         if skipped.errors:
             raise min(skipped.errors, key=lambda e: e.line)
         raise ImportFormatError(source, 1, "no bonnie++ CSV line or result table found")
+
+
+def _settings(run: ImportedRun) -> tuple[object, ...]:
+    """What the lines of one `-x` series share: machine, format and version, size, chunk and
+    the other options (1.9x and later: the seed, drawn once per bonnie++), the tests run."""
+    spec = json.dumps(run.spec, sort_keys=True, default=str)
+    return (run.host, run.context["format"], run.engine_version, spec, run.context.get("not_run"))
 
 
 def _run(row: BonnieRow, source: str, *, suffixed: bool) -> ImportedRun:

@@ -90,6 +90,7 @@ def csv_rows(lines: list[str], source: str, skip: Skip) -> Iterator[BonnieRow]:
     held as rows); what cannot be read goes to `skip`."""
     used: set[int] = set()  # lines joined to the line before them
     kinds: dict[int, str | None] = {}  # of the next line, found while joining a wrapped one
+    header = False  # since the last row: `-x` writes one at the start of its series
     for index, line in enumerate(lines):
         kind = kinds.pop(index) if index in kinds else csv_kind(line)
         if index in used:  # forgotten once passed: the set holds a line's pieces at most
@@ -97,6 +98,7 @@ def csv_rows(lines: list[str], source: str, skip: Skip) -> Iterator[BonnieRow]:
             continue
         number = index + 1
         if kind is None:
+            header = header or line.strip().startswith(_HEADER_STARTS)
             if (why := damaged(line)) is not None:
                 skip(ImportFormatError(source, number, why))
             continue
@@ -109,6 +111,7 @@ def csv_rows(lines: list[str], source: str, skip: Skip) -> Iterator[BonnieRow]:
             continue
         used.update(range(index + 1, index + pieces))
         row.lines = list(range(number, number + pieces))
+        row.after_header, header = header, False
         yield row
 
 

@@ -79,6 +79,7 @@ class BonnieRow:
     file_latency: list[str | None] | None = None
     spec: dict[str, Any] = field(default_factory=dict)
     lines: list[int] = field(default_factory=list)
+    after_header: bool = False  # a CSV header line came before it: bonnie++ started again
 
 
 def is_plus(cell: str) -> bool:
