@@ -1,4 +1,5 @@
-"""Compare of imported bonnie++ runs: a `-x 3` series is judged."""
+"""Compare of imported bonnie++ runs: a `-x 3` series is judged; a one-line import, which
+cannot be run again, is told how to get passes, and offered no benchmark to run."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from stripewise.history.database import open_database
 from stripewise.history.imports import import_file
 from tests.gui.conftest import WindowFactory
-from tests.gui.test_compare_view import open_comparison
+from tests.gui.test_compare_view import cell, open_comparison
 
 
 def _imported(url: str, tmp_path: Path, *reads: tuple[int, ...]) -> list[int]:
@@ -22,6 +23,22 @@ def _imported(url: str, tmp_path: Path, *reads: tuple[int, ...]) -> list[int]:
             )
             ids += import_file(db, path)
     return ids
+
+
+def test_imported_single_passes_are_told_to_import_a_series(
+    make_window: WindowFactory, db_url: str, qtbot: Any, tmp_path: Path
+) -> None:
+    ids = _imported(db_url, tmp_path, (163840,), (229376,))
+    window = make_window(view="history")
+    compare = open_comparison(window, qtbot, ids)
+    try:
+        assert cell(compare, "Throughput (MB/s)", 3).toolTip().startswith("can't tell: 1 pass")
+        legend = compare.legend.text()
+        assert "an imported run cannot be run again: import the output of bonnie++ -x 3" in legend
+        assert "bench" not in legend
+        assert not compare.more_passes.isVisibleTo(compare)  # no run it could set up
+    finally:
+        compare.close()
 
 
 def test_an_imported_series_is_judged(
@@ -40,5 +57,6 @@ def test_an_imported_series_is_judged(
         ]
         judged = table.item(row, 3)  # the second run's block reads, 3 passes against 3
         assert judged.toolTip().startswith("better"), judged.toolTip()
+        assert "cannot be run again" not in compare.legend.text()
     finally:
         compare.close()

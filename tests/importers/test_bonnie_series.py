@@ -1,5 +1,5 @@
 """A bonnie++ `-x N` series in one file is one run whose passes are its lines, so Compare can
-judge it.
+judge it; an imported run short of passes is never offered a bench command it cannot take.
 
 The field notes' case: `bonnie++ ... -x 3 -q -m fieldnotes > bon_x3.csv` became three one-pass
 runs, each figure "can't tell: 1 pass each", the legend saying `stripewise bench --repeat 3`.
@@ -93,3 +93,18 @@ def test_compare_judges_two_imported_series(
     [read] = [line for line in out.splitlines() if line.startswith("seq_read  ") and "MB/s" in line]
     assert "n=3" in read and "* better" in read, read
     assert "can't tell: 1 pass each" not in out
+
+
+def test_imported_runs_short_of_passes_are_told_what_can_be_done(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    for name, read in (("a.csv", 163840), ("b.csv", 229376)):
+        (tmp_path / name).write_text(server_lines((read,)))
+        _import(db, tmp_path / name)
+    capsys.readouterr()
+    assert main(["--db", db, "history", "compare", "1", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "can't tell: 1 pass each" in out
+    assert "stripewise bench" not in out, "an import cannot be run again"
+    assert "an imported run cannot be run again: import the output of bonnie++ -x 3" in out

@@ -73,7 +73,7 @@ def format_comparison(c: Comparison) -> str:
 
 def _results_table(c: Comparison) -> str:
     from stripewise.model.compare import count_tested  # lazy: kept out of `history list`
-    from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
+    from stripewise.model.verdict import CONFIDENCE
 
     if not c.rows:
         return "No results recorded."
@@ -108,14 +108,31 @@ def _results_table(c: Comparison) -> str:
             f"* better or worse: beyond noise at {confidence} after {tested}; ~ within noise",
             "  (~ (Holm): its own interval leaves out 0, but among this many figures one that far "
             "out is expected by chance);",
-            f"? can't tell: a verdict needs {count_noun(MIN_PASSES, 'pass')} of each run "
-            f"(stripewise bench --repeat {MIN_PASSES});",
+            _cant_tell_legend(c),
             f"{NOT_COMPARABLE} not comparable: the runs differ in a parameter that changes what "
             "the figure means (block size for IOPS and latency, file size against RAM for "
             "buffered reads); not judged.",
         )
     )
     return format_table(header, rows) + "\n" + legend
+
+
+def _cant_tell_legend(c: Comparison) -> str:
+    """What `?` means and how the runs short of passes get enough: a measured run is run
+    again; an imported one cannot be, so no bench command is offered for it."""
+    from stripewise.model.compare import IMPORTED_PASSES, short_of_passes
+    from stripewise.model.verdict import MIN_PASSES
+
+    rerun = f"stripewise bench --repeat {MIN_PASSES}"
+    measured, imported = short_of_passes(c), short_of_passes(c, "imported")
+    if not measured and not imported:  # no run is short: say it for the runs compared
+        measured = {i: 0 for i, run in enumerate(c.runs) if run.source == "measured"}
+        imported = {i: 0 for i, run in enumerate(c.runs) if run.source == "imported"}
+    if imported and measured:
+        ways = f"a measured run: {rerun}; {IMPORTED_PASSES}"
+    else:
+        ways = IMPORTED_PASSES if imported else rerun
+    return f"? can't tell: a verdict needs {count_noun(MIN_PASSES, 'pass')} of each run ({ways});"
 
 
 def _differences(c: Comparison) -> list[str]:

@@ -10,7 +10,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
 
-from stripewise.model.compare import UNKNOWN, Comparison, MetricRow, count_tested
+from stripewise.model.compare import (
+    IMPORTED_PASSES,
+    UNKNOWN,
+    Comparison,
+    MetricRow,
+    count_tested,
+    short_of_passes,
+)
 from stripewise.model.units import MIB_PER_MB
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 from stripewise.model.wording import count_noun
@@ -145,8 +152,10 @@ def fill_results(
 
 
 def legend_text(c: Comparison) -> str:
-    """What the results table's values, changes and marks are."""
+    """What the results table's values, changes and marks are; for an imported run short of
+    passes, how it gets them (a measured one has its button to run it again)."""
     tests = count_tested(c)
+    imported = f"; {IMPORTED_PASSES}" if short_of_passes(c, "imported") else ""
     confidence = f"{CONFIDENCE * 100:g} %"
     tested = (
         f"the {count_noun(tests, 'figure')} tested" if tests else "the figures tested (none here)"
@@ -156,9 +165,9 @@ def legend_text(c: Comparison) -> str:
         f"are of those means, ± their {confidence} interval (Welch's t). Coloured only "
         f"when beyond noise at {confidence} after Holm's correction for {tested}; "
         f"\u2248 noise; ? can't tell (a verdict needs {count_noun(MIN_PASSES, 'pass')} of "
-        "each run); not comparable: the runs differ in a parameter that changes what the "
-        "figure means (block size for IOPS and latency, file size against RAM for buffered "
-        "reads)."
+        f"each run{imported}); not comparable: the runs differ in a parameter that changes "
+        "what the figure means (block size for IOPS and latency, file size against RAM for "
+        "buffered reads)."
     )
 
 

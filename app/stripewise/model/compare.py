@@ -42,6 +42,11 @@ UNKNOWN = "unknown"  # the verdict word when the passes cannot tell (see MetricR
 # ---------------------------------------------------------------------------------------------
 
 MIN_RUNS, MAX_RUNS = 2, 8
+# what gives an imported run its passes, since it cannot be run again (docs/importing.md)
+IMPORTED_PASSES = (
+    f"an imported run cannot be run again: import the output of bonnie++ -x {MIN_PASSES}, "
+    f"whose {MIN_PASSES} lines are one run's passes"
+)
 
 
 @dataclass(frozen=True)
@@ -163,9 +168,10 @@ def count_tested(comparison: Comparison) -> int:
     return sum(e is not None for row in comparison.rows for e in row.evidence)
 
 
-def short_of_passes(comparison: Comparison) -> dict[int, int]:
-    """Measured runs (by index) whose too few passes left a figure at "can't tell", with
-    their pass count: running them again with MIN_PASSES passes would give a verdict."""
+def short_of_passes(comparison: Comparison, source: str = "measured") -> dict[int, int]:
+    """Runs of `source` (by index) whose too few passes left a figure at "can't tell", with
+    their pass count: a measured one run again with MIN_PASSES passes would give a verdict;
+    an imported one cannot be run again (IMPORTED_PASSES says what can be done)."""
     short: dict[int, int] = {}
     base = comparison.baseline_index
     for row in comparison.rows:
@@ -174,7 +180,7 @@ def short_of_passes(comparison: Comparison) -> dict[int, int]:
                 continue
             for j in (base, i):
                 count = row.pass_counts[j]
-                if 0 < count < MIN_PASSES and comparison.runs[j].source == "measured":
+                if 0 < count < MIN_PASSES and comparison.runs[j].source == source:
                     short[j] = min(count, short.get(j, count))
     return dict(sorted(short.items()))
 
