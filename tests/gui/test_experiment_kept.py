@@ -17,13 +17,14 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
+from stripewise.cli.main import main
 from stripewise.gui.bench_page import BenchPage
-from stripewise.gui.experiment_kept import COLUMNS, KeptExperiments
+from stripewise.gui.experiment_kept import COLUMNS, KeptExperiments, summary_cells
 from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
 from stripewise.gui.experiment_page import ExperimentPage
 from stripewise.gui.experiment_pass_note import EXPERIMENT_RUNNING
 from stripewise.history.database import Database, open_database, path_to_url
-from stripewise.history.experiments import create_experiment, finish_experiment
+from stripewise.history.experiments import create_experiment, finish_experiment, list_experiments
 from stripewise.history.store import HistoryStore
 from stripewise.model.bench import Phase
 from stripewise.model.experiment import Design, Metric, Objective, Values
@@ -365,3 +366,23 @@ def test_on_a_narrow_screen_the_name_gives_way_before_what_to_keep(
         widest = max(metrics.horizontalAdvance(text) for text in [*texts, name])
         assert table.columnWidth(column) >= widest, (name, texts, table.columnWidth(column))
     assert table.columnWidth(COLUMNS.index("Name")) < 220
+
+
+@pytest.mark.parametrize("verdict", list(Verdict))
+def test_the_kept_list_says_a_verdict_as_the_cli_does(
+    verdict: Verdict, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The list said "no value beats the start" where `experiment show` and `list` say "no
+    value beats what you have": one wording, wherever a verdict is read."""
+    url = path_to_url(tmp_path / "one.db")
+    with open_database(url) as db:
+        design = read_ahead_design()
+        found = create_experiment(db, "read-ahead", design, host_info=HOST)
+        result = simulated_result(design, read_ahead_means(), START, passes=3)
+        rec = replace(result.recommendation, verdict=verdict)
+        finish_experiment(db, found, replace(result, recommendation=rec), "complete")
+        (summary,) = list_experiments(db)
+    assert main(["--db", url, "experiment", "list"]) == 0
+    table = capsys.readouterr().out
+    cell = summary_cells(summary)[COLUMNS.index("Verdict")]
+    assert cell in table, (cell, table)

@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from stripewise.cli.errors import CliError, database_url, open_history
-from stripewise.cli.experiment_text import verdict_words
 from stripewise.cli.history_format import format_table
 from stripewise.cli.options import Parser, add_db_option, path_argument, positive_int
 from stripewise.model.wording import noun_for
@@ -128,7 +127,7 @@ def _list(args: argparse.Namespace, db: Database) -> int:
                 ", ".join(e.parameters),
                 str(e.points),
                 str(e.runs),
-                "-" if e.verdict is None else verdict_words(e.verdict),
+                "-" if e.verdict is None else e.verdict.words,
                 e.recommended_text or "-",
                 e.name,
             ]

@@ -50,8 +50,7 @@ def apply_recommendation(args: argparse.Namespace, db: Database) -> int:
         raise CliError(f"experiment {args.experiment_id} has no result: it did not finish")
     rec = result.recommendation
     if rec.verdict is not Verdict.BETTER:
-        said = "no value beats what you have" if rec.verdict is Verdict.NO_BETTER else "can't tell"
-        raise CliError(f"experiment {args.experiment_id}: {said}; nothing to apply")
+        raise CliError(f"experiment {args.experiment_id}: {rec.verdict.words}; nothing to apply")
     workload = [(n, v) for n, v in rec.values if n in WORKLOAD]
     if workload:
         print(f"for the benchmark or the application, not the machine: {label(tuple(workload))}")

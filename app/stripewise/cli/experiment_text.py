@@ -4,16 +4,10 @@ the drift of the starting settings, and the recommendation with its evidence."""
 from __future__ import annotations
 
 from stripewise.model.experiment import label
-from stripewise.model.experiment_result import ExperimentResult, Verdict
+from stripewise.model.experiment_result import ExperimentResult
 from stripewise.model.guards import guard
 from stripewise.model.units import interval_text, microseconds_text
 from stripewise.model.wording import count_noun
-
-_VERDICTS = {
-    Verdict.BETTER: "better",
-    Verdict.NO_BETTER: "no value beats what you have",
-    Verdict.CANT_TELL: "can't tell",
-}
 
 
 def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool = True) -> str:
@@ -36,9 +30,7 @@ def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool 
         within = f" \u00b1 {noise:.1f} %" if noise is not None else ""
         lines.append(f"drift of the starting settings: {result.drift.pct:+.1f} %{within}")
     rec = result.recommendation
-    lines.append(
-        f"verdict: {verdict_words(rec.verdict)}; keep {label(rec.values) or 'the settings'}"
-    )
+    lines.append(f"verdict: {rec.verdict.words}; keep {label(rec.values) or 'the settings'}")
     lines.append(rec.reason)
     lines += [f"note: {note}" for note in notes]
     lines.append(
@@ -49,11 +41,6 @@ def result_text(result: ExperimentResult, notes: list[str], *, just_saved: bool 
     if result.experiment is not None and just_saved:  # `show` names it in its first line
         lines.append(f"saved as experiment {result.experiment}")
     return "\n".join(lines) + "\n"
-
-
-def verdict_words(verdict: Verdict) -> str:
-    """`can't tell`, not the stored `cant_tell`: a verdict as `show` and `list` print it."""
-    return _VERDICTS[verdict]
 
 
 def guards_text(names: tuple[str, ...]) -> str:

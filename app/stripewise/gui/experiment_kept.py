@@ -31,7 +31,6 @@ from stripewise.gui import help_dialogs as says
 from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
 from stripewise.gui.experiment_kept_detail import KeptDetail
 from stripewise.gui.history_io import EXPORT_KINDS, export_kind
-from stripewise.model.experiment_result import Verdict
 from stripewise.model.run import RunStatus
 from stripewise.model.wording import count_noun
 from stripewise.services.experiment_history import (
@@ -54,11 +53,6 @@ WIDEST_PX = {"Name": 220, "Target": 160, "Varied": 180, "Recommended": 220, "Ver
 GIVING_FIRST = (("Name", "Target", "Varied"), ("Recommended", "Verdict"))
 NARROWEST_PX = 60
 LIST_PX = 210  # the listing's share when the page first shows: the opened one gets the rest
-VERDICT_WORDS = {
-    Verdict.BETTER: "better",
-    Verdict.NO_BETTER: "no value beats the start",
-    Verdict.CANT_TELL: "can't tell",
-}
 SCOPES = {"kept": "Kept experiments", "trash": "Trash (deleted experiments)"}
 DELETE_TIP = "Move the experiment and its runs to the trash (Restore brings them back)"
 DELETE_RUNNING = "Still running: its runs are being written. Delete it once it has ended"
@@ -69,7 +63,7 @@ HINT = "Select one to open it; select two of the same parameters (Ctrl+click) to
 
 def summary_cells(summary: ExperimentSummary) -> tuple[str, ...]:
     when = summary.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
-    verdict = "" if summary.verdict is None else VERDICT_WORDS[summary.verdict]
+    verdict = "" if summary.verdict is None else summary.verdict.words
     return (
         str(summary.id),
         summary.name,

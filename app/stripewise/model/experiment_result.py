@@ -31,6 +31,18 @@ class Verdict(StrEnum):
     NO_BETTER = "no_better"
     CANT_TELL = "cant_tell"
 
+    @property
+    def words(self) -> str:
+        """As every view says it (`can't tell`, not the stored `cant_tell`)."""
+        return _VERDICT_WORDS[self]
+
+
+_VERDICT_WORDS = {
+    Verdict.BETTER: "better",
+    Verdict.NO_BETTER: "no value beats what you have",
+    Verdict.CANT_TELL: "can't tell",
+}
+
 
 @dataclass(frozen=True)
 class Point:
