@@ -21,10 +21,21 @@ import pytest
 from stripewise.model.experiment import TUNABLES, WORKLOAD
 from tests.fixtures.loops import MiB, loop_device, mounted, needs_loop
 
+STATE: list[str] = []  # the helpers' journal: this module's own, never the machine's
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_journal(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every helper these tests start keeps its journal in a folder of the module's: a killed
+    helper's entry, put back by the next, is no note in the machine's journal afterwards."""
+    state = tmp_path_factory.mktemp("helper-state")
+    state.chmod(0o755)
+    STATE[:] = ["--state-dir", str(state)]
+
 
 def experiment(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stripewise", "experiment", "run", *args],
+        [sys.executable, "-m", "stripewise", "experiment", "run", *args, *STATE],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -295,6 +306,7 @@ def _long_read_ahead_sweep(loop_target: str, values: str) -> subprocess.Popen[st
             "stripewise",
             "experiment",
             "run",
+            *STATE,
             "--target",
             loop_target,
             "--vary",
@@ -366,7 +378,7 @@ def test_a_killed_helpers_values_are_put_back_by_the_next_helper() -> None:
             assert left != before  # nobody was left to put it back
             # the next helper to start, for whatever verb, puts it back as it starts
             shown = subprocess.run(
-                [sys.executable, "-m", "stripewise", "tune", "verify"],
+                [sys.executable, "-m", "stripewise", "tune", "verify", *STATE],
                 capture_output=True, text=True, timeout=60, check=False,
             )  # fmt: skip
             assert _wait_for(lambda: int(knob(loop.name, "read_ahead_kb")) == before), shown

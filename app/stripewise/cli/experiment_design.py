@@ -100,6 +100,7 @@ def fill_run_parser(run: argparse.ArgumentParser) -> None:
         "--group", type=nonempty, metavar="NAME", help="run every point on this host group"
     )
     add_db_option(run, top=False)
+    run.add_argument("--state-dir", help=argparse.SUPPRESS)  # tests: the helper's journal
 
 
 @dataclass(frozen=True)

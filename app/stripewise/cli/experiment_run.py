@@ -102,7 +102,7 @@ def _visitor(
     privileges = environment.probe_privileges()
     if not args.json and not privileges.available:
         print(f"note: {privileges.explanation}", file=sys.stderr)
-    started = start_helper(privileges)
+    started = start_helper(privileges, ["--state-dir", args.state_dir] if args.state_dir else [])
     if isinstance(started, str):
         raise CliError(started)
     return Visitor(started, prepared, url, experiment_id, name), started.close
