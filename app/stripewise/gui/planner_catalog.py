@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QComboBox,
@@ -19,21 +19,19 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
-    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLayout,
     QLineEdit,
     QPushButton,
-    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from stripewise.gui import help_dialogs as says
-from stripewise.gui.screen_fit import resize_within_screen
+from stripewise.gui.screen_fit import resize_showing_all, scrolling_down
 from stripewise.model.plan import (
     CONTROLLER_LIMITS,
     DISK_LIMITS,
@@ -158,13 +156,7 @@ class CatalogDialog(QDialog):
         both.addStretch(1)  # height to spare goes below the forms, not into them
         _align_labels(self.controller_form, self.disk_form)
         # the two forms are taller than an 800x600 console: they scroll, Close stays in sight
-        area = QScrollArea()
-        area.setWidget(boxes)
-        area.setWidgetResizable(True)
-        area.setFrameShape(QFrame.Shape.NoFrame)
-        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        bar = area.verticalScrollBar().sizeHint().width()
-        area.setMinimumWidth(boxes.minimumSizeHint().width() + bar)
+        area = scrolling_down(boxes)
         layout.addWidget(area, 1)
         self.note = QLabel()
         self.note.setWordWrap(True)
@@ -176,8 +168,7 @@ class CatalogDialog(QDialog):
         self._show_controller_pick()
         self._show_disk_pick()
         self._plan_changed()
-        whole = self.sizeHint().height() - area.sizeHint().height() + boxes.sizeHint().height()
-        resize_within_screen(self, QSize(WIDTH, whole))
+        resize_showing_all(self, area, WIDTH)
 
     # --- building ------------------------------------------------------------------------------
     def _controller_box(self) -> QGroupBox:

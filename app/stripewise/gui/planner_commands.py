@@ -11,26 +11,23 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QFrame,
     QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
-    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
 from stripewise.gui import file_places
 from stripewise.gui import help_dialogs as says
-from stripewise.gui.screen_fit import resize_within_screen
+from stripewise.gui.screen_fit import resize_showing_all, scrolling_down
 from stripewise.model.device_match import Here, found_here, not_here_text
 from stripewise.model.plan import Plan, PlannedArray, RaidLevel
 from stripewise.model.topology import Inventory
@@ -106,13 +103,7 @@ class SerialsDialog(QDialog):
             self.fields[disk_id] = field
         # a field per disk: 24 of them are taller than an 800x600 console, so they scroll and
         # Create Array stays in sight
-        area = QScrollArea()
-        area.setWidget(fields)
-        area.setWidgetResizable(True)
-        area.setFrameShape(QFrame.Shape.NoFrame)
-        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        bar = area.verticalScrollBar().sizeHint().width()
-        area.setMinimumWidth(fields.minimumSizeHint().width() + bar)
+        area = scrolling_down(fields)
         layout.addWidget(area, 1)
         self.overwrite = QCheckBox("Destroy what is on these disks (filesystems, partitions, RAID)")
         self.overwrite.setToolTip(
@@ -126,9 +117,7 @@ class SerialsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        # every field in sight where the screen has room for them
-        whole = self.sizeHint().height() - area.sizeHint().height() + fields.sizeHint().height()
-        resize_within_screen(self, QSize(self.sizeHint().width(), whole))
+        resize_showing_all(self, area)  # every field in sight where the screen has room
 
     def request_args(self, plan: Plan, array: PlannedArray) -> ArrayCreateArgs:
         def entry(disk_id: str) -> ArrayMember:  # the disk found here, by a name that stays

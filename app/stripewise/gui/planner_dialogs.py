@@ -9,7 +9,6 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QFrame,
     QGridLayout,
     QLabel,
     QPlainTextEdit,
@@ -22,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui import help_dialogs as says
-from stripewise.gui.screen_fit import resize_within_screen
+from stripewise.gui.screen_fit import resize_within_screen, scrolling_down
 from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import evaluate
 from stripewise.model.placement import Swap
@@ -98,14 +97,7 @@ def _swap_rows(swaps: tuple[Swap, ...], plan: Plan) -> QScrollArea:
             grid.addWidget(cell, row, column, Qt.AlignmentFlag.AlignTop)
     grid.setColumnStretch(3, 1)
     grid.setRowStretch(len(swaps), 1)  # room to spare goes below the rows, not between them
-    area = QScrollArea()
-    area.setWidget(rows)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    area.setMinimumWidth(
-        rows.minimumSizeHint().width() + area.verticalScrollBar().sizeHint().width()
-    )
+    area = scrolling_down(rows)
     area.setMinimumHeight(min(rows.sizeHint().height(), 4 * area.fontMetrics().lineSpacing()))
     return area
 

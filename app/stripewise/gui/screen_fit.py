@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
 # of the screen's free area: what is left is for the window manager's frame and title bar
 WIDTH_SHARE, HEIGHT_SHARE = 0.95, 0.92
@@ -23,3 +23,25 @@ def resize_within_screen(window: QWidget, wanted: QSize) -> None:
     height = min(wanted.height(), int(room.height() * HEIGHT_SHARE))
     least = window.minimumSizeHint()
     window.resize(max(width, least.width()), max(height, least.height()))
+
+
+def scrolling_down(content: QWidget) -> QScrollArea:
+    """`content` in a frameless area that scrolls down, never sideways: a dialog's fields that
+    are taller than an 800x600 console, with its buttons kept in sight below them."""
+    area = QScrollArea()
+    area.setWidget(content)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    bar = area.verticalScrollBar().sizeHint().width()
+    area.setMinimumWidth(content.minimumSizeHint().width() + bar)
+    return area
+
+
+def resize_showing_all(window: QWidget, area: QScrollArea, width: int | None = None) -> None:
+    """`window` as tall as it needs to show all of `area`'s content unscrolled, as far as the
+    screen allows (then the area scrolls); `width` or the window's own wish."""
+    content = area.widget()
+    extra = content.sizeHint().height() - area.sizeHint().height() if content else 0
+    wanted = window.sizeHint()
+    resize_within_screen(window, QSize(width or wanted.width(), wanted.height() + extra))
