@@ -96,9 +96,9 @@ def store_sweep(url: str) -> list[int]:
         db.close()
 
 
-@pytest.fixture
-def compared(make_window: WindowFactory, db_url: str, qtbot: Any) -> CompareWindow:
-    ids = store_sweep(db_url)
+def compared_from_history(make_window: WindowFactory, qtbot: Any, ids: list[int]) -> CompareWindow:
+    """These runs selected on the History page and its Compare button clicked, as an admin does;
+    the window once its comparison is read."""
     window = make_window(view="history")
     page = window.page_widgets["history"]
     assert isinstance(page, HistoryPage)
@@ -107,6 +107,12 @@ def compared(make_window: WindowFactory, db_url: str, qtbot: Any) -> CompareWind
         page.compare_button.click()
     compare = window.compare_windows[-1]
     qtbot.waitUntil(lambda: compare.comparison is not None, timeout=10_000)
+    return compare
+
+
+@pytest.fixture
+def compared(make_window: WindowFactory, db_url: str, qtbot: Any) -> CompareWindow:
+    compare = compared_from_history(make_window, qtbot, store_sweep(db_url))
     yield compare
     compare.close()
 
@@ -425,14 +431,7 @@ def test_three_runs_of_one_name_are_told_apart_and_all_in_sight(
         }
         figures = (ResultValue("seq_read", "throughput", "MB/s", 300.0),)
         ids.append(record_run(db_url, FIELDNOTES_NAME, context, results=figures))
-    window = make_window(view="history")
-    page = window.page_widgets["history"]
-    assert isinstance(page, HistoryPage)
-    page.select_runs(ids)
-    with qtbot.waitSignal(page.compareRequested):
-        page.compare_button.click()
-    compare = window.compare_windows[-1]
-    qtbot.waitUntil(lambda: compare.comparison is not None, timeout=10_000)
+    compare = compared_from_history(make_window, qtbot, ids)
     compare.resize(1280, 900)
     compare.tabs.setCurrentWidget(compare.context)
     qtbot.waitUntil(lambda: compare.context.viewport().width() > 1000)
