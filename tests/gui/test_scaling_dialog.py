@@ -1,5 +1,5 @@
 """The Hardware page's Measure Ceiling: a real scaling test through the window's real helper
-on RAM loop devices of this machine's live map (they sit under "Virtual devices", no
+on loop devices of this machine's live map (they sit under "Virtual devices", no
 controller, so the dialog gets them as disks picked by hand), filed in the history as
 `stripewise bench scaling --save` files the same events; Cancel; a lost helper; and when the
 button and the card's menu item are greyed, and why."""
@@ -116,16 +116,16 @@ def filed_as_the_cli_does(events: list[object], started: ScalingStarted, names: 
                                 samples)  # fmt: skip
 
 
-@needs_loop
+@needs_fuse
 def test_a_real_test_from_the_page_is_filed_as_the_cli_files_it(
     make_window: Any, qtbot: Any, db_url: str, tmp_path: Path
 ) -> None:
-    # 64 MiB a pass: see tests/helper/test_scaling_verb.py
-    with loop_device(64 * MiB) as first, loop_device(64 * MiB) as second:
-        names = (first.name, second.name)
+    # paced disks, not RAM-backed loops: see tests/helper/test_scaling_verb.py
+    with throttled_disks(2, 8 * MiB, total_mb_s=30.0, disk_mb_s=20.0, slow={}) as disks:
+        names = disks.names
         window, page = live_page(make_window, qtbot)
         listed = page.extras.text()
-        assert first.name in listed and f"href='{MEASURE_VIRTUAL}'" in listed
+        assert names[0] in listed and f"href='{MEASURE_VIRTUAL}'" in listed
         page.extras.linkActivated.emit(MEASURE_VIRTUAL)  # the Virtual devices' link
         dialog = page.ceiling.dialog
         assert dialog is not None and dialog.isVisible() and not dialog.isModal()
@@ -142,11 +142,11 @@ def test_a_real_test_from_the_page_is_filed_as_the_cli_files_it(
         )
         assert dialog.pass_size.text() == "1G" and dialog.repeat.value() == 3
         assert "nothing is written" in dialog.note.text()
-        assert not dialog.start.isEnabled()  # 1G is more than a 64 MiB disk holds
-        assert " holds 64.0 MiB, less than the 1.0 GiB to read" in dialog.problem.text()
+        assert not dialog.start.isEnabled()  # 1G is more than an 8 MiB disk holds
+        assert " holds 8.0 MiB, less than the 1.0 GiB to read" in dialog.problem.text()
         listed = [dialog.disks.item(r).text() for r in range(dialog.disks.count())]
-        assert f"{names[0]}  (67.1 MB = 64.0 MiB" in "\n".join(listed)  # the problem's unit too
-        dialog.pass_size.setText("64M")
+        assert f"{names[0]}  (8.4 MB = 8.0 MiB" in "\n".join(listed)  # the problem's unit too
+        dialog.pass_size.setText("4M")
         assert dialog.start.isEnabled() and dialog.problem.text() == ""
         before = scaling_runs(db_url)
         seen = Recorded(page, dialog)
