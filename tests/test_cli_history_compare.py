@@ -125,6 +125,23 @@ def test_compare_text_shows_each_change_with_its_interval_and_says_what_differs(
     assert "Sweep: chunk size (array.chunk_kib) = 512, 64, 128, 256 KiB" in out
 
 
+def test_runs_of_one_name_are_told_apart_in_text_and_json(db_url: str, capsys) -> None:
+    """Generated names repeat (the field notes' three filesystems read alike): the runs list
+    and the JSON said "#1 md0" twice. Each now says what tells it apart, as the Compare
+    window heads it; a run whose name is its own needs nothing."""
+    store_run(db_url, "md0", 64, mb_s_passes(174.5, 172, 177))
+    store_run(db_url, "md0", 512, mb_s_passes(239.5, 224, 255))
+    store_run(db_url, "other", 128, mb_s_passes(245, 240, 250))
+    assert history(db_url, "compare", "1", "2", "3") == 0
+    listed = capsys.readouterr().out.split("\n\n")[0].splitlines()
+    assert listed[1].startswith("  #1  md0 [Chunk size 64 KiB]  (")
+    assert listed[2].startswith("  #2  md0 [Chunk size 512 KiB]  (")
+    assert listed[3].startswith("  #3  other  (")
+    assert history(db_url, "compare", "1", "2", "3", "--json") == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["told_apart"] for r in runs] == ["Chunk size 64 KiB", "Chunk size 512 KiB", ""]
+
+
 def test_compare_says_why_runs_form_no_sweep(db_url: str, chunk_runs: list[int], capsys) -> None:
     """Three runs that differ in the chunk and, in one of them, the read-ahead too."""
     db = open_database(db_url)

@@ -7,6 +7,7 @@ import io
 import json
 import re
 from dataclasses import replace
+from html import escape
 
 import pytest
 from tests.fixtures.compared_runs import chunk_run, passes
@@ -99,7 +100,7 @@ def test_json_round_trips_values_spreads_changes_context_and_sweep(
     assert document["format"] == COMPARISON_FORMAT and document["format_version"] == 1
     assert document["baseline"] == 1
     assert [r["id"] for r in document["runs"]] == [1, 2, 3, 4]
-    assert set(document["runs"][0]) == {"id", "name", "host", "started_at"}
+    assert set(document["runs"][0]) == {"id", "name", "host", "started_at", "told_apart"}
     for stored, row in zip(document["rows"], comparison.rows, strict=True):
         assert tuple(stored["values"]) == row.values
         assert tuple(stored["changes_pct"]) == row.changes_pct
@@ -184,6 +185,23 @@ def test_comparison_report_is_one_self_contained_file() -> None:
     assert sweep == ["throughput against chunk size (KiB)"]  # latency was never measured
     assert html.count("<svg") == 3
     assert "<h2>What differs</h2>" in html and "array.chunk_kib" in html
+
+
+def test_the_report_tells_runs_of_one_name_apart_everywhere_it_names_them() -> None:
+    """Runs, the results' headers, the baseline and the plots' legends read "#1 md0" alike
+    for runs of one name; each now also says what tells it apart, escaped."""
+    runs = seed_runs(name="md0 <raid0>")
+    series = {run.summary.id: throughput_series(samples(200.0, 186)) for run in runs}
+    c = compare_runs(runs)
+    html = report_html(c, series)
+    told = [escape(c.run_label(i, full=True)) for i in range(len(runs))]
+    assert len(set(c.told_apart)) == len(runs) and all(c.told_apart)
+    assert f"Baseline: {told[0]}." in html
+    assert all(f'<th colspan="2">{label}</th>' in html for label in told)
+    names = re.findall(r"<td>md0 &lt;raid0&gt; <b>([^<]+)</b></td>", html)
+    assert names == [escape(t) for t in c.told_apart]
+    legends = html[html.index("<h2>Throughput over time</h2>") : html.index("<h2>What differs")]
+    assert all(label in legends for label in told)
 
 
 def test_changes_are_coloured_only_beyond_noise(comparison: Comparison) -> None:

@@ -57,9 +57,10 @@ def format_comparison(c: Comparison) -> str:
 
     base = c.baseline.summary.id
     lines = [f"Runs compared (baseline #{base}):"]
-    for run_ in c.runs:
+    for index, run_ in enumerate(c.runs):
         s = run_.summary
-        lines.append(f"  #{s.id}  {s.name}  ({s.host}, {_local(s.started_at)})")
+        told = f" [{c.told_apart[index]}]" if c.told_apart[index] else ""
+        lines.append(f"  #{s.id}  {s.name}{told}  ({s.host}, {_local(s.started_at)})")
     lines += ["", _results_table(c), "", *_differences(c)]
     if c.sweep is not None:
         sweep = c.sweep

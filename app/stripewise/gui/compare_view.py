@@ -55,7 +55,6 @@ from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.gui.theme import is_dark
 from stripewise.model.bench import BenchSpec
 from stripewise.model.compare import Comparison, compare_runs, phase_order, short_of_passes
-from stripewise.model.compare_labels import telling_apart
 from stripewise.model.phase_series import series_note
 from stripewise.model.setting_labels import setting_label, setting_text
 from stripewise.model.verdict import MIN_PASSES
@@ -89,7 +88,6 @@ class CompareWindow(QDialog):
         self.run_ids = list(run_ids)
         self.binary_units = binary_units  # throughput in MiB/s: the app's toggle
         self.comparison: Comparison | None = None
-        self.told: list[str] = []  # per run, what tells it from runs of the same name
         self.series: CompareSeries = {}
         self._stale_plots: set[str] = set()  # drawn when their tab is first shown
         self.load(baseline_id)  # read while the widgets are built
@@ -237,25 +235,20 @@ class CompareWindow(QDialog):
         return shown_unit("MB/s", self.binary_units)[1]
 
     def run_label(self, index: int, full: bool = False) -> str:
-        """`#id name`; runs of one name by `#id` and what tells them apart (`full`: both)."""
         assert self.comparison is not None
-        run = self.comparison.runs[index].summary
-        told = self.told[index] if index < len(self.told) else ""
-        if full and told:
-            return f"#{run.id} {run.name} ({told})"
-        return f"#{run.id} {told or run.name}"
+        return self.comparison.run_label(index, full)
 
     # --- showing ---------------------------------------------------------------------------
     def _show(self) -> None:
         c = self.comparison
         assert c is not None
-        self.told = telling_apart([run.summary.name for run in c.runs], c.context)
         lines = []
         for index, detail in enumerate(c.runs):
             run = detail.summary
             colour = run_colour(index)
             mark = " <b>(baseline)</b>" if index == c.baseline_index else ""
-            told = f" <b>{html.escape(self.told[index])}</b>" if self.told[index] else ""
+            said = c.told_apart[index]
+            told = f" <b>{html.escape(said)}</b>" if said else ""
             lines.append(
                 f'<span style="color:{colour}">\u25a0</span> run {run.id}: '
                 f"{html.escape(run.name)}{told}, "

@@ -189,8 +189,9 @@ def comparison_document(c: Comparison) -> JsonObject:
                 "name": run.summary.name,
                 "host": run.summary.host,
                 "started_at": _iso(run.summary.started_at),
+                "told_apart": told,  # what tells it from runs of its name; "" if nothing must
             }
-            for run in c.runs
+            for run, told in zip(c.runs, c.told_apart, strict=True)
         ],
         "verdict_rule": verdict_rule(c),
         "rows": [_row_json(row, c.baseline_index) for row in c.rows],

@@ -89,7 +89,8 @@ def report_html(c: Comparison, series: Mapping[int, Series] | None = None) -> st
     ids = ", ".join(f"#{run.summary.id}" for run in c.runs)
     body = [
         f"<h1>Stripewise comparison of runs {ids}</h1>",
-        f'<p class="meta">Baseline: {_run_name(c.baseline)}. {_verdict_rule(c)}</p>',
+        f'<p class="meta">Baseline: {escape(c.run_label(c.baseline_index, full=True))}. '
+        f"{_verdict_rule(c)}</p>",
         "<h2>Runs</h2>",
         _runs_table(c),
         "<h2>Results</h2>",
@@ -165,10 +166,6 @@ def _number(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
 
 
-def _run_name(run: RunDetail) -> str:
-    return f"#{run.summary.id} {escape(run.summary.name)}"
-
-
 def _when(moment: datetime | None) -> str:
     return "\u2013" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
@@ -182,7 +179,7 @@ def _runs_table(c: Comparison) -> str:
         s = run.summary
         cells = [
             f"#{s.id}" + (" (baseline)" if i == c.baseline_index else ""),
-            escape(s.name),
+            escape(s.name) + (f" <b>{escape(c.told_apart[i])}</b>" if c.told_apart[i] else ""),
             escape(s.host),
             _when(s.started_at),
             escape(s.status.value),
@@ -199,7 +196,9 @@ def _runs_table(c: Comparison) -> str:
 def _results_table(c: Comparison) -> str:
     if not c.rows:
         return '<p class="note">No results recorded.</p>'
-    runs = "".join(f'<th colspan="2">{_run_name(run)}</th>' for run in c.runs)
+    runs = "".join(
+        f'<th colspan="2">{escape(c.run_label(i, full=True))}</th>' for i in range(len(c.runs))
+    )
     # the statistic shown, said in the header: the means the verdicts test
     said = "".join("<th>mean</th><th>vs baseline</th>" for _run in c.runs)
     head = (
@@ -276,8 +275,8 @@ def _series_figures(c: Comparison, series: Mapping[int, Series]) -> list[str]:
     figures = []
     for phase in phases:
         lines = [
-            (f"#{run.summary.id} {run.summary.name}", *series[run.summary.id][phase])
-            for run in c.runs
+            (c.run_label(i, full=True), *series[run.summary.id][phase])
+            for i, run in enumerate(c.runs)
             if phase in series.get(run.summary.id, {})
         ]
         chart = line_chart(lines, "seconds since the phase's first sample", "MB/s", title=phase)
@@ -291,8 +290,8 @@ def _series_figures(c: Comparison, series: Mapping[int, Series]) -> list[str]:
 def _latency_figure(c: Comparison, phase: str) -> list[str]:
     """The runs' interval p99 in the phase over its time, where they logged latency."""
     lines = [
-        (f"#{run.summary.id} {run.summary.name}", *p99_over_time(run.latency)[phase])
-        for run in c.runs
+        (c.run_label(i, full=True), *p99_over_time(run.latency)[phase])
+        for i, run in enumerate(c.runs)
         if phase in p99_over_time(run.latency)
     ]
     if not lines:

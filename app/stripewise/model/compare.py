@@ -15,6 +15,7 @@ from typing import Any
 
 from stripewise.model.compare_caveats import not_comparable
 from stripewise.model.compare_context import ContextDifference, comparable_context, differences
+from stripewise.model.compare_labels import telling_apart
 from stripewise.model.compare_sweep import Sweep, sweep
 from stripewise.model.phase_series import Series as Series
 from stripewise.model.phase_series import engine_series as engine_series
@@ -137,10 +138,21 @@ class Comparison:
     context: tuple[ContextDifference, ...]
     sweep: Sweep | None
     no_sweep: str = ""  # why the runs form no sweep, in words, when they do not
+    # per run, what tells it from the runs of its name ("" where its name alone does):
+    # every front end heads a run with its name and this
+    told_apart: tuple[str, ...] = ()
 
     @property
     def baseline(self) -> RunDetail:
         return self.runs[self.baseline_index]
+
+    def run_label(self, index: int, full: bool = False) -> str:
+        """`#id name`; runs of one name by `#id` and what tells them apart (`full`: both)."""
+        run = self.runs[index].summary
+        told = self.told_apart[index] if index < len(self.told_apart) else ""
+        if full and told:
+            return f"#{run.id} {run.name} ({told})"
+        return f"#{run.id} {told or run.name}"
 
 
 def compare_runs(runs: Sequence[RunDetail], baseline_id: int | None = None) -> Comparison:
@@ -153,6 +165,7 @@ def compare_runs(runs: Sequence[RunDetail], baseline_id: int | None = None) -> C
     contexts = [comparable_context(run) for run in chosen]
     differing = differences(contexts)
     found = sweep(contexts, differing)
+    names = [run.summary.name for run in chosen]
     return Comparison(
         runs=chosen,
         baseline_index=base,
@@ -160,6 +173,7 @@ def compare_runs(runs: Sequence[RunDetail], baseline_id: int | None = None) -> C
         context=tuple(differing),
         sweep=found if isinstance(found, Sweep) else None,
         no_sweep=found if isinstance(found, str) else "",
+        told_apart=tuple(telling_apart(names, differing)),
     )
 
 
