@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from stripewise.fio.mapping import to_vocabulary
 from stripewise.importers import ImportFormatError, parse, parse_raw
 from stripewise.model.run import RunStatus
 from tests.importers.fixtures import figures, result, runs_of, text
@@ -194,3 +195,38 @@ def test_a_job_fio_says_failed_files_the_run_failed_with_a_warning() -> None:
     (clean,) = parse(FIO_2, "fine.json")
     assert clean.status is RunStatus.COMPLETE
     assert not [w for w in clean.warnings if "ended with" in w]
+
+
+def _job(name: str, own: dict[str, str], moved: str) -> dict[str, object]:
+    """A job entry of fio 3.33's JSON that moved 1 MiB in one direction."""
+    entry: dict[str, object] = {"jobname": name, "job options": own}
+    for direction in ("read", "write"):
+        did = direction == moved
+        entry[direction] = {"io_bytes": 2**20 * did, "bw_bytes": 10**8 * did,
+                            "iops": 100 * did, "runtime": 10}  # fmt: skip
+    return entry
+
+
+def test_a_job_keeps_its_own_options_and_runs_with_the_global_ones() -> None:
+    """Every job held a copy of every global option (globals x jobs: a 64 MiB file of both
+    made millions of copies). A job now keeps its own, as fio lists them; what it ran, its
+    phase, target and the options lifted to the spec, still read the global ones under it,
+    and a run stored before, with the globals in each job, maps to the same phases."""
+    shared = {"rw": "read", "bs": "1M", "filename": "/data/f", "direct": "1"}
+    doc = {
+        "fio version": "fio-3.33",
+        "global options": shared,
+        "jobs": [
+            _job("a", {"name": "a"}, "read"),
+            _job("b", {"name": "b", "rw": "write"}, "write"),
+        ],
+    }
+    (run,) = parse_raw(json.dumps(doc), "file", "fio")
+    assert run.spec["global"] == shared
+    assert run.spec["jobs"] == {"a": {"name": "a"}, "b": {"name": "b", "rw": "write"}}
+    assert (run.spec["bs"], run.spec["direct"], run.target) == ("1M", "1", "/data/f")
+    assert "rw" not in run.spec  # a reads, b writes
+    (stored,) = parse(json.dumps(doc), "file")
+    assert {r.phase for r in stored.results} == {"seq_read", "seq_write"}
+    before = {**run.spec, "jobs": {n: {**shared, **o} for n, o in run.spec["jobs"].items()}}
+    assert to_vocabulary(before, run.results) == to_vocabulary(run.spec, run.results)

@@ -1,7 +1,6 @@
 """Importers read files of up to 64 MiB in time linear in the file (issue 27): each format's
 detection and parsing, on lines and files built to make a pattern backtrack or a scan repeat
-for every line (tests/security/linear_time.py). Cases left quadratic for now are marked:
-a strict xfail fails the day they are fixed, to be unmarked then.
+for every line (tests/security/linear_time.py).
 """
 
 from __future__ import annotations
@@ -161,9 +160,9 @@ TEXTS: list[tuple[str, Callable[[int], str], str]] = [
     ("fio unclosed documents", lambda n: repeated('{"jobs": [\n' + "1,\n" * 64, n), "fio"),
     ("fio a document never closed", lambda n: repeated('"jobname",\n', n, '{"jobs": [\n'), "fio"),
     ("fio clients", fio_clients, "fio"),
-]
-SLOW: list[tuple[str, Callable[[int], str], str, str]] = [
-    ("fio global options of many jobs", fio_global_jobs, "fio", "every job holds the globals"),
+    # each job held a copy of every global option: globals x jobs (a job's options are now
+    # its own, read over the globals)
+    ("fio global options of many jobs", fio_global_jobs, "fio"),
 ]
 
 
@@ -190,19 +189,4 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_imports_are_read_in_linear_time(case: Case) -> None:
-    assert_linear(case)
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(
-            Case(name, build, importing(fmt), N),
-            marks=pytest.mark.xfail(strict=True, reason=f"quadratic: {why}"),
-        )
-        for name, build, fmt, why in SLOW
-    ],
-    ids=lambda case: case.name,
-)
-def test_imports_left_quadratic(case: Case) -> None:
     assert_linear(case)

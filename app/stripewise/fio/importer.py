@@ -12,7 +12,8 @@ its line, as long as another one can; figures no run can have still refuse the w
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections import ChainMap
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -157,7 +158,7 @@ def _total_run(
     context = _context(obj, line, totals)
     context["clients"] = len(clients)
     context["client_addresses"] = [c.address for c in clients]
-    targets = _targets({**c.global_options, **o} for c in clients for o in _jobs(c).values())
+    targets = _targets(ChainMap(o, c.global_options) for c in clients for o in _jobs(c).values())
     return ImportedRun(
         name=clip(f"fio total of {len(clients)} clients ({TOTAL_JOB})", NAME_MAX),
         host=None,
@@ -181,12 +182,15 @@ def _run(
     host: str | None = None,
     doc: Doc = ((), 1, 0),
 ) -> ImportedRun:
+    # each job's own options, as fio lists them; what it ran is those over the global ones
+    # (a view: a copy of the globals in every job grew as globals x jobs)
     jobs = {
-        str(e.get("jobname")): {**options, **_mapping(e.get("job options"))}
+        str(e.get("jobname")): _mapping(e.get("job options"))
         for e in found
         if e.get("jobname") != TOTAL_JOB
     }
-    unknown = [name for name, job in jobs.items() if not kind_of(job)]
+    ran = {name: ChainMap(own, options) for name, own in jobs.items()}
+    unknown = [name for name, job in ran.items() if not kind_of(job)]
     unread = Unread(*doc)
     results = job_results(found, source, line, unknown, unread)
     if not results:
@@ -205,9 +209,9 @@ def _run(
         host=host,
         engine=ENGINE,
         engine_version=_version(obj),
-        target=", ".join(_targets(jobs.values())),
+        target=", ".join(_targets(ran.values())),
         started_at=_time(obj.get("timestamp"), source, line),
-        spec=_spec(options, jobs),
+        spec=_spec(options, jobs, ran),
         context=context,
         results=results,
         warnings=warnings,
@@ -263,10 +267,15 @@ def _context(obj: dict[str, Any], line: int, found: list[dict[str, Any]]) -> dic
     return context
 
 
-def _spec(global_options: dict[str, Any], jobs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _spec(
+    global_options: dict[str, Any],
+    jobs: dict[str, dict[str, Any]],
+    ran: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Any]:
+    """fio's global options, each job's own, and the options every job ran with alike."""
     spec: dict[str, Any] = {"global": dict(global_options), "jobs": jobs}
     for key in _LIFTED:
-        found = [options.get(key) for options in jobs.values()]
+        found = [options.get(key) for options in ran.values()]
         if found and found[0] is not None and all(value == found[0] for value in found):
             spec[key] = found[0]
     return spec
@@ -276,7 +285,7 @@ def _targets(jobs: Any) -> list[str]:
     return list(dict.fromkeys(t for t in map(_target, jobs) if t))
 
 
-def _target(options: dict[str, Any]) -> str:
+def _target(options: Mapping[str, Any]) -> str:
     filename, directory = options.get("filename"), options.get("directory")
     if filename and directory and not str(filename).startswith("/"):
         return f"{str(directory).rstrip('/')}/{filename}"

@@ -21,7 +21,7 @@ in the spec, and a comparison lists it among what differs.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import ChainMap, Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -63,10 +63,15 @@ def phase_of(options: Mapping[str, Any]) -> str | None:
 
 
 def _job_phases(spec: Mapping[str, Any]) -> tuple[dict[str, Mapping[str, Any]], dict[str, str]]:
-    jobs = spec.get("jobs")
+    jobs, found = spec.get("jobs"), spec.get("global")
     if not isinstance(jobs, Mapping):
         return {}, {}
-    options = {str(n): o for n, o in jobs.items() if isinstance(o, Mapping)}
+    shared: dict[str, Any] = dict(found) if isinstance(found, Mapping) else {}
+    # a job's own options over the global ones, not copied into each (runs imported before
+    # held both in each job)
+    options: dict[str, Mapping[str, Any]] = {
+        str(n): ChainMap(dict(o), shared) for n, o in jobs.items() if isinstance(o, Mapping)
+    }
     phases = {name: p for name, o in options.items() if (p := phase_of(o)) is not None}
     return options, phases
 
