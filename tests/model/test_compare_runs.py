@@ -264,6 +264,23 @@ def test_where_imported_figures_came_from_is_bookkeeping() -> None:
     assert [(d.key, d.values) for d in comparison.context] == [("spec.chunk_kib", ("64", "512"))]
 
 
+def test_a_fio_run_imported_before_jobs_kept_their_own_options_differs_in_nothing_else() -> None:
+    """Imports once held the global options in each job too; the same file imported now
+    holds each job's own. Compared, only what was really set differently is listed."""
+    shared = {"bs": "1M", "rw": "read", "filename": "/data/f"}
+    now = {"global": shared, "jobs": {"a": {"name": "a"}, "b": {"name": "b", "bs": "4k"}}}
+    before = {
+        "global": shared,
+        "jobs": {"a": {**shared, "name": "a"}, "b": {**shared, "name": "b", "bs": "4k"}},
+    }
+    other = {**now, "global": {**shared, "rw": "randread"}}
+    runs = [replace(run(i, ctx={}), spec=None, options=o) for i, o in ((1, before), (2, now))]
+    assert compare_runs(runs).context == ()
+    runs.append(replace(run(3, ctx={}), spec=None, options=other))
+    keys = {d.key: d.values for d in compare_runs(runs).context}
+    assert keys == {"spec.global.rw": ("read", "read", "randread")}
+
+
 def test_the_runs_spec_is_compared_with_the_derived_file_size_vs_ram() -> None:
     bare = [with_spec(run(i, ctx={"ram_bytes": 8 * GiB}), size=i * 8 * GiB) for i in (1, 2)]
     keys = {d.key: d.values for d in compare_runs(bare).context}

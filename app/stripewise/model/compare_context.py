@@ -91,7 +91,7 @@ def comparable_context(run: RunDetail) -> dict[str, Any]:
     """Flattened context without bookkeeping, the run's spec under `spec` (its engine as the
     context's `engine`), plus the derived `workload.file_size_vs_ram`."""
     context = run.context.to_json()
-    spec = spec_settings(run.spec) if run.spec is not None else run.options
+    spec = spec_settings(run.spec) if run.spec is not None else _fio_own_options(run.options)
     if "spec" not in context and spec:  # a context of before schema 0006 repeats its spec
         context["spec"] = spec
     flat = {key: value for key, value in flatten(context) if not is_bookkeeping(key)}
@@ -102,6 +102,22 @@ def comparable_context(run: RunDetail) -> dict[str, Any]:
     if ratio is not None:
         flat["workload.file_size_vs_ram"] = ratio
     return _iozone_settings(flat)
+
+
+def _fio_own_options(options: JsonObject) -> JsonObject:
+    """An imported fio spec with each job's own options only, as imports now store it: one
+    imported before held the global options in each job too, which would differ from the
+    same file imported now in every global option of every job."""
+    shared, jobs = options.get("global"), options.get("jobs")
+    if not isinstance(shared, dict) or not shared or not isinstance(jobs, dict):
+        return options
+    own = {
+        name: {k: v for k, v in job.items() if k not in shared or shared[k] != v}
+        if isinstance(job, dict)
+        else job
+        for name, job in jobs.items()
+    }
+    return {**options, "jobs": own}
 
 
 def _iozone_settings(flat: dict[str, Any]) -> dict[str, Any]:
