@@ -481,6 +481,44 @@ def test_a_detached_device_clears_its_preview_and_apply_says_why(
 
 
 @needs_loop
+def test_a_loop_device_attached_again_under_its_name_is_not_kept_checked(
+    make_window: WindowFactory, qtbot: Any
+) -> None:
+    """loop0 detached and another file attached to it before the map was read again: the
+    row was still checked, for a device the admin never picked. Its diskseq is new."""
+    other = f"/dev/shm/stripewise-again-{os.getpid()}.img"
+    with open(other, "wb") as handle:
+        handle.truncate(32 * 2**20)
+    try:
+        with detachable_loop() as (loop, detach):
+            window, page = preview_on(make_window, qtbot, loop, device_only=False)
+            window.hardware.stop_monitoring()  # both changes land in one read of the map
+            qtbot.waitUntil(lambda: not window.hardware.busy, timeout=10_000)
+            assert page.selected_devices() == [loop.name]
+            detach()
+            subprocess.run(["losetup", loop.device, other], check=True)
+            try:
+                with qtbot.waitSignal(window.hardware.inventoryChanged, timeout=10_000):
+                    window.hardware.load_live()
+                qtbot.waitUntil(lambda: not window.hardware.busy, timeout=10_000)
+                listed = [
+                    page.devices.item(row).data(Qt.ItemDataRole.UserRole)
+                    for row in range(page.devices.count())
+                ]
+                assert loop.name in listed  # listed again, as the device it is now
+                assert page.selected_devices() == [] and page.changes == []
+                said = f"{loop.name} is another device now (attached again or swapped)"
+                assert said in page.summary.text()
+                assert not page.apply_button.isEnabled() and said in page.apply_button.toolTip()
+                page.select_devices([loop.name])  # picked again: that device, and no note
+                assert "another device" not in page.summary.text()
+            finally:
+                subprocess.run(["losetup", "-d", loop.device], check=False)
+    finally:
+        os.unlink(other)
+
+
+@needs_loop
 def test_a_preview_read_before_its_device_went_is_not_shown(
     make_window: WindowFactory, qtbot: Any
 ) -> None:

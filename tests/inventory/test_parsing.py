@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from stripewise.inventory.snapshot import SnapshotError, loads
+from stripewise.inventory.snapshot import SnapshotError, dumps, loads
 from stripewise.inventory.udevdump import DumpFormatError, DumpSource
 from stripewise.model.topology import Link, pcie_link_mb_s
 from stripewise.system.mounts import is_system_mountpoint, parse_mountinfo, parse_swaps
@@ -143,6 +143,17 @@ def test_bad_snapshots_name_the_field(text: str, message: str) -> None:
     with pytest.raises(SnapshotError) as refused:
         loads(text, "x.json")
     assert message in str(refused.value)
+
+
+def test_a_disks_diskseq_is_kept_and_a_snapshot_without_it_still_loads() -> None:
+    """The kernel's number for what is in a device (a loop device attached again gets a new
+    one): written with the disk, read back; snapshots written before have none."""
+    inventory = loads(_snapshot(diskseq=36375), "x.json")
+    assert inventory.disks[0].diskseq == 36375
+    assert json.loads(dumps(inventory))["controllers"][0]["slots"][0]["disk"]["diskseq"] == 36375
+    assert loads(_snapshot(), "x.json").disks[0].diskseq is None
+    with pytest.raises(SnapshotError, match=r"disk\.diskseq: expected int"):
+        loads(_snapshot(diskseq="9"), "x.json")
 
 
 def test_unknown_transport_in_a_snapshot_is_shown_as_unknown() -> None:

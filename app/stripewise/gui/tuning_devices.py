@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.model.disk_words import disk_summary
 from stripewise.model.plan import Plan
-from stripewise.model.topology import DiskKind, Inventory
+from stripewise.model.topology import Disk, DiskKind, Inventory
 from stripewise.model.tuning_targets import PlannedTuning, planned_tuning
 from stripewise.model.wording import count_noun
 
@@ -39,6 +39,15 @@ def elsewhere_text(shown: str) -> str:
     )
 
 
+def who_is(disk: Disk) -> str:
+    """What a row was checked for: the disk by its WWN or serial (a disk probed again is still
+    that disk); without either, what is in it now (a loop device attached again, under the
+    same name, is another device)."""
+    if disk.wwn or disk.serial:
+        return disk.identity
+    return f"{disk.identity} diskseq {disk.diskseq}"
+
+
 class TuningDevices(QWidget):
     """Checkable rows: md arrays and disks of this machine, then the plan's arrays."""
 
@@ -48,6 +57,8 @@ class TuningDevices(QWidget):
         super().__init__(parent)
         self.arrays: dict[str, ArrayFacts] = {}
         self.planned: dict[str, PlannedTuning] = {}  # "plan:NAME" -> what it tunes
+        self.replaced: list[str] = []  # checked at the last fill, another device there now
+        self._who: dict[str, str] = {}  # a disk's or array's row -> who_is() when listed
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setFrameShape(QFrame.Shape.StyledPanel)
@@ -77,33 +88,53 @@ class TuningDevices(QWidget):
         self.note.setVisible(shown is not None)
 
     def fill(self, machine: Inventory | None, plan: Plan | None) -> list[str]:
-        """Rows for this machine's arrays and disks, then the plan's arrays; checks are kept.
-        Returns the checked keys no longer listed (gone), which stay unchecked."""
+        """Rows for this machine's arrays and disks, then the plan's arrays; checks are kept
+        for the same device. Returns the checked keys no longer listed (gone); those listed
+        again for another device are `replaced`. Neither stays checked."""
         checked = set(self.checked_keys())
-        self.list.blockSignals(True)
-        self.list.clear()
         self.arrays = {}
         self.planned = {}
-        virtual = machine.virtual if machine is not None else ()
-        for array in machine.arrays if machine is not None else ():
-            if array.kind is not DiskKind.ARRAY:
-                continue
-            fs = next((d.fs_type for d in virtual if d.name == array.name and d.fs_type), None)
-            self.arrays[array.name] = (array.level, len(array.members), array.chunk_kib, fs)
-            members = count_noun(len(array.members), "member")
-            self._add(array.name, f"{array.name}  ({array.level or 'md'}, {members})", checked)
-        for disk in (*machine.disks, *machine.virtual) if machine is not None else ():
-            if disk.kind is DiskKind.VIRTUAL and not (
-                disk.name.startswith("loop") and disk.size_bytes
-            ):
-                continue  # zram, ram disks and unattached loop devices have nothing to tune
-            self._add(disk.name, f"{disk.name}  ({disk_summary(disk)})", checked)
+        rows = self._listed(machine)
+        before, self._who = self._who, {name: who for name, _label, who in rows}
+        self.replaced = [
+            name
+            for name in sorted(checked)
+            if name in before and name in self._who and before[name] != self._who[name]
+        ]
+        checked -= set(self.replaced)
+        self.list.blockSignals(True)
+        self.list.clear()
+        for name, label, _who in rows:
+            self._add(name, label, checked)
         self._add_planned(machine, plan, checked)
         self.list.blockSignals(False)
         listed = {
             self.list.item(r).data(Qt.ItemDataRole.UserRole) for r in range(self.list.count())
         }
         return sorted(k for k in checked if k not in listed and not k.startswith("plan:"))
+
+    def _listed(self, machine: Inventory | None) -> list[tuple[str, str, str]]:
+        """(key, label, who_is) of this machine's arrays, then its disks; `arrays` filled."""
+        if machine is None:
+            return []
+        rows = []
+        for array in machine.arrays:
+            if array.kind is not DiskKind.ARRAY:
+                continue
+            fs = next(
+                (d.fs_type for d in machine.virtual if d.name == array.name and d.fs_type), None
+            )
+            self.arrays[array.name] = (array.level, len(array.members), array.chunk_kib, fs)
+            members = count_noun(len(array.members), "member")
+            label = f"{array.name}  ({array.level or 'md'}, {members})"
+            rows.append((array.name, label, f"md uuid {array.uuid}"))  # md0 made again: another
+        for disk in (*machine.disks, *machine.virtual):
+            if disk.kind is DiskKind.VIRTUAL and not (
+                disk.name.startswith("loop") and disk.size_bytes
+            ):
+                continue  # zram, ram disks and unattached loop devices have nothing to tune
+            rows.append((disk.name, f"{disk.name}  ({disk_summary(disk)})", who_is(disk)))
+        return rows
 
     def _add_planned(self, machine: Inventory | None, plan: Plan | None, checked: set[str]) -> None:
         planned = planned_tuning(plan, machine) if plan is not None else []

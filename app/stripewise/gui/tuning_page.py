@@ -88,6 +88,7 @@ class TuningPage(QWidget):
         self.persistence.done.connect(self._done)
         self.persistence.refused.connect(self._refused)
         self._gone: list[str] = []  # checked devices this machine no longer has
+        self._replaced: list[str] = []  # checked devices another one took the name of
         self._asked: tuple[str, tuple[str, ...]] | None = None  # the preview being read
 
         self.targets = TuningDevices()
@@ -180,18 +181,20 @@ class TuningPage(QWidget):
             self.devices.item(row).data(Qt.ItemDataRole.UserRole)
             for row in range(self.devices.count())
         }
+        self._replaced = [*dict.fromkeys(self._replaced + self.targets.replaced)]
         self._gone = [name for name in dict.fromkeys(self._gone + vanished) if name not in listed]
+        self._replaced = [name for name in self._replaced if name not in self._gone]
         self._selection_changed(keep_done=True)  # a re-read: hotplug, the apply's udev change
 
     def _picked(self) -> None:
         """The user checked or unchecked a row: a new choice, the devices gone are forgotten."""
-        self._gone = []
+        self._gone, self._replaced = [], []
         self._selection_changed()
 
     def select_devices(self, names: list[str]) -> None:
         """Check these rows: kernel names, or `plan:NAME` for a planned array. A new choice:
         devices gone from an earlier one are no longer mentioned."""
-        self._gone = []
+        self._gone, self._replaced = [], []
         self.targets.select(names)  # one preview for the whole selection, not one per row
         self._selection_changed()
 
@@ -267,7 +270,7 @@ class TuningPage(QWidget):
         self._enable()
 
     def _summary_text(self) -> str:
-        gone = f"{gone_text(self._gone)}: " if self._gone else ""
+        gone = f"{gone_text(self._gone, self._replaced)}: " if self._lost() else ""
         if self.changes:
             done = f"{self._last_action} " if self._last_action else ""
             count = len(settings_of(self.changes))
@@ -282,7 +285,7 @@ class TuningPage(QWidget):
                 f"{'it' if count == 1 else 'them'} through the helper, which journals the "
                 "current values first."
             )
-        if self._gone and not self.selected_devices():
+        if self._lost() and not self.selected_devices():
             return f"{gone}nothing to preview or apply; pick what to tune again."
         if self._asked is None:
             return self._nothing_here() or PICK
@@ -328,14 +331,18 @@ class TuningPage(QWidget):
             "values first so Revert can put them back"
         )
 
+    def _lost(self) -> bool:
+        """Whether a device of the choice is gone or is another device now."""
+        return bool(self._gone or self._replaced)
+
     def _why_not(self) -> str:
         """Why Apply (and Make Persistent, A/B) cannot run now; empty when they can."""
         if self.ab is not None and self.ab.running:
             return "An A/B benchmark is running: it applies and reverts the values itself"
         if settings_of(self.changes):
             return ""
-        if self._gone and not self.selected_devices():
-            return f"{gone_text(self._gone)}: pick what to tune again"
+        if self._lost() and not self.selected_devices():
+            return f"{gone_text(self._gone, self._replaced)}: pick what to tune again"
         if not self.changes:
             return self._nothing_here() or PICK
         return "Every value is already what the preset sets: nothing to write"

@@ -56,10 +56,18 @@ def _shown(key: str, value: object) -> str:
     return "-" if value is None else bare(key, value)
 
 
-def gone_text(names: Sequence[str]) -> str:
-    """Checked devices the hardware map no longer has (a loop device detached, a disk pulled)."""
-    which = ", ".join(names)
-    return f"{which} {'is' if len(names) == 1 else 'are'} gone (detached or unplugged)"
+def gone_text(names: Sequence[str], replaced: Sequence[str] = ()) -> str:
+    """Checked devices the hardware map no longer has (a loop device detached, a disk pulled),
+    and those another device now has the name of (attached again, swapped)."""
+    said = []
+    if names:
+        which = ", ".join(names)
+        said.append(f"{which} {'is' if len(names) == 1 else 'are'} gone (detached or unplugged)")
+    if replaced:
+        which = ", ".join(replaced)
+        now = "is another device" if len(replaced) == 1 else "are other devices"
+        said.append(f"{which} {now} now (attached again or swapped)")
+    return "; ".join(said)
 
 
 def change_summary(changing: int, total: int) -> str:

@@ -302,6 +302,7 @@ def _disk(
         schedulers=choices,
         sys_path=record.path,
         usage_known=source.mounts_known,
+        diskseq=facts.int_attr(source, record.path, "diskseq"),
     )
 
 

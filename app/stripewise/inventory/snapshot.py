@@ -96,6 +96,7 @@ def disk_json(disk: Disk) -> dict[str, Any]:
         "schedulers": list(disk.schedulers),
         "sys_path": disk.sys_path,
         "usage_known": disk.usage_known,
+        "diskseq": disk.diskseq,
         "paths": [
             {
                 "name": p.name,
@@ -337,6 +338,7 @@ def _read_disk(r: _Reader) -> Disk:
         sys_path=r.get("sys_path", str),
         usage_known=r.get("usage_known", bool) is not False,
         paths=r.objects("paths", _read_path),
+        diskseq=r.get("diskseq", int),
     )
 
 

@@ -101,6 +101,9 @@ class Disk:
     sys_path: str | None = None
     usage_known: bool = True  # False when the source does not record mounts and swap
     paths: tuple[DiskPath, ...] = ()  # under a multipath map, or an NVMe namespace's several
+    # the kernel's number for what is in the device now: a new one when a loop device is
+    # attached again or media change, where the name stays (Linux 5.15+; None before)
+    diskseq: int | None = None
 
     @property
     def system_disk(self) -> bool:
