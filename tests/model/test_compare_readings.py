@@ -10,6 +10,7 @@ import pytest
 
 from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.compare import UNKNOWN, compare_runs, count_tested, short_of_passes
+from stripewise.model.compare_caveats import CAUSES, not_comparable
 from stripewise.model.run import ResultValue
 from stripewise.model.run_naming import run_name
 from stripewise.model.setting_labels import setting_label, setting_text, size_text
@@ -226,3 +227,25 @@ def test_a_size_one_decimal_rounds_keeps_its_bytes() -> None:
     assert setting_text("ram_bytes", 16_663_252_992) == "15.5 GiB (16,663,252,992 B)"
     assert setting_text("ram_bytes", 16_660_000_000) == "15.5 GiB (16,660,000,000 B)"
     assert setting_text("spec.size", "1536M") == "1.5 GiB"
+
+
+def test_the_legend_names_every_cause_a_note_can_give() -> None:
+    """The legend said "block size ..., file size against RAM ..." under rows whose only note
+    was "engine differs": every cause a note gives is in the one legend all views print."""
+    big, small = {"workload.file_size_vs_ram": 0.5}, {"workload.file_size_vs_ram": 4.0}
+    cases = {
+        "block size": ("seq_read", "iops", {"spec.block_size": MiB}, {"spec.block_size": 4 * MiB}),
+        "engine": ("seq_read", "latency_p99", {"engine": "fio"}, {"engine": "builtin"}),
+        "file size": (
+            "seq_read",
+            "throughput",
+            {**big, "spec.size": GiB},
+            {**small, "spec.size": 8 * GiB},
+        ),
+        "RAM": ("seq_read", "throughput", big, small),
+        "direct I/O": ("seq_read", "throughput", big, {**big, "spec.direct": True}),
+    }
+    for cause, (phase, metric, base, other) in cases.items():
+        (_, note) = not_comparable(phase, metric, [base, other], 0)
+        assert note.startswith(f"{cause} differs"), (cause, note)
+        assert cause in CAUSES, cause

@@ -74,6 +74,7 @@ def format_comparison(c: Comparison) -> str:
 
 def _results_table(c: Comparison) -> str:
     from stripewise.model.compare import count_tested  # lazy: kept out of `history list`
+    from stripewise.model.compare_caveats import CAUSES
     from stripewise.model.verdict import CONFIDENCE
 
     if not c.rows:
@@ -111,8 +112,7 @@ def _results_table(c: Comparison) -> str:
             "out is expected by chance);",
             _cant_tell_legend(c),
             f"{NOT_COMPARABLE} not comparable: the runs differ in a parameter that changes what "
-            "the figure means (block size for IOPS and latency, file size against RAM for "
-            "buffered reads); not judged.",
+            f"the figure means ({CAUSES}); not judged.",
         )
     )
     return format_table(header, rows) + "\n" + legend

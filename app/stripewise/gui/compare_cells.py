@@ -18,6 +18,7 @@ from stripewise.model.compare import (
     count_tested,
     short_of_passes,
 )
+from stripewise.model.compare_caveats import CAUSES
 from stripewise.model.units import MIB_PER_MB
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 from stripewise.model.wording import count_noun
@@ -166,8 +167,7 @@ def legend_text(c: Comparison) -> str:
         f"when beyond noise at {confidence} after Holm's correction for {tested}; "
         f"\u2248 noise; ? can't tell (a verdict needs {count_noun(MIN_PASSES, 'pass')} of "
         f"each run{imported}); not comparable: the runs differ in a parameter that changes "
-        "what the figure means (block size for IOPS and latency, file size against RAM for "
-        "buffered reads)."
+        f"what the figure means ({CAUSES})."
     )
 
 

@@ -25,6 +25,7 @@ from stripewise.model.compare import (
     engine_series,
     phase_order,
 )
+from stripewise.model.compare_caveats import CAUSES
 from stripewise.model.compare_context import (
     CONTEXT_GROUPS,
     ContextDifference,
@@ -219,8 +220,7 @@ def _verdict_rule(c: Comparison) -> str:
         "here; otherwise it is noise (~). A figure with fewer than "
         f"{count_noun(MIN_PASSES, 'pass')} in either run gets no verdict (?): samples within one "
         "pass are no repetitions. A figure whose meaning a parameter the runs differ in "
-        "changes (the block size for IOPS and latency, the file size against RAM for buffered "
-        "reads) is shown with why it is not compared, and not judged."
+        f"changes ({CAUSES}) is shown with why it is not compared, and not judged."
     )
 
 

@@ -35,6 +35,11 @@ _READING_PHASES = frozenset(("rewrite", "seq_read", "random_read", "mixed", SEQ_
 _SEQUENTIAL_KEYS = ("spec.block_size", "spec.bs")  # a measured run's, fio's in an import
 _RANDOM_KEYS = ("spec.random_block_size", "spec.bs")
 CACHED_BELOW = 2.0  # file size / RAM: bonnie++'s rule, a file of twice the RAM
+# what the notes above can say, for a legend: every cause, in the order they are tested
+CAUSES = (
+    "block size for IOPS and latency, the engine for latency, file size against RAM (or the "
+    "RAM, or direct I/O) for buffered reads"
+)
 
 
 def not_comparable(
