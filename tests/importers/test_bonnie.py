@@ -6,7 +6,7 @@ import pytest
 
 from stripewise.importers import ImportedRun, ImportFormatError, parse_raw
 from stripewise.importers.bonnie_fields import FILE_FIGURES, IO_FIGURES
-from tests.importers.fixtures import figures, result, runs_of, text
+from tests.importers.fixtures import figures, imported, result, runs_of, text
 
 CONTRACT_METRICS = [
     "seq_write_char_kBps",
@@ -347,3 +347,13 @@ def test_bon_csv2txt_tables() -> None:
     assert not any(r.phase == "seq_create" for r in runs[2].results + runs[3].results)
     assert figures(runs[4])["seq_create", "seq_create_latency_us"] == 1015
     assert runs[4].context["format"] == "bonnie++ table 2.0x"
+
+
+def test_a_figure_bonnie_did_not_measure_has_no_repetition() -> None:
+    """docs/history.md: a figure nothing measured is null with 0 repetitions. The per-char
+    phases `-f` skips were stored with 1, as if read once."""
+    (run,) = imported("bonnie200a_direct.csv")
+    missing = [r for r in run.results if r.value is None]
+    assert {r.phase for r in missing} >= {"seq_write_per_char"}
+    assert all((r.repetitions, r.passes) == (0, ()) for r in missing)
+    assert all(r.repetitions == 1 for r in run.results if r.value is not None)

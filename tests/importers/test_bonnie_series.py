@@ -45,7 +45,11 @@ def test_an_x_series_is_one_run_its_lines_the_passes() -> None:
     # each pass's own efficiency, as a measured run's: not the medians' ratio
     efficiency = result(run, "seq_write", "efficiency")
     assert efficiency.passes == pytest.approx((124386 * 1.024 / 48, 107280 * 1.024 / 49))
-    assert result(run, "seq_read", "throughput").value is None  # +++++ in every pass
+    missing = result(run, "seq_read", "throughput")
+    assert missing.value is None  # +++++ in every pass: nothing measured, no repetition
+    assert (missing.repetitions, missing.passes) == (0, ())
+    (raw,) = parse_raw("\n".join(RECORDED), "x2.csv")  # under bonnie++'s own names too
+    assert all(r.repetitions == 0 for r in raw.results if r.value is None)
 
 
 def test_lines_of_other_settings_or_another_bonnie_stay_runs_of_their_own() -> None:

@@ -74,15 +74,16 @@ class ParsedFile:
     def raw_runs(self) -> Iterator[ImportedRun]:
         """The runs under the tools' own names and units, in file order, each checked; they
         are taken once (this or `runs`), the file's text let go as it is parsed."""
-        return one_run_per_series(self._passes())
+        return map(_unmeasured_unrepeated, one_run_per_series(self._passes()))
 
     def runs(self) -> Iterator[ImportedRun]:
         """The runs with their figures in the history's vocabulary (MB/s, IOPS...; each
         tool's unit kept as `source_unit`)."""
-        return one_run_per_series(
+        series = one_run_per_series(
             replace(run, results=to_vocabulary(run.engine, run.spec, run.results))
             for run in self._passes()
         )
+        return map(_unmeasured_unrepeated, series)
 
     def _passes(self) -> Iterator[ImportedRun]:
         """The runs as the file holds them, a series' passes each a run (marked as such)."""
@@ -101,6 +102,17 @@ class ParsedFile:
             yield run
         if skipped is not None:
             self._warnings.update(dict.fromkeys(skipped.warning()))
+
+
+def _unmeasured_unrepeated(run: ImportedRun) -> ImportedRun:
+    """A figure the tool left out (`+++++`, a phase not run) has no repetition, as a measured
+    figure nothing measured has none (docs/history.md): 0, not the 1 of a figure read once."""
+    if all(r.value is not None or r.repetitions == 0 for r in run.results):
+        return run
+    results = [
+        replace(r, repetitions=0) if r.value is None and not r.passes else r for r in run.results
+    ]
+    return replace(run, results=results)
 
 
 def parse(text: str, source_name: str, fmt: str = "auto") -> list[ImportedRun]:
