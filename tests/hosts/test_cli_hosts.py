@@ -113,6 +113,11 @@ def test_add_list_remove_round_trip(db: str, capsys: pytest.CaptureFixture[str])
         (["check"], "check needs a GROUP or --host HOST"),
         (["check", "g1", "--host", "127.0.0.1"], "check needs a GROUP or --host HOST"),
         (["check", "nowhere"], "no host group named nowhere"),
+        # a host without its port reads as a group name: said how to check the host instead
+        (
+            ["check", "127.0.0.1"],
+            "no host group named 127.0.0.1; to check the host, give 127.0.0.1:8765 or --host",
+        ),
         (["check", "--host", "127.0.0.1", "--timeout", "0"], "--timeout: must be above 0 and at"),
         (["check", "--host", "127.0.0.1", "--timeout", "nan"], "not a finite number"),
     ],

@@ -205,7 +205,7 @@ def _remove(args: argparse.Namespace) -> int:
     with _database(args) as db:
         group = host_groups.get_group(db, name)
         if group is None:
-            raise CliError(f"no host group named {name}")
+            raise CliError(f"no host group named {name}{_as_host_hint(name)}")
         if not addresses:
             host_groups.remove_group(db, name)
             print(f"removed group {name} ({count_noun(len(group.hosts), 'host')})")
@@ -232,7 +232,7 @@ def _check(args: argparse.Namespace) -> int:
         with _database(args) as db:
             group = host_groups.get_group(db, name)
         if group is None:
-            raise CliError(f"no host group named {name}")
+            raise CliError(f"no host group named {name}{_as_host_hint(name)}")
         if not group.hosts:
             raise CliError(f"group {name} has no hosts; add some with: stripewise hosts add")
         addresses: Sequence[HostAddress] = group.hosts
@@ -305,6 +305,16 @@ def _names_a_host(text: str) -> bool:
         return True
     except HostAddressError:
         return False
+
+
+def _as_host_hint(name: str) -> str:
+    """For a name that is no group but reads as a host: how to check that host instead (a
+    group name wins the positional; `hosts add` takes a host without its port)."""
+    try:
+        address = parse_host(name)
+    except HostAddressError:
+        return ""
+    return f"; to check the host, give {address.label} or --host {name}"
 
 
 def _addresses(texts: Sequence[str]) -> list[HostAddress]:
