@@ -27,6 +27,8 @@ DEFAULT_SIZE = (1280, 800)  # the screen a viewer sees; --window-size chooses an
 # what gui/app.py handles by closing the window, and unblocks once its handlers are in place
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 SSH_PORT = 22
+_ANCESTORS = 8  # sudo, its shell, su...: the login shell is a few levels up at most
+_ENVIRON_MAX = 1 << 20
 
 
 def run_remote(args: argparse.Namespace) -> int:
@@ -83,13 +85,39 @@ def how_to_connect(server: VncServer) -> str:
 def ssh_server_address() -> tuple[str, int]:
     """The address and port the admin's ssh reached, from SSH_CONNECTION ("client_ip
     client_port server_ip server_port"): the host name alone may not resolve on the desktop,
-    and sshd may listen on another port. Outside ssh (or under a sudo that dropped it), the
-    host name on port 22. An IPv6 address goes bare: `ssh user@::1` reaches it, and ssh takes
-    `user@[::1]` for a host name."""
-    words = os.environ.get("SSH_CONNECTION", "").split()
+    and sshd may listen on another port. Outside ssh, the host name on port 22. An IPv6
+    address goes bare: `ssh user@::1` reaches it, and ssh takes `user@[::1]` for a host
+    name."""
+    words = ssh_connection().split()
     if len(words) == 4 and words[3].isdigit():
         return words[2], int(words[3])
     return socket.gethostname(), SSH_PORT
+
+
+def ssh_connection() -> str:
+    """SSH_CONNECTION of this process, else of the nearest process above it that has it:
+    Debian's sudo drops it from the environment (env_reset), while the admin's shell under
+    sudo still holds it (root reads any process's environment)."""
+    if found := os.environ.get("SSH_CONNECTION"):
+        return found
+    pid = os.getppid()
+    for _level in range(_ANCESTORS):
+        if pid <= 1:
+            break
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                environ = handle.read(_ENVIRON_MAX)
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                stat = handle.read(4096)
+        except OSError:
+            break  # gone, or another user's without root: nothing more to learn
+        for entry in environ.split(b"\0"):
+            if entry.startswith(b"SSH_CONNECTION="):
+                return entry.partition(b"=")[2].decode("ascii", "replace")
+        # the parent's pid follows the command's closing parenthesis (which may hold spaces)
+        fields = stat.rpartition(b")")[2].split()
+        pid = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0
+    return ""
 
 
 def _hang_up_with_parent() -> None:
