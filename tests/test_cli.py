@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,33 @@ def test_screenshot_offscreen(tmp_path: Path, db_url: str, view: str) -> None:
     assert done.returncode == 0, done.stderr
     width, height = _png_size(shot)
     assert width >= 900 and height >= 600
+
+
+def test_a_killed_screenshot_run_leaves_no_folder_behind_the_next_one(
+    tmp_path: Path, db_url: str
+) -> None:
+    """Each headless run keeps its settings in a folder of its own; a SIGKILL left it in /tmp
+    for good (18 of them here). The next headless run removes this user's whose run is gone."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "TMPDIR": str(scratch)}
+    argv = [*STRIPEWISE, "--db", db_url, "--screenshot", str(tmp_path / "a.png"),
+            "--view", "history"]  # fmt: skip
+    killed = subprocess.Popen(argv, env=env)
+    deadline = time.monotonic() + 60
+    while not list(scratch.glob(f"stripewise-headless-{killed.pid}-*")):
+        assert killed.poll() is None and time.monotonic() < deadline, "no folder made"
+        time.sleep(0.02)
+    killed.kill()
+    killed.wait()
+    (left,) = scratch.glob("stripewise-headless-*")
+    alive = scratch / f"stripewise-headless-{os.getpid()}-x"  # a run still going: kept
+    alive.mkdir()
+    done = run_cli("--db", db_url, "--screenshot", str(tmp_path / "b.png"), "--view", "history",
+                   env={"TMPDIR": str(scratch)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not left.exists() and alive.is_dir()
+    assert list(scratch.glob("stripewise-headless-*")) == [alive]
 
 
 @pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="xvfb-run not installed")

@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
+import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -204,8 +207,29 @@ def _window_settings(headless: bool) -> Iterator[QSettings]:
     if not headless:
         yield user_settings()
         return
-    with tempfile.TemporaryDirectory(prefix="stripewise-") as scratch:
+    _remove_left_behind()
+    with tempfile.TemporaryDirectory(prefix=f"{_HEADLESS}{os.getpid()}-") as scratch:
         yield QSettings(str(Path(scratch) / "headless.ini"), QSettings.Format.IniFormat)
+
+
+_HEADLESS = "stripewise-headless-"  # then the pid of the run that made it
+
+
+def _remove_left_behind() -> None:
+    """The settings folders of headless runs killed with SIGKILL: this user's, whose process
+    is gone (each is named for its run's pid)."""
+    base = Path(tempfile.gettempdir())
+    for folder in base.glob(f"{_HEADLESS}*-*"):
+        pid = folder.name.removeprefix(_HEADLESS).partition("-")[0]
+        try:
+            info = folder.lstat()
+            if not pid.isdigit() or info.st_uid != os.getuid() or not stat.S_ISDIR(info.st_mode):
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue  # gone meanwhile, or a pid of another user's: still running
 
 
 class _Start(QObject):
