@@ -82,8 +82,9 @@ def test_add_panel_in_row_column_labels_gets_a_prefix_and_save_says_why_not(
     assert not dialog.why.isVisible()
     preview = dialog.preview  # each bay's label whole: four `rear …` would say nothing
     assert [preview.shown_lines(p)[0] for p in preview.placed] == labels
-    dialog.add.click()  # a third panel: another prefix still
-    assert dialog.prefix.text() == "3:" and dialog.save_button.isEnabled()
+    dialog.add.click()  # a third panel: another prefix still, read apart from the label
+    assert dialog.prefix.text() == "panel 3 " and dialog.save_button.isEnabled()
+    assert "panel 3 1-01" in [bay.label for bay in dialog.result_layout().bays]  # not 3:1-01
 
     dialog.prefix.setText("")  # labelled as the first panel again
     assert not dialog.save_button.isEnabled() and dialog.why.isVisible()

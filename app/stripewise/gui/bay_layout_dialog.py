@@ -264,7 +264,7 @@ class BayLayoutDialog(QDialog):
         first = min(max(b.number for b in self.layout_.bays) + 1, MAX_FIRST)
         taken = {p.prefix for p in self.layout_.panels}
         count = len(self.layout_.panels)
-        for prefix in ("", "rear ", *(f"{n}:" for n in range(count + 1, count + 9))):
+        for prefix in ("", "rear ", *(f"panel {n} " for n in range(count + 1, count + 9))):
             if prefix in taken and prefix:
                 continue
             panel = Panel(face=Face.BACK, rows=1, columns=4, first=first, prefix=prefix)
