@@ -14,8 +14,9 @@ from collections.abc import Mapping
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidgetItem
 
+from stripewise.gui.tables import Table
 from stripewise.model.members import MemberTally, StandOut
 from stripewise.protocol.events import DiskRates, PhaseStarted, Sample
 from stripewise.services.bench_session import BenchSession
@@ -29,7 +30,7 @@ def _figure(value: float | None, digits: int) -> str:
     return "\u2013" if value is None else f"{value:,.{digits}f}"
 
 
-class MembersTable(QTableWidget):
+class MembersTable(Table):
     """Each array member's latest figures; rows in the order the helper listed the disks."""
 
     def __init__(self, session: BenchSession, redraw: QTimer) -> None:

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QFont, QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidgetItem
 
+from stripewise.gui.tables import Table
 from stripewise.model.bench import summarize
 from stripewise.model.guards import describe
 from stripewise.model.phase_stop import stopped
@@ -100,7 +101,7 @@ class PhaseRow:
         return stopped(self.errors)
 
 
-class ResultsTable(QTableWidget):
+class ResultsTable(Table):
     def __init__(self) -> None:
         super().__init__(0, len(COLUMNS))
         self.setObjectName("benchResults")

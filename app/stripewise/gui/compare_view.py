@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableWidget,
     QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
@@ -52,6 +51,7 @@ from stripewise.gui.help_dialogs import SAVE_COMPARISON
 from stripewise.gui.latency_map import LatencyAxis
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.screen_fit import resize_within_screen
+from stripewise.gui.tables import Table
 from stripewise.gui.theme import is_dark
 from stripewise.model.bench import BenchSpec
 from stripewise.model.compare import Comparison, compare_runs, phase_order, short_of_passes
@@ -100,7 +100,7 @@ class CompareWindow(QDialog):
         self.baseline_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.baseline_box.activated.connect(lambda _i: self._baseline_picked())
         self.tabs = QTabWidget()
-        self.results = QTableWidget()
+        self.results = Table()
         self.results.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.results.verticalHeader().hide()
         self.results.horizontalHeader().setSectionResizeMode(
@@ -160,7 +160,7 @@ class CompareWindow(QDialog):
         self.sweep_box.currentIndexChanged.connect(lambda _i: self._draw_sweep())
         self.sweep_plot = pg.PlotWidget()
         self.sweep_plot.showGrid(x=True, y=True, alpha=0.25)
-        self.sweep_table = QTableWidget()
+        self.sweep_table = Table()
         self.sweep_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.sweep_table.verticalHeader().hide()
         sweep_page = QWidget()

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -31,6 +30,7 @@ from stripewise.gui import help_dialogs as says
 from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
 from stripewise.gui.experiment_kept_detail import KeptDetail
 from stripewise.gui.history_io import EXPORT_KINDS, export_kind
+from stripewise.gui.tables import Table
 from stripewise.model.run import RunStatus
 from stripewise.model.wording import count_noun
 from stripewise.services.experiment_history import (
@@ -116,7 +116,7 @@ class KeptExperiments(QWidget):
         tools.addStretch(1)
 
         self.count = QLabel()
-        self.table = QTableWidget(0, len(COLUMNS))
+        self.table = Table(0, len(COLUMNS))
         self.table.setAccessibleName("Kept experiments")
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()

@@ -12,13 +12,13 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHeaderView,
     QLabel,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from stripewise.gui.screen_fit import resize_within_screen
+from stripewise.gui.tables import Table
 from stripewise.model.experiment import label
 from stripewise.model.experiment_result import Point
 from stripewise.model.verdict import cant_tell
@@ -92,7 +92,7 @@ class KeptComparisonDialog(QDialog):
             "Values", f"#{a} mean (95 %)", f"#{b} mean (95 %)", f"Change (#{b} against #{a})",
             "Verdict",
         )  # fmt: skip
-        self.table = QTableWidget(len(comparison.rows), len(headings))
+        self.table = Table(len(comparison.rows), len(headings))
         self.table.setAccessibleName("Experiments compared")
         self.table.setHorizontalHeaderLabels(headings)
         self.table.verticalHeader().hide()

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidgetItem
 
+from stripewise.gui.tables import Table
 from stripewise.model.experiment import Values, shown_value
 from stripewise.model.experiment_result import Point
 from stripewise.model.guards import describe
@@ -23,7 +24,7 @@ def _number(value: float | None) -> str:
     return f"{value:,.1f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
-class PointsTable(QTableWidget):
+class PointsTable(Table):
     def __init__(self) -> None:
         super().__init__(0, len(COLUMNS))
         self.setAccessibleName("Experiment points")

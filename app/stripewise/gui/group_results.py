@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidgetItem
 
+from stripewise.gui.tables import Table
 from stripewise.model.bench import BONNIE_NAMES, Phase
 from stripewise.model.units import MIB_PER_MB
 from stripewise.protocol.events import PhaseFinished
@@ -35,7 +36,7 @@ class GroupTotal:
         return bool(self.missing)
 
 
-class GroupResults(QTableWidget):
+class GroupResults(Table):
     def __init__(self) -> None:
         super().__init__(0, len(HEADERS))
         self.setHorizontalHeaderLabels(HEADERS)

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
     QTableView,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.bench_results import GROUPS, ResultsTable
 from stripewise.gui.run_charts import RunCharts
+from stripewise.gui.tables import Table
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.units import MIB_PER_MB
@@ -43,7 +43,7 @@ def _number(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.4g}"
 
 
-class OtherFigures(QTableWidget):
+class OtherFigures(Table):
     """A run's figures the results table has no cell for: bonnie++'s file tests, iozone's
     cells, fio jobs told apart, tools' own figures; each also as the tool printed it."""
 

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -34,6 +33,7 @@ from stripewise.gui.history_listing import SCOPES, RunListing
 from stripewise.gui.history_model import COLUMNS, SORT_ROLE, RunTableModel
 from stripewise.gui.history_questions import ask_name, ask_notes, ask_tags, confirm_delete
 from stripewise.gui.pages import page_title
+from stripewise.gui.tables import TableView
 from stripewise.model.run import RunSummary
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.wording import count_noun
@@ -129,7 +129,7 @@ class HistoryPage(QWidget):
         self._undo_timer.setInterval(UNDO_SHOWN_MS)
         self._undo_timer.timeout.connect(self.undo_bar.hide)
 
-        self.table = QTableView()
+        self.table = TableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(1, Qt.SortOrder.DescendingOrder)

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui.help_dialogs import HOST_GROUPS, purpose_label
 from stripewise.gui.screen_fit import resize_within_screen
+from stripewise.gui.tables import Table
 from stripewise.model.host_address import HostAddress, HostAddressError, parse_host
 from stripewise.model.host_group import HostGroup, check_group_name, unique_hosts
 from stripewise.services.host_groups import HostGroupsService
@@ -58,7 +58,7 @@ class HostGroupsDialog(QDialog):
         self.remove_group_button.clicked.connect(self.remove_group)
         self.group_error = _error_label()
 
-        self.hosts = QTableWidget(0, len(HOST_HEADERS))
+        self.hosts = Table(0, len(HOST_HEADERS))
         self.hosts.setHorizontalHeaderLabels(HOST_HEADERS)
         self.hosts.setAccessibleName("Hosts of the group")
         self.hosts.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

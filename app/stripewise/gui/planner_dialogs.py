@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from stripewise.gui import help_dialogs as says
 from stripewise.gui.screen_fit import resize_within_screen, scrolling_down
+from stripewise.gui.tables import Table
 from stripewise.model.ceilings import MeasuredCeiling
 from stripewise.model.evaluate import evaluate
 from stripewise.model.placement import Swap
@@ -202,7 +202,7 @@ class CompareDialog(QDialog):
         resize_within_screen(self, QSize(900, 300))
         layout = QVBoxLayout(self)
         layout.addWidget(says.purpose_label(says.COMPARE_PLANS))
-        self.table = QTableWidget()
+        self.table = Table()
         self.table.verticalHeader().hide()
         layout.addWidget(self.table)
         self.set_plans(plans)

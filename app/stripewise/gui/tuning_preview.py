@@ -12,11 +12,11 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLineEdit,
     QStyledItemDelegate,
-    QTableWidget,
     QTableWidgetItem,
     QWidget,
 )
 
+from stripewise.gui.tables import Table
 from stripewise.model.presets import SkippedChange
 from stripewise.model.tunable_values import bare
 from stripewise.model.tunables import Change, tunable
@@ -76,7 +76,7 @@ def change_summary(changing: int, total: int) -> str:
     return f"{changing} of {count_noun(total, 'value')} {verb}"
 
 
-class PreviewTable(QTableWidget):
+class PreviewTable(Table):
     """One row per change; the New cell of a change that can take a value is editable (the
     page checks what is typed: `itemChanged`)."""
 
