@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from stripewise.gui import VIEW_NAMES
+from stripewise.gui import MANUAL_PAGES, VIEW_NAMES
 from stripewise.gui.help_window import HelpWindow
 from stripewise.gui.main_window import MainWindow
 from stripewise.gui.planner_commands import SerialsDialog
@@ -82,7 +82,7 @@ def test_f1_on_each_page_opens_its_manual_page_and_esc_closes_it(
         title = page_title_of(main_window, view)
         assert headings(help_window, 1) == [title], f"F1 on {view}"
         assert help_window.windowTitle().startswith(title)
-        assert help_window.view == view
+        assert help_window.page == view
         assert not help_window.isModal() and QApplication.activeModalWidget() is None
         # the page explained stays usable beside it
         assert main_window.isEnabled() and main_window.isVisible()
@@ -100,16 +100,13 @@ def test_help_menu_has_the_entry_with_its_shortcut(main_window: MainWindow) -> N
     assert main_window.help_action.shortcut().toString() == "F1"
     main_window.show_view("tuning")
     main_window.help_action.trigger()
-    assert main_window.help_window is not None and main_window.help_window.view == "tuning"
+    assert main_window.help_window is not None and main_window.help_window.page == "tuning"
 
 
-def test_links_between_manual_pages_are_followed(main_window: MainWindow, qtbot: Any) -> None:
-    help_window = main_window.show_help("hardware")
-    qtbot.waitExposed(help_window)
-    browser = help_window.browser
-    document = browser.document()
-    anchors: dict[str, int] = {}  # href -> a position inside its text
-    block = document.begin()
+def link_positions(help_window: HelpWindow) -> dict[str, int]:
+    """The page's links: each href and a position inside its text."""
+    anchors: dict[str, int] = {}
+    block = help_window.browser.document().begin()
     while block.isValid():
         fragments = block.begin()
         while not fragments.atEnd():
@@ -119,18 +116,60 @@ def test_links_between_manual_pages_are_followed(main_window: MainWindow, qtbot:
                 anchors.setdefault(href, fragment.position() + 1)
             fragments += 1
         block = block.next()
-    others = {f"{view}.md" for view in VIEW_NAMES if view != "hardware"}
-    assert others <= set(anchors), f"links on the Hardware page: {sorted(anchors)}"
+    return anchors
 
-    cursor = QTextCursor(document)
-    cursor.setPosition(anchors["planner.md"])
+
+def click_link(help_window: HelpWindow, href: str, qtbot: Any) -> None:
+    browser = help_window.browser
+    cursor = QTextCursor(browser.document())
+    cursor.setPosition(link_positions(help_window)[href])
     qtbot.mouseClick(
         browser.viewport(), Qt.MouseButton.LeftButton, pos=browser.cursorRect(cursor).center()
     )
-    qtbot.waitUntil(lambda: help_window.view == "planner", timeout=5_000)
+
+
+def test_links_between_manual_pages_are_followed(main_window: MainWindow, qtbot: Any) -> None:
+    help_window = main_window.show_help("hardware")
+    qtbot.waitExposed(help_window)
+    anchors = link_positions(help_window)
+    others = {f"{view}.md" for view in VIEW_NAMES if view != "hardware"}
+    assert others <= set(anchors), f"links on the Hardware page: {sorted(anchors)}"
+
+    click_link(help_window, "planner.md", qtbot)
+    qtbot.waitUntil(lambda: help_window.page == "planner", timeout=5_000)
     assert headings(help_window, 1) == ["Planner"]
-    browser.backward()
-    assert help_window.view == "hardware" and headings(help_window, 1) == ["Hardware"]
+    help_window.browser.backward()
+    assert help_window.page == "hardware" and headings(help_window, 1) == ["Hardware"]
+
+
+def test_the_keyboard_page_is_linked_from_every_page_and_the_help_menu(
+    main_window: MainWindow, qtbot: Any
+) -> None:
+    """The README sends console users to F1 for the keys: every page's links line and the
+    Help menu lead to them."""
+    help_window = main_window.show_help("history")
+    qtbot.waitExposed(help_window)
+    for view in VIEW_NAMES:
+        help_window.show_page(view)
+        assert "keyboard.md" in link_positions(help_window), f"no Keyboard link on {view}"
+    click_link(help_window, "keyboard.md", qtbot)
+    qtbot.waitUntil(lambda: help_window.page == "keyboard", timeout=5_000)
+    assert headings(help_window, 1) == ["Keyboard"]
+    assert help_window.windowTitle() == "Keyboard: Stripewise Help"
+    # from it, every other page is a link away
+    assert {f"{view}.md" for view in VIEW_NAMES} <= set(link_positions(help_window))
+    help_window.close()
+
+    menus = {a.text(): a.menu() for a in main_window.menuBar().actions()}
+    entries = menus["&Help"].actions()
+    keys = [a for a in entries if a.text().replace("&", "") == "Keyboard Shortcuts"]
+    assert len(keys) == 1, [a.text() for a in entries]
+    main_window.show_view("tuning")
+    keys[0].trigger()
+    qtbot.waitUntil(help_window.isVisible, timeout=5_000)
+    assert help_window.page == "keyboard" and headings(help_window, 1) == ["Keyboard"]
+    main_window.help_action.trigger()  # F1 goes back to the page on show
+    assert help_window.page == "tuning"
 
 
 # --- shipped with the package ------------------------------------------------------------------
@@ -141,13 +180,13 @@ def manual_files() -> dict[str, str]:
 
 def test_manual_pages_are_found_through_importlib_resources() -> None:
     pages = manual_files()
-    assert {f"{view}.md" for view in VIEW_NAMES} <= set(pages)
-    for view in VIEW_NAMES:
-        text = pages[f"{view}.md"]
-        assert text.startswith(f"# {view.capitalize()}\n"), f"{view}.md opens with its title"
-        assert len(text.splitlines()) <= MAX_MANUAL_LINES, f"{view}.md: keep it to two screens"
+    assert {f"{page}.md" for page in MANUAL_PAGES} <= set(pages)
+    for page in MANUAL_PAGES:
+        text = pages[f"{page}.md"]
+        assert text.startswith(f"# {page.capitalize()}\n"), f"{page}.md opens with its title"
+        assert len(text.splitlines()) <= MAX_MANUAL_LINES, f"{page}.md: keep it to two screens"
         for target in re.findall(r"\]\(([^)]+)\)", text):
-            assert target in pages, f"{view}.md links to {target}, which is not shipped"
+            assert target in pages, f"{page}.md links to {target}, which is not shipped"
 
 
 def test_package_data_ships_the_manual_pages() -> None:

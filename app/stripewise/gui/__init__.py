@@ -10,3 +10,6 @@ VIEW_NAMES: tuple[str, ...] = (
     "experiment",
     "history",
 )
+
+KEYBOARD_PAGE = "keyboard"  # the manual's page of keys, for every view
+MANUAL_PAGES: tuple[str, ...] = (*VIEW_NAMES, KEYBOARD_PAGE)

@@ -1,4 +1,5 @@
-"""Help > Stripewise Help (F1): the manual page of the page on show, in a small window.
+"""Help > Stripewise Help (F1): the manual page of the page on show, in a small window;
+Help > Keyboard Shortcuts: the page of keys, which every page's links line also offers.
 
 The pages are Markdown files shipped inside the package (`stripewise.resources`, folder
 `manual`), read through importlib.resources, so an installed wheel finds them as the checkout
@@ -14,7 +15,7 @@ from PySide6.QtCore import QRect, QSize, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from stripewise.gui import VIEW_NAMES
+from stripewise.gui import MANUAL_PAGES
 from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.resources import resource
 
@@ -23,35 +24,35 @@ SCHEME = "manual"  # manual:planner.md; relative links resolve to manual:NAME.md
 WINDOW_SIZE = (600, 620)  # beside a page at 1024x768, not over all of it
 
 
-def manual_title(view: str) -> str:
+def manual_title(page: str) -> str:
     """The page's own title, as its heading on screen says it."""
-    return view.capitalize()
+    return page.capitalize()
 
 
-def manual_text(view: str) -> str:
-    """The manual page of a view, as shipped; KeyError for a name that is no view."""
-    if view not in VIEW_NAMES:
-        raise KeyError(f"no manual page for {view!r}; there are {', '.join(VIEW_NAMES)}")
-    return resource(MANUAL_FOLDER, f"{view}.md").read_text(encoding="utf-8")
+def manual_text(page: str) -> str:
+    """A manual page (a view's, or the keys'), as shipped; KeyError for another name."""
+    if page not in MANUAL_PAGES:
+        raise KeyError(f"no manual page {page!r}; there are {', '.join(MANUAL_PAGES)}")
+    return resource(MANUAL_FOLDER, f"{page}.md").read_text(encoding="utf-8")
 
 
-def page_url(view: str) -> QUrl:
-    return QUrl(f"{SCHEME}:{view}.md")
+def page_url(page: str) -> QUrl:
+    return QUrl(f"{SCHEME}:{page}.md")
 
 
-def view_of(url: QUrl) -> str | None:
-    """The view a manual link names (`manual:tuning.md` -> "tuning"), else None."""
+def page_of(url: QUrl) -> str | None:
+    """The manual page a link names (`manual:tuning.md` -> "tuning"), else None."""
     if url.scheme() != SCHEME:
         return None
     name = url.path().removesuffix(".md")
-    return name if name in VIEW_NAMES else None
+    return name if name in MANUAL_PAGES else None
 
 
-def with_contents_line(view: str, text: str) -> str:
+def with_contents_line(page: str, text: str) -> str:
     """Every page opens with links to the others, the one on show in bold."""
     links = " · ".join(
-        f"**{manual_title(name)}**" if name == view else f"[{manual_title(name)}]({name}.md)"
-        for name in VIEW_NAMES
+        f"**{manual_title(name)}**" if name == page else f"[{manual_title(name)}]({name}.md)"
+        for name in MANUAL_PAGES
     )
     return f"{links}\n\n{text}"
 
@@ -60,9 +61,9 @@ class ManualBrowser(QTextBrowser):
     """A QTextBrowser whose `manual:` pages come from the package, not the file system."""
 
     def loadResource(self, kind: int, name: QUrl | str) -> Any:
-        view = view_of(QUrl(name))
-        if view is not None:
-            return with_contents_line(view, manual_text(view))
+        page = page_of(QUrl(name))
+        if page is not None:
+            return with_contents_line(page, manual_text(page))
         return super().loadResource(kind, name)
 
 
@@ -90,16 +91,16 @@ class HelpWindow(QWidget):
         self._placed = False
 
     @property
-    def view(self) -> str | None:
-        """The view whose manual page is on show."""
-        return view_of(self.browser.source())
+    def page(self) -> str | None:
+        """The manual page on show: a view's name, or KEYBOARD_PAGE."""
+        return page_of(self.browser.source())
 
-    def show_page(self, view: str) -> None:
-        """Show the manual page of `view` and bring the window up."""
-        if view not in VIEW_NAMES:
-            raise KeyError(f"no manual page for {view!r}")
-        if self.view != view:
-            self.browser.setSource(page_url(view), QTextDocument.ResourceType.MarkdownResource)
+    def show_page(self, page: str) -> None:
+        """Show a manual page (a view's name, or KEYBOARD_PAGE) and bring the window up."""
+        if page not in MANUAL_PAGES:
+            raise KeyError(f"no manual page {page!r}")
+        if self.page != page:
+            self.browser.setSource(page_url(page), QTextDocument.ResourceType.MarkdownResource)
         if not self._placed:
             self._placed = True
             self._place_beside_parent()
@@ -110,14 +111,14 @@ class HelpWindow(QWidget):
     def _follow(self, link: QUrl) -> None:
         """Another manual page in this window; a web address in the desktop's browser."""
         url = self.browser.source().resolved(link)
-        if view_of(url) is not None:
+        if page_of(url) is not None:
             self.browser.setSource(url, QTextDocument.ResourceType.MarkdownResource)
         elif url.scheme() in ("http", "https", "mailto"):
             QDesktopServices.openUrl(url)
 
     def _on_source(self, url: QUrl) -> None:
-        view = view_of(url)
-        title = f"{manual_title(view)}: Stripewise Help" if view else "Stripewise Help"
+        page = page_of(url)
+        title = f"{manual_title(page)}: Stripewise Help" if page else "Stripewise Help"
         self.setWindowTitle(title)
 
     def _place_beside_parent(self) -> None:

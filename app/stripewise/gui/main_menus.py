@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow
 
-from stripewise.gui import VIEW_NAMES
+from stripewise.gui import KEYBOARD_PAGE, VIEW_NAMES
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class MenuHandlers:
     show_view: Callable[[str], object]
     refresh: Callable[[], object]  # the page on show read again
     focus_navigation: Callable[[], object]
-    show_help: Callable[[], object]
+    show_help: Callable[[str | None], object]  # a manual page; None: the page on show's
     show_about: Callable[[], object]
 
 
@@ -75,8 +75,12 @@ def build_menus(window: QMainWindow, handlers: MenuHandlers) -> Menus:
     help_action = QAction("Stripewise &Help", window)
     help_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
     help_action.setToolTip("The manual page of the page on show")
-    help_action.triggered.connect(lambda: handlers.show_help())
+    help_action.triggered.connect(lambda: handlers.show_help(None))
     help_menu.addAction(help_action)
+    keys_action = QAction("&Keyboard Shortcuts", window)
+    keys_action.setToolTip("The keys of every page, for a console without a mouse")
+    keys_action.triggered.connect(lambda: handlers.show_help(KEYBOARD_PAGE))
+    help_menu.addAction(keys_action)
     help_menu.addSeparator()
     about = QAction("&About Stripewise", window)
     about.triggered.connect(handlers.show_about)

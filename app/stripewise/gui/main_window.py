@@ -328,14 +328,14 @@ class MainWindow(QMainWindow):
         dialog.show()
         return dialog
 
-    def show_help(self, view: str | None = None) -> HelpWindow:
-        """F1: the manual page of `view` (the page on show by default), in a window of its own
-        that stays open beside this one."""
+    def show_help(self, page: str | None = None) -> HelpWindow:
+        """F1: a manual page (a view's, or KEYBOARD_PAGE; the page on show's by default), in a
+        window of its own that stays open beside this one."""
         if self.help_window is None:
             from stripewise.gui.help_window import HelpWindow
 
             self.help_window = HelpWindow(self)
-        self.help_window.show_page(view or self.current_view)
+        self.help_window.show_page(page or self.current_view)
         return self.help_window
 
     def about_dialog(self) -> AboutDialog:
