@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPushButton, QTableWidget, QVBoxLayout, QWidget
 
 from stripewise.gui import screen_fit
+from stripewise.gui.compare_cells import fit_width
 from stripewise.gui.screen_fit import HEIGHT_SHARE, WIDTH_SHARE, resize_within_screen
 from tests.gui.conftest import WindowFactory
 from tests.gui.test_compare_view import open_comparison
@@ -64,3 +65,23 @@ def test_the_compare_window_opens_within_the_screen(
         assert compare.height() <= max(room.height() // 2, least) < 700, compare.size()
     finally:
         compare.close()
+
+
+def test_a_window_widened_to_its_table_is_moved_back_onto_the_screen(qtbot: Any) -> None:
+    """An 8-run comparison opened in the middle of the screen was widened where it stood: its
+    Export, HTML Report, Save Plot and Close buttons went past the screen's right edge."""
+    window = QWidget()
+    table = QTableWidget(1, 8)
+    QVBoxLayout(window).addWidget(table)
+    qtbot.addWidget(window)
+    room = window.screen().availableGeometry()
+    window.resize(1000, 500)
+    window.show()
+    qtbot.waitExposed(window)
+    window.move(room.center().x() - 300, room.top() + 100)
+    for column in range(8):
+        table.setColumnWidth(column, 250)  # 2000 px of columns: wider than the screen
+    fit_width(window, table)
+    assert window.width() == int(room.width() * WIDTH_SHARE)
+    assert room.contains(window.frameGeometry()), (window.frameGeometry(), room)
+    assert window.y() == room.top() + 100, "only moved sideways"

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
 
+from stripewise.gui.screen_fit import widen_within_screen
 from stripewise.model.compare import (
     IMPORTED_PASSES,
     UNKNOWN,
@@ -172,11 +173,9 @@ def legend_text(c: Comparison) -> str:
 
 
 def fit_width(window: QWidget, table: QTableWidget, margin: int = 60) -> None:
-    """Widen the window so the table shows every column, within the screen: verdicts in the
-    last column read by scrolling sideways are missed. Never narrower than it is."""
+    """Widen the window so the table shows every column, within the screen and kept on it:
+    verdicts in the last column read by scrolling sideways are missed. Never narrower."""
     wanted = sum(table.columnWidth(c) for c in range(table.columnCount())) + margin
     wanted += 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width()
-    screen = window.screen()
-    room = screen.availableGeometry().width() * 95 // 100 if screen is not None else wanted
-    if min(wanted, room) > window.width():
-        window.resize(min(wanted, room), window.height())
+    if wanted > window.width():
+        widen_within_screen(window, wanted)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
 # of the screen's free area: what is left is for the window manager's frame and title bar
@@ -23,6 +23,26 @@ def resize_within_screen(window: QWidget, wanted: QSize) -> None:
     height = min(wanted.height(), int(room.height() * HEIGHT_SHARE))
     least = window.minimumSizeHint()
     window.resize(max(width, least.width()), max(height, least.height()))
+
+
+def widen_within_screen(window: QWidget, wanted_width: int) -> None:
+    """`window` widened to `wanted_width`, or as much as the screen allows, around where it
+    stood and moved back inside the screen: widened in place, an 8-run comparison opened in a
+    1920 px screen's middle put its buttons 350 px past the right edge."""
+    screen = window.screen()
+    if screen is None:
+        window.resize(wanted_width, window.height())
+        return
+    room = screen.availableGeometry()
+    before = window.frameGeometry()
+    border = before.width() - window.width()  # the window manager's, if it has one
+    width = max(window.width(), min(wanted_width, int(room.width() * WIDTH_SHARE)))
+    window.resize(width, window.height())
+    if not window.isVisible():
+        return  # placed when shown: a dialog over its parent, within the screen (Qt's own)
+    outer = width + border
+    left = max(room.left(), min(before.center().x() - outer // 2, room.right() + 1 - outer))
+    window.move(QPoint(left, before.top()))
 
 
 def scrolling_down(content: QWidget) -> QScrollArea:
