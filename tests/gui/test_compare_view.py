@@ -8,8 +8,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTableWidget, QVBoxLayout, QWidget
 
 from stripewise.gui.bench_form import size_text
@@ -184,6 +186,41 @@ def test_series_context_and_sweep(compared: CompareWindow, tmp_path: Path) -> No
     compared.save("plot", tmp_path / "sweep.png")
     assert (tmp_path / "sweep.svg").read_text().lstrip().startswith("<?xml")
     assert (tmp_path / "sweep.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def contrast(one: QColor, other: QColor) -> float:
+    """WCAG's contrast ratio of two colours: 4.5 or more reads as body text."""
+
+    def luminance(colour: QColor) -> float:
+        channels = [colour.redF(), colour.greenF(), colour.blueF()]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_over_time_reads_throughput_from_0_with_a_legend_in_the_text_colour(
+    compared: CompareWindow, qtbot: Any
+) -> None:
+    """A phase of 0 MB/s was a flat line in the middle of an axis from -0.4 to +0.4 MB/s, and
+    the legend's run names were pyqtgraph's pale grey on the light theme's white."""
+    compared.tabs.setCurrentIndex(compared.series_index)
+    compared.show()
+    compared.phase_box.setCurrentText("seq_write")  # the sweep wrote nothing: 0 MB/s
+    assert len(compared.series_plot.getPlotItem().listDataItems()) == 3
+    qtbot.wait(50)  # pyqtgraph sets its automatic range as it paints
+    low, high = compared.series_plot.getViewBox().viewRange()[1]
+    assert low == 0.0 and high > 0.0
+    compared.phase_box.setCurrentText("seq_read")  # 400..520 MB/s
+    qtbot.wait(50)
+    low, high = compared.series_plot.getViewBox().viewRange()[1]
+    assert low == 0.0 and high >= 520.0
+    background = compared.series_plot.backgroundBrush().color()
+    legend = compared.series_plot.getPlotItem().legend
+    for _sample, label in legend.items:
+        colour = pg.mkColor(label.opts["color"] or pg.getConfigOption("foreground"))
+        assert contrast(colour, background) >= 4.5, (label.text, colour.name(), background.name())
 
 
 def test_throughput_follows_the_app_s_mib_toggle(

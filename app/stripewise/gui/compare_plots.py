@@ -42,10 +42,15 @@ def draw_series(
     label: Callable[[int], str],
     scale: float = 1.0,
 ) -> None:
-    """One line per run, from its first sample of the phase; MB/s times `scale`."""
+    """One line per run, from its first sample of the phase; MB/s times `scale`, on an axis
+    from 0."""
     lines = [series.get(detail.summary.id, {}).get(phase, ((), ())) for detail in c.runs]
     scaled = [(xs, [y * scale for y in ys]) for xs, ys in lines]
     _draw_runs(plot, scaled, label)
+    # from 0, never below: a flat 0 MB/s line was centred on an axis of -0.4..0.4 MB/s
+    top = max((y for _xs, ys in scaled for y in ys if math.isfinite(y)), default=0.0)
+    plot.setLimits(yMin=0.0)
+    plot.setYRange(0.0, top * 1.05 if top > 0 else 1.0, padding=0.0)
 
 
 def draw_latency(

@@ -52,7 +52,6 @@ from stripewise.gui.latency_map import LatencyAxis
 from stripewise.gui.plot_export import ask_path, save_widget, without_export
 from stripewise.gui.screen_fit import resize_within_screen
 from stripewise.gui.tables import Table
-from stripewise.gui.theme import is_dark
 from stripewise.model.bench import BenchSpec
 from stripewise.model.compare import Comparison, compare_runs, phase_order, short_of_passes
 from stripewise.model.phase_series import series_note
@@ -429,7 +428,6 @@ class CompareWindow(QDialog):
         fill_sweep_table(self.sweep_table, c, self.binary_units)
 
     def _style_plots(self) -> None:
-        dark = is_dark(self.palette())
         base = self.palette().color(QPalette.ColorRole.Base)
         text = self.palette().color(QPalette.ColorRole.Text)
         for plot in (self.series_plot, self.sweep_plot, self.latency_plot):
@@ -438,9 +436,9 @@ class CompareWindow(QDialog):
             for axis in ("left", "bottom"):
                 plot.getAxis(axis).setTextPen(text)
                 plot.getAxis(axis).setPen(text)
-        if dark:
-            for plot in (self.series_plot, self.latency_plot):
-                plot.getPlotItem().legend.setLabelTextColor(text)
+        # the palette's text in either theme: pyqtgraph's own grey is faint on white
+        for plot in (self.series_plot, self.latency_plot):
+            plot.getPlotItem().legend.setLabelTextColor(text)
 
     # --- saving ----------------------------------------------------------------------------
     def _saver(self, key: str) -> Callable[[], None]:
