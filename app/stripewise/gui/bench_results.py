@@ -102,8 +102,11 @@ class PhaseRow:
 
 
 class ResultsTable(Table):
-    def __init__(self) -> None:
+    def __init__(self, whole_columns: bool = False) -> None:
+        """`whole_columns`: never narrower than its columns (beside the History page's charts,
+        which take the rest); on the Benchmark page it shares an 800 px window's width."""
         super().__init__(0, len(COLUMNS))
+        self._whole_columns = whole_columns
         self.setObjectName("benchResults")
         self.setAccessibleName("Benchmark results")
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -117,6 +120,8 @@ class ResultsTable(Table):
         self._reserved_rows = 0
         self._narrow = False  # narrower than its columns: a scroll bar under the rows
         self._passes: int | None = None  # what the min-max column's header names
+        # rows taller than the table: the scroll bar beside them takes width from the columns
+        self.verticalScrollBar().rangeChanged.connect(lambda *_range: self.updateGeometry())
         self._fit_rows()
         self._render()
 
@@ -147,7 +152,19 @@ class ResultsTable(Table):
         height += rows * self.verticalHeader().defaultSectionSize()
         if self._narrow:
             height += self.horizontalScrollBar().sizeHint().height()
-        return QSize(self._columns_width() + frame, height)
+        return QSize(self._columns_width() + frame + self._scroll_bar_width(), height)
+
+    def minimumSizeHint(self) -> QSize:
+        least = super().minimumSizeHint()
+        if self._whole_columns:
+            least.setWidth(self.sizeHint().width())
+        return least
+
+    def _scroll_bar_width(self) -> int:
+        """The vertical scroll bar's, when its rows are taller than the table: uncounted, it
+        cut the last column (KB/s per CPU %) in the History page's detail."""
+        bar = self.verticalScrollBar()
+        return bar.sizeHint().width() if bar.maximum() > 0 else 0
 
     def _columns_width(self) -> int:
         header = self.horizontalHeader()
@@ -157,7 +174,9 @@ class ResultsTable(Table):
         )
 
     def _too_narrow(self) -> bool:
-        return self._columns_width() + 2 * self.frameWidth() > self.width()
+        return (
+            self._columns_width() + 2 * self.frameWidth() + self._scroll_bar_width() > self.width()
+        )
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -120,7 +120,7 @@ class RunDetailPane(QWidget):
         self.members.setWordWrap(True)
         self.members.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.members.hide()
-        self.results = ResultsTable()
+        self.results = ResultsTable(whole_columns=True)  # beside the charts, which take the rest
         self.results.hide()  # until a run is picked: an empty table says nothing
         self.other_figures = OtherFigures()
         self.other_figures.hide()
@@ -175,8 +175,6 @@ class RunDetailPane(QWidget):
         skipped = _not_run(detail)
         ran = [v for v in detail.results if v.phase not in skipped]
         self.results.show_stored(ran)
-        # its columns whole beside the charts, which take the rest of the width
-        self.results.setMinimumWidth(self.results.sizeHint().width())
         self.other_figures.show_values(ran)
         self._share_figures(tabled=self.results.rowCount() > 0)
         self.charts.show_run(detail.rounds, detail.latency)
