@@ -20,22 +20,12 @@ from stripewise.model.compare import (
     short_of_passes,
 )
 from stripewise.model.compare_caveats import CAUSES
+from stripewise.model.metric_words import metric_words
 from stripewise.model.units import MIB_PER_MB
 from stripewise.model.verdict import CONFIDENCE, MIN_PASSES
 from stripewise.model.wording import count_noun
 
 _VERDICT_COLOURS = {"better": QColor(46, 160, 67), "worse": QColor(218, 54, 51)}
-
-_METRIC_NAMES = {
-    "throughput": "Throughput",
-    "iops": "IOPS",
-    "cpu": "CPU",
-    "process_cpu": "CPU of the tool's process",
-    "latency_p50": "Completion latency p50",
-    "latency_p99": "Completion latency p99",
-    "efficiency": "Efficiency",
-    "process_efficiency": "Efficiency per process CPU",
-}
 
 
 def shown_unit(unit: str, mib: bool) -> tuple[float, str]:
@@ -47,9 +37,9 @@ def shown_unit(unit: str, mib: bool) -> tuple[float, str]:
 
 
 def figure_name(metric: str, unit: str, mib: bool = False) -> str:
-    name = _METRIC_NAMES.get(metric, metric)
+    name = metric_words(metric)
     unit = shown_unit(unit, mib)[1]
-    return name if not unit or unit.lower() == name.lower() else f"{name} ({unit})"
+    return name if not unit or name.lower().endswith(unit.lower()) else f"{name} ({unit})"
 
 
 def number(value: float | None, scale: float = 1.0) -> str:
