@@ -311,7 +311,7 @@ def test_a_chunk_sweep_ignores_the_geometry_in_the_filesystems_own_options() -> 
     sweep = compare_runs([chunked(1, 64), chunked(2, 128), chunked(3, 256)]).sweep
     assert sweep is not None and sweep.key == "array.chunk_kib" and sweep.values == (64, 128, 256)
     mixed = compare_runs([chunked(1, 64), chunked(2, 128, ",noquota"), chunked(3, 256)])
-    assert mixed.no_sweep == "the runs also differ in superblock_options"
+    assert mixed.no_sweep == "the runs also differ in Filesystem options"
 
 
 def test_read_ahead_equal_across_disks_counts_once() -> None:
@@ -371,7 +371,7 @@ def test_no_sweep_when_two_parameters_differ_or_too_few_runs_or_mixed_disks() ->
     assert compare_runs(crossed).sweep is None
     assert compare_runs(crossed).no_sweep == "the disks of one run have different read_ahead_kb"
     assert compare_runs(two).no_sweep.startswith("more than one parameter differs")
-    assert compare_runs(with_fs).no_sweep == "the runs also differ in filesystem"
+    assert compare_runs(with_fs).no_sweep == "the runs also differ in Filesystem"
     assert compare_runs([chunk_run(1, 64, 1), chunk_run(2, 128, 1)]).no_sweep == (
         "a trend needs 3 runs or more"
     )

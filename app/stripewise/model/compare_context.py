@@ -39,9 +39,17 @@ _IGNORED_HEADS = frozenset(
         "status_reports",
         "disk_util",
         "latency_histograms",
+        # an import's format repeats `import.format`; iozone's table rows, the unit its file
+        # printed (converted on import) and its names for -t's tests say how the file was
+        # written, not what was measured
+        "format",
+        "rows",
+        "output_unit",
+        "test_names",
     )
 )
-_IGNORED_KEYS = frozenset(("spec.sample_rate_hz",))  # how often it was sampled
+# how often it was sampled; the seed bonnie++ draws for its seeks in every run
+_IGNORED_KEYS = frozenset(("spec.sample_rate_hz", "spec.seed"))
 # Tuning kept outside the disks' `tuning`: the array's stripe cache, the CPU latency limit a
 # run held
 _TUNING_KEYS = frozenset(("array.stripe_cache_size", "spec.cpu_latency_us"))
@@ -63,6 +71,8 @@ _IOZONE_SIZES = (
     ("spec.file_sizes_kB", "spec.file_size_kB"),
     ("spec.record_sizes_kB", "spec.record_size_kB"),
 )
+# an imported fio run's options as its job file set them, for every job or for one
+_FIO_OPTION = re.compile(r"spec\.(?:global|jobs\.[^.]+)\.[^.]+")
 # preamble lines that restate -s and -r, read into the sizes above
 _IOZONE_SIZE_LINE = re.compile(r"(Record Size|File size set to) [0-9]+ [kK]B")
 
@@ -98,10 +108,46 @@ def comparable_context(run: RunDetail) -> dict[str, Any]:
     asked = flat.pop("spec.engine", None)  # the engine that ran says it: one row, not two
     if flat.get("engine") is None and asked is not None:
         flat["engine"] = asked
+    flat = _imported_settings(_iozone_settings(flat))
+    run_said = {
+        "host": run.summary.host,
+        "engine": run.summary.engine,
+        "engine_version": run.summary.engine_version,
+    }
+    for key, said in run_said.items():  # an import's context lacks them: the run says them
+        if flat.get(key) is None and said:
+            flat[key] = said
     ratio = _file_size_vs_ram(flat)
     if ratio is not None:
         flat["workload.file_size_vs_ram"] = ratio
-    return _iozone_settings(flat)
+    return flat
+
+
+def _imported_settings(flat: dict[str, Any]) -> dict[str, Any]:
+    """An import's settings under the keys a measured run has for them, so one setting is
+    one row: bonnie++'s size (as printed, in bytes, and again in the context) is the
+    form's File size, its machine name the host; fio options every job ran with alike are
+    not listed again as each job's or the global ones; tests iozone did not run are those
+    bonnie++ did not."""
+    said = flat.pop("spec.file_size", None)
+    size = flat.pop("spec.file_size_bytes", said)
+    in_context = flat.pop("file_size_bytes", None)
+    if "spec.file_size_kB" not in flat and flat.get("spec.size") is None:
+        size = size if size is not None else in_context
+        if size is not None:
+            flat["spec.size"] = size
+    machine = flat.pop("machine", None)
+    if flat.get("host") is None and machine:
+        flat["host"] = machine
+    not_run = flat.pop("tests_not_run", None)
+    if not_run and flat.get("not_run") is None:
+        flat["not_run"] = not_run
+    if not flat.get("not_run"):  # every test ran: as a measured run says it, by no key
+        flat.pop("not_run", None)
+    for key in [k for k in flat if _FIO_OPTION.fullmatch(k)]:
+        if f"spec.{key.rsplit('.', 1)[1]}" in flat:
+            del flat[key]
+    return flat
 
 
 def _fio_own_options(options: JsonObject) -> JsonObject:

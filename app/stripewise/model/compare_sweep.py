@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stripewise.model.compare_context import ContextDifference, bytes_of, context_group
+from stripewise.model.setting_labels import setting_label
 
 # A trend needs three points: with two runs the results table already is the whole comparison.
 MIN_SWEEP_RUNS = 3
@@ -113,9 +114,9 @@ def sweep(
     parameters = {key: _parameter(key) for key in remaining}
     others = [key for key, parameter in parameters.items() if parameter is None]
     if others:
-        return f"the runs also differ in {', '.join(others)}"
+        return f"the runs also differ in {', '.join(map(setting_label, others))}"
     if len(set(parameters.values())) > 1:
-        return f"more than one parameter differs: {', '.join(remaining)}"
+        return f"more than one parameter differs: {', '.join(map(setting_label, remaining))}"
     found = _representative(remaining, contexts)
     if found is None:
         return f"the disks of one run have different {remaining[0].rsplit('.', 1)[1]}"

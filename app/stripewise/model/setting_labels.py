@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from stripewise.model.bench import Phase, SpecError, parse_size
+from stripewise.model.metric_words import metric_words
 
 # short, for a narrow column; bonnie++'s full names (BONNIE_NAMES) are the form's tooltips
 PHASE_LABELS = {
@@ -52,7 +53,21 @@ _SPEC_LABELS = FORM_LABELS | {
     "workers": "iozone workers",
     "tests": "Phases (iozone tests)",
     "command_line": "Command line",
+    # bonnie++'s, in an imported run (-s size:chunk, -c, seeks, -n files:max:min:dirs:chunk)
+    "chunk_size_bytes": "Block size (bonnie++ chunk)",
+    "concurrency": "Streams (bonnie++ -c)",
+    "seeks": "Random seeks (bonnie++)",
+    "seeker_processes": "Seek processes (bonnie++)",
+    "file_test.files_x1024": "Files (bonnie++ -n)",
+    "file_test.files": "Files (bonnie++ -n)",
+    "file_test.links": "Links instead of files (bonnie++ -n)",
+    "file_test.max_size_bytes": "Largest file (bonnie++ -n)",
+    "file_test.min_size_bytes": "Smallest file (bonnie++ -n)",
+    "file_test.directories": "Directories (bonnie++ -n)",
+    "file_test.chunk_size_bytes": "File chunk size (bonnie++ -n)",
 }
+# fio's options as its job file set them: for every job, or for one job
+_FIO_OPTION = re.compile(r"(?:global|jobs\.(?P<job>[^.]+))\.(?P<option>[^.]+)")
 _KIB_KEYS = frozenset(("file_size_kB", "record_size_kB"))
 _IOZONE_OPTION = re.compile(r"spec\.options\[(?P<line>.*)\]")
 _BYTE_KEYS = frozenset(("size", "block_size", "random_block_size", "bs"))
@@ -79,7 +94,14 @@ _CONTEXT_LABELS = {
     "dirty.dirty_background_bytes": "vm.dirty_background_bytes",
     "dirty.dirty_expire_centisecs": "vm.dirty_expire_centisecs",
     "dirty.dirty_writeback_centisecs": "vm.dirty_writeback_centisecs",
+    # what an import's tool says of its figures (bonnie++, iozone), by the figures' names
+    "not_run": "Tests not run",
+    "too_fast": "Too fast to time (bonnie++ +++++)",
+    "jobs": "Jobs (fio)",
 }
+# an imported fio run's job errors: errors.<job>
+_FIO_ERROR = re.compile(r"errors\.(?P<job>.+)")
+_FIGURE_LISTS = frozenset(("not_run", "too_fast"))
 # a device's queue knob: disks[sdb].tuning.read_ahead_kb, array.tuning.read_ahead_kb
 _DEVICE = re.compile(r"(?:disks\[(?P<disk>[^\]]*)\]|(?P<array>array))\.(?P<rest>.+)")
 _UNITS = (("_kib", "KiB"), ("_kb", "KiB"), ("_pct", "%"), ("_us", "\u00b5s"), ("_centisecs", "cs"))
@@ -125,15 +147,35 @@ def setting_label(key: str) -> str:
     if option is not None:  # one line of iozone's preamble: whether a run's said it
         return f"iozone: {option['line']}"
     if key.startswith("spec."):
-        name = key.removeprefix("spec.")
-        return _SPEC_LABELS.get(name, name)
+        return _spec_label(key.removeprefix("spec."))
     if key in _CONTEXT_LABELS:
         return _CONTEXT_LABELS[key]
+    error = _FIO_ERROR.fullmatch(key)
+    if error is not None:
+        return f"fio error, job {error['job']}"
     device = _DEVICE.fullmatch(key)
     if device is not None:
         rest = device["rest"].removeprefix("tuning.")
         return f"{device['disk'] or 'array'} {rest}"
     return key
+
+
+def _spec_label(name: str) -> str:
+    """The form's name for a spec key, else its tool's option said as that tool's."""
+    if name in _SPEC_LABELS:
+        return _SPEC_LABELS[name]
+    option = _FIO_OPTION.fullmatch(name)
+    if option is None:
+        return name
+    said = _SPEC_LABELS.get(option["option"], f"fio {option['option']}")
+    return f"{said}, job {option['job']}" if option["job"] else f"{said} (all jobs)"
+
+
+def number_text(value: float) -> str:
+    """A number as written, never in scientific notation: `8192`, `0.5`, `120`."""
+    if isinstance(value, int) or value.is_integer():
+        return f"{int(value)}"
+    return f"{value:.6f}".rstrip("0").rstrip(".")
 
 
 def setting_text(key: str, value: Any) -> str:
@@ -150,6 +192,8 @@ def setting_text(key: str, value: Any) -> str:
             return spec_text
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if key in _FIGURE_LISTS and isinstance(value, list | tuple):
+        return ", ".join(metric_words(str(v)) for v in value) if value else "none"
     if key == "workload.file_size_vs_ram" and isinstance(value, int | float):
         return f"{value:g}\u00d7 RAM"
     if key.endswith("bytes") and isinstance(value, int) and not isinstance(value, bool):
@@ -160,14 +204,19 @@ def setting_text(key: str, value: Any) -> str:
         unit = next((u for end, u in _UNITS if key.endswith(end)), "")
         if key == "array.chunk_kib":
             unit = "KiB"
-        return f"{value:g} {unit}".rstrip()
+        return f"{number_text(value)} {unit}".rstrip()
     return str(value)
 
 
 def _spec_text(name: str, value: Any) -> str | None:
+    option = _FIO_OPTION.fullmatch(name)
+    if option is not None:  # fio's option for all jobs or one: its value as the lifted one's
+        name = option["option"]
     if name in _KIB_KEYS:
         return _kib_text(value)
-    if name in _BYTE_KEYS:
+    if name == "file_test.files_x1024" and isinstance(value, int):
+        return f"{value * 1024:,} files"
+    if name in _BYTE_KEYS or name.endswith("_bytes"):
         size = size_bytes(value)
         return None if size is None else exact_size_text(size)
     if name == "direct":  # fio's option is kept as text in an import
@@ -181,7 +230,7 @@ def _spec_text(name: str, value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     unit = {"runtime_cap_s": "s", "sample_rate_hz": "Hz"}.get(name, "")
-    return f"{value:g} {unit}".rstrip()
+    return f"{number_text(value)} {unit}".rstrip()
 
 
 def _kib_text(value: Any) -> str | None:
