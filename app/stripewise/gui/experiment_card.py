@@ -53,7 +53,7 @@ def change_text(result: ExperimentResult) -> str:
     if rec.ci95_pct is not None:
         low, high = rec.ci95_pct
         interval = f" (95 % interval {low:+.1f} to {high:+.1f} %)"
-    return f"{result.objective.label}: {what} {rec.change_pct:+.1f} %{interval} against the start"
+    return f"{result.objective.words}: {what} {rec.change_pct:+.1f} %{interval} against the start"
 
 
 class RecommendationCard(QFrame):

@@ -77,9 +77,10 @@ class KeptComparisonDialog(QDialog):
         self.setWindowTitle(f"Experiments #{a} and #{b} compared")
         self.comparison = comparison
         tested = sum(1 for row in comparison.rows if row.evidence is not None)
+        unit = "µs" if result.unit == "us" else result.unit
         heading = QLabel(
             f"Before: {_who(first)}. After: {_who(second)}.\n"
-            f"{result.objective.label} ({result.unit}); the change is #{b} against #{a}, "
+            f"{result.objective.words} ({unit}); the change is #{b} against #{a}, "
             f"Welch's 95 % interval, Holm's correction over {count_noun(tested, 'value')}."
         )
         self.differences = QLabel(comparison.differences)

@@ -27,6 +27,7 @@ from stripewise.model.bench import (
     SpecError,
     parse_size,
 )
+from stripewise.model.setting_labels import PHASE_LABELS
 from stripewise.model.tunables import (
     PAGE_BYTES,
     TUNABLES,
@@ -82,6 +83,16 @@ _METRIC_UNITS = {
     Metric.KB_S_PER_CPU_PCT: "KB/s per CPU %",
 }
 
+# each metric as the comparison's figure names say it (model/metric_words.py), after a phase
+_METRIC_WORDS = {
+    Metric.MB_S: "throughput",
+    Metric.IOPS: "IOPS",
+    Metric.LAT_P50_US: "completion latency p50",
+    Metric.LAT_P99_US: "completion latency p99",
+    Metric.CPU_PCT: "CPU",
+    Metric.KB_S_PER_CPU_PCT: "efficiency",
+}
+
 # workload parameters: the spec's field each sets, as the Benchmark page names them
 WORKLOAD = ("block_size", "queue_depth", "streams")
 # knobs whose values are no scale: the least aggressive is the one the machine had
@@ -100,6 +111,11 @@ class Objective:
     @property
     def label(self) -> str:
         return f"{self.phase.value}:{self.metric.value}"
+
+    @property
+    def words(self) -> str:
+        """As a card says it: "Sequential read throughput", not `seq_read:mb_s`."""
+        return f"{PHASE_LABELS[self.phase]} {_METRIC_WORDS[self.metric]}"
 
     @classmethod
     def parse(cls, text: str, phases: Sequence[Phase]) -> Objective:
