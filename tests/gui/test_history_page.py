@@ -223,7 +223,7 @@ def test_an_import_fills_the_detail_pane_in_the_units_the_toggle_picks(
         (other.item(r, 0).text(), other.item(r, 1).text()): other.item(r, 2).text()
         for r in range(other.rowCount())
     }
-    assert rows["seq_write", "latency_max"] == "4,181"
+    assert rows["seq_write", "Latency max"] == "4,181"
 
     page.mib_toggle.setChecked(True)
     assert table.cell_text("seq_write", 1) == "564"  # bonnie++'s own table printed `564m`

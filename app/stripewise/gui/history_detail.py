@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from stripewise.gui.bench_results import GROUPS, ResultsTable
 from stripewise.gui.run_charts import RunCharts
 from stripewise.gui.tables import Table
+from stripewise.model.metric_words import metric_words
 from stripewise.model.run import ResultValue
 from stripewise.model.run_detail import RunDetail
 from stripewise.model.units import MIB_PER_MB
@@ -56,8 +57,10 @@ class OtherFigures(Table):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.verticalHeader().hide()
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.horizontalHeader().setStretchLastSection(True)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # the figure's words take the room left, not "As imported", empty for most figures
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self._values: list[ResultValue] = []
         self._mib = False
 
@@ -74,6 +77,7 @@ class OtherFigures(Table):
 
     def _render(self) -> None:
         self.setRowCount(len(self._values))
+        printed_any = False
         for row, v in enumerate(self._values):
             value, unit = v.value, v.unit
             if self._mib and unit == THROUGHPUT.unit and value is not None:
@@ -81,13 +85,17 @@ class OtherFigures(Table):
             printed = ""
             if v.source_unit and v.value is not None:
                 printed = f"{_number(from_stored(v.value, v.source_unit))} {v.source_unit}"
-            for column, text in enumerate((v.phase, v.metric, _number(value), unit, printed)):
+                printed_any = True
+            unit = "\u00b5s" if unit == "us" else unit  # as every other table says it
+            texts = (v.phase, metric_words(v.metric), _number(value), unit, printed)
+            for column, text in enumerate(texts):
                 item = QTableWidgetItem(text)
                 if column in (2, 4):
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                     )
                 self.setItem(row, column, item)
+        self.setColumnHidden(len(self.HEADERS) - 1, not printed_any)
 
 
 def table_height(table: QTableView, rows: int) -> int:
