@@ -59,8 +59,9 @@ class OtherFigures(Table):
         self.verticalHeader().hide()
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        # the figure's words take the room left, not "As imported", empty for most figures
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        # every column its contents' width (the words of a figure are never cut); the last
+        # one shown the room left: "As imported" is hidden when no figure has its text
+        header.setStretchLastSection(True)
         self._values: list[ResultValue] = []
         self._mib = False
 
