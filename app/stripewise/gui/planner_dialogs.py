@@ -28,7 +28,8 @@ from stripewise.model.placement import Swap
 from stripewise.model.plan import Plan
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
-from stripewise.planner.sizes import cost_per_usable_tb, plan_usable_bytes
+from stripewise.planner.costs import cost_per_tb_text, cost_text
+from stripewise.planner.sizes import plan_usable_bytes
 
 SPREAD_WIDTH = 720  # px: within an 800x600 console; each swap's reason wraps to it
 REASON_CHARS = 30  # the reason column's least width, in characters: a few words a line
@@ -171,7 +172,6 @@ def comparison_rows(
         write = sum(p.write_mb_s.low for p in predicted), sum(p.write_mb_s.high for p in predicted)
         known = len(predicted) == len(arrays) and arrays
         usable = plan_usable_bytes(plan, report)  # None: a disk's size was not recorded
-        per_tb = cost_per_usable_tb(plan, report)
         rows.append(
             [
                 name,
@@ -180,10 +180,8 @@ def comparison_rows(
                 f"{count_noun(tolerance, 'disk')} (worst array)",
                 f"{read[0]:,.0f} – {read[1]:,.0f}" if known else "unknown",
                 f"{write[0]:,.0f} – {write[1]:,.0f}" if known else "unknown",
-                f"{report.total_cost:,.0f} {plan.currency}"
-                if report.total_cost is not None
-                else "unknown",
-                f"{per_tb:,.0f} {plan.currency}" if per_tb is not None else "unknown",
+                cost_text(plan, report),
+                cost_per_tb_text(plan, report),
             ]
         )
     return header, rows

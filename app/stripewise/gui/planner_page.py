@@ -39,6 +39,7 @@ from stripewise.model.placement import spread, spread_improvers, suggest_spread
 from stripewise.model.plan import Plan, RaidLevel
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
+from stripewise.planner.costs import cost_text, to_buy
 from stripewise.planner.sizes import cost_per_usable_tb, plan_usable_bytes
 from stripewise.services.hardware import HardwareService
 from stripewise.services.helper_client import HelperClient
@@ -224,8 +225,10 @@ class PlannerPage(QWidget):
             + ("usable capacity unknown" if usable is None else f"{human_size(usable)} usable")
         )
         per_tb = cost_per_usable_tb(plan, report)
-        if report.total_cost:  # 0: nothing to buy (the machine's own disks, or no arrays)
-            text += f", {report.total_cost:,.0f} {plan.currency}"
+        if report.total_cost is None:  # something to buy has no price: say so, not nothing
+            text += f", cost {cost_text(plan, report)}"
+        elif to_buy(plan):  # else nothing to buy (the machine's own disks, or no arrays)
+            text += f", {cost_text(plan, report)}"
             if per_tb is not None:
                 text += f" ({per_tb:,.0f} {plan.currency} per usable TB)"
         errors = [p.message for p in report.problems if p.error]

@@ -13,6 +13,10 @@ furthest below the disks' raw speed (docs/prediction-model.md); `predicted.read_
 `spread_score` is 0-100, or null for an array of fewer than two members: nothing is spread
 yet, so no score is given (before issue 16 an empty array read 100). The key is always there;
 the extra `spread.score` follows it, and `spread.headline` says it in words.
+
+`cost.total` is the new hardware: 0 when nothing is bought (the extra `cost.to_buy`, the disks
+and controllers to buy, is then empty), null when one of those has no price.
+`cost.cost_per_usable_tb` is null when nothing is bought, or the total or a size is unknown.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from stripewise.model.predict import why_unpredicted
 from stripewise.model.units import human_size
 from stripewise.model.wording import count_noun
 from stripewise.planner.commands import Command, PlanNotReady, commands_for
+from stripewise.planner.costs import cost_text, to_buy
 from stripewise.planner.sizes import (
     cost_per_usable_tb,
     members_of_unknown_size,
@@ -75,6 +80,7 @@ def plan_json(plan: Plan, report: PlanReport, host: str = "") -> dict[str, Any]:
             "currency": plan.currency,
             "usable_bytes": plan_usable_bytes(plan, report),  # null: a size is unknown
             "cost_per_usable_tb": _number(cost_per_usable_tb(plan, report)),
+            "to_buy": list(to_buy(plan)),  # []: nothing bought, so total 0 and no cost per TB
         },
     }
 
@@ -246,11 +252,10 @@ def format_plan(plan: Plan, report: PlanReport) -> str:
     for a in report.arrays:
         lines += ["", *_array_lines(plan, a)]
     lines.append("")
-    cost = report.total_cost
-    if cost:
+    if report.total_cost is None or to_buy(plan):  # no line when nothing is bought
         per_tb = cost_per_usable_tb(plan, report)
         per = f", {per_tb:,.0f} {plan.currency} per usable TB" if per_tb else ""
-        lines.append(f"cost of new hardware: {cost:,.0f} {plan.currency}{per}")
+        lines.append(f"cost of new hardware: {cost_text(plan, report)}{per}")
     usable = plan_usable_bytes(plan, report)
     if usable is None:
         lines.append("usable in all: unknown (an array has disks of unknown size)")
