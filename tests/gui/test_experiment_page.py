@@ -541,5 +541,9 @@ def test_the_charts_legend_fits_the_chart_at_800x600(
     page.chart.set_design([("read_ahead_kb", (128, 512, 4096))], "seq_read MB/s", baseline=True)
     assert [entry.text for _s, entry in legend.items] == ["mean, 95 % CI", "start"]
     qtbot.waitUntil(lambda: legend.boundingRect().width() > 0, timeout=2_000)
-    assert legend.parentItem() is plot.getViewBox()  # placed in the view box's coordinates
-    assert legend.pos().x() + legend.boundingRect().width() <= plot.getViewBox().width()
+    # above the data (inside it, the top points' line ran through its text), within the width
+    box, whole = plot.getViewBox().sceneBoundingRect(), plot.sceneBoundingRect()
+    for sample, label in legend.items:
+        for placed in (sample.sceneBoundingRect(), label.sceneBoundingRect()):
+            assert placed.bottom() <= box.top() + 1, (label.text, placed, box)
+            assert whole.left() <= placed.left() and placed.right() <= whole.right() + 1

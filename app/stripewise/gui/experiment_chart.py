@@ -24,6 +24,7 @@ from stripewise.gui.theme import style_axes
 from stripewise.model.experiment import UNORDERED, Metric, Objective, Value, Values, shown_value
 from stripewise.model.experiment_result import Point
 
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum" for a size
 POINT_COLOUR = "#0072b2"  # Okabe-Ito blue, as a comparison's first run
 BASELINE_COLOUR = "#d55e00"  # vermilion: the starting settings, told apart from the blue
 # knobs whose values are sizes or counts spanning decades: a log axis
@@ -126,7 +127,7 @@ class ExperimentChart(QStackedWidget):
         self._base_line = pg.InfiniteLine(
             angle=0, pen=pg.mkPen(BASELINE_COLOUR, width=1, style=pg.QtCore.Qt.PenStyle.DashLine)
         )
-        plot.addLegend(offset=(10, 10))  # top left: most sweeps rise to the right
+        _legend_above(plot)
         for item in (self._base_line, self._curve, self._bars, self._base, self._base_bars):
             plot.addItem(item)
         self._base_line.hide()
@@ -342,6 +343,20 @@ class ExperimentChart(QStackedWidget):
 
     def point_count(self) -> int:
         return sum(1 for p in self._points.values() if p.passes)
+
+
+def _legend_above(plot: pg.PlotItem) -> None:
+    """The legend in a row of its own above the data, in the title's place (the line chart
+    has none): inside the view box the top points' line ran through its text."""
+    legend = pg.LegendItem(colCount=2, horSpacing=12, frame=False)
+    plot.layout.removeItem(plot.titleLabel)
+    plot.titleLabel.hide()
+    plot.layout.addItem(legend, 0, 1)
+    plot.layout.setRowMinimumHeight(0, 0)
+    plot.layout.setRowMaximumHeight(0, QWIDGETSIZE_MAX)
+    plot.legend = legend  # where pyqtgraph's addLegend keeps it: restyle and tests find it
+    left, top, _right, bottom = plot.layout.getContentsMargins()
+    plot.layout.setContentsMargins(left, top, 12, bottom)  # the last tick's figures whole
 
 
 def _bar_heights(points: Sequence[Drawn]) -> dict[str, np.ndarray]:
