@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
+    QStyle,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -49,7 +50,21 @@ NUMERIC = frozenset({"ID", "Points", "Runs"})
 # the columns of text that give way when the list is narrower than its contents (elided,
 # whole in their tooltips), each down to a least width; the others keep theirs
 WIDEST_PX = {"Name": 220, "Target": 160, "Varied": 180, "Recommended": 220, "Verdict": 220}
-# the columns that give way on a narrow screen, those first whose loss costs the least
+# a list narrower than its columns tries these in turn, the first that fits wins: lines each
+# column's words may wrap to (1 unless named), and the columns hidden; the answer (verdict,
+# what to keep) wraps last, and only Varied (the recommendation names the parameters) and
+# Points (the opened experiment's table lists them) are hidden, never what tells them apart
+TAGS = {"Name": 2, "Started": 2, "Target": 2}  # what tells the experiments apart
+ANSWER = ("Verdict", "Recommended")
+SAID_ELSEWHERE = frozenset({"Varied", "Points"})
+WRAPPINGS: tuple[tuple[dict[str, int], frozenset[str]], ...] = (
+    ({**TAGS, "Varied": 2}, frozenset()),
+    ({**TAGS, "Varied": 2, **dict.fromkeys(ANSWER, 2)}, frozenset()),
+    ({**TAGS, **dict.fromkeys(ANSWER, 2)}, SAID_ELSEWHERE),
+    ({**TAGS, "Name": 3, **dict.fromkeys(ANSWER, 3)}, SAID_ELSEWHERE),
+)
+UNWRAPPED_FIRST = (*ANSWER, "Started", "Target", "Varied")
+# narrower still (below about 700 px), these are elided after all
 GIVING_FIRST = (("Name", "Target", "Varied"), ("Recommended", "Verdict"))
 NARROWEST_PX = 60
 LIST_PX = 210  # the listing's share when the page first shows: the opened one gets the rest
@@ -59,6 +74,27 @@ DELETE_RUNNING = "Still running: its runs are being written. Delete it once it h
 NONE_KEPT = "No experiment kept yet: each one run on the Design and Run tab is kept here."
 EMPTY_TRASH = "The trash holds no experiment."
 HINT = "Select one to open it; select two of the same parameters (Ctrl+click) to compare them."
+
+
+def _least_width(advances: list[int], space: int, lines: int) -> int:
+    """The narrowest line width that fits words of these advances, in order, greedily
+    into at most `lines` lines (a word longer than the width gets a line of its own)."""
+
+    def fits(width: int) -> bool:
+        used, line = 1, 0
+        for advance in advances:
+            wanted = advance if line == 0 else line + space + advance
+            if wanted <= width or line == 0:
+                line = wanted
+            else:
+                used, line = used + 1, advance
+        return used <= lines
+
+    low, high = max(advances), sum(advances) + space * (len(advances) - 1)
+    while low < high:  # the least width that fits, by halving
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(middle) else (middle + 1, high)
+    return low
 
 
 def summary_cells(summary: ExperimentSummary) -> tuple[str, ...]:
@@ -123,7 +159,7 @@ class KeptExperiments(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setWordWrap(False)
+        self.table.setWordWrap(True)  # only where the list is narrower than one line each
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -160,21 +196,81 @@ class KeptExperiments(QWidget):
         self._selection_changed()
 
     def fit_columns(self) -> None:
-        """Every column whole when it fits the list's width (the name takes what is left),
-        else the text columns narrowed alike, the name, target and values varied first: what
-        to keep and the verdict are the answer, and Points, Runs and Status stay in sight."""
+        """Every column whole on one line when it fits the list's width (the name takes what
+        is left); else the first of WRAPPINGS that fits: the name, start, target and values
+        varied wrap first, then the verdict and what to keep (whole, on two lines); then
+        Varied and Points hide. Only narrower than all that are the text columns elided."""
         table = self.table
+        for column in range(table.columnCount()):
+            table.setColumnHidden(column, False)
         table.resizeColumnsToContents()
         for heading, widest in WIDEST_PX.items():
             column = COLUMNS.index(heading)
             table.setColumnWidth(column, min(widest, table.columnWidth(column)))
-        excess = table.horizontalHeader().length() - table.viewport().width()
+        room = table.viewport().width()
+        excess = table.horizontalHeader().length() - room
+        if excess > 0:
+            excess = self._wrap(room)
         if excess <= 0:  # room to spare: the name takes it
             name = COLUMNS.index("Name")
             table.setColumnWidth(name, table.columnWidth(name) - excess)
-            return
+        else:
+            self._elide(excess)
+        table.resizeRowsToContents()
+
+    def _wrap(self, room: int) -> int:
+        """Sets the first of WRAPPINGS that fits (else the last): what is still over."""
+        table = self.table
+        one_line = [table.columnWidth(c) for c in range(len(COLUMNS))]
+        # Varied hides only where the recommendations name every parameter varied
+        named = all(s.recommended_text for s in self.summaries)
+        for lines, hidden in WRAPPINGS:
+            hide = hidden if named else hidden - {"Varied"}
+            widths = [
+                0 if heading in hide else
+                min(one_line[c], self._wrapped_px(c, lines[heading])) if heading in lines else
+                one_line[c]
+                for c, heading in enumerate(COLUMNS)
+            ]  # fmt: skip
+            if sum(widths) <= room:
+                break
+        for heading in UNWRAPPED_FIRST:  # room to spare: whole lines again, the answer first
+            column = COLUMNS.index(heading)
+            wider = one_line[column] - widths[column]
+            if widths[column] and 0 < wider <= room - sum(widths):
+                widths[column] = one_line[column]
+        for column, width in enumerate(widths):
+            table.setColumnHidden(column, COLUMNS[column] in hide)
+            if width:
+                table.setColumnWidth(column, width)
+        return sum(widths) - room
+
+    def _wrapped_px(self, column: int, lines: int) -> int:
+        """The least width that holds each cell of the column (and its heading) in `lines`
+        lines, broken between words as the table wraps them."""
+        table = self.table
+        metrics = table.fontMetrics()
+        margin = 2 * (table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2
+        header = table.horizontalHeader().sectionSizeHint(column)
+        needed = [header]
+        for row in range(table.rowCount()):
+            item = table.item(row, column)
+            words = item.text().split() if item is not None else []
+            if words:
+                advances = [metrics.horizontalAdvance(w) for w in words]
+                needed.append(
+                    margin + _least_width(advances, metrics.horizontalAdvance(" "), lines)
+                )
+        return max(needed)
+
+    def _elide(self, excess: int) -> None:
+        """The text columns narrowed alike, the name, target and values varied first, each
+        down to NARROWEST_PX: elided, whole in their tooltips."""
+        table = self.table
         for names in GIVING_FIRST:
-            elastic = [COLUMNS.index(name) for name in names]
+            elastic = [
+                COLUMNS.index(n) for n in names if not table.isColumnHidden(COLUMNS.index(n))
+            ]
             room = sum(max(0, table.columnWidth(c) - NARROWEST_PX) for c in elastic)
             share = min(1.0, excess / room) if room else 0.0
             for column in elastic:

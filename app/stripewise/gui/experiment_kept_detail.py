@@ -17,7 +17,8 @@ from stripewise.model.experiment import Design, Value, Values
 from stripewise.services.experiment_history import KeptExperiment
 from stripewise.services.tuning import TuningService
 
-CHART_SHARE = (1, 2)  # of the width
+CHART_SHARE = (1, 2)  # of the width, when the points table has room beside it
+CHART_LEAST_PX = 200  # narrower, its three ticks and legend run together
 NOTHING_OPEN = "Select an experiment above to see its chart, points and recommendation."
 
 
@@ -73,6 +74,8 @@ class KeptDetail(QWidget):
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.chart = ExperimentChart()
         self.points = PointsTable()
+        # no column cut off unseen: narrower than even its two-line headings, it scrolls
+        self.points.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.card = RecommendationCard()
         self.card.show_waiting("")
         self.apply = ApplyRecommendation(tuning, self)
@@ -82,13 +85,13 @@ class KeptDetail(QWidget):
         self.apply.refused.connect(lambda message: self.told.emit(f"Not done: {message}"))
 
         right = QWidget()
-        right_layout = QVBoxLayout(right)
+        self.right_layout = right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(8, 0, 0, 0)
         right_layout.addWidget(self.card)  # the answer first, its points under it
         right_layout.addWidget(self.points, 1)
         # scrolled up and down when the window is short (800x600): the card's wrapped lines
         # are never squeezed over each other
-        scroll = QScrollArea()
+        self.side = scroll = QScrollArea()
         scroll.setWidget(right)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -111,9 +114,18 @@ class KeptDetail(QWidget):
 
     def _share(self) -> None:
         """The chart half the width, the card and the points table (whole) the rest, until
-        the admin drags the split: a heat map's size hint would take most otherwise."""
+        the admin drags the split: a heat map's size hint would take most otherwise. When
+        half is too narrow for the table's columns (800x600), the chart gives way."""
         if not self._dragged and self.width() > 0:
             chart = self.width() * CHART_SHARE[0] // CHART_SHARE[1]
+            margins = self.right_layout.contentsMargins()
+            bar = self.side.verticalScrollBar().sizeHint().width()  # shown when short
+            room = self.width() - chart - self.split.handleWidth() - bar
+            room -= margins.left() + margins.right()
+            self.points.set_compact(False)
+            if self.points.whole_width() > room:  # two-line headings, then a narrower chart
+                self.points.set_compact(True)
+                chart = max(CHART_LEAST_PX, chart - (self.points.whole_width() - room))
             self.split.setSizes([chart, self.width() - chart])
 
     def show_experiment(self, kept: KeptExperiment) -> None:
@@ -128,7 +140,6 @@ class KeptDetail(QWidget):
             f"{summary.runs} runs"
         )
         self.split.show()
-        self._share()
         points = result.points if result is not None else ()
         starting = next((p.values for p in points if p.baseline), ())
         searched = searched_name(design, [p.values for p in points])
@@ -137,6 +148,7 @@ class KeptDetail(QWidget):
         self.points.set_names([name for name, _values in parameters])
         self.points.set_figure(METRIC_FIGURES[metric.metric])
         self.points.set_points(points)
+        self._share()  # once the table holds its points: their widths count
         if result is None:
             self.chart.clear_points()
             self.card.show_waiting(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidgetItem
 
 from stripewise.gui.tables import Table
@@ -16,6 +17,8 @@ from stripewise.model.guards import describe
 
 START = "  (start)"
 COLUMNS = ("Point", "Passes", "Mean", "95 % interval", "p99 latency (\u00b5s)", "Runs")
+# headings on two lines where the table is narrow (800x600): about 90 px less
+TWO_LINES = {"95 % interval": "95 %\ninterval", "p99 latency (\u00b5s)": "p99 latency\n(\u00b5s)"}
 
 
 def _number(value: float | None) -> str:
@@ -33,15 +36,40 @@ class PointsTable(Table):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         header = self.horizontalHeader()
-        for column in range(len(COLUMNS) - 1):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        # the runs take what is left (elided, whole in the tooltip)
-        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
-        self.setWordWrap(False)  # one line a point: elided, whole in its tooltip
+        # every column as wide as its contents, the runs also what is left (_fill): stretched
+        # they were squeezed to 26 px ("22, 23" cut) when the table was narrower than them
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Fixed)
+        header.sectionResized.connect(lambda *_args: self._fill())
+        self.setWordWrap(False)  # one line a point
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._figure = ""
+        self.compact = False
         rows = self.verticalHeader().defaultSectionSize()
         self.setMinimumHeight(header.sizeHint().height() + 3 * rows + 2 * self.frameWidth())
         self._rows: dict[Values, int] = {}
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fill()
+
+    def _fill(self) -> None:
+        """The runs column: its contents' width, or what the others leave if that is more."""
+        header = self.horizontalHeader()
+        runs = len(COLUMNS) - 1
+        others = sum(header.sectionSize(c) for c in range(runs))
+        whole = max(self.sizeHintForColumn(runs), header.sectionSizeHint(runs))
+        width = max(whole, self.viewport().width() - others)
+        if header.sectionSize(runs) != width:
+            header.resizeSection(runs, width)
+
+    def whole_width(self) -> int:
+        """The width that shows every column whole: what its parent should give it."""
+        header = self.horizontalHeader()
+        columns = range(self.columnCount())
+        widths = (max(self.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in columns)
+        bar = self.verticalScrollBar().sizeHint().width()  # a grid's many points scroll
+        return sum(widths) + 2 * self.frameWidth() + bar + 1
 
     def set_names(self, names: Sequence[str]) -> None:
         """The varied parameters, in the design's order: the first column's heading."""
@@ -50,7 +78,23 @@ class PointsTable(Table):
 
     def set_figure(self, figure: str) -> None:
         """What the means are of, with its unit: the Mean column's heading ("Mean MB/s")."""
-        self.setHorizontalHeaderItem(COLUMNS.index("Mean"), QTableWidgetItem(f"Mean {figure}"))
+        self._figure = figure
+        self._set_headings()
+
+    def set_compact(self, compact: bool) -> None:
+        """Headings on two lines (True) or one."""
+        if compact != self.compact:
+            self.compact = compact
+            self._set_headings()
+
+    def _set_headings(self) -> None:
+        compact = self.compact
+        mean = f"Mean\n{self._figure}" if compact else f"Mean {self._figure}"
+        headings = {"Mean": mean.rstrip()}
+        for heading, folded in TWO_LINES.items():
+            headings[heading] = folded if compact else heading
+        for heading, text in headings.items():
+            self.setHorizontalHeaderItem(COLUMNS.index(heading), QTableWidgetItem(text))
 
     def set_points(self, points: Sequence[Point]) -> None:
         self.setRowCount(0)
@@ -86,6 +130,7 @@ class PointsTable(Table):
             if column:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.setItem(row, column, item)
+        self._fill()
 
     def passes_shown(self) -> dict[str, int]:
         """Point label (`queue_depth=4`) -> passes, as shown (for tests)."""
