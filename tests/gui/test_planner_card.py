@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QPoint, QRect
 
 from stripewise.gui.planner_card import ArrayCard
 from stripewise.model.evaluate import evaluate
@@ -83,3 +84,22 @@ def test_spares_on_a_level_mdadm_gives_none_grey_out_the_commands(
     card.show_report(report, plan)
     assert not card.commands_button.isEnabled()
     assert "takes no hot spares" in card.problems.text()
+
+
+def test_at_800x600_the_card_fits_its_column_with_every_control_whole(qtbot: Any) -> None:
+    """At 800x600 the arrays' column is 332 px: the card's rows wanted 41 px more, so
+    Delete read "Delet", the "4 KiB blocks" box lost its arrow and the column scrolled
+    sideways. Its settings and its spread row now wrap."""
+    card = ArrayCard("md0")
+    qtbot.addWidget(card)
+    card.show()
+    shown(card, RaidLevel.RAID6, [f"c{c}d{d}" for c in range(6) for d in range(2)][:11])
+    column = 332
+    assert card.minimumSizeHint().width() <= column
+    card.setFixedWidth(column)
+    qtbot.waitUntil(lambda: card.width() == column)
+    for control in (card.delete, card.level, card.chunk, card.filesystem, card.block,
+                    card.spread_button, card.commands_button):  # fmt: skip
+        assert control.width() >= control.sizeHint().width(), control
+        placed = QRect(control.mapTo(card, QPoint(0, 0)), control.size())
+        assert card.contentsRect().contains(placed), (control, placed)

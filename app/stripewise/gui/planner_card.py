@@ -10,7 +10,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDropEvent
 from PySide6.QtWidgets import (
     QComboBox,
-    QFormLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -213,9 +212,9 @@ class ArrayCard(QFrame):
         top.addWidget(self.delete)
         layout.addLayout(top)
 
-        options = QFormLayout()
-        options.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
-        row = QHBoxLayout()
+        # wraps: at 800x600 one row of these was 41 px wider than the card ("4 KiB blocks"
+        # cut, the Delete button read "Delet"); a row ahead of its width scrolled sideways
+        row = FlowLayout()
         self.chunk = QComboBox()
         for kib in CHUNK_CHOICES_KIB:
             self.chunk.addItem(_chunk_label(kib), kib)
@@ -242,11 +241,14 @@ class ArrayCard(QFrame):
             lambda: self.changed.emit(self.name, {"block_kib": self.block.currentData()})
         )
         self.chunk_label = QLabel("Chunk")
-        for widget in (self.chunk_label, self.chunk, self.group, self.filesystem, self.block):
+        chunk_box = QWidget()  # the label stays beside its box when the row wraps
+        chunk_row = QHBoxLayout(chunk_box)
+        chunk_row.setContentsMargins(0, 0, 0, 0)
+        chunk_row.addWidget(self.chunk_label)
+        chunk_row.addWidget(self.chunk)
+        for widget in (chunk_box, self.group, self.filesystem, self.block):
             row.addWidget(widget)
-        row.addStretch(1)
-        options.addRow(row)
-        layout.addLayout(options)
+        layout.addLayout(row)
 
         self.members = QWidget()
         self.members.setMinimumHeight(58)
@@ -260,7 +262,7 @@ class ArrayCard(QFrame):
         layout.addWidget(self.spares)
         self.chips: list[DiskChip] = []
 
-        spread_row = QHBoxLayout()
+        spread_row = FlowLayout()  # the buttons go under the score where the card is narrow
         self.score = QProgressBar()
         self.score.setRange(0, 100)
         self.score.setFormat("spread %v / 100")
@@ -269,7 +271,7 @@ class ArrayCard(QFrame):
         self.spread_button.clicked.connect(lambda: self.spreadRequested.emit(self.name))
         self.commands_button = QPushButton("Commands…")
         self.commands_button.clicked.connect(lambda: self.commandsRequested.emit(self.name))
-        spread_row.addWidget(self.score, 1)
+        spread_row.addWidget(self.score)
         spread_row.addWidget(self.spread_button)
         spread_row.addWidget(self.commands_button)
         layout.addLayout(spread_row)
