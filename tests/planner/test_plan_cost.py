@@ -14,6 +14,7 @@ from stripewise.model.evaluate import evaluate
 from stripewise.model.plan import Plan, RaidLevel
 from stripewise.planner.costs import cost_per_tb_text, cost_text, to_buy
 from stripewise.planner.plan_writer import dumps_plan
+from stripewise.planner.sizes import cost_per_usable_tb
 from tests.planner.plans import one_array_plan
 
 
@@ -67,3 +68,22 @@ def test_json_tells_nothing_to_buy_from_unknown(
     unknown = json.loads(capsys.readouterr().out)["cost"]
     assert unknown["total"] is None and unknown["cost_per_usable_tb"] is None
     assert unknown["to_buy"] == ["d1", "d2", "d3", "d4", "d5", "d6"]
+
+
+def test_a_real_disk_given_a_price_is_bought_everywhere_alike(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plan file may price disks it names by serial: the array card summed 6 x 300 USD
+    while Compare, the summary and `plan` said nothing was bought, and the JSON said total
+    1,800 with `to_buy` empty. One rule now: a priced disk is bought."""
+    own = one_array_plan(RaidLevel.RAID6, 6)
+    plan = replace(own, disks=tuple(replace(d, price=300.0) for d in own.disks))
+    report = evaluate(plan)
+    assert report.total_cost == 1800 and len(to_buy(plan)) == 6
+    assert cost_text(plan, report) == "1,800 USD"
+    per_tb = cost_per_usable_tb(plan, report)
+    assert per_tb is not None and cost_per_tb_text(plan, report) == f"{per_tb:,.0f} USD"
+    run_plan(tmp_path, plan, "--json")
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    assert (cost["total"], len(cost["to_buy"])) == (1800, 6)
+    assert cost["cost_per_usable_tb"] == pytest.approx(per_tb)

@@ -91,7 +91,7 @@ def _buys(array: PlannedArray, index: PlanIndex) -> bool:
     """Whether the array needs a disk or a controller to be bought."""
     disks = [index.disks[d] for d in (*array.members, *array.spares) if d in index.disks]
     controllers = [index.controllers.get(d.controller) for d in disks]
-    return any(d.hypothetical for d in disks) or any(c and c.hypothetical for c in controllers)
+    return any(d.bought for d in disks) or any(c and c.hypothetical for c in controllers)
 
 
 def _evaluate_array(

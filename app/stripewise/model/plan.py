@@ -116,6 +116,12 @@ class PlanDisk:
         return self.hypothetical or self.state in ("free", "unknown")
 
     @property
+    def bought(self) -> bool:
+        """A disk to buy, or one the plan gives a price: what the plan's cost adds up. A real
+        disk without a price is the machine's own and costs nothing new."""
+        return self.hypothetical or self.price is not None
+
+    @property
     def known_free(self) -> bool:
         """A disk to buy, or a real one its machine showed unused: what the planner offers on
         its own (a swap). A disk of unknown use may be the system disk of a recording."""

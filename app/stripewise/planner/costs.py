@@ -19,7 +19,7 @@ def to_buy(plan: Plan) -> tuple[str, ...]:
     used = dict.fromkeys(d for a in plan.arrays for d in (*a.members, *a.spares))
     disks = [d for d in plan.disks if d.id in used]
     controllers = {d.controller for d in disks}
-    bought = [d.id for d in disks if d.hypothetical]
+    bought = [d.id for d in disks if d.bought]
     bought += [c.id for c in plan.controllers if c.hypothetical and c.id in controllers]
     return tuple(bought)
 
