@@ -281,6 +281,28 @@ def test_a_fio_run_imported_before_jobs_kept_their_own_options_differs_in_nothin
     assert keys == {"spec.global.rw": ("read", "read", "randread")}
 
 
+def test_a_fio_option_is_one_row_however_its_runs_set_it() -> None:
+    """The option every job ran with (`spec.bs`) and the global or per-job option it came
+    from are one setting: listed once. But a run whose job set its own keeps its global
+    option, and that row is not said to be missing from a run that had it."""
+
+    def fio(run_id: int, shared: dict[str, str], jobs: dict[str, dict[str, str]]) -> RunDetail:
+        ran = [{**shared, **own}.get("bs") for own in jobs.values()]
+        lifted = {"bs": ran[0]} if len(set(ran)) == 1 and ran[0] else {}
+        options = {"global": shared, "jobs": jobs, **lifted}
+        return replace(run(run_id, ctx={}), spec=None, options=options)
+
+    one_mib, four_k = {"bs": "1M"}, {"bs": "4k"}
+    both = {"a": {}, "b": {}}
+    rows = {
+        d.key: d.values for d in compare_runs([fio(1, one_mib, both), fio(2, four_k, both)]).context
+    }
+    assert rows == {"spec.bs": ("1M", "4k")}  # not again as spec.global.bs
+    apart = fio(2, one_mib, {"a": {}, "b": four_k})  # its job b sets its own
+    rows = {d.key: d.values for d in compare_runs([fio(1, one_mib, both), apart]).context}
+    assert rows == {"spec.bs": ("1M", None), "spec.jobs.b.bs": (None, "4k")}
+
+
 def test_the_runs_spec_is_compared_with_the_derived_file_size_vs_ram() -> None:
     bare = [with_spec(run(i, ctx={"ram_bytes": 8 * GiB}), size=i * 8 * GiB) for i in (1, 2)]
     keys = {d.key: d.values for d in compare_runs(bare).context}

@@ -126,9 +126,8 @@ def comparable_context(run: RunDetail) -> dict[str, Any]:
 def _imported_settings(flat: dict[str, Any]) -> dict[str, Any]:
     """An import's settings under the keys a measured run has for them, so one setting is
     one row: bonnie++'s size (as printed, in bytes, and again in the context) is the
-    form's File size, its machine name the host; fio options every job ran with alike are
-    not listed again as each job's or the global ones; tests iozone did not run are those
-    bonnie++ did not."""
+    form's File size, its machine name the host; tests iozone did not run are those bonnie++
+    did not."""
     said = flat.pop("spec.file_size", None)
     size = flat.pop("spec.file_size_bytes", said)
     in_context = flat.pop("file_size_bytes", None)
@@ -144,9 +143,6 @@ def _imported_settings(flat: dict[str, Any]) -> dict[str, Any]:
         flat["not_run"] = not_run
     if not flat.get("not_run"):  # every test ran: as a measured run says it, by no key
         flat.pop("not_run", None)
-    for key in [k for k in flat if _FIO_OPTION.fullmatch(k)]:
-        if f"spec.{key.rsplit('.', 1)[1]}" in flat:
-            del flat[key]
     return flat
 
 
@@ -263,9 +259,23 @@ def context_group(key: str) -> str:
 
 def differences(contexts: Sequence[Mapping[str, Any]]) -> list[ContextDifference]:
     keys = {key for context in contexts for key in context}
-    found = []
+    rows: dict[str, tuple[Any, ...]] = {}
     for key in keys:
         values = tuple(context.get(key) for context in contexts)
         if any(value != values[0] for value in values[1:]):
-            found.append(ContextDifference(key, context_group(key), values))
+            rows[key] = values
+    found = [
+        ContextDifference(key, context_group(key), values)
+        for key, values in rows.items()
+        if not _said_for_all_jobs(key, values, rows)
+    ]
     return sorted(found, key=lambda d: (CONTEXT_GROUPS.index(d.group), d.key))
+
+
+def _said_for_all_jobs(key: str, values: tuple[Any, ...], rows: Mapping[str, Any]) -> bool:
+    """An imported fio run's global or per-job option whose row reads as the row of the
+    option all its jobs ran with (`spec.bs`): one setting, one row. Decided over the runs
+    together: a run whose jobs differ in it keeps its global row where the others agree."""
+    if not _FIO_OPTION.fullmatch(key):
+        return False
+    return rows.get(f"spec.{key.rsplit('.', 1)[1]}") == values
