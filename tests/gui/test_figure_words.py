@@ -5,7 +5,7 @@ other figures, in µs as everywhere else."""
 from __future__ import annotations
 
 from stripewise.gui.compare_cells import figure_name
-from stripewise.model.metric_words import metric_words
+from stripewise.model.metric_words import metric_words, named
 
 
 def test_the_comparison_names_every_stored_figure_in_words() -> None:
@@ -27,3 +27,23 @@ def test_every_stored_metric_has_words() -> None:
     }
     assert {metric: metric_words(metric) for metric in said} == said
     assert metric_words("some_new_metric") == "Some new metric"
+
+
+def test_every_figure_an_import_files_has_words_and_its_unit() -> None:
+    """iozone -t's times read "Cpu time s", their unit dropped as if the name's last letter
+    said it. Every figure of every recorded file now has words of its own, and its unit."""
+    from tests.importers.fixtures import FIXTURES, imported
+
+    unnamed = set()
+    for path in sorted(FIXTURES.iterdir()):
+        try:
+            runs = imported(path.name)
+        except Exception:  # a damaged file kept to be refused: tested elsewhere
+            continue
+        for result in (r for run in runs for r in run.results):
+            if named(result.metric) is None:
+                unnamed.add(result.metric)
+            shown = figure_name(result.metric, result.unit)
+            unit = "µs" if result.unit == "us" else result.unit
+            assert not unit or shown == unit or shown.endswith((f"({unit})", f" {unit}")), shown
+    assert not unnamed, sorted(unnamed)

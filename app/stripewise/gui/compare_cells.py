@@ -39,7 +39,8 @@ def shown_unit(unit: str, mib: bool) -> tuple[float, str]:
 def figure_name(metric: str, unit: str, mib: bool = False) -> str:
     name = metric_words(metric)
     unit = shown_unit(unit, mib)[1]
-    return name if not unit or name.lower().endswith(unit.lower()) else f"{name} ({unit})"
+    said = bool(unit) and name.split()[-1].lower() == unit.lower()  # "IOPS", not "IOPS (IOPS)"
+    return name if not unit or said else f"{name} ({unit})"
 
 
 def number(value: float | None, scale: float = 1.0) -> str:

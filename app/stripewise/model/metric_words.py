@@ -37,6 +37,12 @@ _NAMES = {
     "avg_per_process_ops_per_s": "Mean operations per process",
     "min_xfer_kB": "Least data one process moved",
     "min_xfer_ops": "Fewest operations one process did",
+    # fio's own "All clients" total beside the clients' sum (fio/import_clients.py)
+    "fio_throughput": "Throughput by fio's own total",
+    "fio_iops": "IOPS by fio's own total",
+    "wall_time_s": "Wall time",
+    "cpu_time_s": "CPU time",
+    "cpu_utilization_pct": "CPU utilisation",
 }
 # bonnie++'s tests, as its importer names their figures (importers/bonnie_fields.py)
 _BONNIE_TESTS = {
@@ -61,7 +67,13 @@ _DIRECTIONS = {"read_": "Read", "write_": "Write", "trim_": "Trim"}  # fio's job
 
 def metric_words(metric: str) -> str:
     """What a reader calls a stored figure: `latency_max` -> "Latency max",
-    `write_latency_p99` -> "Write completion latency p99"."""
+    `write_latency_p99` -> "Write completion latency p99"; one not known here in the words
+    of its name."""
+    return named(metric) or metric.replace("_", " ").capitalize()
+
+
+def named(metric: str) -> str | None:
+    """The words of a figure known here; None for one that is not."""
     if metric in _NAMES:
         return _NAMES[metric]
     for prefix, direction in _DIRECTIONS.items():
@@ -76,7 +88,7 @@ def metric_words(metric: str) -> str:
         if bonnie["kind"] == "latency_us":
             return f"{test}: latency max"
         return test
-    return metric.replace("_", " ").capitalize()
+    return None
 
 
 def _lowered(words: str) -> str:
