@@ -547,3 +547,27 @@ def test_the_charts_legend_fits_the_chart_at_800x600(
         for placed in (sample.sceneBoundingRect(), label.sceneBoundingRect()):
             assert placed.bottom() <= box.top() + 1, (label.text, placed, box)
             assert whole.left() <= placed.left() and placed.right() <= whole.right() + 1
+
+
+def test_a_points_table_narrower_than_its_runs_scrolls_to_them(qtbot: Any) -> None:
+    """The runs column keeps its contents' width; on the Design and Run page the table did
+    not scroll sideways, so at 800x600 the runs (and p99) sat past its right edge, out of
+    reach, the more so as the run list grew."""
+    from stripewise.gui.experiment_points import PointsTable
+    from stripewise.model.experiment_result import Point
+
+    table = PointsTable()
+    qtbot.addWidget(table)
+    table.set_names(["queue_depth"])
+    runs = tuple(range(1001, 1041))  # a point's 40 passes, each a run in the history
+    table.set_points([Point((("queue_depth", 16),), (100.0,) * 40, runs)])
+    table.resize(300, 200)
+    table.show()
+    qtbot.waitExposed(table)
+    bar = table.horizontalScrollBar()
+    assert bar.isVisible() and bar.maximum() > 0
+    header = table.horizontalHeader()
+    runs_column = table.columnCount() - 1
+    bar.setValue(bar.maximum())
+    right = header.sectionViewportPosition(runs_column) + header.sectionSize(runs_column)
+    assert right <= table.viewport().width() + 1  # scrolled to its end: the runs in sight

@@ -73,9 +73,7 @@ class KeptDetail(QWidget):
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.chart = ExperimentChart()
-        self.points = PointsTable()
-        # no column cut off unseen: narrower than even its two-line headings, it scrolls
-        self.points.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.points = PointsTable()  # narrower than even its two-line headings, it scrolls
         self.card = RecommendationCard()
         self.card.show_waiting("")
         self.apply = ApplyRecommendation(tuning, self)

@@ -42,7 +42,9 @@ class PointsTable(Table):
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Fixed)
         header.sectionResized.connect(lambda *_args: self._fill())
         self.setWordWrap(False)  # one line a point
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # narrower than its columns (the Design and Run page at 800x600, a run list that grows
+        # as the experiment runs): it scrolls, the runs never past an edge out of reach
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self._figure = ""
         self.compact = False
         rows = self.verticalHeader().defaultSectionSize()
