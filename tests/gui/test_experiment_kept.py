@@ -368,6 +368,28 @@ def test_on_a_narrow_screen_the_name_gives_way_before_what_to_keep(
     assert table.columnWidth(COLUMNS.index("Name")) < 220
 
 
+def test_narrower_than_every_wrapping_the_cells_are_elided_on_one_line(
+    make_window: WindowFactory, kept_url: str, qtbot: Any
+) -> None:
+    """Past the last wrapping the text columns are narrowed to NARROWEST_PX and elided, whole
+    in their tooltips: wrapped there, a row grew six lines tall and two experiments filled
+    the list."""
+    page, kept = kept_view(make_window, kept_url, qtbot)
+    table = kept.table
+    table.setFixedWidth(360)
+    qtbot.waitUntil(lambda: table.viewport().width() < 360, timeout=5_000)
+    kept.fit_columns()
+    assert not table.wordWrap()
+    line = table.verticalHeader().defaultSectionSize()
+    assert all(table.rowHeight(row) <= line for row in range(table.rowCount()))
+    table.setMinimumWidth(0)
+    table.setMaximumWidth(16_777_215)
+    page.window().resize(1280, 900)
+    qtbot.waitUntil(lambda: table.viewport().width() > 700, timeout=5_000)
+    kept.fit_columns()
+    assert table.wordWrap()  # wide enough to wrap again where it must
+
+
 @pytest.mark.parametrize("verdict", list(Verdict))
 def test_the_kept_list_says_a_verdict_as_the_cli_does(
     verdict: Verdict, capsys: pytest.CaptureFixture[str], tmp_path: Path

@@ -160,6 +160,7 @@ class KeptExperiments(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setWordWrap(True)  # only where the list is narrower than one line each
+        # (and not once even that is too wide: fit_columns elides then)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -216,6 +217,9 @@ class KeptExperiments(QWidget):
             table.setColumnWidth(name, table.columnWidth(name) - excess)
         else:
             self._elide(excess)
+        # elided cells one line each: wrapped at NARROWEST_PX they grew six lines tall
+        if table.wordWrap() != (excess <= 0):
+            table.setWordWrap(excess <= 0)
         table.resizeRowsToContents()
 
     def _wrap(self, room: int) -> int:
