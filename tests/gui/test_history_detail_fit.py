@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from stripewise.gui.history_detail import RunDetailPane
+from stripewise.gui.history_detail import OtherFigures, RunDetailPane
 from stripewise.model.run import ResultValue
 from tests.fixtures.compared_runs import run
 
@@ -55,3 +55,24 @@ def test_other_figures_are_named_in_words_and_micro_seconds(qtbot: Any) -> None:
     }
     assert rows["rewrite"] == ("Latency max", "\u00b5s")
     assert other.isColumnHidden(4), "no figure here was imported in another unit"
+
+
+def test_the_room_left_goes_to_the_figures_words_not_their_unit(qtbot: Any) -> None:
+    """With "As imported" hidden, the last column shown, Unit, took the room left: 426 px
+    between "µs" and its value. The figure's words take it; each other column is as wide
+    as its contents."""
+    other = OtherFigures()
+    qtbot.addWidget(other)
+    other.show_values(_bonnie_run().results)
+    other.resize(700, 300)
+    other.show()
+    qtbot.waitExposed(other)
+    header = other.horizontalHeader()
+    unit = other.HEADERS.index("Unit")
+    assert other.isColumnHidden(len(other.HEADERS) - 1)
+    assert header.sectionSize(unit) <= max(
+        other.sizeHintForColumn(unit), header.sectionSizeHint(unit)
+    )
+    shown = [c for c in range(other.columnCount()) if not other.isColumnHidden(c)]
+    assert sum(header.sectionSize(c) for c in shown) >= other.viewport().width() - 1
+    assert header.sectionSize(1) > other.sizeHintForColumn(1)  # the words took the rest

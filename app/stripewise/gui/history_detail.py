@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -36,6 +37,7 @@ _TOP_MARGIN = 6
 # what the results table has a cell for; every other figure goes to the second table
 _TABLED_PHASES = frozenset(phase for _, phases in GROUPS for phase, _ in phases)
 _TABLED_METRICS = frozenset(q.metric for q in MEASURED)
+_FIGURE = 1  # the other figures' column of a figure's words
 
 
 def _number(value: float | None) -> str:
@@ -59,9 +61,11 @@ class OtherFigures(Table):
         self.verticalHeader().hide()
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        # every column its contents' width (the words of a figure are never cut); the last
-        # one shown the room left: "As imported" is hidden when no figure has its text
-        header.setStretchLastSection(True)
+        # every column its contents' width (the words of a figure are never cut), the figure's
+        # words also the room left (_fill): the last column shown took it, the Unit one when
+        # "As imported" is hidden, its units far from their values
+        header.setSectionResizeMode(_FIGURE, QHeaderView.ResizeMode.Fixed)
+        header.sectionResized.connect(lambda *_args: self._fill())
         self._values: list[ResultValue] = []
         self._mib = False
 
@@ -97,6 +101,24 @@ class OtherFigures(Table):
                     )
                 self.setItem(row, column, item)
         self.setColumnHidden(len(self.HEADERS) - 1, not printed_any)
+        self._fill()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fill()
+
+    def _fill(self) -> None:
+        """The figure's words: their width, or what the other columns leave if that is more."""
+        header = self.horizontalHeader()
+        others = sum(
+            header.sectionSize(c)
+            for c in range(self.columnCount())
+            if c != _FIGURE and not self.isColumnHidden(c)
+        )
+        whole = max(self.sizeHintForColumn(_FIGURE), header.sectionSizeHint(_FIGURE))
+        width = max(whole, self.viewport().width() - others)
+        if header.sectionSize(_FIGURE) != width:
+            header.resizeSection(_FIGURE, width)
 
 
 def table_height(table: QTableView, rows: int) -> int:
