@@ -109,6 +109,7 @@ def test_add_list_remove_round_trip(db: str, capsys: pytest.CaptureFixture[str])
         (["check", "--h", "127.0.0.1:1"], "ambiguous option: --h could match --help, --host"),
         (["list", "nowhere"], "no host group named nowhere"),
         (["remove", "nowhere"], "no host group named nowhere"),
+        (["remove", "127.0.0.1"], "no host group named 127.0.0.1\n"),  # no advice to check it
         (["remove", "g1", "127.0.0.1:1"], "not in group g1: 127.0.0.1:1; nothing removed"),
         (["check"], "check needs a GROUP or --host HOST"),
         (["check", "g1", "--host", "127.0.0.1"], "check needs a GROUP or --host HOST"),

@@ -205,7 +205,7 @@ def _remove(args: argparse.Namespace) -> int:
     with _database(args) as db:
         group = host_groups.get_group(db, name)
         if group is None:
-            raise CliError(f"no host group named {name}{_as_host_hint(name)}")
+            raise CliError(f"no host group named {name}")
         if not addresses:
             host_groups.remove_group(db, name)
             print(f"removed group {name} ({count_noun(len(group.hosts), 'host')})")
