@@ -183,11 +183,13 @@ def test_a_killed_screenshot_run_leaves_no_folder_behind_the_next_one(
     (left,) = scratch.glob("stripewise-headless-*")
     alive = scratch / f"stripewise-headless-{os.getpid()}-x"  # a run still going: kept
     alive.mkdir()
+    odd = scratch / f"stripewise-headless-{'9' * 30}-x"  # no pid: left alone, no crash
+    odd.mkdir()
     done = run_cli("--db", db_url, "--screenshot", str(tmp_path / "b.png"), "--view", "history",
                    env={"TMPDIR": str(scratch)})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert not left.exists() and alive.is_dir()
-    assert list(scratch.glob("stripewise-headless-*")) == [alive]
+    assert sorted(scratch.glob("stripewise-headless-*")) == sorted([alive, odd])
 
 
 @pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="xvfb-run not installed")

@@ -228,8 +228,8 @@ def _remove_left_behind() -> None:
             os.kill(int(pid), 0)
         except ProcessLookupError:
             shutil.rmtree(folder, ignore_errors=True)
-        except OSError:
-            continue  # gone meanwhile, or a pid of another user's: still running
+        except (OSError, OverflowError):
+            continue  # gone meanwhile, a pid of another user's (still running), no pid at all
 
 
 class _Start(QObject):
