@@ -18,6 +18,7 @@ from stripewise.importers.common import SharedNames, check_digits, check_run
 from stripewise.importers.mapping import to_vocabulary
 from stripewise.importers.series import one_run_per_series
 from stripewise.model.imported_run import ImportedRun, ImportFormatError, text_lines
+from stripewise.model.run import ResultValue
 
 __all__ = [
     "FORMATS",
@@ -107,10 +108,11 @@ class ParsedFile:
 def _unmeasured_unrepeated(run: ImportedRun) -> ImportedRun:
     """A figure the tool left out (`+++++`, a phase not run) has no repetition, as a measured
     figure nothing measured has none (docs/history.md): 0, not the 1 of a figure read once."""
-    if all(r.value is not None or r.repetitions == 0 for r in run.results):
-        return run
+    if all(r.value is not None or r.repetitions == 0 or r.passes for r in run.results):
+        return run  # bonnie++'s in the vocabulary: set so as they were converted
     results = [
-        replace(r, repetitions=0) if r.value is None and not r.passes else r for r in run.results
+        ResultValue(**(vars(r) | {"repetitions": 0})) if r.value is None and not r.passes else r
+        for r in run.results
     ]
     return replace(run, results=results)
 

@@ -141,11 +141,11 @@ def results_of(
                 missing["not_run"].append(metric)
             elif value is None:
                 missing["too_fast"].append(metric)
-            results.append(ResultValue(phase, metric, unit, value))
-            results.append(ResultValue(phase, cpu_metric, "%", cpu))
+            results.append(_read(phase, metric, unit, value))
+            results.append(_read(phase, cpu_metric, "%", cpu))
             if latencies is not None:
                 lat = _latency(latencies[index], row, source, test)
-                results.append(ResultValue(phase, latency_metric, "us", lat))
+                results.append(_read(phase, latency_metric, "us", lat))
     return results, missing
 
 
@@ -224,3 +224,9 @@ def file_spec(text: str) -> dict[str, Any]:
     if chunk and (size := size_bytes(chunk, "")) is not None:
         spec["chunk_size_bytes"] = size
     return spec
+
+
+def _read(phase: str, metric: str, unit: str, value: float | None) -> ResultValue:
+    """A figure read once from the file; one bonnie++ left out (`+++++`, a test not run) was
+    not measured at all: no repetition (docs/history.md)."""
+    return ResultValue(phase, metric, unit, value, repetitions=0 if value is None else 1)

@@ -96,7 +96,9 @@ def _with_efficiency(results: list[ResultValue]) -> list[ResultValue]:
         throughput = figures.get(THROUGHPUT.metric)
         if throughput is not None:
             value = efficiency(throughput.value, row.value)
-            out.append(ResultValue(row.phase, EFFICIENCY.metric, EFFICIENCY.unit, value))
+            done = 0 if value is None else 1  # of a figure not measured: none measured either
+            out.append(ResultValue(row.phase, EFFICIENCY.metric, EFFICIENCY.unit, value, None,
+                                   None, done))  # fmt: skip
     return out
 
 
@@ -110,6 +112,8 @@ def _stored(phase: str, quantity: Quantity, row: ResultValue) -> ResultValue:
     # bonnie++ runs converts 1.7 million figures); the other fields are passed on as they are.
     changed = {"phase": phase, "metric": quantity.metric, "unit": unit, "value": value}
     changed |= {"min_value": low, "max_value": high, "source_unit": source}
+    if value is None and not row.passes:  # nothing measured: no repetition (here, as it is
+        changed["repetitions"] = 0  # built anyway: the importers' own pass would build it again)
     return ResultValue(**(vars(row) | changed))
 
 
