@@ -18,9 +18,10 @@ from stripewise.history.database import open_database
 from stripewise.history.group_runs import store_group_run
 from stripewise.history.latency_rows import with_latency
 from stripewise.history.store import HistoryStore
+from stripewise.hosts.group_run import LATENCY_LOG_LOST
 from stripewise.model.bench import BenchSpec, Phase
 from stripewise.model.latency import GRID_BUCKETS, grid_edge_us, p99_over_time
-from stripewise.protocol.events import PhaseFinished, Sample
+from stripewise.protocol.events import PhaseFinished, RunWarning, Sample
 from tests.fixtures.fio_servers import FioServers
 from tests.fixtures.histograms import bucket_at_rank
 from tests.hosts.test_group_run import run_group, spec
@@ -48,6 +49,10 @@ def test_every_host_and_the_total_get_interval_histograms_that_add_up(
         tmp_path, "40M", block_bytes=BLOCK, direct=True, sample_rate_hz=10.0, latency_log=True
     )
     outcome, seen = run_group([s.address for s in servers], bench, job_options=PACED)
+    if any(w.code == LATENCY_LOG_LOST for w in seen.of(RunWarning)):
+        # fio's client lost a histogram log (axboe/fio#274), and the run said so: the test
+        # is of the logs fio sends, so it asks again
+        outcome, seen = run_group([s.address for s in servers], bench, job_options=PACED)
     assert [h.status for h in outcome.hosts] == ["complete", "complete"]
     samples: list[Sample] = seen.of(Sample)
     assert not any(s.latency_us for s in samples if s.span_s is None)  # live ones carry none

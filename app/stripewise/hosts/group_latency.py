@@ -46,6 +46,7 @@ class _HostLogs:
     started: dict[int, float] = field(default_factory=dict)  # section -> run-clock start
     sizes: dict[int, int] = field(default_factory=dict)  # job number -> size last looked at
     windows: dict[int, tuple[tuple[float, Window], ...]] = field(default_factory=dict)
+    lost: list[int] = field(default_factory=list)  # sections whose logs never came
 
 
 class GroupLatency:
@@ -92,6 +93,8 @@ class GroupLatency:
             paths = [files.get(number) for number in streams]
             if current is not None and not self._settled(logs, streams, paths):
                 continue
+            if any(path is None for path in paths):  # the client ended without it
+                logs.lost.append(index)
             read = [read_log(path.read_text(errors="replace")) for path in paths if path]
             windows = section_windows(lines for lines in read if lines is not None)
             start = self._start(logs, index)
@@ -101,6 +104,12 @@ class GroupLatency:
                 for t_s, w in logs.windows[index]
             ]
         return [sample for sample in found if sample is not None]
+
+    def lost(self, label: str) -> list[Section]:
+        """The sections of a host whose client ended without every log of theirs: fio's
+        client does not always retrieve a histogram log (axboe/fio#274). Their latency over
+        time is missing; their figures stand."""
+        return [self._sections[index] for index in self._hosts[label].lost]
 
     def stalls(self, label: str, section: int) -> tuple[Stall, ...]:
         """The host's stalls in `section` (model/latency.py's rule, as on one machine)."""

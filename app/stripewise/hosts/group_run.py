@@ -66,6 +66,7 @@ from stripewise.protocol.group import TOTAL_HOST, GroupOutcome, HostOutcome, gro
 PROBE_TIMEOUT_S = 5.0
 ENGINE = "fio"
 UNCONFINED_WARNING = "fio_unconfined"  # the `warning` code: no Landlock for the fio clients
+LATENCY_LOG_LOST = "latency_log_lost"  # the `warning` code: a host's histogram log never came
 
 
 class GroupRunError(ValueError):
@@ -353,6 +354,17 @@ class GroupRunner:
         if self._latency is not None:
             for sample in self._latency.collect(host.label, None):
                 self._emit(sample)
+            for lost in self._latency.lost(host.label):
+                self._emit(
+                    RunWarning(
+                        self.run_id,
+                        LATENCY_LOG_LOST,
+                        f"{host.label}: fio sent no latency log of {lost.phase} (pass "
+                        f"{lost.repetition}): its latency over time is missing; its figures "
+                        "stand",
+                        host=host.label,
+                    )
+                )
         for outcome in outcomes:
             self._announce(host, self._sections.index(Section(outcome.phase, outcome.repetition)))
             self._emit(
