@@ -23,12 +23,12 @@ from PySide6.QtWidgets import (
 )
 
 from stripewise.gui.experiment_kept_compare import KeptComparisonDialog
-from stripewise.gui.history_page import HistoryPage
 from stripewise.gui.planner_dialogs import CompareDialog
 from stripewise.model.plan import Plan
 from tests.gui.conftest import WindowFactory
 from tests.gui.test_compare_view import compared_from_history, store_sweep
 from tests.gui.test_experiment_kept import kept_url, kept_view
+from tests.gui.test_history_page import history_page
 
 __all__ = ["kept_url"]  # the fixture, used by name
 
@@ -124,9 +124,8 @@ def test_tab_leaves_the_kept_experiments_and_their_comparison(
 def test_tab_leaves_the_history_list_and_no_table_of_the_window_keeps_it(
     make_window: WindowFactory, seeded_db_url: str, qtbot: Any
 ) -> None:
-    window = make_window(url=seeded_db_url, view="history")
-    page = window.page_widgets["history"]
-    assert isinstance(page, HistoryPage)
+    page = history_page(make_window, seeded_db_url)
+    window = page.window()
     assert_tab_reaches(page.table, qtbot, {"Import...", "Export...", "Refresh"})
     assert_arrows_move_between_cells(page.table, qtbot)
     views = [v for v in window.findChildren(QAbstractItemView) if not isinstance(v, QHeaderView)]
