@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QTableWidgetItem
 
 from stripewise.gui.tables import Table
 from stripewise.model.experiment import Values, shown_value
@@ -36,11 +35,8 @@ class PointsTable(Table):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         header = self.horizontalHeader()
-        # every column as wide as its contents, the runs also what is left (_fill): stretched
-        # they were squeezed to 26 px ("22, 23" cut) when the table was narrower than them
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Fixed)
-        header.sectionResized.connect(lambda *_args: self._fill())
+        # the runs whole and what is left: stretched they were squeezed to 26 px ("22, 23" cut)
+        self.fill_with(len(COLUMNS) - 1)
         self.setWordWrap(False)  # one line a point
         # narrower than its columns (the Design and Run page at 800x600, a run list that grows
         # as the experiment runs): it scrolls, the runs never past an edge out of reach
@@ -50,20 +46,6 @@ class PointsTable(Table):
         rows = self.verticalHeader().defaultSectionSize()
         self.setMinimumHeight(header.sizeHint().height() + 3 * rows + 2 * self.frameWidth())
         self._rows: dict[Values, int] = {}
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fill()
-
-    def _fill(self) -> None:
-        """The runs column: its contents' width, or what the others leave if that is more."""
-        header = self.horizontalHeader()
-        runs = len(COLUMNS) - 1
-        others = sum(header.sectionSize(c) for c in range(runs))
-        whole = max(self.sizeHintForColumn(runs), header.sectionSizeHint(runs))
-        width = max(whole, self.viewport().width() - others)
-        if header.sectionSize(runs) != width:
-            header.resizeSection(runs, width)
 
     def whole_width(self) -> int:
         """The width that shows every column whole: what its parent should give it."""
@@ -132,7 +114,7 @@ class PointsTable(Table):
             if column:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.setItem(row, column, item)
-        self._fill()
+        self.refill()
 
     def passes_shown(self) -> dict[str, int]:
         """Point label (`queue_depth=4`) -> passes, as shown (for tests)."""

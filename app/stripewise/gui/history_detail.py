@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHeaderView,
     QLabel,
     QSplitter,
     QTableView,
@@ -59,13 +57,9 @@ class OtherFigures(Table):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.verticalHeader().hide()
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        # every column its contents' width (the words of a figure are never cut), the figure's
-        # words also the room left (_fill): the last column shown took it, the Unit one when
-        # "As imported" is hidden, its units far from their values
-        header.setSectionResizeMode(_FIGURE, QHeaderView.ResizeMode.Fixed)
-        header.sectionResized.connect(lambda *_args: self._fill())
+        # the words of a figure never cut, and the room left theirs: the last column shown
+        # took it, the Unit one when "As imported" is hidden, its units far from their values
+        self.fill_with(_FIGURE)
         self._values: list[ResultValue] = []
         self._mib = False
 
@@ -101,24 +95,7 @@ class OtherFigures(Table):
                     )
                 self.setItem(row, column, item)
         self.setColumnHidden(len(self.HEADERS) - 1, not printed_any)
-        self._fill()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fill()
-
-    def _fill(self) -> None:
-        """The figure's words: their width, or what the other columns leave if that is more."""
-        header = self.horizontalHeader()
-        others = sum(
-            header.sectionSize(c)
-            for c in range(self.columnCount())
-            if c != _FIGURE and not self.isColumnHidden(c)
-        )
-        whole = max(self.sizeHintForColumn(_FIGURE), header.sectionSizeHint(_FIGURE))
-        width = max(whole, self.viewport().width() - others)
-        if header.sectionSize(_FIGURE) != width:
-            header.resizeSection(_FIGURE, width)
+        self.refill()
 
 
 def table_height(table: QTableView, rows: int) -> int:
