@@ -27,6 +27,7 @@ from stripewise.model.bench import (
     SpecError,
     parse_size,
 )
+from stripewise.model.metric_words import lowered, metric_words
 from stripewise.model.setting_labels import PHASE_LABELS
 from stripewise.model.tunables import (
     PAGE_BYTES,
@@ -83,13 +84,13 @@ _METRIC_UNITS = {
     Metric.KB_S_PER_CPU_PCT: "KB/s per CPU %",
 }
 
-# each metric as the comparison's figure names say it (model/metric_words.py), after a phase
-_METRIC_WORDS = {
+# each metric's figure in the history's vocabulary, named as the comparison names it
+_RESULT_METRICS = {
     Metric.MB_S: "throughput",
-    Metric.IOPS: "IOPS",
-    Metric.LAT_P50_US: "completion latency p50",
-    Metric.LAT_P99_US: "completion latency p99",
-    Metric.CPU_PCT: "CPU",
+    Metric.IOPS: "iops",
+    Metric.LAT_P50_US: "latency_p50",
+    Metric.LAT_P99_US: "latency_p99",
+    Metric.CPU_PCT: "cpu",
     Metric.KB_S_PER_CPU_PCT: "efficiency",
 }
 
@@ -115,7 +116,7 @@ class Objective:
     @property
     def words(self) -> str:
         """As a card says it: "Sequential read throughput", not `seq_read:mb_s`."""
-        return f"{PHASE_LABELS[self.phase]} {_METRIC_WORDS[self.metric]}"
+        return f"{PHASE_LABELS[self.phase]} {lowered(metric_words(_RESULT_METRICS[self.metric]))}"
 
     @classmethod
     def parse(cls, text: str, phases: Sequence[Phase]) -> Objective:

@@ -79,19 +79,19 @@ def named(metric: str) -> str | None:
     for prefix, direction in _DIRECTIONS.items():
         inner = metric.removeprefix(prefix)
         if inner != metric and inner in _NAMES:
-            return f"{direction} {_lowered(_NAMES[inner])}"
+            return f"{direction} {lowered(_NAMES[inner])}"
     bonnie = _BONNIE_FIGURE.fullmatch(metric)
     if bonnie is not None:
         test = _BONNIE_TESTS[bonnie["test"]]
         if bonnie["kind"].endswith("cpu_pct"):
-            return f"CPU of {_lowered(test)}"
+            return f"CPU of {lowered(test)}"
         if bonnie["kind"] == "latency_us":
             return f"{test}: latency max"
         return test
     return None
 
 
-def _lowered(words: str) -> str:
+def lowered(words: str) -> str:
     """The first letter lowered unless the first word is an abbreviation (IOPS, CPU)."""
     first = words.split(" ", 1)[0]
     return words if first.isupper() else words[:1].lower() + words[1:]
